@@ -1,0 +1,5 @@
+"""The Pulumi program: `pulumi up --stack <name>` runs this with the stack's config."""
+
+from trainstack.program import main
+
+main()

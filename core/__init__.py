@@ -1,0 +1,1 @@
+"""trainstack: GPU training recipes on GKE as one typed Pulumi program."""

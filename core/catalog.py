@@ -1,0 +1,380 @@
+"""Machine facts, pinned versions and list prices: the one place they are written down.
+
+Every fact that differs by machine lives in a frozen record here, keyed by the name a user
+writes in a stack file. Components read these records; no other module hard-codes a machine
+type, an image tag or a chart version. Each fact cites its public source in a comment.
+
+Prices are list on-demand prices in us-central1, read on PRICES_AS_OF from the Compute Engine
+pricing pages; they are estimates (no discounts, no taxes) and are reported as such.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from trainstack.errors import CatalogError
+
+PRICES_AS_OF = "2025-06-01"
+PRICES_SOURCE = "cloud.google.com/compute/vm-instance-pricing and /compute/gpus-pricing, us-central1"
+
+
+class GpuDirect(StrEnum):
+    """The GPU-to-NIC data path a machine uses; fixed by the machine, never by the user."""
+
+    RDMA = "rdma"  # GPUDirect-RDMA over RoCE with the gIB NCCL plugin (A3 Ultra)
+    TCPXO = "tcpxo"  # GPUDirect-TCPXO (A3 Mega)
+    TCPX = "tcpx"  # GPUDirect-TCPX (A3 High)
+    NONE = "none"  # plain NCCL over the primary NIC (A2)
+
+
+@dataclass(frozen=True)
+class Image:
+    """A container image pinned by tag."""
+
+    repository: str
+    tag: str
+
+    @property
+    def ref(self) -> str:
+        return f"{self.repository}:{self.tag}"
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """An accelerator model.
+
+    Attributes:
+        name: the short name used by reports and `--accelerator-type` (h100, h200, a100).
+        memory_gb: HBM per GPU.
+        peak_tflops: peak dense tensor TFLOPS per GPU by precision (no sparsity).
+    """
+
+    name: str
+    memory_gb: int
+    peak_tflops: dict[str, float]
+
+    def peak(self, precision: str) -> float:
+        """Peak dense TFLOPS at `precision`, or a CatalogError naming the ones it has."""
+        try:
+            return self.peak_tflops[precision]
+        except KeyError:
+            known = ", ".join(sorted(self.peak_tflops))
+            raise CatalogError(
+                f"{self.name} has no {precision} tensor peak; it has: {known}"
+            ) from None
+
+
+# NVIDIA H100 SXM datasheet: 989 TFLOPS BF16/FP16 dense, 1,979 FP8 dense (the recipes' MFU tool
+# uses 1978). H200 has the same tensor cores as H100 SXM. A100 datasheet: 312 BF16/FP16 dense,
+# no FP8.
+GPUS: dict[str, Gpu] = {
+    "h200": Gpu("h200", 141, {"bf16": 989.0, "fp16": 989.0, "fp8": 1979.0}),
+    "h100": Gpu("h100", 80, {"bf16": 989.0, "fp16": 989.0, "fp8": 1979.0}),
+    "a100": Gpu("a100", 40, {"bf16": 312.0, "fp16": 312.0}),
+    "a100-80gb": Gpu("a100-80gb", 80, {"bf16": 312.0, "fp16": 312.0}),
+}
+
+
+@dataclass(frozen=True)
+class GpuDirectImages:
+    """Images of a GPUDirect stack.
+
+    Attributes:
+        nccl_plugin: the NCCL net plugin image; run as an installer DaemonSet on every node
+            (TCPX, TCPXO, RDMA) and, for TCPXO/RDMA, as the workload's plugin source.
+        rxdm: the receive-datapath manager sidecar (TCPX, TCPXO), else None.
+        nri_device_injector: the NRI device injector DaemonSet image (TCPXO), else None.
+    """
+
+    nccl_plugin: Image
+    rxdm: Image | None = None
+    nri_device_injector: Image | None = None
+
+
+# GKE "Maximize GPU network bandwidth" guides and the recipes: TCPX plugin v3.1.6 with RxDM
+# v2.0.7 (recipe 003 pins these); TCPXO plugin v1.0.3 with RxDM v1.0.9 (recipe 002); gIB
+# v1.0.3 (AI-Hypercomputer/gpu-recipes a3ultra jobset chart).
+GPUDIRECT_IMAGES: dict[GpuDirect, GpuDirectImages] = {
+    GpuDirect.TCPX: GpuDirectImages(
+        nccl_plugin=Image(
+            "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/nccl-plugin-gpudirecttcpx-dev",
+            "v3.1.6_2023_10_06",
+        ),
+        rxdm=Image("us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev", "v2.0.7"),
+    ),
+    GpuDirect.TCPXO: GpuDirectImages(
+        nccl_plugin=Image(
+            "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev",
+            "v1.0.3",
+        ),
+        rxdm=Image("us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev", "v1.0.9"),
+        nri_device_injector=Image(
+            "ghcr.io/containerd/nri/plugins/device-injector", "v0.0.1"
+        ),
+    ),
+    GpuDirect.RDMA: GpuDirectImages(
+        nccl_plugin=Image("us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib", "v1.0.3"),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A GPU machine type, as GKE provisions it.
+
+    Attributes:
+        name: the Compute Engine machine type (`a3-ultragpu-8g`).
+        accelerator: the GKE accelerator type, also the `cloud.google.com/gke-accelerator`
+            node label value.
+        gpu: the GPU model.
+        gpus_per_node: GPUs attached to one VM.
+        vcpus, memory_gb: the VM's vCPUs and memory (Kueue quotas are computed from these).
+        local_ssds: bundled 375 GB local NVMe SSDs, used as ephemeral storage.
+        gpudirect: the GPUDirect stack the machine's NICs support.
+        gvnic_networks: extra gVNIC NICs beyond the primary, each on its own VPC.
+        rdma_subnets: RDMA (MRDMA) NICs, all on one VPC made with the zone's RoCE profile.
+        mtu: MTU of the extra networks.
+        compact_placement: whether GKE supports a COMPACT placement policy for the pool.
+        hourly_usd: list on-demand price per node-hour (estimate, see PRICES_AS_OF).
+    """
+
+    name: str
+    accelerator: str
+    gpu: Gpu
+    gpus_per_node: int
+    vcpus: int
+    memory_gb: int
+    local_ssds: int
+    gpudirect: GpuDirect
+    gvnic_networks: int
+    rdma_subnets: int
+    mtu: int
+    compact_placement: bool
+    hourly_usd: float
+
+    @property
+    def extra_nics(self) -> int:
+        """NICs beyond the primary one."""
+        return self.gvnic_networks + self.rdma_subnets
+
+    @property
+    def gpudirect_images(self) -> GpuDirectImages | None:
+        return GPUDIRECT_IMAGES.get(self.gpudirect)
+
+
+# Sources: cloud.google.com/compute/docs/accelerator-optimized-machines (GPUs, vCPUs, memory,
+# bundled local SSD, NIC counts); cloud.google.com/kubernetes-engine/docs/how-to/
+# gpu-bandwidth-gpudirect-tcpx (A3 High: 4 extra NICs; A3 Mega: 8; MTU 8244) and
+# /gpu-bandwidth-gpudirect-rdma (A3 Ultra: 1 extra gVNIC + 8 RDMA NICs, MTU 8896);
+# cloud.google.com/kubernetes-engine/docs/how-to/gpus (accelerator label values).
+MACHINES: dict[str, Machine] = {
+    m.name: m
+    for m in (
+        Machine(
+            name="a3-ultragpu-8g",
+            accelerator="nvidia-h200-141gb",
+            gpu=GPUS["h200"],
+            gpus_per_node=8,
+            vcpus=224,
+            memory_gb=2952,
+            local_ssds=32,
+            gpudirect=GpuDirect.RDMA,
+            gvnic_networks=1,
+            rdma_subnets=8,
+            mtu=8896,
+            compact_placement=True,
+            hourly_usd=84.81,
+        ),
+        Machine(
+            name="a3-megagpu-8g",
+            accelerator="nvidia-h100-mega-80gb",
+            gpu=GPUS["h100"],
+            gpus_per_node=8,
+            vcpus=208,
+            memory_gb=1872,
+            local_ssds=16,
+            gpudirect=GpuDirect.TCPXO,
+            gvnic_networks=8,
+            rdma_subnets=0,
+            mtu=8244,
+            compact_placement=True,
+            hourly_usd=92.15,
+        ),
+        Machine(
+            name="a3-highgpu-8g",
+            accelerator="nvidia-h100-80gb",
+            gpu=GPUS["h100"],
+            gpus_per_node=8,
+            vcpus=208,
+            memory_gb=1872,
+            local_ssds=16,
+            gpudirect=GpuDirect.TCPX,
+            gvnic_networks=4,
+            rdma_subnets=0,
+            mtu=8244,
+            compact_placement=True,
+            hourly_usd=88.49,
+        ),
+        Machine(
+            name="a2-highgpu-8g",
+            accelerator="nvidia-tesla-a100",
+            gpu=GPUS["a100"],
+            gpus_per_node=8,
+            vcpus=96,
+            memory_gb=680,
+            local_ssds=0,
+            gpudirect=GpuDirect.NONE,
+            gvnic_networks=0,
+            rdma_subnets=0,
+            mtu=1460,
+            compact_placement=True,
+            hourly_usd=29.39,
+        ),
+        Machine(
+            name="a2-ultragpu-8g",
+            accelerator="nvidia-a100-80gb",
+            gpu=GPUS["a100-80gb"],
+            gpus_per_node=8,
+            vcpus=96,
+            memory_gb=1360,
+            local_ssds=8,
+            gpudirect=GpuDirect.NONE,
+            gvnic_networks=0,
+            rdma_subnets=0,
+            mtu=1460,
+            compact_placement=True,
+            hourly_usd=40.55,
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class CpuMachine:
+    """A CPU machine type for controller pools, build machines and servers."""
+
+    name: str
+    vcpus: int
+    memory_gb: int
+    hourly_usd: float
+
+
+# cloud.google.com/compute/docs/general-purpose-machines (shapes); prices as above.
+CPU_MACHINES: dict[str, CpuMachine] = {
+    m.name: m
+    for m in (
+        CpuMachine("e2-standard-4", 4, 16, 0.134),
+        CpuMachine("e2-standard-8", 8, 32, 0.268),
+        CpuMachine("e2-standard-16", 16, 64, 0.536),
+        CpuMachine("e2-highcpu-32", 32, 32, 0.792),
+        CpuMachine("n2-standard-8", 8, 32, 0.388),
+        CpuMachine("n2-standard-16", 16, 64, 0.777),
+    )
+}
+
+
+def machine(name: str) -> Machine:
+    """The GPU machine record for `name`, or a CatalogError listing the known names."""
+    try:
+        return MACHINES[name]
+    except KeyError:
+        raise CatalogError(
+            f"unknown GPU machine type {name!r}; known: {', '.join(sorted(MACHINES))}"
+        ) from None
+
+
+def cpu_machine(name: str) -> CpuMachine:
+    """The CPU machine record for `name`, or a CatalogError listing the known names."""
+    try:
+        return CPU_MACHINES[name]
+    except KeyError:
+        raise CatalogError(
+            f"unknown CPU machine type {name!r}; known: {', '.join(sorted(CPU_MACHINES))}"
+        ) from None
+
+
+@dataclass(frozen=True)
+class HelmChart:
+    """An upstream Helm chart pinned by version (OCI registry)."""
+
+    name: str
+    repo: str
+    version: str
+    namespace: str
+
+
+# registry.k8s.io OCI charts; versions match the CRDs in trainstack/schemas/crds.
+KUEUE_CHART = HelmChart("kueue", "oci://registry.k8s.io/kueue/charts", "0.19.2", "kueue-system")
+JOBSET_CHART = HelmChart("jobset", "oci://registry.k8s.io/jobset/charts", "0.12.0", "jobset-system")
+
+# API versions served by the pinned controllers.
+KUEUE_API = "kueue.x-k8s.io/v1beta2"
+KUEUE_CONFIG_API = "config.kueue.x-k8s.io/v1beta2"
+JOBSET_API = "jobset.x-k8s.io/v1alpha2"
+GKE_NETWORKING_API = "networking.gke.io/v1"
+
+# The Kubernetes minor version rendered objects are validated against.
+KUBERNETES_VERSION = "1.32"
+
+# Storage list prices (estimates, per GiB-month): Filestore tiers
+# (cloud.google.com/filestore/pricing), PD-SSD (cloud.google.com/compute/disks-image-pricing),
+# GCS Standard (cloud.google.com/storage/pricing; billed on use, so an empty bucket costs 0).
+STORAGE_GIB_MONTH_USD: dict[str, float] = {
+    "filestore-BASIC_HDD": 0.16,
+    "filestore-BASIC_SSD": 0.30,
+    "filestore-ZONAL": 0.25,
+    "filestore-REGIONAL": 0.45,
+    "filestore-ENTERPRISE": 0.45,
+    "pd-ssd": 0.17,
+    "pd-balanced": 0.10,
+    "gcs-standard": 0.020,
+}
+HOURS_PER_MONTH = 730
+# GKE Standard cluster management fee per cluster-hour (cloud.google.com/kubernetes-engine/pricing).
+GKE_CLUSTER_HOURLY_USD = 0.10
+
+
+@dataclass(frozen=True)
+class FilestoreTier:
+    """Capacity limits of a Filestore tier, in GiB (cloud.google.com/filestore/docs/service-tiers)."""
+
+    min_gib: int
+    max_gib: int
+
+
+FILESTORE_TIERS: dict[str, FilestoreTier] = {
+    "BASIC_HDD": FilestoreTier(1024, 65434),
+    "BASIC_SSD": FilestoreTier(2560, 65434),
+    "ZONAL": FilestoreTier(1024, 102400),
+    "REGIONAL": FilestoreTier(1024, 102400),
+    "ENTERPRISE": FilestoreTier(1024, 10240),
+}
+
+# Other pinned images, by role. Sources: the resiliency recipe's values-supervisor.yaml
+# (supervisor and trainer image); GoogleCloudPlatform/container-engine-accelerators
+# nvidia-driver-installer/cos/daemonset-preloaded.yaml (COS driver installer); the Kubernetes
+# volume-nfs example image (NFS server); NGC catalog (framework base images).
+IMAGES: dict[str, Image] = {
+    "resiliency": Image(
+        "us-central1-docker.pkg.dev/deeplearning-images/reproducibility/pytorch-gpu-goodput",
+        "nemo24.12.01-2025-08-07",
+    ),
+    "nvidia-driver-installer-cos": Image("cos-nvidia-installer", "fixed"),
+    "pause": Image("gcr.io/google-containers/pause", "2.0"),
+    "nfs-server": Image("registry.k8s.io/volume-nfs", "0.8"),
+    "tensorboard": Image("tensorflow/tensorflow", "2.17.0"),
+    "nemo-24.07": Image("nvcr.io/nvidia/nemo", "24.07"),
+    "nemofw-training-23.05": Image("nvcr.io/ea-bignlp/nemofw-training", "23.05-py3"),
+    "pytorch-23.05": Image("nvcr.io/nvidia/pytorch", "23.05-py3"),
+    "cloud-sdk": Image("gcr.io/google.com/cloudsdktool/google-cloud-cli", "502.0.0-slim"),
+    # (new pinned images go above this line, each with its source in a comment)
+}
+
+
+def image(role: str) -> Image:
+    """The pinned image for `role`, or a CatalogError listing the known roles."""
+    try:
+        return IMAGES[role]
+    except KeyError:
+        raise CatalogError(f"no pinned image for {role!r}; known: {', '.join(sorted(IMAGES))}") from None

@@ -1,0 +1,637 @@
+"""The typed stack configuration: `stacks/Pulumi.<stack>.yaml` -> `StackConfig`.
+
+Keys are the ones `pulumi config set --path` writes: `gcp:project`, `gcp:region`, `gcp:zone`
+and objects under the `trainstack:` namespace in camelCase (`trainstack:gpuPool.nodeCount`).
+Every model is strict and rejects unknown keys. Each rule sits on the model it concerns and
+reports the key as the user writes it; `load` collects every violation into one ConfigError.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.alias_generators import to_camel
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from trainstack import catalog
+from trainstack.errors import ConfigError
+
+# ---------------------------------------------------------------------------------------------
+# Building blocks
+
+
+def _rule_errors(title: str, problems: list[tuple[tuple[str | int, ...], Any, str]]) -> None:
+    """Raise one ValidationError holding every (relative key, value, rule) problem."""
+    if problems:
+        raise ValidationError.from_exception_data(
+            title,
+            [
+                InitErrorDetails(type=PydanticCustomError("rule", rule), loc=loc, input=value)
+                for loc, value, rule in problems
+            ],
+        )
+
+
+def _pattern(regex: str, rule: str):
+    compiled = re.compile(regex)
+
+    def check(value: str) -> str:
+        if not compiled.fullmatch(value):
+            raise PydanticCustomError("rule", rule)
+        return value
+
+    return AfterValidator(check)
+
+
+_DURATION = re.compile(r"(?:\d+(?:\.\d+)?(?:h|m|s|ms))+")
+Duration = Annotated[
+    str, _pattern(_DURATION.pattern, "must be a duration such as 90s, 10m or 1h30m")
+]
+K8sName = Annotated[
+    str,
+    Field(max_length=63),
+    _pattern(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", "must be a DNS-1123 label: lowercase letters, digits and '-'"),
+]
+Quantity = Annotated[
+    str, _pattern(r"\d+(\.\d+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?", "must be a Kubernetes quantity such as 500Gi")
+]
+Cidr = Annotated[
+    str, _pattern(r"(\d{1,3}\.){3}\d{1,3}/\d{1,2}", "must be an IPv4 CIDR block such as 10.0.0.0/20")
+]
+
+
+def duration_seconds(value: str) -> float:
+    """Seconds in a Go-style duration string such as `1h30m`."""
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+    return sum(float(n) * units[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", value))
+
+
+class Section(BaseModel):
+    """Base of every config object: camelCase keys, strict types, unknown keys rejected."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=False, extra="forbid", strict=True, frozen=True
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Sections
+
+
+class AuthorizedNetwork(Section):
+    cidr_block: Cidr
+    display_name: str = ""
+
+
+class ClusterConfig(Section):
+    """`trainstack:cluster`: the GKE Standard cluster (regional, in `gcp:region`)."""
+
+    name: Annotated[
+        str,
+        Field(max_length=40),
+        _pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must start with a letter, use lowercase letters, digits and '-', and be at most 40 characters"),
+    ]
+    release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"] = "REGULAR"
+    min_master_version: (
+        Annotated[str, _pattern(r"1\.\d+(\.\d+(-gke\.\d+)?)?", "must be a GKE version such as 1.32 or 1.32.2-gke.1475000")]
+        | None
+    ) = None
+    private_nodes: bool = True
+    private_endpoint: bool = False
+    master_ipv4_cidr: Cidr = "172.16.0.32/28"
+    authorized_networks: list[AuthorizedNetwork] = []
+    deletion_protection: bool = True
+
+    @model_validator(mode="after")
+    def _rules(self) -> ClusterConfig:
+        problems = []
+        if self.private_endpoint and not self.private_nodes:
+            problems.append((("privateEndpoint",), True, "a private endpoint needs privateNodes: true"))
+        if self.private_endpoint and not self.authorized_networks:
+            problems.append(
+                (("authorizedNetworks",), [], "a private endpoint is reachable only from authorized networks; list at least one")
+            )
+        if not self.master_ipv4_cidr.endswith("/28"):
+            problems.append((("masterIpv4Cidr",), self.master_ipv4_cidr, "the control plane range must be a /28"))
+        _rule_errors("ClusterConfig", problems)
+        return self
+
+
+class ExistingNetwork(Section):
+    network: str
+    subnetwork: str
+    pods_range_name: str
+    services_range_name: str
+
+
+class NetworkConfig(Section):
+    """`trainstack:network`: the primary VPC (created, or an existing one) and GPU NIC ranges."""
+
+    existing: ExistingNetwork | None = None
+    subnet_cidr: Cidr = "10.0.0.0/20"
+    pods_cidr: Cidr = "10.4.0.0/14"
+    services_cidr: Cidr = "10.8.0.0/20"
+    # Extra GPU NIC subnets are carved from this /16 as consecutive /24s.
+    gpu_nic_cidr: Annotated[Cidr, _pattern(r".*/16", "must be a /16; GPU NIC subnets are carved from it as /24s")] = "192.168.0.0/16"
+
+
+class Autoscaling(Section):
+    min_nodes: Annotated[int, Field(ge=0)] = 0
+    max_nodes: Annotated[int, Field(ge=1)]
+
+    @model_validator(mode="after")
+    def _rules(self) -> Autoscaling:
+        _rule_errors(
+            "Autoscaling",
+            [(("minNodes",), self.min_nodes, f"must not exceed maxNodes ({self.max_nodes})")]
+            if self.min_nodes > self.max_nodes
+            else [],
+        )
+        return self
+
+
+class Reservation(Section):
+    """Which Compute Engine reservation the pool consumes."""
+
+    affinity: Literal["none", "any", "specific"] = "any"
+    name: str | None = None
+    project: str | None = None  # a shared reservation's owner project
+
+    @model_validator(mode="after")
+    def _rules(self) -> Reservation:
+        problems = []
+        if self.affinity == "specific" and not self.name:
+            problems.append((("name",), None, "affinity 'specific' needs the reservation's name"))
+        if self.affinity != "specific" and (self.name or self.project):
+            problems.append((("name",), self.name or self.project, f"a reservation name is used only with affinity 'specific', not {self.affinity!r}"))
+        _rule_errors("Reservation", problems)
+        return self
+
+
+class UpgradeSettings(Section):
+    max_surge: Annotated[int, Field(ge=0)] = 0
+    max_unavailable: Annotated[int, Field(ge=0)] = 1
+
+    @model_validator(mode="after")
+    def _rules(self) -> UpgradeSettings:
+        _rule_errors(
+            "UpgradeSettings",
+            [(("maxUnavailable",), 0, "maxSurge and maxUnavailable cannot both be 0")]
+            if self.max_surge == 0 and self.max_unavailable == 0
+            else [],
+        )
+        return self
+
+
+def _known_gpu_machine(name: str) -> str:
+    if name not in catalog.MACHINES:
+        raise PydanticCustomError(
+            "rule", "unknown GPU machine type; known: {known}", {"known": ", ".join(sorted(catalog.MACHINES))}
+        )
+    return name
+
+
+def _known_cpu_machine(name: str) -> str:
+    if name not in catalog.CPU_MACHINES:
+        raise PydanticCustomError(
+            "rule", "unknown CPU machine type; known: {known}", {"known": ", ".join(sorted(catalog.CPU_MACHINES))}
+        )
+    return name
+
+
+GpuMachineName = Annotated[str, AfterValidator(_known_gpu_machine)]
+CpuMachineName = Annotated[str, AfterValidator(_known_cpu_machine)]
+
+
+class GpuPoolConfig(Section):
+    """`trainstack:gpuPool`: the GPU node pool. Size is `nodeCount` or `autoscaling`."""
+
+    name: K8sName = "gpu-pool"
+    machine_type: GpuMachineName
+    node_count: Annotated[int, Field(ge=0, le=1000)] | None = None
+    autoscaling: Autoscaling | None = None
+    zones: list[str] | None = None  # defaults to [gcp:zone]
+    placement: Literal["compact", "none"] = "compact"
+    reservation: Reservation = Reservation()
+    provisioning: Literal["on-demand", "spot", "flex-start"] = "on-demand"
+    gpu_driver: Literal["default", "latest", "daemonset"] = "latest"
+    boot_disk_gb: Annotated[int, Field(ge=100, le=65536)] = 200
+    upgrade: UpgradeSettings = UpgradeSettings()
+    # GPUDirect is fixed by the machine; the key exists so a stack can state it and be checked.
+    gpudirect: Literal["rdma", "tcpxo", "tcpx", "none"] | None = None
+
+    @property
+    def machine(self) -> catalog.Machine:
+        return catalog.machine(self.machine_type)
+
+    @property
+    def max_nodes(self) -> int:
+        return self.autoscaling.max_nodes if self.autoscaling else (self.node_count or 0)
+
+    @model_validator(mode="after")
+    def _rules(self) -> GpuPoolConfig:
+        problems = []
+        if (self.node_count is None) == (self.autoscaling is None):
+            problems.append((("nodeCount",), self.node_count, "set exactly one of nodeCount (fixed size) and autoscaling"))
+        machine = catalog.MACHINES.get(self.machine_type)
+        if machine and self.gpudirect and self.gpudirect != machine.gpudirect.value:
+            problems.append(
+                (("gpudirect",), self.gpudirect, f"{machine.name} uses GPUDirect {machine.gpudirect.value!r}; the catalog fixes it")
+            )
+        if self.placement == "compact":
+            if self.zones is not None and len(self.zones) != 1:
+                problems.append((("zones",), self.zones, "compact placement needs exactly one zone"))
+            if self.provisioning == "flex-start":
+                problems.append((("provisioning",), "flex-start", "compact placement excludes flex-start (queued) provisioning"))
+            if machine and not machine.compact_placement:
+                problems.append((("placement",), "compact", f"{machine.name} does not support compact placement"))
+        if self.provisioning == "flex-start" and self.reservation.affinity == "specific":
+            problems.append((("reservation", "affinity"), "specific", "flex-start capacity cannot consume a reservation"))
+        if self.provisioning == "spot" and self.reservation.affinity == "specific":
+            problems.append((("reservation", "affinity"), "specific", "spot nodes cannot consume a reservation"))
+        if self.provisioning == "flex-start" and self.autoscaling is None:
+            problems.append((("autoscaling",), None, "flex-start provisioning needs autoscaling"))
+        if self.node_count is not None and self.node_count > 0 and self.upgrade.max_unavailable >= self.node_count > 1:
+            problems.append(
+                (("upgrade", "maxUnavailable"), self.upgrade.max_unavailable, f"must be less than nodeCount ({self.node_count}) so an upgrade never takes the whole pool down")
+            )
+        _rule_errors("GpuPoolConfig", problems)
+        return self
+
+
+class CpuPoolConfig(Section):
+    """`trainstack:cpuPool`: the pool the controllers (Kueue, JobSet, supervisor) run on."""
+
+    name: K8sName = "cpu-pool"
+    machine_type: CpuMachineName = "e2-standard-8"
+    node_count: Annotated[int, Field(ge=1, le=100)] = 2
+    zones: list[str] | None = None  # defaults to the GPU pool's zones
+
+
+class BucketConfig(Section):
+    name: Annotated[
+        str, _pattern(r"[a-z0-9][-a-z0-9_.]{1,61}[a-z0-9]", "must be a valid bucket name: 3-63 lowercase letters, digits, '-', '_' or '.'")
+    ] | None = None  # defaults to <project>-<stack>
+    location: str | None = None  # defaults to gcp:region
+    hierarchical_namespace: bool = True
+    uniform_access: bool = True
+    disposable: bool = False  # true lets `pulumi destroy` delete the bucket and its objects
+    file_cache: bool = False  # gcsfuse file cache on local SSD
+
+    @model_validator(mode="after")
+    def _rules(self) -> BucketConfig:
+        _rule_errors(
+            "BucketConfig",
+            [(("uniformAccess",), False, "a hierarchical-namespace bucket needs uniform bucket-level access")]
+            if self.hierarchical_namespace and not self.uniform_access
+            else [],
+        )
+        return self
+
+
+class FilestoreConfig(Section):
+    tier: Literal["BASIC_HDD", "BASIC_SSD", "ZONAL", "REGIONAL", "ENTERPRISE"] = "ZONAL"
+    capacity_gib: Annotated[int, Field(ge=1)] = 1024
+    share_name: Annotated[str, _pattern(r"[a-z][a-z0-9_]{0,15}", "must be 1-16 lowercase letters, digits or '_', starting with a letter")] = "share1"
+
+    @model_validator(mode="after")
+    def _rules(self) -> FilestoreConfig:
+        limits = catalog.FILESTORE_TIERS[self.tier]
+        _rule_errors(
+            "FilestoreConfig",
+            [(("capacityGib",), self.capacity_gib, f"tier {self.tier} takes {limits.min_gib} to {limits.max_gib} GiB")]
+            if not limits.min_gib <= self.capacity_gib <= limits.max_gib
+            else [],
+        )
+        return self
+
+
+class NfsConfig(Section):
+    disk_type: Literal["pd-ssd", "pd-balanced"] = "pd-ssd"
+    disk_size_gb: Annotated[int, Field(ge=10, le=65536)] = 1000
+
+
+class StorageConfig(Section):
+    """`trainstack:storage`: where checkpoints, logs and data live, mounted at `mountPath`."""
+
+    kind: Literal["gcs", "filestore", "nfs"]
+    mount_path: Annotated[str, _pattern(r"/[^\s]*", "must be an absolute path")] = "/job-logs"
+    bucket: BucketConfig | None = None
+    filestore: FilestoreConfig | None = None
+    nfs: NfsConfig | None = None
+
+    @model_validator(mode="after")
+    def _rules(self) -> StorageConfig:
+        problems = []
+        for kind, block in (("gcs", "bucket"), ("filestore", "filestore"), ("nfs", "nfs")):
+            if kind != self.kind and getattr(self, block) is not None:
+                problems.append(((block,), "...", f"is used only with kind {kind!r}, not {self.kind!r}"))
+        _rule_errors("StorageConfig", problems)
+        return self
+
+    @property
+    def bucket_config(self) -> BucketConfig:
+        return self.bucket or BucketConfig()
+
+    @property
+    def filestore_config(self) -> FilestoreConfig:
+        return self.filestore or FilestoreConfig()
+
+    @property
+    def nfs_config(self) -> NfsConfig:
+        return self.nfs or NfsConfig()
+
+
+class BuildConfig(Section):
+    """A Cloud Build of the workload image from a build context in this repository."""
+
+    context: str  # a directory relative to the repository root
+    dockerfile: str = "Dockerfile"
+    image_name: K8sName
+    tag: Annotated[str, _pattern(r"[\w][\w.-]{0,127}", "must be a valid image tag")]
+    machine_type: CpuMachineName = "e2-highcpu-32"
+    timeout: Duration = "2h"
+
+
+class ImageConfig(Section):
+    """`trainstack:image`: the Artifact Registry repository, and a build or a prebuilt image."""
+
+    repository: K8sName = "trainstack"
+    build: BuildConfig | None = None
+    prebuilt: str | None = None
+
+    @model_validator(mode="after")
+    def _rules(self) -> ImageConfig:
+        _rule_errors(
+            "ImageConfig",
+            [(("build",), None, "set exactly one of build (a Cloud Build from a context) and prebuilt (an image reference)")]
+            if (self.build is None) == (self.prebuilt is None)
+            else [],
+        )
+        return self
+
+
+class Requeuing(Section):
+    timestamp: Literal["Eviction", "Creation"] = "Eviction"
+    backoff_limit_count: Annotated[int, Field(ge=0)] | None = None
+    backoff_base_seconds: Annotated[int, Field(ge=1)] = 60
+    backoff_max_seconds: Annotated[int, Field(ge=1)] = 3600
+
+
+class WaitForPodsReady(Section):
+    """Kueue all-or-nothing admission (config.kueue.x-k8s.io/v1beta2 `waitForPodsReady`)."""
+
+    timeout: Duration = "10m"
+    recovery_timeout: Duration | None = None  # Kueue defaults it to `timeout`; "0s" disables
+    block_admission: bool = True
+    requeuing_strategy: Requeuing = Requeuing()
+
+
+class PriorityClass(Section):
+    name: K8sName
+    value: int
+    description: str = ""
+
+
+class KueueConfig(Section):
+    """`trainstack:kueue`: queue names and admission settings."""
+
+    local_queue: K8sName | None = None  # defaults by machine family: a3-ultra, a3-mega, a3-queue
+    cluster_queue: K8sName | None = None  # defaults to the local queue's name
+    topology_name: K8sName = "gke-default"
+    wait_for_pods_ready: WaitForPodsReady | None = WaitForPodsReady()
+    priority_classes: list[PriorityClass] = [
+        PriorityClass(name="training-high", value=1000, description="Production training"),
+        PriorityClass(name="training-low", value=100, description="Benchmarks and experiments"),
+    ]
+
+
+class Profiling(Section):
+    """An Nsight Systems capture of a step range."""
+
+    enabled: bool = False
+    start_step: Annotated[int, Field(ge=0)] = 0
+    end_step: Annotated[int, Field(ge=0)] = 0
+
+    @model_validator(mode="after")
+    def _rules(self) -> Profiling:
+        _rule_errors(
+            "Profiling",
+            [(("endStep",), self.end_step, f"must be greater than startStep ({self.start_step})")]
+            if self.enabled and self.end_step <= self.start_step
+            else [],
+        )
+        return self
+
+
+class TopologyRequest(Section):
+    """Kueue Topology Aware Scheduling: pack the job's pods within one topology domain."""
+
+    mode: Literal["preferred", "required"] = "preferred"
+    level: Literal[
+        "cloud.google.com/gce-topology-block",
+        "cloud.google.com/gce-topology-subblock",
+        "cloud.google.com/gce-topology-host",
+        "kubernetes.io/hostname",
+    ] = "cloud.google.com/gce-topology-block"
+
+
+class Resiliency(Section):
+    """The resiliency supervisor (recipe 000)."""
+
+    enabled: bool = False
+    heartbeat_polling_period_s: Annotated[int, Field(ge=1)] = 15
+    heartbeat_timeout_s: Annotated[int, Field(ge=1)] = 30
+    max_in_job_restarts: Annotated[int, Field(ge=0)] = 0
+    nodes_per_data_parallel_replica: Annotated[int, Field(ge=1)] | None = None
+
+
+class WorkloadConfig(Section):
+    """`trainstack:workload`: the training job."""
+
+    name: K8sName
+    namespace: K8sName = "default"
+    framework: Literal["nemo2", "nemo-megatron", "litgpt", "deepspeed"]
+    model: str
+    nodes: Annotated[int, Field(ge=1)]
+    steps: Annotated[int, Field(ge=1)]
+    checkpoint_interval: Annotated[int, Field(ge=1)] | None = None
+    precision: Literal["bf16", "fp8", "fp16", "fp32"] = "bf16"
+    global_batch_size: Annotated[int, Field(ge=1)] | None = None
+    micro_batch_size: Annotated[int, Field(ge=1)] | None = None
+    seq_length: Annotated[int, Field(ge=1)] | None = None
+    profiling: Profiling = Profiling()
+    overrides: list[str] = []
+    env: dict[str, str] = {}
+    max_restarts: Annotated[int, Field(ge=0)] = 0
+    topology: TopologyRequest = TopologyRequest()
+    shared_memory: Quantity = "250Gi"
+    resiliency: Resiliency = Resiliency()
+    tensorboard: bool = False
+
+    @model_validator(mode="after")
+    def _rules(self) -> WorkloadConfig:
+        problems = []
+        if self.checkpoint_interval is not None and self.checkpoint_interval > self.steps:
+            problems.append((("checkpointInterval",), self.checkpoint_interval, f"must not exceed steps ({self.steps})"))
+        if self.profiling.enabled and self.profiling.end_step > self.steps:
+            problems.append((("profiling", "endStep"), self.profiling.end_step, f"must not exceed steps ({self.steps})"))
+        for i, override in enumerate(self.overrides):
+            if "=" not in override:
+                problems.append((("overrides", i), override, "must be key=value"))
+        _rule_errors("WorkloadConfig", problems)
+        return self
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole stack
+
+
+_PROJECT = r"[a-z][a-z0-9-]{4,28}[a-z0-9]"
+_REGION = r"[a-z]+-[a-z]+\d+"
+_ZONE = r"[a-z]+-[a-z]+\d+-[a-z]"
+
+
+class StackConfig(BaseModel):
+    """A whole stack's configuration, keyed exactly as in `stacks/Pulumi.<stack>.yaml`."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=False)
+
+    project: Annotated[str, _pattern(_PROJECT, "must be a GCP project ID: 6-30 lowercase letters, digits or '-'")] = Field(alias="gcp:project")
+    region: Annotated[str, _pattern(_REGION, "must be a GCP region such as us-central1")] = Field(alias="gcp:region")
+    zone: Annotated[str, _pattern(_ZONE, "must be a GCP zone such as us-central1-b")] = Field(alias="gcp:zone")
+    cluster: ClusterConfig = Field(alias="trainstack:cluster")
+    network: NetworkConfig = Field(NetworkConfig(), alias="trainstack:network")
+    gpu_pool: GpuPoolConfig = Field(alias="trainstack:gpuPool")
+    cpu_pool: CpuPoolConfig = Field(CpuPoolConfig(), alias="trainstack:cpuPool")
+    storage: StorageConfig = Field(alias="trainstack:storage")
+    image: ImageConfig = Field(alias="trainstack:image")
+    kueue: KueueConfig = Field(KueueConfig(), alias="trainstack:kueue")
+    workload: WorkloadConfig = Field(alias="trainstack:workload")
+    labels: dict[str, str] = Field({}, alias="trainstack:labels")
+
+    @model_validator(mode="after")
+    def _cross_section_rules(self) -> StackConfig:
+        _rule_errors("StackConfig", list(self._problems()))
+        return self
+
+    def _problems(self) -> Iterator[tuple[tuple[str | int, ...], Any, str]]:
+        if not self.zone.startswith(self.region + "-"):
+            yield ("gcp:zone",), self.zone, f"must be a zone of gcp:region ({self.region})"
+        for section, zones in (("trainstack:gpuPool", self.gpu_pool.zones), ("trainstack:cpuPool", self.cpu_pool.zones)):
+            for i, zone in enumerate(zones or []):
+                if not zone.startswith(self.region + "-"):
+                    yield (section, "zones", i), zone, f"must be a zone of gcp:region ({self.region})"
+        bucket = self.storage.bucket
+        if self.storage.kind == "gcs" and bucket and bucket.location and bucket.hierarchical_namespace:
+            if bucket.location.lower() != self.region:
+                yield (
+                    ("trainstack:storage", "bucket", "location"),
+                    bucket.location,
+                    f"a hierarchical-namespace bucket must be in the cluster's region ({self.region})",
+                )
+        pool = self.gpu_pool
+        if self.workload.nodes > pool.max_nodes:
+            yield (
+                ("trainstack:workload", "nodes"),
+                self.workload.nodes,
+                f"exceeds the GPU pool's maximum of {pool.max_nodes} nodes (trainstack:gpuPool)",
+            )
+        gpu = pool.machine.gpu
+        if self.workload.precision not in gpu.peak_tflops and self.workload.precision != "fp32":
+            yield (
+                ("trainstack:workload", "precision"),
+                self.workload.precision,
+                f"{pool.machine_type} ({gpu.name}) has no {self.workload.precision} tensor cores",
+            )
+        if self.workload.resiliency.enabled and self.workload.framework != "nemo2":
+            yield (
+                ("trainstack:workload", "resiliency", "enabled"),
+                True,
+                "the resiliency supervisor drives NeMo 2.0 jobs only (framework: nemo2)",
+            )
+        if self.workload.tensorboard and self.storage.kind == "gcs":
+            yield (
+                ("trainstack:workload", "tensorboard"),
+                True,
+                "TensorBoard reads the shared file system; it needs storage kind filestore or nfs",
+            )
+
+    # Derived values components read, so no caller recomputes them.
+
+    @property
+    def gpu_zones(self) -> list[str]:
+        return self.gpu_pool.zones or [self.zone]
+
+    @property
+    def cpu_zones(self) -> list[str]:
+        return self.cpu_pool.zones or self.gpu_zones
+
+    @property
+    def local_queue(self) -> str:
+        return self.kueue.local_queue or _default_queue(self.gpu_pool.machine_type)
+
+    @property
+    def cluster_queue(self) -> str:
+        return self.kueue.cluster_queue or self.local_queue
+
+
+def _default_queue(machine_type: str) -> str:
+    """The queue name the upstream recipes use for each machine family."""
+    return {"a3-ultragpu-8g": "a3-ultra", "a3-megagpu-8g": "a3-mega"}.get(machine_type, "a3-queue" if machine_type.startswith("a3-") else "gpu-queue")
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading and reporting
+
+
+def key_path(loc: tuple[str | int, ...]) -> str:
+    """`('trainstack:gpuPool', 'zones', 0)` -> `trainstack:gpuPool.zones[0]`."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif out:
+            out += f".{part}"
+        else:
+            out = part
+    return out
+
+
+def _describe(error: dict[str, Any]) -> str:
+    loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+    key = key_path(loc) or "(stack config)"
+    if error["type"] == "extra_forbidden":
+        return f"{key}: unknown key (value {_show(error['input'])}); check its spelling against the documented keys"
+    if error["type"] == "missing":
+        return f"{key}: required key is missing"
+    return f"{key} = {_show(error['input'])}: {error['msg']}"
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# Settings of the gcp provider itself: read by the provider, passed through untouched.
+PROVIDER_KEYS = frozenset(
+    f"gcp:{k}"
+    for k in ("impersonateServiceAccount", "credentials", "accessToken", "billingProject", "userProjectOverride", "requestTimeout", "defaultLabels")
+)
+
+
+def load(stack: str, raw: dict[str, Any]) -> StackConfig:
+    """Validate a stack's raw config (keys as in its YAML) or raise ConfigError with every problem."""
+    foreign = sorted(k for k in raw if not k.startswith(("gcp:", "trainstack:")))
+    try:
+        config = StackConfig.model_validate({k: v for k, v in raw.items() if k.startswith(("gcp:", "trainstack:")) and k not in PROVIDER_KEYS})
+    except ValidationError as exc:
+        problems = [_describe(e) for e in exc.errors(include_url=False)]
+        problems += [f"{k}: unknown configuration namespace; trainstack reads gcp:* and trainstack:* keys" for k in foreign]
+        raise ConfigError(stack, problems) from None
+    if foreign:
+        raise ConfigError(stack, [f"{k}: unknown configuration namespace; trainstack reads gcp:* and trainstack:* keys" for k in foreign])
+    return config

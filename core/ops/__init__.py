@@ -1,0 +1,1 @@
+"""Operations: preview diffs, the Automation API, ephemeral benchmark stacks, reaping."""

@@ -1,0 +1,73 @@
+"""Run the real program under Pulumi's mock engine and return what it registered.
+
+The runtime is reset for each stack (a new event loop, no root resource), so one interpreter
+renders many stacks in turn and pays the provider import floor once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from collections.abc import Callable
+from typing import Any
+
+import pulumi
+from pulumi.runtime import config as runtime_config
+from pulumi.runtime import mocks, settings
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from trainstack import program
+from trainstack.config import StackConfig, load
+from trainstack.plan.fake_gcp import FakeGcp
+from trainstack.plan.recorder import SECRET, RecordingMonitor, Registration, redact
+
+PROJECT = "trainstack"
+
+
+@dataclass
+class Rendered:
+    """The raw result of one mock run, before it is shaped into a plan."""
+
+    stack: str
+    config: StackConfig
+    registrations: list[Registration]
+    outputs: dict[str, Any]
+
+
+def run(stack: str, raw: dict[str, Any]) -> Rendered:
+    """Validate `raw` (ConfigError before anything registers), then run the program offline."""
+    return execute(stack, load(stack, raw), raw, program.main)
+
+
+def execute(stack: str, config: StackConfig, raw: dict[str, Any], body: Callable[[], Any]) -> Rendered:
+    """Run `body` under the mock engine with `raw` as the stack's Pulumi config."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        settings.ROOT.set(None)
+        fake = FakeGcp(config.project, config.region, config.zone)
+        monitor = RecordingMonitor(fake)
+        mocks.set_mocks(fake, project=PROJECT, stack=stack, preview=False, monitor=monitor)
+        runtime_config.set_all_config({k: _encode(v) for k, v in raw.items()}, [])
+        _sync_await(run_pulumi_func(body))
+        outputs = _resolve_outputs()
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
+    return Rendered(stack, config, monitor.registrations, outputs)
+
+
+def _encode(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _resolve_outputs() -> dict[str, Any]:
+    root = settings.get_root_resource()
+    resolved: dict[str, Any] = {}
+    for name, value in sorted(getattr(root, "outputs", {}).items()):
+        out = pulumi.Output.from_input(value)
+        secret = _sync_await(out.is_secret())
+        resolved[name] = SECRET if secret else redact(_sync_await(out.future()))
+    return resolved

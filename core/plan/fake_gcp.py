@@ -1,0 +1,185 @@
+"""A fake GCP (and Kubernetes API) for the mock engine: computed outputs, deterministic.
+
+Every value derives from a hash of the resource's type and name, so the same config renders
+the same plan, byte for byte. Values have the shapes the real APIs return (self links, emails,
+IPs, certificates), so code that parses them behaves as it would against the real cloud.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from typing import Any
+
+from pulumi.runtime import mocks
+
+COMPUTE = "https://www.googleapis.com/compute/v1"
+
+
+def digest(*parts: str) -> str:
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
+
+
+def fake_ip(prefix: str, *parts: str) -> str:
+    """An address under `prefix` (one to three octets), fixed by `parts`."""
+    octets = prefix.split(".")
+    h = digest(*parts)
+    tail = [str(int(h[i : i + 2], 16) % 250 + 2) for i in range(0, 2 * (4 - len(octets)), 2)]
+    return ".".join(octets + tail)
+
+
+class FakeGcp(mocks.Mocks):
+    """Fills the computed outputs of gcp and kubernetes resources and answers provider calls."""
+
+    def __init__(self, project: str, region: str, zone: str):
+        self.project = project
+        self.region = region
+        self.zone = zone
+        self.project_number = str(int(digest("project", project)[:10], 16) % 10**12).rjust(12, "1")
+
+    # -- resources --------------------------------------------------------------------------
+
+    def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        state = dict(args.inputs)
+        name = state.get("name") or f"{args.name}-{digest(args.typ, args.name)[:7]}"
+        if args.typ.startswith("gcp:"):
+            state.setdefault("name", name)
+            state.setdefault("project", self.project)
+        fill = _FILLERS.get(args.typ)
+        rid = fill(self, args, state, name) if fill else None
+        if args.typ.startswith("kubernetes:") and isinstance(state.get("metadata"), dict):
+            meta = dict(state["metadata"])
+            meta.setdefault("name", f"{args.name}-{digest(args.typ, args.name)[:8]}")
+            meta.setdefault("uid", _uuid(args.typ, args.name))
+            state["metadata"] = meta
+        return rid or state.get("id") or f"{name}-id", state
+
+    # -- provider functions -----------------------------------------------------------------
+
+    def call(self, args: mocks.MockCallArgs) -> tuple[dict[str, Any], None]:
+        a = dict(args.args)
+        if args.token == "gcp:organizations/getProject:getProject":
+            return {"projectId": a.get("projectId", self.project), "number": self.project_number, "name": self.project}, None
+        if args.token == "gcp:organizations/getClientConfig:getClientConfig":
+            return {"project": self.project, "region": self.region, "zone": self.zone, "accessToken": "fake-token", "id": "fake"}, None
+        if args.token == "gcp:container/getCluster:getCluster":
+            return self._cluster_state(a.get("name", "cluster"), a.get("location", self.region)), None
+        return a, None
+
+    def _cluster_state(self, name: str, location: str) -> dict[str, Any]:
+        ca = base64.b64encode(f"-----BEGIN CERTIFICATE-----\nFAKE CA {name}\n-----END CERTIFICATE-----\n".encode()).decode()
+        return {
+            "name": name,
+            "location": location,
+            "project": self.project,
+            "endpoint": fake_ip("34", "cluster", name),
+            "masterAuths": [{"clusterCaCertificate": ca}],
+            "masterAuth": {"clusterCaCertificate": ca},
+            "selfLink": f"https://container.googleapis.com/v1/projects/{self.project}/locations/{location}/clusters/{name}",
+            "id": f"projects/{self.project}/locations/{location}/clusters/{name}",
+        }
+
+
+def _uuid(*parts: str) -> str:
+    h = digest(*parts)
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+def _cluster(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any], name: str) -> str:
+    computed = fake._cluster_state(name, state.get("location", fake.region))
+    state.update({k: v for k, v in computed.items() if k not in ("masterAuths",)})
+    state["masterVersion"] = state.get("minMasterVersion") or "1.32.4-gke.1106006"
+    return computed["id"]
+
+
+def _network(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any], name: str) -> str:
+    rid = f"projects/{fake.project}/global/networks/{name}"
+    state["selfLink"] = f"{COMPUTE}/{rid}"
+    return rid
+
+
+def _subnetwork(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any], name: str) -> str:
+    region = state.get("region", fake.region)
+    rid = f"projects/{fake.project}/regions/{region}/subnetworks/{name}"
+    state["selfLink"] = f"{COMPUTE}/{rid}"
+    state["gatewayAddress"] = state.get("ipCidrRange", "10.0.0.0/20").split("/")[0].rsplit(".", 1)[0] + ".1"
+    return rid
+
+
+def _regional(kind: str):
+    def fill(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any], name: str) -> str:
+        rid = f"projects/{fake.project}/regions/{state.get('region', fake.region)}/{kind}/{name}"
+        state["selfLink"] = f"{COMPUTE}/{rid}"
+        return rid
+
+    return fill
+
+
+def _global(kind: str):
+    def fill(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any], name: str) -> str:
+        rid = f"projects/{fake.project}/global/{kind}/{name}"
+        state["selfLink"] = f"{COMPUTE}/{rid}"
+        return rid
+
+    return fill
+
+
+def _zonal(kind: str):
+    def fill(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any], name: str) -> str:
+        rid = f"projects/{fake.project}/zones/{state.get('zone', fake.zone)}/{kind}/{name}"
+        state["selfLink"] = f"{COMPUTE}/{rid}"
+        return rid
+
+    return fill
+
+
+def _service_account(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any], name: str) -> str:
+    account = state.get("accountId", name)
+    email = f"{account}@{fake.project}.iam.gserviceaccount.com"
+    state.update(email=email, member=f"serviceAccount:{email}", uniqueId=str(int(digest("sa", account)[:15], 16)))
+    state["name"] = f"projects/{fake.project}/serviceAccounts/{email}"
+    return state["name"]
+
+
+def _bucket(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any], name: str) -> str:
+    state.update(url=f"gs://{name}", selfLink=f"https://www.googleapis.com/storage/v1/b/{name}")
+    return name
+
+
+def _filestore(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any], name: str) -> str:
+    networks = [dict(n) for n in state.get("networks", [{}])]
+    for n in networks:
+        n["ipAddresses"] = [fake_ip("10.200", "filestore", name)]
+    state["networks"] = networks
+    return f"projects/{fake.project}/locations/{state.get('location', fake.zone)}/instances/{name}"
+
+
+def _repository(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any], name: str) -> str:
+    repo = state.get("repositoryId", name)
+    location = state.get("location", fake.region)
+    state["registryUri"] = f"{location}-docker.pkg.dev/{fake.project}/{repo}"
+    state["name"] = repo
+    return f"projects/{fake.project}/locations/{location}/repositories/{repo}"
+
+
+def _service(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any], name: str) -> None:
+    spec = dict(state.get("spec") or {})
+    if spec.get("clusterIP") != "None":
+        spec["clusterIP"] = fake_ip("10.8", "service", args.name)
+    state["spec"] = spec
+
+
+_FILLERS = {
+    "gcp:container/cluster:Cluster": _cluster,
+    "gcp:compute/network:Network": _network,
+    "gcp:compute/subnetwork:Subnetwork": _subnetwork,
+    "gcp:compute/router:Router": _regional("routers"),
+    "gcp:compute/firewall:Firewall": _global("firewalls"),
+    "gcp:compute/resourcePolicy:ResourcePolicy": _regional("resourcePolicies"),
+    "gcp:compute/disk:Disk": _zonal("disks"),
+    "gcp:serviceaccount/account:Account": _service_account,
+    "gcp:storage/bucket:Bucket": _bucket,
+    "gcp:filestore/instance:Instance": _filestore,
+    "gcp:artifactregistry/repository:Repository": _repository,
+    "kubernetes:core/v1:Service": _service,
+}

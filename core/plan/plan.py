@@ -1,0 +1,118 @@
+"""The offline plan of a stack: every resource with its inputs, the Kubernetes manifests, and a
+summary (resources by type, GPU nodes, GPUs, estimated cost per hour). Rendered deterministically:
+the same config gives byte-identical files."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from trainstack.errors import TrainstackError
+from trainstack.plan import engine, inputcheck
+from trainstack.plan.recorder import Registration
+from trainstack.reports.cost import CostEstimate, estimate
+
+PLAN_FORMAT = 1
+_NOT_OBJECTS = ("kubernetes:helm.sh/", "pulumi:providers:")
+
+
+class PlanError(TrainstackError):
+    """The program registered something a real preview would reject."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A rendered stack: `resources` are plan.json's resource dicts, sorted by URN."""
+
+    stack: str
+    resources: list[dict[str, Any]]
+    outputs: dict[str, Any]
+
+    @property
+    def cost(self) -> CostEstimate:
+        return estimate(self.resources)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "resources": len(self.resources),
+            "byType": dict(sorted(Counter(r["type"] for r in self.resources).items())),
+            "cost": self.cost.to_dict(),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": PLAN_FORMAT,
+            "stack": self.stack,
+            "project": engine.PROJECT,
+            "resources": self.resources,
+            "outputs": self.outputs,
+            "summary": self.summary(),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+
+    def kubernetes_objects(self) -> list[dict[str, Any]]:
+        """Every Kubernetes object the stack applies (not Helm releases or providers)."""
+        return [
+            r["inputs"]
+            for r in self.resources
+            if r["type"].startswith("kubernetes:") and not r["type"].startswith(_NOT_OBJECTS) and r["custom"]
+        ]
+
+    def manifests(self) -> dict[str, str]:
+        """`manifests/<kind>-<namespace>-<name>.yaml` -> YAML text, for every Kubernetes object."""
+        files: dict[str, str] = {}
+        for obj in self.kubernetes_objects():
+            meta = obj.get("metadata") or {}
+            parts = [obj.get("kind", "object").lower(), meta.get("namespace", ""), meta.get("name", "")]
+            files[f"{'-'.join(p for p in parts if p)}.yaml"] = yaml.safe_dump(obj, sort_keys=True)
+        return dict(sorted(files.items()))
+
+    def write(self, out: Path) -> list[Path]:
+        """Write plan.json and manifests/ under `out` (stale manifests removed); return the files."""
+        out.mkdir(parents=True, exist_ok=True)
+        manifest_dir = out / "manifests"
+        manifest_dir.mkdir(exist_ok=True)
+        for stale in manifest_dir.glob("*.yaml"):
+            stale.unlink()
+        written = [out / "plan.json"]
+        written[0].write_text(self.to_json())
+        for name, text in self.manifests().items():
+            (manifest_dir / name).write_text(text)
+            written.append(manifest_dir / name)
+        return written
+
+
+def _resource(reg: Registration) -> dict[str, Any]:
+    return {
+        "urn": reg.urn,
+        "type": reg.type,
+        "name": reg.name,
+        "custom": reg.custom,
+        "parent": reg.parent,
+        "provider": reg.provider,
+        "dependencies": reg.dependencies,
+        "propertyDependencies": reg.property_dependencies,
+        "inputs": reg.inputs,
+        "options": reg.options,
+    }
+
+
+def from_rendered(rendered: engine.Rendered) -> Plan:
+    """Shape a mock run into a plan, or PlanError listing inputs the SDK schemas do not know."""
+    problems = inputcheck.check(rendered.registrations)
+    if problems:
+        raise PlanError(f"stack {rendered.stack!r} sets inputs the providers do not accept:\n" + "\n".join(f"  - {p}" for p in problems))
+    resources = sorted((_resource(r) for r in rendered.registrations), key=lambda r: r["urn"])
+    return Plan(rendered.stack, resources, rendered.outputs)
+
+
+def render(stack: str, raw: dict[str, Any]) -> Plan:
+    """Validate, run offline and shape the plan of `stack` with raw config `raw`."""
+    return from_rendered(engine.run(stack, raw))

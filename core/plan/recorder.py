@@ -1,0 +1,89 @@
+"""A mock monitor that records every registration: type, parent, provider, dependencies, inputs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pulumi.runtime import mocks, rpc
+
+SECRET = "[secret]"
+UNKNOWN = "[unknown]"
+
+
+@dataclass
+class Registration:
+    """One resource as the engine saw it register (inputs redacted of secrets)."""
+
+    urn: str
+    type: str
+    name: str
+    custom: bool
+    parent: str | None
+    provider: str | None
+    dependencies: list[str]
+    property_dependencies: dict[str, list[str]]
+    inputs: dict[str, Any]
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def public_urn(urn: str) -> str:
+    """The URN the real engine gives: resources parented to the stack carry no `Stack$` prefix."""
+    return urn.replace("::pulumi:pulumi:Stack$", "::")
+
+
+def redact(value: Any) -> Any:
+    """Replace secret values with `[secret]` and unknowns with `[unknown]`, recursively."""
+    if rpc.is_rpc_secret(value):
+        return SECRET
+    if isinstance(value, dict):
+        return {k: redact(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    if value == rpc.UNKNOWN:
+        return UNKNOWN
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # the wire format carries every number as a double
+    return value
+
+
+class RecordingMonitor(mocks.MockMonitor):
+    """The stock mock monitor, plus a record of each registration in order."""
+
+    def __init__(self, fake: mocks.Mocks):
+        super().__init__(fake)
+        self.registrations: list[Registration] = []
+
+    def RegisterResource(self, request: Any) -> Any:
+        response = super().RegisterResource(request)
+        if request.type == "pulumi:pulumi:Stack":
+            return response
+        inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
+        options: dict[str, Any] = {}
+        if request.protect:
+            options["protect"] = True
+        if request.retainOnDelete:
+            options["retainOnDelete"] = True
+        if request.deleteBeforeReplace:
+            options["deleteBeforeReplace"] = True
+        if request.ignoreChanges:
+            options["ignoreChanges"] = sorted(request.ignoreChanges)
+        if request.replaceOnChanges:
+            options["replaceOnChanges"] = sorted(request.replaceOnChanges)
+        self.registrations.append(
+            Registration(
+                urn=public_urn(response.urn),
+                type=request.type,
+                name=request.name,
+                custom=bool(request.custom),
+                parent=public_urn(request.parent) if request.parent else None,
+                provider=public_urn(request.provider.rsplit("::", 1)[0]) if request.provider else None,
+                dependencies=sorted({public_urn(u) for u in request.dependencies}),
+                property_dependencies={
+                    k: sorted({public_urn(u) for u in v.urns}) for k, v in sorted(request.propertyDependencies.items()) if v.urns
+                },
+                inputs=redact(inputs),
+                options=options,
+            )
+        )
+        return response

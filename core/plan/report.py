@@ -1,0 +1,42 @@
+"""A plan's summary for people (table, Markdown) and machines (JSON)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from trainstack.plan.plan import Plan
+
+
+def _rows(plan: Plan) -> list[tuple[str, str]]:
+    cost = plan.cost
+    usd = f"${cost.max_usd:,.2f}"
+    if cost.min_usd != cost.max_usd:
+        usd = f"${cost.min_usd:,.2f} (scaled in) to ${cost.max_usd:,.2f} (full size)"
+    return [
+        ("resources", str(len(plan.resources))),
+        ("GPU nodes", str(cost.gpu_nodes)),
+        ("GPUs", str(cost.gpus)),
+        ("CPU nodes", str(cost.cpu_nodes)),
+        ("est. cost per hour", f"{usd} (list prices as of {plan.cost.to_dict()['pricesAsOf']}, an estimate)"),
+    ]
+
+
+def describe(plan: Plan, out: Path, fmt: str) -> str:
+    """The summary of `plan`, written to `out`, in `fmt` (table, json or markdown)."""
+    summary = plan.summary()
+    if fmt == "json":
+        return json.dumps({"stack": plan.stack, "out": str(out), "summary": summary, "outputs": plan.outputs}, indent=2, sort_keys=True)
+    by_type = summary["byType"]
+    if fmt == "markdown":
+        lines = [f"### Plan of `{plan.stack}`", "", "| | |", "|---|---|"]
+        lines += [f"| {k} | {v} |" for k, v in _rows(plan)]
+        lines += ["", "| resource type | count |", "|---|---:|"]
+        lines += [f"| `{t}` | {n} |" for t, n in by_type.items()]
+        return "\n".join(lines)
+    width = max(len(t) for t in by_type) if by_type else 10
+    lines = [f"plan of {plan.stack} -> {out}", ""]
+    lines += [f"  {k:<20} {v}" for k, v in _rows(plan)]
+    lines += ["", f"  {'resource type':<{width}}  count"]
+    lines += [f"  {t:<{width}}  {n:>5}" for t, n in by_type.items()]
+    return "\n".join(lines)

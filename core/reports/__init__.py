@@ -1,0 +1,1 @@
+"""Reports on stacks and runs: cost, deploy critical path, MFU and goodput."""

@@ -1,0 +1,1 @@
+"""Strict schema validation of rendered Kubernetes objects against Kubernetes 1.32 and upstream CRDs."""

@@ -1,0 +1,203 @@
+"""Strict schema validation of rendered Kubernetes objects, offline.
+
+Built-in kinds are checked against the Kubernetes 1.32 strict JSON schemas shipped by the
+`kubernetes-validate` package. Custom resources are checked against the `openAPIV3Schema` of
+the upstream CRDs copied into `crds/`, made strict the way the API server prunes. Either way an
+unknown field is an error, as with `kubectl apply --validate=strict`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+from importlib.resources import files
+from typing import Any
+
+import yaml
+from jsonschema import Draft202012Validator, ValidationError
+from referencing import Registry, Resource
+
+KUBERNETES_VERSION = "1.32"
+
+_DEFINITIONS_URI = "https://kubernetes.io/api/_definitions.json"  # the $id of _definitions.json
+_OBJECT_META = {"$ref": f"{_DEFINITIONS_URI}#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}
+
+# OpenAPI v3 keywords that mean the same in JSON Schema 2020-12.
+_SAME_IN_JSON_SCHEMA = (
+    "required", "enum", "pattern", "minimum", "maximum", "multipleOf",
+    "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties",
+)
+
+# Built-in kinds that take no namespace: the 1.32 schemas do not record scope.
+_CLUSTER_SCOPED_BUILTINS = frozenset({
+    ("", "Namespace"), ("", "Node"), ("", "PersistentVolume"),
+    ("rbac.authorization.k8s.io", "ClusterRole"), ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+    ("storage.k8s.io", "StorageClass"), ("storage.k8s.io", "CSIDriver"), ("storage.k8s.io", "CSINode"),
+    ("storage.k8s.io", "VolumeAttachment"), ("scheduling.k8s.io", "PriorityClass"),
+    ("node.k8s.io", "RuntimeClass"), ("networking.k8s.io", "IngressClass"),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"), ("apiregistration.k8s.io", "APIService"),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+    ("certificates.k8s.io", "CertificateSigningRequest"),
+})
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+@lru_cache(maxsize=1)
+def _definitions() -> dict[str, Any]:
+    """kubernetes-validate's strict 1.32 `_definitions.json`: every built-in type, by name."""
+    schemas = files("kubernetes_validate") / "kubernetes-json-schema"
+    strict = schemas / f"v{KUBERNETES_VERSION}.0-local-strict" / "_definitions.json"
+    return json.loads(strict.read_text())
+
+
+@lru_cache(maxsize=1)
+def _registry() -> Registry:
+    """A reference registry holding the built-in definitions, for `$ref`s from any schema."""
+    return Resource.from_contents(_definitions()) @ Registry()
+
+
+@lru_cache(maxsize=1)
+def _builtin_kinds() -> dict[tuple[str, str, str], str]:
+    """(group, version, kind) -> definition name, for every built-in top-level kind."""
+    return {
+        (gvk["group"], gvk["version"], gvk["kind"]): name
+        for name, definition in _definitions()["$defs"].items()
+        for gvk in definition.get("x-kubernetes-group-version-kind", ())
+    }
+
+
+@lru_cache(maxsize=1)
+def _crds() -> dict[tuple[str, str], dict[str, Any]]:
+    """(group, kind) -> CRD, for every CRD bundled in `crds/`."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    crds: dict[tuple[str, str], dict[str, Any]] = {}
+    for path in (files("trainstack.schemas") / "crds").iterdir():
+        if path.name.endswith(".yaml"):
+            for crd in yaml.load_all(path.read_text(), Loader=loader):
+                crds[(crd["spec"]["group"], crd["spec"]["names"]["kind"])] = crd
+    return crds
+
+
+def crd_for(api_version: str, kind: str) -> dict[str, Any] | None:
+    """The bundled CRD that defines `kind` in the group of `api_version`, or None."""
+    group, _, _ = api_version.rpartition("/")
+    return _crds().get((group, kind))
+
+
+def _strict(node: dict[str, Any], structural: bool = True) -> dict[str, Any]:
+    """Translate an OpenAPI v3 CRD schema node to JSON Schema that rejects unknown fields.
+
+    `structural` is False inside allOf/anyOf/oneOf/not: their `properties` only restate
+    constraints, so they must not reject fields the structural schema declares.
+    """
+    out = {key: node[key] for key in _SAME_IN_JSON_SCHEMA if key in node}
+    for bound in ("minimum", "maximum"):  # OpenAPI v3.0's boolean exclusiveMinimum/Maximum
+        exclusive = f"exclusive{bound.capitalize()}"
+        if node.get(exclusive) is True and bound in out:
+            out[exclusive] = out.pop(bound)
+    if node.get("x-kubernetes-int-or-string"):
+        types = ["integer", "string"]
+    else:
+        types = [node["type"]] if "type" in node else []
+    if types:
+        out["type"] = [*types, "null"] if node.get("nullable") else types
+    if node.get("x-kubernetes-list-type") == "set":
+        out["uniqueItems"] = True
+    properties = {key: _strict(sub, structural) for key, sub in node.get("properties", {}).items()}
+    if node.get("x-kubernetes-embedded-resource"):
+        properties = {
+            "apiVersion": {"type": "string"}, "kind": {"type": "string"}, **properties, "metadata": _OBJECT_META,
+        }
+    if properties:
+        out["properties"] = properties
+    if "items" in node:
+        out["items"] = _strict(node["items"], structural)
+    extra = node.get("additionalProperties")
+    if isinstance(extra, dict):
+        out["additionalProperties"] = _strict(extra, structural)
+    elif extra is not None:
+        out["additionalProperties"] = extra
+    elif structural and (properties or "object" in types):
+        if not node.get("x-kubernetes-preserve-unknown-fields"):
+            out["additionalProperties"] = False
+    for junctor in ("allOf", "anyOf", "oneOf"):
+        # An int-or-string node's anyOf is always [{type: integer}, {type: string}]: `type` says it.
+        if junctor in node and not (junctor == "anyOf" and node.get("x-kubernetes-int-or-string")):
+            out[junctor] = [_strict(sub, structural=False) for sub in node[junctor]]
+    if "not" in node:
+        out["not"] = _strict(node["not"], structural=False)
+    return out
+
+
+@lru_cache(maxsize=None)
+def _kind(api_version: str, kind: str) -> tuple[Draft202012Validator, bool]:
+    """The validator for one apiVersion and kind, and whether that kind is namespaced.
+
+    Raises LookupError when neither Kubernetes 1.32 nor a bundled CRD serves that kind.
+    """
+    group, _, version = api_version.rpartition("/")
+    crd = crd_for(api_version, kind)
+    if crd is not None:
+        served = {v["name"]: v for v in crd["spec"]["versions"] if v.get("served")}
+        if version not in served:
+            raise LookupError(f"the {kind} CRD serves {', '.join(served)}, not {version}")
+        schema = _strict(served[version]["schema"]["openAPIV3Schema"])
+        schema.setdefault("properties", {})["metadata"] = _OBJECT_META  # the CRD says only `type: object`
+        return Draft202012Validator(schema, registry=_registry()), crd["spec"]["scope"] == "Namespaced"
+    name = _builtin_kinds().get((group, version, kind))
+    if name is None:
+        raise LookupError(
+            f"no schema for {api_version} {kind} in Kubernetes {KUBERNETES_VERSION} or the bundled CRDs"
+        )
+    schema = {"$ref": f"{_DEFINITIONS_URI}#/$defs/{name}"}
+    return Draft202012Validator(schema, registry=_registry()), (group, kind) not in _CLUSTER_SCOPED_BUILTINS
+
+
+def _path(parts: Iterable[str | int]) -> str:
+    """A path like `spec.containers[0].image`, `metadata.labels['app.kubernetes.io/name']` or `(root)`."""
+    path = ""
+    for part in parts:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif _PLAIN_KEY.fullmatch(part):
+            path += f".{part}" if path else part
+        else:
+            path += f"[{part!r}]"
+    return path or "(root)"
+
+
+def _describe(error: ValidationError) -> list[tuple[str, str]]:
+    """(path, message) pairs for one error; an unknown-fields error gives one pair per field."""
+    if error.validator == "additionalProperties" and error.validator_value is False:
+        known = error.schema.get("properties", {})
+        return [
+            (_path([*error.absolute_path, key]), "unknown field") for key in error.instance if key not in known
+        ]
+    return [(_path(error.absolute_path), error.message)]
+
+
+def validate_object(obj: dict[str, Any]) -> list[str]:
+    """Every schema error in one Kubernetes object, as `Kind/name: path: message`; empty when valid."""
+    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    label = f"{kind or '<no kind>'}/{metadata.get('name') or '<no name>'}"
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return [f"{label}: (root): apiVersion and kind must be strings"]
+    try:
+        validator, namespaced = _kind(api_version, kind)
+    except LookupError as error:
+        return [f"{label}: (root): {error}"]
+    problems = [
+        f"{label}: {path}: {message}"
+        for error in validator.iter_errors(obj)
+        for path, message in _describe(error)
+    ]
+    if not namespaced and "namespace" in metadata:
+        problems.append(f"{label}: metadata.namespace: {kind} is cluster-scoped and takes no namespace")
+    return problems

@@ -1,0 +1,53 @@
+"""Find the project and its stacks: `stacks/Pulumi.<stack>.yaml`, read as `pulumi config` would."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from trainstack.config import StackConfig, load
+from trainstack.errors import UnknownStackError
+
+_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+
+
+def project_root() -> Path:
+    """The Pulumi project directory: $TRAINSTACK_ROOT, the nearest Pulumi.yaml above the
+    working directory that names `trainstack`, or the checkout this package runs from."""
+    if env := os.environ.get("TRAINSTACK_ROOT"):
+        return Path(env).resolve()
+    for folder in (Path.cwd(), *Path.cwd().parents):
+        manifest = folder / "Pulumi.yaml"
+        if manifest.is_file() and (yaml.safe_load(manifest.read_text()) or {}).get("name") == "trainstack":
+            return folder
+    return _PACKAGE_ROOT
+
+
+def stacks_dir(root: Path | None = None) -> Path:
+    return (root or project_root()) / "stacks"
+
+
+def stack_names(root: Path | None = None) -> list[str]:
+    """Every stack with a config file, sorted."""
+    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in stacks_dir(root).glob("Pulumi.*.yaml"))
+
+
+def raw_stack_config(stack: str, root: Path | None = None) -> dict[str, Any]:
+    """The `config:` mapping of a stack file, or UnknownStackError naming the known stacks."""
+    path = stacks_dir(root) / f"Pulumi.{stack}.yaml"
+    if not path.is_file():
+        known = ", ".join(stack_names(root)) or "none"
+        raise UnknownStackError(f"unknown stack {stack!r}: no {path}; known stacks: {known}")
+    document = yaml.safe_load(path.read_text()) or {}
+    config = document.get("config") or {}
+    if not isinstance(config, dict):
+        raise UnknownStackError(f"{path}: 'config' must be a mapping")
+    return config
+
+
+def load_stack(stack: str, root: Path | None = None) -> StackConfig:
+    """A stack's validated config (UnknownStackError, or ConfigError listing every problem)."""
+    return load(stack, raw_stack_config(stack, root))

@@ -1,0 +1,53 @@
+"""Shared test helpers: render a stack (or a piece of one) under the mock engine."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from trainstack.config import load
+from trainstack.context import StackContext
+from trainstack.plan import engine
+from trainstack.plan.recorder import Registration
+from trainstack.stacks import raw_stack_config
+
+
+def merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """Deep-merge `changes` into a copy of `base`; a value of None deletes the key."""
+    out = copy.deepcopy(base)
+    for key, value in changes.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def raw_config(stack: str = "a3ultra-405b", **changes: Any) -> dict[str, Any]:
+    """A stack's raw config with changes, keyed like `trainstack_gpuPool=` -> `trainstack:gpuPool`."""
+    return merge(raw_stack_config(stack), {k.replace("_", ":", 1): v for k, v in changes.items()})
+
+
+def render(stack: str = "a3ultra-405b", raw: dict[str, Any] | None = None) -> engine.Rendered:
+    """The whole program of `stack` (or of `raw` under that stack name), offline."""
+    return engine.run(stack, raw if raw is not None else raw_stack_config(stack))
+
+
+def render_with(body: Callable[[StackContext], Any], stack: str = "a3ultra-405b", raw: dict[str, Any] | None = None) -> engine.Rendered:
+    """Run `body(ctx)` alone under the mock engine: for testing one component."""
+    raw = raw if raw is not None else raw_stack_config(stack)
+    config = load(stack, raw)
+    return engine.execute(stack, config, raw, lambda: body(StackContext(stack, config)))
+
+
+def of_type(rendered: engine.Rendered, type_token: str) -> list[Registration]:
+    return [r for r in rendered.registrations if r.type == type_token]
+
+
+def one(rendered: engine.Rendered, type_token: str, name: str | None = None) -> Registration:
+    found = [r for r in of_type(rendered, type_token) if name is None or r.name == name]
+    assert len(found) == 1, f"expected one {type_token} {name or ''}, found {[r.name for r in found]}"
+    return found[0]

@@ -1,0 +1,79 @@
+"""The stack config: the shipped stacks are valid; each invalid config is rejected, clearly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from helpers import merge
+from trainstack.cli import main
+from trainstack.config import StackConfig, duration_seconds, key_path, load
+from trainstack.errors import ConfigError
+from trainstack.stacks import raw_stack_config, stack_names
+
+CORPUS = sorted((Path(__file__).parent / "invalid_configs").glob("*.yaml"))
+
+
+def test_every_shipped_stack_is_valid() -> None:
+    assert "a3ultra-405b" in stack_names()
+    for name in stack_names():
+        assert isinstance(load(name, raw_stack_config(name)), StackConfig)
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=lambda p: p.stem)
+def test_invalid_config_is_rejected_with_its_message(case: Path) -> None:
+    spec = yaml.safe_load(case.read_text())
+    raw = merge(raw_stack_config(spec.get("base", "a3ultra-405b")), spec["changes"])
+    with pytest.raises(ConfigError) as info:
+        load("broken", raw)
+    message = str(info.value)
+    for expected in spec["expect"]:
+        assert expected in message, f"{case.stem}: {expected!r} not in:\n{message}"
+
+
+def test_single_problem_is_one_line() -> None:
+    raw = merge(raw_stack_config("a3ultra-405b"), {"trainstack:workload": {"nodes": 99}})
+    with pytest.raises(ConfigError) as info:
+        load("x", raw)
+    assert info.value.problems == ["trainstack:workload.nodes = 99: exceeds the GPU pool's maximum of 54 nodes (trainstack:gpuPool)"]
+
+
+def test_defaults_a_real_user_wants() -> None:
+    config = load("a3ultra-405b", raw_stack_config("a3ultra-405b"))
+    assert config.cluster.release_channel == "REGULAR"
+    assert config.cluster.private_nodes is True
+    assert config.gpu_pool.upgrade.max_surge == 0 and config.gpu_pool.upgrade.max_unavailable == 1
+    assert config.gpu_zones == ["us-central1-b"] and config.cpu_zones == ["us-central1-b"]
+    assert config.storage.bucket_config.disposable is False
+    assert config.cluster_queue == config.local_queue == "a3-ultra"
+
+
+def test_default_queue_names_follow_the_recipes() -> None:
+    base = raw_stack_config("a3ultra-405b")
+    for machine, queue in (("a3-megagpu-8g", "a3-mega"), ("a3-highgpu-8g", "a3-queue")):
+        raw = merge(base, {"trainstack:gpuPool": {"machineType": machine}, "trainstack:kueue": {"localQueue": None}})
+        assert load("x", raw).local_queue == queue
+
+
+def test_key_path_and_durations() -> None:
+    assert key_path(("trainstack:gpuPool", "zones", 0)) == "trainstack:gpuPool.zones[0]"
+    assert duration_seconds("1h30m") == 5400 and duration_seconds("90s") == 90
+
+
+def test_cli_validate_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = CliRunner()
+    ok = runner.invoke(main, ["validate", "a3ultra-405b"])
+    assert ok.exit_code == 0 and "432 GPUs" in ok.output
+    (tmp_path / "Pulumi.yaml").write_text("name: trainstack\n")
+    (tmp_path / "stacks").mkdir()
+    bad = merge(raw_stack_config("a3ultra-405b"), {"trainstack:workload": {"nodes": 99}})
+    (tmp_path / "stacks" / "Pulumi.bad.yaml").write_text(yaml.safe_dump({"config": bad}))
+    monkeypatch.setenv("TRAINSTACK_ROOT", str(tmp_path))
+    result = runner.invoke(main, ["validate", "bad"])
+    assert result.exit_code == 2
+    assert "trainstack:workload.nodes = 99" in result.output
+    unknown = runner.invoke(main, ["validate", "nope"])
+    assert unknown.exit_code == 2 and "unknown stack 'nope'" in unknown.output and "known stacks: bad" in unknown.output
