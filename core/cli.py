@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import click
 
@@ -84,17 +84,14 @@ def plan_command(stacks: tuple[str, ...], all_stacks: bool, out: Path | None, fm
         click.echo(describe(plan, target, fmt))
 
 
-def _register_optional(group: click.Group) -> None:
-    """Add the command groups that live in their own modules."""
-    for module, attr in (("trainstack.reports.metrics_cli", "metrics"),):
-        try:
-            command: Any = getattr(__import__(module, fromlist=[attr]), attr)
-        except (ImportError, AttributeError):
-            continue
-        group.add_command(command)
+def _add_groups() -> None:
+    """Command groups that live beside the code they drive."""
+    from trainstack.reports.metrics_cli import metrics
+
+    main.add_command(metrics)
 
 
-_register_optional(main)
+_add_groups()
 
 
 if __name__ == "__main__":

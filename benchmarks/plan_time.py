@@ -1,0 +1,99 @@
+"""Plan wall time against its floor, per stack, and plan time as the GPU pool grows.
+
+The floor is a fresh interpreter that imports pulumi and touches every provider resource class
+the stack's plan uses (the providers load lazily, module by module: that load dominates).
+Each figure is the best of `--repeat` fresh interpreters, so caches and noise do not flatter it.
+
+    python benchmarks/plan_time.py [STACK ...] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+
+PLAN = """
+import sys, json
+from trainstack.plan.plan import render
+from trainstack.stacks import raw_stack_config
+raw = raw_stack_config({stack!r})
+for k, v in json.loads({changes!r}).items():
+    raw[k] = {{**raw.get(k, {{}}), **v}}
+render({stack!r}, raw)
+"""
+
+CLASSES = """
+import json
+from trainstack.plan.plan import render
+from trainstack.plan.inputcheck import args_class
+from trainstack.stacks import raw_stack_config
+plan = render({stack!r}, raw_stack_config({stack!r}))
+paths = set()
+for r in plan.resources:
+    if not r["custom"]:
+        continue
+    if r["type"].startswith("kubernetes:") and r["type"].split(":")[1].split("/")[0].count(".") and not r["type"].startswith("kubernetes:helm.sh"):
+        paths.add(("pulumi_kubernetes.apiextensions", "CustomResource"))
+        continue
+    cls = args_class(r["type"])
+    if cls is None:
+        module, _, name = r["type"].partition(":")[2].rpartition(":")
+        group, _, version = module.partition("/")
+        paths.add((f"pulumi_kubernetes.{{group}}.{{version}}", name))
+    else:
+        paths.add((cls.__module__.rsplit(".", 1)[0] if cls.__module__.count(".") > 1 else cls.__module__, cls.__name__[:-4]))
+print(json.dumps(sorted(paths)))
+"""
+
+FLOOR = """
+import importlib, json
+import pulumi
+for module, name in json.loads({paths!r}):
+    getattr(importlib.import_module(module), name)
+"""
+
+
+def wall(code: str, repeat: int) -> float:
+    """Best wall time of `code` over `repeat` fresh interpreters."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def classes(stack: str) -> str:
+    out = subprocess.run([sys.executable, "-c", CLASSES.format(stack=stack)], check=True, capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("stacks", nargs="*")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--growth-stack", default="a3ultra-405b")
+    args = parser.parse_args()
+    from trainstack.stacks import stack_names
+
+    stacks = args.stacks or stack_names()
+    print(f"{'stack':<22} {'plan s':>8} {'floor s':>8} {'ratio':>6}")
+    for stack in stacks:
+        plan = wall(PLAN.format(stack=stack, changes="{}"), args.repeat)
+        floor = wall(FLOOR.format(paths=classes(stack)), args.repeat)
+        print(f"{stack:<22} {plan:>8.2f} {floor:>8.2f} {plan / floor:>6.2f}")
+
+    print(f"\nplan time by GPU pool size ({args.growth_stack})")
+    base = None
+    for nodes in (2, 100, 1000):
+        changes = {"trainstack:gpuPool": {"nodeCount": nodes}, "trainstack:workload": {"nodes": nodes}}
+        t = wall(PLAN.format(stack=args.growth_stack, changes=json.dumps(changes)), args.repeat)
+        base = base or t
+        print(f"  {nodes:>5} nodes  {t:>6.2f} s  x{t / base:.2f}")
+
+
+if __name__ == "__main__":
+    main()
