@@ -77,3 +77,23 @@ def test_cli_validate_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert "trainstack:workload.nodes = 99" in result.output
     unknown = runner.invoke(main, ["validate", "nope"])
     assert unknown.exit_code == 2 and "unknown stack 'nope'" in unknown.output and "known stacks: bad" in unknown.output
+
+
+def test_pulumi_up_reports_bad_config_as_a_clean_run_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under the Pulumi CLI the program reads its config from the engine: a bad one is a RunError
+    (printed without a traceback), raised before anything is built."""
+    import pulumi
+
+    from trainstack import program
+    from trainstack.plan import engine
+
+    built: list[object] = []
+    monkeypatch.setattr(program, "build", built.append)
+    good = raw_stack_config("a3ultra-405b")
+    bad = merge(good, {"trainstack:workload": {"nodes": 99}, "trainstack:gpuPool": {"nodeCout": 1}})
+    with pytest.raises(pulumi.RunError) as info:
+        engine.execute("a3ultra-405b", load("a3ultra-405b", good), bad, program.main)
+    assert "trainstack:gpuPool.nodeCout: unknown key" in str(info.value)
+    assert built == []
+    engine.execute("a3ultra-405b", load("a3ultra-405b", good), good, program.main)
+    assert len(built) == 1  # the same path with a good config builds

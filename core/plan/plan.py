@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from trainstack.errors import TrainstackError
 from trainstack.plan import engine, inputcheck
 from trainstack.plan.recorder import Registration
 from trainstack.reports.cost import CostEstimate, estimate
+from trainstack.reports.critical_path import CriticalPath, critical_path
 
 PLAN_FORMAT = 1
 _NOT_OBJECTS = ("kubernetes:helm.sh/", "pulumi:providers:")
@@ -33,15 +35,20 @@ class Plan:
     resources: list[dict[str, Any]]
     outputs: dict[str, Any]
 
-    @property
+    @cached_property
     def cost(self) -> CostEstimate:
         return estimate(self.resources)
+
+    @cached_property
+    def critical_path(self) -> CriticalPath:
+        return critical_path(self.resources)
 
     def summary(self) -> dict[str, Any]:
         return {
             "resources": len(self.resources),
             "byType": dict(sorted(Counter(r["type"] for r in self.resources).items())),
             "cost": self.cost.to_dict(),
+            "criticalPath": self.critical_path.to_dict(),
         }
 
     def to_dict(self) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from trainstack import catalog
 from trainstack.plan.plan import Plan
 
 
@@ -18,7 +19,7 @@ def _rows(plan: Plan) -> list[tuple[str, str]]:
         ("GPU nodes", str(cost.gpu_nodes)),
         ("GPUs", str(cost.gpus)),
         ("CPU nodes", str(cost.cpu_nodes)),
-        ("est. cost per hour", f"{usd} (list prices as of {plan.cost.to_dict()['pricesAsOf']}, an estimate)"),
+        ("est. cost per hour", f"{usd} (list prices as of {catalog.PRICES_AS_OF}, an estimate)"),
     ]
 
 
@@ -33,10 +34,10 @@ def describe(plan: Plan, out: Path, fmt: str) -> str:
         lines += [f"| {k} | {v} |" for k, v in _rows(plan)]
         lines += ["", "| resource type | count |", "|---|---:|"]
         lines += [f"| `{t}` | {n} |" for t, n in by_type.items()]
-        return "\n".join(lines)
+        return "\n".join(lines + ["", plan.critical_path.to_markdown()])
     width = max(len(t) for t in by_type) if by_type else 10
     lines = [f"plan of {plan.stack} -> {out}", ""]
     lines += [f"  {k:<20} {v}" for k, v in _rows(plan)]
     lines += ["", f"  {'resource type':<{width}}  count"]
     lines += [f"  {t:<{width}}  {n:>5}" for t, n in by_type.items()]
-    return "\n".join(lines)
+    return "\n".join(lines + ["", plan.critical_path.to_table()])
