@@ -137,6 +137,7 @@ class Machine:
         mtu: MTU of the extra networks.
         compact_placement: whether GKE supports a COMPACT placement policy for the pool.
         hourly_usd: list on-demand price per node-hour (estimate, see PRICES_AS_OF).
+        boot_disk_type: the boot disk type the machine attaches.
     """
 
     name: str
@@ -152,6 +153,7 @@ class Machine:
     mtu: int
     compact_placement: bool
     hourly_usd: float
+    boot_disk_type: str = "pd-balanced"
 
     @property
     def extra_nics(self) -> int:
@@ -167,7 +169,8 @@ class Machine:
 # bundled local SSD, NIC counts); cloud.google.com/kubernetes-engine/docs/how-to/
 # gpu-bandwidth-gpudirect-tcpx (A3 High: 4 extra NICs; A3 Mega: 8; MTU 8244) and
 # /gpu-bandwidth-gpudirect-rdma (A3 Ultra: 1 extra gVNIC + 8 RDMA NICs, MTU 8896);
-# cloud.google.com/kubernetes-engine/docs/how-to/gpus (accelerator label values).
+# cloud.google.com/kubernetes-engine/docs/how-to/gpus (accelerator label values); A3 Ultra VMs
+# attach Hyperdisk only ("supported disk types" in the accelerator-optimized machines page).
 MACHINES: dict[str, Machine] = {
     m.name: m
     for m in (
@@ -185,6 +188,7 @@ MACHINES: dict[str, Machine] = {
             mtu=8896,
             compact_placement=True,
             hourly_usd=84.81,
+            boot_disk_type="hyperdisk-balanced",
         ),
         Machine(
             name="a3-megagpu-8g",
@@ -258,6 +262,7 @@ class CpuMachine:
     vcpus: int
     memory_gb: int
     hourly_usd: float
+    boot_disk_type: str = "pd-balanced"
 
 
 # cloud.google.com/compute/docs/general-purpose-machines (shapes); prices as above.
@@ -368,6 +373,10 @@ IMAGES: dict[str, Image] = {
     "nemofw-training-23.05": Image("nvcr.io/ea-bignlp/nemofw-training", "23.05-py3"),
     "pytorch-23.05": Image("nvcr.io/nvidia/pytorch", "23.05-py3"),
     "cloud-sdk": Image("gcr.io/google.com/cloudsdktool/google-cloud-cli", "502.0.0-slim"),
+    # Runs `nsenter` into the host for the TCPXO node setup (aperture devices, import-helper);
+    # container-engine-accelerators gpudirect-tcpxo/nccl-tcpxo-installer.yaml uses unpinned
+    # `ubuntu`, pinned here to the current LTS (GKE pulls Docker Hub through mirror.gcr.io).
+    "node-setup": Image("ubuntu", "24.04"),
     # (new pinned images go above this line, each with its source in a comment)
 }
 

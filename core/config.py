@@ -8,6 +8,7 @@ reports the key as the user writes it; `load` collects every violation into one 
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal
@@ -137,6 +138,26 @@ class NetworkConfig(Section):
     # Extra GPU NIC subnets are carved from this /16 as consecutive /24s.
     gpu_nic_cidr: Annotated[Cidr, _pattern(r".*/16", "must be a /16; GPU NIC subnets are carved from it as /24s")] = "192.168.0.0/16"
 
+    @model_validator(mode="after")
+    def _rules(self) -> NetworkConfig:
+        ranges = {"gpuNicCidr": self.gpu_nic_cidr}
+        if self.existing is None:  # the primary ranges are ours only when we create the VPC
+            ranges = {"subnetCidr": self.subnet_cidr, "podsCidr": self.pods_cidr, "servicesCidr": self.services_cidr, **ranges}
+        problems = []
+        nets: dict[str, ipaddress.IPv4Network] = {}
+        for key, value in ranges.items():
+            try:
+                nets[key] = ipaddress.IPv4Network(value)
+            except ValueError:
+                problems.append(((key,), value, "is not a network address: host bits are set or an octet exceeds 255"))
+        keys = list(nets)
+        for i, key in enumerate(keys):
+            for other in keys[:i]:
+                if nets[key].overlaps(nets[other]):
+                    problems.append(((key,), ranges[key], f"overlaps {other} ({ranges[other]})"))
+        _rule_errors("NetworkConfig", problems)
+        return self
+
 
 class Autoscaling(Section):
     min_nodes: Annotated[int, Field(ge=0)] = 0
@@ -248,8 +269,16 @@ class GpuPoolConfig(Section):
                 problems.append((("provisioning",), "flex-start", "compact placement excludes flex-start (queued) provisioning"))
             if machine and not machine.compact_placement:
                 problems.append((("placement",), "compact", f"{machine.name} does not support compact placement"))
-        if self.provisioning == "flex-start" and self.reservation.affinity == "specific":
-            problems.append((("reservation", "affinity"), "specific", "flex-start capacity cannot consume a reservation"))
+        if self.provisioning == "flex-start" and self.reservation.affinity != "none":
+            problems.append(
+                (("reservation", "affinity"), self.reservation.affinity, "flex-start capacity cannot consume a reservation; set affinity: none")
+            )
+        if machine and machine.rdma_subnets and self.zones is not None and len(self.zones) != 1:
+            problems.append((("zones",), self.zones, f"{machine.name} needs exactly one zone: its RDMA VPC is bound to one zone's RoCE profile"))
+        if self.node_count and self.zones and self.node_count % len(self.zones):
+            problems.append(
+                (("nodeCount",), self.node_count, f"must be a multiple of the number of zones ({len(self.zones)}); GKE puts nodeCount/zones nodes in each zone")
+            )
         if self.provisioning == "spot" and self.reservation.affinity == "specific":
             problems.append((("reservation", "affinity"), "specific", "spot nodes cannot consume a reservation"))
         if self.provisioning == "flex-start" and self.autoscaling is None:
@@ -269,6 +298,17 @@ class CpuPoolConfig(Section):
     machine_type: CpuMachineName = "e2-standard-8"
     node_count: Annotated[int, Field(ge=1, le=100)] = 2
     zones: list[str] | None = None  # defaults to the GPU pool's zones
+    boot_disk_gb: Annotated[int, Field(ge=10, le=65536)] = 100
+
+    @model_validator(mode="after")
+    def _rules(self) -> CpuPoolConfig:
+        _rule_errors(
+            "CpuPoolConfig",
+            [(("nodeCount",), self.node_count, f"must be a multiple of the number of zones ({len(self.zones)}); GKE puts nodeCount/zones nodes in each zone")]
+            if self.zones and self.node_count % len(self.zones)
+            else [],
+        )
+        return self
 
 
 class BucketConfig(Section):
@@ -348,18 +388,36 @@ class StorageConfig(Section):
 class BuildConfig(Section):
     """A Cloud Build of the workload image from a build context in this repository."""
 
-    context: str  # a directory relative to the repository root
-    dockerfile: str = "Dockerfile"
+    # A directory relative to the repository root holding a Dockerfile (`images/<name>`).
+    context: Annotated[
+        str, _pattern(r"(?!.*(^|/)\.\.?(/|$))[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*", "must be a relative path inside the repository, such as images/nemo-24.07")
+    ]
     image_name: K8sName
     tag: Annotated[str, _pattern(r"[\w][\w.-]{0,127}", "must be a valid image tag")]
     machine_type: CpuMachineName = "e2-highcpu-32"
     timeout: Duration = "2h"
 
+    @model_validator(mode="after")
+    def _rules(self) -> BuildConfig:
+        _rule_errors(
+            "BuildConfig",
+            [(("machineType",), self.machine_type, f"is not a Cloud Build machine type; use one of {', '.join(sorted(CLOUD_BUILD_MACHINES))}")]
+            if self.machine_type not in CLOUD_BUILD_MACHINES
+            else [],
+        )
+        return self
+
+
+# The machine types `gcloud builds submit --machine-type` accepts (Cloud Build BuildOptions.MachineType).
+CLOUD_BUILD_MACHINES = frozenset({"e2-medium", "e2-highcpu-8", "e2-highcpu-32", "n1-highcpu-8", "n1-highcpu-32"})
+
 
 class ImageConfig(Section):
     """`trainstack:image`: the Artifact Registry repository, and a build or a prebuilt image."""
 
-    repository: K8sName = "trainstack"
+    # The Artifact Registry repository a build pushes to; defaults to `<cluster name>-images`, so
+    # stacks sharing a project never contend for one repository's lifecycle.
+    repository: K8sName | None = None
     build: BuildConfig | None = None
     prebuilt: str | None = None
 
@@ -375,10 +433,22 @@ class ImageConfig(Section):
 
 
 class Requeuing(Section):
+    """How Kueue requeues a workload evicted for not getting its pods ready in time."""
+
     timestamp: Literal["Eviction", "Creation"] = "Eviction"
-    backoff_limit_count: Annotated[int, Field(ge=0)] | None = None
+    backoff_limit_count: Annotated[int, Field(ge=0)] | None = None  # None: requeue forever
     backoff_base_seconds: Annotated[int, Field(ge=1)] = 60
     backoff_max_seconds: Annotated[int, Field(ge=1)] = 3600
+
+    @model_validator(mode="after")
+    def _rules(self) -> Requeuing:
+        _rule_errors(
+            "Requeuing",
+            [(("backoffMaxSeconds",), self.backoff_max_seconds, f"must be at least backoffBaseSeconds ({self.backoff_base_seconds})")]
+            if self.backoff_max_seconds < self.backoff_base_seconds
+            else [],
+        )
+        return self
 
 
 class WaitForPodsReady(Section):
@@ -388,6 +458,16 @@ class WaitForPodsReady(Section):
     recovery_timeout: Duration | None = None  # Kueue defaults it to `timeout`; "0s" disables
     block_admission: bool = True
     requeuing_strategy: Requeuing = Requeuing()
+
+    @model_validator(mode="after")
+    def _rules(self) -> WaitForPodsReady:
+        _rule_errors(
+            "WaitForPodsReady",
+            [(("timeout",), self.timeout, "must be longer than 0s; Kueue rejects a zero timeout (omit waitForPodsReady to turn it off)")]
+            if duration_seconds(self.timeout) <= 0
+            else [],
+        )
+        return self
 
 
 class PriorityClass(Section):
@@ -407,6 +487,17 @@ class KueueConfig(Section):
         PriorityClass(name="training-high", value=1000, description="Production training"),
         PriorityClass(name="training-low", value=100, description="Benchmarks and experiments"),
     ]
+
+    @model_validator(mode="after")
+    def _rules(self) -> KueueConfig:
+        seen: set[str] = set()
+        problems = []
+        for i, priority_class in enumerate(self.priority_classes):
+            if priority_class.name in seen:
+                problems.append((("priorityClasses", i, "name"), priority_class.name, "is already used by another priority class"))
+            seen.add(priority_class.name)
+        _rule_errors("KueueConfig", problems)
+        return self
 
 
 class Profiling(Section):
@@ -440,13 +531,51 @@ class TopologyRequest(Section):
 
 
 class Resiliency(Section):
-    """The resiliency supervisor (recipe 000)."""
+    """The resiliency supervisor (recipe 000): host monitors report faults, the controller
+    hot-swaps faulty nodes and restarts or rescales the job by data-parallel replicas."""
 
     enabled: bool = False
     heartbeat_polling_period_s: Annotated[int, Field(ge=1)] = 15
     heartbeat_timeout_s: Annotated[int, Field(ge=1)] = 30
-    max_in_job_restarts: Annotated[int, Field(ge=0)] = 0
-    nodes_per_data_parallel_replica: Annotated[int, Field(ge=1)] | None = None
+    max_in_job_restarts: Annotated[int, Field(ge=0)] = 0  # in-process restarts; 0 disables them
+    max_workload_restarts: Annotated[int, Field(ge=0)] = 0  # 0: hot-swap a faulty node at once
+    nodes_per_data_parallel_replica: Annotated[int, Field(ge=1)] | None = None  # default: all nodes
+    min_data_parallel_replicas: Annotated[int, Field(ge=1)] = 1  # the job shrinks down to this
+    workload_scaling: bool = True  # drop/add whole data-parallel replicas as nodes fail/return
+    pod_termination_threshold_s: Annotated[int, Field(ge=1)] = 60
+    workload_downtime_threshold_s: Annotated[int, Field(ge=1)] = 180
+
+
+class Parallelism(Section):
+    """How the model is split across GPUs (Megatron-style); unset keys keep the framework's default."""
+
+    tensor: Annotated[int, Field(ge=1)] = 1
+    pipeline: Annotated[int, Field(ge=1)] = 1
+    virtual_pipeline: Annotated[int, Field(ge=2)] | None = None
+    context: Annotated[int, Field(ge=1)] = 1
+    sequence_parallel: bool = False
+
+    @model_validator(mode="after")
+    def _rules(self) -> Parallelism:
+        problems = []
+        if self.virtual_pipeline is not None and self.pipeline == 1:
+            problems.append((("virtualPipeline",), self.virtual_pipeline, "interleaving needs pipeline > 1"))
+        if self.sequence_parallel and self.tensor == 1:
+            problems.append((("sequenceParallel",), True, "sequence parallelism needs tensor > 1"))
+        _rule_errors("Parallelism", problems)
+        return self
+
+    @property
+    def model_parallel_size(self) -> int:
+        """GPUs one model replica spans."""
+        return self.tensor * self.pipeline * self.context
+
+
+class Dataset(Section):
+    """Training data copied from Cloud Storage to node-local disk before the job starts."""
+
+    source: Annotated[str, _pattern(r"gs://[a-z0-9][-a-z0-9_.]*[a-z0-9](/\S*)?", "must be a gs:// URI")]
+    path: Annotated[str, _pattern(r"/[^\s]*", "must be an absolute path")] = "/data"
 
 
 class WorkloadConfig(Section):
@@ -466,8 +595,11 @@ class WorkloadConfig(Section):
     profiling: Profiling = Profiling()
     overrides: list[str] = []
     env: dict[str, str] = {}
-    max_restarts: Annotated[int, Field(ge=0)] = 0
-    topology: TopologyRequest = TopologyRequest()
+    max_restarts: Annotated[int, Field(ge=0)] = 0  # whole-job restarts (JobSet) or pod retries (Job)
+    controller: Literal["jobset", "job"] = "jobset"  # a JobSet, or an Indexed batch Job + Service
+    topology: TopologyRequest | None = TopologyRequest()  # None: no Topology Aware Scheduling
+    parallelism: Parallelism | None = None  # None: the framework's own default split
+    dataset: Dataset | None = None
     shared_memory: Quantity = "250Gi"
     resiliency: Resiliency = Resiliency()
     tensorboard: bool = False
@@ -482,8 +614,42 @@ class WorkloadConfig(Section):
         for i, override in enumerate(self.overrides):
             if "=" not in override:
                 problems.append((("overrides", i), override, "must be key=value"))
+        # Pod hostnames are `<name>-workload-0-<index>` (JobSet) or `<name>-<index>` (Job): DNS labels.
+        hostname = f"{self.name}-workload-0-{self.nodes - 1}" if self.controller == "jobset" else f"{self.name}-{self.nodes - 1}"
+        if len(hostname) > 63:
+            problems.append((("name",), self.name, f"is too long for {self.nodes} nodes: pod hostname {hostname!r} exceeds 63 characters"))
+        if self.resiliency.enabled and self.controller != "jobset":
+            problems.append((("controller",), self.controller, "the resiliency supervisor acts on JobSets; use controller: jobset"))
         _rule_errors("WorkloadConfig", problems)
         return self
+
+    def replica_problems(self) -> list[tuple[tuple[str | int, ...], Any, str]]:
+        """How the supervisor's data-parallel replicas fail to fit `nodes` (keys relative to
+        `trainstack:workload`). Checked with the cross-section rules, after `nodes` is known
+        to fit the GPU pool, so that a wrong node count reports the pool's limit first."""
+        resiliency = self.resiliency
+        if not resiliency.enabled:
+            return []
+        problems: list[tuple[tuple[str | int, ...], Any, str]] = []
+        per_replica = self.nodes_per_data_parallel_replica
+        if self.nodes % per_replica:
+            problems.append(
+                (("resiliency", "nodesPerDataParallelReplica"), per_replica, f"must divide nodes ({self.nodes}) into whole data-parallel replicas")
+            )
+        elif resiliency.min_data_parallel_replicas > self.nodes // per_replica:
+            problems.append(
+                (("resiliency", "minDataParallelReplicas"), resiliency.min_data_parallel_replicas, f"must not exceed the {self.nodes // per_replica} replicas {self.nodes} nodes hold")
+            )
+        return problems
+
+    @property
+    def nodes_per_data_parallel_replica(self) -> int:
+        """Nodes one data-parallel replica spans (all nodes unless the supervisor says otherwise)."""
+        return self.resiliency.nodes_per_data_parallel_replica or self.nodes
+
+    @property
+    def data_parallel_replicas(self) -> int:
+        return self.nodes // self.nodes_per_data_parallel_replica
 
 
 # ---------------------------------------------------------------------------------------------
@@ -525,6 +691,12 @@ class StackConfig(BaseModel):
             for i, zone in enumerate(zones or []):
                 if not zone.startswith(self.region + "-"):
                     yield (section, "zones", i), zone, f"must be a zone of gcp:region ({self.region})"
+        if self.cpu_pool.zones is None and self.cpu_pool.node_count % len(self.gpu_zones):
+            yield (
+                ("trainstack:cpuPool", "nodeCount"),
+                self.cpu_pool.node_count,
+                f"must be a multiple of the number of zones it inherits from the GPU pool ({len(self.gpu_zones)}); set trainstack:cpuPool.zones or change nodeCount",
+            )
         bucket = self.storage.bucket
         if self.storage.kind == "gcs" and bucket and bucket.location and bucket.hierarchical_namespace:
             if bucket.location.lower() != self.region:

@@ -28,15 +28,24 @@ def _decode(value: str) -> Any:
     return value
 
 
+def validate(stack: str, raw: dict[str, Any]) -> StackContext:
+    """Every check that needs no engine: the config model, then the rules that read the
+    checkout. Raises ConfigError listing each problem; nothing has been registered yet."""
+    from trainstack import infra
+
+    ctx = StackContext(stack, load(stack, raw))
+    infra.check(ctx)
+    return ctx
+
+
 def main() -> None:
     """Entry point of `__main__.py`: validate the config, then build the stack."""
-    stack = pulumi.get_stack()
     try:
-        config = load(stack, raw_config())
+        ctx = validate(pulumi.get_stack(), raw_config())
     except ConfigError as exc:
         # RunError ends the program with this message and no traceback.
         raise pulumi.RunError(str(exc)) from None
-    build(StackContext(stack, config))
+    build(ctx)
 
 
 def build(ctx: StackContext) -> None:

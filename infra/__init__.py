@@ -7,6 +7,11 @@ from trainstack.infra import gcp, kubernetes
 from trainstack.infra.platform import Platform
 
 
+def check(ctx: StackContext) -> None:
+    """Rules beyond the config model (they read the checkout); ConfigError before any resource."""
+    gcp.check(ctx)
+
+
 def build(ctx: StackContext) -> Platform:
     """Register the platform's resources and return what a workload needs."""
     gcp_layer = gcp.build(ctx)

@@ -59,6 +59,8 @@ class GcpPlatform:
         nfs_disk_name: the PD for the NFS server (kind nfs), else None.
         image: the workload image reference (digest-pinned when built here).
         outputs: stack outputs this layer contributes.
+        cpu_pool: the CPU pool the controllers run on; Kubernetes objects placed there wait
+            for it alone, not for a GPU pool that may take long to fill (None: every pool).
     """
 
     cluster: pulumi.Resource
@@ -74,6 +76,7 @@ class GcpPlatform:
     filestore_share: str | None = None
     nfs_disk_name: pulumi.Output[str] | None = None
     outputs: dict[str, Any] = field(default_factory=dict)
+    cpu_pool: pulumi.Resource | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,9 @@ class KubernetesPlatform:
         network_names: the Kubernetes Network names of the extra NICs, in interface order.
         ready: resources a workload must wait for (controllers, queue, claim, networks).
         outputs: stack outputs this layer contributes.
+        topology_aware: whether the queue places jobs with Topology Aware Scheduling; a job
+            may request a topology (`kueue.x-k8s.io/podset-*-topology`) only then, else Kueue
+            never admits it.
     """
 
     provider: pulumi.ProviderResource
@@ -99,6 +105,7 @@ class KubernetesPlatform:
     network_names: list[str]
     ready: list[pulumi.Resource]
     outputs: dict[str, Any] = field(default_factory=dict)
+    topology_aware: bool = True
 
 
 @dataclass(frozen=True)

@@ -35,10 +35,10 @@ def test_invalid_config_is_rejected_with_its_message(case: Path) -> None:
 
 
 def test_single_problem_is_one_line() -> None:
-    raw = merge(raw_stack_config("a3ultra-405b"), {"trainstack:workload": {"nodes": 99}})
+    raw = merge(raw_stack_config("a3ultra-405b"), {"trainstack:workload": {"nodes": 72}})
     with pytest.raises(ConfigError) as info:
         load("x", raw)
-    assert info.value.problems == ["trainstack:workload.nodes = 99: exceeds the GPU pool's maximum of 54 nodes (trainstack:gpuPool)"]
+    assert info.value.problems == ["trainstack:workload.nodes = 72: exceeds the GPU pool's maximum of 54 nodes (trainstack:gpuPool)"]
 
 
 def test_defaults_a_real_user_wants() -> None:
@@ -69,12 +69,12 @@ def test_cli_validate_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert ok.exit_code == 0 and "432 GPUs" in ok.output
     (tmp_path / "Pulumi.yaml").write_text("name: trainstack\n")
     (tmp_path / "stacks").mkdir()
-    bad = merge(raw_stack_config("a3ultra-405b"), {"trainstack:workload": {"nodes": 99}})
+    bad = merge(raw_stack_config("a3ultra-405b"), {"trainstack:workload": {"nodes": 72}})
     (tmp_path / "stacks" / "Pulumi.bad.yaml").write_text(yaml.safe_dump({"config": bad}))
     monkeypatch.setenv("TRAINSTACK_ROOT", str(tmp_path))
     result = runner.invoke(main, ["validate", "bad"])
     assert result.exit_code == 2
-    assert "trainstack:workload.nodes = 99" in result.output
+    assert "trainstack:workload.nodes = 72" in result.output
     unknown = runner.invoke(main, ["validate", "nope"])
     assert unknown.exit_code == 2 and "unknown stack 'nope'" in unknown.output and "known stacks: bad" in unknown.output
 
@@ -90,7 +90,7 @@ def test_pulumi_up_reports_bad_config_as_a_clean_run_error(monkeypatch: pytest.M
     built: list[object] = []
     monkeypatch.setattr(program, "build", built.append)
     good = raw_stack_config("a3ultra-405b")
-    bad = merge(good, {"trainstack:workload": {"nodes": 99}, "trainstack:gpuPool": {"nodeCout": 1}})
+    bad = merge(good, {"trainstack:workload": {"nodes": 72}, "trainstack:gpuPool": {"nodeCout": 1}})
     with pytest.raises(pulumi.RunError) as info:
         engine.execute("a3ultra-405b", load("a3ultra-405b", good), bad, program.main)
     assert "trainstack:gpuPool.nodeCout: unknown key" in str(info.value)

@@ -19,7 +19,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from trainstack import program
-from trainstack.config import StackConfig, load
+from trainstack.config import StackConfig
 from trainstack.plan.fake_gcp import FakeGcp
 from trainstack.plan.recorder import SECRET, RecordingMonitor, Registration, redact
 
@@ -38,7 +38,7 @@ class Rendered:
 
 def run(stack: str, raw: dict[str, Any]) -> Rendered:
     """Validate `raw` (ConfigError before anything registers), then run the program offline."""
-    return execute(stack, load(stack, raw), raw, program.main)
+    return execute(stack, program.validate(stack, raw).config, raw, program.main)
 
 
 def execute(stack: str, config: StackConfig, raw: dict[str, Any], body: Callable[[], Any]) -> Rendered:

@@ -56,15 +56,15 @@ class FakeGcp(mocks.Mocks):
 
     # -- provider functions -----------------------------------------------------------------
 
-    def call(self, args: mocks.MockCallArgs) -> tuple[dict[str, Any], None]:
+    def call(self, args: mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         a = dict(args.args)
         if args.token == "gcp:organizations/getProject:getProject":
-            return {"projectId": a.get("projectId", self.project), "number": self.project_number, "name": self.project}, None
+            return {"projectId": a.get("projectId", self.project), "number": self.project_number, "name": self.project}, []
         if args.token == "gcp:organizations/getClientConfig:getClientConfig":
-            return {"project": self.project, "region": self.region, "zone": self.zone, "accessToken": "fake-token", "id": "fake"}, None
+            return {"project": self.project, "region": self.region, "zone": self.zone, "accessToken": "fake-token", "id": "fake"}, []
         if args.token == "gcp:container/getCluster:getCluster":
-            return self._cluster_state(a.get("name", "cluster"), a.get("location", self.region)), None
-        return a, None
+            return self._cluster_state(a.get("name", "cluster"), a.get("location", self.region)), []
+        return a, []
 
     def _cluster_state(self, name: str, location: str) -> dict[str, Any]:
         ca = base64.b64encode(f"-----BEGIN CERTIFICATE-----\nFAKE CA {name}\n-----END CERTIFICATE-----\n".encode()).decode()

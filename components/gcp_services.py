@@ -1,0 +1,67 @@
+"""The Google Cloud APIs a stack calls, enabled once and never disabled on destroy."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_gcp as gcp
+
+# Service names, so callers say `ProjectServices.need(CONTAINER)` rather than spell hosts.
+CONTAINER = "container.googleapis.com"
+COMPUTE = "compute.googleapis.com"
+FILESTORE = "file.googleapis.com"
+ARTIFACT_REGISTRY = "artifactregistry.googleapis.com"
+CLOUD_BUILD = "cloudbuild.googleapis.com"
+STORAGE = "storage.googleapis.com"
+IAM = "iam.googleapis.com"
+LOGGING = "logging.googleapis.com"
+MONITORING = "monitoring.googleapis.com"
+CLOUD_RESOURCE_MANAGER = "cloudresourcemanager.googleapis.com"  # project IAM, project lookups
+
+
+@dataclass(frozen=True)
+class ProjectServicesArgs:
+    """Arguments of ProjectServices.
+
+    Attributes:
+        project: the project the APIs are enabled in.
+        services: API service names (`container.googleapis.com`); order does not matter.
+    """
+
+    project: str
+    services: Sequence[str]
+
+
+class ProjectServices(pulumi.ComponentResource):
+    """Enables APIs in a project. Destroying the stack leaves them enabled: other workloads in
+    the project may use them, and disabling an API can delete that API's resources."""
+
+    services: dict[str, gcp.projects.Service]
+
+    def __init__(self, name: str, args: ProjectServicesArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("trainstack:gcp:ProjectServices", name, None, opts)
+        self.services = {
+            service: gcp.projects.Service(
+                service.split(".", 1)[0],
+                project=args.project,
+                service=service,
+                disable_on_destroy=False,
+                disable_dependent_services=False,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            for service in sorted(set(args.services))
+        }
+        self.register_outputs({"services": sorted(self.services)})
+
+    def need(self, *services: str) -> list[pulumi.Resource]:
+        """The Service resources a resource calling `services` must wait for.
+
+        Raises KeyError naming the service if it was not enabled here: a resource that calls an
+        API this stack never enables is a wiring bug, caught before anything registers.
+        """
+        missing = sorted(set(services) - set(self.services))
+        if missing:
+            raise KeyError(f"APIs not enabled by this stack: {', '.join(missing)}")
+        return [self.services[s] for s in services]

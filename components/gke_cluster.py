@@ -1,0 +1,202 @@
+"""The GKE Standard cluster: regional, VPC-native, private nodes, Workload Identity."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_gcp as gcp
+import yaml
+
+from trainstack.components.gcp_network import NetworkRef
+
+AUTH_PLUGIN = "gke-gcloud-auth-plugin"
+
+
+@dataclass(frozen=True)
+class AuthorizedNetwork:
+    """A CIDR block allowed to reach the control plane."""
+
+    cidr_block: str
+    display_name: str = ""
+
+
+@dataclass(frozen=True)
+class GkeClusterArgs:
+    """Arguments of GkeCluster.
+
+    Attributes:
+        project, location: the project and region (a regional control plane).
+        name: the cluster's name.
+        node_locations: zones nodes may use (the pools pick their own subset).
+        network: the VPC, subnet and secondary ranges (VPC-native).
+        node_service_account: email of the account nodes run as (also used by the transient
+            default pool GKE creates before it is removed).
+        release_channel: RAPID, REGULAR, STABLE or EXTENDED.
+        min_master_version: the lowest control plane version accepted, or None for the
+            channel's default.
+        private_nodes: nodes get internal IPs only (egress through Cloud NAT).
+        private_endpoint: the control plane has no public endpoint.
+        master_ipv4_cidr: the /28 of the control plane's private endpoint.
+        authorized_networks: CIDRs allowed to reach the control plane; empty leaves the
+            public endpoint open to any address (still authenticated).
+        multi_networking: Dataplane V2 plus multi-networking, for pools with extra NICs.
+        filestore_csi: enable the Filestore CSI driver.
+        deletion_protection: refuse `pulumi destroy` of the cluster while true.
+        labels: GCP resource labels.
+        depends_on: resources the cluster waits for (the container and compute APIs).
+    """
+
+    project: str
+    location: str
+    name: str
+    node_locations: Sequence[str]
+    network: NetworkRef
+    node_service_account: pulumi.Input[str]
+    release_channel: str = "REGULAR"
+    min_master_version: str | None = None
+    private_nodes: bool = True
+    private_endpoint: bool = False
+    master_ipv4_cidr: str = "172.16.0.32/28"
+    authorized_networks: Sequence[AuthorizedNetwork] = ()
+    multi_networking: bool = False
+    filestore_csi: bool = False
+    deletion_protection: bool = True
+    labels: Mapping[str, str] = field(default_factory=dict)
+    depends_on: Sequence[pulumi.Resource] = ()
+
+
+class GkeCluster(pulumi.ComponentResource):
+    """A GKE Standard cluster with its default node pool removed (pools are separate resources)
+    and the add-ons training needs: GCS FUSE CSI (and Filestore CSI when asked), DCGM metrics
+    into Managed Service for Prometheus, Workload Identity, shielded nodes.
+
+    Attributes:
+        cluster: the cluster resource.
+        cluster_id: `projects/<p>/locations/<l>/clusters/<name>`, what node pools attach to.
+        name, location, endpoint, ca_certificate: its identity.
+        kubeconfig: a kubeconfig (secret) that authenticates with gke-gcloud-auth-plugin.
+    """
+
+    cluster: gcp.container.Cluster
+    cluster_id: pulumi.Output[str]
+    name: pulumi.Output[str]
+    location: str
+    endpoint: pulumi.Output[str]
+    ca_certificate: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+
+    def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("trainstack:gcp:GkeCluster", name, None, opts)
+        self.cluster = gcp.container.Cluster(
+            "cluster",
+            project=args.project,
+            name=args.name,
+            location=args.location,
+            node_locations=sorted(set(args.node_locations)),
+            network=args.network.network,
+            subnetwork=args.network.subnetwork,
+            networking_mode="VPC_NATIVE",
+            ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(
+                cluster_secondary_range_name=args.network.pods_range,
+                services_secondary_range_name=args.network.services_range,
+            ),
+            datapath_provider="ADVANCED_DATAPATH" if args.multi_networking else None,
+            enable_multi_networking=True if args.multi_networking else None,
+            # Node pools are separate resources; GKE needs a default pool at creation and
+            # removes it at once. It runs as the node account so no default account is needed.
+            remove_default_node_pool=True,
+            initial_node_count=1,
+            node_config=gcp.container.ClusterNodeConfigArgs(
+                service_account=args.node_service_account,
+                oauth_scopes=["https://www.googleapis.com/auth/cloud-platform"],
+            ),
+            release_channel=gcp.container.ClusterReleaseChannelArgs(channel=args.release_channel),
+            min_master_version=args.min_master_version,
+            workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
+                workload_pool=f"{args.project}.svc.id.goog"
+            ),
+            addons_config=gcp.container.ClusterAddonsConfigArgs(
+                gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(enabled=True),
+                gce_persistent_disk_csi_driver_config=gcp.container.ClusterAddonsConfigGcePersistentDiskCsiDriverConfigArgs(
+                    enabled=True
+                ),
+                gcp_filestore_csi_driver_config=gcp.container.ClusterAddonsConfigGcpFilestoreCsiDriverConfigArgs(
+                    enabled=args.filestore_csi
+                ),
+            ),
+            monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
+                enable_components=["SYSTEM_COMPONENTS", "DCGM"],
+                managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True),
+            ),
+            private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(
+                enable_private_nodes=True,
+                enable_private_endpoint=args.private_endpoint,
+                master_ipv4_cidr_block=args.master_ipv4_cidr,
+            )
+            if args.private_nodes
+            else None,
+            master_authorized_networks_config=gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
+                cidr_blocks=[
+                    gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
+                        cidr_block=n.cidr_block, display_name=n.display_name or None
+                    )
+                    for n in args.authorized_networks
+                ]
+            )
+            if args.authorized_networks
+            else None,
+            enable_shielded_nodes=True,
+            deletion_protection=args.deletion_protection,
+            resource_labels=dict(args.labels),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=list(args.depends_on),
+                # The default pool's config matters only at creation; a later change to it
+                # would replace the whole cluster, so it is never diffed.
+                ignore_changes=["nodeConfig"],
+            ),
+        )
+        self.cluster_id = self.cluster.id
+        self.name = self.cluster.name
+        self.location = args.location
+        self.endpoint = self.cluster.endpoint
+        self.ca_certificate = self.cluster.master_auth.cluster_ca_certificate.apply(lambda ca: ca or "")
+        context = f"gke_{args.project}_{args.location}_{args.name}"
+        self.kubeconfig = pulumi.Output.secret(
+            pulumi.Output.all(self.endpoint, self.ca_certificate).apply(lambda v: kubeconfig(context, v[0], v[1]))
+        )
+        self.register_outputs(
+            {"name": self.name, "location": self.location, "endpoint": self.endpoint, "kubeconfig": self.kubeconfig}
+        )
+
+
+def kubeconfig(context: str, endpoint: str, ca_certificate: str) -> str:
+    """A kubeconfig for one cluster that gets tokens from gke-gcloud-auth-plugin (no static
+    credentials); `context` follows gcloud's naming (`gke_<project>_<location>_<name>`)."""
+    return yaml.safe_dump(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {"name": context, "cluster": {"server": f"https://{endpoint}", "certificate-authority-data": ca_certificate}}
+            ],
+            "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
+            "current-context": context,
+            "users": [
+                {
+                    "name": context,
+                    "user": {
+                        "exec": {
+                            "apiVersion": "client.authentication.k8s.io/v1beta1",
+                            "command": AUTH_PLUGIN,
+                            "installHint": "Install gke-gcloud-auth-plugin: gcloud components install gke-gcloud-auth-plugin",
+                            "provideClusterInfo": True,
+                        }
+                    },
+                }
+            ],
+        },
+        sort_keys=True,
+    )

@@ -1,0 +1,133 @@
+"""The workload image: an Artifact Registry repository and a Cloud Build build of a Dockerfile
+context in this repository, pinned by digest.
+
+pulumi-gcp has no resource that runs a build, so the build is a `pulumi_command` local command
+running `gcloud builds submit --tag` (the machine running `pulumi up` needs gcloud, logged in).
+Its trigger is a hash of the context's files, so it rebuilds exactly when the context changes.
+The build runs as the project's Cloud Build service account, which must be able to write to the
+repository (the legacy Cloud Build account can; a Compute Engine default account needs
+roles/artifactregistry.writer).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pulumi
+import pulumi_command as command
+import pulumi_gcp as gcp
+
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def context_digest(directory: Path) -> str:
+    """A SHA-256 over every file under `directory` (relative path and bytes, in path order):
+    the same tree gives the same digest on any machine."""
+    h = hashlib.sha256()
+    files = sorted(p for p in directory.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    for path in files:
+        h.update(path.relative_to(directory).as_posix().encode() + b"\0")
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def pinned_reference(image: str, build_stdout: str | None) -> str:
+    """`<repo>/<name>@sha256:...` from `image` (`<repo>/<name>:<tag>`) and the digest the
+    build printed; the tag reference itself when the output holds no digest."""
+    found = _DIGEST.findall(build_stdout or "")
+    if not found:
+        return image
+    return f"{image.rsplit(':', 1)[0]}@{found[-1]}"
+
+
+@dataclass(frozen=True)
+class WorkloadImageArgs:
+    """Arguments of WorkloadImage.
+
+    Attributes:
+        project, region: where the repository lives and the build runs.
+        repository_id: the Artifact Registry repository (Docker format).
+        image_name, tag: the image pushed (`<region>-docker.pkg.dev/<project>/<repo>/<name>:<tag>`).
+        context: the build context, relative to the Pulumi project root (where the engine runs
+            the command), holding a `Dockerfile`.
+        context_digest: `context_digest()` of that directory; a change triggers a rebuild.
+        machine_type: a Cloud Build machine type (`e2-highcpu-32`).
+        timeout: the build's timeout (`2h`).
+        labels: GCP labels on the repository.
+        depends_on: resources every child waits for (the Artifact Registry and Cloud Build APIs).
+    """
+
+    project: str
+    region: str
+    repository_id: str
+    image_name: str
+    tag: str
+    context: str
+    context_digest: str
+    machine_type: str = "e2-highcpu-32"
+    timeout: str = "2h"
+    labels: Mapping[str, str] = field(default_factory=dict)
+    depends_on: Sequence[pulumi.Resource] = ()
+
+
+class WorkloadImage(pulumi.ComponentResource):
+    """A Docker repository and a Cloud Build of one image into it.
+
+    Attributes:
+        repository: the Artifact Registry repository.
+        tagged: `<registry>/<name>:<tag>`.
+        reference: `<registry>/<name>@sha256:<digest>` once built (the tag reference if the
+            build printed no digest).
+    """
+
+    repository: gcp.artifactregistry.Repository
+    tagged: pulumi.Output[str]
+    reference: pulumi.Output[str]
+
+    def __init__(self, name: str, args: WorkloadImageArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("trainstack:gcp:WorkloadImage", name, None, opts)
+        self.repository = gcp.artifactregistry.Repository(
+            "repository",
+            project=args.project,
+            location=args.region,
+            repository_id=args.repository_id,
+            format="DOCKER",
+            description="trainstack workload images",
+            labels=dict(args.labels),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
+        )
+        self.tagged = self.repository.registry_uri.apply(lambda uri: f"{uri}/{args.image_name}:{args.tag}")
+        build = command.local.Command(
+            "build",
+            create=self.tagged.apply(lambda ref: submit_command(args, ref)),
+            triggers=[args.context_digest],
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
+        )
+        self.reference = pulumi.Output.all(self.tagged, build.stdout).apply(lambda v: pinned_reference(v[0], v[1]))
+        self.register_outputs({"reference": self.reference})
+
+
+def submit_command(args: WorkloadImageArgs, reference: str) -> str:
+    """The `gcloud builds submit` line that builds `args.context` into `reference` and prints
+    only the pushed image's digest."""
+    return shlex.join(
+        [
+            "gcloud",
+            "builds",
+            "submit",
+            args.context,
+            f"--project={args.project}",
+            f"--region={args.region}",
+            f"--tag={reference}",
+            f"--machine-type={args.machine_type}",
+            f"--timeout={args.timeout}",
+            "--suppress-logs",
+            "--quiet",
+            "--format=value(results.images[0].digest)",
+        ]
+    )

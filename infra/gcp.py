@@ -1,0 +1,307 @@
+"""The GCP layer of a stack: APIs, networks, the cluster and its pools, storage and the image,
+composed from components and wired from the StackConfig.
+
+Ordering is by data and explicit dependencies only: every resource waits for the APIs it
+calls; the pools wait for the cluster, their networks and the node account's grants; the image
+build, the bucket, the Filestore instance and the NFS disk do not wait for the cluster (only
+the bucket's Workload Identity grant does: its principal exists once a cluster creates the
+project's identity pool).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pulumi
+import pulumi_gcp as gcp
+
+from trainstack.components import gcp_services as apis
+from trainstack.components.gcp_network import GpuNicNetworks, GpuNicNetworksArgs, NetworkRef, PrimaryNetwork, PrimaryNetworkArgs
+from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
+from trainstack.components.gcp_storage import (
+    CheckpointBucket,
+    CheckpointBucketArgs,
+    FilestoreShare,
+    FilestoreShareArgs,
+    NfsDisk,
+    NfsDiskArgs,
+    workload_identity_principal,
+)
+from trainstack.components.gke_cluster import AuthorizedNetwork, GkeCluster, GkeClusterArgs
+from trainstack.components.image import WorkloadImage, WorkloadImageArgs, context_digest
+from trainstack.components.node_pools import (
+    Autoscaling,
+    CpuNodePool,
+    CpuNodePoolArgs,
+    GpuNodePool,
+    GpuNodePoolArgs,
+    NodeServiceAccount,
+    NodeServiceAccountArgs,
+    Reservation,
+)
+from trainstack.config import StackConfig
+from trainstack.context import StackContext
+from trainstack.errors import ConfigError
+from trainstack.infra.platform import GcpPlatform, nic_networks
+from trainstack.stacks import project_root
+
+# Filestore tiers whose instances live in a zone; the others are regional.
+_ZONAL_FILESTORE_TIERS = frozenset({"BASIC_HDD", "BASIC_SSD", "ZONAL"})
+
+
+def required_services(config: StackConfig) -> list[str]:
+    """The APIs this stack calls."""
+    services = [apis.CONTAINER, apis.COMPUTE, apis.IAM, apis.CLOUD_RESOURCE_MANAGER, apis.STORAGE, apis.LOGGING, apis.MONITORING]
+    if config.storage.kind == "filestore":
+        services.append(apis.FILESTORE)
+    if config.image.build is not None:
+        services += [apis.ARTIFACT_REGISTRY, apis.CLOUD_BUILD]
+    return sorted(services)
+
+
+def check(ctx: StackContext) -> None:
+    """Rules that need the file system (build contexts), checked before anything registers."""
+    problems = []
+    build = ctx.config.image.build
+    if build is not None and not (project_root() / build.context / "Dockerfile").is_file():
+        problems.append(f"trainstack:image.build.context = {build.context!r}: no Dockerfile in {build.context}/")
+    if problems:
+        raise ConfigError(ctx.stack, problems)
+
+
+def bucket_name(ctx: StackContext) -> str:
+    """The configured bucket name, else `<project>-<stack>` made a valid bucket name."""
+    configured = ctx.config.storage.bucket_config.name
+    if configured:
+        return configured
+    name = re.sub(r"[^a-z0-9-]", "-", f"{ctx.config.project}-{ctx.stack}".lower())
+    return name[:63].strip("-")
+
+
+def build(ctx: StackContext) -> GcpPlatform:
+    """Register the GCP layer of `ctx`'s stack and return what the Kubernetes layer needs."""
+    config = ctx.config
+    project, region = config.project, config.region
+    labels = ctx.labels
+    services = ProjectServices("services", ProjectServicesArgs(project, required_services(config)))
+
+    primary: PrimaryNetwork | None = None
+    if config.network.existing is not None:
+        existing = config.network.existing
+        network = NetworkRef(existing.network, existing.subnetwork, existing.pods_range_name, existing.services_range_name)
+    else:
+        primary = PrimaryNetwork(
+            "network",
+            PrimaryNetworkArgs(
+                project=project,
+                region=region,
+                name_prefix=config.cluster.name,
+                subnet_cidr=config.network.subnet_cidr,
+                pods_cidr=config.network.pods_cidr,
+                services_cidr=config.network.services_cidr,
+                depends_on=services.need(apis.COMPUTE),
+            ),
+        )
+        network = primary.ref
+
+    pool = config.gpu_pool
+    machine = pool.machine
+    nics = nic_networks(machine, config.network.gpu_nic_cidr)
+    nic_nets = (
+        GpuNicNetworks(
+            "gpu-nics",
+            GpuNicNetworksArgs(
+                project=project,
+                region=region,
+                zone=config.gpu_zones[0],
+                name_prefix=config.cluster.name,
+                machine=machine,
+                nics=nics,
+                nic_cidr=config.network.gpu_nic_cidr,
+                depends_on=services.need(apis.COMPUTE),
+            ),
+        )
+        if nics
+        else None
+    )
+
+    node_account = NodeServiceAccount(
+        "node-sa",
+        NodeServiceAccountArgs(
+            project=project,
+            account_id=ctx.physical_name("nodes", 30),
+            depends_on=services.need(apis.IAM, apis.CLOUD_RESOURCE_MANAGER),
+        ),
+    )
+
+    cluster_config = config.cluster
+    cluster = GkeCluster(
+        "cluster",
+        GkeClusterArgs(
+            project=project,
+            location=region,
+            name=cluster_config.name,
+            node_locations=[*config.gpu_zones, *config.cpu_zones],
+            network=network,
+            node_service_account=node_account.email,
+            release_channel=cluster_config.release_channel,
+            min_master_version=cluster_config.min_master_version,
+            private_nodes=cluster_config.private_nodes,
+            private_endpoint=cluster_config.private_endpoint,
+            master_ipv4_cidr=cluster_config.master_ipv4_cidr,
+            authorized_networks=[AuthorizedNetwork(n.cidr_block, n.display_name) for n in cluster_config.authorized_networks],
+            multi_networking=bool(nics),
+            filestore_csi=config.storage.kind == "filestore",
+            deletion_protection=cluster_config.deletion_protection,
+            labels=labels,
+            depends_on=services.need(apis.CONTAINER, apis.COMPUTE, apis.LOGGING, apis.MONITORING),
+        ),
+    )
+
+    gpu_pool = GpuNodePool(
+        "gpu-pool",
+        GpuNodePoolArgs(
+            project=project,
+            location=region,
+            cluster=cluster.cluster_id,
+            name=pool.name,
+            zones=config.gpu_zones,
+            machine=machine,
+            service_account=node_account.email,
+            node_count=pool.node_count,
+            autoscaling=Autoscaling(pool.autoscaling.min_nodes, pool.autoscaling.max_nodes) if pool.autoscaling else None,
+            compact=pool.placement == "compact",
+            reservation=Reservation(pool.reservation.affinity, pool.reservation.name, pool.reservation.project),
+            provisioning=pool.provisioning,
+            gpu_driver=pool.gpu_driver,
+            boot_disk_gb=pool.boot_disk_gb,
+            max_surge=pool.upgrade.max_surge,
+            max_unavailable=pool.upgrade.max_unavailable,
+            extra_networks=[(vpc, subnet) for _, vpc, subnet in nic_nets.networks] if nic_nets else (),
+            labels=labels,
+            depends_on=[node_account, *services.need(apis.CONTAINER)],
+        ),
+    )
+    cpu_pool = CpuNodePool(
+        "cpu-pool",
+        CpuNodePoolArgs(
+            project=project,
+            location=region,
+            cluster=cluster.cluster_id,
+            name=config.cpu_pool.name,
+            zones=config.cpu_zones,
+            machine_type=config.cpu_pool.machine_type,
+            node_count=config.cpu_pool.node_count,
+            boot_disk_gb=config.cpu_pool.boot_disk_gb,
+            service_account=node_account.email,
+            labels=labels,
+            depends_on=[node_account, *services.need(apis.CONTAINER)],
+        ),
+    )
+
+    outputs: dict[str, object] = {
+        "clusterName": cluster.name,
+        "clusterLocation": region,
+        "getCredentials": f"gcloud container clusters get-credentials {cluster_config.name} --region {region} --project {project}",
+        "gpuNodes": pool.max_nodes,
+        "gpus": pool.max_nodes * machine.gpus_per_node,
+    }
+    storage = config.storage
+    bucket = filestore = nfs = None
+    if storage.kind == "gcs":
+        bucket_config = storage.bucket_config
+        project_number = gcp.organizations.get_project_output(
+            project_id=project, opts=pulumi.InvokeOutputOptions(depends_on=services.need(apis.CLOUD_RESOURCE_MANAGER))
+        ).number
+        workload = config.workload
+        principal = project_number.apply(
+            lambda number: workload_identity_principal(number, project, workload.namespace, ctx.workload_service_account)
+        )
+        bucket = CheckpointBucket(
+            "bucket",
+            CheckpointBucketArgs(
+                project=project,
+                name=bucket_name(ctx),
+                location=bucket_config.location or region,
+                hierarchical_namespace=bucket_config.hierarchical_namespace,
+                uniform_access=bucket_config.uniform_access,
+                disposable=bucket_config.disposable,
+                object_users=[principal],
+                grant_after=[cluster],
+                labels=labels,
+                depends_on=services.need(apis.STORAGE),
+            ),
+        )
+        outputs["bucketUrl"] = bucket.url
+    elif storage.kind == "filestore":
+        share = storage.filestore_config
+        filestore = FilestoreShare(
+            "filestore",
+            FilestoreShareArgs(
+                project=project,
+                name=ctx.physical_name("filestore"),
+                location=config.gpu_zones[0] if share.tier in _ZONAL_FILESTORE_TIERS else region,
+                tier=share.tier,
+                capacity_gib=share.capacity_gib,
+                share_name=share.share_name,
+                network=network.network,
+                labels=labels,
+                depends_on=services.need(apis.FILESTORE),
+            ),
+        )
+        outputs["filestoreAddress"] = filestore.ip.apply(lambda ip: f"{ip}:/{share.share_name}")
+    else:
+        disk = storage.nfs_config
+        nfs = NfsDisk(
+            "nfs-disk",
+            NfsDiskArgs(
+                project=project,
+                zone=config.gpu_zones[0],
+                name=ctx.physical_name("nfs"),
+                disk_type=disk.disk_type,
+                size_gb=disk.disk_size_gb,
+                labels=labels,
+                depends_on=services.need(apis.COMPUTE),
+            ),
+        )
+        outputs["nfsDisk"] = nfs.name
+
+    if config.image.build is not None:
+        spec = config.image.build
+        built = WorkloadImage(
+            "image",
+            WorkloadImageArgs(
+                project=project,
+                region=region,
+                repository_id=config.image.repository or ctx.physical_name("images"),
+                image_name=spec.image_name,
+                tag=spec.tag,
+                context=spec.context,
+                context_digest=context_digest(project_root() / spec.context),
+                machine_type=spec.machine_type,
+                timeout=spec.timeout,
+                labels=labels,
+                depends_on=services.need(apis.ARTIFACT_REGISTRY, apis.CLOUD_BUILD),
+            ),
+        )
+        image = built.reference
+    else:
+        image = pulumi.Output.from_input(config.image.prebuilt)
+    outputs["image"] = image
+
+    return GcpPlatform(
+        cluster=cluster,
+        cluster_name=cluster.name,
+        cluster_location=region,
+        endpoint=cluster.endpoint,
+        kubeconfig=cluster.kubeconfig,
+        node_pools=[gpu_pool, cpu_pool],
+        cpu_pool=cpu_pool,
+        nic_networks=nic_nets.networks if nic_nets else [],
+        image=image,
+        bucket_name=bucket.name if bucket else None,
+        filestore_ip=filestore.ip if filestore else None,
+        filestore_share=filestore.share_name if filestore else None,
+        nfs_disk_name=nfs.name if nfs else None,
+        outputs=outputs,
+    )

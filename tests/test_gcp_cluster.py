@@ -1,0 +1,122 @@
+"""The GKE cluster: add-ons, flags, labels, its kubeconfig and the layer's stack outputs."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from gcp_support import CLUSTER, PROJECT, REGION, ZONE, by_name, render
+from trainstack.plan.recorder import SECRET
+
+
+def cluster(variant: str = "a3ultra", **changes) -> dict:
+    return by_name(render(variant, **changes), CLUSTER, "cluster").inputs
+
+
+def test_standard_cluster_without_its_default_pool() -> None:
+    inputs = cluster()
+    assert inputs["name"] == "a3ultra-405b"
+    assert inputs["location"] == REGION
+    assert inputs["nodeLocations"] == [ZONE]
+    assert inputs["removeDefaultNodePool"] is True
+    assert inputs["initialNodeCount"] == 1
+    assert "enableAutopilot" not in inputs
+    assert inputs["networkingMode"] == "VPC_NATIVE"
+    assert inputs["ipAllocationPolicy"] == {"clusterSecondaryRangeName": "pods", "servicesSecondaryRangeName": "services"}
+
+
+@pytest.mark.parametrize(("variant", "multi"), [("a3ultra", True), ("a3mega", True), ("a3high", True), ("a2", False)])
+def test_dataplane_v2_and_multi_networking_only_with_extra_nics(variant: str, multi: bool) -> None:
+    inputs = cluster(variant)
+    assert (inputs.get("datapathProvider") == "ADVANCED_DATAPATH") is multi
+    assert bool(inputs.get("enableMultiNetworking")) is multi
+
+
+def test_workload_identity_gcs_fuse_and_dcgm_metrics() -> None:
+    inputs = cluster()
+    assert inputs["workloadIdentityConfig"] == {"workloadPool": f"{PROJECT}.svc.id.goog"}
+    assert inputs["addonsConfig"]["gcsFuseCsiDriverConfig"] == {"enabled": True}
+    assert inputs["monitoringConfig"]["enableComponents"] == ["SYSTEM_COMPONENTS", "DCGM"]
+    assert inputs["monitoringConfig"]["managedPrometheus"] == {"enabled": True}
+
+
+@pytest.mark.parametrize(("variant", "enabled"), [("a3ultra", False), ("a3mega", True), ("a2", False)])
+def test_filestore_csi_driver_only_with_filestore(variant: str, enabled: bool) -> None:
+    assert cluster(variant)["addonsConfig"]["gcpFilestoreCsiDriverConfig"] == {"enabled": enabled}
+
+
+def test_release_channel_and_minimum_version() -> None:
+    inputs = cluster()
+    assert inputs["releaseChannel"] == {"channel": "REGULAR"}
+    assert inputs["minMasterVersion"] == "1.32.2-gke.1475000"
+    changed = cluster(trainstack_cluster={"releaseChannel": "STABLE", "minMasterVersion": None})
+    assert changed["releaseChannel"] == {"channel": "STABLE"}
+    assert "minMasterVersion" not in changed
+
+
+def test_private_nodes_authorized_networks_shielded_nodes() -> None:
+    inputs = cluster()
+    assert inputs["privateClusterConfig"] == {
+        "enablePrivateNodes": True,
+        "enablePrivateEndpoint": False,
+        "masterIpv4CidrBlock": "172.16.0.32/28",
+    }
+    assert inputs["masterAuthorizedNetworksConfig"] == {
+        "cidrBlocks": [{"cidrBlock": "0.0.0.0/0", "displayName": "anywhere (narrow this to your network)"}]
+    }
+    assert inputs["enableShieldedNodes"] is True
+
+
+def test_private_endpoint_when_asked() -> None:
+    inputs = cluster(
+        trainstack_cluster={"privateEndpoint": True, "authorizedNetworks": [{"cidrBlock": "10.10.0.0/16", "displayName": "vpn"}]}
+    )
+    assert inputs["privateClusterConfig"]["enablePrivateEndpoint"] is True
+    assert inputs["masterAuthorizedNetworksConfig"]["cidrBlocks"] == [{"cidrBlock": "10.10.0.0/16", "displayName": "vpn"}]
+
+
+def test_no_authorized_networks_block_when_none_are_listed() -> None:
+    assert "masterAuthorizedNetworksConfig" not in cluster(trainstack_cluster={"authorizedNetworks": []})
+
+
+def test_deletion_protection_and_labels_from_config() -> None:
+    inputs = cluster()
+    assert inputs["deletionProtection"] is True
+    assert inputs["resourceLabels"] == {"managed-by": "trainstack", "trainstack-stack": "a3ultra-405b"}
+    assert cluster(trainstack_cluster={"deletionProtection": False})["deletionProtection"] is False
+
+
+def test_default_pool_config_is_never_diffed() -> None:
+    reg = by_name(render("a3ultra"), CLUSTER, "cluster")
+    assert reg.options["ignoreChanges"] == ["nodeConfig"]
+    assert reg.inputs["nodeConfig"]["serviceAccount"] == f"a3ultra-405b-nodes@{PROJECT}.iam.gserviceaccount.com"
+
+
+def test_kubeconfig_is_secret_and_uses_the_auth_plugin() -> None:
+    outputs = render("a3ultra").outputs
+    assert outputs["_kubeconfigSecret"] == SECRET
+    config = yaml.safe_load(outputs["_kubeconfig"])
+    context = f"gke_{PROJECT}_{REGION}_a3ultra-405b"
+    assert config["current-context"] == context
+    (entry,) = config["clusters"]
+    assert entry["cluster"]["server"].startswith("https://34.")
+    assert entry["cluster"]["certificate-authority-data"]
+    (user,) = config["users"]
+    assert user["user"] == {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1",
+            "command": "gke-gcloud-auth-plugin",
+            "installHint": "Install gke-gcloud-auth-plugin: gcloud components install gke-gcloud-auth-plugin",
+            "provideClusterInfo": True,
+        }
+    }
+
+
+def test_layer_outputs() -> None:
+    outputs = render("a3ultra").outputs
+    assert outputs["clusterName"] == "a3ultra-405b"
+    assert outputs["clusterLocation"] == REGION
+    assert outputs["getCredentials"] == f"gcloud container clusters get-credentials a3ultra-405b --region {REGION} --project {PROJECT}"
+    assert (outputs["gpuNodes"], outputs["gpus"]) == (54, 432)
+    assert outputs["_nodePools"] == 2
+    assert (render("a2").outputs["gpuNodes"], render("a2").outputs["gpus"]) == (4, 32)

@@ -1,0 +1,134 @@
+"""Config rules of the GCP sections, each rejected with one message naming the key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gcp_support import STACK, gcp, raw
+from helpers import raw_config
+from trainstack.config import load
+from trainstack.context import StackContext
+from trainstack.errors import ConfigError
+
+BUILD = {"context": "images/nemo-24.07", "imageName": "nemo-workload", "tag": "24.07"}
+
+
+def problems(config: dict[str, Any]) -> list[str]:
+    with pytest.raises(ConfigError) as caught:
+        load(STACK, config)
+    return caught.value.problems
+
+
+@pytest.mark.parametrize(
+    ("changes", "key", "message"),
+    [
+        (
+            {"trainstack_network": {"podsCidr": "10.0.0.0/14"}},
+            "trainstack:network.podsCidr",
+            "overlaps subnetCidr (10.0.0.0/20)",
+        ),
+        (
+            {"trainstack_network": {"gpuNicCidr": "10.0.0.0/16"}},
+            "trainstack:network.gpuNicCidr",
+            "overlaps subnetCidr",
+        ),
+        (
+            {"trainstack_network": {"subnetCidr": "10.0.0.1/20"}},
+            "trainstack:network.subnetCidr",
+            "host bits are set",
+        ),
+        (
+            {"trainstack_gpuPool": {"machineType": "a3-megagpu-8g", "placement": "none", "zones": ["us-central1-a", "us-central1-b"], "nodeCount": 55}},
+            "trainstack:gpuPool.nodeCount",
+            "must be a multiple of the number of zones (2)",
+        ),
+        (
+            {
+                "trainstack_gpuPool": {
+                    "placement": "none",
+                    "provisioning": "flex-start",
+                    "nodeCount": None,
+                    "autoscaling": {"maxNodes": 54},
+                    "reservation": {"affinity": "any", "name": None},
+                }
+            },
+            "trainstack:gpuPool.reservation.affinity",
+            "flex-start capacity cannot consume a reservation; set affinity: none",
+        ),
+        (
+            {"trainstack_gpuPool": {"placement": "none", "zones": ["us-central1-a", "us-central1-b"], "nodeCount": 54}},
+            "trainstack:gpuPool.zones",
+            "a3-ultragpu-8g needs exactly one zone: its RDMA VPC is bound to one zone's RoCE profile",
+        ),
+        (
+            {"trainstack_cpuPool": {"zones": ["us-central1-a", "us-central1-b", "us-central1-c"]}},
+            "trainstack:cpuPool.nodeCount",
+            "must be a multiple of the number of zones (3)",
+        ),
+        (
+            {"trainstack_image": {"prebuilt": None, "build": {**BUILD, "context": "../outside"}}},
+            "trainstack:image.build.context",
+            "must be a relative path inside the repository",
+        ),
+        (
+            {"trainstack_image": {"prebuilt": None, "build": {**BUILD, "context": "/abs/path"}}},
+            "trainstack:image.build.context",
+            "must be a relative path inside the repository",
+        ),
+        (
+            {"trainstack_image": {"prebuilt": None, "build": {**BUILD, "machineType": "e2-standard-8"}}},
+            "trainstack:image.build.machineType",
+            "is not a Cloud Build machine type",
+        ),
+    ],
+)
+def test_rule_rejects_with_one_message(changes: dict[str, Any], key: str, message: str) -> None:
+    (problem,) = problems(raw_config(STACK, **changes))
+    assert problem.startswith(f"{key} = ")
+    assert message in problem
+
+
+def test_existing_network_ranges_are_not_checked_against_unused_defaults() -> None:
+    config = load(STACK, raw("a3high", trainstack_network={"gpuNicCidr": "10.4.0.0/16"}))
+    assert config.network.existing is not None
+
+
+def check(changes: dict[str, Any]) -> list[str]:
+    ctx = StackContext(STACK, load(STACK, raw_config(STACK, **changes)))
+    with pytest.raises(ConfigError) as caught:
+        gcp.check(ctx)
+    return caught.value.problems
+
+
+def test_cpu_pool_inheriting_more_zones_than_it_can_fill_evenly() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load(
+            STACK,
+            raw_config(
+                STACK,
+                **{
+            "trainstack_gpuPool": {
+                "machineType": "a3-megagpu-8g",
+                "placement": "none",
+                "zones": ["us-central1-a", "us-central1-b", "us-central1-c"],
+                "nodeCount": 54,
+            },
+            "trainstack_workload": {"nodes": 54},
+                },
+            ),
+        )
+    (problem,) = caught.value.problems
+    assert problem.startswith("trainstack:cpuPool.nodeCount = 2: ")
+    assert "inherits from the GPU pool (3)" in problem
+
+
+def test_build_context_without_a_dockerfile() -> None:
+    (problem,) = check({"trainstack_image": {"prebuilt": None, "build": {**BUILD, "context": "images/missing"}}})
+    assert problem == "trainstack:image.build.context = 'images/missing': no Dockerfile in images/missing/"
+
+
+def test_valid_variants_pass_the_layer_checks() -> None:
+    for variant in ("a3ultra", "a3mega", "a2"):
+        gcp.check(StackContext(STACK, load(STACK, raw(variant))))

@@ -1,0 +1,95 @@
+"""The workload image: a prebuilt reference, or an Artifact Registry repository and a Cloud Build."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from gcp_support import COMMAND, PROJECT, REGION, REPOSITORY, by_name, of_type, render
+from trainstack import catalog
+from trainstack.components.image import context_digest, pinned_reference
+from trainstack.stacks import project_root
+
+DIGEST = "sha256:" + "ab" * 32
+TAGGED = f"{REGION}-docker.pkg.dev/{PROJECT}/a3ultra-405b-images/nemo-workload:24.07"
+
+
+def test_prebuilt_image_needs_no_repository_or_build() -> None:
+    rendered = render("a3ultra")
+    assert not of_type(rendered, REPOSITORY)
+    assert not of_type(rendered, COMMAND)
+    assert rendered.outputs["image"] == (
+        "us-central1-docker.pkg.dev/deeplearning-images/reproducibility/pytorch-gpu-goodput:nemo24.12.01-2025-08-07"
+    )
+
+
+def test_docker_repository_in_the_cluster_region() -> None:
+    repository = by_name(render("a3mega"), REPOSITORY, "repository").inputs
+    assert repository["repositoryId"] == "a3ultra-405b-images"
+    assert repository["format"] == "DOCKER"
+    assert repository["location"] == REGION
+    assert repository["labels"] == {"managed-by": "trainstack", "trainstack-stack": "a3ultra-405b"}
+
+
+def test_configured_repository_name() -> None:
+    repository = by_name(render("a3mega", trainstack_image={"repository": "shared"}), REPOSITORY, "repository").inputs
+    assert repository["repositoryId"] == "shared"
+
+
+def test_cloud_build_of_the_context_rebuilds_when_the_context_changes() -> None:
+    build = by_name(render("a3mega"), COMMAND, "build")
+    argv = shlex.split(build.inputs["create"])
+    assert argv[:4] == ["gcloud", "builds", "submit", "images/nemo-24.07"]
+    assert set(argv[4:]) == {
+        f"--project={PROJECT}",
+        f"--region={REGION}",
+        f"--tag={TAGGED}",
+        "--machine-type=e2-highcpu-32",
+        "--timeout=2h",
+        "--suppress-logs",
+        "--quiet",
+        "--format=value(results.images[0].digest)",
+    }
+    assert build.inputs["triggers"] == [context_digest(project_root() / "images/nemo-24.07")]
+
+
+def test_image_output_falls_back_to_the_tag_without_a_build_digest() -> None:
+    # The mock engine runs no command, so there is no digest on stdout.
+    assert render("a3mega").outputs["image"] == TAGGED
+
+
+@pytest.mark.parametrize(
+    ("stdout", "expected"),
+    [
+        (f"{DIGEST}\n", f"{REGION}-docker.pkg.dev/{PROJECT}/a3ultra-405b-images/nemo-workload@{DIGEST}"),
+        (f"pushing\ndigest: sha256:{'00' * 32}\n{DIGEST}\n", f"{REGION}-docker.pkg.dev/{PROJECT}/a3ultra-405b-images/nemo-workload@{DIGEST}"),
+        ("", TAGGED),
+        (None, TAGGED),
+    ],
+)
+def test_reference_is_pinned_by_the_printed_digest(stdout: str | None, expected: str) -> None:
+    assert pinned_reference(TAGGED, stdout) == expected
+
+
+def test_context_digest_is_stable_and_sees_every_change(tmp_path: Path) -> None:
+    (tmp_path / "Dockerfile").write_text("FROM scratch\n")
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "a.txt").write_text("a")
+    first = context_digest(tmp_path)
+    assert context_digest(tmp_path) == first
+    (tmp_path / "lib" / "a.txt").write_text("b")
+    second = context_digest(tmp_path)
+    assert second != first
+    (tmp_path / "lib" / "a.txt").rename(tmp_path / "lib" / "c.txt")
+    assert context_digest(tmp_path) not in (first, second)
+
+
+@pytest.mark.parametrize("context", ["nemo-24.07", "nemofw-23.05", "litgpt"])
+def test_build_contexts_start_from_a_catalog_image(context: str) -> None:
+    dockerfile = (project_root() / "images" / context / "Dockerfile").read_text()
+    bases = re.findall(r"^FROM\s+(\S+)", dockerfile, flags=re.MULTILINE)
+    assert bases, f"images/{context}/Dockerfile has no FROM"
+    assert set(bases) <= {image.ref for image in catalog.IMAGES.values()}
