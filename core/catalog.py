@@ -30,14 +30,15 @@ class GpuDirect(StrEnum):
 
 @dataclass(frozen=True)
 class Image:
-    """A container image pinned by tag."""
+    """A container image pinned by tag, or by digest where upstream publishes only digests."""
 
     repository: str
-    tag: str
+    tag: str = ""
+    digest: str = ""
 
     @property
     def ref(self) -> str:
-        return f"{self.repository}:{self.tag}"
+        return f"{self.repository}@{self.digest}" if self.digest else f"{self.repository}:{self.tag}"
 
 
 @dataclass(frozen=True)
@@ -109,8 +110,11 @@ GPUDIRECT_IMAGES: dict[GpuDirect, GpuDirectImages] = {
             "v1.0.3",
         ),
         rxdm=Image("us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev", "v1.0.9"),
+        # GKE's injector (container-engine-accelerators nri_device_injector, 2026-05) reads the
+        # devices.gke.io/container.<name> annotations; it is published by digest only.
         nri_device_injector=Image(
-            "ghcr.io/containerd/nri/plugins/device-injector", "v0.0.1"
+            "gcr.io/gke-release/nri-device-injector",
+            digest="sha256:6e79483d52abdc28454bf186320b10a56b0f117a10e8d65d5c74dbb821a76970",
         ),
     ),
     GpuDirect.RDMA: GpuDirectImages(
@@ -366,7 +370,7 @@ IMAGES: dict[str, Image] = {
         "nemo24.12.01-2025-08-07",
     ),
     "nvidia-driver-installer-cos": Image("cos-nvidia-installer", "fixed"),
-    "pause": Image("gcr.io/google-containers/pause", "2.0"),
+    "pause": Image("registry.k8s.io/pause", "3.10"),
     "nfs-server": Image("registry.k8s.io/volume-nfs", "0.8"),
     "tensorboard": Image("tensorflow/tensorflow", "2.17.0"),
     "nemo-24.07": Image("nvcr.io/nvidia/nemo", "24.07"),

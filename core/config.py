@@ -697,6 +697,12 @@ class StackConfig(BaseModel):
                 self.cpu_pool.node_count,
                 f"must be a multiple of the number of zones it inherits from the GPU pool ({len(self.gpu_zones)}); set trainstack:cpuPool.zones or change nodeCount",
             )
+        if self.storage.kind == "nfs" and self.gpu_zones[0] not in self.cpu_zones:
+            yield (
+                ("trainstack:cpuPool", "zones"),
+                self.cpu_zones,
+                f"must include {self.gpu_zones[0]}, the zone of the NFS server's disk, or the server cannot start",
+            )
         bucket = self.storage.bucket
         if self.storage.kind == "gcs" and bucket and bucket.location and bucket.hierarchical_namespace:
             if bucket.location.lower() != self.region:

@@ -1,0 +1,301 @@
+"""Kueue, installed from its pinned upstream chart and configured for all-or-nothing,
+topology-aware admission of GPU jobs, with the queue objects jobs are submitted to.
+
+The whole manager `Configuration` goes in as chart values (the chart's value replaces its
+default document, so it is rendered complete, mirroring the chart's defaults at the pinned
+version). The queue objects are created only once the release is ready, and so only once
+Kueue's webhooks answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import yaml
+
+from trainstack import catalog
+from trainstack.components.k8s_provider import (
+    ACCELERATOR_LABEL,
+    MANAGED_BY,
+    NODE_POOL_LABEL,
+    Placement,
+    child_options,
+    controller_release,
+    metadata,
+)
+
+# The levels of GKE's node topology labels, widest first (cloud.google.com/kubernetes-engine/
+# docs/concepts/topology-aware-scheduling). Nodes without a level's label share one domain
+# at that level, so the same topology also serves pools without dense placement.
+GKE_TOPOLOGY_LEVELS = (
+    "cloud.google.com/gce-topology-block",
+    "cloud.google.com/gce-topology-subblock",
+    "cloud.google.com/gce-topology-host",
+    "kubernetes.io/hostname",
+)
+GPU_RESOURCE = "nvidia.com/gpu"
+# GKE taints every GPU node with this; the flavor's toleration is added to admitted pods.
+GPU_TOLERATION = {"key": GPU_RESOURCE, "operator": "Equal", "value": "present", "effect": "NoSchedule"}
+# Kueue integrations enabled. Each one puts Kueue's webhook in the path of creating that kind
+# (failurePolicy Fail), so only what trainstack submits: `pod`, `deployment` or `statefulset`
+# would make every pod or Deployment creation wait on the Kueue controller.
+FRAMEWORKS = ("batch/job", "jobset.x-k8s.io/jobset")
+# Pod-template annotation carrying the Configuration's hash: a changed Configuration rolls the
+# controller, and the plan shows that it will. (The chart also hashes its ConfigMap; ours is
+# visible in the release's values, so an offline plan diff shows the roll.)
+CONFIG_HASH_ANNOTATION = "trainstack/config-sha256"
+
+
+@dataclass(frozen=True)
+class WaitForPodsReady:
+    """All-or-nothing admission: `waitForPodsReady` of config.kueue.x-k8s.io/v1beta2.
+
+    Attributes:
+        timeout: how long an admitted workload may take to get all its pods ready before it
+            is evicted and requeued (a Go duration, `10m`).
+        block_admission: admit nothing else in the meantime, so two large jobs never hold
+            half the nodes each.
+        recovery_timeout: how long a running workload may have a pod not ready (a node lost,
+            a pod replaced) before it is requeued; None: Kueue uses `timeout`; `0s`: never.
+        requeue_timestamp, backoff_limit_count, backoff_base_seconds, backoff_max_seconds:
+            the requeuing strategy (backoff_limit_count None: requeue forever).
+    """
+
+    timeout: str
+    block_admission: bool = True
+    recovery_timeout: str | None = None
+    requeue_timestamp: str = "Eviction"
+    backoff_limit_count: int | None = None
+    backoff_base_seconds: int = 60
+    backoff_max_seconds: int = 3600
+
+    def configuration(self) -> dict[str, Any]:
+        """The `waitForPodsReady` block (v1beta2 has no `enable`: the block turns it on)."""
+        requeuing: dict[str, Any] = {"timestamp": self.requeue_timestamp}
+        if self.backoff_limit_count is not None:
+            requeuing["backoffLimitCount"] = self.backoff_limit_count
+        requeuing |= {"backoffBaseSeconds": self.backoff_base_seconds, "backoffMaxSeconds": self.backoff_max_seconds}
+        block: dict[str, Any] = {"timeout": self.timeout, "blockAdmission": self.block_admission}
+        if self.recovery_timeout is not None:
+            block["recoveryTimeout"] = self.recovery_timeout
+        block["requeuingStrategy"] = requeuing
+        return block
+
+
+@dataclass(frozen=True)
+class GpuFlavor:
+    """A GPU node pool as a Kueue ResourceFlavor, with the quota its nodes give.
+
+    Attributes:
+        name: the ResourceFlavor's name.
+        node_pool: the GKE node pool's name (its nodes' `cloud.google.com/gke-nodepool`).
+        machine: the pool's machine record.
+        nodes: the most nodes the pool can have (its size, or its autoscaling maximum).
+        topology_aware: place admitted jobs with Topology Aware Scheduling. TAS assigns pods
+            to nodes that exist, so it suits a pool of fixed size; a pool that scales up for a
+            job (from zero) would never be scaled up for one it cannot place, unless a
+            ProvisioningRequest admission check provisions the nodes first.
+    """
+
+    name: str
+    node_pool: str
+    machine: catalog.Machine
+    nodes: int
+    topology_aware: bool = True
+
+    def node_labels(self) -> dict[str, str]:
+        return {ACCELERATOR_LABEL: self.machine.accelerator, NODE_POOL_LABEL: self.node_pool}
+
+    def quota(self) -> dict[str, int | str]:
+        """Nominal quota: the whole pool at its largest (GPUs, vCPUs and memory of every node)."""
+        return {
+            "cpu": self.machine.vcpus * self.nodes,
+            "memory": f"{self.machine.memory_gb * self.nodes}Gi",
+            GPU_RESOURCE: self.machine.gpus_per_node * self.nodes,
+        }
+
+
+@dataclass(frozen=True)
+class PriorityClass:
+    """A WorkloadPriorityClass: jobs labelled `kueue.x-k8s.io/priority-class: <name>` get `value`."""
+
+    name: str
+    value: int
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class KueueArgs:
+    """Kueue and its queues.
+
+    Attributes:
+        cluster_queue: the ClusterQueue holding the GPU quota.
+        local_queue: the LocalQueue jobs name (`kueue.x-k8s.io/queue-name`).
+        namespace: the LocalQueue's namespace (an Output of the Namespace, so it waits for it).
+        flavors: one per GPU pool.
+        topology_name, topology_levels: the Topology for Topology Aware Scheduling (created
+            when a flavor is topology-aware).
+        wait_for_pods_ready: all-or-nothing admission, or None for none.
+        priority_classes: WorkloadPriorityClasses; lower ones are preempted in the queue.
+        frameworks: Kueue integrations to enable.
+        feature_gates: set on the manager's command line (`--feature-gates`).
+        placement: where the controller runs.
+        chart: the pinned chart.
+    """
+
+    cluster_queue: str
+    local_queue: str
+    namespace: pulumi.Input[str]
+    flavors: Sequence[GpuFlavor]
+    topology_name: str = "gke-default"
+    topology_levels: Sequence[str] = GKE_TOPOLOGY_LEVELS
+    wait_for_pods_ready: WaitForPodsReady | None = None
+    priority_classes: Sequence[PriorityClass] = ()
+    frameworks: Sequence[str] = FRAMEWORKS
+    # TopologyAwareScheduling is Beta and on by default since Kueue 0.14; set explicitly, it
+    # states the intent and survives a change of default.
+    feature_gates: Mapping[str, bool] = field(default_factory=lambda: {"TopologyAwareScheduling": True})
+    placement: Placement = Placement()
+    chart: catalog.HelmChart = catalog.KUEUE_CHART
+
+
+def manager_configuration(args: KueueArgs) -> dict[str, Any]:
+    """The manager's whole `Configuration`: the chart's default document at the pinned version
+    (kubernetes-sigs/kueue charts/kueue/values.yaml, v0.19.2), with our integrations and
+    `waitForPodsReady`."""
+    config: dict[str, Any] = {
+        "apiVersion": catalog.KUEUE_CONFIG_API,
+        "kind": "Configuration",
+        "health": {"healthProbeBindAddress": ":8081"},
+        "metrics": {"bindAddress": ":8443"},
+        "webhook": {"port": 9443},
+        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+        "controller": {
+            "groupKindConcurrency": {
+                "Job.batch": 5,
+                "Pod": 5,
+                "Workload.kueue.x-k8s.io": 10,
+                "LocalQueue.kueue.x-k8s.io": 5,
+                "ClusterQueue.kueue.x-k8s.io": 5,
+                "ResourceFlavor.kueue.x-k8s.io": 1,
+            }
+        },
+        "clientConnection": {"qps": 300, "burst": 500},
+        "integrations": {"frameworks": list(args.frameworks)},
+    }
+    if args.wait_for_pods_ready is not None:
+        config["waitForPodsReady"] = args.wait_for_pods_ready.configuration()
+    return config
+
+
+def render_configuration(args: KueueArgs) -> str:
+    """The Configuration as the YAML document the chart puts in its ConfigMap (deterministic)."""
+    return yaml.safe_dump(manager_configuration(args), sort_keys=False, default_flow_style=False)
+
+
+def chart_values(args: KueueArgs) -> dict[str, Any]:
+    """Values of the Kueue chart (v0.19.2 keys: controllerManager.*, managerConfig.*)."""
+    configuration = render_configuration(args)
+    return {
+        "controllerManager": {
+            "featureGates": [{"name": name, "enabled": on} for name, on in sorted(args.feature_gates.items())],
+            "manager": {"podAnnotations": {CONFIG_HASH_ANNOTATION: hashlib.sha256(configuration.encode()).hexdigest()}},
+            **args.placement.pod_fields(),
+        },
+        "managerConfig": {"controllerManagerConfigYaml": configuration},
+    }
+
+
+class _TopLevelObject(pulumi.CustomResource):
+    """A custom resource whose fields sit at the top level, beside `metadata` (the SDK's
+    CustomResource takes only `spec`): e.g. a WorkloadPriorityClass's `value`."""
+
+    def __init__(self, name: str, api_version: str, kind: str, fields: Mapping[str, Any], opts: pulumi.ResourceOptions):
+        super().__init__(f"kubernetes:{api_version}:{kind}", name, {"apiVersion": api_version, "kind": kind, **fields}, opts)
+
+
+class Kueue(pulumi.ComponentResource):
+    """Kueue from its pinned chart, and its Topology, ResourceFlavors, ClusterQueue, LocalQueue
+    and WorkloadPriorityClasses (kueue.x-k8s.io/v1beta2).
+
+    Attributes:
+        release: the Helm release; every queue object depends on it.
+        configuration: the manager Configuration (YAML) passed to the chart.
+        cluster_queue, local_queue: the queue objects; `local_queue_name` the LocalQueue's name.
+        objects: every queue object, in creation order.
+    """
+
+    def __init__(self, name: str, args: KueueArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("trainstack:k8s:Kueue", name, None, opts)
+        self.configuration = render_configuration(args)
+        self.release = controller_release(name, args.chart, chart_values(args), child_options(self, opts))
+        after_release = child_options(self, opts, self.release)
+
+        def custom(logical: str, kind: str, meta: k8s.meta.v1.ObjectMetaArgs, spec: dict[str, Any], *after: pulumi.Resource):
+            return k8s.apiextensions.CustomResource(
+                logical, api_version=catalog.KUEUE_API, kind=kind, metadata=meta, spec=spec,
+                opts=pulumi.ResourceOptions.merge(after_release, pulumi.ResourceOptions(depends_on=list(after))),
+            )
+
+        topology = (
+            [custom(
+                "topology", "Topology", metadata(args.topology_name),
+                {"levels": [{"nodeLabel": level} for level in args.topology_levels]},
+            )]
+            if any(flavor.topology_aware for flavor in args.flavors)
+            else []
+        )
+        flavors = [
+            custom(
+                f"flavor-{flavor.name}", "ResourceFlavor", metadata(flavor.name),
+                {
+                    "nodeLabels": flavor.node_labels(),
+                    "tolerations": [GPU_TOLERATION],
+                    **({"topologyName": args.topology_name} if flavor.topology_aware else {}),
+                },
+                *topology,
+            )
+            for flavor in args.flavors
+        ]
+        self.cluster_queue = custom(
+            "cluster-queue", "ClusterQueue", metadata(args.cluster_queue),
+            {
+                "namespaceSelector": {},  # every namespace may have a LocalQueue pointing here
+                "queueingStrategy": "BestEffortFIFO",
+                # a job of a higher WorkloadPriorityClass may evict lower ones to be admitted
+                "preemption": {"withinClusterQueue": "LowerPriority"},
+                "resourceGroups": [{
+                    "coveredResources": ["cpu", "memory", GPU_RESOURCE],
+                    "flavors": [
+                        {"name": flavor.name, "resources": [{"name": r, "nominalQuota": q} for r, q in flavor.quota().items()]}
+                        for flavor in args.flavors
+                    ],
+                }],
+            },
+            *flavors,  # and so deleted before them: a flavor in use cannot be deleted
+        )
+        self.local_queue = custom(
+            "local-queue", "LocalQueue", metadata(args.local_queue, args.namespace),
+            {"clusterQueue": args.cluster_queue},
+            self.cluster_queue,
+        )
+        self.local_queue_name = args.local_queue
+        priority_classes = [
+            _TopLevelObject(
+                f"priority-{pc.name}", catalog.KUEUE_API, "WorkloadPriorityClass",
+                {
+                    "metadata": {"name": pc.name, "labels": dict(MANAGED_BY)},
+                    "value": pc.value,
+                    **({"description": pc.description} if pc.description else {}),
+                },
+                after_release,
+            )
+            for pc in args.priority_classes
+        ]
+        self.objects: list[pulumi.Resource] = [*topology, *flavors, self.cluster_queue, self.local_queue, *priority_classes]
+        self.register_outputs({"localQueue": self.local_queue_name, "clusterQueue": args.cluster_queue})

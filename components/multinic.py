@@ -1,0 +1,86 @@
+"""GKE multi-networking for the GPU NICs: a GKENetworkParamSet and a Network per extra NIC
+network, named as the pods' `networking.gke.io/interfaces` annotation references them.
+
+Shapes from cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx and
+/gpu-bandwidth-gpudirect-rdma: every GPU NIC network is a `Device` Network; its parameter set
+names the VPC and subnet and the device mode: `NetDevice` for a gVNIC (the A3 High/Mega NICs
+used by TCPX/TCPXO, and A3 Ultra's `gvnic-1`), `RDMA` for A3 Ultra's RDMA NICs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from trainstack import catalog
+from trainstack.components.k8s_provider import child_options, metadata
+
+DEVICE_MODES: dict[str, str] = {"gvnic": "NetDevice", "rdma": "RDMA"}
+_GROUP = catalog.GKE_NETWORKING_API.split("/")[0]
+
+
+@dataclass(frozen=True)
+class NicAttachment:
+    """One extra NIC network.
+
+    Attributes:
+        name: the Network (and parameter set) name pods reference (`rdma-0`, `vpc1`).
+        kind: `gvnic` or `rdma`; decides the device mode.
+        vpc, subnet: the GCP VPC and subnet names behind it.
+    """
+
+    name: str
+    kind: Literal["gvnic", "rdma"]
+    vpc: pulumi.Input[str]
+    subnet: pulumi.Input[str]
+
+    @property
+    def device_mode(self) -> str:
+        return DEVICE_MODES[self.kind]
+
+
+@dataclass(frozen=True)
+class GpuNetworksArgs:
+    """The extra NIC networks, in interface order (eth1, eth2, ...)."""
+
+    attachments: Sequence[NicAttachment]
+
+
+class GpuNetworks(pulumi.ComponentResource):
+    """GKENetworkParamSet + Network (networking.gke.io/v1) per extra NIC network.
+
+    Attributes:
+        network_names: the Network names, in interface order.
+        objects: every parameter set and Network.
+    """
+
+    def __init__(self, name: str, args: GpuNetworksArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("trainstack:k8s:GpuNetworks", name, None, opts)
+        self.network_names = [a.name for a in args.attachments]
+        self.objects: list[pulumi.Resource] = []
+        for attachment in args.attachments:
+            params = k8s.apiextensions.CustomResource(
+                f"{attachment.name}-params",
+                api_version=catalog.GKE_NETWORKING_API,
+                kind="GKENetworkParamSet",
+                metadata=metadata(attachment.name),
+                spec={"vpc": attachment.vpc, "vpcSubnet": attachment.subnet, "deviceMode": attachment.device_mode},
+                opts=child_options(self, opts),
+            )
+            network = k8s.apiextensions.CustomResource(
+                attachment.name,
+                api_version=catalog.GKE_NETWORKING_API,
+                kind="Network",
+                metadata=metadata(attachment.name),
+                spec={
+                    "type": "Device",
+                    "parametersRef": {"group": _GROUP, "kind": "GKENetworkParamSet", "name": attachment.name},
+                },
+                opts=child_options(self, opts, params),
+            )
+            self.objects += [params, network]
+        self.register_outputs({"networkNames": self.network_names})

@@ -1,0 +1,267 @@
+"""Shared storage for training pods, as a PersistentVolume pre-bound to a PersistentVolumeClaim:
+a Cloud Storage bucket through the GCS FUSE CSI driver, or an NFS export (a Filestore share,
+or the in-cluster NFS server on a persistent disk that `NfsServer` runs).
+
+Volumes are statically provisioned (no StorageClass: `storageClassName: ""`) and `Retain`: the
+data belongs to the bucket, share or disk the GCP layer owns, never to the claim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from trainstack import catalog
+from trainstack.components.k8s_provider import Placement, child_options, metadata
+
+core = k8s.core.v1
+
+GCSFUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
+PD_DRIVER = "pd.csi.storage.gke.io"
+PD_ZONE_LABEL = "topology.gke.io/zone"  # the zone key of the PD CSI driver's topology
+
+# GCS FUSE mount options for checkpoints and logs (the checkpoints profile of gpu-recipes'
+# gcs-fuse chart; cloud.google.com/kubernetes-engine/docs/how-to/cloud-storage-fuse-csi-driver-perf):
+# implicit directories; metadata cached without expiry or size limit, no negative caching (a
+# file another node just wrote is found); streaming writes, so a checkpoint shard is uploaded
+# as it is written rather than staged on local disk first.
+GCSFUSE_MOUNT_OPTIONS = (
+    "implicit-dirs",
+    "metadata-cache:negative-ttl-secs:0",
+    "metadata-cache:ttl-secs:-1",
+    "metadata-cache:stat-cache-max-size-mb:-1",
+    "metadata-cache:type-cache-max-size-mb:-1",
+    "write:enable-streaming-writes:true",
+)
+# The file cache (reads of checkpoints and data served from the node after the first read)
+# lives in the gcsfuse sidecar's cache volume, on the node's ephemeral storage: local SSD on
+# pools with ephemeral local SSD. Unlimited size; whole files cached on ranged reads, fetched
+# in parallel.
+GCSFUSE_FILE_CACHE_OPTIONS = (
+    "file-cache:max-size-mb:-1",
+    "file-cache:cache-file-for-range-read:true",
+    "file-cache:enable-parallel-downloads:true",
+)
+
+
+def _claim(
+    parent: pulumi.Resource,
+    opts: pulumi.ResourceOptions | None,
+    name: str,
+    namespace: pulumi.Input[str],
+    capacity: str,
+    access_mode: str,
+    source: dict,
+    mount_options: Sequence[str] = (),
+    node_affinity: core.VolumeNodeAffinityArgs | None = None,
+) -> tuple[core.PersistentVolume, core.PersistentVolumeClaim]:
+    """A PersistentVolume named `name` with `source` (e.g. `{"nfs": ...}`), and the claim
+    `name` in `namespace` bound to it and only it (claimRef one way, volumeName the other)."""
+    volume = core.PersistentVolume(
+        f"{name}-volume",
+        metadata=metadata(name),
+        spec=core.PersistentVolumeSpecArgs(
+            access_modes=[access_mode],
+            capacity={"storage": capacity},
+            persistent_volume_reclaim_policy="Retain",
+            storage_class_name="",
+            mount_options=list(mount_options) or None,
+            claim_ref=core.ObjectReferenceArgs(namespace=namespace, name=name),
+            node_affinity=node_affinity,
+            **source,
+        ),
+        opts=child_options(parent, opts),
+    )
+    claim = core.PersistentVolumeClaim(
+        f"{name}-claim",
+        metadata=metadata(name, namespace),
+        spec=core.PersistentVolumeClaimSpecArgs(
+            access_modes=[access_mode],
+            resources=core.VolumeResourceRequirementsArgs(requests={"storage": capacity}),
+            storage_class_name="",
+            volume_name=name,
+        ),
+        opts=child_options(parent, opts, volume),
+    )
+    return volume, claim
+
+
+@dataclass(frozen=True)
+class GcsFuseVolumeArgs:
+    """A bucket mounted through the GCS FUSE CSI driver.
+
+    Attributes:
+        bucket: the bucket name (an Output of the bucket, so the volume waits for it).
+        claim_name, namespace: the claim pods mount (the volume takes the same name).
+        file_cache: cache file contents on the node (see GCSFUSE_FILE_CACHE_OPTIONS).
+        capacity: nominal: Kubernetes requires one; a bucket has no size.
+
+    Pods mounting it need the `gke-gcsfuse/volumes: "true"` annotation (the driver injects its
+    sidecar) and a service account the bucket grants access to.
+    """
+
+    bucket: pulumi.Input[str]
+    claim_name: str
+    namespace: pulumi.Input[str]
+    file_cache: bool = False
+    capacity: str = "2048Gi"
+
+
+class GcsFuseVolume(pulumi.ComponentResource):
+    """A ReadWriteMany GCS FUSE volume and its claim. Attributes: `claim_name`, `volume`, `claim`."""
+
+    def __init__(self, name: str, args: GcsFuseVolumeArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("trainstack:k8s:GcsFuseVolume", name, None, opts)
+        csi = core.CSIPersistentVolumeSourceArgs(
+            driver=GCSFUSE_DRIVER,
+            volume_handle=args.bucket,
+            volume_attributes={
+                # Mounts skip the driver's IAM pre-check: at 50+ nodes it is a burst of
+                # calls that can be throttled; a real access problem still fails the mount.
+                "skipCSIBucketAccessCheck": "true",
+                # Fill the (unlimited, never expiring) metadata cache when mounting.
+                "gcsfuseMetadataPrefetchOnMount": "true",
+            },
+        )
+        options = GCSFUSE_MOUNT_OPTIONS + (GCSFUSE_FILE_CACHE_OPTIONS if args.file_cache else ())
+        self.claim_name = args.claim_name
+        self.volume, self.claim = _claim(
+            self, opts, args.claim_name, args.namespace, args.capacity, "ReadWriteMany", {"csi": csi}, options
+        )
+        self.register_outputs({"claimName": self.claim_name})
+
+
+@dataclass(frozen=True)
+class NfsVolumeArgs:
+    """An NFS export as a ReadWriteMany volume.
+
+    Attributes:
+        server: the server's address, an Output of the resource that has it (a Filestore
+            instance's IP, an NFS Service's cluster IP), never a copied literal.
+        path: the exported path (`/share1` on Filestore; `/` on the in-cluster server, NFSv4).
+        claim_name, namespace: the claim pods mount (the volume takes the same name).
+        capacity: the export's size.
+        mount_options: NFS client options; none: the client negotiates the highest version.
+    """
+
+    server: pulumi.Input[str]
+    path: str
+    claim_name: str
+    namespace: pulumi.Input[str]
+    capacity: str
+    mount_options: Sequence[str] = ()
+
+
+class NfsVolume(pulumi.ComponentResource):
+    """A ReadWriteMany NFS volume and its claim. Attributes: `claim_name`, `volume`, `claim`."""
+
+    def __init__(self, name: str, args: NfsVolumeArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("trainstack:k8s:NfsVolume", name, None, opts)
+        nfs = core.NFSVolumeSourceArgs(server=args.server, path=args.path)
+        self.claim_name = args.claim_name
+        self.volume, self.claim = _claim(
+            self, opts, args.claim_name, args.namespace, args.capacity, "ReadWriteMany", {"nfs": nfs}, args.mount_options
+        )
+        self.register_outputs({"claimName": self.claim_name})
+
+
+@dataclass(frozen=True)
+class NfsServerArgs:
+    """An NFS server exporting a persistent disk.
+
+    Attributes:
+        disk_name: the Compute Engine disk (an Output of it), in `zone` of `project`.
+        project, zone: where the disk is; the server runs in that zone.
+        size_gb: the disk's size.
+        namespace: where the server, its Service and its disk claim live.
+        placement: which nodes may run the server (it must be a pool with nodes in `zone`).
+        name: the Deployment's and Service's name.
+    """
+
+    disk_name: pulumi.Input[str]
+    project: str
+    zone: str
+    size_gb: int
+    namespace: pulumi.Input[str]
+    placement: Placement = Placement()
+    name: str = "nfs-server"
+
+
+_NFS_PORTS = {"nfs": 2049, "mountd": 20048, "rpcbind": 111}
+
+
+class NfsServer(pulumi.ComponentResource):
+    """A one-replica NFS server Deployment on a persistent disk (PD CSI volume, zone-pinned by
+    the volume's node affinity) and a ClusterIP Service in front of it. The kubelet mounts NFS
+    from the node, without cluster DNS, so clients use `cluster_ip`.
+
+    Attributes:
+        cluster_ip: the Service's cluster IP (an Output: an NFS volume made from it waits for
+            the Service, which Pulumi reports ready once the server pod is).
+        export_path: the NFSv4 path of the export.
+    """
+
+    export_path = "/"
+
+    def __init__(self, name: str, args: NfsServerArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("trainstack:k8s:NfsServer", name, None, opts)
+        disk = pulumi.Output.concat("projects/", args.project, "/zones/", args.zone, "/disks/", args.disk_name)
+        zone_affinity = core.VolumeNodeAffinityArgs(
+            required=core.NodeSelectorArgs(node_selector_terms=[core.NodeSelectorTermArgs(
+                match_expressions=[core.NodeSelectorRequirementArgs(key=PD_ZONE_LABEL, operator="In", values=[args.zone])]
+            )])
+        )
+        csi = core.CSIPersistentVolumeSourceArgs(driver=PD_DRIVER, volume_handle=disk, fs_type="ext4")
+        _, disk_claim = _claim(
+            self, opts, f"{args.name}-disk", args.namespace, f"{args.size_gb}Gi", "ReadWriteOnce", {"csi": csi},
+            node_affinity=zone_affinity,
+        )
+        labels = {"app.kubernetes.io/name": args.name}
+        image = catalog.image("nfs-server")
+        deployment = k8s.apps.v1.Deployment(
+            args.name,
+            metadata=metadata(args.name, args.namespace, labels),
+            spec=k8s.apps.v1.DeploymentSpecArgs(
+                replicas=1,
+                # The disk attaches to one node at a time: stop the old server before the new.
+                strategy=k8s.apps.v1.DeploymentStrategyArgs(type="Recreate"),
+                selector=k8s.meta.v1.LabelSelectorArgs(match_labels=labels),
+                template=core.PodTemplateSpecArgs(
+                    metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
+                    spec=core.PodSpecArgs(
+                        node_selector=dict(args.placement.node_selector) or None,
+                        tolerations=[dict(t) for t in args.placement.tolerations] or None,
+                        containers=[core.ContainerArgs(
+                            name="nfs-server",
+                            image=image.ref,
+                            ports=[core.ContainerPortArgs(name=port, container_port=n) for port, n in _NFS_PORTS.items()],
+                            # The kernel NFS server needs the host's privileges.
+                            security_context=core.SecurityContextArgs(privileged=True),
+                            volume_mounts=[core.VolumeMountArgs(name="export", mount_path="/exports")],
+                        )],
+                        volumes=[core.VolumeArgs(
+                            name="export",
+                            persistent_volume_claim=core.PersistentVolumeClaimVolumeSourceArgs(
+                                claim_name=disk_claim.metadata.name
+                            ),
+                        )],
+                    ),
+                ),
+            ),
+            opts=child_options(self, opts),
+        )
+        service = core.Service(
+            f"{args.name}-service",
+            metadata=metadata(args.name, args.namespace, labels),
+            spec=core.ServiceSpecArgs(
+                type="ClusterIP",
+                selector=labels,
+                ports=[core.ServicePortArgs(name=port, port=number, protocol="TCP") for port, number in _NFS_PORTS.items()],
+            ),
+            opts=child_options(self, opts, deployment),
+        )
+        self.cluster_ip: pulumi.Output[str] = service.spec.apply(lambda spec: spec.cluster_ip)
+        self.register_outputs({"clusterIp": self.cluster_ip})

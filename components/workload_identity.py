@@ -1,0 +1,55 @@
+"""The namespace and Kubernetes service account training pods run as.
+
+Identity to Google Cloud is Workload Identity Federation for GKE with the Kubernetes service
+account as the principal itself: the GCP layer grants the bucket (and whatever else the job
+reads) to `principal://iam.googleapis.com/projects/<number>/locations/global/workloadIdentityPools/
+<project>.svc.id.goog/subject/ns/<namespace>/sa/<name>`. No Google service account is
+impersonated, so the service account carries no `iam.gke.io/gcp-service-account` annotation
+(cloud.google.com/kubernetes-engine/docs/how-to/workload-identity).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from trainstack.components.k8s_provider import child_options, metadata
+
+# Namespaces every cluster already has: used, never created (nor deleted on destroy).
+BUILT_IN_NAMESPACES = frozenset({"default"})
+
+
+@dataclass(frozen=True)
+class WorkloadIdentityArgs:
+    """The workload's namespace (created unless built in) and its service account's name."""
+
+    namespace: str
+    service_account: str
+
+
+class WorkloadIdentity(pulumi.ComponentResource):
+    """The workload namespace and service account.
+
+    Attributes:
+        namespace: the namespace's name, an Output that resolves once the namespace exists
+            (objects placed in it by this value wait for it).
+        service_account_name: the service account's name.
+        service_account: the ServiceAccount resource.
+    """
+
+    def __init__(self, name: str, args: WorkloadIdentityArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("trainstack:k8s:WorkloadIdentity", name, None, opts)
+        if args.namespace in BUILT_IN_NAMESPACES:
+            self.namespace: pulumi.Output[str] = pulumi.Output.from_input(args.namespace)
+        else:
+            namespace = k8s.core.v1.Namespace("namespace", metadata=metadata(args.namespace), opts=child_options(self, opts))
+            self.namespace = namespace.metadata.apply(lambda meta: meta.name)
+        self.service_account_name = args.service_account
+        self.service_account = k8s.core.v1.ServiceAccount(
+            "service-account",
+            metadata=metadata(args.service_account, self.namespace),
+            opts=child_options(self, opts),
+        )
+        self.register_outputs({"namespace": self.namespace, "serviceAccount": self.service_account_name})

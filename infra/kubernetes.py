@@ -1,0 +1,200 @@
+"""The Kubernetes layer of a stack: what runs in the cluster before a workload can.
+
+config + GcpPlatform -> the provider, the workload namespace and service account, JobSet,
+Kueue with its queues, the GPU NIC networks, the node installers and the shared storage.
+"""
+
+from __future__ import annotations
+
+import pulumi
+
+from trainstack import catalog
+from trainstack.components.gpudirect_installers import (
+    GpuDirectInstallers,
+    GpuDirectInstallersArgs,
+    NvidiaDriverInstaller,
+    NvidiaDriverInstallerArgs,
+)
+from trainstack.components.jobset import JobSet, JobSetArgs
+from trainstack.components.k8s_provider import NODE_POOL_LABEL, ClusterProviderArgs, Placement, cluster_provider
+from trainstack.components.kueue import GpuFlavor, Kueue, KueueArgs, PriorityClass, WaitForPodsReady
+from trainstack.components.multinic import GpuNetworks, GpuNetworksArgs, NicAttachment
+from trainstack.components.volumes import (
+    GcsFuseVolume,
+    GcsFuseVolumeArgs,
+    NfsServer,
+    NfsServerArgs,
+    NfsVolume,
+    NfsVolumeArgs,
+)
+from trainstack.components.workload_identity import WorkloadIdentity, WorkloadIdentityArgs
+from trainstack.config import StackConfig
+from trainstack.context import StackContext
+from trainstack.infra.platform import GcpPlatform, KubernetesPlatform
+
+# The claim training pods mount their shared storage from, whatever backs it.
+CLAIM_NAME = "shared-storage"
+
+
+def controller_placement(config: StackConfig) -> Placement:
+    """The CPU pool, where the controllers and the NFS server run. GKE labels every node with
+    its pool's name, so this needs no label of ours; the pool is untainted."""
+    return Placement(node_selector={NODE_POOL_LABEL: config.cpu_pool.name})
+
+
+def topology_aware(config: StackConfig) -> bool:
+    """Whether jobs are placed with Topology Aware Scheduling: on a fixed-size GPU pool only
+    (an autoscaled pool has no nodes to place a job on until the job's pods ask for them)."""
+    return config.gpu_pool.autoscaling is None
+
+
+def kueue_args(config: StackConfig, namespace: pulumi.Input[str], placement: Placement) -> KueueArgs:
+    """Kueue's arguments from `trainstack:kueue` and the GPU pool."""
+    kueue, pool = config.kueue, config.gpu_pool
+    wait = kueue.wait_for_pods_ready
+    return KueueArgs(
+        cluster_queue=config.cluster_queue,
+        local_queue=config.local_queue,
+        namespace=namespace,
+        flavors=[
+            GpuFlavor(
+                name=pool.name,
+                node_pool=pool.name,
+                machine=pool.machine,
+                nodes=pool.max_nodes,
+                topology_aware=topology_aware(config),
+            )
+        ],
+        topology_name=kueue.topology_name,
+        wait_for_pods_ready=WaitForPodsReady(
+            timeout=wait.timeout,
+            block_admission=wait.block_admission,
+            recovery_timeout=wait.recovery_timeout,
+            requeue_timestamp=wait.requeuing_strategy.timestamp,
+            backoff_limit_count=wait.requeuing_strategy.backoff_limit_count,
+            backoff_base_seconds=wait.requeuing_strategy.backoff_base_seconds,
+            backoff_max_seconds=wait.requeuing_strategy.backoff_max_seconds,
+        )
+        if wait
+        else None,
+        priority_classes=[PriorityClass(pc.name, pc.value, pc.description) for pc in kueue.priority_classes],
+        placement=placement,
+    )
+
+
+def _storage(
+    ctx: StackContext,
+    gcp: GcpPlatform,
+    namespace: pulumi.Input[str],
+    placement: Placement,
+    opts: pulumi.ResourceOptions,
+    controller_nodes: list[pulumi.Resource],
+) -> GcsFuseVolume | NfsVolume:
+    """The shared volume of `trainstack:storage.kind`, claimed as CLAIM_NAME."""
+    config = ctx.config
+    storage = config.storage
+    if storage.kind == "gcs":
+        if gcp.bucket_name is None:
+            raise ValueError("storage kind 'gcs' needs the GCP layer's bucket (GcpPlatform.bucket_name)")
+        return GcsFuseVolume(
+            "storage",
+            GcsFuseVolumeArgs(gcp.bucket_name, CLAIM_NAME, namespace, file_cache=storage.bucket_config.file_cache),
+            opts=opts,
+        )
+    if storage.kind == "filestore":
+        if gcp.filestore_ip is None or gcp.filestore_share is None:
+            raise ValueError("storage kind 'filestore' needs the GCP layer's Filestore export (GcpPlatform.filestore_ip, filestore_share)")
+        share = storage.filestore_config
+        return NfsVolume(
+            "storage",
+            NfsVolumeArgs(gcp.filestore_ip, f"/{gcp.filestore_share}", CLAIM_NAME, namespace, f"{share.capacity_gib}Gi"),
+            opts=opts,
+        )
+    if gcp.nfs_disk_name is None:
+        raise ValueError("storage kind 'nfs' needs the GCP layer's disk (GcpPlatform.nfs_disk_name)")
+    disk = storage.nfs_config
+    # infra.gcp makes the disk in the GPU pool's first zone; the server (on the CPU pool) is
+    # scheduled there by its volume's zone affinity.
+    server = NfsServer(
+        "nfs-server",
+        NfsServerArgs(gcp.nfs_disk_name, config.project, config.gpu_zones[0], disk.disk_size_gb, namespace, placement),
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=controller_nodes)),
+    )
+    return NfsVolume(
+        "storage",
+        NfsVolumeArgs(server.cluster_ip, NfsServer.export_path, CLAIM_NAME, namespace, f"{disk.disk_size_gb}Gi"),
+        opts=opts,
+    )
+
+
+def build(ctx: StackContext, gcp: GcpPlatform) -> KubernetesPlatform:
+    """Register the Kubernetes layer of `ctx`'s stack on the cluster `gcp` built."""
+    config = ctx.config
+    provider = cluster_provider(
+        "gke",
+        ClusterProviderArgs(
+            kubeconfig=gcp.kubeconfig,
+            cluster_identifier=pulumi.Output.concat(
+                "projects/", config.project, "/locations/", gcp.cluster_location, "/clusters/", gcp.cluster_name
+            ),
+        ),
+    )
+    on_cluster = pulumi.ResourceOptions(providers=[provider])
+    controller_nodes = [gcp.cpu_pool] if gcp.cpu_pool is not None else list(gcp.node_pools)
+    on_controller_nodes = pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(depends_on=controller_nodes))
+    placement = controller_placement(config)
+
+    identity = WorkloadIdentity(
+        "workload-identity",
+        WorkloadIdentityArgs(namespace=config.workload.namespace, service_account=ctx.workload_service_account),
+        opts=on_cluster,
+    )
+    jobset = JobSet("jobset", JobSetArgs(placement=placement), opts=on_controller_nodes)
+    kueue = Kueue("kueue", kueue_args(config, identity.namespace, placement), opts=on_controller_nodes)
+    storage = _storage(ctx, gcp, identity.namespace, placement, on_cluster, controller_nodes)
+    ready: list[pulumi.Resource] = [
+        identity.service_account,
+        jobset.release,
+        *kueue.objects,
+        storage.claim,
+    ]
+
+    network_names: list[str] = []
+    if gcp.nic_networks:
+        networks = GpuNetworks(
+            "gpu-networks",
+            GpuNetworksArgs([NicAttachment(nic.name, nic.kind, vpc, subnet) for nic, vpc, subnet in gcp.nic_networks]),
+            opts=on_cluster,
+        )
+        network_names = networks.network_names
+        ready += networks.objects
+
+    # Node installers wait for the GPU pool: a DaemonSet is ready once it runs on every node,
+    # so a job that waits for them starts on nodes that have their plugin and driver.
+    on_gpu_nodes = pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(depends_on=list(gcp.node_pools)))
+    machine = config.gpu_pool.machine
+    if machine.gpudirect is not catalog.GpuDirect.NONE:
+        installers = GpuDirectInstallers("gpudirect", GpuDirectInstallersArgs(machine), opts=on_gpu_nodes)
+        ready += installers.daemonsets
+    if config.gpu_pool.gpu_driver == "daemonset":
+        driver = NvidiaDriverInstaller("nvidia-driver", NvidiaDriverInstallerArgs(machine.accelerator), opts=on_gpu_nodes)
+        ready.append(driver.daemonset)
+
+    return KubernetesPlatform(
+        provider=provider,
+        namespace=config.workload.namespace,
+        service_account=ctx.workload_service_account,
+        local_queue=config.local_queue,
+        claim_name=storage.claim_name,
+        network_names=network_names,
+        ready=ready,
+        topology_aware=topology_aware(config),
+        outputs={
+            "localQueue": config.local_queue,
+            "clusterQueue": config.cluster_queue,
+            "workloadNamespace": config.workload.namespace,
+            "storageClaim": storage.claim_name,
+            "kueueVersion": catalog.KUEUE_CHART.version,
+            "jobsetVersion": catalog.JOBSET_CHART.version,
+        },
+    )

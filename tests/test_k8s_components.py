@@ -1,0 +1,181 @@
+"""Kubernetes components on their own: their pure pieces, and the behaviour a recipe author
+composing them in Python relies on (several GPU pools, no waitForPodsReady, no GPUDirect)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+import yaml
+
+from helpers import of_type, one, render_with
+from trainstack import catalog
+from trainstack.components.gpudirect_installers import GpuDirectInstallers, GpuDirectInstallersArgs
+from trainstack.components.k8s_provider import ClusterProviderArgs, Placement, child_options, cluster_provider
+from trainstack.components.kueue import (
+    GpuFlavor,
+    Kueue,
+    KueueArgs,
+    WaitForPodsReady,
+    chart_values,
+    manager_configuration,
+    render_configuration,
+)
+from trainstack.components.multinic import GpuNetworks, GpuNetworksArgs, NicAttachment
+from trainstack.schemas.validate import validate_object
+
+KUEUE = f"kubernetes:{catalog.KUEUE_API}"
+ULTRA = catalog.machine("a3-ultragpu-8g")
+MEGA = catalog.machine("a3-megagpu-8g")
+
+
+def _args(**changes: Any) -> KueueArgs:
+    base: dict[str, Any] = dict(
+        cluster_queue="gpus", local_queue="team", namespace="ml", flavors=[GpuFlavor("a3-ultra", "a3-ultra", ULTRA, 2)]
+    )
+    return KueueArgs(**{**base, **changes})
+
+
+def test_wait_for_pods_ready_block_has_only_what_is_set() -> None:
+    assert WaitForPodsReady(timeout="10m").configuration() == {
+        "timeout": "10m",
+        "blockAdmission": True,
+        "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": 60, "backoffMaxSeconds": 3600},
+    }
+    block = WaitForPodsReady(timeout="5m", block_admission=False, recovery_timeout="0s", requeue_timestamp="Creation", backoff_limit_count=3).configuration()
+    assert block["recoveryTimeout"] == "0s" and block["blockAdmission"] is False
+    assert block["requeuingStrategy"] == {"timestamp": "Creation", "backoffLimitCount": 3, "backoffBaseSeconds": 60, "backoffMaxSeconds": 3600}
+    assert "enable" not in block
+
+
+def test_no_wait_for_pods_ready_means_no_block() -> None:
+    assert "waitForPodsReady" not in manager_configuration(_args())
+    assert "waitForPodsReady" in manager_configuration(_args(wait_for_pods_ready=WaitForPodsReady("1m")))
+
+
+def test_configuration_renders_deterministically_and_parses_back() -> None:
+    args = _args(wait_for_pods_ready=WaitForPodsReady("1m", recovery_timeout="1m"))
+    text = render_configuration(args)
+    assert text == render_configuration(_args(wait_for_pods_ready=WaitForPodsReady("1m", recovery_timeout="1m")))
+    assert yaml.safe_load(text) == manager_configuration(args)
+    assert text.startswith("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n")
+
+
+def test_feature_gates_are_sorted_name_enabled_pairs() -> None:
+    values = chart_values(_args(feature_gates={"TopologyAwareScheduling": True, "ElasticJobsViaWorkloadSlices": False}))
+    assert values["controllerManager"]["featureGates"] == [
+        {"name": "ElasticJobsViaWorkloadSlices", "enabled": False},
+        {"name": "TopologyAwareScheduling", "enabled": True},
+    ]
+
+
+def test_placement_goes_to_the_chart_values() -> None:
+    toleration = {"key": "dedicated", "operator": "Equal", "value": "controllers", "effect": "NoSchedule"}
+    values = chart_values(_args(placement=Placement({"pool": "cpu"}, [toleration])))
+    assert values["controllerManager"]["nodeSelector"] == {"pool": "cpu"}
+    assert values["controllerManager"]["tolerations"] == [toleration]
+
+
+def test_flavor_quota_is_nodes_times_the_machine() -> None:
+    assert GpuFlavor("f", "pool", MEGA, 32).quota() == {"cpu": 208 * 32, "memory": f"{1872 * 32}Gi", "nvidia.com/gpu": 256}
+    assert GpuFlavor("f", "pool", MEGA, 0).quota()["nvidia.com/gpu"] == 0
+
+
+def _render_kueue(args: KueueArgs):
+    def body(ctx: Any) -> None:
+        provider = k8s.Provider("k8s", kubeconfig="{}")
+        Kueue("kueue", args, opts=pulumi.ResourceOptions(providers=[provider]))
+
+    return render_with(body)
+
+
+def test_one_flavor_per_gpu_pool_in_one_cluster_queue() -> None:
+    flavors = [GpuFlavor("a3-ultra", "ultra-pool", ULTRA, 4), GpuFlavor("a3-mega", "mega-pool", MEGA, 2)]
+    rendered = _render_kueue(_args(flavors=flavors))
+    names = {r.inputs["metadata"]["name"]: r for r in of_type(rendered, f"{KUEUE}:ResourceFlavor")}
+    assert set(names) == {"a3-ultra", "a3-mega"}
+    assert names["a3-mega"].inputs["spec"]["nodeLabels"] == {
+        "cloud.google.com/gke-accelerator": "nvidia-h100-mega-80gb",
+        "cloud.google.com/gke-nodepool": "mega-pool",
+    }
+    queue = one(rendered, f"{KUEUE}:ClusterQueue")
+    quotas = {f["name"]: {r["name"]: r["nominalQuota"] for r in f["resources"]} for f in queue.inputs["spec"]["resourceGroups"][0]["flavors"]}
+    assert quotas["a3-ultra"]["nvidia.com/gpu"] == 32 and quotas["a3-mega"]["nvidia.com/gpu"] == 16
+    for flavor in names.values():
+        assert flavor.urn in queue.dependencies
+    for reg in rendered.registrations:
+        if reg.custom and reg.type.startswith(KUEUE):
+            assert validate_object(reg.inputs) == []
+    assert not of_type(rendered, f"{KUEUE}:WorkloadPriorityClass")  # none asked for
+
+
+def test_component_passes_its_depends_on_to_every_child() -> None:
+    def body(ctx: Any) -> None:
+        provider = k8s.Provider("k8s", kubeconfig="{}")
+        gate = k8s.core.v1.ConfigMap("gate", metadata={"name": "gate"}, opts=pulumi.ResourceOptions(provider=provider))
+        Kueue("kueue", _args(), opts=pulumi.ResourceOptions(providers=[provider], depends_on=[gate]))
+
+    rendered = render_with(body)
+    gate = one(rendered, "kubernetes:core/v1:ConfigMap", "gate").urn
+    children = [r for r in rendered.registrations if r.custom and r.parent and "trainstack:k8s:Kueue" in r.parent]
+    assert len(children) == 5  # release, topology, flavor, cluster queue, local queue
+    assert all(gate in r.dependencies for r in children)
+
+
+def test_child_options_accepts_a_single_resource_or_none() -> None:
+    def body(ctx: Any) -> None:
+        provider = k8s.Provider("k8s", kubeconfig="{}")
+        parent = pulumi.ComponentResource("test:x:Parent", "parent")
+        assert child_options(parent, None).depends_on is None
+        assert child_options(parent, pulumi.ResourceOptions(depends_on=provider)).depends_on == [provider]
+        assert child_options(parent, pulumi.ResourceOptions(depends_on=[provider]), parent).depends_on == [provider, parent]
+
+    render_with(body)
+
+
+def test_provider_settings() -> None:
+    def body(ctx: Any) -> None:
+        cluster_provider("gke", ClusterProviderArgs("kubeconfig", "projects/p/locations/r/clusters/c", delete_unreachable=False))
+
+    provider = one(render_with(body), "pulumi:providers:kubernetes")
+    assert provider.inputs["enableServerSideApply"] == "true"
+    assert provider.inputs["deleteUnreachable"] == "false"
+    assert provider.inputs["clusterIdentifier"] == "projects/p/locations/r/clusters/c"
+
+
+@pytest.mark.parametrize("kind, mode", [("gvnic", "NetDevice"), ("rdma", "RDMA")])
+def test_device_mode_follows_the_nic_kind(kind: str, mode: str) -> None:
+    assert NicAttachment("n", kind, "vpc", "subnet").device_mode == mode  # type: ignore[arg-type]
+
+
+def test_gpu_networks_render_valid_pairs() -> None:
+    def body(ctx: Any) -> None:
+        provider = k8s.Provider("k8s", kubeconfig="{}")
+        GpuNetworks(
+            "nets",
+            GpuNetworksArgs([NicAttachment("gvnic-1", "gvnic", "v0", "s0"), NicAttachment("rdma-0", "rdma", "v1", "s1")]),
+            opts=pulumi.ResourceOptions(providers=[provider]),
+        )
+
+    rendered = render_with(body)
+    objects = [r.inputs for r in rendered.registrations if r.custom and r.type.startswith("kubernetes:networking")]
+    assert len(objects) == 4
+    assert all(validate_object(o) == [] for o in objects)
+
+
+def test_no_gpudirect_stack_has_nothing_to_install() -> None:
+    def body(ctx: Any) -> None:
+        GpuDirectInstallers("gpudirect", GpuDirectInstallersArgs(catalog.machine("a2-highgpu-8g")))
+
+    with pytest.raises(Exception, match="a2-highgpu-8g uses GPUDirect 'none': there is nothing to install"):
+        render_with(body)
+
+
+def test_topology_only_for_topology_aware_flavors() -> None:
+    rendered = _render_kueue(_args(flavors=[GpuFlavor("a2", "a2-pool", catalog.machine("a2-highgpu-8g"), 8, topology_aware=False)]))
+    assert not of_type(rendered, f"{KUEUE}:Topology")
+    flavor = one(rendered, f"{KUEUE}:ResourceFlavor")
+    assert "topologyName" not in flavor.inputs["spec"]
+    assert validate_object(flavor.inputs) == []

@@ -1,0 +1,48 @@
+"""`trainstack:kueue` rules: each bad value rejected with one message naming the key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from helpers import raw_config
+from trainstack.config import load
+from trainstack.errors import ConfigError
+
+
+def problems(**kueue: Any) -> list[str]:
+    with pytest.raises(ConfigError) as error:
+        load("a3ultra-405b", raw_config(trainstack_kueue=kueue))
+    return error.value.problems
+
+
+def test_zero_timeout_is_rejected() -> None:
+    assert problems(waitForPodsReady={"timeout": "0s"}) == [
+        "trainstack:kueue.waitForPodsReady.timeout = '0s': must be longer than 0s; Kueue rejects a zero timeout "
+        "(omit waitForPodsReady to turn it off)"
+    ]
+
+
+def test_backoff_maximum_below_base_is_rejected() -> None:
+    assert problems(waitForPodsReady={"requeuingStrategy": {"backoffBaseSeconds": 120, "backoffMaxSeconds": 60}}) == [
+        "trainstack:kueue.waitForPodsReady.requeuingStrategy.backoffMaxSeconds = 60: must be at least backoffBaseSeconds (120)"
+    ]
+
+
+def test_duplicate_priority_class_is_rejected() -> None:
+    classes = [{"name": "high", "value": 10}, {"name": "high", "value": 5}]
+    assert problems(priorityClasses=classes) == [
+        "trainstack:kueue.priorityClasses[1].name = 'high': is already used by another priority class"
+    ]
+
+
+def test_recipe_000_settings_load() -> None:
+    wait = load("a3ultra-405b", raw_config()).kueue.wait_for_pods_ready
+    assert (wait.timeout, wait.recovery_timeout, wait.block_admission) == ("1m", "1m", True)
+
+
+def test_wait_for_pods_ready_can_be_turned_off() -> None:
+    raw = raw_config()
+    raw["trainstack:kueue"]["waitForPodsReady"] = None  # `waitForPodsReady: null` in the stack file
+    assert load("a3ultra-405b", raw).kueue.wait_for_pods_ready is None
