@@ -718,6 +718,9 @@ class StackConfig(BaseModel):
                 self.workload.nodes,
                 f"exceeds the GPU pool's maximum of {pool.max_nodes} nodes (trainstack:gpuPool)",
             )
+        else:
+            for loc, value, rule in self.workload.replica_problems():
+                yield ("trainstack:workload", *loc), value, rule
         gpu = pool.machine.gpu
         if self.workload.precision not in gpu.peak_tflops and self.workload.precision != "fp32":
             yield (

@@ -53,6 +53,6 @@ def build(ctx: StackContext) -> None:
     from trainstack import infra, workloads
 
     platform = infra.build(ctx)
-    workloads.build(ctx, platform)
-    for name, value in sorted(platform.outputs().items()):
+    outputs = {**platform.outputs(), **workloads.build(ctx, platform)}
+    for name, value in sorted(outputs.items()):
         pulumi.export(name, value)

@@ -1,0 +1,406 @@
+"""`workloads.build` on a stand-in platform: the training job, the supervisor and TensorBoard
+each stack renders, every object schema-valid."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+from helpers import of_type, raw_config, render_with
+
+from trainstack import workloads
+from trainstack.context import StackContext
+from trainstack.infra.platform import GcpPlatform, KubernetesPlatform, Platform, nic_networks
+from trainstack.plan.recorder import Registration
+from trainstack.schemas.validate import validate_object
+from trainstack.stacks import stack_names
+from trainstack.workloads.tensorboard import TensorBoardArgs
+
+STACKS = ["a3ultra-405b", "a3high-nemo-gpt5b", "a3mega-gpt3-175b", "a3high-litgpt", "a2-gpt2-deepspeed"]
+JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
+JOB = "kubernetes:batch/v1:Job"
+
+
+class Ready(pulumi.CustomResource):
+    """Stands in for what the platform's layers build (controllers, queue, claim, pools)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__("test:platform:Ready", name, {})
+
+
+def stand_in_platform(ctx: StackContext) -> Platform:
+    machine = ctx.config.gpu_pool.machine
+    ready, pools = Ready("ready"), Ready("pools")
+    gcp = GcpPlatform(
+        cluster=pools,
+        cluster_name=pulumi.Output.from_input(ctx.config.cluster.name),
+        cluster_location=ctx.config.region,
+        endpoint=pulumi.Output.from_input("34.1.2.3"),
+        kubeconfig=pulumi.Output.secret("{}"),
+        node_pools=[pools],
+        nic_networks=[],
+        image=pulumi.Output.from_input("us-central1-docker.pkg.dev/p/trainstack/image@sha256:0123"),
+    )
+    kube = KubernetesPlatform(
+        provider=k8s.Provider("k8s", kubeconfig="{}"),
+        namespace="training",
+        service_account="workload-sa",
+        local_queue=ctx.config.local_queue,
+        claim_name="shared-storage",
+        network_names=[n.name for n in nic_networks(machine, ctx.config.network.gpu_nic_cidr)],
+        ready=[ready],
+    )
+    return Platform(gcp, kube)
+
+
+class Built:
+    def __init__(self, stack: str, raw: dict[str, Any] | None = None) -> None:
+        self.outputs: dict[str, Any] = {}
+        self.rendered = render_with(lambda ctx: self.outputs.update(workloads.build(ctx, stand_in_platform(ctx))), stack=stack, raw=raw)
+
+    def objects(self) -> list[Registration]:
+        return [r for r in self.rendered.registrations if r.type.startswith("kubernetes:") and r.custom and "providers" not in r.type]
+
+    def one(self, type_token: str, name: str | None = None) -> dict[str, Any]:
+        found = [r for r in of_type(self.rendered, type_token) if name is None or r.inputs["metadata"]["name"] == name]
+        assert len(found) == 1, [r.name for r in found]
+        return found[0].inputs
+
+    def names(self, type_token: str) -> list[str]:
+        return sorted(r.inputs["metadata"]["name"] for r in of_type(self.rendered, type_token))
+
+    def pod(self) -> dict[str, Any]:
+        jobsets = of_type(self.rendered, JOBSET)
+        if jobsets:
+            return jobsets[0].inputs["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+        return of_type(self.rendered, JOB)[0].inputs["spec"]["template"]
+
+    def container(self) -> dict[str, Any]:
+        (workload,) = self.pod()["spec"]["containers"]
+        return workload
+
+    def env(self) -> dict[str, str]:
+        return {e["name"]: e["value"] for e in self.container()["env"]}
+
+    def mounts(self) -> dict[str, str]:
+        return {m["mountPath"]: m["name"] for m in self.container()["volumeMounts"]}
+
+    def volumes(self) -> dict[str, dict[str, Any]]:
+        return {v["name"]: v for v in self.pod()["spec"]["volumes"]}
+
+    def init_containers(self) -> dict[str, dict[str, Any]]:
+        return {c["name"]: c for c in self.pod()["spec"].get("initContainers", [])}
+
+
+@cache
+def built(stack: str) -> Built:
+    return Built(stack)
+
+
+def test_the_recipe_stacks_are_the_five() -> None:
+    assert set(STACKS) <= set(stack_names())
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_kubernetes_object_is_schema_valid(stack: str) -> None:
+    objects = built(stack).objects()
+    assert objects
+    problems = [p for r in objects for p in validate_object(r.inputs)]
+    assert not problems, "\n".join(problems)
+
+
+# --- the JobSet -----------------------------------------------------------------------------------
+
+
+def test_jobset_is_submitted_suspended_to_the_local_queue() -> None:
+    jobset = built("a3ultra-405b").one(JOBSET)
+    assert jobset["metadata"]["name"] == "llama31-405b"
+    assert jobset["metadata"]["namespace"] == "training"
+    assert jobset["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "a3-ultra"
+    assert jobset["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
+    spec = jobset["spec"]
+    assert spec["suspend"] is True
+    assert spec["network"] == {"enableDNSHostnames": True, "publishNotReadyAddresses": True}
+    assert spec["failurePolicy"] == {"maxRestarts": 20}
+    assert spec["successPolicy"] == {"operator": "All", "targetReplicatedJobs": ["workload"]}
+
+
+def test_jobset_runs_one_pod_per_node_with_all_its_gpus() -> None:
+    b = built("a3ultra-405b")
+    (replicated,) = b.one(JOBSET)["spec"]["replicatedJobs"]
+    assert (replicated["name"], replicated["replicas"]) == ("workload", 1)
+    job = replicated["template"]["spec"]
+    assert (job["parallelism"], job["completions"], job["completionMode"], job["backoffLimit"]) == (54, 54, "Indexed", 0)
+    assert b.pod()["spec"]["restartPolicy"] == "Never"
+    assert b.container()["resources"] == {"limits": {"nvidia.com/gpu": 8}}
+    assert b.pod()["spec"]["nodeSelector"] == {
+        "cloud.google.com/gke-accelerator": "nvidia-h200-141gb",
+        "cloud.google.com/gke-nodepool": "a3-ultra",
+    }
+    assert b.pod()["spec"]["serviceAccountName"] == "workload-sa"
+    assert b.container()["image"] == "us-central1-docker.pkg.dev/p/trainstack/image@sha256:0123"
+
+
+def test_rendezvous_uses_the_jobsets_own_pod_names() -> None:
+    env = built("a3ultra-405b").env()
+    assert env["MASTER_ADDR"] == "llama31-405b-workload-0-0.llama31-405b"
+    assert (env["MASTER_PORT"], env["NNODES"], env["GPUS_PER_NODE"], env["WORLD_SIZE"]) == ("6002", "54", "8", "432")
+    assert env["JOBSET_NAME"] == env["JOB_IDENTIFIER"] == "llama31-405b"
+
+
+def test_pods_tolerate_the_gpu_taint_and_termination_notices() -> None:
+    assert built("a3ultra-405b").pod()["spec"]["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "cloud.google.com/impending-node-termination", "operator": "Exists"},
+    ]
+
+
+def test_pods_mount_shared_memory_storage_host_libraries_and_local_ssd() -> None:
+    b = built("a3ultra-405b")
+    volumes = b.volumes()
+    assert volumes["dshm"]["emptyDir"] == {"medium": "Memory", "sizeLimit": "500Gi"}
+    assert volumes["shared"]["persistentVolumeClaim"] == {"claimName": "shared-storage"}
+    assert volumes["nvidia-libs"]["hostPath"] == {"path": "/home/kubernetes/bin/nvidia"}
+    assert volumes["local-ssd"]["hostPath"] == {"path": "/mnt/stateful_partition/kube-ephemeral-ssd"}
+    assert {"/dev/shm": "dshm", "/job-logs": "shared", "/usr/local/nvidia": "nvidia-libs", "/ssd": "local-ssd"}.items() <= b.mounts().items()
+
+
+def test_machines_without_local_ssd_get_no_local_ssd_volume() -> None:
+    assert "local-ssd" not in built("a2-gpt2-deepspeed").volumes()
+
+
+def test_kueue_topology_annotation_follows_the_config() -> None:
+    annotations = built("a3ultra-405b").pod()["metadata"]["annotations"]
+    assert annotations["kueue.x-k8s.io/podset-preferred-topology"] == "cloud.google.com/gce-topology-block"
+    required = Built("a3ultra-405b", raw_config(trainstack_workload={"topology": {"mode": "required", "level": "cloud.google.com/gce-topology-subblock"}}))
+    annotations = required.pod()["metadata"]["annotations"]
+    assert annotations["kueue.x-k8s.io/podset-required-topology"] == "cloud.google.com/gce-topology-subblock"
+    assert "kueue.x-k8s.io/podset-preferred-topology" not in annotations
+    assert not any(k.startswith("kueue.x-k8s.io/podset-") for k in built("a2-gpt2-deepspeed").pod()["metadata"]["annotations"])
+
+
+@pytest.mark.parametrize(("stack", "gcs"), [(s, s in ("a3ultra-405b", "a3mega-gpt3-175b", "a3high-litgpt")) for s in STACKS])
+def test_gcsfuse_sidecar_is_requested_only_for_bucket_storage(stack: str, gcs: bool) -> None:
+    annotations = built(stack).pod()["metadata"]["annotations"]
+    gcsfuse = {k: v for k, v in annotations.items() if k.startswith("gke-gcsfuse/")}
+    expected = {"gke-gcsfuse/volumes": "true", "gke-gcsfuse/cpu-limit": "0", "gke-gcsfuse/memory-limit": "0", "gke-gcsfuse/ephemeral-storage-limit": "0"}
+    assert gcsfuse == (expected if gcs else {})
+
+
+@pytest.mark.parametrize(
+    ("stack", "inits", "daemon"),
+    [
+        ("a3ultra-405b", ["nccl-plugin-installer"], None),
+        ("a3high-nemo-gpt5b", ["dataset-download", "tcpd-daemon"], "tcpd-daemon"),
+        ("a3mega-gpt3-175b", ["nccl-plugin-installer", "tcpxo-daemon"], "tcpxo-daemon"),
+        ("a3high-litgpt", ["dataset-download", "tcpd-daemon"], "tcpd-daemon"),
+        ("a2-gpt2-deepspeed", [], None),
+    ],
+)
+def test_each_stack_gets_its_machines_gpudirect_pieces_and_no_others(stack: str, inits: list[str], daemon: str | None) -> None:
+    b = built(stack)
+    assert list(b.init_containers()) == inits
+    sidecars = [name for name, c in b.init_containers().items() if c.get("restartPolicy") == "Always"]
+    assert sidecars == ([daemon] if daemon else [])
+    annotations = b.pod()["metadata"]["annotations"]
+    assert ("networking.gke.io/interfaces" in annotations) == (stack != "a2-gpt2-deepspeed")
+    assert ("devices.gke.io/container.tcpxo-daemon" in annotations) == (stack == "a3mega-gpt3-175b")
+    env = b.env()
+    assert ("NCCL_INIT_SCRIPT" in env) == (stack == "a3ultra-405b")
+    assert any(k.startswith("NCCL_FASTRAK") for k in env) == (stack == "a3mega-gpt3-175b")
+    assert any(k.startswith("NCCL_GPUDIRECTTCPX") for k in env) == (stack in ("a3high-nemo-gpt5b", "a3high-litgpt"))
+
+
+def test_the_dataset_is_copied_to_local_disk_before_the_workload_starts() -> None:
+    b = built("a3high-litgpt")
+    download = b.init_containers()["dataset-download"]
+    assert download["command"] == ["gcloud", "storage", "rsync", "--recursive", "gs://litgpt-public-bucket/openwebtext_dataset", "/data"]
+    assert b.volumes()["dataset"] == {"name": "dataset", "emptyDir": {}}
+    assert b.mounts()["/data"] == "dataset"
+
+
+def test_the_workload_runs_the_launcher_after_the_plugin_prologue() -> None:
+    container = built("a3ultra-405b").container()
+    assert container["command"][:2] == ["bash", "-c"]
+    script = container["command"][2]
+    assert 'source "${NCCL_INIT_SCRIPT}"' in script and script.endswith('exec "$@"\n')
+    assert container["args"][:2] == ["python3", "resiliency/launcher.py"]
+
+
+def test_user_environment_comes_last_and_wins() -> None:
+    b = Built("a3high-litgpt", raw_config("a3high-litgpt", trainstack_workload={"env": {"NCCL_SOCKET_IFNAME": "eth9", "EXTRA": "1"}}))
+    names = [e["name"] for e in b.container()["env"]]
+    assert names.count("NCCL_SOCKET_IFNAME") == 1
+    assert b.env()["NCCL_SOCKET_IFNAME"] == "eth9"
+    assert names[-1] == "EXTRA"
+
+
+def test_launcher_files_are_config_maps_mounted_read_only() -> None:
+    b = built("a2-gpt2-deepspeed")
+    config_map = b.one("kubernetes:core/v1:ConfigMap", "gpt2-micro-deepspeed")
+    assert sorted(config_map["data"]) == ["ds_config.json", "hostfile"]
+    assert b.volumes()["files-deepspeed"]["configMap"] == {"name": "gpt2-micro-deepspeed"}
+    assert {"name": "files-deepspeed", "mountPath": "/workload/configs", "readOnly": True} in b.container()["volumeMounts"]
+
+
+def test_a_changed_launch_config_replaces_the_job() -> None:
+    before = built("a3ultra-405b").pod()["metadata"]["annotations"]["trainstack/config-hash"]
+    after = Built("a3ultra-405b", raw_config(trainstack_workload={"steps": 600})).pod()["metadata"]["annotations"]["trainstack/config-hash"]
+    assert before != after
+    (registration,) = of_type(built("a3ultra-405b").rendered, JOBSET)
+    assert registration.options == {"deleteBeforeReplace": True, "replaceOnChanges": ["spec"]}
+
+
+def test_the_job_waits_for_the_platform_and_its_files() -> None:
+    b = built("a3ultra-405b")
+    (registration,) = of_type(b.rendered, JOBSET)
+    ready = {r.urn for r in b.rendered.registrations if r.type == "test:platform:Ready"}
+    files = {r.urn for r in of_type(b.rendered, "kubernetes:core/v1:ConfigMap") if r.name.startswith("training-job")}
+    assert ready | files <= set(registration.dependencies)
+
+
+def test_every_kubernetes_object_uses_the_platforms_provider() -> None:
+    b = built("a3ultra-405b")
+    assert {r.provider for r in b.objects()} == {"urn:pulumi:a3ultra-405b::trainstack::pulumi:providers:kubernetes::k8s"}
+
+
+def test_components_are_typed_and_own_their_children() -> None:
+    b = built("a3ultra-405b")
+    components = {r.type: r.urn for r in b.rendered.registrations if r.type.startswith("trainstack:workload:")}
+    assert set(components) == {"trainstack:workload:TrainingJob", "trainstack:workload:ResiliencySupervisor"}
+    assert {r.parent for r in b.objects()} <= set(components.values())
+
+
+# --- the Indexed Job variant (recipe 002) ---------------------------------------------------------
+
+
+def test_an_indexed_job_gets_a_headless_service_for_its_pod_names() -> None:
+    b = built("a3mega-gpt3-175b")
+    assert not of_type(b.rendered, JOBSET)
+    job = b.one(JOB)
+    assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "a3-mega"
+    spec = job["spec"]
+    assert (spec["suspend"], spec["parallelism"], spec["completions"], spec["completionMode"]) == (True, 32, 32, "Indexed")
+    assert b.pod()["spec"]["subdomain"] == "gpt3-175b"
+    service = b.one("kubernetes:core/v1:Service", "gpt3-175b")
+    assert service["spec"] == {"clusterIP": "None", "selector": {"batch.kubernetes.io/job-name": "gpt3-175b"}, "publishNotReadyAddresses": True}
+    assert b.env()["MASTER_ADDR"] == "gpt3-175b-0.gpt3-175b"
+    assert "JOBSET_NAME" not in b.env()
+    assert b.outputs["watchJob"] == "kubectl get job gpt3-175b -n training"
+
+
+# --- the resiliency supervisor (recipe 000) -------------------------------------------------------
+
+
+def test_supervisor_may_act_on_pods_nodes_and_jobsets() -> None:
+    b = built("a3ultra-405b")
+    role = b.one("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole")
+    verbs = ["create", "delete", "deletecollection", "get", "list", "patch", "watch"]
+    assert role["rules"] == [
+        {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": verbs},
+        {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": verbs},
+    ]
+    binding = b.one("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding")
+    assert binding["roleRef"]["name"] == role["metadata"]["name"] == "training-llama31-405b-supervisor"
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "llama31-405b-supervisor", "namespace": "training"}]
+    assert b.names("kubernetes:core/v1:ServiceAccount") == ["llama31-405b-supervisor"]
+
+
+@pytest.mark.parametrize(("service", "port"), [("actuator", 60080), ("sensor", 60081), ("controller", 60082)])
+def test_supervisor_deployments_run_on_the_cpu_pool_behind_services(service: str, port: int) -> None:
+    b = built("a3ultra-405b")
+    deployment = b.one("kubernetes:apps/v1:Deployment", f"llama31-405b-supervisor-{service}")
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"cloud.google.com/gke-nodepool": "supervisor-cpu-pool"}
+    (container,) = pod["containers"]
+    assert container["command"] == ["python3", f"resiliency/supervisor/{service}.py"]
+    assert container["ports"] == [{"name": service, "containerPort": port}]
+    assert container["image"] == "us-central1-docker.pkg.dev/deeplearning-images/reproducibility/pytorch-gpu-goodput:nemo24.12.01-2025-08-07"
+    svc = b.one("kubernetes:core/v1:Service", f"llama31-405b-supervisor-{service}")
+    assert svc["spec"]["ports"] == [{"name": service, "port": port, "targetPort": port, "protocol": "TCP"}]
+    assert svc["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
+
+
+def test_host_monitor_runs_privileged_on_every_gpu_node() -> None:
+    daemonset = built("a3ultra-405b").one("kubernetes:apps/v1:DaemonSet")
+    pod = daemonset["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"cloud.google.com/gke-gpu": "true"}
+    assert (pod["hostNetwork"], pod["hostPID"], pod["dnsPolicy"]) == (True, True, "ClusterFirstWithHostNet")
+    assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    (container,) = pod["containers"]
+    assert container["securityContext"]["privileged"] is True
+    assert container["ports"][0]["hostPort"] == container["ports"][0]["containerPort"] == 60010
+    assert "--watchdogs=ecc,xid" in container["command"]
+    assert "--watchdog_interval_s=10" in container["command"]
+    assert "--workers_per_host=8" in container["command"]
+
+
+def test_supervisor_config_renders_every_key_with_a_value() -> None:
+    data = built("a3ultra-405b").one("kubernetes:core/v1:ConfigMap", "llama31-405b-supervisor-config")["data"]
+    chart_keys = {
+        "SENSOR_ADDRESS", "ACTUATOR_ADDRESS", "CONTROLLER_ADDRESS", "HOST_DAEMON_PORT", "HEARTBEAT_POLLING_PERIOD_S",
+        "HEARTBEAT_TIMEOUT_S", "WORKERS_PER_HOST", "JOB_NAMESPACE", "NUM_NODES_PER_DP", "NUM_DP_REPLICAS",
+        "MAX_IN_JOB_RESTARTS", "MAX_WORKLOAD_RESTARTS", "ENABLE_WORKLOAD_SCALING", "PROJECT",
+        "POD_TERMINATION_THRESHOLD_S", "JOBSET_DOWNTIME_THRESHOLD_S", "REPLICATED_JOB_NAME",
+        "WORKLOAD_CONTAINER_NAME", "ENABLE_FAULT_INJECTION", "FAULT_INJECTION_PERIOD_S", "GLOG_logtostderr",
+        "GLOG_v", "WORKLOAD_NAMESPACE",
+    }
+    assert chart_keys <= set(data)
+    assert all(value for value in data.values()), [k for k, v in data.items() if not v]
+    assert data["WORKLOAD_NAME"] == "llama31-405b"
+    assert data["SENSOR_ADDRESS"] == "llama31-405b-supervisor-sensor:60081"
+    assert (data["HEARTBEAT_POLLING_PERIOD_S"], data["HEARTBEAT_TIMEOUT_S"]) == ("15", "30")
+    assert (data["WORKERS_PER_HOST"], data["NUM_NODES_PER_DP"], data["NUM_DP_REPLICAS"]) == ("8", "18", "3")
+    assert data["MAX_IN_JOB_RESTARTS"] == "0"
+    assert data["PROJECT"] == "my-training-project"
+
+
+@pytest.mark.parametrize("stack", STACKS[1:])
+def test_only_the_resiliency_recipe_has_a_supervisor(stack: str) -> None:
+    assert not [r for r in built(stack).rendered.registrations if r.type == "trainstack:workload:ResiliencySupervisor"]
+    assert not of_type(built(stack).rendered, "kubernetes:apps/v1:DaemonSet")
+
+
+# --- TensorBoard (recipe 001) ---------------------------------------------------------------------
+
+
+def test_tensorboard_serves_the_runs_log_directory_inside_the_cluster() -> None:
+    b = built("a3high-nemo-gpt5b")
+    deployment = b.one("kubernetes:apps/v1:Deployment", "nemo-gpt5b-tensorboard")
+    pod = deployment["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["image"] == "tensorflow/tensorflow:2.17.0"
+    assert "--logdir=/nfs/nemo-experiments" in container["command"]
+    assert container["volumeMounts"] == [{"name": "shared", "mountPath": "/nfs", "readOnly": True}]
+    assert pod["volumes"] == [{"name": "shared", "persistentVolumeClaim": {"claimName": "shared-storage", "readOnly": True}}]
+    assert pod["nodeSelector"] == {"cloud.google.com/gke-nodepool": "e2-pool"}
+    service = b.one("kubernetes:core/v1:Service", "nemo-gpt5b-tensorboard")
+    assert service["spec"]["type"] == "ClusterIP"
+    assert b.outputs["tensorboard"] == "kubectl port-forward svc/nemo-gpt5b-tensorboard 6006:6006 -n training"
+
+
+def test_tensorboard_only_where_asked() -> None:
+    for stack in STACKS:
+        if stack != "a3high-nemo-gpt5b":
+            assert "tensorboard" not in built(stack).outputs
+            assert not [r for r in built(stack).rendered.registrations if r.type == "trainstack:workload:TensorBoard"]
+
+
+def test_tensorboard_refuses_a_log_directory_off_the_shared_storage() -> None:
+    with pytest.raises(ValueError, match="not on the shared storage at /nfs"):
+        TensorBoardArgs(name="tb", namespace="ns", claim_name="c", mount_path="/nfs", log_dir="/tmp/logs", node_pool="p")
+
+
+# --- outputs --------------------------------------------------------------------------------------
+
+
+def test_outputs_tell_the_user_how_to_watch_the_job() -> None:
+    assert built("a3ultra-405b").outputs == {
+        "jobName": "llama31-405b",
+        "watchJob": "kubectl get jobset llama31-405b -n training",
+        "followLogs": "kubectl logs -f -n training -l jobset.sigs.k8s.io/jobset-name=llama31-405b,batch.kubernetes.io/job-completion-index=0 -c workload",
+        "logDir": "/job-logs/nemo-experiments",
+    }

@@ -1,0 +1,102 @@
+"""The workload section's rules: each bad value is rejected with one message naming its key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from helpers import raw_config
+
+from trainstack.config import load
+from trainstack.errors import ConfigError
+
+
+def problems(stack: str = "a3ultra-405b", **workload: Any) -> list[str]:
+    try:
+        load(stack, raw_config(stack, trainstack_workload=workload))
+    except ConfigError as error:
+        return error.problems
+    return []
+
+
+@pytest.mark.parametrize(
+    ("stack", "workload", "message"),
+    [
+        (
+            "a3ultra-405b",
+            {"controller": "job"},
+            "trainstack:workload.controller = 'job': the resiliency supervisor acts on JobSets; use controller: jobset",
+        ),
+        (
+            "a3mega-gpt3-175b",
+            {"parallelism": {"tensor": 4, "pipeline": 1, "virtualPipeline": 2}},
+            "trainstack:workload.parallelism.virtualPipeline = 2: interleaving needs pipeline > 1",
+        ),
+        (
+            "a3mega-gpt3-175b",
+            {"parallelism": {"tensor": 1, "pipeline": 8, "virtualPipeline": None, "sequenceParallel": True}},
+            "trainstack:workload.parallelism.sequenceParallel = True: sequence parallelism needs tensor > 1",
+        ),
+        (
+            "a3high-litgpt",
+            {"dataset": {"source": "s3://bucket/data"}},
+            "trainstack:workload.dataset.source = 's3://bucket/data': must be a gs:// URI",
+        ),
+        (
+            "a3mega-gpt3-175b",
+            {"name": "g" * 61},
+            f"trainstack:workload.name = '{'g' * 56}...: is too long for 32 nodes: pod hostname '{'g' * 61}-31' exceeds 63 characters",
+        ),
+    ],
+)
+def test_rule(stack: str, workload: dict[str, Any], message: str) -> None:
+    assert problems(stack, **workload) == [message]
+
+
+REPLICA_CASES = [
+    (
+        {"nodesPerDataParallelReplica": 20},
+        (("resiliency", "nodesPerDataParallelReplica"), 20, "must divide nodes (54) into whole data-parallel replicas"),
+        "trainstack:workload.resiliency.nodesPerDataParallelReplica = 20: must divide nodes (54) into whole data-parallel replicas",
+    ),
+    (
+        {"minDataParallelReplicas": 4},
+        (("resiliency", "minDataParallelReplicas"), 4, "must not exceed the 3 replicas 54 nodes hold"),
+        "trainstack:workload.resiliency.minDataParallelReplicas = 4: must not exceed the 3 replicas 54 nodes hold",
+    ),
+]
+
+
+@pytest.mark.parametrize(("resiliency", "problem", "message"), REPLICA_CASES)
+def test_replicas_must_fit_the_nodes(resiliency: dict[str, Any], problem: tuple[Any, ...], message: str) -> None:
+    from trainstack.config import WorkloadConfig
+
+    raw = raw_config(trainstack_workload={"resiliency": resiliency})["trainstack:workload"]
+    assert WorkloadConfig.model_validate(raw).replica_problems() == [problem]
+
+
+@pytest.mark.parametrize(("resiliency", "problem", "message"), REPLICA_CASES)
+def test_stack_validation_reports_replicas_that_do_not_fit(resiliency: dict[str, Any], problem: tuple[Any, ...], message: str) -> None:
+    assert problems(resiliency=resiliency) == [message]
+
+
+def test_a_node_count_over_the_pool_reports_the_pool_first() -> None:
+    assert problems(nodes=64) == ["trainstack:workload.nodes = 64: exceeds the GPU pool's maximum of 54 nodes (trainstack:gpuPool)"]
+
+
+def test_a_jobset_hostname_counts_its_replicated_job() -> None:
+    name = "j" * 49  # `<name>-workload-0-53` is 63 characters
+    assert problems("a3ultra-405b", name=name) == []
+    assert "exceeds 63 characters" in problems("a3ultra-405b", name=name + "j")[0]
+
+
+def test_resiliency_defaults_to_one_replica_of_every_node() -> None:
+    config = load("a3high-litgpt", raw_config("a3high-litgpt"))
+    assert config.workload.nodes_per_data_parallel_replica == 8
+    assert config.workload.data_parallel_replicas == 1
+
+
+def test_topology_can_be_switched_off() -> None:
+    raw = raw_config("a3high-litgpt")
+    raw["trainstack:workload"]["topology"] = None  # YAML `topology: null`
+    assert load("a3high-litgpt", raw).workload.topology is None

@@ -1,0 +1,226 @@
+"""Each framework launcher: its launch command, parameters, environment and files."""
+
+from __future__ import annotations
+
+import ast
+import json
+from typing import Any
+
+import pytest
+import yaml
+from helpers import raw_config
+
+from trainstack.config import load
+from trainstack.workloads import launchers
+from trainstack.workloads.launchers import deepspeed, litgpt, nemo2, nemo_megatron
+from trainstack.workloads.training_job import MASTER_PORT, pod_hosts
+
+
+def job(stack: str, **workload: Any) -> launchers.JobSpec:
+    config = load(stack, raw_config(stack, trainstack_workload=workload))
+    w = config.workload
+    return launchers.JobSpec(
+        name=w.name,
+        gpus_per_node=config.gpu_pool.machine.gpus_per_node,
+        hosts=pod_hosts(w.name, w.controller, w.nodes),
+        master_port=MASTER_PORT,
+        storage_path=config.storage.mount_path,
+        workload=w,
+    )
+
+
+def flag(command: tuple[str, ...], name: str) -> str:
+    """The value of `name=value` or `name value` in an argv."""
+    for i, arg in enumerate(command):
+        if arg.startswith(f"{name}="):
+            return arg.split("=", 1)[1]
+        if arg == name:
+            return command[i + 1]
+    raise AssertionError(f"{name} not in {command}")
+
+
+def test_every_framework_of_the_config_has_a_launcher() -> None:
+    from typing import get_args
+
+    from trainstack.config import WorkloadConfig
+
+    assert set(launchers.LAUNCHERS) == set(get_args(WorkloadConfig.model_fields["framework"].annotation))
+
+
+# --- NeMo 2.0 (recipe 000) ------------------------------------------------------------------
+
+
+def test_nemo2_under_the_supervisor_runs_the_resiliency_launcher() -> None:
+    spec = job("a3ultra-405b")
+    launch = launchers.launch(spec)
+    assert launch.command[:3] == ("python3", "resiliency/launcher.py", "--use-supervisor")
+    assert flag(launch.command, "--nproc-per-node") == "8"
+    assert flag(launch.command, "--nnodes") == "54"
+    assert flag(launch.command, "--node_rank") == "$(JOB_COMPLETION_INDEX)"
+    assert flag(launch.command, "--master_addr") == "llama31-405b-workload-0-0.llama31-405b"
+    assert flag(launch.command, "--host-daemon-port") == "60010"
+    assert flag(launch.command, "--num-nodes-per-dp") == "18"
+    assert flag(launch.command, "--max-num-dp-replicas") == "3"
+    assert flag(launch.command, "--workload-name") == "llama31-405b"
+    assert flag(launch.command, "--job-name") == "workload"
+    assert flag(launch.command, "--container-name") == "workload"
+    assert launch.command[-1] == "/workload/configs/train.py"
+
+
+def test_nemo2_without_the_supervisor_runs_torchrun() -> None:
+    launch = launchers.launch(job("a3ultra-405b", resiliency={"enabled": False}))
+    assert launch.command[0] == "torchrun"
+    assert flag(launch.command, "--nproc-per-node") == "8"
+    assert flag(launch.command, "--node-rank") == "$(JOB_COMPLETION_INDEX)"
+    assert flag(launch.command, "--master-port") == "6002"
+    assert launch.command[-1] == "/workload/configs/train.py"
+
+
+def test_nemo2_script_trains_500_steps_and_checkpoints_every_20_to_the_bucket() -> None:
+    launch = launchers.launch(job("a3ultra-405b"))
+    (files,) = launch.files
+    script = files.files["train.py"]
+    ast.parse(script)  # valid Python
+    assert "llm.llama31_405b.pretrain_recipe(" in script
+    assert "recipe.trainer.max_steps = 500" in script
+    assert "recipe.log.ckpt.every_n_train_steps = 20" in script
+    assert "recipe.data.global_batch_size = 2016" in script
+    assert "FaultToleranceCallback" in script
+    assert launch.env["EXP_DIR"] == "/job-logs/nemo-experiments" == launch.log_dir
+
+
+def test_nemo2_script_sets_parallelism_and_fp8_only_when_asked() -> None:
+    plain = launchers.launch(job("a3ultra-405b", resiliency={"enabled": False}, parallelism=None)).files[0].files["train.py"]
+    assert "strategy" not in plain and "plugins" not in plain and "FaultTolerance" not in plain
+    tuned = launchers.launch(
+        job("a3ultra-405b", precision="fp8", parallelism={"tensor": 8, "pipeline": 18, "virtualPipeline": 7})
+    ).files[0].files["train.py"]
+    assert "recipe.trainer.strategy.pipeline_model_parallel_size = 18" in tuned
+    assert "recipe.trainer.strategy.virtual_pipeline_model_parallel_size = 7" in tuned
+    assert "recipe.trainer.plugins = bf16_with_fp8_mixed()" in tuned
+    ast.parse(tuned)
+
+
+def test_nemo2_rejects_a_model_it_has_no_recipe_for() -> None:
+    with pytest.raises(ValueError, match=r"trainstack:workload.model = 'gpt3-175b'.*known: llama3-70b"):
+        launchers.launch(job("a3ultra-405b", model="gpt3-175b"))
+
+
+# --- NeMo Megatron (recipes 001, 002) ---------------------------------------------------------
+
+
+def test_nemo_megatron_runs_the_pretraining_script_with_the_mounted_config() -> None:
+    spec = job("a3mega-gpt3-175b")
+    launch = launchers.launch(spec)
+    assert launch.command[0] == "torchrun"
+    assert flag(launch.command, "--nnodes") == "32"
+    assert flag(launch.command, "--master-addr") == "gpt3-175b-0.gpt3-175b"  # an Indexed Job
+    assert nemo_megatron.ENTRYPOINT in launch.command
+    assert flag(launch.command, "--config-path") == "/workload/configs"
+    assert flag(launch.command, "--config-name") == "gpt3-175b.yaml"
+    assert launch.command[-2:] == tuple(spec.workload.overrides)
+
+
+def test_nemo_megatron_config_is_gpt3_175b_fp8_for_50_steps() -> None:
+    launch = launchers.launch(job("a3mega-gpt3-175b"))
+    config = yaml.safe_load(launch.files[0].files["gpt3-175b.yaml"])
+    assert config["defaults"] == ["megatron_gpt_config", "_self_"]
+    assert config["trainer"] == {"num_nodes": 32, "devices": 8, "precision": "bf16", "max_steps": 50, "val_check_interval": 50, "log_every_n_steps": 1}
+    model = config["model"]
+    assert (model["num_layers"], model["hidden_size"], model["num_attention_heads"]) == (96, 12288, 96)
+    assert (model["tensor_model_parallel_size"], model["pipeline_model_parallel_size"], model["virtual_pipeline_model_parallel_size"]) == (4, 8, 2)
+    assert (model["global_batch_size"], model["micro_batch_size"], model["encoder_seq_length"]) == (2048, 1, 2048)
+    assert model["fp8"] is True and model["transformer_engine"] is True
+    assert model["data"]["data_impl"] == "mock"
+    assert "nsys_profile" not in model
+    assert config["exp_manager"]["explicit_log_dir"] == "/job-logs/nemo-experiments/gpt3-175b"
+
+
+def test_nemo_megatron_profiles_the_configured_step_range_with_nsight() -> None:
+    launch = launchers.launch(job("a3mega-gpt3-175b", profiling={"enabled": True, "startStep": 41, "endStep": 43}))
+    assert launch.command[:2] == ("nsys", "profile")
+    assert flag(launch.command, "--capture-range") == "cudaProfilerApi"
+    assert flag(launch.command, "--output") == "/job-logs/nemo-experiments/gpt3-175b/noderank-$(JOB_COMPLETION_INDEX)"
+    assert launch.command.index("torchrun") > launch.command.index("profile")
+    model = yaml.safe_load(launch.files[0].files["gpt3-175b.yaml"])["model"]
+    assert model["nsys_profile"] == {"enabled": True, "start_step": 41, "end_step": 43, "ranks": [0], "gen_shape": False}
+
+
+def test_nemo_megatron_gpt5b_checkpoints_and_reads_the_copied_dataset() -> None:
+    launch = launchers.launch(job("a3high-nemo-gpt5b"))
+    config = yaml.safe_load(launch.files[0].files["gpt3-5b.yaml"])
+    assert (config["model"]["num_layers"], config["model"]["hidden_size"]) == (24, 4096)
+    assert config["trainer"]["num_nodes"] == 2
+    assert config["exp_manager"]["checkpoint_callback_params"] == {"every_n_train_steps": 50}
+    assert config["exp_manager"]["resume_if_exists"] is True
+    assert "model.data.data_prefix=[1.0,/data/wikipedia-tokenized-for-gpt2]" in launch.command
+    assert launch.log_dir == "/nfs/nemo-experiments"
+
+
+def test_nemo_megatron_rejects_an_unknown_model() -> None:
+    with pytest.raises(ValueError, match="known: gpt3-175b, gpt3-5b"):
+        launchers.launch(job("a3mega-gpt3-175b", model="gpt3-13b"))
+
+
+# --- LitGPT (recipe 003) ------------------------------------------------------------------------
+
+
+def test_litgpt_runs_the_trainer_under_torchrun_with_sizes_in_its_environment() -> None:
+    launch = launchers.launch(job("a3high-litgpt"))
+    assert launch.command[0] == "torchrun"
+    assert flag(launch.command, "--nnodes") == "8"
+    assert litgpt.ENTRYPOINT in launch.command
+    assert flag(launch.command, "--devices") == "8"
+    assert flag(launch.command, "--precision") == "bf16-true"
+    assert launch.env == {"MODEL_NAME": "pythia-6.9b", "BATCH_SIZE": "6", "MICRO_BATCH_SIZE": "6", "MAX_ITERS": "30"}
+    assert launch.setup == ('mkdir -p "/job-logs/litgpt/litgpt-pythia"', 'cd "/job-logs/litgpt/litgpt-pythia"')
+
+
+def test_litgpt_rejects_a_batch_that_does_not_split_into_micro_batches() -> None:
+    with pytest.raises(ValueError, match="globalBatchSize: 320 over 64 GPUs is 5 per GPU"):
+        launchers.launch(job("a3high-litgpt", globalBatchSize=320))
+
+
+# --- DeepSpeed (recipe 004) ---------------------------------------------------------------------
+
+
+def test_deepspeed_launches_each_node_without_ssh() -> None:
+    spec = job("a2-gpt2-deepspeed")
+    launch = launchers.launch(spec)
+    assert launch.command[0] == "deepspeed"
+    assert "--no_ssh" in launch.command
+    assert flag(launch.command, "--node_rank") == "$(JOB_COMPLETION_INDEX)"
+    assert flag(launch.command, "--hostfile") == "/workload/configs/hostfile"
+    assert flag(launch.command, "--master_addr") == spec.hosts[0]
+    assert flag(launch.command, "--config") == "conf/archive/v1/tutorial-gpt2-micro.yaml"
+    assert flag(launch.command, "--training_arguments.fp16") == "true"
+    assert flag(launch.command, "--training_arguments.per_device_train_batch_size") == "4"
+    assert flag(launch.command, "--training_arguments.deepspeed") == "/workload/configs/ds_config.json"
+    assert flag(launch.command, "--nnodes") == "2"
+    assert flag(launch.command, "--run_id") == "gpt2-micro"
+
+
+def test_deepspeed_hostfile_lists_every_pod_with_its_gpus() -> None:
+    launch = launchers.launch(job("a2-gpt2-deepspeed"))
+    assert launch.files[0].files["hostfile"] == (
+        "gpt2-micro-workload-0-0.gpt2-micro slots=8\ngpt2-micro-workload-0-1.gpt2-micro slots=8\n"
+    )
+
+
+def test_deepspeed_config_is_zero_stage_1_in_fp16() -> None:
+    config = json.loads(launchers.launch(job("a2-gpt2-deepspeed")).files[0].files["ds_config.json"])
+    assert config["zero_optimization"]["stage"] == 1
+    assert config["fp16"] == {"enabled": True}
+    assert config["optimizer"]["type"] == "AdamW"
+    assert config["scheduler"]["params"]["total_num_steps"] == 400000
+    assert config["scheduler"]["params"]["warmup_num_steps"] == 4000
+
+
+def test_deepspeed_rejects_fp8() -> None:
+    with pytest.raises(ValueError, match="fp8"):
+        deepspeed.launch(job("a3mega-gpt3-175b", framework="deepspeed", model="gpt2-micro"))
+
+
+def test_launchers_are_pure() -> None:
+    spec = job("a3ultra-405b")
+    assert nemo2.launch(spec) == nemo2.launch(spec)

@@ -1,0 +1,97 @@
+"""What a framework launcher takes and returns, and the torchrun invocation they share."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from trainstack.config import WorkloadConfig
+
+# Launcher files (configs, scripts, hostfiles) are mounted read-only here.
+CONFIG_DIR = "/workload/configs"
+
+# Kubernetes sets this in every container of an Indexed Job's pod; `$(VAR)` in a container's
+# command or args is expanded by the kubelet from the container's environment.
+NODE_RANK = "$(JOB_COMPLETION_INDEX)"
+JOB_ID = "$(JOB_IDENTIFIER)"
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """The distributed job a launcher starts, as the training job names it.
+
+    Attributes:
+        name: the JobSet (or Job) name, also the run's identifier.
+        gpus_per_node: GPUs each pod gets (all of its node's).
+        hosts: every pod's DNS name, in node-rank order; `hosts[0]` is the rendezvous master.
+        master_port: the rendezvous port on `hosts[0]`.
+        storage_path: where the shared storage (checkpoints, logs) is mounted.
+        workload: the stack's workload section (model, steps, batch sizes, precision, ...).
+    """
+
+    name: str
+    gpus_per_node: int
+    hosts: tuple[str, ...]
+    master_port: int
+    storage_path: str
+    workload: WorkloadConfig
+
+    @property
+    def nodes(self) -> int:
+        return len(self.hosts)
+
+    @property
+    def master_addr(self) -> str:
+        return self.hosts[0]
+
+    @property
+    def world_size(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+
+@dataclass(frozen=True)
+class ConfigFiles:
+    """Files a launcher needs, served from one ConfigMap named `<job>-<name>` at `mount_path`."""
+
+    name: str
+    mount_path: str
+    files: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How to start one node's share of the job.
+
+    Attributes:
+        command: the launcher's argv; `$(VAR)` references are expanded by Kubernetes.
+        env: environment the launcher and the framework read.
+        log_dir: where the run writes logs and TensorBoard events (on the shared storage).
+        files: ConfigMap-served files.
+        setup: shell lines run before `command` (directories, working directory).
+    """
+
+    command: tuple[str, ...]
+    env: Mapping[str, str] = field(default_factory=dict)
+    log_dir: str = ""
+    files: tuple[ConfigFiles, ...] = ()
+    setup: tuple[str, ...] = ()
+
+
+def torchrun(job: JobSpec) -> tuple[str, ...]:
+    """`torchrun` with static rendezvous on the first pod: one process per GPU, node rank =
+    the pod's completion index."""
+    return (
+        "torchrun",
+        f"--nproc-per-node={job.gpus_per_node}",
+        f"--nnodes={job.nodes}",
+        f"--node-rank={NODE_RANK}",
+        f"--master-addr={job.master_addr}",
+        f"--master-port={job.master_port}",
+    )
+
+
+def unknown_model(framework: str, model: str, known: Mapping[str, object]) -> ValueError:
+    return ValueError(
+        f"trainstack:workload.model = {model!r}: the {framework} launcher has no recipe for it; "
+        f"known: {', '.join(sorted(known))}"
+    )

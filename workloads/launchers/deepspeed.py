@@ -1,0 +1,102 @@
+"""DeepSpeed (recipe 004): Stanford CRFM Mistral's `train.py` under the `deepspeed` launcher.
+
+Each pod runs the launcher for its own node (`--no_ssh`, node rank = completion index), so no
+SSH daemon or passwordless keys are needed. The hostfile names every pod by its stable DNS
+name with one slot per GPU; the DeepSpeed JSON config (ZeRO stage 1, AdamW, warmup-decay) is
+generated here. The image (built from `images/mistral`) has Mistral checked out at
+/workspace/mistral and DeepSpeed >= 0.14 (the release that added `--no_ssh`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from trainstack.workloads.launchers.base import CONFIG_DIR, NODE_RANK, ConfigFiles, JobSpec, Launch, unknown_model
+
+MISTRAL_DIR = "/workspace/mistral"
+
+# Model -> Mistral experiment config, at the commit images/mistral pins (stanford-crfm/mistral
+# bf9eff0, where the tutorial and GPT-2 small configs moved under conf/archive/v1/).
+MODELS = {
+    "gpt2-micro": "conf/archive/v1/tutorial-gpt2-micro.yaml",
+    "gpt2-small": "conf/archive/v1/gpt2-mistral-small-gcp-config.yaml",
+}
+
+# Mistral's tutorial optimizer and schedule (conf/deepspeed/z1-conf.json): AdamW at 6e-4 with
+# linear warm-up over 1% of the steps, then linear decay.
+LEARNING_RATE = 6e-4
+
+
+def launch(job: JobSpec) -> Launch:
+    workload = job.workload
+    if workload.model not in MODELS:
+        raise unknown_model("deepspeed", workload.model, MODELS)
+    if workload.precision == "fp8":
+        raise ValueError("trainstack:workload.precision = 'fp8': DeepSpeed here trains in fp16, bf16 or fp32")
+    per_gpu = workload.micro_batch_size or 1
+    runs = f"{job.storage_path}/artifacts/runs"
+    return Launch(
+        command=(
+            "deepspeed",
+            f"--hostfile={CONFIG_DIR}/hostfile",
+            "--no_ssh",
+            f"--node_rank={NODE_RANK}",
+            f"--master_addr={job.master_addr}",
+            f"--master_port={job.master_port}",
+            "train.py",
+            "--config", MODELS[workload.model],
+            "--nnodes", str(job.nodes),
+            "--nproc_per_node", str(job.gpus_per_node),
+            "--effective_bsz", str(workload.global_batch_size or per_gpu * job.world_size),
+            *(("--training_arguments.fp16", "true") if workload.precision == "fp16" else ()),
+            *(("--training_arguments.bf16", "true") if workload.precision == "bf16" else ()),
+            "--training_arguments.per_device_train_batch_size", str(per_gpu),
+            "--training_arguments.max_steps", str(workload.steps),
+            "--training_arguments.deepspeed", f"{CONFIG_DIR}/ds_config.json",
+            "--artifacts.cache_dir", f"{job.storage_path}/artifacts/cache",
+            "--artifacts.run_dir", runs,
+            "--run_id", job.name,
+            *workload.overrides,
+        ),
+        log_dir=runs,
+        setup=(f'cd "{MISTRAL_DIR}"',),
+        files=(ConfigFiles("deepspeed", CONFIG_DIR, {"hostfile": hostfile(job), "ds_config.json": ds_config(job)}),),
+    )
+
+
+def hostfile(job: JobSpec) -> str:
+    """`<host> slots=<gpus>` per node, in node-rank order."""
+    return "".join(f"{host} slots={job.gpus_per_node}\n" for host in job.hosts)
+
+
+def ds_config(job: JobSpec) -> str:
+    workload = job.workload
+    config: dict[str, Any] = {
+        "optimizer": {
+            "type": "AdamW",
+            "params": {"lr": LEARNING_RATE, "betas": [0.9, 0.95], "eps": 1e-8, "weight_decay": 0.1},
+        },
+        "scheduler": {
+            "type": "WarmupDecayLR",
+            "params": {
+                "total_num_steps": workload.steps,
+                "warmup_max_lr": LEARNING_RATE,
+                "warmup_num_steps": max(1, workload.steps // 100),
+            },
+        },
+        "zero_optimization": {
+            "stage": 1,
+            "allgather_partitions": True,
+            "allgather_bucket_size": 200_000_000,
+            "reduce_scatter": True,
+            "reduce_bucket_size": 200_000_000,
+            "overlap_comm": True,
+            "contiguous_gradients": True,
+        },
+    }
+    if workload.precision == "fp16":
+        config["fp16"] = {"enabled": True}
+    elif workload.precision == "bf16":
+        config["bf16"] = {"enabled": True}
+    return json.dumps(config, indent=2) + "\n"

@@ -1,0 +1,44 @@
+"""LitGPT (recipe 003): the OpenWebText pretraining script of the LitGPT GKE sample, one
+process per GPU under torchrun (Lightning detects torchelastic and takes ranks from it).
+
+The image (built from `images/litgpt`) holds the script at `/opt/lit-gpt/pretrain/
+openwebtext_trainer.py`; it reads `train.bin`/`val.bin` from /data (copied there from
+`trainstack:workload.dataset`) and its sizes from the environment: NNODES, MODEL_NAME,
+BATCH_SIZE (per GPU), MICRO_BATCH_SIZE and MAX_ITERS. It writes `out/` under the working
+directory, which this launcher puts on the shared storage.
+"""
+
+from __future__ import annotations
+
+from trainstack.workloads.launchers.base import JobSpec, Launch, torchrun
+
+ENTRYPOINT = "/opt/lit-gpt/pretrain/openwebtext_trainer.py"
+
+# Lightning precision per config precision; LitGPT's H100 recipes train in pure bf16.
+_PRECISION = {"bf16": "bf16-true", "fp16": "16-mixed", "fp32": "32-true"}
+
+
+def launch(job: JobSpec) -> Launch:
+    workload = job.workload
+    if workload.precision not in _PRECISION:
+        raise ValueError(f"trainstack:workload.precision = {workload.precision!r}: LitGPT trains in {', '.join(_PRECISION)}")
+    micro = workload.micro_batch_size or 1
+    per_gpu = (workload.global_batch_size or job.world_size * micro) // job.world_size
+    if per_gpu < micro or per_gpu % micro:
+        raise ValueError(
+            f"trainstack:workload.globalBatchSize: {workload.global_batch_size} over {job.world_size} GPUs is "
+            f"{per_gpu} per GPU, which must be a positive multiple of microBatchSize ({micro})"
+        )
+    log_dir = f"{job.storage_path}/litgpt"
+    run_dir = f"{log_dir}/{job.name}"
+    return Launch(
+        command=(*torchrun(job), ENTRYPOINT, f"--devices={job.gpus_per_node}", f"--precision={_PRECISION[workload.precision]}"),
+        env={
+            "MODEL_NAME": workload.model,
+            "BATCH_SIZE": str(per_gpu),
+            "MICRO_BATCH_SIZE": str(micro),
+            "MAX_ITERS": str(workload.steps),
+        },
+        log_dir=log_dir,
+        setup=(f'mkdir -p "{run_dir}"', f'cd "{run_dir}"'),
+    )

@@ -1,0 +1,122 @@
+"""NeMo Megatron (NeMo 1.x, recipes 001 and 002): `megatron_gpt_pretraining.py` under torchrun,
+configured by a generated Hydra config served from a ConfigMap, plus the stack's overrides.
+
+The generated config lists NeMo's own `megatron_gpt_config` (shipped in the image next to the
+script) as its default and sets only the model's shape and the run's facts on top, so every
+key the image's code reads exists in the image's version of it. Data defaults to NeMo's mock
+dataset; a stack points `model.data` at real data with overrides.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from trainstack.config import WorkloadConfig
+from trainstack.workloads.launchers.base import CONFIG_DIR, NODE_RANK, ConfigFiles, JobSpec, Launch, torchrun, unknown_model
+
+NEMO_EXAMPLES = "/opt/NeMo/examples/nlp/language_modeling"
+ENTRYPOINT = f"{NEMO_EXAMPLES}/megatron_gpt_pretraining.py"
+
+# GPT-3 shapes (NVIDIA NeMo-Megatron-Launcher conf/training/gpt3/{5b,175b}.yaml).
+MODELS: dict[str, dict[str, Any]] = {
+    "gpt3-5b": {"num_layers": 24, "hidden_size": 4096, "ffn_hidden_size": 16384, "num_attention_heads": 32, "init_method_std": 0.01},
+    "gpt3-175b": {"num_layers": 96, "hidden_size": 12288, "ffn_hidden_size": 49152, "num_attention_heads": 96, "init_method_std": 0.006},
+}
+
+# trainer.precision per config precision; fp8 trains in bf16 with Transformer Engine FP8 GEMMs.
+_TRAINER_PRECISION = {"bf16": "bf16", "fp8": "bf16", "fp16": 16, "fp32": 32}
+
+
+def launch(job: JobSpec) -> Launch:
+    workload = job.workload
+    if workload.model not in MODELS:
+        raise unknown_model("nemo-megatron", workload.model, MODELS)
+    exp_dir = f"{job.storage_path}/nemo-experiments"
+    config_name = f"{workload.model}.yaml"
+    profiling = workload.profiling
+    nsys = (
+        (
+            "nsys", "profile", "--sample=none", "--trace=nvtx,cuda",
+            "--capture-range=cudaProfilerApi", "--capture-range-end=stop",
+            f"--output={exp_dir}/{job.name}/noderank-{NODE_RANK}", "--force-overwrite=true",
+        )
+        if profiling.enabled
+        else ()
+    )
+    return Launch(
+        command=(
+            *nsys,
+            *torchrun(job),
+            ENTRYPOINT,
+            f"--config-path={CONFIG_DIR}",
+            f"--config-name={config_name}",
+            f"hydra.searchpath=[file://{NEMO_EXAMPLES}/conf]",
+            *workload.overrides,
+        ),
+        env={
+            "EXP_DIR": exp_dir,
+            "NVTE_FWD_LAYERNORM_SM_MARGIN": "8",
+            "NVTE_BWD_LAYERNORM_SM_MARGIN": "8",
+        },
+        log_dir=exp_dir,
+        setup=(f'mkdir -p "{exp_dir}/{job.name}"',),
+        files=(ConfigFiles("nemo-config", CONFIG_DIR, {config_name: yaml.safe_dump(config(job, exp_dir), sort_keys=False)}),),
+    )
+
+
+def config(job: JobSpec, exp_dir: str) -> dict[str, Any]:
+    """The Hydra config: NeMo's defaults, then this run's shape, batch, steps and logging."""
+    workload: WorkloadConfig = job.workload
+    seq = workload.seq_length or 2048
+    model: dict[str, Any] = {
+        **MODELS[workload.model],
+        "encoder_seq_length": seq,
+        "max_position_embeddings": seq,
+        **({"micro_batch_size": workload.micro_batch_size} if workload.micro_batch_size else {}),
+        **({"global_batch_size": workload.global_batch_size} if workload.global_batch_size else {}),
+    }
+    if parallelism := workload.parallelism:
+        model |= {
+            "tensor_model_parallel_size": parallelism.tensor,
+            "pipeline_model_parallel_size": parallelism.pipeline,
+            "virtual_pipeline_model_parallel_size": parallelism.virtual_pipeline,
+            "context_parallel_size": parallelism.context,
+            "sequence_parallel": parallelism.sequence_parallel,
+        }
+    if workload.precision == "fp8":
+        model |= {"transformer_engine": True, "fp8": True, "fp8_hybrid": True, "fp8_amax_history_len": 1024, "fp8_amax_compute_algo": "max"}
+    if workload.profiling.enabled:
+        model["nsys_profile"] = {
+            "enabled": True,
+            "start_step": workload.profiling.start_step,
+            "end_step": workload.profiling.end_step,
+            "ranks": [0],
+            "gen_shape": False,
+        }
+    model["data"] = {"data_impl": "mock", "data_prefix": [], "seq_length": seq}
+    checkpointing = workload.checkpoint_interval is not None
+    exp_manager: dict[str, Any] = {
+        "explicit_log_dir": f"{exp_dir}/{job.name}",
+        "name": job.name,
+        "create_checkpoint_callback": checkpointing,
+        "resume_if_exists": checkpointing,
+        "resume_ignore_no_checkpoint": True,
+        "log_step_timing": True,
+    }
+    if checkpointing:
+        exp_manager["checkpoint_callback_params"] = {"every_n_train_steps": workload.checkpoint_interval}
+    return {
+        "defaults": ["megatron_gpt_config", "_self_"],
+        "trainer": {
+            "num_nodes": job.nodes,
+            "devices": job.gpus_per_node,
+            "precision": _TRAINER_PRECISION[workload.precision],
+            "max_steps": workload.steps,
+            "val_check_interval": workload.steps,
+            "log_every_n_steps": 1,
+        },
+        "exp_manager": exp_manager,
+        "model": model,
+    }

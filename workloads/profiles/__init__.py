@@ -1,0 +1,26 @@
+"""GPUDirect profiles: one module per stack, each a pure function of the machine record and
+the extra networks, returning the pod pieces it adds. The machine's catalog record picks the
+profile; no recipe names one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from trainstack import catalog
+from trainstack.workloads.pod import PodParts
+from trainstack.workloads.profiles import none, rdma, tcpx, tcpxo
+
+Profile = Callable[[catalog.Machine, Sequence[str]], PodParts]
+
+PROFILES: dict[catalog.GpuDirect, Profile] = {
+    catalog.GpuDirect.TCPX: tcpx.parts,
+    catalog.GpuDirect.TCPXO: tcpxo.parts,
+    catalog.GpuDirect.RDMA: rdma.parts,
+    catalog.GpuDirect.NONE: none.parts,
+}
+
+
+def for_machine(machine: catalog.Machine, networks: Sequence[str]) -> PodParts:
+    """The pod pieces of `machine`'s GPUDirect stack, given the Kubernetes Network names of its
+    extra NICs in interface order."""
+    return PROFILES[machine.gpudirect](machine, networks)

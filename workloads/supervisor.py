@@ -1,0 +1,253 @@
+"""The Google Cloud Resiliency library's supervisor for one JobSet (recipe 000).
+
+Three Deployments on the CPU pool (Sensor: collects heartbeats and host-monitor reports;
+Controller: decides; Actuator: cordons nodes, deletes pods, restarts or rescales the JobSet),
+each behind a ClusterIP Service, and a Host Monitor DaemonSet on every GPU node that watches
+ECC and Xid errors and serves the training processes' heartbeats on a host port. All share one
+ConfigMap and one service account allowed to act on pods, nodes and JobSets. Ports, flags and
+the ConfigMap's keys follow the library's supervisor chart (AI-Hypercomputer/gpu-recipes
+src/helm-charts/resiliency); every key it reads is rendered with a value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from trainstack import catalog
+from trainstack.config import Resiliency
+from trainstack.workloads.pod import REPLICATED_JOB, WORKLOAD_CONTAINER, gpu_toleration
+
+# The Host Monitor's port on every GPU node: the training launcher reaches the monitor of its
+# own node at this host port.
+HOST_MONITOR_PORT = 60010
+
+# The supervisor's services and their ports.
+SERVICES = {"actuator": 60080, "sensor": 60081, "controller": 60082}
+
+WATCHDOGS = ("ecc", "xid")
+WATCHDOG_INTERVAL_S = 10
+
+# Fault injection is a test feature of the library; it stays off (the period is then unused).
+FAULT_INJECTION_PERIOD_S = 3600
+
+Json = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SupervisorArgs:
+    """What the supervisor watches and where it runs.
+
+    Attributes:
+        jobset: the JobSet it supervises.
+        namespace: the JobSet's namespace; the supervisor runs there too.
+        project: the GCP project (the library logs to Cloud Logging there).
+        cpu_pool: the node pool its Deployments run on (`cloud.google.com/gke-nodepool`).
+        gpus_per_node: training processes per node (one per GPU).
+        nodes: the JobSet's nodes.
+        nodes_per_replica: nodes one data-parallel replica spans.
+        settings: heartbeat, restart and scaling settings (`trainstack:workload.resiliency`).
+        image: the library's image.
+        after: resources that must exist first (the CPU pool, the JobSet CRD).
+    """
+
+    jobset: str
+    namespace: str
+    project: str
+    cpu_pool: str
+    gpus_per_node: int
+    nodes: int
+    nodes_per_replica: int
+    settings: Resiliency = Resiliency(enabled=True)
+    image: str = field(default_factory=lambda: catalog.image("resiliency").ref)
+    after: Sequence[pulumi.Resource] = ()
+
+    @property
+    def prefix(self) -> str:
+        return f"{self.jobset}-supervisor"
+
+
+def service_address(args: SupervisorArgs, service: str) -> str:
+    return f"{args.prefix}-{service}:{SERVICES[service]}"
+
+
+def settings_data(args: SupervisorArgs) -> dict[str, str]:
+    """The ConfigMap every supervisor container reads as its environment."""
+    s = args.settings
+    return {
+        "WORKLOAD_NAME": args.jobset,
+        "SENSOR_ADDRESS": service_address(args, "sensor"),
+        "ACTUATOR_ADDRESS": service_address(args, "actuator"),
+        "CONTROLLER_ADDRESS": service_address(args, "controller"),
+        "HOST_DAEMON_PORT": str(HOST_MONITOR_PORT),
+        "HEARTBEAT_POLLING_PERIOD_S": str(s.heartbeat_polling_period_s),
+        "HEARTBEAT_TIMEOUT_S": str(s.heartbeat_timeout_s),
+        "WORKERS_PER_HOST": str(args.gpus_per_node),
+        "JOB_NAMESPACE": args.namespace,
+        "WORKLOAD_NAMESPACE": args.namespace,
+        "NUM_NODES_PER_DP": str(args.nodes_per_replica),
+        "NUM_DP_REPLICAS": str(args.nodes // args.nodes_per_replica),
+        "MAX_IN_JOB_RESTARTS": str(s.max_in_job_restarts),
+        "MAX_WORKLOAD_RESTARTS": str(s.max_workload_restarts),
+        "ENABLE_WORKLOAD_SCALING": str(s.workload_scaling).lower(),
+        "PROJECT": args.project,
+        "POD_TERMINATION_THRESHOLD_S": str(s.pod_termination_threshold_s),
+        "JOBSET_DOWNTIME_THRESHOLD_S": str(s.workload_downtime_threshold_s),
+        "REPLICATED_JOB_NAME": REPLICATED_JOB,
+        "WORKLOAD_CONTAINER_NAME": WORKLOAD_CONTAINER,
+        "ENABLE_FAULT_INJECTION": "false",
+        "FAULT_INJECTION_PERIOD_S": str(FAULT_INJECTION_PERIOD_S),
+        "GLOG_logtostderr": "1",
+        "GLOG_v": "2",
+    }
+
+
+def cluster_role_rules() -> list[Json]:
+    verbs = ["create", "delete", "deletecollection", "get", "list", "patch", "watch"]
+    return [
+        {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": verbs},
+        {"apiGroups": [catalog.JOBSET_API.split("/")[0]], "resources": ["jobsets"], "verbs": verbs},
+    ]
+
+
+def labels(args: SupervisorArgs, component: str) -> dict[str, str]:
+    return {
+        "app.kubernetes.io/name": "resiliency-supervisor",
+        "app.kubernetes.io/instance": args.jobset,
+        "app.kubernetes.io/component": component,
+        "app.kubernetes.io/managed-by": "trainstack",
+    }
+
+
+def deployment_spec(args: SupervisorArgs, service: str) -> Json:
+    """One of the three supervisor Deployments, on the CPU pool."""
+    port = SERVICES[service]
+    return {
+        "replicas": 1,
+        "selector": {"matchLabels": labels(args, service)},
+        "template": {
+            "metadata": {"labels": labels(args, service)},
+            "spec": {
+                "serviceAccountName": args.prefix,
+                "nodeSelector": {"cloud.google.com/gke-nodepool": args.cpu_pool},
+                "containers": [
+                    {
+                        "name": service,
+                        "image": args.image,
+                        "command": ["python3", f"resiliency/supervisor/{service}.py"],
+                        "ports": [{"name": service, "containerPort": port}],
+                        "env": [{"name": "PORT", "value": str(port)}],
+                        "envFrom": [{"configMapRef": {"name": f"{args.prefix}-config"}}],
+                        "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}},
+                    }
+                ],
+            },
+        },
+    }
+
+
+def host_monitor_spec(args: SupervisorArgs) -> Json:
+    """The Host Monitor DaemonSet: privileged, on the host's network and PID namespace of every
+    GPU node, listening on HOST_MONITOR_PORT."""
+    return {
+        "selector": {"matchLabels": labels(args, "host-monitor")},
+        "updateStrategy": {"type": "RollingUpdate"},
+        "template": {
+            "metadata": {"labels": labels(args, "host-monitor")},
+            "spec": {
+                "serviceAccountName": args.prefix,
+                "hostNetwork": True,
+                "hostPID": True,
+                "dnsPolicy": "ClusterFirstWithHostNet",
+                "terminationGracePeriodSeconds": 3,
+                "nodeSelector": {"cloud.google.com/gke-gpu": "true"},
+                "tolerations": [gpu_toleration()],
+                "containers": [
+                    {
+                        "name": "host-monitor",
+                        "image": args.image,
+                        "command": [
+                            "python3", "resiliency/supervisor/host_daemon.py",
+                            f"--workers_per_host={args.gpus_per_node}",
+                            f"--port={HOST_MONITOR_PORT}",
+                            f"--project={args.project}",
+                            f"--watchdogs={','.join(WATCHDOGS)}",
+                            f"--watchdog_interval_s={WATCHDOG_INTERVAL_S}",
+                        ],
+                        "securityContext": {
+                            "privileged": True,
+                            "capabilities": {"add": ["SYS_ADMIN", "SYS_PTRACE", "IPC_LOCK"]},
+                        },
+                        "ports": [{"name": "host-monitor", "containerPort": HOST_MONITOR_PORT, "hostPort": HOST_MONITOR_PORT, "protocol": "TCP"}],
+                        "envFrom": [{"configMapRef": {"name": f"{args.prefix}-config"}}],
+                        "env": [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+                    }
+                ],
+            },
+        },
+    }
+
+
+class ResiliencySupervisor(pulumi.ComponentResource):
+    """The supervisor of one JobSet; `host_monitor_port` is where its launcher reports."""
+
+    host_monitor_port: int = HOST_MONITOR_PORT
+
+    def __init__(self, name: str, args: SupervisorArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("trainstack:workload:ResiliencySupervisor", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self, depends_on=list(args.after))
+
+        def meta(suffix: str = "", namespaced: bool = True) -> Json:
+            return {
+                "name": f"{args.prefix}{suffix}",
+                **({"namespace": args.namespace} if namespaced else {}),
+                "labels": labels(args, "supervisor"),
+            }
+
+        account = k8s.core.v1.ServiceAccount(f"{name}-sa", metadata=meta(), opts=pulumi.ResourceOptions(parent=self))
+        # ClusterRole names are cluster-wide: the namespace keeps two stacks' supervisors apart.
+        role_name = f"{args.namespace}-{args.prefix}"
+        role = k8s.rbac.v1.ClusterRole(
+            f"{name}-role",
+            metadata={**meta(namespaced=False), "name": role_name},
+            rules=cluster_role_rules(),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        binding = k8s.rbac.v1.ClusterRoleBinding(
+            f"{name}-binding",
+            metadata={**meta(namespaced=False), "name": role_name},
+            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role_name},
+            subjects=[{"kind": "ServiceAccount", "name": args.prefix, "namespace": args.namespace}],
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[role, account]),
+        )
+        config = k8s.core.v1.ConfigMap(f"{name}-config", metadata=meta("-config"), data=settings_data(args), opts=pulumi.ResourceOptions(parent=self))
+        ready = [account, binding, config]
+        for service, port in SERVICES.items():
+            k8s.core.v1.Service(
+                f"{name}-{service}",
+                metadata={**meta(f"-{service}"), "labels": labels(args, service)},
+                spec={
+                    "type": "ClusterIP",
+                    "selector": labels(args, service),
+                    "ports": [{"name": service, "port": port, "targetPort": port, "protocol": "TCP"}],
+                },
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            k8s.apps.v1.Deployment(
+                f"{name}-{service}",
+                metadata={**meta(f"-{service}"), "labels": labels(args, service)},
+                spec=deployment_spec(args, service),
+                opts=child.merge(pulumi.ResourceOptions(depends_on=ready)),
+            )
+        k8s.apps.v1.DaemonSet(
+            f"{name}-host-monitor",
+            metadata={**meta("-host-monitor"), "labels": labels(args, "host-monitor")},
+            spec=host_monitor_spec(args),
+            opts=child.merge(pulumi.ResourceOptions(depends_on=ready)),
+        )
+        self.service_account = args.prefix
+        self.register_outputs({"serviceAccount": self.service_account})

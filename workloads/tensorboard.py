@@ -1,0 +1,112 @@
+"""TensorBoard over a training run's log directory on the shared file system (recipe 001).
+
+A one-replica Deployment on the CPU pool mounts the shared claim read-only and serves the log
+directory; a ClusterIP Service fronts it. Nothing is exposed outside the cluster: a user with
+cluster credentials reaches it with `kubectl port-forward` (the `access_command` attribute).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from trainstack import catalog
+from trainstack.workloads.pod import mount
+
+PORT = 6006
+SHARED_VOLUME = "shared"
+
+Json = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TensorBoardArgs:
+    """Where the logs are and where TensorBoard runs.
+
+    Attributes:
+        name: the Deployment and Service name.
+        namespace: where both live (the training job's namespace, where the claim is).
+        claim_name: the shared storage's PersistentVolumeClaim.
+        mount_path: where the claim is mounted (the same path the training pods use).
+        log_dir: the directory to serve, under `mount_path`.
+        node_pool: the CPU pool it runs on.
+        image: an image with the `tensorboard` command.
+        after: resources that must exist first (the claim, the CPU pool).
+    """
+
+    name: str
+    namespace: str
+    claim_name: str
+    mount_path: str
+    log_dir: str
+    node_pool: str
+    image: str = field(default_factory=lambda: catalog.image("tensorboard").ref)
+    after: Sequence[pulumi.Resource] = ()
+
+    def __post_init__(self) -> None:
+        if not (self.log_dir == self.mount_path or self.log_dir.startswith(self.mount_path.rstrip("/") + "/")):
+            raise ValueError(f"TensorBoard log directory {self.log_dir} is not on the shared storage at {self.mount_path}")
+
+
+def labels(args: TensorBoardArgs) -> dict[str, str]:
+    return {"app.kubernetes.io/name": "tensorboard", "app.kubernetes.io/instance": args.name, "app.kubernetes.io/managed-by": "trainstack"}
+
+
+def deployment_spec(args: TensorBoardArgs) -> Json:
+    return {
+        "replicas": 1,
+        "selector": {"matchLabels": labels(args)},
+        "template": {
+            "metadata": {"labels": labels(args)},
+            "spec": {
+                "nodeSelector": {"cloud.google.com/gke-nodepool": args.node_pool},
+                "containers": [
+                    {
+                        "name": "tensorboard",
+                        "image": args.image,
+                        "command": ["tensorboard", f"--logdir={args.log_dir}", "--bind_all", f"--port={PORT}"],
+                        "ports": [{"name": "http", "containerPort": PORT}],
+                        "readinessProbe": {"httpGet": {"path": "/", "port": PORT}, "periodSeconds": 10},
+                        "resources": {"requests": {"cpu": "500m", "memory": "2Gi"}},
+                        "volumeMounts": [mount(SHARED_VOLUME, args.mount_path, read_only=True)],
+                    }
+                ],
+                "volumes": [{"name": SHARED_VOLUME, "persistentVolumeClaim": {"claimName": args.claim_name, "readOnly": True}}],
+            },
+        },
+    }
+
+
+def access_command(args: TensorBoardArgs) -> str:
+    """How a user opens it: forward the Service to localhost, then browse http://localhost:6006."""
+    return f"kubectl port-forward svc/{args.name} {PORT}:{PORT} -n {args.namespace}"
+
+
+class TensorBoard(pulumi.ComponentResource):
+    """TensorBoard for one log directory; `access_command` is how a user reaches it."""
+
+    def __init__(self, name: str, args: TensorBoardArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("trainstack:workload:TensorBoard", name, None, opts)
+        metadata = {"name": args.name, "namespace": args.namespace, "labels": labels(args)}
+        k8s.apps.v1.Deployment(
+            name,
+            metadata=metadata,
+            spec=deployment_spec(args),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.after)),
+        )
+        k8s.core.v1.Service(
+            name,
+            metadata=metadata,
+            spec={
+                "type": "ClusterIP",
+                "selector": labels(args),
+                "ports": [{"name": "http", "port": PORT, "targetPort": PORT, "protocol": "TCP"}],
+            },
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.access_command = access_command(args)
+        self.register_outputs({"accessCommand": self.access_command})

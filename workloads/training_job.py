@@ -1,0 +1,399 @@
+"""The training job: one pod per node, all admitted together by Kueue.
+
+By default a JobSet (`jobset.x-k8s.io/v1alpha2`) with one replicated job of N indexed pods;
+with `controller="job"`, an Indexed batch Job and the headless Service that names its pods.
+Each pod takes every GPU of a node of the GPU pool. Pods find the rendezvous master by the
+stable DNS name the controller gives the pod of index 0, derived here in one place
+(`pod_hosts`) for the pods' environment and for the launchers (DeepSpeed's hostfile).
+
+The pod is composed from pieces (`pod.PodParts`): the base (GPU, node selection, shared
+memory, local SSD, the shared storage claim, the host NVIDIA libraries), an optional dataset
+download, the machine's GPUDirect profile, the launcher's files and environment, and the
+user's environment, last.
+
+The job is created suspended with the LocalQueue label; Kueue admits it whole (and, with a
+topology request, places it within one topology domain) and unsuspends it. Pulumi does not
+wait for the job to run (`pulumi.com/skipAwait`); a changed job is replaced, not patched,
+because a running job's pod template is immutable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from trainstack import catalog
+from trainstack.config import Dataset, TopologyRequest
+from trainstack.workloads.launchers.base import Launch
+from trainstack.workloads.pod import (
+    REPLICATED_JOB,
+    WORKLOAD_CONTAINER,
+    Json,
+    PodParts,
+    compose,
+    empty_dir,
+    env_list,
+    gpu_toleration,
+    host_path,
+    mount,
+    nvidia_libraries,
+)
+
+MASTER_PORT = 6002
+
+SHARED_VOLUME = "shared"
+SHM_VOLUME = "dshm"
+LOCAL_SSD_VOLUME = "local-ssd"
+LOCAL_SSD_HOST_DIR = "/mnt/stateful_partition/kube-ephemeral-ssd"  # GKE's ephemeral-storage SSD RAID
+LOCAL_SSD_DIR = "/ssd"
+DATASET_VOLUME = "dataset"
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+CONFIG_HASH_ANNOTATION = "trainstack/config-hash"
+
+# Shell run before the launcher: put the NCCL plugin first on the library path (keeping the
+# image's own), source the plugin's NCCL settings if it ships a script, then the launcher's
+# setup lines. Kubernetes has already expanded `$(VAR)` references in the launcher's argv.
+_PROLOGUE = """\
+if [ -n "${NCCL_PLUGIN_PATH:-}" ]; then export LD_LIBRARY_PATH="${NCCL_PLUGIN_PATH}:${LD_LIBRARY_PATH:-}"; fi
+if [ -n "${NCCL_INIT_SCRIPT:-}" ]; then source "${NCCL_INIT_SCRIPT}"; fi
+set -e
+"""
+_EXEC = 'echo "node ${JOB_COMPLETION_INDEX} of ${NNODES}: $*"\nexec "$@"\n'
+
+Controller = Literal["jobset", "job"]
+
+
+def pod_hosts(name: str, controller: Controller, nodes: int) -> tuple[str, ...]:
+    """Every pod's DNS name (resolvable in the job's namespace), in completion-index order.
+
+    JobSet with DNS hostnames: `<jobset>-<replicatedJob>-<job index>-<pod index>.<jobset>`;
+    Indexed Job: `<job>-<index>` under the headless Service named like the job.
+    """
+    if controller == "jobset":
+        return tuple(f"{name}-{REPLICATED_JOB}-0-{i}.{name}" for i in range(nodes))
+    return tuple(f"{name}-{i}.{name}" for i in range(nodes))
+
+
+@dataclass(frozen=True)
+class TrainingJobArgs:
+    """One distributed training job.
+
+    Attributes:
+        name: the JobSet (or Job) name; also its pods' DNS subdomain and the run identifier.
+        namespace: where it runs.
+        image: the training image.
+        machine: the GPU machine of the pool (GPUs per pod, accelerator label, local SSDs).
+        nodes: pods, one per node.
+        node_pool: the GPU node pool's name.
+        queue: the Kueue LocalQueue it is submitted to.
+        service_account: the pods' Kubernetes service account (Workload Identity).
+        claim_name: the shared storage's PersistentVolumeClaim, mounted at `mount_path`.
+        mount_path: where the shared storage is mounted.
+        launch: what each pod runs (from the framework's launcher).
+        gpudirect: the machine's GPUDirect pieces (from its profile).
+        controller: "jobset", or "job" for an Indexed batch Job.
+        max_restarts: JobSet: whole-job restarts after a failure; Job: pod retries.
+        topology: Kueue Topology Aware Scheduling request, or None for none.
+        shared_memory: size of /dev/shm.
+        gcsfuse: the claim is a Cloud Storage FUSE volume (the pod needs the sidecar).
+        dataset: data to copy from Cloud Storage to node-local disk before training.
+        env: the user's environment, applied last.
+        after: resources that must exist first (controllers, queue, claim, networks, pools).
+    """
+
+    name: str
+    namespace: str
+    image: pulumi.Input[str]
+    machine: catalog.Machine
+    nodes: int
+    node_pool: str
+    queue: str
+    service_account: str
+    claim_name: str
+    mount_path: str
+    launch: Launch
+    gpudirect: PodParts = PodParts()
+    controller: Controller = "jobset"
+    max_restarts: int = 0
+    topology: TopologyRequest | None = None
+    shared_memory: str = "250Gi"
+    gcsfuse: bool = False
+    dataset: Dataset | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    after: Sequence[pulumi.Resource] = ()
+
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        return pod_hosts(self.name, self.controller, self.nodes)
+
+
+def base_parts(args: TrainingJobArgs) -> PodParts:
+    """What every training pod has, whatever the machine and framework."""
+    annotations = {"kubectl.kubernetes.io/default-container": WORKLOAD_CONTAINER}
+    if args.topology is not None:
+        annotations[f"kueue.x-k8s.io/podset-{args.topology.mode}-topology"] = args.topology.level
+    if args.gcsfuse:
+        # Inject the Cloud Storage FUSE sidecar; "0" lifts its CPU, memory and disk limits
+        # (cloud.google.com/kubernetes-engine/docs/how-to/persistent-volumes/cloud-storage-fuse-csi-driver-sidecar).
+        annotations |= {
+            "gke-gcsfuse/volumes": "true",
+            "gke-gcsfuse/cpu-limit": "0",
+            "gke-gcsfuse/memory-limit": "0",
+            "gke-gcsfuse/ephemeral-storage-limit": "0",
+        }
+    env = {
+        "JOB_IDENTIFIER": args.name,
+        **({"JOBSET_NAME": args.name} if args.controller == "jobset" else {}),
+        "MASTER_ADDR": args.hosts[0],
+        "MASTER_PORT": str(MASTER_PORT),
+        "NNODES": str(args.nodes),
+        "GPUS_PER_NODE": str(args.machine.gpus_per_node),
+        "WORLD_SIZE": str(args.nodes * args.machine.gpus_per_node),
+    }
+    volumes = [
+        empty_dir(SHM_VOLUME, medium="Memory", sizeLimit=args.shared_memory),
+        {"name": SHARED_VOLUME, "persistentVolumeClaim": {"claimName": args.claim_name}},
+    ]
+    mounts = [mount(SHM_VOLUME, "/dev/shm"), mount(SHARED_VOLUME, args.mount_path)]
+    if args.machine.local_ssds:
+        volumes.append(host_path(LOCAL_SSD_VOLUME, LOCAL_SSD_HOST_DIR))
+        mounts.append(mount(LOCAL_SSD_VOLUME, LOCAL_SSD_DIR))
+    return compose(
+        nvidia_libraries(),
+        PodParts(
+            annotations=annotations,
+            env=env,
+            volumes=tuple(volumes),
+            volume_mounts=tuple(mounts),
+            tolerations=(
+                gpu_toleration(),
+                # Keep running through the node's termination notice; the job ends on its own.
+                {"key": "cloud.google.com/impending-node-termination", "operator": "Exists"},
+            ),
+        ),
+    )
+
+
+def dataset_parts(dataset: Dataset | None) -> PodParts:
+    """Copy `dataset.source` to node-local disk at `dataset.path` before the workload starts."""
+    if dataset is None:
+        return PodParts()
+    downloader = {
+        "name": "dataset-download",
+        "image": catalog.image("cloud-sdk").ref,
+        "command": ["gcloud", "storage", "rsync", "--recursive", dataset.source, dataset.path],
+        "volumeMounts": [mount(DATASET_VOLUME, dataset.path)],
+    }
+    return PodParts(
+        volumes=(empty_dir(DATASET_VOLUME),),
+        volume_mounts=(mount(DATASET_VOLUME, dataset.path),),
+        init_containers=(downloader,),
+    )
+
+
+def config_map_name(args: TrainingJobArgs, suffix: str) -> str:
+    return f"{args.name}-{suffix}"
+
+
+def file_parts(args: TrainingJobArgs) -> PodParts:
+    """The launcher's files, each ConfigMap mounted read-only; the template carries a hash of
+    their contents, so changed files replace the job rather than change under a running one."""
+    volumes = tuple(
+        {"name": f"files-{files.name}", "configMap": {"name": config_map_name(args, files.name)}} for files in args.launch.files
+    )
+    mounts = tuple(mount(f"files-{files.name}", files.mount_path, read_only=True) for files in args.launch.files)
+    contents = json.dumps([[f.name, f.mount_path, dict(sorted(f.files.items()))] for f in args.launch.files], sort_keys=True)
+    annotations = {CONFIG_HASH_ANNOTATION: hashlib.sha256(contents.encode()).hexdigest()[:16]} if args.launch.files else {}
+    return PodParts(annotations=annotations, volumes=volumes, volume_mounts=mounts)
+
+
+def pod_parts(args: TrainingJobArgs) -> PodParts:
+    return compose(
+        base_parts(args),
+        dataset_parts(args.dataset),
+        args.gpudirect,
+        file_parts(args),
+        PodParts(env=args.launch.env),
+        PodParts(env=args.env),
+    )
+
+
+def container_command(launch: Launch) -> list[str]:
+    """`bash -c <prologue, setup, exec "$@"> launch <argv...>`."""
+    script = _PROLOGUE + "".join(f"{line}\n" for line in launch.setup) + _EXEC
+    return ["bash", "-c", script, "launch"]
+
+
+def pod_template(args: TrainingJobArgs) -> Json:
+    parts = pod_parts(args)
+    workload = {
+        "name": WORKLOAD_CONTAINER,
+        "image": args.image,
+        "command": container_command(args.launch),
+        "args": list(args.launch.command),
+        "env": env_list(parts.env),
+        "resources": {"limits": {"nvidia.com/gpu": args.machine.gpus_per_node}},
+        "volumeMounts": list(parts.volume_mounts),
+    }
+    spec: Json = {
+        "restartPolicy": "Never",
+        "serviceAccountName": args.service_account,
+        "nodeSelector": {
+            "cloud.google.com/gke-accelerator": args.machine.accelerator,
+            "cloud.google.com/gke-nodepool": args.node_pool,
+        },
+        "tolerations": list(parts.tolerations),
+        **({"initContainers": list(parts.init_containers)} if parts.init_containers else {}),
+        "containers": [workload],
+        "volumes": list(parts.volumes),
+    }
+    if args.controller == "job":
+        spec["subdomain"] = args.name  # the headless Service; the Job names pods <job>-<index>
+    return {"metadata": {"annotations": dict(parts.annotations)}, "spec": spec}
+
+
+def _metadata(args: TrainingJobArgs) -> Json:
+    return {
+        "name": args.name,
+        "namespace": args.namespace,
+        "labels": {QUEUE_LABEL: args.queue, "app.kubernetes.io/managed-by": "trainstack"},
+        # The job runs for hours after `pulumi up`; Kueue, not Pulumi, decides when it starts.
+        "annotations": {"pulumi.com/skipAwait": "true"},
+    }
+
+
+def jobset(args: TrainingJobArgs) -> Json:
+    """The JobSet: one replicated job of N indexed pods; a pod failure restarts the whole set
+    up to `max_restarts` times; it succeeds when every pod does."""
+    return {
+        "apiVersion": catalog.JOBSET_API,
+        "kind": "JobSet",
+        "metadata": _metadata(args),
+        "spec": {
+            "suspend": True,
+            "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True},
+            "failurePolicy": {"maxRestarts": args.max_restarts},
+            "successPolicy": {"operator": "All", "targetReplicatedJobs": [REPLICATED_JOB]},
+            "replicatedJobs": [
+                {
+                    "name": REPLICATED_JOB,
+                    "replicas": 1,
+                    "template": {
+                        "spec": {
+                            "parallelism": args.nodes,
+                            "completions": args.nodes,
+                            "completionMode": "Indexed",
+                            "backoffLimit": 0,  # JobSet restarts the whole set instead
+                            "template": pod_template(args),
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+def indexed_job(args: TrainingJobArgs) -> Json:
+    """The Indexed batch Job; failed pods are retried up to `max_restarts` times in all."""
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": _metadata(args),
+        "spec": {
+            "suspend": True,
+            "parallelism": args.nodes,
+            "completions": args.nodes,
+            "completionMode": "Indexed",
+            "backoffLimit": args.max_restarts,
+            "template": pod_template(args),
+        },
+    }
+
+
+def headless_service(args: TrainingJobArgs) -> Json:
+    """DNS for the Indexed Job's pods, published before they are ready (rendezvous needs it)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": args.name, "namespace": args.namespace},
+        "spec": {
+            "clusterIP": "None",
+            "selector": {"batch.kubernetes.io/job-name": args.name},
+            "publishNotReadyAddresses": True,
+        },
+    }
+
+
+def config_maps(args: TrainingJobArgs) -> list[Json]:
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": config_map_name(args, files.name), "namespace": args.namespace},
+            "data": dict(sorted(files.files.items())),
+        }
+        for files in args.launch.files
+    ]
+
+
+def watch_command(args: TrainingJobArgs) -> str:
+    kind = "jobset" if args.controller == "jobset" else "job"
+    return f"kubectl get {kind} {args.name} -n {args.namespace}"
+
+
+def logs_command(args: TrainingJobArgs) -> str:
+    """Follow the rank-0 pod's training log."""
+    owner = "jobset.sigs.k8s.io/jobset-name" if args.controller == "jobset" else "batch.kubernetes.io/job-name"
+    selector = f"{owner}={args.name},batch.kubernetes.io/job-completion-index=0"
+    return f"kubectl logs -f -n {args.namespace} -l {selector} -c {WORKLOAD_CONTAINER}"
+
+
+class TrainingJob(pulumi.ComponentResource):
+    """A distributed training job submitted to Kueue.
+
+    Attributes: `job_name`, `namespace`, `hosts` (pod DNS names, rank order),
+    `watch_command` and `logs_command` (what a user runs next).
+    """
+
+    def __init__(self, name: str, args: TrainingJobArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("trainstack:workload:TrainingJob", name, None, opts)
+        after = list(args.after)
+        files = [
+            k8s.core.v1.ConfigMap(
+                f"{name}-{manifest['metadata']['name']}",
+                metadata=manifest["metadata"],
+                data=manifest["data"],
+                opts=pulumi.ResourceOptions(parent=self, depends_on=after),
+            )
+            for manifest in config_maps(args)
+        ]
+        replace = pulumi.ResourceOptions(
+            parent=self, depends_on=[*after, *files], replace_on_changes=["spec"], delete_before_replace=True
+        )
+        if args.controller == "jobset":
+            manifest = jobset(args)
+            k8s.apiextensions.CustomResource(
+                name, api_version=manifest["apiVersion"], kind=manifest["kind"],
+                metadata=manifest["metadata"], spec=manifest["spec"], opts=replace,
+            )
+        else:
+            service = headless_service(args)
+            k8s.core.v1.Service(
+                f"{name}-dns", metadata=service["metadata"], spec=service["spec"],
+                opts=pulumi.ResourceOptions(parent=self, depends_on=after),
+            )
+            manifest = indexed_job(args)
+            k8s.batch.v1.Job(name, metadata=manifest["metadata"], spec=manifest["spec"], opts=replace)
+        self.job_name = args.name
+        self.namespace = args.namespace
+        self.hosts = args.hosts
+        self.watch_command = watch_command(args)
+        self.logs_command = logs_command(args)
+        self.register_outputs({"jobName": self.job_name, "watchCommand": self.watch_command})
