@@ -87,9 +87,11 @@ def plan_command(stacks: tuple[str, ...], all_stacks: bool, out: Path | None, fm
 
 def _add_groups() -> None:
     """Command groups that live beside the code they drive."""
+    from trainstack.ops.cli import COMMANDS
     from trainstack.reports.metrics_cli import metrics
 
-    main.add_command(metrics)
+    for command in (*COMMANDS, metrics):
+        main.add_command(command)
 
 
 _add_groups()

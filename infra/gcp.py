@@ -203,6 +203,8 @@ def build(ctx: StackContext) -> GcpPlatform:
         "clusterName": cluster.name,
         "clusterLocation": region,
         "getCredentials": f"gcloud container clusters get-credentials {cluster_config.name} --region {region} --project {project}",
+        # A secret: authenticates through gke-gcloud-auth-plugin; `trainstack bench` runs kubectl with it.
+        "kubeconfig": cluster.kubeconfig,
         "gpuNodes": pool.max_nodes,
         "gpus": pool.max_nodes * machine.gpus_per_node,
     }

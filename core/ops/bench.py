@@ -1,0 +1,533 @@
+"""`trainstack bench`: run a recipe once on a fresh, ephemeral stack, and always tear it down.
+
+1. prepare: a new stack `<recipe>-bench-<utc yyyymmddhhmm>-<4 hex>` with the recipe's config
+   plus overrides (a unique cluster name, no deletion protection, a disposable bucket of its
+   own, and the labels `trainstack-ephemeral=true` and `trainstack-expires=<utc time>` that
+   `trainstack reap` reads). The config is validated before anything is created.
+2. up, through the Automation API.
+3. wait for the training JobSet to finish (kubectl with the stack's `kubeconfig` output).
+4. collect the leader pod's log, MFU from it and goodput from Cloud Logging (best effort).
+5. destroy and remove the stack: on success, on any error, on SIGINT and on SIGTERM, retried
+   with backoff; a failed teardown names what is left.
+
+The boundaries (stack factory, waiter, log fetcher, goodput source, sleep, clocks) are
+injectable, so the flow is tested offline.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import json
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from pulumi.automation.errors import ConcurrentUpdateError
+
+from trainstack.config import StackConfig, load
+from trainstack.errors import TrainstackError
+from trainstack.ops import automation
+from trainstack.ops.reap import EPHEMERAL, EXPIRES_LABEL, expires_label
+
+KUBECONFIG_OUTPUT = "kubeconfig"
+# --ttl must cover --timeout plus this: creating an A3 cluster and its GPU pool (up to ~1 h with
+# a reservation) and destroying it (~30 min). A shorter TTL lets `reap` delete a running bench.
+DEPLOY_AND_TEARDOWN_S = 2 * 3600.0
+TEARDOWN_ATTEMPTS = 3
+TEARDOWN_BACKOFF_S = (60.0, 180.0)
+POLL_S = 60.0
+_CLUSTER_NAME_MAX = 40  # trainstack:cluster.name's limit
+
+
+class BenchError(TrainstackError):
+    """A bench that cannot start (bad name, TTL, overrides) or a step that failed."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Preparing the stack
+
+
+@dataclass(frozen=True)
+class BenchSpec:
+    """What a bench creates: names, expiry, and the new stack's (validated) raw config."""
+
+    recipe: str
+    stack: str
+    cluster: str
+    project: str
+    expires: datetime
+    timeout_s: float
+    raw: dict[str, Any]
+    config: StackConfig
+
+
+def bench_stack_name(recipe: str, now: datetime, token: str) -> str:
+    """`<recipe>-bench-<utc yyyymmddhhmm>-<token>`."""
+    return f"{recipe}-bench-{now.astimezone(UTC):%Y%m%d%H%M}-{token}"
+
+
+def bench_cluster_name(base: str, stack: str) -> str:
+    """`<base>-bench-<6 hex of the stack name>`, `base` trimmed to keep it within 40 characters."""
+    suffix = f"bench-{hashlib.sha1(stack.encode()).hexdigest()[:6]}"
+    return f"{base[: _CLUSTER_NAME_MAX - len(suffix) - 1].rstrip('-')}-{suffix}"
+
+
+_TOP_KEY = re.compile(r"([^.\[]+)(.*)")
+_PATH_PART = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]")
+
+
+def _key_steps(key: str) -> list[str | int]:
+    """`trainstack:a.b[0].c` -> ['trainstack:a', 'b', 0, 'c']."""
+    top = _TOP_KEY.fullmatch(key)
+    parts = list(_PATH_PART.finditer(top.group(2))) if top else []
+    if not top or "".join(m.group(0) for m in parts) != top.group(2):
+        raise BenchError(f"--set {key}: not a config key such as trainstack:gpuPool.reservation.name")
+    return [top.group(1), *(m.group(1) or int(m.group(2)) for m in parts)]
+
+
+def set_path(raw: dict[str, Any], key: str, value: Any) -> None:
+    """Set `value` at a `pulumi config set --path` style key, creating objects on the way."""
+    steps = _key_steps(key)
+    node: Any = raw
+    for step, following in zip(steps, steps[1:]):
+        if isinstance(step, int) and isinstance(node, list) and step < len(node):
+            node = node[step]
+        elif isinstance(step, str) and isinstance(node, dict):
+            node = node.setdefault(step, [] if isinstance(following, int) else {})
+        else:
+            raise BenchError(f"--set {key}: cannot go into {step!r} (not an object, or no such list element)")
+    last = steps[-1]
+    if isinstance(last, int) and isinstance(node, list) and last <= len(node):
+        node[last : last + 1] = [value]
+    elif isinstance(last, str) and isinstance(node, dict):
+        node[last] = value
+    else:
+        raise BenchError(f"--set {key}: cannot set {last!r} (not an object, or no such list element)")
+
+
+def prepare(
+    recipe: str,
+    recipe_raw: dict[str, Any],
+    *,
+    now: datetime,
+    ttl_s: float,
+    timeout_s: float,
+    taken: list[str],
+    name: str | None = None,
+    token: str | None = None,
+    sets: Sequence[tuple[str, Any]] = (),
+) -> BenchSpec:
+    """The bench stack for `recipe`, checked: a free name, a TTL that outlives the run, no
+    secrets to copy, and a config that validates. Nothing is created here."""
+    stack = name or bench_stack_name(recipe, now, token or secrets.token_hex(2))
+    if stack in taken:
+        raise BenchError(f"stack name {stack!r} is taken by stacks/Pulumi.{stack}.yaml; a bench needs a stack of its own")
+    if ttl_s < timeout_s + DEPLOY_AND_TEARDOWN_S:
+        raise BenchError(
+            f"--ttl must be at least --timeout plus {DEPLOY_AND_TEARDOWN_S / 3600:g}h for deploy and teardown "
+            f"({_hours(ttl_s)} < {_hours(timeout_s)} + {DEPLOY_AND_TEARDOWN_S / 3600:g}h); otherwise `trainstack reap` "
+            "could delete the cluster while the bench still runs"
+        )
+    secret = sorted(k for k, v in recipe_raw.items() if isinstance(v, dict) and set(v) == {"secure"})
+    if secret:
+        raise BenchError(f"cannot copy secret config to a new stack ({', '.join(secret)}); pass them with --set or an ESC environment")
+    raw = copy.deepcopy(recipe_raw)
+    for key, value in sets:
+        set_path(raw, key, value)
+    base = load(recipe, raw)  # the recipe (with --set) must be valid before it is adapted
+    expires = now + timedelta(seconds=ttl_s)
+    cluster = bench_cluster_name(base.cluster.name, stack)
+    set_path(raw, "trainstack:cluster.name", cluster)
+    set_path(raw, "trainstack:cluster.deletionProtection", False)
+    if base.storage.kind == "gcs":
+        # A bucket of its own (the recipe's may exist, or its default name may not fit 63
+        # characters), deleted with its objects on destroy.
+        set_path(raw, "trainstack:storage.bucket.name", f"{cluster}-ckpt")
+        set_path(raw, "trainstack:storage.bucket.disposable", True)
+    raw["trainstack:labels"] = {**raw.get("trainstack:labels", {}), EPHEMERAL[0]: EPHEMERAL[1], EXPIRES_LABEL: expires_label(expires)}
+    config = load(stack, raw)
+    return BenchSpec(recipe, stack, cluster, config.project, expires, timeout_s, raw, config)
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:g}h"
+
+
+# ---------------------------------------------------------------------------------------------
+# Signals and teardown
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived: unwinds like KeyboardInterrupt, so `finally` blocks run."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(signal.Signals(signum).name)
+
+
+class SignalGuard:
+    """Turns the first SIGINT or SIGTERM into Interrupted; once shielded (teardown has begun),
+    further signals are reported and ignored. The previous handlers come back on exit."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.shielded = False
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> SignalGuard:
+        self._previous = {s: signal.getsignal(s) for s in self.SIGNALS}
+        for s in self.SIGNALS:
+            signal.signal(s, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for s, handler in self._previous.items():
+            signal.signal(s, handler)
+
+    def shield(self) -> None:
+        self.shielded = True
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.shielded:
+            print(
+                f"{signal.Signals(signum).name}: teardown is running and continues "
+                "(killing this process now would leave resources for `trainstack reap`)",
+                file=sys.stderr,
+                flush=True,
+            )
+            return
+        self.shielded = True
+        raise Interrupted(signum)
+
+
+@dataclass
+class Teardown:
+    """How destroy + stack removal went: `ok` only when both succeeded."""
+
+    destroyed: bool
+    removed: bool
+    attempts: int
+    seconds: float
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.destroyed and self.removed
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, **dataclasses.asdict(self)}
+
+
+def teardown(
+    stack: automation.Stack,
+    sleep: Callable[[float], None],
+    clock: Callable[[], float],
+    attempts: int = TEARDOWN_ATTEMPTS,
+    backoff: tuple[float, ...] = TEARDOWN_BACKOFF_S,
+) -> Teardown:
+    """Destroy the stack's resources, then remove the stack, retrying each with backoff. The
+    stack is never removed while resources may remain: its state is how they get destroyed."""
+    start, destroyed, removed, errors = clock(), False, False, []
+    attempt = 0
+    for attempt in range(1, attempts + 1):
+        step = "remove stack" if destroyed else "destroy"
+        try:
+            if not destroyed:
+                stack.destroy(on_output=automation.echo)
+                destroyed, step = True, "remove stack"
+            stack.workspace.remove_stack(stack.name)
+            removed = True
+            break
+        except Exception as exc:  # any failure is retried, then reported
+            errors.append(f"attempt {attempt}: {step} failed: {automation.brief(exc)}")
+            if isinstance(exc, ConcurrentUpdateError):
+                _cancel(stack, errors)
+            if attempt < attempts:
+                sleep(backoff[min(attempt - 1, len(backoff) - 1)])
+    return Teardown(destroyed, removed, attempt, round(clock() - start, 1), errors)
+
+
+def _cancel(stack: automation.Stack, errors: list[str]) -> None:
+    """An interrupted update still holds the stack: cancel it so destroy can run."""
+    try:
+        stack.cancel()
+    except Exception as exc:  # the next attempt reports what still blocks it
+        errors.append(f"cancel of the interrupted update failed: {automation.brief(exc)}")
+
+
+def leftovers(spec: BenchSpec, result: Teardown, root: Path) -> str:
+    """What a failed teardown left, and how to remove it."""
+    if not result.destroyed:
+        return (
+            f"teardown failed after {result.attempts} attempts; left behind: Pulumi stack {spec.stack!r} and its "
+            f"resources, including GKE cluster {spec.cluster!r} in project {spec.project!r} (expires "
+            f"{expires_label(spec.expires)}). Remove them with `trainstack destroy {spec.stack} --yes`, then "
+            f"`pulumi stack rm {spec.stack} --cwd {root}`; `trainstack reap --project {spec.project} --yes` "
+            "deletes the cluster once it has expired."
+        )
+    return (
+        f"resources destroyed, but removing the empty Pulumi stack {spec.stack!r} failed after {result.attempts} "
+        f"attempts: run `pulumi stack rm {spec.stack} --cwd {root}`."
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The job: wait, logs, metrics
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    """`status` is succeeded, failed or timeout."""
+
+    status: str
+    detail: str = ""
+
+
+Waiter = Callable[[Path, str, str, float], JobOutcome]
+LogFetcher = Callable[[Path, str, str], str]
+GoodputSource = Callable[[str, str], list[dict[str, Any]]]
+
+
+def jobset_state(obj: dict[str, Any]) -> JobOutcome | None:
+    """The outcome of a finished JobSet (`status.terminalState`), or None while it runs."""
+    status = obj.get("status") or {}
+    terminal = status.get("terminalState")
+    if terminal not in ("Completed", "Failed"):
+        return None
+    message = next((c.get("message", "") for c in status.get("conditions") or [] if c.get("type") == terminal), "")
+    return JobOutcome("succeeded" if terminal == "Completed" else "failed", message)
+
+
+def wait_for_jobset(
+    kubeconfig: Path,
+    name: str,
+    namespace: str,
+    timeout_s: float,
+    *,
+    run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+    poll_s: float = POLL_S,
+) -> JobOutcome:
+    """Poll `kubectl get jobset` until the JobSet finishes or `timeout_s` passes."""
+    deadline = clock() + timeout_s
+    last = "no answer yet"
+    command = ["kubectl", "--kubeconfig", str(kubeconfig), "get", "jobset", name, "-n", namespace, "-o", "json"]
+    while True:
+        try:
+            done = run(command, capture_output=True, text=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            last = "kubectl timed out"
+        else:
+            if done.returncode == 0:
+                outcome = jobset_state(json.loads(done.stdout))
+                if outcome:
+                    return outcome
+                last = "running"
+            else:
+                last = (done.stderr.strip().splitlines() or ["kubectl failed"])[-1]
+        if clock() >= deadline:
+            return JobOutcome("timeout", f"not finished after {_hours(timeout_s)}; last seen: {last}")
+        sleep(poll_s)
+
+
+def leader_logs(kubeconfig: Path, name: str, namespace: str) -> str:
+    """The log of the JobSet's leader pod (job 0, completion index 0), every container."""
+    selector = f"jobset.sigs.k8s.io/jobset-name={name},jobset.sigs.k8s.io/job-index=0,batch.kubernetes.io/job-completion-index=0"
+    done = subprocess.run(
+        ["kubectl", "--kubeconfig", str(kubeconfig), "logs", "-n", namespace, "-l", selector, "--tail=-1", "--all-containers=true"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if done.returncode != 0:
+        raise BenchError(f"kubectl logs failed: {(done.stderr.strip().splitlines() or ['no output'])[-1]}")
+    return done.stdout
+
+
+def cloud_logging_goodput(jobset: str, project: str) -> list[dict[str, Any]]:
+    """The job's goodput events from Cloud Logging (log `<jobset>-goodput`)."""
+    from trainstack.reports import goodput
+
+    return goodput.fetch_entries(jobset, project, lookback_days=1.0)
+
+
+def mfu_metrics(log: str, config: StackConfig) -> dict[str, Any]:
+    """MFU of the run from the leader's log and the stack's model figures, or the reason not."""
+    from trainstack.reports import mfu
+
+    workload, machine = config.workload, config.gpu_pool.machine
+    if workload.global_batch_size is None or workload.seq_length is None:
+        return {"error": "the stack sets no trainstack:workload.globalBatchSize or seqLength"}
+    try:
+        window = mfu.steady_step_time(mfu.parse_step_times(log, "leader log"))
+        result = mfu.compute_mfu(
+            window.mean_s,
+            workload.model,
+            workload.global_batch_size,
+            workload.seq_length,
+            workload.nodes * machine.gpus_per_node,
+            machine.gpu.name,
+            workload.precision,
+        )
+    except TrainstackError as exc:
+        return {"error": str(exc)}
+    return {**dataclasses.asdict(result), "stepsAveraged": dataclasses.asdict(window)}
+
+
+def goodput_metrics(source: GoodputSource, config: StackConfig, step_time_s: float | None) -> dict[str, Any]:
+    """Goodput from the job's event log, against the measured step time, or the reason not."""
+    from trainstack.reports import goodput
+
+    if not config.workload.resiliency.enabled:
+        return {"error": "the stack runs no resiliency supervisor, so there is no goodput event log"}
+    if step_time_s is None:
+        return {"error": "no reference step time: MFU could not be measured from the log"}
+    try:
+        events, warnings = goodput.events_from_entries(source(config.workload.name, config.project))
+        report = goodput.compute_goodput(events, step_time_s, warnings)
+    except TrainstackError as exc:
+        return {"error": str(exc)}
+    return dataclasses.asdict(report)
+
+
+# ---------------------------------------------------------------------------------------------
+# The run
+
+
+@dataclass
+class Deps:
+    """The boundaries of a bench, replaced by fakes in tests."""
+
+    create_stack: automation.StackOpener = automation.create
+    wait: Waiter = wait_for_jobset
+    logs: LogFetcher = leader_logs
+    goodput: GoodputSource = cloud_logging_goodput
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+    wall: Callable[[], datetime] = lambda: datetime.now(UTC)
+
+
+@dataclass
+class BenchResult:
+    """Everything a bench run reports (written as the result JSON)."""
+
+    spec: BenchSpec
+    started_at: datetime
+    finished_at: datetime | None = None
+    phases: dict[str, dict[str, Any]] = field(default_factory=dict)
+    job: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    teardown: Teardown | None = None
+    interrupted: str | None = None
+    error: str | None = None
+    log_file: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """3: resources left behind; 128+N: stopped by signal N; 1: the bench failed; 0: success."""
+        if self.teardown is not None and not self.teardown.ok:
+            return 3
+        if self.interrupted:
+            return 128 + signal.Signals[self.interrupted].value
+        return 0 if not self.error and self.job.get("outcome") == "succeeded" else 1
+
+    def to_dict(self) -> dict[str, Any]:
+        spec = self.spec
+        return {
+            "recipe": spec.recipe,
+            "stack": spec.stack,
+            "project": spec.project,
+            "cluster": spec.cluster,
+            "expires": spec.expires.isoformat(),
+            "startedAt": self.started_at.isoformat(),
+            "finishedAt": self.finished_at.isoformat() if self.finished_at else None,
+            "phases": self.phases,
+            "job": self.job,
+            "metrics": self.metrics,
+            "logFile": self.log_file,
+            "teardown": self.teardown.to_dict() if self.teardown else None,
+            "interrupted": self.interrupted,
+            "error": self.error,
+            "exitCode": self.exit_code,
+        }
+
+
+@contextmanager
+def _phase(result: BenchResult, name: str, clock: Callable[[], float]) -> Iterator[None]:
+    start, ok = clock(), False
+    try:
+        yield
+        ok = True
+    finally:
+        result.phases[name] = {"seconds": round(clock() - start, 1), "ok": ok}
+
+
+def run_bench(spec: BenchSpec, root: Path, deps: Deps, log_path: Path | None = None) -> BenchResult:
+    """Create, run, measure and tear down the bench stack; the result says what happened."""
+    result = BenchResult(spec, started_at=deps.wall())
+    stack = None
+    with SignalGuard() as guard:
+        try:
+            stack = deps.create_stack(spec.stack, root)
+            stack.set_all_config(automation.config_values(spec.raw))
+            with _phase(result, "up", deps.clock):
+                try:
+                    up = stack.up(on_output=automation.echo)
+                except Exception as exc:
+                    raise BenchError(f"pulumi up failed: {automation.brief(exc)}") from None
+            _measure(result, spec, _kubeconfig(up), deps, log_path)
+        except Interrupted as exc:
+            result.interrupted = str(exc)
+        except Exception as exc:  # whatever failed, teardown follows and the result says why
+            result.error = str(exc) if isinstance(exc, TrainstackError) else f"{type(exc).__name__}: {exc}"
+        finally:
+            guard.shield()
+            if stack is not None:
+                result.teardown = teardown(stack, deps.sleep, deps.clock)
+                result.phases["teardown"] = {"seconds": result.teardown.seconds, "ok": result.teardown.ok}
+    result.finished_at = deps.wall()
+    return result
+
+
+def _kubeconfig(up: Any) -> str:
+    outputs = getattr(up, "outputs", None) or {}
+    if KUBECONFIG_OUTPUT not in outputs:
+        raise BenchError(f"the stack has no {KUBECONFIG_OUTPUT!r} output to reach the cluster (outputs: {', '.join(sorted(outputs)) or 'none'})")
+    return outputs[KUBECONFIG_OUTPUT].value
+
+
+def _measure(result: BenchResult, spec: BenchSpec, kubeconfig: str, deps: Deps, log_path: Path | None) -> None:
+    workload = spec.config.workload
+    result.job = {"name": workload.name, "namespace": workload.namespace, "outcome": "not finished"}
+    with tempfile.TemporaryDirectory(prefix="trainstack-bench-") as private:  # mode 0700
+        path = Path(private) / "kubeconfig"
+        path.write_text(kubeconfig)
+        with _phase(result, "wait", deps.clock):
+            outcome = deps.wait(path, workload.name, workload.namespace, spec.timeout_s)
+        result.job.update(outcome=outcome.status, detail=outcome.detail)
+        with _phase(result, "collect", deps.clock):
+            try:
+                log = deps.logs(path, workload.name, workload.namespace)
+            except Exception as exc:  # best effort: no log, no MFU
+                result.metrics = {"mfu": {"error": f"no leader log: {exc}"}, "goodput": {"error": "no reference step time"}}
+                return
+            if log_path is not None:
+                log_path.write_text(log)
+                result.log_file = str(log_path)
+            mfu = mfu_metrics(log, spec.config)
+            result.metrics = {"mfu": mfu, "goodput": goodput_metrics(deps.goodput, spec.config, mfu.get("step_time_s"))}

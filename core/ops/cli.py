@@ -1,0 +1,214 @@
+"""Operations on the command line: `diff`, `up`, `preview`, `destroy`, `bench` and `reap`.
+
+Input errors print one `error: ...` line and exit 2 before anything is created. Heavy modules
+load inside the commands.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+import yaml
+
+from trainstack.errors import TrainstackError
+
+
+def _fail(message: str) -> NoReturn:
+    from trainstack.cli import fail  # the CLI imports this module: resolve at call time
+
+    fail(message)
+
+
+class Duration(click.ParamType):
+    """A duration such as 90m, 6h or 1h30m, as seconds."""
+
+    name = "duration"
+    _FORMAT = re.compile(r"(?:\d+(?:\.\d+)?(?:h|m|s))+")
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        from trainstack.config import duration_seconds
+
+        if isinstance(value, float):
+            return value
+        if not self._FORMAT.fullmatch(str(value)) or duration_seconds(str(value)) <= 0:
+            self.fail(f"{value!r} is not a duration such as 90m, 6h or 1h30m", param, ctx)
+        return duration_seconds(str(value))
+
+
+# ---------------------------------------------------------------------------------------------
+# diff
+
+
+@click.command("diff")
+@click.argument("stacks", nargs=-1)
+@click.option("--base", "base_ref", required=True, metavar="GIT_REF", help="The git ref to compare with, e.g. origin/main.")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
+def diff_command(stacks: tuple[str, ...], base_ref: str, fmt: str) -> None:
+    """Diff the offline plans of STACK (every stack if none) from GIT_REF to the working tree.
+
+    Resources added, removed and changed (property by property), replacements and node
+    recreations flagged, and the change in GPUs and estimated cost per hour."""
+    from trainstack.ops.baseline import DiffError, compare
+    from trainstack.stacks import project_root
+
+    try:
+        report = compare(project_root(), base_ref, list(stacks))
+    except DiffError as exc:
+        _fail(str(exc))
+    click.echo(report.to_json() if fmt == "json" else report.to_markdown(), nl=False)
+    if report.head_failed:
+        sys.exit(2)
+
+
+# ---------------------------------------------------------------------------------------------
+# up, preview, destroy
+
+
+def _drive(operation: str, stack: str, confirm: str | None = None) -> None:
+    from trainstack.ops import automation
+    from trainstack.stacks import load_stack, project_root
+
+    try:
+        automation.require_pulumi()
+    except TrainstackError as exc:
+        _fail(str(exc))
+    if confirm:
+        click.confirm(confirm, abort=True)
+    root = project_root()
+    if operation != "destroy":
+        try:
+            load_stack(stack, root)  # a bad config never reaches an engine
+        except TrainstackError as exc:
+            _fail(str(exc))
+    opener = automation.select if operation == "destroy" else automation.create_or_select
+    try:
+        automation.run(operation, stack, root, opener)
+    except TrainstackError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+
+
+@click.command("up")
+@click.argument("stack")
+def up_command(stack: str) -> None:
+    """Deploy STACK with the Pulumi Automation API (the same program as `pulumi up`)."""
+    _drive("up", stack)
+
+
+@click.command("preview")
+@click.argument("stack")
+def preview_command(stack: str) -> None:
+    """Preview STACK's changes against its live state (`pulumi preview --diff`)."""
+    _drive("preview", stack)
+
+
+@click.command("destroy")
+@click.argument("stack")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def destroy_command(stack: str, yes: bool) -> None:
+    """Delete every resource of STACK (its config and history stay)."""
+    _drive("destroy", stack, confirm=None if yes else f"Delete every resource of stack {stack!r}?")
+
+
+# ---------------------------------------------------------------------------------------------
+# bench
+
+
+def _parse_sets(sets: tuple[str, ...]) -> list[tuple[str, Any]]:
+    pairs = []
+    for item in sets:
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            _fail(f"--set {item!r}: expected KEY=VALUE, e.g. trainstack:workload.steps=50")
+        pairs.append((key, yaml.safe_load(value) if value else ""))
+    return pairs
+
+
+@click.command("bench")
+@click.argument("stack")
+@click.option("--ttl", type=Duration(), default="8h", show_default=True, help="Expiry label for `reap`; at least --timeout + 2h.")
+@click.option("--timeout", type=Duration(), default="6h", show_default=True, help="How long to wait for the training job.")
+@click.option("--name", help="The bench stack's name (default <stack>-bench-<utc yyyymmddhhmm>-<4 hex>).")
+@click.option("--project", help="The GCP project (sets gcp:project).")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Config override, repeatable: trainstack:workload.steps=50 (value read as YAML).")
+@click.option("--result", "result_path", type=click.Path(dir_okay=False, path_type=Path), default=Path("result.json"), show_default=True, help="Result JSON; the leader's log goes beside it.")
+def bench_command(stack: str, ttl: float, timeout: float, name: str | None, project: str | None, sets: tuple[str, ...], result_path: Path) -> None:
+    """Run recipe STACK once on a fresh ephemeral stack; always tear it down.
+
+    Exit codes: 0 the job succeeded; 1 it failed or timed out; 2 bad input (nothing created);
+    3 teardown failed and resources are left (named on stderr); 130/143 interrupted."""
+    from trainstack.ops import automation, bench
+    from trainstack.stacks import project_root, raw_stack_config, stack_names
+
+    try:
+        automation.require_pulumi()
+    except TrainstackError as exc:
+        _fail(str(exc))
+    for tool, hint in (
+        ("kubectl", "gcloud components install kubectl"),
+        ("gke-gcloud-auth-plugin", "gcloud components install gke-gcloud-auth-plugin"),
+    ):
+        if shutil.which(tool) is None:
+            _fail(f"{tool} is not installed (the bench watches its job with it): {hint}")
+    root = project_root()
+    overrides = _parse_sets(sets) + ([("gcp:project", project)] if project else [])
+    try:
+        spec = bench.prepare(
+            stack, raw_stack_config(stack, root), now=datetime.now(UTC), ttl_s=ttl, timeout_s=timeout, taken=stack_names(root), name=name, sets=overrides
+        )
+    except TrainstackError as exc:
+        _fail(str(exc))
+    click.echo(f"bench stack {spec.stack}: cluster {spec.cluster} in {spec.project}, expires {spec.expires:%Y-%m-%d %H:%M} UTC")
+    result = bench.run_bench(spec, root, bench.Deps(), log_path=result_path.with_suffix(".leader.log"))
+    result_path.write_text(json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n")
+    click.echo(_summary(result) + f"; result in {result_path}")
+    if result.teardown is not None and not result.teardown.ok:
+        click.echo(f"error: {bench.leftovers(spec, result.teardown, root)}", err=True)
+    sys.exit(result.exit_code)
+
+
+def _summary(result: Any) -> str:
+    job = result.job.get("outcome", "not run")
+    parts = [f"bench {result.spec.stack}: job {job}"]
+    mfu = result.metrics.get("mfu", {})
+    if "mfu" in mfu:
+        parts.append(f"MFU {mfu['mfu']:.1%}")
+    if result.interrupted:
+        parts.append(f"interrupted by {result.interrupted}")
+    if result.error:
+        parts.append(f"error: {result.error}")
+    if result.teardown is not None:
+        parts.append("torn down" if result.teardown.ok else "TEARDOWN FAILED")
+    return "; ".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# reap
+
+
+@click.command("reap")
+@click.option("--project", envvar="GOOGLE_CLOUD_PROJECT", required=True, help="The GCP project [env GOOGLE_CLOUD_PROJECT].")
+@click.option("--yes", is_flag=True, help="Delete them (without it: only list what would be deleted).")
+def reap_command(project: str, yes: bool) -> None:
+    """Delete ephemeral clusters whose expiry has passed (a dry run without --yes).
+
+    Only clusters labelled managed-by=trainstack, trainstack-ephemeral=true and
+    trainstack-expires (in the past) are touched."""
+    from trainstack.ops import reap
+
+    try:
+        code = reap.reap(project, yes, client=reap.default_client(), echo=click.echo)
+    except Exception as exc:  # credentials, permissions, API disabled: one clear line
+        click.echo(f"error: listing the clusters of {project} failed: {exc}", err=True)
+        sys.exit(1)
+    sys.exit(code)
+
+
+COMMANDS = (diff_command, up_command, preview_command, destroy_command, bench_command, reap_command)

@@ -1,0 +1,116 @@
+"""`trainstack up|preview|destroy` through the Automation API, against a fake stack."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from click.testing import CliRunner
+from pulumi.automation import CommandError, CommandResult
+
+from trainstack.ops import automation
+from trainstack.ops.cli import destroy_command, preview_command, up_command
+from trainstack.program import _decode
+from trainstack.stacks import project_root, raw_stack_config
+
+STACK = "a3ultra-405b"
+
+
+class FakeStack:
+    def __init__(self, name: str, calls: list[Any], error: Exception | None = None):
+        self.name, self.calls, self.error = name, calls, error
+
+    def _do(self, what: str, **kwargs: Any) -> str:
+        self.calls.append((what, self.name, kwargs))
+        if self.error:
+            raise self.error
+        return what
+
+    def up(self, *, on_output: Callable[[str], Any]) -> str:
+        on_output("Updating (a3ultra-405b)")
+        return self._do("up")
+
+    def preview(self, *, on_output: Callable[[str], Any], diff: bool) -> str:
+        return self._do("preview", diff=diff)
+
+    def destroy(self, *, on_output: Callable[[str], Any]) -> str:
+        return self._do("destroy")
+
+
+@pytest.fixture
+def pulumi_installed(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """A `pulumi` on PATH and fake stack openers recording (opener, name, root) and each call."""
+    calls: list[Any] = []
+    monkeypatch.setattr("shutil.which", lambda name: f"/usr/local/bin/{name}")
+    for opener in ("create_or_select", "select"):
+        monkeypatch.setattr(automation, opener, lambda name, root, opener=opener: calls.append((opener, name, root)) or FakeStack(name, calls))
+    return calls
+
+
+@pytest.mark.parametrize("command", [up_command, preview_command, destroy_command])
+def test_without_the_pulumi_cli_every_command_fails_at_once(monkeypatch: pytest.MonkeyPatch, command: Any) -> None:
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    monkeypatch.setattr(automation, "create_or_select", lambda *a: pytest.fail("must not reach the Automation API"))
+    result = CliRunner().invoke(command, ["no-such-stack", "--yes"] if command is destroy_command else ["no-such-stack"])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        "error: the Pulumi CLI is not installed (no `pulumi` on PATH): install it with "
+        "`curl -fsSL https://get.pulumi.com | sh` (or see https://www.pulumi.com/docs/install/)"
+    ]
+
+
+def test_up_and_preview_drive_the_stack_in_the_project_root(pulumi_installed: list[Any]) -> None:
+    runner = CliRunner()
+    up = runner.invoke(up_command, [STACK])
+    assert up.exit_code == 0, up.output
+    assert "Updating (a3ultra-405b)" in up.output
+    preview = runner.invoke(preview_command, [STACK])
+    assert preview.exit_code == 0, preview.output
+    root = project_root()
+    assert pulumi_installed == [
+        ("create_or_select", STACK, root),
+        ("up", STACK, {}),
+        ("create_or_select", STACK, root),
+        ("preview", STACK, {"diff": True}),
+    ]
+
+
+def test_a_bad_stack_never_reaches_an_engine(pulumi_installed: list[Any]) -> None:
+    result = CliRunner().invoke(up_command, ["nope"])
+    assert result.exit_code == 2 and "unknown stack 'nope'" in result.output
+    assert pulumi_installed == []
+
+
+def test_destroy_asks_unless_yes(pulumi_installed: list[Any]) -> None:
+    runner = CliRunner()
+    declined = runner.invoke(destroy_command, [STACK], input="n\n")
+    assert declined.exit_code == 1 and "Delete every resource of stack 'a3ultra-405b'?" in declined.output
+    assert pulumi_installed == []
+    done = runner.invoke(destroy_command, [STACK, "--yes"])
+    assert done.exit_code == 0, done.output
+    assert [c[0] for c in pulumi_installed] == ["select", "destroy"]
+
+
+def test_a_failed_operation_exits_1_with_the_cli_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("shutil.which", lambda name: "/usr/local/bin/pulumi")
+    error = CommandError(CommandResult(stdout="", stderr="Previewing...\nerror: googleapi: Error 403: Permission denied", code=255))
+    monkeypatch.setattr(automation, "create_or_select", lambda name, root: FakeStack(name, [], error))
+    result = CliRunner().invoke(up_command, [STACK])
+    assert result.exit_code == 1
+    assert "error: pulumi up of stack 'a3ultra-405b' failed: error: googleapi: Error 403: Permission denied" in result.output
+
+
+def test_run_reports_an_unopenable_stack() -> None:
+    def missing(name: str, root: Path) -> Any:
+        raise CommandError(CommandResult(stdout="", stderr="error: no stack named 'x' found", code=255))
+
+    with pytest.raises(automation.OperationFailed, match="pulumi destroy of stack 'x' failed: error: no stack named 'x' found"):
+        automation.run("destroy", "x", Path("."), missing)
+
+
+def test_config_values_round_trip_through_the_program() -> None:
+    raw = raw_stack_config(STACK)
+    values = automation.config_values(raw)
+    assert values["gcp:project"].value == "my-training-project" and not values["gcp:project"].secret
+    assert {key: _decode(v.value) for key, v in values.items()} == raw

@@ -1,0 +1,380 @@
+"""`trainstack bench` against a fake Automation workspace: teardown always runs (error, SIGINT,
+SIGTERM), is retried, and a failed teardown names what is left."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Callable
+
+import pytest
+from click.testing import CliRunner
+from pulumi.automation import CommandError, CommandResult, ConcurrentUpdateError
+
+from trainstack.config import load
+from trainstack.errors import ConfigError
+from trainstack.ops import bench
+from trainstack.ops.bench import BenchError, Deps, JobOutcome, jobset_state, prepare, run_bench, set_path, teardown, wait_for_jobset
+from trainstack.ops.cli import bench_command
+from trainstack.ops.reap import parse_expires
+from trainstack.stacks import raw_stack_config
+
+RECIPE = "a3ultra-405b"
+NOW = datetime(2026, 11, 23, 2, 30, tzinfo=UTC)
+
+
+def command_error(message: str) -> Exception:
+    return CommandError(CommandResult(stdout="", stderr=f"Updating...\nerror: {message}", code=255))
+
+
+class FakeWorkspace:
+    def __init__(self, log: list[Any], remove_failures: int = 0):
+        self.log, self.remove_failures = log, remove_failures
+
+    def remove_stack(self, stack_name: str) -> None:
+        self.log.append(("remove", stack_name))
+        if self.remove_failures:
+            self.remove_failures -= 1
+            raise command_error("the backend is unreachable")
+
+
+class FakeStack:
+    """Records every call; `on_up` decides what `up` does."""
+
+    def __init__(self, name: str, log: list[Any], on_up: Callable[[], Any], destroy_errors: list[Exception] | None = None, remove_failures: int = 0):
+        self.name, self.log, self.on_up = name, log, on_up
+        self.destroy_errors = list(destroy_errors or [])
+        self.workspace = FakeWorkspace(log, remove_failures)
+        self.config: dict[str, str] = {}
+
+    def set_all_config(self, config: dict[str, Any]) -> None:
+        self.log.append("config")
+        self.config = {k: v.value for k, v in config.items()}
+
+    def up(self, *, on_output: Callable[[str], Any]) -> Any:
+        self.log.append("up")
+        return self.on_up()
+
+    def destroy(self, *, on_output: Callable[[str], Any]) -> None:
+        self.log.append("destroy")
+        if self.destroy_errors:
+            raise self.destroy_errors.pop(0)
+
+    def cancel(self) -> None:
+        self.log.append("cancel")
+
+
+def up_ok() -> Any:
+    return SimpleNamespace(outputs={"kubeconfig": SimpleNamespace(value="apiVersion: v1\nkind: Config\n", secret=True)})
+
+
+def nemo_log(steps: int = 30, seconds: float = 250.0) -> str:
+    return "\n".join(f"Epoch 0: global_step={s} train_step_timing in s={seconds}" for s in range(steps)) + "\n"
+
+
+GOODPUT_ENTRIES = [
+    {"jsonPayload": {"event_type": "job_started", "event_time": 0}},
+    {"jsonPayload": {"event_type": "checkpoint_saved", "step": 100, "event_time": 26000}},
+    {"jsonPayload": {"event_type": "job_terminated", "event_time": 30000}},
+]
+
+
+class Harness:
+    """A bench with every boundary faked; `stack` is the stack the factory created."""
+
+    def __init__(self, on_up: Callable[[], Any] = up_ok, **stack_options: Any):
+        self.log: list[Any] = []
+        self.sleeps: list[float] = []
+        self.stack: FakeStack | None = None
+        self.waited: list[tuple[Any, ...]] = []
+        self.on_up, self.stack_options = on_up, stack_options
+        ticks = iter(range(0, 10_000, 5))
+        self.deps = Deps(
+            create_stack=self.create,
+            wait=self.wait,
+            logs=lambda path, name, ns: nemo_log(),
+            goodput=lambda jobset, project: GOODPUT_ENTRIES,
+            sleep=self.sleeps.append,
+            clock=lambda: float(next(ticks)),
+            wall=lambda: NOW,
+        )
+
+    def create(self, name: str, root: Path) -> FakeStack:
+        self.log.append(("create", name))
+        self.stack = FakeStack(name, self.log, self.on_up, **self.stack_options)
+        return self.stack
+
+    def wait(self, kubeconfig: Path, name: str, namespace: str, timeout_s: float) -> JobOutcome:
+        self.waited.append((kubeconfig.read_text(), name, namespace, timeout_s))
+        return JobOutcome("succeeded", "JobSet finished")
+
+    def run(self, tmp_path: Path) -> bench.BenchResult:
+        return run_bench(spec(), tmp_path, self.deps, log_path=tmp_path / "result.leader.log")
+
+
+def spec(**options: Any) -> bench.BenchSpec:
+    args = {"now": NOW, "ttl_s": 8 * 3600.0, "timeout_s": 6 * 3600.0, "taken": [RECIPE], "token": "1a2b"}
+    return prepare(RECIPE, raw_stack_config(RECIPE), **{**args, **options})
+
+
+# ---------------------------------------------------------------------------------------------
+# The run
+
+
+def test_a_successful_bench_measures_and_tears_down(tmp_path: Path) -> None:
+    harness = Harness()
+    result = harness.run(tmp_path)
+    name = "a3ultra-405b-bench-202611230230-1a2b"
+    assert harness.log == [("create", name), "config", "up", "destroy", ("remove", name)]
+    assert harness.waited == [("apiVersion: v1\nkind: Config\n", "llama31-405b", "default", 6 * 3600.0)]
+    assert result.exit_code == 0 and result.error is None and result.teardown.ok
+    assert result.job == {"name": "llama31-405b", "namespace": "default", "outcome": "succeeded", "detail": "JobSet finished"}
+    mfu = result.metrics["mfu"]
+    assert mfu["step_time_s"] == 250.0 and mfu["num_gpus"] == 432 and 0.3 < mfu["mfu"] < 0.5
+    goodput = result.metrics["goodput"]
+    assert goodput["max_saved_step"] == 100 and goodput["goodput_pct"] == pytest.approx(100 * 100 * 250.0 / 30000)
+    assert set(result.phases) == {"up", "wait", "collect", "teardown"} and all(p["ok"] for p in result.phases.values())
+    assert (tmp_path / "result.leader.log").read_text() == nemo_log()
+    written = json.loads(json.dumps(result.to_dict()))
+    assert written["stack"] == name and written["exitCode"] == 0 and written["teardown"]["ok"] is True
+
+
+def test_the_new_stack_gets_the_recipe_config_with_ephemeral_overrides(tmp_path: Path) -> None:
+    harness = Harness()
+    harness.run(tmp_path)
+    config = {k: json.loads(v) if v.startswith(("{", "[")) else v for k, v in harness.stack.config.items()}
+    recipe = raw_stack_config(RECIPE)
+    assert set(config) == set(recipe) | {"trainstack:labels"}
+    assert config["trainstack:workload"] == recipe["trainstack:workload"]
+    cluster = config["trainstack:cluster"]
+    assert cluster["deletionProtection"] is False and cluster["name"].startswith("a3ultra-405b-bench-") and len(cluster["name"]) <= 40
+    assert config["trainstack:storage"]["bucket"]["disposable"] is True
+    assert config["trainstack:labels"] == {"trainstack-ephemeral": "true", "trainstack-expires": "2026-11-23t1030z"}
+    assert load(harness.stack.name, config).gpu_pool.node_count == 54  # what the program will read back
+
+
+def test_teardown_runs_after_an_error_in_up(tmp_path: Path) -> None:
+    def fail() -> Any:
+        raise command_error("quota 'GPUS_ALL_REGIONS' exceeded")
+
+    result = Harness(on_up=fail).run(tmp_path)
+    assert result.error == "pulumi up failed: error: quota 'GPUS_ALL_REGIONS' exceeded"
+    assert result.phases["up"]["ok"] is False and result.teardown.ok and result.exit_code == 1
+
+
+def test_teardown_runs_after_a_missing_kubeconfig_output(tmp_path: Path) -> None:
+    harness = Harness(on_up=lambda: SimpleNamespace(outputs={"clusterName": SimpleNamespace(value="c")}))
+    result = harness.run(tmp_path)
+    assert "no 'kubeconfig' output" in result.error and "clusterName" in result.error
+    assert harness.log[-2:] == ["destroy", ("remove", harness.stack.name)] and result.exit_code == 1
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_teardown_runs_after_a_signal_and_handlers_are_restored(tmp_path: Path, signum: int, code: int) -> None:
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def interrupted_up() -> Any:
+        os.kill(os.getpid(), signum)
+        for _ in range(200):  # the handler raises at the next bytecode boundary
+            time.sleep(0.01)
+        raise AssertionError("the signal did not interrupt up")
+
+    harness = Harness(on_up=interrupted_up)
+    result = harness.run(tmp_path)
+    assert result.interrupted == signal.Signals(signum).name
+    assert harness.log[-2:] == ["destroy", ("remove", harness.stack.name)]
+    assert result.teardown.ok and result.exit_code == code
+    assert {s: signal.getsignal(s) for s in before} == before
+
+
+def test_a_signal_during_teardown_does_not_stop_it(tmp_path: Path) -> None:
+    class SignalledDestroy(Exception):
+        pass
+
+    harness = Harness()
+    original_create = harness.create
+
+    def create(name: str, root: Path) -> FakeStack:
+        stack = original_create(name, root)
+        plain = stack.destroy
+
+        def destroy(*, on_output: Callable[[str], Any]) -> None:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)
+            plain(on_output=on_output)
+
+        stack.destroy = destroy
+        return stack
+
+    harness.deps.create_stack = create
+    result = harness.run(tmp_path)
+    assert result.interrupted is None and result.teardown.ok and result.exit_code == 0
+
+
+def test_a_failing_destroy_is_retried_with_backoff(tmp_path: Path) -> None:
+    harness = Harness(destroy_errors=[command_error("timeout"), command_error("timeout")])
+    result = harness.run(tmp_path)
+    assert result.teardown.ok and result.teardown.attempts == 3
+    assert harness.sleeps == [60.0, 180.0]
+    assert harness.log.count("destroy") == 3 and result.exit_code == 0
+    assert result.teardown.errors == ["attempt 1: destroy failed: error: timeout", "attempt 2: destroy failed: error: timeout"]
+
+
+def test_a_teardown_that_keeps_failing_exits_3_and_names_what_is_left(tmp_path: Path) -> None:
+    harness = Harness(destroy_errors=[command_error("permission denied")] * 3)
+    result = harness.run(tmp_path)
+    assert not result.teardown.ok and result.exit_code == 3
+    assert not any(isinstance(entry, tuple) and entry[0] == "remove" for entry in harness.log), "a stack with resources must keep its state"
+    message = bench.leftovers(result.spec, result.teardown, tmp_path)
+    assert "a3ultra-405b-bench-202611230230-1a2b" in message and result.spec.cluster in message and "my-training-project" in message
+    assert "trainstack destroy a3ultra-405b-bench-202611230230-1a2b --yes" in message
+
+
+def test_a_failing_stack_removal_is_retried_without_destroying_again(tmp_path: Path) -> None:
+    harness = Harness(remove_failures=3)
+    result = harness.run(tmp_path)
+    assert result.teardown.destroyed and not result.teardown.removed and result.exit_code == 3
+    assert harness.log.count("destroy") == 1
+    assert "empty Pulumi stack" in bench.leftovers(result.spec, result.teardown, tmp_path)
+
+
+def test_a_stuck_update_is_cancelled_before_destroy_is_retried(tmp_path: Path) -> None:
+    stuck = ConcurrentUpdateError(CommandResult(stdout="", stderr="error: [409] Conflict: Another update is currently in progress.", code=255))
+    harness = Harness(destroy_errors=[stuck])
+    result = harness.run(tmp_path)
+    assert harness.log[-4:] == ["destroy", "cancel", "destroy", ("remove", harness.stack.name)]
+    assert result.teardown.ok
+
+
+def test_the_teardown_helper_alone() -> None:
+    log: list[Any] = []
+    stack = FakeStack("s", log, up_ok, destroy_errors=[RuntimeError("boom")])
+    sleeps: list[float] = []
+    result = teardown(stack, sleeps.append, iter([0.0, 42.0]).__next__, attempts=2, backoff=(5.0,))
+    assert (result.ok, result.attempts, result.seconds, sleeps) == (True, 2, 42.0, [5.0])
+
+
+# ---------------------------------------------------------------------------------------------
+# Preparing
+
+
+def test_names_expiry_and_cluster_limits() -> None:
+    s = spec()
+    assert s.stack == "a3ultra-405b-bench-202611230230-1a2b"
+    assert parse_expires("2026-11-23t1030z") == s.expires == datetime(2026, 11, 23, 10, 30, tzinfo=UTC)
+    other = spec(token="ffff")
+    assert s.cluster != other.cluster and len(s.cluster) <= 40
+    long = bench.bench_cluster_name("a" * 40, s.stack)
+    assert len(long) == 40 and long.endswith(s.cluster[-13:])
+    assert spec(name="my-bench").stack == "my-bench"
+
+
+def test_prepare_refuses_what_would_hurt() -> None:
+    with pytest.raises(BenchError, match="taken by stacks/Pulumi.a3ultra-405b.yaml"):
+        spec(name=RECIPE)
+    with pytest.raises(BenchError, match=r"--ttl must be at least --timeout plus 2h .*4h < 6h \+ 2h"):
+        spec(ttl_s=4 * 3600.0)
+    raw = {**raw_stack_config(RECIPE), "gcp:credentials": {"secure": "v1:abc"}}
+    with pytest.raises(BenchError, match="cannot copy secret config.*gcp:credentials"):
+        prepare(RECIPE, raw, now=NOW, ttl_s=8 * 3600.0, timeout_s=3600.0, taken=[])
+    with pytest.raises(ConfigError, match=r"trainstack:workload.precision = 'fp64'"):
+        spec(sets=[("trainstack:workload.precision", "fp64")])
+
+
+def test_set_overrides_follow_config_paths() -> None:
+    s = spec(sets=[("gcp:project", "bench-project"), ("trainstack:workload.steps", 50), ("trainstack:cluster.authorizedNetworks[0].cidrBlock", "10.0.0.0/8")])
+    assert s.project == "bench-project" and s.config.workload.steps == 50
+    assert s.raw["trainstack:cluster"]["authorizedNetworks"][0]["cidrBlock"] == "10.0.0.0/8"
+    assert s.raw["trainstack:storage"]["bucket"]["name"] == f"{s.cluster}-ckpt"
+    raw: dict[str, Any] = {"a:b": {"c": 1}}
+    with pytest.raises(BenchError, match="cannot set 'd'"):
+        set_path(raw, "a:b.c.d", 2)
+    with pytest.raises(BenchError, match=r"cannot go into 3"):
+        set_path({"a:b": [1]}, "a:b[3].x", 2)
+    with pytest.raises(BenchError, match="not a config key"):
+        set_path(raw, "a:b..c", 2)
+
+
+# ---------------------------------------------------------------------------------------------
+# Waiting for the JobSet
+
+
+def jobset(terminal: str | None) -> str:
+    status: dict[str, Any] = {"conditions": [{"type": "Failed", "status": "True", "message": "jobset failed due to max restarts"}]} if terminal == "Failed" else {}
+    if terminal:
+        status["terminalState"] = terminal
+    return json.dumps({"kind": "JobSet", "status": status})
+
+
+def test_jobset_state_reads_the_terminal_state() -> None:
+    assert jobset_state(json.loads(jobset(None))) is None
+    assert jobset_state(json.loads(jobset("Completed"))) == JobOutcome("succeeded", "")
+    assert jobset_state(json.loads(jobset("Failed"))) == JobOutcome("failed", "jobset failed due to max restarts")
+
+
+def test_wait_polls_kubectl_until_the_jobset_finishes(tmp_path: Path) -> None:
+    answers = [
+        subprocess.CompletedProcess([], 1, "", "Error from server (NotFound): jobsets.jobset.x-k8s.io \"x\" not found\n"),
+        subprocess.CompletedProcess([], 0, jobset(None), ""),
+        subprocess.CompletedProcess([], 0, jobset("Completed"), ""),
+    ]
+    calls: list[list[str]] = []
+
+    def run(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        calls.append(command)
+        return answers.pop(0)
+
+    sleeps: list[float] = []
+    outcome = wait_for_jobset(tmp_path / "kc", "x", "ns", 3600, run=run, clock=lambda: 0.0, sleep=sleeps.append, poll_s=30)
+    assert outcome.status == "succeeded" and sleeps == [30, 30]
+    assert calls[0] == ["kubectl", "--kubeconfig", str(tmp_path / "kc"), "get", "jobset", "x", "-n", "ns", "-o", "json"]
+
+
+def test_wait_gives_up_at_the_timeout(tmp_path: Path) -> None:
+    times = iter([0.0, 100.0, 200.0, 400.0])
+    outcome = wait_for_jobset(
+        tmp_path / "kc", "x", "ns", 300, run=lambda c, **k: subprocess.CompletedProcess(c, 0, jobset(None), ""), clock=lambda: next(times), sleep=lambda s: None
+    )
+    assert outcome == JobOutcome("timeout", "not finished after 0.0833333h; last seen: running")
+
+
+# ---------------------------------------------------------------------------------------------
+# The command
+
+
+def test_bench_without_the_pulumi_cli_fails_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    result = CliRunner().invoke(bench_command, [RECIPE])
+    assert result.exit_code == 2
+    assert "the Pulumi CLI is not installed" in result.output and "curl -fsSL https://get.pulumi.com | sh" in result.output
+
+
+def test_bench_rejects_bad_input_before_creating_anything(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("shutil.which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(bench, "run_bench", lambda *a, **k: pytest.fail("nothing may run"))
+    runner = CliRunner()
+    bad_ttl = runner.invoke(bench_command, [RECIPE, "--ttl", "soon"])
+    assert bad_ttl.exit_code == 2 and "'soon' is not a duration" in bad_ttl.output
+    short = runner.invoke(bench_command, [RECIPE, "--ttl", "1h"])
+    assert short.exit_code == 2 and "--ttl must be at least --timeout" in short.output
+    bad_set = runner.invoke(bench_command, [RECIPE, "--set", "novalue"])
+    assert bad_set.exit_code == 2 and "expected KEY=VALUE" in bad_set.output
+
+
+def test_bench_command_writes_the_result_and_exits_with_its_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("shutil.which", lambda name: f"/usr/bin/{name}")
+    harness = Harness(destroy_errors=[command_error("denied")] * 3)
+    monkeypatch.setattr(bench, "Deps", lambda: harness.deps)
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(bench_command, [RECIPE, "--result", str(out), "--project", "bench-project-1"])
+    assert result.exit_code == 3, result.output
+    written = json.loads(out.read_text())
+    assert written["project"] == "bench-project-1" and written["teardown"]["ok"] is False and written["exitCode"] == 3
+    assert "TEARDOWN FAILED" in result.output
+    assert f"left behind: Pulumi stack {written['stack']!r}" in result.output and written["cluster"] in result.output

@@ -1,0 +1,265 @@
+"""The plan diff: a pure function of two plan dicts, its Markdown (golden) and JSON."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+
+from helpers import raw_config
+from trainstack.ops.diff import (
+    ABSENT,
+    NODE_POOL,
+    RECREATE_NODES,
+    REPLACE,
+    UPDATE,
+    DiffReport,
+    diff_plans,
+    failed,
+    resource_changes,
+)
+
+GOLDEN = Path(__file__).resolve().parent / "golden" / "diff-representative.md"
+STACK = "a3ultra-405b"
+CLUSTER_COMPONENT = "trainstack:gcp:GkeCluster"
+POOLS_COMPONENT = "trainstack:gcp:NodePools"
+
+
+def resource(rtype: str, name: str, inputs: dict[str, Any], parent: str | None = None, **extra: Any) -> dict[str, Any]:
+    """A resource shaped exactly like plan.json's."""
+    chain = f"{parent}${rtype}" if parent else rtype
+    return {
+        "urn": f"urn:pulumi:{STACK}::trainstack::{chain}::{name}",
+        "type": rtype,
+        "name": name,
+        "custom": not rtype.startswith("trainstack:"),
+        "parent": None,
+        "provider": extra.get("provider"),
+        "dependencies": [],
+        "propertyDependencies": {},
+        "inputs": inputs,
+        "options": extra.get("options", {}),
+    }
+
+
+def plan(resources: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"format": 1, "stack": STACK, "project": "trainstack", "resources": sorted(resources, key=lambda r: r["urn"]), "outputs": {}}
+
+
+def gpu_pool(machine_type: str, accelerator: str, nodes: int) -> dict[str, Any]:
+    return resource(
+        NODE_POOL,
+        "gpu-pool",
+        {
+            "cluster": "a3ultra-405b",
+            "location": "us-central1",
+            "name": "a3-ultra",
+            "nodeCount": nodes,
+            "nodeLocations": ["us-central1-b"],
+            "placementPolicy": {"type": "COMPACT"},
+            "nodeConfig": {
+                "machineType": machine_type,
+                "guestAccelerators": [{"count": 8, "type": accelerator, "gpuDriverInstallationConfig": {"gpuDriverVersion": "LATEST"}}],
+                "reservationAffinity": {"consumeReservationType": "SPECIFIC_RESERVATION", "key": "compute.googleapis.com/reservation-name", "values": ["a3-ultra-reservation"]},
+                "resourceLabels": {"managed-by": "trainstack", "trainstack-stack": STACK},
+            },
+        },
+        POOLS_COMPONENT,
+    )
+
+
+def base_plan() -> dict[str, Any]:
+    return plan(
+        [
+            resource(CLUSTER_COMPONENT, "cluster", {}),
+            resource(
+                "gcp:container/cluster:Cluster",
+                "cluster",
+                {"name": "a3ultra-405b", "location": "us-central1", "network": "a3ultra-405b-net", "removeDefaultNodePool": True, "initialNodeCount": 1},
+                CLUSTER_COMPONENT,
+            ),
+            gpu_pool("a3-megagpu-8g", "nvidia-h100-mega-80gb", 32),
+            resource(
+                NODE_POOL,
+                "cpu-pool",
+                {"cluster": "a3ultra-405b", "name": "cpu-pool", "nodeCount": 2, "nodeConfig": {"machineType": "e2-standard-8"}},
+                POOLS_COMPONENT,
+            ),
+            resource(
+                "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet",
+                "jobset",
+                {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "llama31-405b", "namespace": "default"}, "spec": {"replicatedJobs": [{"name": "workers", "replicas": 32}]}},
+            ),
+        ]
+    )
+
+
+def head_plan() -> dict[str, Any]:
+    """The representative change: more nodes, another machine type (and so accelerator), a new resource."""
+    head = base_plan()
+    resources = [r for r in head["resources"] if r["name"] != "gpu-pool"]
+    resources.append(gpu_pool("a3-ultragpu-8g", "nvidia-h200-141gb", 36))
+    jobset = next(r for r in resources if r["name"] == "jobset")
+    jobset["inputs"]["spec"]["replicatedJobs"][0]["replicas"] = 36
+    resources.append(resource("gcp:compute/subnetwork:Subnetwork", "rdma-0", {"name": "a3ultra-405b-rdma-0", "ipCidrRange": "192.168.1.0/24", "region": "us-central1"}))
+    return plan(resources)
+
+
+def test_representative_diff_matches_golden_markdown() -> None:
+    report = DiffReport("origin/main", (diff_plans(STACK, base_plan(), head_plan()),))
+    markdown = report.to_markdown()
+    if os.environ.get("TRAINSTACK_REGEN_GOLDEN"):
+        GOLDEN.write_text(markdown)
+    assert GOLDEN.is_file(), "no golden diff: run TRAINSTACK_REGEN_GOLDEN=1 pytest tests/test_ops_diff.py and review it"
+    assert markdown == GOLDEN.read_text(), "the diff Markdown changed; if intended, regenerate with TRAINSTACK_REGEN_GOLDEN=1 and review"
+
+
+def test_representative_diff_structure() -> None:
+    diff = diff_plans(STACK, base_plan(), head_plan())
+    assert diff.status == "changed"
+    assert [r.name for r in diff.added] == ["rdma-0"] and not diff.removed
+    pool = next(c for c in diff.changed if c.resource.name == "gpu-pool")
+    effects = {c.path: (c.old, c.new, c.effect) for c in pool.changes}
+    assert effects == {
+        "nodeConfig.guestAccelerators[0].type": ("nvidia-h100-mega-80gb", "nvidia-h200-141gb", REPLACE),
+        "nodeConfig.machineType": ("a3-megagpu-8g", "a3-ultragpu-8g", RECREATE_NODES),
+        "nodeCount": (32, 36, UPDATE),
+    }
+    assert pool.effect == REPLACE
+    jobset = next(c for c in diff.changed if c.resource.name == "jobset")
+    assert [(c.path, c.old, c.new, c.effect) for c in jobset.changes] == [("spec.replicatedJobs[0].replicas", 32, 36, UPDATE)]
+    assert {c.resource.name for c in diff.changed} == {"gpu-pool", "jobset"}
+    assert (diff.base.gpus, diff.head.gpus) == (256, 288)
+    assert diff.head.usd_at_max > diff.base.usd_at_max
+
+
+def test_no_change_is_one_short_line() -> None:
+    report = DiffReport("origin/main", (diff_plans(STACK, base_plan(), base_plan()),))
+    assert report.stacks[0].status == "unchanged"
+    assert "`a3ultra-405b`: no changes" in report.to_markdown().splitlines()
+    assert report.to_dict()["stacks"][0]["changed"] == []
+
+
+def test_a_stack_on_one_side_only_is_all_added_or_all_removed() -> None:
+    new = diff_plans(STACK, None, base_plan())
+    assert new.status == "new" and len(new.added) == len(base_plan()["resources"]) and not new.changed
+    assert (new.base, new.head.gpus) == (None, 256)
+    gone = diff_plans(STACK, base_plan(), None)
+    assert gone.status == "deleted" and len(gone.removed) == len(base_plan()["resources"])
+    markdown = DiffReport("origin/main", (gone,)).to_markdown()
+    assert "stack deleted" in markdown and "⚠️ **DELETES** `gcp:container/nodePool:NodePool` **gpu-pool**" in markdown
+    assert "| GPUs | 256 | 0 | -256 |" in markdown
+
+
+def test_forcenew_paths_follow_the_provider_schema() -> None:
+    old = gpu_pool("a3-ultragpu-8g", "nvidia-h200-141gb", 4)
+    cases = {
+        "nodeConfig.reservationAffinity.values[0]": ("new-reservation", REPLACE),
+        "placementPolicy.type": (ABSENT, REPLACE),
+        "nodeLocations[0]": ("us-central1-c", RECREATE_NODES),
+        "nodeConfig.resourceLabels.team": ("ml", UPDATE),
+        "nodeCount": (8, UPDATE),
+    }
+    for path, (value, effect) in cases.items():
+        new = copy.deepcopy(old)
+        _set(new["inputs"], path, value)
+        [change] = resource_changes(old, new)
+        assert (change.path, change.effect) == (path, effect), path
+
+
+def test_a_list_or_element_added_under_a_forcenew_field_is_a_replacement() -> None:
+    old = gpu_pool("a3-ultragpu-8g", "nvidia-h200-141gb", 4)
+    new = copy.deepcopy(old)
+    new["inputs"]["networkConfig"] = {"additionalNodeNetworkConfigs": [{"network": "gvnic-1", "subnetwork": "gvnic-1-sub"}]}
+    [change] = resource_changes(old, new)
+    assert (change.path, change.old, change.effect) == ("networkConfig.additionalNodeNetworkConfigs", ABSENT, REPLACE)
+    more = copy.deepcopy(new)
+    more["inputs"]["networkConfig"]["additionalNodeNetworkConfigs"].append({"network": "rdma-0", "subnetwork": "rdma-0-sub"})
+    [change] = resource_changes(new, more)
+    assert (change.path, change.old, change.effect) == ("networkConfig.additionalNodeNetworkConfigs[1]", ABSENT, REPLACE)
+
+
+def test_replace_on_changes_option_provider_and_kubernetes_names_force_replacement() -> None:
+    old = resource("kubernetes:core/v1:ConfigMap", "cm", {"metadata": {"name": "a"}, "data": {"k": "v"}}, provider="urn:p::one")
+    renamed = copy.deepcopy(old)
+    renamed["inputs"]["metadata"]["name"] = "b"
+    assert [c.effect for c in resource_changes(old, renamed)] == [REPLACE]
+    data = copy.deepcopy(old)
+    data["inputs"]["data"]["k"] = "w"
+    assert [c.effect for c in resource_changes(old, data)] == [UPDATE]
+    data["options"] = {"replaceOnChanges": ["data.*"]}
+    changes = {c.path: (c.kind, c.effect) for c in resource_changes(old, data)}
+    assert changes == {"data.k": ("input", REPLACE), "replaceOnChanges": ("option", UPDATE)}
+    moved = copy.deepcopy(old)
+    moved["provider"] = "urn:p::two"
+    [change] = resource_changes(old, moved)
+    assert (change.kind, change.effect, change.old, change.new) == ("provider", REPLACE, "urn:p::one", "urn:p::two")
+
+
+def test_types_matter_and_keys_with_dots_are_quoted() -> None:
+    old = resource("kubernetes:core/v1:Pod", "p", {"metadata": {"name": "p", "annotations": {"networking.gke.io/interfaces": "[]"}}, "spec": {"x": 1}})
+    new = copy.deepcopy(old)
+    new["inputs"]["spec"]["x"] = True
+    new["inputs"]["metadata"]["annotations"]["networking.gke.io/interfaces"] = "[1]"
+    paths = [c.path for c in resource_changes(old, new)]
+    assert paths == ['metadata.annotations["networking.gke.io/interfaces"]', "spec.x"]
+
+
+def test_json_format_lists_every_change_with_effects() -> None:
+    report = DiffReport("origin/main", (diff_plans(STACK, base_plan(), head_plan()), failed("broken", "head", "the working tree does not render: boom")))
+    data = json.loads(report.to_json())
+    ok, bad = data["stacks"]
+    assert ok["totals"]["delta"] == {"gpuNodes": 4, "gpus": 32, "usdPerHourAtMax": ok["totals"]["delta"]["usdPerHourAtMax"], "usdPerHourAtMin": ok["totals"]["delta"]["usdPerHourAtMin"]}
+    assert ok["totals"]["delta"]["usdPerHourAtMax"] > 0
+    added = next(c for c in ok["added"])
+    assert added["type"] == "gcp:compute/subnetwork:Subnetwork"
+    pool = next(c for c in ok["changed"] if c["name"] == "gpu-pool")
+    assert pool["effect"] == "replace"
+    assert {"path": "nodeCount", "kind": "input", "effect": "update", "old": 32, "new": 36} in pool["changes"]
+    assert bad == {"stack": "broken", "status": "error", "error": "the working tree does not render: boom", "errorIn": "head"}
+    assert report.head_failed
+
+
+def test_markdown_stays_within_a_github_comment() -> None:
+    big = plan([resource("kubernetes:core/v1:ConfigMap", f"cm-{i:04d}", {"metadata": {"name": f"cm-{i}"}, "data": {"k": "v" * 50}}) for i in range(2000)])
+    markdown = DiffReport("origin/main", (diff_plans(STACK, None, big),)).to_markdown(limit=20_000)
+    assert len(markdown) <= 20_000 and markdown.rstrip().endswith("--format json`._")
+    assert "<details><summary><b>Added</b>: 2000 resources</summary>" in markdown
+
+
+def test_real_render_diff_of_a3ultra_405b() -> None:
+    """The whole program, rendered twice: more nodes and another reservation on the GPU pool."""
+    from trainstack.plan.plan import render
+
+    base = render(STACK, raw_config(STACK)).to_dict()
+    head = render(
+        STACK,
+        raw_config(STACK, trainstack_gpuPool={"nodeCount": 56, "reservation": {"affinity": "specific", "name": "other-reservation"}}),
+    ).to_dict()
+    diff = diff_plans(STACK, base, head)
+    assert not diff.added and not diff.removed
+    pools = [c for c in diff.changed if c.resource.type == NODE_POOL]
+    assert len(pools) == 1
+    changes = {c.path: c for c in pools[0].changes}
+    assert (changes["nodeCount"].old, changes["nodeCount"].new, changes["nodeCount"].effect) == (54, 56, UPDATE)
+    assert any(p.startswith("nodeConfig.reservationAffinity") and c.effect == REPLACE for p, c in changes.items())
+    assert (diff.base.gpus, diff.head.gpus) == (432, 448)
+    assert diff.head.usd_at_max > diff.base.usd_at_max
+    assert "⚠️ **REPLACES**" in DiffReport("origin/main", (diff,)).to_markdown()
+
+
+def _set(tree: dict[str, Any], path: str, value: Any) -> None:
+    """Set (or with ABSENT, delete) a dotted path with [i] indices in a nested dict."""
+    import re
+
+    steps = [int(s[1:-1]) if s.startswith("[") else s for s in re.findall(r"\[\d+\]|[^.\[\]]+", path)]
+    node: Any = tree
+    for step in steps[:-1]:
+        node = node[step]
+    if value is ABSENT:
+        del node[steps[-1]]
+    else:
+        node[steps[-1]] = value

@@ -1,0 +1,106 @@
+"""The GitHub workflows: valid YAML, and every `trainstack` command and option they call exists."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+import yaml
+
+from trainstack.cli import main
+from trainstack.ops.cli import COMMANDS
+from trainstack.stacks import stack_names
+
+WORKFLOWS = Path(__file__).resolve().parent.parent / ".github" / "workflows"
+
+
+def load(name: str) -> dict[str, Any]:
+    document = yaml.safe_load((WORKFLOWS / name).read_text())
+    document["on"] = document.pop(True, document.get("on"))  # YAML 1.1 reads a bare `on` as true
+    return document
+
+
+def steps(workflow: dict[str, Any]) -> list[dict[str, Any]]:
+    return [step for job in workflow["jobs"].values() for step in job["steps"]]
+
+
+def uses(workflow: dict[str, Any], action: str) -> list[dict[str, Any]]:
+    return [s for s in steps(workflow) if s.get("uses", "").split("@")[0] == action]
+
+
+def cli_commands() -> dict[str, click.Command]:
+    return {**main.commands, **{c.name: c for c in COMMANDS}}
+
+
+def trainstack_calls(workflow: dict[str, Any]) -> list[list[str]]:
+    calls = []
+    for step in steps(workflow):
+        for line in step.get("run", "").splitlines():
+            match = re.search(r"\btrainstack (.*)", line)
+            if match:
+                calls.append(shlex.split(match.group(1).split(">")[0].split("||")[0]))
+    return calls
+
+
+@pytest.mark.parametrize("name", ["preview.yml", "bench.yml"])
+def test_workflow_calls_only_existing_commands_and_options(name: str) -> None:
+    calls = trainstack_calls(load(name))
+    assert calls, f"{name} calls no trainstack command"
+    commands = cli_commands()
+    for call in calls:
+        assert call[0] in commands, f"{name}: trainstack {call[0]} is not a command"
+        known = {opt for param in commands[call[0]].params for opt in param.opts}
+        unknown = [arg for arg in call[1:] if arg.startswith("--") and arg not in known]
+        assert not unknown, f"{name}: trainstack {call[0]} has no option {unknown}"
+
+
+def test_preview_runs_tests_diff_and_one_sticky_comment() -> None:
+    workflow = load("preview.yml")
+    assert "pull_request" in workflow["on"]
+    offline = workflow["jobs"]["offline"]
+    [checkout] = [s for s in offline["steps"] if s.get("uses", "").startswith("actions/checkout")]
+    assert checkout["with"]["fetch-depth"] == 0
+    runs = [s.get("run", "") for s in offline["steps"]]
+    assert "pip install -e '.[test]'" in runs and "python -m pytest -n 2 tests" in runs
+    assert any('trainstack diff --base "origin/$BASE_REF"' in r for r in runs)
+    [comment] = uses(workflow, "marocchino/sticky-pull-request-comment")
+    assert comment["with"]["path"] == "diff.md" and comment["with"]["header"]
+    assert offline["permissions"]["pull-requests"] == "write"
+
+
+def test_real_preview_is_gated_on_credentials_and_uses_the_pulumi_action() -> None:
+    workflow = load("preview.yml")
+    gate = workflow["jobs"]["credentials"]
+    env = gate["steps"][-1]["env"]
+    assert "secrets.PULUMI_ACCESS_TOKEN" in env["PULUMI_ACCESS_TOKEN"] and "vars.GCP_WORKLOAD_IDENTITY_PROVIDER" in env["WORKLOAD_IDENTITY_PROVIDER"]
+    job = workflow["jobs"]["pulumi-preview"]
+    assert job["needs"] == "credentials" and "needs.credentials.outputs.available == 'true'" in job["if"]
+    assert "secrets" not in job["if"]
+    assert job["permissions"]["id-token"] == "write"
+    assert "matrix.stack" in job["name"] and "needs.credentials.outputs.stacks" in job["strategy"]["matrix"]["stack"]
+    [auth] = uses(workflow, "google-github-actions/auth")
+    assert set(auth["with"]) == {"workload_identity_provider", "service_account"}
+    preview = [s for s in uses(workflow, "pulumi/actions") if s.get("with", {}).get("command") == "preview"]
+    assert len(preview) == 1
+    assert preview[0]["with"]["comment-on-pr"] is True and preview[0]["with"]["work-dir"] == "." and "matrix.stack" in preview[0]["with"]["stack-name"]
+
+
+def test_bench_is_manual_and_scheduled_and_always_keeps_results_and_reaps() -> None:
+    workflow = load("bench.yml")
+    inputs = workflow["on"]["workflow_dispatch"]["inputs"]
+    assert inputs["stack"]["type"] == "choice" and set(stack_names()) <= set(inputs["stack"]["options"])
+    assert {"ttl", "timeout"} <= set(inputs)
+    assert workflow["on"]["schedule"]
+    [job] = workflow["jobs"].values()
+    assert workflow["permissions"]["id-token"] == "write"
+    assert any(not s.get("with", {}).get("command") for s in uses(workflow, "pulumi/actions")), "the Pulumi CLI is installed"
+    assert uses(workflow, "google-github-actions/auth")
+    [upload] = uses(workflow, "actions/upload-artifact")
+    assert upload["if"] == "always()" and "result.json" in upload["with"]["path"]
+    [reap] = [s for s in job["steps"] if "trainstack reap" in s.get("run", "")]
+    assert reap["if"] == "always()" and "--yes" in reap["run"]
+    assert job["steps"].index(reap) > job["steps"].index(next(s for s in job["steps"] if "trainstack bench" in s.get("run", "")))
