@@ -173,12 +173,13 @@ def build(ctx: StackContext, gcp: GcpPlatform) -> KubernetesPlatform:
     # so a job that waits for them starts on nodes that have their plugin and driver.
     on_gpu_nodes = pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(depends_on=list(gcp.node_pools)))
     machine = config.gpu_pool.machine
+    node_setup: list[pulumi.Resource] = []
     if machine.gpudirect is not catalog.GpuDirect.NONE:
         installers = GpuDirectInstallers("gpudirect", GpuDirectInstallersArgs(machine), opts=on_gpu_nodes)
-        ready += installers.daemonsets
+        node_setup += installers.daemonsets
     if config.gpu_pool.gpu_driver == "daemonset":
         driver = NvidiaDriverInstaller("nvidia-driver", NvidiaDriverInstallerArgs(machine.accelerator), opts=on_gpu_nodes)
-        ready.append(driver.daemonset)
+        node_setup.append(driver.daemonset)
 
     return KubernetesPlatform(
         provider=provider,
@@ -188,6 +189,7 @@ def build(ctx: StackContext, gcp: GcpPlatform) -> KubernetesPlatform:
         claim_name=storage.claim_name,
         network_names=network_names,
         ready=ready,
+        node_setup=node_setup,
         topology_aware=topology_aware(config),
         outputs={
             "localQueue": config.local_queue,

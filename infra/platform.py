@@ -90,7 +90,9 @@ class KubernetesPlatform:
         local_queue: the Kueue LocalQueue the job is submitted to.
         claim_name: the PersistentVolumeClaim of the shared storage.
         network_names: the Kubernetes Network names of the extra NICs, in interface order.
-        ready: resources a workload must wait for (controllers, queue, claim, networks).
+        ready: resources every workload object waits for (controllers, queue, claim, networks).
+        node_setup: per-node installers on the GPU pool (GPUDirect plugin, driver); the training
+            job waits for them, other workload objects need not.
         outputs: stack outputs this layer contributes.
         topology_aware: whether the queue places jobs with Topology Aware Scheduling; a job
             may request a topology (`kueue.x-k8s.io/podset-*-topology`) only then, else Kueue
@@ -104,6 +106,7 @@ class KubernetesPlatform:
     claim_name: str
     network_names: list[str]
     ready: list[pulumi.Resource]
+    node_setup: list[pulumi.Resource] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
     topology_aware: bool = True
 

@@ -39,6 +39,7 @@ class Layer:
     platform: KubernetesPlatform
     ready_urns: list[str] = field(default_factory=list)
     pool_urns: dict[str, str] = field(default_factory=dict)
+    node_setup_urns: list[str] = field(default_factory=list)
 
     def registrations(self) -> list[Registration]:
         return self.rendered.registrations
@@ -103,11 +104,12 @@ def render_layer(raw: dict[str, Any] | None = None) -> Layer:
     def body(ctx: Any) -> None:
         platform = kubernetes.build(ctx, _stand_in_gcp(ctx, pools))
         captured["platform"] = platform
-        captured["ready"] = []
-        pulumi.Output.all(*[r.urn for r in platform.ready]).apply(lambda urns: captured["ready"].extend(map(public_urn, urns)))
+        for key, resources in (("ready", platform.ready), ("node_setup", platform.node_setup)):
+            captured[key] = []
+            pulumi.Output.all(*[r.urn for r in resources]).apply(lambda urns, key=key: captured[key].extend(map(public_urn, urns)))
 
     rendered = render_with(body, raw=raw)
-    return Layer(rendered, captured["platform"], captured["ready"], pools)
+    return Layer(rendered, captured["platform"], captured["ready"], pools, captured["node_setup"])
 
 
 MACHINES = ["a3-ultragpu-8g", "a3-megagpu-8g", "a3-highgpu-8g", "a2-highgpu-8g"]
@@ -219,7 +221,7 @@ def test_installers_follow_the_gpudirect_stack(layers, machine_type: str) -> Non
         assert _pod(ds)["tolerations"] == [{"operator": "Exists"}]
         # they wait for the GPU pool, so they are ready only once they ran on its nodes
         assert layer.pool_urns["gpu"] in ds.dependencies
-        assert ds.urn in layer.ready_urns
+        assert ds.urn in layer.node_setup_urns and ds.urn not in layer.ready_urns
     images = machine.gpudirect_images
     if images:
         plugin_installer = next(d for n, d in daemonsets.items() if n.startswith("nccl-"))
@@ -268,7 +270,7 @@ def test_driver_daemonset_only_when_gke_does_not_install_the_driver(layers, vari
     expressions = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]["matchExpressions"]
     assert {"key": "cloud.google.com/gke-gpu-driver-version", "operator": "DoesNotExist"} in expressions
     assert {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-tesla-a100"]} in expressions
-    assert driver.urn in variants["nfs"].ready_urns
+    assert driver.urn in variants["nfs"].node_setup_urns
     for layer in layers.values():  # gpuDriver: latest
         assert not [r for r in of_type(layer.rendered, DAEMONSET) if r.name == "nvidia-driver-installer"]
 

@@ -27,6 +27,8 @@ def build(ctx: StackContext, platform: Platform) -> dict[str, Any]:
     workload = config.workload
     machine = config.gpu_pool.machine
     kube = platform.kubernetes
+    # Supervisor and TensorBoard wait for the platform's API objects and the nodes; only the
+    # training job also waits for the per-node installers, so they run side by side.
     after = [*kube.ready, *platform.gcp.node_pools]
     opts = pulumi.ResourceOptions(providers=[kube.provider])
 
@@ -61,7 +63,7 @@ def build(ctx: StackContext, platform: Platform) -> dict[str, Any]:
             gcsfuse=config.storage.kind == "gcs",
             dataset=workload.dataset,
             env=workload.env,
-            after=after,
+            after=[*after, *kube.node_setup],
         ),
         opts,
     )
