@@ -21,7 +21,7 @@ from trainstack.plan.plan import render
 from trainstack.stacks import raw_stack_config
 raw = raw_stack_config({stack!r})
 for k, v in json.loads({changes!r}).items():
-    raw[k] = {{**raw.get(k, {{}}), **v}}
+    raw[k] = {{key: value for key, value in {{**raw.get(k, {{}}), **v}}.items() if value is not None}}
 render({stack!r}, raw)
 """
 
@@ -89,7 +89,11 @@ def main() -> None:
     print(f"\nplan time by GPU pool size ({args.growth_stack})")
     base = None
     for nodes in (2, 100, 1000):
-        changes = {"trainstack:gpuPool": {"nodeCount": nodes}, "trainstack:workload": {"nodes": nodes}}
+        # A synthetic stack: the recipe's pool and job at `nodes`, without the 18-node replicas.
+        changes = {
+            "trainstack:gpuPool": {"nodeCount": nodes},
+            "trainstack:workload": {"nodes": nodes, "resiliency": None, "parallelism": None, "globalBatchSize": None},
+        }
         t = wall(PLAN.format(stack=args.growth_stack, changes=json.dumps(changes)), args.repeat)
         base = base or t
         print(f"  {nodes:>5} nodes  {t:>6.2f} s  x{t / base:.2f}")

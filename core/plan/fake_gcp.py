@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 from pulumi.runtime import mocks
@@ -92,45 +93,27 @@ def _cluster(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any],
     return computed["id"]
 
 
-def _network(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any], name: str) -> str:
-    rid = f"projects/{fake.project}/global/networks/{name}"
-    state["selfLink"] = f"{COMPUTE}/{rid}"
-    return rid
+def _compute(kind: str, scope: str, extra: Callable[[dict[str, Any]], dict[str, Any]] | None = None):
+    """A filler for a Compute Engine resource: its id and self link under `scope`
+    (`global`, `regions` or `zones`), plus any `extra` computed fields."""
 
-
-def _subnetwork(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any], name: str) -> str:
-    region = state.get("region", fake.region)
-    rid = f"projects/{fake.project}/regions/{region}/subnetworks/{name}"
-    state["selfLink"] = f"{COMPUTE}/{rid}"
-    state["gatewayAddress"] = state.get("ipCidrRange", "10.0.0.0/20").split("/")[0].rsplit(".", 1)[0] + ".1"
-    return rid
-
-
-def _regional(kind: str):
     def fill(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any], name: str) -> str:
-        rid = f"projects/{fake.project}/regions/{state.get('region', fake.region)}/{kind}/{name}"
+        where = {
+            "global": "global",
+            "regions": f"regions/{state.get('region', fake.region)}",
+            "zones": f"zones/{state.get('zone', fake.zone)}",
+        }[scope]
+        rid = f"projects/{fake.project}/{where}/{kind}/{name}"
         state["selfLink"] = f"{COMPUTE}/{rid}"
+        state.update(extra(state) if extra else {})
         return rid
 
     return fill
 
 
-def _global(kind: str):
-    def fill(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any], name: str) -> str:
-        rid = f"projects/{fake.project}/global/{kind}/{name}"
-        state["selfLink"] = f"{COMPUTE}/{rid}"
-        return rid
-
-    return fill
-
-
-def _zonal(kind: str):
-    def fill(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any], name: str) -> str:
-        rid = f"projects/{fake.project}/zones/{state.get('zone', fake.zone)}/{kind}/{name}"
-        state["selfLink"] = f"{COMPUTE}/{rid}"
-        return rid
-
-    return fill
+def _gateway(state: dict[str, Any]) -> dict[str, Any]:
+    network = state.get("ipCidrRange", "10.0.0.0/20").split("/")[0]
+    return {"gatewayAddress": network.rsplit(".", 1)[0] + ".1"}
 
 
 def _service_account(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any], name: str) -> str:
@@ -171,12 +154,12 @@ def _service(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any],
 
 _FILLERS = {
     "gcp:container/cluster:Cluster": _cluster,
-    "gcp:compute/network:Network": _network,
-    "gcp:compute/subnetwork:Subnetwork": _subnetwork,
-    "gcp:compute/router:Router": _regional("routers"),
-    "gcp:compute/firewall:Firewall": _global("firewalls"),
-    "gcp:compute/resourcePolicy:ResourcePolicy": _regional("resourcePolicies"),
-    "gcp:compute/disk:Disk": _zonal("disks"),
+    "gcp:compute/network:Network": _compute("networks", "global"),
+    "gcp:compute/subnetwork:Subnetwork": _compute("subnetworks", "regions", _gateway),
+    "gcp:compute/router:Router": _compute("routers", "regions"),
+    "gcp:compute/firewall:Firewall": _compute("firewalls", "global"),
+    "gcp:compute/resourcePolicy:ResourcePolicy": _compute("resourcePolicies", "regions"),
+    "gcp:compute/disk:Disk": _compute("disks", "zones"),
     "gcp:serviceaccount/account:Account": _service_account,
     "gcp:storage/bucket:Bucket": _bucket,
     "gcp:filestore/instance:Instance": _filestore,

@@ -1,0 +1,30 @@
+"""The README stays true: its recipe example is a valid stack that plans."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from trainstack.plan.plan import render
+from trainstack.program import validate
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+
+
+def test_readme_recipe_example_is_a_valid_stack_that_plans() -> None:
+    (block,) = [b for b in re.findall(r"```yaml\n(.*?)```", README, re.S) if b.startswith("config:")]
+    raw = yaml.safe_load(block)["config"]
+    ctx = validate("readme-example", raw)
+    assert ctx.config.gpu_pool.machine.gpudirect.value == "tcpxo"
+    plan = render("readme-example", raw)
+    assert plan.cost.gpus == 128
+
+
+def test_readme_names_the_set_up_and_test_commands() -> None:
+    assert "pip install -e '.[test]'" in README
+    assert "trainstack plan a3ultra-405b" in README
+    assert "python -m pytest -n 2 tests" in README
+    assert "pulumi up" in README
+    assert "python -m pytest -n 2 tests" in Path(__file__).resolve().parent.parent.joinpath(".ci/run").read_text()
