@@ -1,4 +1,5 @@
-"""Plan wall time against its floor, per stack, and plan time as the GPU pool grows.
+"""Plan wall time against its floor, per stack, the deploy critical path against its floor, and
+plan time as the GPU pool grows.
 
 The floor is a fresh interpreter that imports pulumi and touches every provider resource class
 the stack's plan uses (the providers load lazily, module by module: that load dominates).
@@ -25,7 +26,7 @@ for k, v in json.loads({changes!r}).items():
 render({stack!r}, raw)
 """
 
-CLASSES = """
+FACTS = """
 import json
 from trainstack.plan.plan import render
 from trainstack.plan.inputcheck import args_class
@@ -45,7 +46,8 @@ for r in plan.resources:
         paths.add((f"pulumi_kubernetes.{{group}}.{{version}}", name))
     else:
         paths.add((cls.__module__.rsplit(".", 1)[0] if cls.__module__.count(".") > 1 else cls.__module__, cls.__name__[:-4]))
-print(json.dumps(sorted(paths)))
+path = plan.critical_path
+print(json.dumps({{"classes": sorted(paths), "path": [path.total_seconds, path.floor_seconds]}}))
 """
 
 FLOOR = """
@@ -66,9 +68,10 @@ def wall(code: str, repeat: int) -> float:
     return best
 
 
-def classes(stack: str) -> str:
-    out = subprocess.run([sys.executable, "-c", CLASSES.format(stack=stack)], check=True, capture_output=True, text=True)
-    return out.stdout.strip()
+def facts(stack: str) -> dict:
+    """The provider classes a stack's plan uses, and its critical path and floor in seconds."""
+    out = subprocess.run([sys.executable, "-c", FACTS.format(stack=stack)], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
 
 
 def main() -> None:
@@ -80,11 +83,16 @@ def main() -> None:
     from trainstack.stacks import stack_names
 
     stacks = args.stacks or stack_names()
-    print(f"{'stack':<22} {'plan s':>8} {'floor s':>8} {'ratio':>6}")
+    print(f"{'stack':<22} {'plan s':>8} {'floor s':>8} {'ratio':>6}   {'path min':>8} {'floor min':>9} {'ratio':>6}")
     for stack in stacks:
+        known = facts(stack)
         plan = wall(PLAN.format(stack=stack, changes="{}"), args.repeat)
-        floor = wall(FLOOR.format(paths=classes(stack)), args.repeat)
-        print(f"{stack:<22} {plan:>8.2f} {floor:>8.2f} {plan / floor:>6.2f}")
+        floor = wall(FLOOR.format(paths=json.dumps(known["classes"])), args.repeat)
+        path, path_floor = known["path"]
+        print(
+            f"{stack:<22} {plan:>8.2f} {floor:>8.2f} {plan / floor:>6.2f}   "
+            f"{path / 60:>8.1f} {path_floor / 60:>9.1f} {path / path_floor:>6.2f}"
+        )
 
     print(f"\nplan time by GPU pool size ({args.growth_stack})")
     base = None

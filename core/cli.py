@@ -38,11 +38,11 @@ def stacks_command() -> None:
 @click.argument("stack")
 def validate_command(stack: str) -> None:
     """Check a stack's configuration only (no engine, no resources)."""
-    from trainstack.program import validate
+    from trainstack.plan.engine import validate_offline
     from trainstack.stacks import raw_stack_config
 
     try:
-        config = validate(stack, raw_stack_config(stack)).config
+        config = validate_offline(stack, raw_stack_config(stack)).config
     except TrainstackError as exc:
         fail(str(exc))
     pool = config.gpu_pool

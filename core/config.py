@@ -656,9 +656,9 @@ class WorkloadConfig(Section):
 # The whole stack
 
 
-_PROJECT = r"[a-z][a-z0-9-]{4,28}[a-z0-9]"
-_REGION = r"[a-z]+-[a-z]+\d+"
-_ZONE = r"[a-z]+-[a-z]+\d+-[a-z]"
+_PROJECT_ID = r"[a-z][a-z0-9-]{4,28}[a-z0-9]"
+_REGION_ID = r"[a-z]+-[a-z]+\d+"
+_ZONE_ID = r"[a-z]+-[a-z]+\d+-[a-z]"
 
 
 class StackConfig(BaseModel):
@@ -666,9 +666,9 @@ class StackConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=False)
 
-    project: Annotated[str, _pattern(_PROJECT, "must be a GCP project ID: 6-30 lowercase letters, digits or '-'")] = Field(alias="gcp:project")
-    region: Annotated[str, _pattern(_REGION, "must be a GCP region such as us-central1")] = Field(alias="gcp:region")
-    zone: Annotated[str, _pattern(_ZONE, "must be a GCP zone such as us-central1-b")] = Field(alias="gcp:zone")
+    project: Annotated[str, _pattern(_PROJECT_ID, "must be a GCP project ID: 6-30 lowercase letters, digits or '-'")] = Field(alias="gcp:project")
+    region: Annotated[str, _pattern(_REGION_ID, "must be a GCP region such as us-central1")] = Field(alias="gcp:region")
+    zone: Annotated[str, _pattern(_ZONE_ID, "must be a GCP zone such as us-central1-b")] = Field(alias="gcp:zone")
     cluster: ClusterConfig = Field(alias="trainstack:cluster")
     network: NetworkConfig = Field(NetworkConfig(), alias="trainstack:network")
     gpu_pool: GpuPoolConfig = Field(alias="trainstack:gpuPool")
@@ -676,7 +676,8 @@ class StackConfig(BaseModel):
     storage: StorageConfig = Field(alias="trainstack:storage")
     image: ImageConfig = Field(alias="trainstack:image")
     kueue: KueueConfig = Field(KueueConfig(), alias="trainstack:kueue")
-    workload: WorkloadConfig = Field(alias="trainstack:workload")
+    # Absent: a platform-only stack (the platform of recipes, for workload stacks to run on).
+    workload: WorkloadConfig | None = Field(None, alias="trainstack:workload")
     labels: dict[str, str] = Field({}, alias="trainstack:labels")
 
     @model_validator(mode="after")
@@ -711,37 +712,15 @@ class StackConfig(BaseModel):
                     bucket.location,
                     f"a hierarchical-namespace bucket must be in the cluster's region ({self.region})",
                 )
-        pool = self.gpu_pool
-        if self.workload.nodes > pool.max_nodes:
-            yield (
-                ("trainstack:workload", "nodes"),
-                self.workload.nodes,
-                f"exceeds the GPU pool's maximum of {pool.max_nodes} nodes (trainstack:gpuPool)",
-            )
-        else:
-            for loc, value, rule in self.workload.replica_problems():
-                yield ("trainstack:workload", *loc), value, rule
-        gpu = pool.machine.gpu
-        if self.workload.precision not in gpu.peak_tflops and self.workload.precision != "fp32":
-            yield (
-                ("trainstack:workload", "precision"),
-                self.workload.precision,
-                f"{pool.machine_type} ({gpu.name}) has no {self.workload.precision} tensor cores",
-            )
-        if self.workload.resiliency.enabled and self.workload.framework != "nemo2":
-            yield (
-                ("trainstack:workload", "resiliency", "enabled"),
-                True,
-                "the resiliency supervisor drives NeMo 2.0 jobs only (framework: nemo2)",
-            )
-        if self.workload.tensorboard and self.storage.kind == "gcs":
-            yield (
-                ("trainstack:workload", "tensorboard"),
-                True,
-                "TensorBoard reads the shared file system; it needs storage kind filestore or nfs",
-            )
+        if self.workload is not None:
+            yield from workload_problems(self.workload, self.gpu_pool, self.storage.kind, "trainstack:gpuPool")
 
     # Derived values components read, so no caller recomputes them.
+
+    @property
+    def workload_namespace(self) -> str:
+        """Where workloads run: the workload's namespace, or `default` on a platform-only stack."""
+        return self.workload.namespace if self.workload else "default"
 
     @property
     def gpu_zones(self) -> list[str]:
@@ -760,9 +739,95 @@ class StackConfig(BaseModel):
         return self.kueue.cluster_queue or self.local_queue
 
 
+def workload_problems(
+    workload: WorkloadConfig, pool: GpuPoolConfig, storage_kind: str, pool_source: str
+) -> Iterator[tuple[tuple[str | int, ...], Any, str]]:
+    """Rules between a workload and the pool and storage it runs on (`pool_source` names
+    where the pool comes from: `trainstack:gpuPool`, or a platform the stack runs on)."""
+    if workload.nodes > pool.max_nodes:
+        yield ("trainstack:workload", "nodes"), workload.nodes, f"exceeds the GPU pool's maximum of {pool.max_nodes} nodes ({pool_source})"
+    else:
+        for loc, value, rule in workload.replica_problems():
+            yield ("trainstack:workload", *loc), value, rule
+    gpu = pool.machine.gpu
+    if workload.precision not in gpu.peak_tflops and workload.precision != "fp32":
+        yield ("trainstack:workload", "precision"), workload.precision, f"{pool.machine_type} ({gpu.name}) has no {workload.precision} tensor cores"
+    if workload.resiliency.enabled and workload.framework != "nemo2":
+        yield ("trainstack:workload", "resiliency", "enabled"), True, "the resiliency supervisor drives NeMo 2.0 jobs only (framework: nemo2)"
+    if workload.tensorboard and storage_kind == "gcs":
+        yield ("trainstack:workload", "tensorboard"), True, "TensorBoard reads the shared file system; it needs storage kind filestore or nfs"
+
+
 def _default_queue(machine_type: str) -> str:
     """The queue name the upstream recipes use for each machine family."""
     return {"a3-ultragpu-8g": "a3-ultra", "a3-megagpu-8g": "a3-mega"}.get(machine_type, "a3-queue" if machine_type.startswith("a3-") else "gpu-queue")
+
+
+# ---------------------------------------------------------------------------------------------
+# Workload stacks: a workload on a platform made elsewhere
+
+
+class ExistingStorage(Section):
+    """The shared storage of an existing cluster: a claim in the workload namespace."""
+
+    kind: Literal["gcs", "filestore", "nfs"]
+    claim_name: K8sName
+    mount_path: Annotated[str, _pattern(r"/[^\s]*", "must be an absolute path")] = "/job-logs"
+
+
+class ExistingCluster(Section):
+    """A GKE cluster trainstack did not make (Cluster Toolkit, the console): what a workload
+    needs to know of it. The cluster itself is read with the provider's lookup."""
+
+    project: Annotated[str, _pattern(_PROJECT_ID, "must be a GCP project ID: 6-30 lowercase letters, digits or '-'")]
+    location: str
+    name: str
+    zone: Annotated[str, _pattern(_ZONE_ID, "must be a GCP zone such as us-central1-b")]
+    machine_type: GpuMachineName
+    node_count: Annotated[int, Field(ge=1, le=1000)]
+    gpu_pool: K8sName  # the GPU node pool's name: pods select it
+    cpu_pool: K8sName  # the CPU pool the supervisor (and controllers, if installed here) run on
+    local_queue: K8sName
+    namespace: K8sName = "default"
+    service_account: K8sName = "default"
+    network_names: list[K8sName] | None = None  # defaults to the names the catalog's NICs get here
+    storage: ExistingStorage
+    install_kueue: bool = False  # assumed present on a foreign cluster
+    install_job_set: bool = False
+
+
+class PlatformRef(Section):
+    """`trainstack:platform`: where a workload stack runs."""
+
+    stack: Annotated[
+        str, _pattern(r"[\w.-]+/[\w.-]+/[\w.-]+", "must be a fully qualified stack name: organization/project/stack")
+    ] | None = None
+    existing_cluster: ExistingCluster | None = None
+
+    @model_validator(mode="after")
+    def _rules(self) -> PlatformRef:
+        _rule_errors(
+            "PlatformRef",
+            [(("stack",), self.stack, "set exactly one of stack (a trainstack platform stack) and existingCluster")]
+            if (self.stack is None) == (self.existing_cluster is None)
+            else [],
+        )
+        return self
+
+
+class WorkloadStackConfig(BaseModel):
+    """A workload stack: the workload layer only, on a trainstack platform stack or an existing
+    cluster. It creates no network, cluster or node pool."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=False)
+
+    platform: PlatformRef = Field(alias="trainstack:platform")
+    image: ImageConfig = Field(alias="trainstack:image")
+    workload: WorkloadConfig = Field(alias="trainstack:workload")
+    labels: dict[str, str] = Field({}, alias="trainstack:labels")
+    # Only to build an image here: the project and region of its registry (the platform's otherwise).
+    project: Annotated[str, _pattern(_PROJECT_ID, "must be a GCP project ID: 6-30 lowercase letters, digits or '-'")] | None = Field(None, alias="gcp:project")
+    region: Annotated[str, _pattern(_REGION_ID, "must be a GCP region such as us-central1")] | None = Field(None, alias="gcp:region")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -804,11 +869,13 @@ PROVIDER_KEYS = frozenset(
 )
 
 
-def load(stack: str, raw: dict[str, Any]) -> StackConfig:
-    """Validate a stack's raw config (keys as in its YAML) or raise ConfigError with every problem."""
+def load(stack: str, raw: dict[str, Any]) -> StackConfig | WorkloadStackConfig:
+    """Validate a stack's raw config (keys as in its YAML) or raise ConfigError with every problem.
+    A config with `trainstack:platform` is a workload stack; any other is a platform stack."""
     foreign = sorted(k for k in raw if not k.startswith(("gcp:", "trainstack:")))
+    model = WorkloadStackConfig if "trainstack:platform" in raw else StackConfig
     try:
-        config = StackConfig.model_validate({k: v for k, v in raw.items() if k.startswith(("gcp:", "trainstack:")) and k not in PROVIDER_KEYS})
+        config = model.model_validate({k: v for k, v in raw.items() if k.startswith(("gcp:", "trainstack:")) and k not in PROVIDER_KEYS})
     except ValidationError as exc:
         problems = [_describe(e) for e in exc.errors(include_url=False)]
         problems += [f"{k}: unknown configuration namespace; trainstack reads gcp:* and trainstack:* keys" for k in foreign]

@@ -4,17 +4,32 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from trainstack.config import StackConfig
+from trainstack.config import PlatformRef, StackConfig
+
+if TYPE_CHECKING:
+    from trainstack.infra.contract import Contract
+
+# The Kubernetes service account the workloads of a trainstack platform run as; the platform
+# grants it its storage through Workload Identity.
+WORKLOAD_SERVICE_ACCOUNT = "trainstack-workload"
 
 
 @dataclass(frozen=True)
 class StackContext:
-    """One stack being built: `stack` is the Pulumi stack name, `config` its validated config."""
+    """One stack being built: `stack` is the Pulumi stack name, `config` its validated config.
+
+    A workload stack also carries where its platform is (`platform`), that platform's contract,
+    and, on a trainstack platform, the StackReference it was read through (`reference`).
+    """
 
     stack: str
     config: StackConfig
     extra_labels: dict[str, str] = field(default_factory=dict)
+    platform: PlatformRef | None = None
+    contract: Contract | None = None
+    reference: Any = None
 
     @property
     def labels(self) -> dict[str, str]:
@@ -29,7 +44,7 @@ class StackContext:
     @property
     def workload_service_account(self) -> str:
         """The Kubernetes service account the training pods run as."""
-        return f"{self.config.workload.name}-sa"
+        return self.contract.service_account if self.contract else WORKLOAD_SERVICE_ACCOUNT
 
     def physical_name(self, suffix: str, max_length: int = 63) -> str:
         """`<cluster name>-<suffix>`, trimmed to `max_length`: names of cloud resources."""

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from trainstack.config import load
+from trainstack.config import WorkloadStackConfig, load
 from trainstack.context import StackContext
 from trainstack.errors import ConfigError
 
@@ -28,20 +29,40 @@ def _decode(value: str) -> Any:
     return value
 
 
-def validate(stack: str, raw: dict[str, Any]) -> StackContext:
-    """Every check that needs no engine: the config model, then the rules that read the
-    checkout. Raises ConfigError listing each problem; nothing has been registered yet."""
+def validate(stack: str, raw: dict[str, Any], platform_output: Any = None) -> StackContext:
+    """Every check that needs no engine: the config model, a workload stack's workload against
+    its platform's contract (`platform_output`, the value a platform stack exported), then the
+    rules that read the checkout. Raises ConfigError listing each problem; nothing has been
+    registered yet."""
     from trainstack import infra
+    from trainstack.infra import contract
 
-    ctx = StackContext(stack, load(stack, raw))
+    config = load(stack, raw)
+    if isinstance(config, WorkloadStackConfig):
+        ref = config.platform
+        if ref.stack:
+            terms, source = contract.from_output(ref.stack, platform_output), f"platform stack {ref.stack}"
+        else:
+            assert ref.existing_cluster is not None
+            terms, source = contract.of_existing(ref.existing_cluster), f"cluster {ref.existing_cluster.name}"
+        ctx = StackContext(stack, contract.effective_config(stack, config, terms, source), platform=ref, contract=terms)
+    else:
+        ctx = StackContext(stack, config)
     infra.check(ctx)
     return ctx
 
 
 def main() -> None:
     """Entry point of `__main__.py`: validate the config, then build the stack."""
+    stack, raw = pulumi.get_stack(), raw_config()
     try:
-        ctx = validate(pulumi.get_stack(), raw_config())
+        config = load(stack, raw)
+        reference = output = None
+        if isinstance(config, WorkloadStackConfig) and config.platform.stack:
+            from trainstack.infra.remote import read_platform_stack
+
+            reference, output = read_platform_stack(config.platform.stack)
+        ctx = replace(validate(stack, raw, output), reference=reference)
     except ConfigError as exc:
         # RunError ends the program with this message and no traceback.
         raise pulumi.RunError(str(exc)) from None
@@ -49,10 +70,13 @@ def main() -> None:
 
 
 def build(ctx: StackContext) -> None:
-    """Register the whole stack: platform, then workload, then the outputs a user needs next."""
+    """Register the whole stack: platform (built or read), then the workload if there is one,
+    then the outputs a user needs next."""
     from trainstack import infra, workloads
 
     platform = infra.build(ctx)
-    outputs = {**platform.outputs(), **workloads.build(ctx, platform)}
+    outputs = platform.outputs()
+    if ctx.config.workload is not None:
+        outputs |= workloads.build(ctx, platform)
     for name, value in sorted(outputs.items()):
         pulumi.export(name, value)

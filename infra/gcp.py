@@ -78,6 +78,32 @@ def bucket_name(ctx: StackContext) -> str:
     return name[:63].strip("-")
 
 
+def workload_image(ctx: StackContext, services: ProjectServices | None) -> tuple[pulumi.Output[str], pulumi.Output[str] | None]:
+    """The workload image reference and the registry it was pushed to: built here with Cloud
+    Build (`trainstack:image.build`), else the prebuilt reference and no registry."""
+    config = ctx.config
+    spec = config.image.build
+    if spec is None:
+        return pulumi.Output.from_input(config.image.prebuilt or ""), None
+    built = WorkloadImage(
+        "image",
+        WorkloadImageArgs(
+            project=config.project,
+            region=config.region,
+            repository_id=config.image.repository or ctx.physical_name("images"),
+            image_name=spec.image_name,
+            tag=spec.tag,
+            context=spec.context,
+            context_digest=context_digest(project_root() / spec.context),
+            machine_type=spec.machine_type,
+            timeout=spec.timeout,
+            labels=ctx.labels,
+            depends_on=services.need(apis.ARTIFACT_REGISTRY, apis.CLOUD_BUILD) if services else [],
+        ),
+    )
+    return built.reference, built.repository.registry_uri
+
+
 def build(ctx: StackContext) -> GcpPlatform:
     """Register the GCP layer of `ctx`'s stack and return what the Kubernetes layer needs."""
     config = ctx.config
@@ -215,9 +241,9 @@ def build(ctx: StackContext) -> GcpPlatform:
         project_number = gcp.organizations.get_project_output(
             project_id=project, opts=pulumi.InvokeOutputOptions(depends_on=services.need(apis.CLOUD_RESOURCE_MANAGER))
         ).number
-        workload = config.workload
+        namespace = config.workload_namespace
         principal = project_number.apply(
-            lambda number: workload_identity_principal(number, project, workload.namespace, ctx.workload_service_account)
+            lambda number: workload_identity_principal(number, project, namespace, ctx.workload_service_account)
         )
         bucket = CheckpointBucket(
             "bucket",
@@ -268,27 +294,7 @@ def build(ctx: StackContext) -> GcpPlatform:
         )
         outputs["nfsDisk"] = nfs.name
 
-    if config.image.build is not None:
-        spec = config.image.build
-        built = WorkloadImage(
-            "image",
-            WorkloadImageArgs(
-                project=project,
-                region=region,
-                repository_id=config.image.repository or ctx.physical_name("images"),
-                image_name=spec.image_name,
-                tag=spec.tag,
-                context=spec.context,
-                context_digest=context_digest(project_root() / spec.context),
-                machine_type=spec.machine_type,
-                timeout=spec.timeout,
-                labels=labels,
-                depends_on=services.need(apis.ARTIFACT_REGISTRY, apis.CLOUD_BUILD),
-            ),
-        )
-        image = built.reference
-    else:
-        image = pulumi.Output.from_input(config.image.prebuilt)
+    image, registry = workload_image(ctx, services)
     outputs["image"] = image
 
     return GcpPlatform(
@@ -301,6 +307,7 @@ def build(ctx: StackContext) -> GcpPlatform:
         cpu_pool=cpu_pool,
         nic_networks=nic_nets.networks if nic_nets else [],
         image=image,
+        image_registry=registry,
         bucket_name=bucket.name if bucket else None,
         filestore_ip=filestore.ip if filestore else None,
         filestore_share=filestore.share_name if filestore else None,

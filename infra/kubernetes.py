@@ -146,7 +146,7 @@ def build(ctx: StackContext, gcp: GcpPlatform) -> KubernetesPlatform:
 
     identity = WorkloadIdentity(
         "workload-identity",
-        WorkloadIdentityArgs(namespace=config.workload.namespace, service_account=ctx.workload_service_account),
+        WorkloadIdentityArgs(namespace=config.workload_namespace, service_account=ctx.workload_service_account),
         opts=on_cluster,
     )
     jobset = JobSet("jobset", JobSetArgs(placement=placement), opts=on_controller_nodes)
@@ -183,7 +183,7 @@ def build(ctx: StackContext, gcp: GcpPlatform) -> KubernetesPlatform:
 
     return KubernetesPlatform(
         provider=provider,
-        namespace=config.workload.namespace,
+        namespace=config.workload_namespace,
         service_account=ctx.workload_service_account,
         local_queue=config.local_queue,
         claim_name=storage.claim_name,
@@ -194,7 +194,7 @@ def build(ctx: StackContext, gcp: GcpPlatform) -> KubernetesPlatform:
         outputs={
             "localQueue": config.local_queue,
             "clusterQueue": config.cluster_queue,
-            "workloadNamespace": config.workload.namespace,
+            "workloadNamespace": config.workload_namespace,
             "storageClaim": storage.claim_name,
             "kueueVersion": catalog.KUEUE_CHART.version,
             "jobsetVersion": catalog.JOBSET_CHART.version,

@@ -58,6 +58,7 @@ class GcpPlatform:
         filestore_ip, filestore_share: the Filestore export (kind filestore), else None.
         nfs_disk_name: the PD for the NFS server (kind nfs), else None.
         image: the workload image reference (digest-pinned when built here).
+        image_registry: the Artifact Registry repository the image was pushed to, if built here.
         outputs: stack outputs this layer contributes.
         cpu_pool: the CPU pool the controllers run on; Kubernetes objects placed there wait
             for it alone, not for a GPU pool that may take long to fill (None: every pool).
@@ -76,6 +77,7 @@ class GcpPlatform:
     filestore_share: str | None = None
     nfs_disk_name: pulumi.Output[str] | None = None
     outputs: dict[str, Any] = field(default_factory=dict)
+    image_registry: pulumi.Output[str] | None = None
     cpu_pool: pulumi.Resource | None = None
 
 
@@ -113,10 +115,21 @@ class KubernetesPlatform:
 
 @dataclass(frozen=True)
 class Platform:
-    """A whole platform: its GCP and Kubernetes layers."""
+    """What a workload runs on: a Kubernetes layer, its image and the nodes it waits for.
 
-    gcp: GcpPlatform
+    Attributes:
+        kubernetes: the Kubernetes layer (built here, or read from a platform stack).
+        image: the workload image reference.
+        node_pools: node pools a workload waits for (none when the platform was made elsewhere).
+        gcp: the GCP layer, when this stack built it.
+        extra_outputs: further stack outputs (the platform contract).
+    """
+
     kubernetes: KubernetesPlatform
+    image: pulumi.Output[str]
+    node_pools: list[pulumi.Resource] = field(default_factory=list)
+    gcp: GcpPlatform | None = None
+    extra_outputs: dict[str, Any] = field(default_factory=dict)
 
     def outputs(self) -> dict[str, Any]:
-        return {**self.gcp.outputs, **self.kubernetes.outputs}
+        return {**(self.gcp.outputs if self.gcp else {}), **self.kubernetes.outputs, **self.extra_outputs}

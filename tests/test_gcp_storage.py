@@ -33,13 +33,13 @@ def test_workload_service_account_gets_object_access_through_workload_identity()
     assert grant.inputs["role"] == "roles/storage.objectUser"
     assert grant.inputs["member"] == (
         f"principal://iam.googleapis.com/projects/{number}/locations/global/workloadIdentityPools/"
-        f"{PROJECT}.svc.id.goog/subject/ns/default/sa/llama31-405b-sa"
+        f"{PROJECT}.svc.id.goog/subject/ns/default/sa/trainstack-workload"
     )
 
 
 def test_grant_follows_the_workload_namespace() -> None:
     (grant,) = of_type(render("a3ultra", trainstack_workload={"namespace": "training"}), BUCKET_MEMBER)
-    assert grant.inputs["member"].endswith("/subject/ns/training/sa/llama31-405b-sa")
+    assert grant.inputs["member"].endswith("/subject/ns/training/sa/trainstack-workload")
 
 
 def test_bucket_output() -> None:

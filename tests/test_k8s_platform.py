@@ -483,7 +483,7 @@ def test_default_namespace_is_used_not_created(layers) -> None:
     layer = layers["a3-ultragpu-8g"]
     assert not of_type(layer.rendered, "kubernetes:core/v1:Namespace")
     account = one(layer.rendered, "kubernetes:core/v1:ServiceAccount")
-    assert account.inputs["metadata"]["name"] == "llama31-405b-sa" == layer.platform.service_account
+    assert account.inputs["metadata"]["name"] == "trainstack-workload" == layer.platform.service_account
     assert account.inputs["metadata"]["namespace"] == "default"
 
 

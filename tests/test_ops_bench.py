@@ -378,3 +378,9 @@ def test_bench_command_writes_the_result_and_exits_with_its_code(tmp_path: Path,
     assert written["project"] == "bench-project-1" and written["teardown"]["ok"] is False and written["exitCode"] == 3
     assert "TEARDOWN FAILED" in result.output
     assert f"left behind: Pulumi stack {written['stack']!r}" in result.output and written["cluster"] in result.output
+
+
+@pytest.mark.parametrize("stack", ["a3ultra-platform", "a3ultra-405b-job"])
+def test_bench_refuses_a_stack_that_is_not_a_whole_recipe(stack: str) -> None:
+    with pytest.raises(bench.BenchError, match=rf"'{stack}' is not a whole recipe"):
+        prepare(stack, raw_stack_config(stack), now=NOW, ttl_s=8 * 3600.0, timeout_s=3600.0, taken=[])

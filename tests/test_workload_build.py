@@ -53,7 +53,7 @@ def stand_in_platform(ctx: StackContext) -> Platform:
         network_names=[n.name for n in nic_networks(machine, ctx.config.network.gpu_nic_cidr)],
         ready=[ready],
     )
-    return Platform(gcp, kube)
+    return Platform(kube, gcp.image, gcp.node_pools, gcp)
 
 
 class Built:

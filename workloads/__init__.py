@@ -29,7 +29,7 @@ def build(ctx: StackContext, platform: Platform) -> dict[str, Any]:
     kube = platform.kubernetes
     # Supervisor and TensorBoard wait for the platform's API objects and the nodes; only the
     # training job also waits for the per-node installers, so they run side by side.
-    after = [*kube.ready, *platform.gcp.node_pools]
+    after = [*kube.ready, *platform.node_pools]
     opts = pulumi.ResourceOptions(providers=[kube.provider])
 
     job = launchers.JobSpec(
@@ -46,7 +46,7 @@ def build(ctx: StackContext, platform: Platform) -> dict[str, Any]:
         TrainingJobArgs(
             name=workload.name,
             namespace=kube.namespace,
-            image=platform.gcp.image,
+            image=platform.image,
             machine=machine,
             nodes=workload.nodes,
             node_pool=config.gpu_pool.name,

@@ -148,6 +148,11 @@ def prepare(
     for key, value in sets:
         set_path(raw, key, value)
     base = load(recipe, raw)  # the recipe (with --set) must be valid before it is adapted
+    if not isinstance(base, StackConfig) or base.workload is None:
+        raise BenchError(
+            f"{recipe!r} is not a whole recipe: a bench deploys a platform and runs its job on it, so it needs a stack "
+            "with both (not a platform-only stack, nor a workload stack on a platform made elsewhere)"
+        )
     expires = now + timedelta(seconds=ttl_s)
     cluster = bench_cluster_name(base.cluster.name, stack)
     set_path(raw, "trainstack:cluster.name", cluster)
@@ -159,6 +164,7 @@ def prepare(
         set_path(raw, "trainstack:storage.bucket.disposable", True)
     raw["trainstack:labels"] = {**raw.get("trainstack:labels", {}), EPHEMERAL[0]: EPHEMERAL[1], EXPIRES_LABEL: expires_label(expires)}
     config = load(stack, raw)
+    assert isinstance(config, StackConfig)
     return BenchSpec(recipe, stack, cluster, config.project, expires, timeout_s, raw, config)
 
 

@@ -19,7 +19,10 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from trainstack import program
+from trainstack.errors import ConfigError
+from trainstack.infra.contract import OUTPUT
 from trainstack.config import StackConfig
+from trainstack.context import StackContext
 from trainstack.plan.fake_gcp import FakeGcp
 from trainstack.plan.recorder import SECRET, RecordingMonitor, Registration, redact
 
@@ -37,17 +40,58 @@ class Rendered:
 
 
 def run(stack: str, raw: dict[str, Any]) -> Rendered:
-    """Validate `raw` (ConfigError before anything registers), then run the program offline."""
-    return execute(stack, program.validate(stack, raw).config, raw, program.main)
+    """Validate `raw` (ConfigError before anything registers), then run the program offline.
+
+    A workload stack on a trainstack platform stack (`trainstack:platform.stack`) reads that
+    stack's outputs: they are rendered first, offline, from the platform's own stack file (the
+    last part of its name), so the plan shows the real names."""
+    references = _references(stack, raw)
+    return execute(stack, _validate(stack, raw, references).config, raw, program.main, references)
 
 
-def execute(stack: str, config: StackConfig, raw: dict[str, Any], body: Callable[[], Any]) -> Rendered:
-    """Run `body` under the mock engine with `raw` as the stack's Pulumi config."""
+def validate_offline(stack: str, raw: dict[str, Any]) -> StackContext:
+    """Every check `pulumi up` makes before it registers a resource, offline: for a workload stack
+    on a platform stack, against that platform's outputs rendered from its own stack file."""
+    return _validate(stack, raw, _references(stack, raw))
+
+
+def _validate(stack: str, raw: dict[str, Any], references: dict[str, dict[str, Any]]) -> StackContext:
+    output = next((outputs.get(OUTPUT) for outputs in references.values()), None)
+    return program.validate(stack, raw, output)
+
+
+def _references(stack: str, raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The outputs of the platform stack `raw` references, if it references one."""
+    ref = raw.get("trainstack:platform")
+    platform = ref.get("stack") if isinstance(ref, dict) else None
+    return {platform: _platform_outputs(stack, platform)} if isinstance(platform, str) else {}
+
+
+def _platform_outputs(stack: str, platform: str) -> dict[str, Any]:
+    from trainstack.stacks import raw_stack_config, stack_names
+
+    name = platform.rsplit("/", 1)[-1]
+    if name not in stack_names():
+        raise ConfigError(
+            stack, [f"trainstack:platform.stack = {platform!r}: no stacks/Pulumi.{name}.yaml here to render that platform offline"]
+        )
+    return run(name, raw_stack_config(name)).outputs
+
+
+def execute(
+    stack: str,
+    config: StackConfig,
+    raw: dict[str, Any],
+    body: Callable[[], Any],
+    references: dict[str, dict[str, Any]] | None = None,
+) -> Rendered:
+    """Run `body` under the mock engine with `raw` as the stack's Pulumi config; `references`
+    are the outputs of the stacks a StackReference may read."""
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     try:
         settings.ROOT.set(None)
-        fake = FakeGcp(config.project, config.region, config.zone)
+        fake = FakeGcp(config.project, config.region, config.zone, references or {})
         monitor = RecordingMonitor(fake)
         mocks.set_mocks(fake, project=PROJECT, stack=stack, preview=False, monitor=monitor)
         runtime_config.set_all_config({k: _encode(v) for k, v in raw.items()}, [])

@@ -14,6 +14,8 @@ from typing import Any
 
 from pulumi.runtime import mocks
 
+from trainstack.plan.recorder import SECRET
+
 COMPUTE = "https://www.googleapis.com/compute/v1"
 
 
@@ -32,16 +34,21 @@ def fake_ip(prefix: str, *parts: str) -> str:
 class FakeGcp(mocks.Mocks):
     """Fills the computed outputs of gcp and kubernetes resources and answers provider calls."""
 
-    def __init__(self, project: str, region: str, zone: str):
+    def __init__(self, project: str, region: str, zone: str, stacks: dict[str, dict[str, Any]] | None = None):
         self.project = project
         self.region = region
         self.zone = zone
+        self.stacks = stacks or {}  # outputs of the stacks a StackReference may read
         self.project_number = str(int(digest("project", project)[:10], 16) % 10**12).rjust(12, "1")
 
     # -- resources --------------------------------------------------------------------------
 
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         state = dict(args.inputs)
+        if args.typ == "pulumi:pulumi:StackReference":
+            outputs = self.stacks.get(args.name, {})
+            secret = sorted(k for k, v in outputs.items() if v == SECRET)
+            return args.name, {"name": args.name, "outputs": outputs, "secretOutputNames": secret}
         name = state.get("name") or f"{args.name}-{digest(args.typ, args.name)[:7]}"
         if args.typ.startswith("gcp:"):
             state.setdefault("name", name)

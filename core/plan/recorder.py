@@ -54,6 +54,25 @@ class RecordingMonitor(mocks.MockMonitor):
         super().__init__(fake)
         self.registrations: list[Registration] = []
 
+    def ReadResource(self, request: Any) -> Any:
+        """A read of an existing resource (a StackReference, a `get`): recorded with its id."""
+        response = super().ReadResource(request)
+        self.registrations.append(
+            Registration(
+                urn=public_urn(response.urn),
+                type=request.type,
+                name=request.name,
+                custom=True,
+                parent=public_urn(request.parent) if request.parent else None,
+                provider=public_urn(request.provider.rsplit("::", 1)[0]) if request.provider else None,
+                dependencies=sorted({public_urn(u) for u in request.dependencies}),
+                property_dependencies={},
+                inputs=redact(rpc.deserialize_properties(request.properties, keep_unknowns=True)),
+                options={"read": request.id},
+            )
+        )
+        return response
+
     def RegisterResource(self, request: Any) -> Any:
         response = super().RegisterResource(request)
         if request.type == "pulumi:pulumi:Stack":

@@ -89,6 +89,7 @@ CREATION_TIMES: dict[str, CreationTime] = {
     ),
     # Kubernetes
     PROVIDER: CreationTime(2, "provider configure: reads its kubeconfig and discovers the API; creates nothing"),
+    "pulumi:pulumi:StackReference": CreationTime(2, "reads another stack's outputs from the backend; creates nothing"),
     "kubernetes:helm.sh/v3:Release": CreationTime(
         90, "Helm release awaited until its Deployments and webhooks are ready (the Kueue or JobSet controller): 1-2 min"
     ),

@@ -1,0 +1,126 @@
+"""Many recipes on one cluster: platform-only stacks, and workload stacks on a trainstack
+platform (StackReference) or on an existing GKE cluster."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import merge
+from trainstack.errors import ConfigError
+from trainstack.infra import contract
+from trainstack.plan.plan import Plan, render
+from trainstack.program import validate
+from trainstack.stacks import raw_stack_config
+
+JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
+PLATFORM_TYPES = ("gcp:compute/network:Network", "gcp:compute/subnetwork:Subnetwork", "gcp:container/cluster:Cluster", "gcp:container/nodePool:NodePool")
+REF = "organization/trainstack/a3ultra-platform"
+
+
+@pytest.fixture(scope="module")
+def plans() -> dict[str, Plan]:
+    names = ("a3ultra-405b", "a3ultra-platform", "a3ultra-405b-job", "toolkit-a3mega-gpt3-175b")
+    return {name: render(name, raw_stack_config(name)) for name in names}
+
+
+def of_type(plan: Plan, type_token: str) -> list[dict]:
+    return [r for r in plan.resources if r["type"] == type_token]
+
+
+def test_platform_only_stack_builds_the_platform_and_exports_the_contract(plans: dict[str, Plan]) -> None:
+    plan = plans["a3ultra-platform"]
+    assert not of_type(plan, JOBSET)
+    assert len(of_type(plan, "gcp:container/cluster:Cluster")) == 1
+    terms = plan.outputs[contract.OUTPUT]
+    assert terms["version"] == contract.CONTRACT_VERSION
+    assert terms["gpuMachineType"] == "a3-ultragpu-8g" and terms["gpuNodes"] == 54 and terms["zone"] == "us-central1-b"
+    assert terms["localQueue"] == "a3-ultra" and terms["storageClaim"] == "shared-storage"
+    assert terms["networkNames"] == ["gvnic-1", *(f"rdma-{i}" for i in range(8))]
+    assert terms["bucket"] == "my-training-project-a3ultra-platform"
+    assert plan.outputs[contract.KUBECONFIG_OUTPUT] == "[secret]"
+
+
+@pytest.mark.parametrize("stack", ["a3ultra-405b-job", "toolkit-a3mega-gpt3-175b"])
+def test_workload_stacks_create_no_network_cluster_or_pool(plans: dict[str, Plan], stack: str) -> None:
+    plan = plans[stack]
+    assert not [r["urn"] for r in plan.resources if r["type"] in PLATFORM_TYPES]
+    assert not [r for r in plan.resources if r["type"].startswith("kubernetes:kueue.x-k8s.io")]
+    assert len(of_type(plan, "pulumi:providers:kubernetes")) == 1
+
+
+def test_workload_stack_provider_comes_from_the_platform_outputs(plans: dict[str, Plan]) -> None:
+    plan = plans["a3ultra-405b-job"]
+    (reference,) = of_type(plan, "pulumi:pulumi:StackReference")
+    assert reference["name"] == REF
+    (provider,) = of_type(plan, "pulumi:providers:kubernetes")
+    assert provider["propertyDependencies"]["kubeconfig"] == [reference["urn"]]
+    assert provider["inputs"]["kubeconfig"] == "[secret]"
+    assert provider["inputs"]["deleteUnreachable"] == "false"
+    kubernetes = [r for r in plan.resources if r["type"].startswith("kubernetes:") and r["custom"]]
+    assert kubernetes and all(r["provider"] == provider["urn"] for r in kubernetes)
+
+
+def test_existing_cluster_is_looked_up_not_created(plans: dict[str, Plan]) -> None:
+    plan = plans["toolkit-a3mega-gpt3-175b"]
+    (provider,) = of_type(plan, "pulumi:providers:kubernetes")
+    assert provider["inputs"]["clusterIdentifier"] == "projects/my-training-project/locations/us-central1/clusters/a3mega-toolkit"
+    assert provider["inputs"]["kubeconfig"] == "[secret]"
+    (job,) = of_type(plan, "kubernetes:batch/v1:Job")
+    pod = job["inputs"]["spec"]["template"]["spec"]
+    assert pod["nodeSelector"]["cloud.google.com/gke-nodepool"] == "a3-megagpu-pool"
+    assert job["inputs"]["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "a3-mega"
+    claims = [v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"] if "persistentVolumeClaim" in v]
+    assert claims == ["training-bucket"]
+
+
+def test_job_on_the_platform_equals_the_job_of_the_whole_stack(plans: dict[str, Plan]) -> None:
+    (whole,) = of_type(plans["a3ultra-405b"], JOBSET)
+    (on_platform,) = of_type(plans["a3ultra-405b-job"], JOBSET)
+    assert on_platform["inputs"] == whole["inputs"]
+
+
+def test_workload_that_does_not_fit_the_platform_pool_is_rejected_naming_the_platform() -> None:
+    raw = merge(raw_stack_config("a3ultra-405b-job"), {"trainstack:workload": {"nodes": 72}})
+    terms = render("a3ultra-platform", raw_stack_config("a3ultra-platform")).outputs[contract.OUTPUT]
+    with pytest.raises(ConfigError) as info:
+        validate("a3ultra-405b-job", raw, terms)
+    assert info.value.problems == [f"trainstack:workload.nodes = 72: exceeds the GPU pool's maximum of 54 nodes (platform stack {REF})"]
+
+
+def test_workload_that_does_not_fit_an_existing_cluster_is_rejected() -> None:
+    raw = merge(raw_stack_config("toolkit-a3mega-gpt3-175b"), {"trainstack:workload": {"nodes": 40}})
+    with pytest.raises(ConfigError, match=r"nodes = 40: exceeds the GPU pool's maximum of 32 nodes \(cluster a3mega-toolkit\)"):
+        validate("toolkit", raw)
+
+
+def test_missing_or_old_contract_is_reported_naming_stack_and_output() -> None:
+    raw = raw_stack_config("a3ultra-405b-job")
+    with pytest.raises(ConfigError, match=rf"platform stack '{REF}': output 'platform' is missing"):
+        validate("job", raw, None)
+    with pytest.raises(ConfigError, match=rf"platform stack '{REF}': output 'platform' has contract version 0, older than 1"):
+        validate("job", raw, {"version": 0})
+    terms = render("a3ultra-platform", raw_stack_config("a3ultra-platform")).outputs[contract.OUTPUT]
+    partial = {k: v for k, v in terms.items() if k not in ("localQueue", "storageClaim")}
+    with pytest.raises(ConfigError, match=r"output 'platform' lacks localQueue, storageClaim"):
+        validate("job", raw, partial)
+
+
+def test_platform_reference_needs_exactly_one_kind_and_no_platform_sections() -> None:
+    raw = merge(raw_stack_config("a3ultra-405b-job"), {"trainstack:platform": {"existingCluster": raw_stack_config("toolkit-a3mega-gpt3-175b")["trainstack:platform"]["existingCluster"]}})
+    with pytest.raises(ConfigError, match=r"trainstack:platform.stack = .*set exactly one of stack"):
+        validate("job", raw, None)
+    with_pool = merge(raw_stack_config("a3ultra-405b-job"), {"trainstack:gpuPool": {"machineType": "a3-ultragpu-8g", "nodeCount": 2}})
+    with pytest.raises(ConfigError, match=r"trainstack:gpuPool: unknown key"):
+        validate("job", with_pool, None)
+
+
+def test_workload_namespace_must_be_the_platforms() -> None:
+    raw = merge(raw_stack_config("toolkit-a3mega-gpt3-175b"), {"trainstack:workload": {"namespace": "research"}})
+    with pytest.raises(ConfigError, match=r"trainstack:workload.namespace = 'research': the platform's storage and service account are in 'default'"):
+        validate("toolkit", raw)
+
+
+def test_offline_plan_names_a_platform_it_cannot_render() -> None:
+    raw = merge(raw_stack_config("a3ultra-405b-job"), {"trainstack:platform": {"stack": "org/proj/elsewhere"}})
+    with pytest.raises(ConfigError, match=r"no stacks/Pulumi.elsewhere.yaml here to render that platform offline"):
+        render("job", raw)
