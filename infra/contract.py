@@ -14,7 +14,7 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 
 from trainstack import catalog
-from trainstack.config import ExistingCluster, StackConfig, WorkloadStackConfig, load
+from trainstack.config import ExistingCluster, NetworkConfig, StackConfig, WorkloadStackConfig, load
 from trainstack.context import WORKLOAD_SERVICE_ACCOUNT
 from trainstack.errors import ConfigError
 from trainstack.infra.platform import nic_networks
@@ -119,7 +119,7 @@ def of_existing(cluster: ExistingCluster) -> Contract:
     machine = catalog.machine(cluster.machine_type)
     names = cluster.network_names
     if names is None:
-        names = [n.name for n in nic_networks(machine, "192.168.0.0/16")]
+        names = [n.name for n in nic_networks(machine, NetworkConfig().gpu_nic_cidr)]
     region = cluster.zone.rsplit("-", 1)[0]
     return Contract(
         project=cluster.project,
