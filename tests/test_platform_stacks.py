@@ -124,3 +124,19 @@ def test_offline_plan_names_a_platform_it_cannot_render() -> None:
     raw = merge(raw_stack_config("a3ultra-405b-job"), {"trainstack:platform": {"stack": "org/proj/elsewhere"}})
     with pytest.raises(ConfigError, match=r"no stacks/Pulumi.elsewhere.yaml here to render that platform offline"):
         render("job", raw)
+
+
+def test_existing_cluster_can_have_kueue_and_jobset_installed_by_trainstack() -> None:
+    changes = {"trainstack:platform": {"existingCluster": {"installKueue": True, "installJobSet": True}}}
+    plan = render("toolkit", merge(raw_stack_config("toolkit-a3mega-gpt3-175b"), changes))
+    releases = {r["inputs"]["chart"].rsplit("/", 1)[1]: r for r in of_type(plan, "kubernetes:helm.sh/v3:Release")}
+    assert set(releases) == {"kueue", "jobset"}
+    for release in releases.values():
+        assert "system" in str(release["inputs"]["values"])  # controllers pinned to the named CPU pool
+    queues = [r for r in plan.resources if r["type"].startswith("kubernetes:kueue.x-k8s.io/")]
+    assert {r["type"].rsplit(":", 1)[1] for r in queues} >= {"ClusterQueue", "LocalQueue", "ResourceFlavor"}
+    kueue_release = releases["kueue"]["urn"]
+    assert all(kueue_release in r["dependencies"] for r in queues)
+    (job,) = of_type(plan, "kubernetes:batch/v1:Job")
+    assert releases["jobset"]["urn"] in job["dependencies"]
+    assert not [r for r in plan.resources if r["type"] in PLATFORM_TYPES]
