@@ -100,6 +100,22 @@ def mount(name: str, path: str, read_only: bool = False) -> Json:
     return {"name": name, "mountPath": path, **({"readOnly": True} if read_only else {})}
 
 
+# The init container that copies a GPUDirect NCCL plugin into the pod (TCPXO, gIB).
+PLUGIN_INSTALLER = "nccl-plugin-installer"
+
+
+def plugin_installer(image: str, script: str, volume: Json) -> Json:
+    """The init container that runs `script` (after `set -ex`) in the plugin image with
+    `volume` mounted, to copy the plugin where the workload container reads it."""
+    return {
+        "name": PLUGIN_INSTALLER,
+        "image": image,
+        "command": ["/bin/sh", "-c"],
+        "args": ["set -ex\n" + script],
+        "volumeMounts": [volume],
+    }
+
+
 def nvidia_libraries() -> PodParts:
     """The host's NVIDIA libraries at /usr/local/nvidia, as every GPU pod on GKE sees them."""
     return PodParts(

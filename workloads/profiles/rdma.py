@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from trainstack import catalog
-from trainstack.workloads.pod import PodParts, empty_dir, mount
+from trainstack.workloads.pod import PodParts, empty_dir, mount, plugin_installer
 from trainstack.workloads.profiles import networks as multinetwork
 
-INSTALLER = "nccl-plugin-installer"
 GIB_VOLUME = "gib"
 GIB_DIR = "/usr/local/gib"
 
@@ -22,17 +21,11 @@ GIB_DIR = "/usr/local/gib"
 def parts(machine: catalog.Machine, networks: Sequence[str]) -> PodParts:
     """The gIB pieces of a training pod on `machine` with the given extra networks."""
     images = catalog.GPUDIRECT_IMAGES[catalog.GpuDirect.RDMA]
-    installer = {
-        "name": INSTALLER,
-        "image": images.nccl_plugin.ref,
-        "command": ["/bin/sh", "-c"],
-        "args": [
-            "set -ex\n"
-            "/scripts/container_entry.sh install --install-nccl\n"
-            f"cp -R /var/lib/gib/. /target{GIB_DIR}\n"
-        ],
-        "volumeMounts": [mount(GIB_VOLUME, f"/target{GIB_DIR}")],
-    }
+    installer = plugin_installer(
+        images.nccl_plugin.ref,
+        "/scripts/container_entry.sh install --install-nccl\n" f"cp -R /var/lib/gib/. /target{GIB_DIR}\n",
+        mount(GIB_VOLUME, f"/target{GIB_DIR}"),
+    )
     return PodParts(
         annotations=multinetwork.annotations(machine, networks),
         env={

@@ -15,11 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from trainstack import catalog
-from trainstack.workloads.pod import NVIDIA_DIR, NVIDIA_VOLUME, PodParts, empty_dir, host_path, mount
+from trainstack.workloads.pod import NVIDIA_DIR, NVIDIA_VOLUME, PodParts, empty_dir, host_path, mount, plugin_installer
 from trainstack.workloads.profiles import networks as multinetwork
 
 DAEMON = "tcpxo-daemon"
-INSTALLER = "nccl-plugin-installer"
 PLUGIN_VOLUME = "nccl-plugin"
 PLUGIN_DIR = "/usr/local/nccl-plugin"
 APERTURE_VOLUME = "aperture-devices"
@@ -38,19 +37,14 @@ def parts(machine: catalog.Machine, networks: Sequence[str]) -> PodParts:
     interfaces = multinetwork.data_interfaces(machine, networks)
     images = catalog.GPUDIRECT_IMAGES[catalog.GpuDirect.TCPXO]
     assert images.rxdm is not None
-    installer = {
-        "name": INSTALLER,
-        "image": images.nccl_plugin.ref,
-        "command": ["/bin/sh", "-c"],
-        "args": [
-            "set -ex\n"
-            "mkdir -p /var/lib/tcpxo\n"
-            "[ -e /var/lib/tcpx ] || ln -s /var/lib/tcpxo /var/lib/tcpx\n"
-            "/scripts/container_entry.sh install --install-nccl\n"
-            f"cp -r /var/lib/tcpxo/. {PLUGIN_DIR}/\n"
-        ],
-        "volumeMounts": [mount(PLUGIN_VOLUME, PLUGIN_DIR)],
-    }
+    installer = plugin_installer(
+        images.nccl_plugin.ref,
+        "mkdir -p /var/lib/tcpxo\n"
+        "[ -e /var/lib/tcpx ] || ln -s /var/lib/tcpxo /var/lib/tcpx\n"
+        "/scripts/container_entry.sh install --install-nccl\n"
+        f"cp -r /var/lib/tcpxo/. {PLUGIN_DIR}/\n",
+        mount(PLUGIN_VOLUME, PLUGIN_DIR),
+    )
     daemon = {
         "name": DAEMON,
         "image": images.rxdm.ref,
