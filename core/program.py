@@ -9,7 +9,7 @@ from typing import Any
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from trainstack.config import WorkloadStackConfig, load
+from trainstack.config import StackConfig, WorkloadStackConfig, load
 from trainstack.context import StackContext
 from trainstack.errors import ConfigError
 
@@ -34,10 +34,14 @@ def validate(stack: str, raw: dict[str, Any], platform_output: Any = None) -> St
     its platform's contract (`platform_output`, the value a platform stack exported), then the
     rules that read the checkout. Raises ConfigError listing each problem; nothing has been
     registered yet."""
+    return _context(stack, load(stack, raw), platform_output)
+
+
+def _context(stack: str, config: StackConfig | WorkloadStackConfig, platform_output: Any) -> StackContext:
+    """The context of a loaded config: a workload stack's checked against its platform."""
     from trainstack import infra
     from trainstack.infra import contract
 
-    config = load(stack, raw)
     if isinstance(config, WorkloadStackConfig):
         ref = config.platform
         if ref.stack:
@@ -62,7 +66,7 @@ def main() -> None:
             from trainstack.infra.remote import read_platform_stack
 
             reference, output = read_platform_stack(config.platform.stack)
-        ctx = replace(validate(stack, raw, output), reference=reference)
+        ctx = replace(_context(stack, config, output), reference=reference)
     except ConfigError as exc:
         # RunError ends the program with this message and no traceback.
         raise pulumi.RunError(str(exc)) from None
