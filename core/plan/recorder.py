@@ -54,23 +54,28 @@ class RecordingMonitor(mocks.MockMonitor):
         super().__init__(fake)
         self.registrations: list[Registration] = []
 
-    def ReadResource(self, request: Any) -> Any:
-        """A read of an existing resource (a StackReference, a `get`): recorded with its id."""
-        response = super().ReadResource(request)
+    def _record(self, request: Any, urn: str, custom: bool, inputs: Any, property_dependencies: dict[str, list[str]], options: dict[str, Any]) -> None:
+        """Append what every registration shares (names, parent, provider, dependencies)."""
         self.registrations.append(
             Registration(
-                urn=public_urn(response.urn),
+                urn=public_urn(urn),
                 type=request.type,
                 name=request.name,
-                custom=True,
+                custom=custom,
                 parent=public_urn(request.parent) if request.parent else None,
                 provider=public_urn(request.provider.rsplit("::", 1)[0]) if request.provider else None,
                 dependencies=sorted({public_urn(u) for u in request.dependencies}),
-                property_dependencies={},
-                inputs=redact(rpc.deserialize_properties(request.properties, keep_unknowns=True)),
-                options={"read": request.id},
+                property_dependencies=property_dependencies,
+                inputs=redact(inputs),
+                options=options,
             )
         )
+
+    def ReadResource(self, request: Any) -> Any:
+        """A read of an existing resource (a StackReference, a `get`): recorded with its id."""
+        response = super().ReadResource(request)
+        inputs = rpc.deserialize_properties(request.properties, keep_unknowns=True)
+        self._record(request, response.urn, True, inputs, {}, {"read": request.id})
         return response
 
     def RegisterResource(self, request: Any) -> Any:
@@ -89,20 +94,8 @@ class RecordingMonitor(mocks.MockMonitor):
             options["ignoreChanges"] = sorted(request.ignoreChanges)
         if request.replaceOnChanges:
             options["replaceOnChanges"] = sorted(request.replaceOnChanges)
-        self.registrations.append(
-            Registration(
-                urn=public_urn(response.urn),
-                type=request.type,
-                name=request.name,
-                custom=bool(request.custom),
-                parent=public_urn(request.parent) if request.parent else None,
-                provider=public_urn(request.provider.rsplit("::", 1)[0]) if request.provider else None,
-                dependencies=sorted({public_urn(u) for u in request.dependencies}),
-                property_dependencies={
-                    k: sorted({public_urn(u) for u in v.urns}) for k, v in sorted(request.propertyDependencies.items()) if v.urns
-                },
-                inputs=redact(inputs),
-                options=options,
-            )
-        )
+        property_dependencies = {
+            k: sorted({public_urn(u) for u in v.urns}) for k, v in sorted(request.propertyDependencies.items()) if v.urns
+        }
+        self._record(request, response.urn, bool(request.custom), inputs, property_dependencies, options)
         return response
