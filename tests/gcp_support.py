@@ -15,8 +15,8 @@ import pulumi
 
 from helpers import merge, raw_config, render_with
 from trainstack.infra import gcp
-from trainstack.plan import engine
-from trainstack.plan.recorder import Registration
+from trainstack.app.plan import engine
+from trainstack.app.plan.recorder import Registration
 
 STACK = "a3ultra-405b"
 PROJECT = "my-training-project"

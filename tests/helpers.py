@@ -8,9 +8,9 @@ from typing import Any
 
 from trainstack.config import load
 from trainstack.context import StackContext
-from trainstack.plan import engine
-from trainstack.plan.recorder import Registration
-from trainstack.stacks import raw_stack_config
+from trainstack.app.plan import engine
+from trainstack.app.plan.recorder import Registration
+from trainstack.app.stacks import raw_stack_config
 
 
 def merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from trainstack.cli import main
+from trainstack.app.cli import main
 
 
 def test_stacks_lists_every_stack() -> None:

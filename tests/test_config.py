@@ -9,10 +9,10 @@ import yaml
 from click.testing import CliRunner
 
 from helpers import merge
-from trainstack.cli import main
+from trainstack.app.cli import main
 from trainstack.config import StackConfig, duration_seconds, key_path, load
 from trainstack.errors import ConfigError
-from trainstack.stacks import raw_stack_config, stack_names
+from trainstack.app.stacks import raw_stack_config, stack_names
 
 CORPUS = sorted((Path(__file__).parent / "invalid_configs").glob("*.yaml"))
 
@@ -88,8 +88,8 @@ def test_pulumi_up_reports_bad_config_as_a_clean_run_error(monkeypatch: pytest.M
     (printed without a traceback), raised before anything is built."""
     import pulumi
 
-    from trainstack import program
-    from trainstack.plan import engine
+    from trainstack.app import program
+    from trainstack.app.plan import engine
 
     built: list[object] = []
     monkeypatch.setattr(program, "build", built.append)

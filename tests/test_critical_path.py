@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from trainstack import catalog
-from trainstack.reports import ReportError
-from trainstack.reports.cost import NODE_POOL
-from trainstack.reports.creation_times import (
+from trainstack.app.reports import ReportError
+from trainstack.app.reports.cost import NODE_POOL
+from trainstack.app.reports.creation_times import (
     CREATION_TIMES,
     DEFAULT,
     EMPTY_NODE_POOL,
@@ -18,7 +18,7 @@ from trainstack.reports.creation_times import (
     KUBERNETES_OBJECT,
     PROVIDER,
 )
-from trainstack.reports.critical_path import (
+from trainstack.app.reports.critical_path import (
     CLUSTER,
     HELM_RELEASE,
     JOBSET,

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from gcp_support import CLUSTER, PROJECT, REGION, ZONE, by_name, render
-from trainstack.plan.recorder import SECRET
+from trainstack.app.plan.recorder import SECRET
 
 
 def cluster(variant: str = "a3ultra", **changes) -> dict:

@@ -8,7 +8,7 @@ import pytest
 from gcp_support import BUCKET, CLUSTER, COMMAND, FILESTORE, NETWORK, NODE_POOL, REPOSITORY, SERVICE, by_name, of_type, render
 from helpers import render_with
 from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
-from trainstack.plan import inputcheck
+from trainstack.app.plan import inputcheck
 
 BASE = {"container", "compute", "iam", "cloudresourcemanager", "storage", "logging", "monitoring"}
 

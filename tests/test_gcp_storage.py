@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gcp_support import BUCKET, BUCKET_MEMBER, DISK, FILESTORE, PROJECT, REGION, ZONE, by_name, of_type, render
-from trainstack.plan.fake_gcp import FakeGcp
+from trainstack.testing import FakeGcp
 
 
 def test_bucket_is_hierarchical_private_regional_and_protected() -> None:

@@ -24,7 +24,7 @@ from trainstack.components.kueue import (
     render_configuration,
 )
 from trainstack.components.multinic import GpuNetworks, GpuNetworksArgs, NicAttachment
-from trainstack.schemas.validate import validate_object
+from trainstack.app.schemas.validate import validate_object
 
 KUEUE = f"kubernetes:{catalog.KUEUE_API}"
 ULTRA = catalog.machine("a3-ultragpu-8g")

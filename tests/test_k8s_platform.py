@@ -17,10 +17,10 @@ from helpers import of_type, one, raw_config, render_with
 from trainstack import catalog
 from trainstack.infra import kubernetes
 from trainstack.infra.platform import GcpPlatform, KubernetesPlatform, nic_networks
-from trainstack.plan.engine import Rendered
-from trainstack.plan.fake_gcp import fake_ip
-from trainstack.plan.recorder import Registration, public_urn
-from trainstack.schemas.validate import validate_object
+from trainstack.app.plan.engine import Rendered
+from trainstack.testing import fake_ip
+from trainstack.app.plan.recorder import Registration, public_urn
+from trainstack.app.schemas.validate import validate_object
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"

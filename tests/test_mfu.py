@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from trainstack import catalog
-from trainstack.reports import ReportError
-from trainstack.reports.metrics_cli import metrics
-from trainstack.reports.mfu import (
+from trainstack.app.reports import ReportError
+from trainstack.app.reports.metrics_cli import metrics
+from trainstack.app.reports.mfu import (
     MODELS,
     compute_mfu,
     model_spec,
@@ -243,9 +243,9 @@ def test_cli_reads_the_stack_and_options_override_it(dllogger: Path, monkeypatch
         workload=SimpleNamespace(model="gpt3-5b", global_batch_size=512, seq_length=2048, precision="fp8", nodes=2),
         gpu_pool=SimpleNamespace(machine=catalog.MACHINES["a3-megagpu-8g"]),
     )
-    stacks = ModuleType("trainstack.stacks")
+    stacks = ModuleType("trainstack.app.stacks")
     stacks.load_stack = lambda name: config  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "trainstack.stacks", stacks)
+    monkeypatch.setitem(sys.modules, "trainstack.app.stacks", stacks)
     args = ["mfu", str(dllogger), "--stack", "dev", "--batch-size", "256", "--precision", "bf16", "--last-step", "30", "--json"]
     out = json.loads(CliRunner().invoke(metrics, args).stdout)
     # From the stack: gpt3-5b, seq 2048, 2 nodes x 8 H100 = 16 GPUs; overridden: GBS 256, bf16.

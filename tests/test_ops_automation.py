@@ -9,10 +9,10 @@ import pytest
 from click.testing import CliRunner
 from pulumi.automation import CommandError, CommandResult
 
-from trainstack.ops import automation
-from trainstack.ops.cli import destroy_command, preview_command, up_command
-from trainstack.program import _decode
-from trainstack.stacks import project_root, raw_stack_config
+from trainstack.app.ops import automation
+from trainstack.app.ops.cli import destroy_command, preview_command, up_command
+from trainstack.app.program import _decode
+from trainstack.app.stacks import project_root, raw_stack_config
 
 STACK = "a3ultra-405b"
 

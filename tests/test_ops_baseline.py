@@ -13,8 +13,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from trainstack.ops.baseline import DiffError, Rendering, compare, finish_base_render, package_mapping, start_base_render, worktree
-from trainstack.ops.cli import diff_command
+from trainstack.app.ops.baseline import DiffError, Rendering, compare, finish_base_render, package_mapping, start_base_render, worktree
+from trainstack.app.ops.cli import diff_command
 
 # A stand-in trainstack for the base tree: the same entry points the base script calls
 # (stacks.stack_names / raw_stack_config, plan.plan.render(...).to_dict()), a plan shaped like

@@ -19,11 +19,11 @@ from pulumi.automation import CommandError, CommandResult, ConcurrentUpdateError
 
 from trainstack.config import load
 from trainstack.errors import ConfigError
-from trainstack.ops import bench
-from trainstack.ops.bench import BenchError, Deps, JobOutcome, jobset_state, prepare, run_bench, set_path, teardown, wait_for_jobset
-from trainstack.ops.cli import bench_command
-from trainstack.ops.reap import parse_expires
-from trainstack.stacks import raw_stack_config
+from trainstack.app.ops import bench
+from trainstack.app.ops.bench import BenchError, Deps, JobOutcome, jobset_state, prepare, run_bench, set_path, teardown, wait_for_jobset
+from trainstack.app.ops.cli import bench_command
+from trainstack.app.ops.reap import parse_expires
+from trainstack.app.stacks import raw_stack_config
 
 RECIPE = "a3ultra-405b"
 NOW = datetime(2026, 11, 23, 2, 30, tzinfo=UTC)

@@ -10,7 +10,7 @@ from typing import Any
 
 
 from helpers import raw_config
-from trainstack.ops.diff import (
+from trainstack.app.ops.diff import (
     ABSENT,
     NODE_POOL,
     RECREATE_NODES,
@@ -232,7 +232,7 @@ def test_markdown_stays_within_a_github_comment() -> None:
 
 def test_real_render_diff_of_a3ultra_405b() -> None:
     """The whole program, rendered twice: more nodes and another reservation on the GPU pool."""
-    from trainstack.plan.plan import render
+    from trainstack.app.plan.plan import render
 
     base = render(STACK, raw_config(STACK)).to_dict()
     head = render(

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 from google.cloud import container_v1
 
-from trainstack.ops import reap
-from trainstack.ops.cli import reap_command
+from trainstack.app.ops import reap
+from trainstack.app.ops.cli import reap_command
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 PROJECT = "bench-project"

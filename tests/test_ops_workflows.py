@@ -11,9 +11,9 @@ import click
 import pytest
 import yaml
 
-from trainstack.cli import main
-from trainstack.ops.cli import COMMANDS
-from trainstack.stacks import raw_stack_config, stack_names
+from trainstack.app.cli import main
+from trainstack.app.ops.cli import COMMANDS
+from trainstack.app.stacks import raw_stack_config, stack_names
 
 WORKFLOWS = Path(__file__).resolve().parent.parent / ".github" / "workflows"
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from trainstack.plan.plan import Plan, render
-from trainstack.schemas.validate import validate_object
-from trainstack.stacks import raw_stack_config, stack_names
+from trainstack.app.plan.plan import Plan, render
+from trainstack.app.schemas.validate import validate_object
+from trainstack.app.stacks import raw_stack_config, stack_names
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 STACKS = stack_names()
@@ -48,8 +48,8 @@ def test_every_kubernetes_object_is_schema_valid(plans: dict[str, Plan], stack: 
 def test_plan_catches_a_misspelled_provider_input() -> None:
     import pulumi_gcp as gcp
 
-    from trainstack.plan import engine
-    from trainstack.plan.plan import PlanError, from_rendered
+    from trainstack.app.plan import engine
+    from trainstack.app.plan.plan import PlanError, from_rendered
     from trainstack.config import load
 
     raw = raw_stack_config("a3ultra-405b")

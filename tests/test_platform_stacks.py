@@ -8,9 +8,9 @@ import pytest
 from helpers import merge
 from trainstack.errors import ConfigError
 from trainstack.infra import contract
-from trainstack.plan.plan import Plan, render
-from trainstack.program import validate
-from trainstack.stacks import raw_stack_config
+from trainstack.app.plan.plan import Plan, render
+from trainstack.app.program import validate
+from trainstack.app.stacks import raw_stack_config
 
 JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
 PLATFORM_TYPES = ("gcp:compute/network:Network", "gcp:compute/subnetwork:Subnetwork", "gcp:container/cluster:Cluster", "gcp:container/nodePool:NodePool")

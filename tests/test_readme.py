@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from trainstack.plan.plan import render
-from trainstack.program import validate
+from trainstack.app.plan.plan import render
+from trainstack.app.program import validate
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 

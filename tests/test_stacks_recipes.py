@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from helpers import of_type, render
 
-from trainstack.plan.engine import Rendered
-from trainstack.plan.recorder import Registration
-from trainstack.stacks import load_stack
+from trainstack.app.plan.engine import Rendered
+from trainstack.app.plan.recorder import Registration
+from trainstack.app.stacks import load_stack
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ from helpers import of_type, raw_config, render_with
 from trainstack import workloads
 from trainstack.context import StackContext
 from trainstack.infra.platform import GcpPlatform, KubernetesPlatform, Platform, nic_networks
-from trainstack.plan.recorder import Registration
-from trainstack.schemas.validate import validate_object
-from trainstack.stacks import stack_names
+from trainstack.app.plan.recorder import Registration
+from trainstack.app.schemas.validate import validate_object
+from trainstack.app.stacks import stack_names
 from trainstack.workloads.tensorboard import TensorBoardArgs
 
 STACKS = ["a3ultra-405b", "a3high-nemo-gpt5b", "a3mega-gpt3-175b", "a3high-litgpt", "a2-gpt2-deepspeed"]

@@ -51,6 +51,6 @@ def raw_stack_config(stack: str, root: Path | None = None) -> dict[str, Any]:
 def load_stack(stack: str, root: Path | None = None) -> StackConfig:
     """A stack's validated config (UnknownStackError, or ConfigError listing every problem);
     for a workload stack, the whole config it amounts to on its platform."""
-    from trainstack.plan.engine import validate_offline
+    from trainstack.app.plan.engine import validate_offline
 
     return validate_offline(stack, raw_stack_config(stack, root)).config

@@ -7,7 +7,8 @@ from typing import Any
 
 from pulumi.runtime import mocks, rpc
 
-SECRET = "[secret]"
+from trainstack.testing import SECRET
+
 UNKNOWN = "[unknown]"
 
 

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trainstack import catalog
-from trainstack.reports import ReportError
+from trainstack.app.reports import ReportError
 
 TIMING_KEY = "train_step_timing in s"
 

@@ -21,7 +21,7 @@ from trainstack.errors import TrainstackError
 
 
 def _fail(message: str) -> NoReturn:
-    from trainstack.cli import fail  # the CLI imports this module: resolve at call time
+    from trainstack.app.cli import fail  # the CLI imports this module: resolve at call time
 
     fail(message)
 
@@ -55,8 +55,8 @@ def diff_command(stacks: tuple[str, ...], base_ref: str, fmt: str) -> None:
 
     Resources added, removed and changed (property by property), replacements and node
     recreations flagged, and the change in GPUs and estimated cost per hour."""
-    from trainstack.ops.baseline import DiffError, compare
-    from trainstack.stacks import project_root
+    from trainstack.app.ops.baseline import DiffError, compare
+    from trainstack.app.stacks import project_root
 
     try:
         report = compare(project_root(), base_ref, list(stacks))
@@ -72,8 +72,8 @@ def diff_command(stacks: tuple[str, ...], base_ref: str, fmt: str) -> None:
 
 
 def _drive(operation: str, stack: str, confirm: str | None = None) -> None:
-    from trainstack.ops import automation
-    from trainstack.stacks import load_stack, project_root
+    from trainstack.app.ops import automation
+    from trainstack.app.stacks import load_stack, project_root
 
     try:
         automation.require_pulumi()
@@ -144,8 +144,8 @@ def bench_command(stack: str, ttl: float, timeout: float, name: str | None, proj
 
     Exit codes: 0 the job succeeded; 1 it failed or timed out; 2 bad input (nothing created);
     3 teardown failed and resources are left (named on stderr); 130/143 interrupted."""
-    from trainstack.ops import automation, bench
-    from trainstack.stacks import project_root, raw_stack_config, stack_names
+    from trainstack.app.ops import automation, bench
+    from trainstack.app.stacks import project_root, raw_stack_config, stack_names
 
     try:
         automation.require_pulumi()
@@ -201,7 +201,7 @@ def reap_command(project: str, yes: bool) -> None:
 
     Only clusters labelled managed-by=trainstack, trainstack-ephemeral=true and
     trainstack-expires (in the past) are touched."""
-    from trainstack.ops import reap
+    from trainstack.app.ops import reap
 
     try:
         code = reap.reap(project, yes, client=reap.default_client(), echo=click.echo)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainstack import catalog
-from trainstack.reports.cost import estimate
+from trainstack.app.reports.cost import estimate
 
 UPDATE, REPLACE, RECREATE_NODES = "update", "replace", "recreate-nodes"
 

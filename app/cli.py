@@ -28,7 +28,7 @@ def main() -> None:
 @main.command("stacks")
 def stacks_command() -> None:
     """List the stacks (stacks/Pulumi.<stack>.yaml)."""
-    from trainstack.stacks import stack_names
+    from trainstack.app.stacks import stack_names
 
     for name in stack_names():
         click.echo(name)
@@ -38,8 +38,8 @@ def stacks_command() -> None:
 @click.argument("stack")
 def validate_command(stack: str) -> None:
     """Check a stack's configuration only (no engine, no resources)."""
-    from trainstack.plan.engine import validate_offline
-    from trainstack.stacks import raw_stack_config
+    from trainstack.app.plan.engine import validate_offline
+    from trainstack.app.stacks import raw_stack_config
 
     try:
         config = validate_offline(stack, raw_stack_config(stack)).config
@@ -59,7 +59,7 @@ def validate_command(stack: str) -> None:
 @click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
 def plan_command(stacks: tuple[str, ...], all_stacks: bool, out: Path | None, fmt: str) -> None:
     """Render STACK offline under the mock engine: plan.json, manifests/ and a summary."""
-    from trainstack.stacks import project_root, raw_stack_config, stack_names
+    from trainstack.app.stacks import project_root, raw_stack_config, stack_names
 
     names = stack_names() if all_stacks else list(stacks)
     if not names:
@@ -72,8 +72,8 @@ def plan_command(stacks: tuple[str, ...], all_stacks: bool, out: Path | None, fm
             raws[name] = raw_stack_config(name)
         except TrainstackError as exc:
             fail(str(exc))
-    from trainstack.plan.plan import render
-    from trainstack.plan.report import describe
+    from trainstack.app.plan.plan import render
+    from trainstack.app.plan.report import describe
 
     for name, raw in raws.items():
         try:
@@ -87,8 +87,8 @@ def plan_command(stacks: tuple[str, ...], all_stacks: bool, out: Path | None, fm
 
 def _add_groups() -> None:
     """Command groups that live beside the code they drive."""
-    from trainstack.ops.cli import COMMANDS
-    from trainstack.reports.metrics_cli import metrics
+    from trainstack.app.ops.cli import COMMANDS
+    from trainstack.app.reports.metrics_cli import metrics
 
     for command in (*COMMANDS, metrics):
         main.add_command(command)

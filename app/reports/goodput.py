@@ -42,7 +42,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from trainstack.reports import ReportError
+from trainstack.app.reports import ReportError
 
 EVENT_TYPES = frozenset(
     {"user_scheduled", "job_started", "checkpoint_loaded", "checkpoint_saved", "user_terminated", "job_terminated"}

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from trainstack.errors import TrainstackError
-from trainstack.ops.diff import DiffReport, StackDiff, diff_plans, failed
+from trainstack.app.ops.diff import DiffReport, StackDiff, diff_plans, failed
 
 BASE_TIMEOUT_S = 1800
 
@@ -48,8 +48,8 @@ HeadRenderer = Callable[[Path, list[str]], Rendering]
 
 def render_here(root: Path, stacks: list[str]) -> Rendering:
     """Render `stacks` (every stack when empty) of the project at `root` in this interpreter."""
-    from trainstack.plan.plan import render
-    from trainstack.stacks import raw_stack_config, stack_names
+    from trainstack.app.plan.plan import render
+    from trainstack.app.stacks import raw_stack_config, stack_names
 
     known = stack_names(root)
     out = Rendering()
@@ -153,8 +153,15 @@ class BaseTreeFinder:
 sys.meta_path.insert(0, BaseTreeFinder)
 
 from trainstack.errors import TrainstackError
-from trainstack.plan.plan import render
-from trainstack.stacks import raw_stack_config, stack_names
+
+# The application's modules by their place in the base tree: under trainstack.app since the
+# foundation/application split, at the top of trainstack before it.
+try:
+    from trainstack.app.plan.plan import render
+    from trainstack.app.stacks import raw_stack_config, stack_names
+except ModuleNotFoundError:
+    from trainstack.plan.plan import render
+    from trainstack.stacks import raw_stack_config, stack_names
 
 known = stack_names()
 result = {"plans": {}, "errors": {}}

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from trainstack import catalog
-from trainstack.plan.plan import Plan
+from trainstack.app.plan.plan import Plan
 
 
 def _rows(plan: Plan) -> list[tuple[str, str]]:

@@ -77,7 +77,7 @@ def _crds() -> dict[tuple[str, str], dict[str, Any]]:
     """(group, kind) -> CRD, for every CRD bundled in `crds/`."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     crds: dict[tuple[str, str], dict[str, Any]] = {}
-    for path in (files("trainstack.schemas") / "crds").iterdir():
+    for path in (files("trainstack.app.schemas") / "crds").iterdir():
         if path.name.endswith(".yaml"):
             for crd in yaml.load_all(path.read_text(), Loader=loader):
                 crds[(crd["spec"]["group"], crd["spec"]["names"]["kind"])] = crd

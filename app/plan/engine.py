@@ -18,13 +18,14 @@ from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from trainstack import program
+from trainstack.app import program
 from trainstack.errors import ConfigError
 from trainstack.infra.contract import OUTPUT
 from trainstack.config import StackConfig
 from trainstack.context import StackContext
-from trainstack.plan.fake_gcp import FakeGcp
-from trainstack.plan.recorder import SECRET, RecordingMonitor, Registration, redact
+from trainstack.testing import FakeGcp
+from trainstack.app.plan.recorder import RecordingMonitor, Registration, redact
+from trainstack.testing import SECRET
 
 PROJECT = "trainstack"
 
@@ -68,7 +69,7 @@ def _references(stack: str, raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def _platform_outputs(stack: str, platform: str) -> dict[str, Any]:
-    from trainstack.stacks import raw_stack_config, stack_names
+    from trainstack.app.stacks import raw_stack_config, stack_names
 
     name = platform.rsplit("/", 1)[-1]
     if name not in stack_names():

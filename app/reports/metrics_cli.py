@@ -14,8 +14,8 @@ import click
 
 from trainstack import catalog
 from trainstack.errors import TrainstackError
-from trainstack.reports import goodput as goodput_report
-from trainstack.reports import mfu as mfu_report
+from trainstack.app.reports import goodput as goodput_report
+from trainstack.app.reports import mfu as mfu_report
 
 
 class Failure(click.ClickException):
@@ -36,7 +36,7 @@ def metrics() -> None:
 
 def _stack_figures(name: str) -> dict[str, Any]:
     """MFU inputs a stack's config gives (None where it sets nothing)."""
-    from trainstack.stacks import load_stack  # lazy: loading a stack pulls in the config stack
+    from trainstack.app.stacks import load_stack  # lazy: loading a stack pulls in the config stack
 
     config = load_stack(name)
     workload, machine = config.workload, config.gpu_pool.machine

@@ -3,7 +3,7 @@
 The mock engine accepts any input key: a misspelled nested key (`machineTypo`) reaches the mock
 silently, while a real provider would reject or ignore it. Each SDK describes every property of
 every resource in its Args classes, so an offline plan can catch what a real preview catches.
-Kubernetes objects are checked by their schemas instead (trainstack.schemas).
+Kubernetes objects are checked by their schemas instead (trainstack.app.schemas).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from pulumi import _types
 
-from trainstack.plan.recorder import Registration
+from trainstack.app.plan.recorder import Registration
 
 # Inputs the engine adds to every resource of a package, not part of any Args class.
 _ENGINE_KEYS = {"__defaults", "__meta"}

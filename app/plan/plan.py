@@ -14,10 +14,10 @@ from typing import Any
 import yaml
 
 from trainstack.errors import TrainstackError
-from trainstack.plan import engine, inputcheck
-from trainstack.plan.recorder import Registration
-from trainstack.reports.cost import CostEstimate, estimate
-from trainstack.reports.critical_path import CriticalPath, critical_path
+from trainstack.app.plan import engine, inputcheck
+from trainstack.app.plan.recorder import Registration
+from trainstack.app.reports.cost import CostEstimate, estimate
+from trainstack.app.reports.critical_path import CriticalPath, critical_path
 
 PLAN_FORMAT = 1
 _NOT_OBJECTS = ("kubernetes:helm.sh/", "pulumi:providers:")

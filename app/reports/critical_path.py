@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainstack import catalog
-from trainstack.reports import ReportError
-from trainstack.reports.cost import NODE_POOL
-from trainstack.reports.creation_times import (
+from trainstack.app.reports import ReportError
+from trainstack.app.reports.cost import NODE_POOL
+from trainstack.app.reports.creation_times import (
     CREATION_TIMES,
     DEFAULT,
     EMPTY_NODE_POOL,
@@ -106,7 +106,7 @@ class CriticalPath:
         )
 
     def _footnote(self) -> str:
-        note = "Typical creation times (trainstack.reports.creation_times): an estimate, not a measurement."
+        note = "Typical creation times (trainstack.app.reports.creation_times): an estimate, not a measurement."
         if self.defaulted_types:
             seconds = CREATION_TIMES[DEFAULT].seconds
             note += f" Timed by the default ({seconds:g} s): {', '.join(self.defaulted_types)}."
