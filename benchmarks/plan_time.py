@@ -18,8 +18,8 @@ import time
 
 PLAN = """
 import sys, json
-from trainstack.plan.plan import render
-from trainstack.stacks import raw_stack_config
+from trainstack.app.plan.plan import render
+from trainstack.app.stacks import raw_stack_config
 raw = raw_stack_config({stack!r})
 for k, v in json.loads({changes!r}).items():
     raw[k] = {{key: value for key, value in {{**raw.get(k, {{}}), **v}}.items() if value is not None}}
@@ -28,9 +28,9 @@ render({stack!r}, raw)
 
 FACTS = """
 import json
-from trainstack.plan.plan import render
-from trainstack.plan.inputcheck import args_class
-from trainstack.stacks import raw_stack_config
+from trainstack.app.plan.plan import render
+from trainstack.app.plan.inputcheck import args_class
+from trainstack.app.stacks import raw_stack_config
 plan = render({stack!r}, raw_stack_config({stack!r}))
 paths = set()
 for r in plan.resources:
@@ -80,7 +80,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--growth-stack", default="a3ultra-405b")
     args = parser.parse_args()
-    from trainstack.stacks import stack_names
+    from trainstack.app.stacks import stack_names
 
     stacks = args.stacks or stack_names()
     print(f"{'stack':<22} {'plan s':>8} {'floor s':>8} {'ratio':>6}   {'path min':>8} {'floor min':>9} {'ratio':>6}")

@@ -43,7 +43,7 @@ from trainstack.config import StackConfig
 from trainstack.context import StackContext
 from trainstack.errors import ConfigError
 from trainstack.infra.platform import GcpPlatform, nic_networks
-from trainstack.stacks import project_root
+from trainstack.app.stacks import project_root
 
 # Filestore tiers whose instances live in a zone; the others are regional.
 _ZONAL_FILESTORE_TIERS = frozenset({"BASIC_HDD", "BASIC_SSD", "ZONAL"})
