@@ -1,23 +1,22 @@
-"""The `trainstack` command line. Heavy modules (pulumi, the providers) load inside the commands
-that need them, so `trainstack stacks` and `trainstack validate` answer at once."""
+"""The `trainstack` command line.
+
+Start-up laziness (documented exception to module-level imports): the modules that import
+pulumi and the providers (the plan engine, the Automation API) load inside the commands that
+need them, so `trainstack stacks` and `--help` answer at once."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import NoReturn
 
 import click
 
+from trainstack.app.console import fail
+from trainstack.app.ops.cli import COMMANDS
+from trainstack.app.reports.metrics_cli import metrics
+from trainstack.app.stacks import project_root, raw_stack_config, stack_names
 from trainstack.errors import TrainstackError
 
 FORMATS = click.Choice(["table", "json", "markdown"])
-
-
-def fail(message: str) -> NoReturn:
-    """One clear line (or block) on stderr and exit code 2: bad input, nothing was created."""
-    click.echo(f"error: {message}", err=True)
-    sys.exit(2)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -28,8 +27,6 @@ def main() -> None:
 @main.command("stacks")
 def stacks_command() -> None:
     """List the stacks (stacks/Pulumi.<stack>.yaml)."""
-    from trainstack.app.stacks import stack_names
-
     for name in stack_names():
         click.echo(name)
 
@@ -38,17 +35,16 @@ def stacks_command() -> None:
 @click.argument("stack")
 def validate_command(stack: str) -> None:
     """Check a stack's configuration only (no engine, no resources)."""
-    from trainstack.app.plan.engine import validate_offline
-    from trainstack.app.stacks import raw_stack_config
+    from trainstack.app.plan.engine import load_stack  # start-up laziness
 
     try:
-        config = validate_offline(stack, raw_stack_config(stack)).config
+        ctx = load_stack(stack)
     except TrainstackError as exc:
         fail(str(exc))
-    pool = config.gpu_pool
+    machine = ctx.machine
     click.echo(
-        f"{stack}: valid ({pool.max_nodes} x {pool.machine_type}, {pool.max_nodes * pool.machine.gpus_per_node} GPUs, "
-        f"GPUDirect {pool.machine.gpudirect.value}, queue {config.local_queue})"
+        f"{stack}: valid ({ctx.gpu_nodes} x {machine.name}, {machine.gpus(ctx.gpu_nodes)} GPUs, "
+        f"GPUDirect {machine.gpudirect.value}, queue {ctx.local_queue})"
     )
 
 
@@ -59,8 +55,6 @@ def validate_command(stack: str) -> None:
 @click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
 def plan_command(stacks: tuple[str, ...], all_stacks: bool, out: Path | None, fmt: str) -> None:
     """Render STACK offline under the mock engine: plan.json, manifests/ and a summary."""
-    from trainstack.app.stacks import project_root, raw_stack_config, stack_names
-
     names = stack_names() if all_stacks else list(stacks)
     if not names:
         fail("name a stack (or pass --all); known stacks: " + ", ".join(stack_names()))
@@ -72,7 +66,7 @@ def plan_command(stacks: tuple[str, ...], all_stacks: bool, out: Path | None, fm
             raws[name] = raw_stack_config(name)
         except TrainstackError as exc:
             fail(str(exc))
-    from trainstack.app.plan.plan import render
+    from trainstack.app.plan.plan import render  # start-up laziness
     from trainstack.app.plan.report import describe
 
     for name, raw in raws.items():
@@ -85,16 +79,9 @@ def plan_command(stacks: tuple[str, ...], all_stacks: bool, out: Path | None, fm
         click.echo(describe(plan, target, fmt))
 
 
-def _add_groups() -> None:
-    """Command groups that live beside the code they drive."""
-    from trainstack.app.ops.cli import COMMANDS
-    from trainstack.app.reports.metrics_cli import metrics
-
-    for command in (*COMMANDS, metrics):
-        main.add_command(command)
-
-
-_add_groups()
+# Command groups that live beside the code they drive.
+for _command in (*COMMANDS, metrics):
+    main.add_command(_command)
 
 
 if __name__ == "__main__":

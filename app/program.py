@@ -9,9 +9,13 @@ from typing import Any
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from trainstack.config import StackConfig, WorkloadStackConfig, load
+from trainstack import infra, workloads
+from trainstack.app import validation
+from trainstack.app.stacks import project_root
+from trainstack.config import WorkloadStackConfig, load
 from trainstack.context import StackContext
 from trainstack.errors import ConfigError
+from trainstack.infra.remote import read_platform_stack
 
 
 def raw_config() -> dict[str, Any]:
@@ -29,44 +33,16 @@ def _decode(value: str) -> Any:
     return value
 
 
-def validate(stack: str, raw: dict[str, Any], platform_output: Any = None) -> StackContext:
-    """Every check that needs no engine: the config model, a workload stack's workload against
-    its platform's contract (`platform_output`, the value a platform stack exported), then the
-    rules that read the checkout. Raises ConfigError listing each problem; nothing has been
-    registered yet."""
-    return _context(stack, load(stack, raw), platform_output)
-
-
-def _context(stack: str, config: StackConfig | WorkloadStackConfig, platform_output: Any) -> StackContext:
-    """The context of a loaded config: a workload stack's checked against its platform."""
-    from trainstack import infra
-    from trainstack.infra import contract
-
-    if isinstance(config, WorkloadStackConfig):
-        ref = config.platform
-        if ref.stack:
-            terms, source = contract.from_output(ref.stack, platform_output), f"platform stack {ref.stack}"
-        else:
-            assert ref.existing_cluster is not None
-            terms, source = contract.of_existing(ref.existing_cluster), f"cluster {ref.existing_cluster.name}"
-        ctx = StackContext(stack, contract.effective_config(stack, config, terms, source), platform=ref, contract=terms)
-    else:
-        ctx = StackContext(stack, config)
-    infra.check(ctx)
-    return ctx
-
-
 def main() -> None:
-    """Entry point of `__main__.py`: validate the config, then build the stack."""
+    """Entry point of `__main__.py`: validate the config (every rule, before any resource),
+    then build the stack."""
     stack, raw = pulumi.get_stack(), raw_config()
     try:
         config = load(stack, raw)
         reference = output = None
         if isinstance(config, WorkloadStackConfig) and config.platform.stack:
-            from trainstack.infra.remote import read_platform_stack
-
             reference, output = read_platform_stack(config.platform.stack)
-        ctx = replace(_context(stack, config, output), reference=reference)
+        ctx = replace(validation.check(stack, config, project_root(), output), reference=reference)
     except ConfigError as exc:
         # RunError ends the program with this message and no traceback.
         raise pulumi.RunError(str(exc)) from None
@@ -76,11 +52,9 @@ def main() -> None:
 def build(ctx: StackContext) -> None:
     """Register the whole stack: platform (built or read), then the workload if there is one,
     then the outputs a user needs next."""
-    from trainstack import infra, workloads
-
     platform = infra.build(ctx)
-    outputs = platform.outputs()
-    if ctx.config.workload is not None:
-        outputs |= workloads.build(ctx, platform)
+    outputs = dict(platform.outputs)
+    if ctx.workload is not None:
+        outputs |= workloads.build(ctx.workload, platform)
     for name, value in sorted(outputs.items()):
         pulumi.export(name, value)

@@ -8,7 +8,6 @@ from typing import Any
 
 import yaml
 
-from trainstack.config import StackConfig
 from trainstack.errors import UnknownStackError
 
 _PACKAGE_ROOT = Path(__file__).resolve().parent.parent
@@ -46,11 +45,3 @@ def raw_stack_config(stack: str, root: Path | None = None) -> dict[str, Any]:
     if not isinstance(config, dict):
         raise UnknownStackError(f"{path}: 'config' must be a mapping")
     return config
-
-
-def load_stack(stack: str, root: Path | None = None) -> StackConfig:
-    """A stack's validated config (UnknownStackError, or ConfigError listing every problem);
-    for a workload stack, the whole config it amounts to on its platform."""
-    from trainstack.app.plan.engine import validate_offline
-
-    return validate_offline(stack, raw_stack_config(stack, root)).config

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_gcp as gcp
 
 from trainstack import catalog
-
-if TYPE_CHECKING:  # the contract module imports the infra package, which imports components
-    from trainstack.infra.platform import NicNetwork
+from trainstack.catalog import NicNetwork
+from trainstack.components.options import child_options
 
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
@@ -55,7 +53,6 @@ class PrimaryNetworkArgs:
         name_prefix: prefix of physical names (`<prefix>-net`, `<prefix>-subnet`, ...).
         subnet_cidr: the nodes' range.
         pods_cidr, services_cidr: secondary ranges for pod IPs and Service IPs (VPC-native).
-        depends_on: resources every child waits for (the compute API).
     """
 
     project: str
@@ -64,7 +61,6 @@ class PrimaryNetworkArgs:
     subnet_cidr: str
     pods_cidr: str
     services_cidr: str
-    depends_on: Sequence[pulumi.Resource] = ()
 
 
 class PrimaryNetwork(pulumi.ComponentResource):
@@ -78,7 +74,7 @@ class PrimaryNetwork(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: PrimaryNetworkArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("trainstack:gcp:PrimaryNetwork", name, None, opts)
-        after = pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on))
+        after = child_options(self, opts)
         self.network = gcp.compute.Network(
             "vpc",
             project=args.project,
@@ -142,9 +138,8 @@ class GpuNicNetworksArgs:
         project, region, zone: where the networks live; an RDMA VPC is bound to `zone`.
         name_prefix: prefix of physical names (`<prefix>-vpc1`, `<prefix>-rdma-net`, ...).
         machine: the GPU machine (its GPUDirect stack and MTU come from the catalog).
-        nics: the extra NIC networks, from `infra.platform.nic_networks`.
+        nics: the extra NIC networks, from `catalog.nic_networks`.
         nic_cidr: the range all NIC subnets are carved from (the firewall's source).
-        depends_on: resources every child waits for (the compute API).
     """
 
     project: str
@@ -154,7 +149,6 @@ class GpuNicNetworksArgs:
     machine: catalog.Machine
     nics: Sequence[NicNetwork]
     nic_cidr: str
-    depends_on: Sequence[pulumi.Resource] = ()
 
 
 class GpuNicNetworks(pulumi.ComponentResource):
@@ -168,9 +162,8 @@ class GpuNicNetworks(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuNicNetworksArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("trainstack:gcp:GpuNicNetworks", name, None, opts)
-        after = pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on))
-        # (NIC network, VPC name, subnet name) in interface order. Annotated here rather than on
-        # the class: Pulumi evaluates class annotations, and NicNetwork is imported for typing only.
+        after = child_options(self, opts)
+        # (NIC network, VPC name, subnet name) in interface order.
         self.networks: list[tuple[NicNetwork, pulumi.Output[str], pulumi.Output[str]]] = []
         rdma_vpc: gcp.compute.Network | None = None
         for nic in args.nics:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_gcp as gcp
+from trainstack.components.options import child_options
 
 # Read, write, overwrite and delete objects (and HNS folders) without bucket admin rights.
 OBJECT_USER_ROLE = "roles/storage.objectUser"
@@ -38,7 +39,6 @@ class CheckpointBucketArgs:
         grant_after: resources the grants wait for: a Workload Identity principal is valid only
             once the project's identity pool exists, which the first cluster creates.
         labels: GCP labels.
-        depends_on: resources every child waits for (the storage API).
     """
 
     project: str
@@ -50,7 +50,6 @@ class CheckpointBucketArgs:
     object_users: Sequence[pulumi.Input[str]] = ()
     grant_after: Sequence[pulumi.Resource] = ()
     labels: Mapping[str, str] = field(default_factory=dict)
-    depends_on: Sequence[pulumi.Resource] = ()
 
 
 class CheckpointBucket(pulumi.ComponentResource):
@@ -75,7 +74,7 @@ class CheckpointBucket(pulumi.ComponentResource):
             public_access_prevention="enforced",
             force_destroy=args.disposable,
             labels=dict(args.labels),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on), protect=not args.disposable),
+            opts=pulumi.ResourceOptions.merge(child_options(self, opts), pulumi.ResourceOptions(protect=not args.disposable)),
         )
         for i, member in enumerate(args.object_users):
             gcp.storage.BucketIAMMember(
@@ -83,7 +82,7 @@ class CheckpointBucket(pulumi.ComponentResource):
                 bucket=self.bucket.name,
                 role=OBJECT_USER_ROLE,
                 member=member,
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, *args.grant_after]),
+                opts=child_options(self, opts, *args.grant_after),
             )
         self.name = self.bucket.name
         self.url = self.bucket.url
@@ -104,7 +103,6 @@ class FilestoreShareArgs:
         share_name: the NFS export name (`/share1`).
         network: the VPC the instance peers with (the cluster's).
         labels: GCP labels.
-        depends_on: resources the instance waits for (the file API, the VPC).
     """
 
     project: str
@@ -115,7 +113,6 @@ class FilestoreShareArgs:
     share_name: str
     network: pulumi.Input[str]
     labels: Mapping[str, str] = field(default_factory=dict)
-    depends_on: Sequence[pulumi.Resource] = ()
 
 
 class FilestoreShare(pulumi.ComponentResource):
@@ -141,7 +138,7 @@ class FilestoreShare(pulumi.ComponentResource):
             file_shares=gcp.filestore.InstanceFileSharesArgs(name=args.share_name, capacity_gb=args.capacity_gib),
             networks=[gcp.filestore.InstanceNetworkArgs(network=args.network, modes=["MODE_IPV4"], connect_mode="DIRECT_PEERING")],
             labels=dict(args.labels),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
+            opts=child_options(self, opts),
         )
         self.ip = self.instance.networks.apply(lambda nets: nets[0].ip_addresses[0])
         self.share_name = args.share_name
@@ -158,7 +155,6 @@ class NfsDiskArgs:
         disk_type: `pd-ssd` or `pd-balanced`.
         size_gb: the disk's size.
         labels: GCP labels.
-        depends_on: resources the disk waits for (the compute API).
     """
 
     project: str
@@ -167,7 +163,6 @@ class NfsDiskArgs:
     disk_type: str
     size_gb: int
     labels: Mapping[str, str] = field(default_factory=dict)
-    depends_on: Sequence[pulumi.Resource] = ()
 
 
 class NfsDisk(pulumi.ComponentResource):
@@ -186,7 +181,7 @@ class NfsDisk(pulumi.ComponentResource):
             type=args.disk_type,
             size=args.size_gb,
             labels=dict(args.labels),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
+            opts=child_options(self, opts),
         )
         self.name = self.disk.name
         self.register_outputs({"name": self.name})

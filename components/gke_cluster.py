@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+
 import pulumi
 import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
 import yaml
 
 from trainstack.components.gcp_network import NetworkRef
+from trainstack.components.k8s_provider import ClusterProviderArgs, cluster_provider
+from trainstack.components.options import child_options
 
 AUTH_PLUGIN = "gke-gcloud-auth-plugin"
 
@@ -45,7 +50,6 @@ class GkeClusterArgs:
         filestore_csi: enable the Filestore CSI driver.
         deletion_protection: refuse `pulumi destroy` of the cluster while true.
         labels: GCP resource labels.
-        depends_on: resources the cluster waits for (the container and compute APIs).
     """
 
     project: str
@@ -64,7 +68,6 @@ class GkeClusterArgs:
     filestore_csi: bool = False
     deletion_protection: bool = True
     labels: Mapping[str, str] = field(default_factory=dict)
-    depends_on: Sequence[pulumi.Resource] = ()
 
 
 class GkeCluster(pulumi.ComponentResource):
@@ -75,17 +78,21 @@ class GkeCluster(pulumi.ComponentResource):
     Attributes:
         cluster: the cluster resource.
         cluster_id: `projects/<p>/locations/<l>/clusters/<name>`, what node pools attach to.
-        name, location, endpoint, ca_certificate: its identity.
+        name, location: its name and region.
+        identity: names this cluster instance (`cluster_identity`): a replaced cluster has
+            another, so what is bound to it follows it.
         kubeconfig: a kubeconfig (secret) that authenticates with gke-gcloud-auth-plugin.
+        provider: the Kubernetes provider of this cluster; every Kubernetes object of the stack
+            uses it, and it is replaced (with them) when the cluster is.
     """
 
     cluster: gcp.container.Cluster
     cluster_id: pulumi.Output[str]
     name: pulumi.Output[str]
     location: str
-    endpoint: pulumi.Output[str]
-    ca_certificate: pulumi.Output[str]
+    identity: pulumi.Output[str]
     kubeconfig: pulumi.Output[str]
+    provider: k8s.Provider
 
     def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("trainstack:gcp:GkeCluster", name, None, opts)
@@ -150,26 +157,41 @@ class GkeCluster(pulumi.ComponentResource):
             enable_shielded_nodes=True,
             deletion_protection=args.deletion_protection,
             resource_labels=dict(args.labels),
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                depends_on=list(args.depends_on),
+            opts=pulumi.ResourceOptions.merge(
+                child_options(self, opts),
                 # The default pool's config matters only at creation; a later change to it
                 # would replace the whole cluster, so it is never diffed.
-                ignore_changes=["nodeConfig"],
+                pulumi.ResourceOptions(ignore_changes=["nodeConfig"]),
             ),
         )
         self.cluster_id = self.cluster.id
         self.name = self.cluster.name
         self.location = args.location
-        self.endpoint = self.cluster.endpoint
-        self.ca_certificate = self.cluster.master_auth.cluster_ca_certificate.apply(lambda ca: ca or "")
+        # A plain mock engine (or a preview) may leave master_auth unknown or empty.
+        ca_certificate = self.cluster.master_auth.apply(lambda auth: (auth.cluster_ca_certificate if auth else None) or "")
+        self.identity = pulumi.Output.all(self.cluster_id, ca_certificate).apply(lambda v: cluster_identity(v[0], v[1]))
         context = f"gke_{args.project}_{args.location}_{args.name}"
         self.kubeconfig = pulumi.Output.secret(
-            pulumi.Output.all(self.endpoint, self.ca_certificate).apply(lambda v: kubeconfig(context, v[0], v[1]))
+            pulumi.Output.all(self.cluster.endpoint, ca_certificate).apply(lambda v: kubeconfig(context, v[0] or "", v[1]))
         )
-        self.register_outputs(
-            {"name": self.name, "location": self.location, "endpoint": self.endpoint, "kubeconfig": self.kubeconfig}
+        self.provider = cluster_provider(
+            "gke",
+            ClusterProviderArgs(kubeconfig=self.kubeconfig, cluster_identifier=self.identity),
+            # Created at the top of the stack before it became the cluster's child: same provider.
+            opts=pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)]),
         )
+        self.register_outputs({"name": self.name, "location": self.location, "kubeconfig": self.kubeconfig})
+
+
+def cluster_identity(cluster_id: str, ca_certificate: str) -> str:
+    """`<cluster id>#<CA fingerprint>`: the resource path names the cluster, the fingerprint of
+    its CA this instance of it (GKE issues every cluster its own CA), so a cluster replaced under
+    the same name (a ForceNew field such as the datapath or the network changed) gets a new
+    identity, and the Kubernetes provider, with every object on the old cluster, is replaced
+    too. A credential rotation also issues a new CA; it is a deliberate operation, after which
+    the next `pulumi up` re-creates the Kubernetes layer on the rotated cluster."""
+    fingerprint = hashlib.sha256(ca_certificate.encode()).hexdigest()[:16] if ca_certificate else "unknown"
+    return f"{cluster_id}#{fingerprint}"
 
 
 def kubeconfig(context: str, endpoint: str, ca_certificate: str) -> str:

@@ -19,7 +19,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from trainstack import catalog
-from trainstack.components.k8s_provider import ACCELERATOR_LABEL, child_options, metadata
+from trainstack.components.k8s_provider import ACCELERATOR_LABEL, metadata
+from trainstack.components.options import child_options
 
 core = k8s.core.v1
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import pulumi
 import pulumi_command as command
 import pulumi_gcp as gcp
+from trainstack.components.options import child_options
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
@@ -59,7 +60,6 @@ class WorkloadImageArgs:
         machine_type: a Cloud Build machine type (`e2-highcpu-32`).
         timeout: the build's timeout (`2h`).
         labels: GCP labels on the repository.
-        depends_on: resources every child waits for (the Artifact Registry and Cloud Build APIs).
     """
 
     project: str
@@ -72,7 +72,6 @@ class WorkloadImageArgs:
     machine_type: str = "e2-highcpu-32"
     timeout: str = "2h"
     labels: Mapping[str, str] = field(default_factory=dict)
-    depends_on: Sequence[pulumi.Resource] = ()
 
 
 class WorkloadImage(pulumi.ComponentResource):
@@ -99,14 +98,14 @@ class WorkloadImage(pulumi.ComponentResource):
             format="DOCKER",
             description="trainstack workload images",
             labels=dict(args.labels),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
+            opts=child_options(self, opts),
         )
         self.tagged = self.repository.registry_uri.apply(lambda uri: f"{uri}/{args.image_name}:{args.tag}")
         build = command.local.Command(
             "build",
             create=self.tagged.apply(lambda ref: submit_command(args, ref)),
             triggers=[args.context_digest],
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
+            opts=child_options(self, opts),
         )
         self.reference = pulumi.Output.all(self.tagged, build.stdout).apply(lambda v: pinned_reference(v[0], v[1]))
         self.register_outputs({"reference": self.reference})

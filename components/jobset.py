@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import pulumi
 
 from trainstack import catalog
-from trainstack.components.k8s_provider import Placement, child_options, controller_release
+from trainstack.components.k8s_provider import Placement, controller_release
+from trainstack.components.options import child_options
 
 
 @dataclass(frozen=True)

@@ -83,14 +83,6 @@ def metadata(
     return k8s.meta.v1.ObjectMetaArgs(name=name, namespace=namespace, labels={**MANAGED_BY, **(labels or {})})
 
 
-def child_options(
-    parent: pulumi.Resource, opts: pulumi.ResourceOptions | None, *after: pulumi.Resource
-) -> pulumi.ResourceOptions:
-    """Options of a component's child: parented, waiting for what the component was told to
-    wait for (Pulumi does not pass a component's `depends_on` to its children) and `after`."""
-    inherited = opts.depends_on if opts and opts.depends_on else []
-    inherited = list(inherited) if isinstance(inherited, Sequence) else [inherited]
-    return pulumi.ResourceOptions(parent=parent, depends_on=[*inherited, *after] or None)
 
 
 def controller_release(

@@ -19,15 +19,9 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from trainstack import catalog
-from trainstack.components.k8s_provider import (
-    ACCELERATOR_LABEL,
-    MANAGED_BY,
-    NODE_POOL_LABEL,
-    Placement,
-    child_options,
-    controller_release,
-    metadata,
-)
+from trainstack.components.k8s_provider import MANAGED_BY, Placement, controller_release, metadata
+from trainstack.components.options import child_options
+from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
 
 # The levels of GKE's node topology labels, widest first (cloud.google.com/kubernetes-engine/
 # docs/concepts/topology-aware-scheduling). Nodes without a level's label share one domain
@@ -39,8 +33,6 @@ GKE_TOPOLOGY_LEVELS = (
     "kubernetes.io/hostname",
 )
 GPU_RESOURCE = "nvidia.com/gpu"
-# GKE taints every GPU node with this; the flavor's toleration is added to admitted pods.
-GPU_TOLERATION = {"key": GPU_RESOURCE, "operator": "Equal", "value": "present", "effect": "NoSchedule"}
 # Kueue integrations enabled. Each one puts Kueue's webhook in the path of creating that kind
 # (failurePolicy Fail), so only what trainstack submits: `pod`, `deployment` or `statefulset`
 # would make every pod or Deployment creation wait on the Kueue controller.
@@ -109,7 +101,7 @@ class GpuFlavor:
     topology_aware: bool = True
 
     def node_labels(self) -> dict[str, str]:
-        return {ACCELERATOR_LABEL: self.machine.accelerator, NODE_POOL_LABEL: self.node_pool}
+        return gpu_pool_selector(self.node_pool, self.machine)
 
     def quota(self) -> dict[str, int | str]:
         """Nominal quota: the whole pool at its largest (GPUs, vCPUs and memory of every node)."""
@@ -255,7 +247,7 @@ class Kueue(pulumi.ComponentResource):
                 f"flavor-{flavor.name}", "ResourceFlavor", metadata(flavor.name),
                 {
                     "nodeLabels": flavor.node_labels(),
-                    "tolerations": [GPU_TOLERATION],
+                    "tolerations": list(gpu_tolerations()),  # added to admitted pods
                     **({"topologyName": args.topology_name} if flavor.topology_aware else {}),
                 },
                 *topology,

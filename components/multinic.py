@@ -17,7 +17,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from trainstack import catalog
-from trainstack.components.k8s_provider import child_options, metadata
+from trainstack.components.k8s_provider import metadata
+from trainstack.components.options import child_options
 
 DEVICE_MODES: dict[str, str] = {"gvnic": "NetDevice", "rdma": "RDMA"}
 _GROUP = catalog.GKE_NETWORKING_API.split("/")[0]

@@ -1,8 +1,8 @@
 """Node pools and the service account their nodes run as.
 
-Pods choose a pool by the node label `POOL_LABEL` (`trainstack.dev/pool`): `gpu` on the GPU
-pool, `cpu` on the pool that runs the controllers (Kueue, JobSet, the resiliency supervisor).
-GPU nodes carry `GPU_TAINT`, so only pods that tolerate it land there.
+Pods choose a pool by the labels GKE puts on every node (the pool's name, the accelerator):
+`GpuNodePool.node_selector`. GPU nodes carry `GPU_TAINT`, so only pods with
+`GpuNodePool.tolerations` land there; the CPU pool, where controllers run, is untainted.
 """
 
 from __future__ import annotations
@@ -16,10 +16,8 @@ import pulumi
 import pulumi_gcp as gcp
 
 from trainstack import catalog
-
-POOL_LABEL = "trainstack.dev/pool"
-GPU_POOL = "gpu"
-CPU_POOL = "cpu"
+from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABEL
+from trainstack.components.options import child_options
 
 
 @dataclass(frozen=True)
@@ -35,8 +33,24 @@ class Taint:
         """The GKE API's spelling of the effect (NO_SCHEDULE)."""
         return {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}[self.effect]
 
+    def toleration(self) -> dict[str, str]:
+        """The pod toleration of exactly this taint."""
+        return {"key": self.key, "operator": "Equal", "value": self.value, "effect": self.effect}
 
+
+# GKE taints every GPU node with this (cloud.google.com/kubernetes-engine/docs/how-to/gpus);
+# the GPU pool sets it explicitly so it holds whatever creates the pool.
 GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
+
+
+def gpu_pool_selector(pool: str, machine: catalog.Machine) -> dict[str, str]:
+    """The node selector of a GPU pool: its name and accelerator, as GKE labels its nodes."""
+    return {ACCELERATOR_LABEL: machine.accelerator, NODE_POOL_LABEL: pool}
+
+
+def gpu_tolerations() -> tuple[dict[str, str], ...]:
+    """What a pod on a GPU pool tolerates."""
+    return (GPU_TAINT.toleration(),)
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
@@ -59,12 +73,10 @@ class NodeServiceAccountArgs:
     Attributes:
         project: the project of the account and its role grants.
         account_id: 6-30 characters, unique in the project.
-        depends_on: resources every child waits for (the IAM API).
     """
 
     project: str
     account_id: str
-    depends_on: Sequence[pulumi.Resource] = ()
 
 
 class NodeServiceAccount(pulumi.ComponentResource):
@@ -82,7 +94,7 @@ class NodeServiceAccount(pulumi.ComponentResource):
             project=args.project,
             account_id=args.account_id,
             display_name="trainstack GKE nodes",
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
+            opts=child_options(self, opts),
         )
         self.email = self.account.email
         for role in NODE_ROLES:
@@ -91,7 +103,7 @@ class NodeServiceAccount(pulumi.ComponentResource):
                 project=args.project,
                 role=role,
                 member=self.account.member,
-                opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
+                opts=child_options(self, opts),
             )
         self.register_outputs({"email": self.email})
 
@@ -157,7 +169,6 @@ class GpuNodePoolArgs:
         service_account: email of the account nodes run as.
         extra_networks: (VPC name, subnet name) per extra NIC, in interface order.
         labels: GCP labels on the node VMs.
-        depends_on: resources the pool waits for (the node account's grants).
     """
 
     project: str
@@ -178,19 +189,25 @@ class GpuNodePoolArgs:
     max_unavailable: int = 1
     extra_networks: Sequence[tuple[pulumi.Input[str], pulumi.Input[str]]] = ()
     labels: Mapping[str, str] = field(default_factory=dict)
-    depends_on: Sequence[pulumi.Resource] = ()
 
 
 class GpuNodePool(pulumi.ComponentResource):
     """A GPU node pool shaped by the machine's catalog record: accelerators and driver, local
     SSDs as ephemeral storage, gVNIC, one additional node network per extra NIC, compact
-    placement, the reservation, the GPU taint and the `trainstack.dev/pool: gpu` label.
+    placement, the reservation and the GPU taint.
 
     A fixed-size pool owns `node_count`; an autoscaled pool leaves it to the autoscaler
     (changes to it are ignored, so `pulumi up` never resizes a running job's pool).
+
+    Attributes:
+        pool: the node pool resource.
+        node_selector: what a pod selects to land on this pool.
+        tolerations: what a pod tolerates to land on this pool (its taint).
     """
 
     pool: gcp.container.NodePool
+    node_selector: dict[str, str]
+    tolerations: tuple[dict[str, str], ...]
 
     def __init__(self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("trainstack:gcp:GpuNodePool", name, None, opts)
@@ -223,7 +240,6 @@ class GpuNodePool(pulumi.ComponentResource):
             disk_type=machine.boot_disk_type,
             gvnic=gcp.container.NodePoolNodeConfigGvnicArgs(enabled=True),
             taints=[gcp.container.NodePoolNodeConfigTaintArgs(key=GPU_TAINT.key, value=GPU_TAINT.value, effect=GPU_TAINT.gke_effect)],
-            labels={POOL_LABEL: GPU_POOL},
             resource_labels=dict(args.labels),
             reservation_affinity=args.reservation.args(),
             spot=True if args.provisioning == "spot" else None,
@@ -269,12 +285,13 @@ class GpuNodePool(pulumi.ComponentResource):
             upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(
                 strategy="SURGE", max_surge=args.max_surge, max_unavailable=args.max_unavailable
             ),
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                depends_on=list(args.depends_on),
-                ignore_changes=["nodeCount", "initialNodeCount"] if autoscaled else None,
+            opts=pulumi.ResourceOptions.merge(
+                child_options(self, opts),
+                pulumi.ResourceOptions(ignore_changes=["nodeCount", "initialNodeCount"] if autoscaled else None),
             ),
         )
+        self.node_selector = gpu_pool_selector(args.name, machine)
+        self.tolerations = gpu_tolerations()
         self.register_outputs({"name": self.pool.name})
 
 
@@ -291,7 +308,6 @@ class CpuNodePoolArgs:
         boot_disk_gb: boot disk size; the type follows the machine (catalog `boot_disk_type`).
         service_account: email of the account nodes run as.
         labels: GCP labels on the node VMs.
-        depends_on: resources the pool waits for (the node account's grants).
     """
 
     project: str
@@ -304,11 +320,11 @@ class CpuNodePoolArgs:
     service_account: pulumi.Input[str]
     boot_disk_gb: int = 100
     labels: Mapping[str, str] = field(default_factory=dict)
-    depends_on: Sequence[pulumi.Resource] = ()
 
 
 class CpuNodePool(pulumi.ComponentResource):
-    """A small untainted pool labelled `trainstack.dev/pool: cpu` for controllers."""
+    """A small untainted pool for controllers; pods select it by its name
+    (`cloud.google.com/gke-nodepool`)."""
 
     pool: gcp.container.NodePool
 
@@ -330,7 +346,6 @@ class CpuNodePool(pulumi.ComponentResource):
                 image_type="COS_CONTAINERD",
                 disk_size_gb=args.boot_disk_gb,
                 disk_type=catalog.cpu_machine(args.machine_type).boot_disk_type,
-                labels={POOL_LABEL: CPU_POOL},
                 resource_labels=dict(args.labels),
                 service_account=args.service_account,
                 oauth_scopes=[CLOUD_PLATFORM_SCOPE],
@@ -340,6 +355,6 @@ class CpuNodePool(pulumi.ComponentResource):
                 ),
             ),
             management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
+            opts=child_options(self, opts),
         )
         self.register_outputs({"name": self.pool.name})

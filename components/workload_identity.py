@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from trainstack.components.k8s_provider import child_options, metadata
+from trainstack.components.k8s_provider import metadata
+from trainstack.components.options import child_options
 
 # Namespaces every cluster already has: used, never created (nor deleted on destroy).
 BUILT_IN_NAMESPACES = frozenset({"default"})

@@ -10,8 +10,10 @@ pricing pages; they are estimates (no discounts, no taxes) and are reported as s
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Literal
 
 from trainstack.errors import CatalogError
 
@@ -142,6 +144,9 @@ class Machine:
         compact_placement: whether GKE supports a COMPACT placement policy for the pool.
         hourly_usd: list on-demand price per node-hour (estimate, see PRICES_AS_OF).
         boot_disk_type: the boot disk type the machine attaches.
+        default_queue: the Kueue queue name the upstream recipes use for the machine family.
+        nic_cpu_bindings: per extra NIC, the CPU cores of the NCCL plugin's send and receive
+            threads (`(tx, rx)`), where the GPUDirect stack binds them (TCPX); else empty.
     """
 
     name: str
@@ -158,6 +163,12 @@ class Machine:
     compact_placement: bool
     hourly_usd: float
     boot_disk_type: str = "pd-balanced"
+    default_queue: str = "gpu-queue"
+    nic_cpu_bindings: tuple[tuple[str, str], ...] = ()
+
+    def gpus(self, nodes: int) -> int:
+        """GPUs on `nodes` nodes of this machine."""
+        return nodes * self.gpus_per_node
 
     @property
     def extra_nics(self) -> int:
@@ -167,6 +178,38 @@ class Machine:
     @property
     def gpudirect_images(self) -> GpuDirectImages | None:
         return GPUDIRECT_IMAGES.get(self.gpudirect)
+
+
+@dataclass(frozen=True)
+class NicNetwork:
+    """One extra GPU NIC network, named once here so VPCs, Kubernetes Network objects and pod
+    interfaces agree.
+
+    Attributes:
+        name: the Kubernetes `Network` / `GKENetworkParamSet` name pods reference
+            (`gvnic-1`, `rdma-0`..`rdma-7` on A3 Ultra; `vpc1`..`vpc8` on A3 Mega/High).
+        kind: `gvnic` (its own VPC and subnet) or `rdma` (a subnet of the shared RDMA VPC).
+        interface: the pod interface name it becomes (`eth1`, `eth2`, ...).
+        cidr: the subnet's range, a /24 of the stack's GPU NIC range.
+    """
+
+    name: str
+    kind: Literal["gvnic", "rdma"]
+    interface: str
+    cidr: str
+
+
+def nic_networks(machine: Machine, gpu_nic_cidr: str) -> list[NicNetwork]:
+    """The extra NIC networks a machine needs, in interface order."""
+    subnets = ipaddress.ip_network(gpu_nic_cidr).subnets(new_prefix=24)
+    rdma = machine.gpudirect == GpuDirect.RDMA
+    nets: list[NicNetwork] = []
+    for i in range(machine.gvnic_networks):
+        name = f"gvnic-{i + 1}" if rdma else f"vpc{i + 1}"
+        nets.append(NicNetwork(name, "gvnic", f"eth{len(nets) + 1}", str(next(subnets))))
+    for i in range(machine.rdma_subnets):
+        nets.append(NicNetwork(f"rdma-{i}", "rdma", f"eth{len(nets) + 1}", str(next(subnets))))
+    return nets
 
 
 # Sources: cloud.google.com/compute/docs/accelerator-optimized-machines (GPUs, vCPUs, memory,
@@ -193,6 +236,7 @@ MACHINES: dict[str, Machine] = {
             compact_placement=True,
             hourly_usd=84.81,
             boot_disk_type="hyperdisk-balanced",
+            default_queue="a3-ultra",
         ),
         Machine(
             name="a3-megagpu-8g",
@@ -208,6 +252,7 @@ MACHINES: dict[str, Machine] = {
             mtu=8244,
             compact_placement=True,
             hourly_usd=92.15,
+            default_queue="a3-mega",
         ),
         Machine(
             name="a3-highgpu-8g",
@@ -223,6 +268,14 @@ MACHINES: dict[str, Machine] = {
             mtu=8244,
             compact_placement=True,
             hourly_usd=88.49,
+            default_queue="a3-queue",
+            # GKE TCPX guide: the first two NICs sit on NUMA node 0, the last two on node 1.
+            nic_cpu_bindings=(
+                ("8-21,112-125", "22-35,126-139"),
+                ("8-21,112-125", "22-35,126-139"),
+                ("60-73,164-177", "74-87,178-191"),
+                ("60-73,164-177", "74-87,178-191"),
+            ),
         ),
         Machine(
             name="a2-highgpu-8g",

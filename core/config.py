@@ -23,8 +23,11 @@ from trainstack.errors import ConfigError
 # ---------------------------------------------------------------------------------------------
 # Building blocks
 
+# A broken rule: the key (as a path under the stack config), the value, and the rule.
+Problem = tuple[tuple[str | int, ...], Any, str]
 
-def _rule_errors(title: str, problems: list[tuple[tuple[str | int, ...], Any, str]]) -> None:
+
+def _rule_errors(title: str, problems: list[Problem]) -> None:
     """Raise one ValidationError holding every (relative key, value, rule) problem."""
     if problems:
         raise ValidationError.from_exception_data(
@@ -247,6 +250,12 @@ class GpuPoolConfig(Section):
     @property
     def machine(self) -> catalog.Machine:
         return catalog.machine(self.machine_type)
+
+    @property
+    def topology_aware(self) -> bool:
+        """Whether Kueue places jobs on this pool with Topology Aware Scheduling: on a pool of
+        fixed size only (an autoscaled pool has no nodes to place a job on until its pods ask)."""
+        return self.autoscaling is None
 
     @property
     def max_nodes(self) -> int:
@@ -614,23 +623,19 @@ class WorkloadConfig(Section):
         for i, override in enumerate(self.overrides):
             if "=" not in override:
                 problems.append((("overrides", i), override, "must be key=value"))
-        # Pod hostnames are `<name>-workload-0-<index>` (JobSet) or `<name>-<index>` (Job): DNS labels.
-        hostname = f"{self.name}-workload-0-{self.nodes - 1}" if self.controller == "jobset" else f"{self.name}-{self.nodes - 1}"
-        if len(hostname) > 63:
-            problems.append((("name",), self.name, f"is too long for {self.nodes} nodes: pod hostname {hostname!r} exceeds 63 characters"))
         if self.resiliency.enabled and self.controller != "jobset":
             problems.append((("controller",), self.controller, "the resiliency supervisor acts on JobSets; use controller: jobset"))
         _rule_errors("WorkloadConfig", problems)
         return self
 
-    def replica_problems(self) -> list[tuple[tuple[str | int, ...], Any, str]]:
+    def replica_problems(self) -> list[Problem]:
         """How the supervisor's data-parallel replicas fail to fit `nodes` (keys relative to
         `trainstack:workload`). Checked with the cross-section rules, after `nodes` is known
         to fit the GPU pool, so that a wrong node count reports the pool's limit first."""
         resiliency = self.resiliency
         if not resiliency.enabled:
             return []
-        problems: list[tuple[tuple[str | int, ...], Any, str]] = []
+        problems: list[Problem] = []
         per_replica = self.nodes_per_data_parallel_replica
         if self.nodes % per_replica:
             problems.append(
@@ -685,7 +690,7 @@ class StackConfig(BaseModel):
         _rule_errors("StackConfig", list(self._problems()))
         return self
 
-    def _problems(self) -> Iterator[tuple[tuple[str | int, ...], Any, str]]:
+    def _problems(self) -> Iterator[Problem]:
         if not self.zone.startswith(self.region + "-"):
             yield ("gcp:zone",), self.zone, f"must be a zone of gcp:region ({self.region})"
         for section, zones in (("trainstack:gpuPool", self.gpu_pool.zones), ("trainstack:cpuPool", self.cpu_pool.zones)):
@@ -713,7 +718,9 @@ class StackConfig(BaseModel):
                     f"a hierarchical-namespace bucket must be in the cluster's region ({self.region})",
                 )
         if self.workload is not None:
-            yield from workload_problems(self.workload, self.gpu_pool, self.storage.kind, "trainstack:gpuPool")
+            pool = "trainstack:gpuPool"
+            sources = {"nodes": pool, "machine": f"{pool}.machineType", "storage": "trainstack:storage.kind"}
+            yield from workload_problems(self.workload, self.gpu_pool.machine, self.gpu_pool.max_nodes, self.storage.kind, sources)
 
     # Derived values components read, so no caller recomputes them.
 
@@ -732,7 +739,7 @@ class StackConfig(BaseModel):
 
     @property
     def local_queue(self) -> str:
-        return self.kueue.local_queue or _default_queue(self.gpu_pool.machine_type)
+        return self.kueue.local_queue or self.gpu_pool.machine.default_queue
 
     @property
     def cluster_queue(self) -> str:
@@ -740,27 +747,23 @@ class StackConfig(BaseModel):
 
 
 def workload_problems(
-    workload: WorkloadConfig, pool: GpuPoolConfig, storage_kind: str, pool_source: str
-) -> Iterator[tuple[tuple[str | int, ...], Any, str]]:
-    """Rules between a workload and the pool and storage it runs on (`pool_source` names
-    where the pool comes from: `trainstack:gpuPool`, or a platform the stack runs on)."""
-    if workload.nodes > pool.max_nodes:
-        yield ("trainstack:workload", "nodes"), workload.nodes, f"exceeds the GPU pool's maximum of {pool.max_nodes} nodes ({pool_source})"
+    workload: WorkloadConfig, machine: catalog.Machine, max_nodes: int, storage_kind: str, sources: dict[str, str]
+) -> Iterator[Problem]:
+    """Rules between a workload and the GPU pool and storage it runs on. `sources` names where
+    the pool's `nodes`, `machine` and `storage` come from, as the user wrote them
+    (`trainstack:gpuPool`, `trainstack:platform.existingCluster.nodeCount`, a platform stack)."""
+    if workload.nodes > max_nodes:
+        yield ("trainstack:workload", "nodes"), workload.nodes, f"exceeds the GPU pool's maximum of {max_nodes} nodes ({sources['nodes']})"
     else:
         for loc, value, rule in workload.replica_problems():
             yield ("trainstack:workload", *loc), value, rule
-    gpu = pool.machine.gpu
+    gpu = machine.gpu
     if workload.precision not in gpu.peak_tflops and workload.precision != "fp32":
-        yield ("trainstack:workload", "precision"), workload.precision, f"{pool.machine_type} ({gpu.name}) has no {workload.precision} tensor cores"
+        yield ("trainstack:workload", "precision"), workload.precision, f"{machine.name} ({gpu.name}) has no {workload.precision} tensor cores ({sources['machine']})"
     if workload.resiliency.enabled and workload.framework != "nemo2":
         yield ("trainstack:workload", "resiliency", "enabled"), True, "the resiliency supervisor drives NeMo 2.0 jobs only (framework: nemo2)"
     if workload.tensorboard and storage_kind == "gcs":
-        yield ("trainstack:workload", "tensorboard"), True, "TensorBoard reads the shared file system; it needs storage kind filestore or nfs"
-
-
-def _default_queue(machine_type: str) -> str:
-    """The queue name the upstream recipes use for each machine family."""
-    return {"a3-ultragpu-8g": "a3-ultra", "a3-megagpu-8g": "a3-mega"}.get(machine_type, "a3-queue" if machine_type.startswith("a3-") else "gpu-queue")
+        yield ("trainstack:workload", "tensorboard"), True, f"TensorBoard reads the shared file system; it needs storage kind filestore or nfs ({sources['storage']})"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -847,6 +850,12 @@ def key_path(loc: tuple[str | int, ...]) -> str:
     return out
 
 
+def describe(problem: Problem) -> str:
+    """One problem as the user reads it: `trainstack:workload.nodes = 64: exceeds ...`."""
+    loc, value, rule = problem
+    return f"{key_path(loc) or '(stack config)'} = {_show(value)}: {rule}"
+
+
 def _describe(error: dict[str, Any]) -> str:
     loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-")))
     key = key_path(loc) or "(stack config)"
@@ -854,7 +863,7 @@ def _describe(error: dict[str, Any]) -> str:
         return f"{key}: unknown key (value {_show(error['input'])}); check its spelling against the documented keys"
     if error["type"] == "missing":
         return f"{key}: required key is missing"
-    return f"{key} = {_show(error['input'])}: {error['msg']}"
+    return describe((loc, error["input"], error["msg"]))
 
 
 def _show(value: Any) -> str:

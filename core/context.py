@@ -1,33 +1,30 @@
-"""What every component of one stack shares: its name, its config, its labels and names."""
+"""What every layer of one stack shares: its name, its validated config, its labels and names."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
-from trainstack.config import PlatformRef, StackConfig
-
-if TYPE_CHECKING:
-    from trainstack.infra.contract import Contract
-
-# The Kubernetes service account the workloads of a trainstack platform run as; the platform
-# grants it its storage through Workload Identity.
-WORKLOAD_SERVICE_ACCOUNT = "trainstack-workload"
+from trainstack import catalog
+from trainstack.config import StackConfig, WorkloadConfig, WorkloadStackConfig
+from trainstack.contract import WORKLOAD_SERVICE_ACCOUNT, Contract
 
 
 @dataclass(frozen=True)
 class StackContext:
-    """One stack being built: `stack` is the Pulumi stack name, `config` its validated config.
+    """One stack being built: `stack` is the Pulumi stack name, `config` its validated config,
+    `root` the project directory (image build contexts are relative to it).
 
-    A workload stack also carries where its platform is (`platform`), that platform's contract,
-    and, on a trainstack platform, the StackReference it was read through (`reference`).
+    A workload stack also carries its platform's contract and, on a trainstack platform, the
+    StackReference it was read through (`reference`).
     """
 
     stack: str
-    config: StackConfig
+    config: StackConfig | WorkloadStackConfig
+    root: Path
     extra_labels: dict[str, str] = field(default_factory=dict)
-    platform: PlatformRef | None = None
     contract: Contract | None = None
     reference: Any = None
 
@@ -46,9 +43,69 @@ class StackContext:
         """The Kubernetes service account the training pods run as."""
         return self.contract.service_account if self.contract else WORKLOAD_SERVICE_ACCOUNT
 
+    @property
+    def project(self) -> str:
+        """The project resources of this stack are created in (a workload stack's own, if it
+        sets one, else its platform's)."""
+        if isinstance(self.config, StackConfig):
+            return self.config.project
+        assert self.contract is not None
+        return self.config.project or self.contract.project
+
+    @property
+    def region(self) -> str:
+        if isinstance(self.config, StackConfig):
+            return self.config.region
+        assert self.contract is not None
+        return self.config.region or self.contract.region
+
+    @property
+    def workload(self) -> WorkloadConfig | None:
+        return self.config.workload
+
+    @property
+    def machine(self) -> catalog.Machine:
+        """The GPU pool's machine: this stack's, or its platform's."""
+        if isinstance(self.config, StackConfig):
+            return self.config.gpu_pool.machine
+        assert self.contract is not None
+        return catalog.machine(self.contract.gpu_machine_type)
+
+    @property
+    def gpu_nodes(self) -> int:
+        """The GPU pool's largest size: this stack's, or its platform's."""
+        if isinstance(self.config, StackConfig):
+            return self.config.gpu_pool.max_nodes
+        assert self.contract is not None
+        return self.contract.gpu_nodes
+
+    @property
+    def zone(self) -> str:
+        """The GPU pool's zone."""
+        if isinstance(self.config, StackConfig):
+            return self.config.gpu_zones[0]
+        assert self.contract is not None
+        return self.contract.zone
+
+    @property
+    def local_queue(self) -> str:
+        if isinstance(self.config, StackConfig):
+            return self.config.local_queue
+        assert self.contract is not None
+        return self.contract.local_queue
+
+    @property
+    def name_prefix(self) -> str:
+        """The prefix of this stack's cloud resource names: its cluster's name, or, for a
+        workload stack, the cluster it runs on."""
+        if isinstance(self.config, StackConfig):
+            return self.config.cluster.name
+        assert self.contract is not None
+        return self.contract.cluster_name
+
     def physical_name(self, suffix: str, max_length: int = 63) -> str:
-        """`<cluster name>-<suffix>`, trimmed to `max_length`: names of cloud resources."""
-        name = f"{self.config.cluster.name}-{suffix}" if suffix else self.config.cluster.name
+        """`<name prefix>-<suffix>`, trimmed to `max_length`: names of cloud resources."""
+        name = f"{self.name_prefix}-{suffix}" if suffix else self.name_prefix
         return name[:max_length].rstrip("-")
 
 

@@ -3,27 +3,44 @@ or, for a workload stack, read from a platform stack or an existing cluster."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from trainstack import contract
+from trainstack.config import ImageConfig, Problem, WorkloadStackConfig
 from trainstack.context import StackContext
-from trainstack.infra import contract, gcp, kubernetes, remote
+from trainstack.infra import gcp, kubernetes, remote
 from trainstack.infra.platform import Platform
 
 
-def check(ctx: StackContext) -> None:
-    """Rules beyond the config model (they read the checkout); ConfigError before any resource."""
-    gcp.check(ctx)
+def problems(image: ImageConfig, root: Path) -> list[Problem]:
+    """Rules of the platform layer beyond the config model (they read the project's files)."""
+    return gcp.problems(image, root)
 
 
 def build(ctx: StackContext) -> Platform:
     """Register the platform's resources (none for a workload stack) and return what a workload needs."""
-    if ctx.platform is not None:
-        return remote.build(ctx)
-    gcp_layer = gcp.build(ctx)
-    kube = kubernetes.build(ctx, gcp_layer)
-    terms = contract.of_platform(ctx.config, kube.claim_name, gcp_layer.bucket_name, gcp_layer.image_registry)
+    config = ctx.config
+    if isinstance(config, WorkloadStackConfig):
+        return remote.build(ctx, config)
+    gcp_layer = gcp.build(ctx, config)
+    kube = kubernetes.build(ctx, config, gcp_layer)
+    terms = contract.of_platform(
+        config, kube.claim_name, gcp_layer.bucket_name, gcp_layer.image_registry, gcp_layer.cluster.identity
+    )
+    pool = config.gpu_pool
     return Platform(
+        project=config.project,
+        zone=config.gpu_zones[0],
+        machine=pool.machine,
+        gpu_pool=pool.name,
+        gpu_nodes=pool.max_nodes,
+        cpu_pool=config.cpu_pool.name,
+        node_selector=gcp_layer.gpu_pool.node_selector,
+        tolerations=gcp_layer.gpu_pool.tolerations,
+        storage_kind=config.storage.kind,
+        mount_path=config.storage.mount_path,
         kubernetes=kube,
         image=gcp_layer.image,
         node_pools=gcp_layer.node_pools,
-        gcp=gcp_layer,
-        extra_outputs={contract.OUTPUT: terms.to_output()},
+        outputs={**gcp_layer.outputs, **kube.outputs, contract.OUTPUT: terms.to_output()},
     )

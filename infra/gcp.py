@@ -11,6 +11,7 @@ project's identity pool).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pulumi
 import pulumi_gcp as gcp
@@ -39,11 +40,10 @@ from trainstack.components.node_pools import (
     NodeServiceAccountArgs,
     Reservation,
 )
-from trainstack.config import StackConfig
+from trainstack import catalog
+from trainstack.config import ImageConfig, Problem, StackConfig
 from trainstack.context import StackContext
-from trainstack.errors import ConfigError
-from trainstack.infra.platform import GcpPlatform, nic_networks
-from trainstack.app.stacks import project_root
+from trainstack.infra.platform import GcpPlatform
 
 # Filestore tiers whose instances live in a zone; the others are regional.
 _ZONAL_FILESTORE_TIERS = frozenset({"BASIC_HDD", "BASIC_SSD", "ZONAL"})
@@ -59,54 +59,52 @@ def required_services(config: StackConfig) -> list[str]:
     return sorted(services)
 
 
-def check(ctx: StackContext) -> None:
-    """Rules that need the file system (build contexts), checked before anything registers."""
-    problems = []
-    build = ctx.config.image.build
-    if build is not None and not (project_root() / build.context / "Dockerfile").is_file():
-        problems.append(f"trainstack:image.build.context = {build.context!r}: no Dockerfile in {build.context}/")
-    if problems:
-        raise ConfigError(ctx.stack, problems)
+def problems(image: ImageConfig, root: Path) -> list[Problem]:
+    """Rules that need the project's files (build contexts), checked before anything registers."""
+    build = image.build
+    if build is not None and not (root / build.context / "Dockerfile").is_file():
+        return [(("trainstack:image", "build", "context"), build.context, f"no Dockerfile in {build.context}/ under {root}")]
+    return []
 
 
-def bucket_name(ctx: StackContext) -> str:
+def bucket_name(stack: str, config: StackConfig) -> str:
     """The configured bucket name, else `<project>-<stack>` made a valid bucket name."""
-    configured = ctx.config.storage.bucket_config.name
+    configured = config.storage.bucket_config.name
     if configured:
         return configured
-    name = re.sub(r"[^a-z0-9-]", "-", f"{ctx.config.project}-{ctx.stack}".lower())
+    name = re.sub(r"[^a-z0-9-]", "-", f"{config.project}-{stack}".lower())
     return name[:63].strip("-")
 
 
 def workload_image(ctx: StackContext, services: ProjectServices | None) -> tuple[pulumi.Output[str], pulumi.Output[str] | None]:
     """The workload image reference and the registry it was pushed to: built here with Cloud
     Build (`trainstack:image.build`), else the prebuilt reference and no registry."""
-    config = ctx.config
-    spec = config.image.build
+    image = ctx.config.image
+    spec = image.build
     if spec is None:
-        return pulumi.Output.from_input(config.image.prebuilt or ""), None
+        return pulumi.Output.from_input(image.prebuilt or ""), None
     built = WorkloadImage(
         "image",
         WorkloadImageArgs(
-            project=config.project,
-            region=config.region,
-            repository_id=config.image.repository or ctx.physical_name("images"),
+            project=ctx.project,
+            region=ctx.region,
+            repository_id=image.repository or ctx.physical_name("images"),
             image_name=spec.image_name,
             tag=spec.tag,
             context=spec.context,
-            context_digest=context_digest(project_root() / spec.context),
+            context_digest=context_digest(ctx.root / spec.context),
             machine_type=spec.machine_type,
             timeout=spec.timeout,
             labels=ctx.labels,
-            depends_on=services.need(apis.ARTIFACT_REGISTRY, apis.CLOUD_BUILD) if services else [],
         ),
+        opts=pulumi.ResourceOptions(depends_on=services.need(apis.ARTIFACT_REGISTRY, apis.CLOUD_BUILD) if services else []),
     )
     return built.reference, built.repository.registry_uri
 
 
-def build(ctx: StackContext) -> GcpPlatform:
-    """Register the GCP layer of `ctx`'s stack and return what the Kubernetes layer needs."""
-    config = ctx.config
+def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
+    """Register the GCP layer of `ctx`'s stack (`config`, its platform config) and return what
+    the Kubernetes layer needs."""
     project, region = config.project, config.region
     labels = ctx.labels
     services = ProjectServices("services", ProjectServicesArgs(project, required_services(config)))
@@ -125,14 +123,14 @@ def build(ctx: StackContext) -> GcpPlatform:
                 subnet_cidr=config.network.subnet_cidr,
                 pods_cidr=config.network.pods_cidr,
                 services_cidr=config.network.services_cidr,
-                depends_on=services.need(apis.COMPUTE),
             ),
+            opts=pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE)),
         )
         network = primary.ref
 
     pool = config.gpu_pool
     machine = pool.machine
-    nics = nic_networks(machine, config.network.gpu_nic_cidr)
+    nics = catalog.nic_networks(machine, config.network.gpu_nic_cidr)
     nic_nets = (
         GpuNicNetworks(
             "gpu-nics",
@@ -144,8 +142,8 @@ def build(ctx: StackContext) -> GcpPlatform:
                 machine=machine,
                 nics=nics,
                 nic_cidr=config.network.gpu_nic_cidr,
-                depends_on=services.need(apis.COMPUTE),
             ),
+            opts=pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE)),
         )
         if nics
         else None
@@ -156,8 +154,8 @@ def build(ctx: StackContext) -> GcpPlatform:
         NodeServiceAccountArgs(
             project=project,
             account_id=ctx.physical_name("nodes", 30),
-            depends_on=services.need(apis.IAM, apis.CLOUD_RESOURCE_MANAGER),
         ),
+        opts=pulumi.ResourceOptions(depends_on=services.need(apis.IAM, apis.CLOUD_RESOURCE_MANAGER)),
     )
 
     cluster_config = config.cluster
@@ -180,8 +178,8 @@ def build(ctx: StackContext) -> GcpPlatform:
             filestore_csi=config.storage.kind == "filestore",
             deletion_protection=cluster_config.deletion_protection,
             labels=labels,
-            depends_on=services.need(apis.CONTAINER, apis.COMPUTE, apis.LOGGING, apis.MONITORING),
         ),
+        opts=pulumi.ResourceOptions(depends_on=services.need(apis.CONTAINER, apis.COMPUTE, apis.LOGGING, apis.MONITORING)),
     )
 
     gpu_pool = GpuNodePool(
@@ -205,8 +203,8 @@ def build(ctx: StackContext) -> GcpPlatform:
             max_unavailable=pool.upgrade.max_unavailable,
             extra_networks=[(vpc, subnet) for _, vpc, subnet in nic_nets.networks] if nic_nets else (),
             labels=labels,
-            depends_on=[node_account, *services.need(apis.CONTAINER)],
         ),
+        opts=pulumi.ResourceOptions(depends_on=[node_account, *services.need(apis.CONTAINER)]),
     )
     cpu_pool = CpuNodePool(
         "cpu-pool",
@@ -221,8 +219,8 @@ def build(ctx: StackContext) -> GcpPlatform:
             boot_disk_gb=config.cpu_pool.boot_disk_gb,
             service_account=node_account.email,
             labels=labels,
-            depends_on=[node_account, *services.need(apis.CONTAINER)],
         ),
+        opts=pulumi.ResourceOptions(depends_on=[node_account, *services.need(apis.CONTAINER)]),
     )
 
     outputs: dict[str, object] = {
@@ -249,16 +247,16 @@ def build(ctx: StackContext) -> GcpPlatform:
             "bucket",
             CheckpointBucketArgs(
                 project=project,
-                name=bucket_name(ctx),
+                name=bucket_name(ctx.stack, config),
                 location=bucket_config.location or region,
                 hierarchical_namespace=bucket_config.hierarchical_namespace,
                 uniform_access=bucket_config.uniform_access,
                 disposable=bucket_config.disposable,
                 object_users=[principal],
-                grant_after=[cluster],
+                grant_after=[cluster.cluster],
                 labels=labels,
-                depends_on=services.need(apis.STORAGE),
             ),
+            opts=pulumi.ResourceOptions(depends_on=services.need(apis.STORAGE)),
         )
         outputs["bucketUrl"] = bucket.url
     elif storage.kind == "filestore":
@@ -274,8 +272,8 @@ def build(ctx: StackContext) -> GcpPlatform:
                 share_name=share.share_name,
                 network=network.network,
                 labels=labels,
-                depends_on=services.need(apis.FILESTORE),
             ),
+            opts=pulumi.ResourceOptions(depends_on=services.need(apis.FILESTORE)),
         )
         outputs["filestoreAddress"] = filestore.ip.apply(lambda ip: f"{ip}:/{share.share_name}")
     else:
@@ -289,8 +287,8 @@ def build(ctx: StackContext) -> GcpPlatform:
                 disk_type=disk.disk_type,
                 size_gb=disk.disk_size_gb,
                 labels=labels,
-                depends_on=services.need(apis.COMPUTE),
             ),
+            opts=pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE)),
         )
         outputs["nfsDisk"] = nfs.name
 
@@ -299,10 +297,7 @@ def build(ctx: StackContext) -> GcpPlatform:
 
     return GcpPlatform(
         cluster=cluster,
-        cluster_name=cluster.name,
-        cluster_location=region,
-        endpoint=cluster.endpoint,
-        kubeconfig=cluster.kubeconfig,
+        gpu_pool=gpu_pool,
         node_pools=[gpu_pool, cpu_pool],
         cpu_pool=cpu_pool,
         nic_networks=nic_nets.networks if nic_nets else [],

@@ -16,7 +16,7 @@ from trainstack.components.gpudirect_installers import (
     NvidiaDriverInstallerArgs,
 )
 from trainstack.components.jobset import JobSet, JobSetArgs
-from trainstack.components.k8s_provider import NODE_POOL_LABEL, ClusterProviderArgs, Placement, cluster_provider
+from trainstack.components.k8s_provider import NODE_POOL_LABEL, Placement
 from trainstack.components.kueue import GpuFlavor, Kueue, KueueArgs, PriorityClass, WaitForPodsReady
 from trainstack.components.multinic import GpuNetworks, GpuNetworksArgs, NicAttachment
 from trainstack.components.volumes import (
@@ -28,7 +28,7 @@ from trainstack.components.volumes import (
     NfsVolumeArgs,
 )
 from trainstack.components.workload_identity import WorkloadIdentity, WorkloadIdentityArgs
-from trainstack.config import StackConfig
+from trainstack.config import KueueConfig, StackConfig
 from trainstack.context import StackContext
 from trainstack.infra.platform import GcpPlatform, KubernetesPlatform
 
@@ -42,29 +42,22 @@ def controller_placement(config: StackConfig) -> Placement:
     return Placement(node_selector={NODE_POOL_LABEL: config.cpu_pool.name})
 
 
-def topology_aware(config: StackConfig) -> bool:
-    """Whether jobs are placed with Topology Aware Scheduling: on a fixed-size GPU pool only
-    (an autoscaled pool has no nodes to place a job on until the job's pods ask for them)."""
-    return config.gpu_pool.autoscaling is None
+def gpu_flavor(config: StackConfig) -> GpuFlavor:
+    """The Kueue flavor of the stack's GPU pool."""
+    pool = config.gpu_pool
+    return GpuFlavor(name=pool.name, node_pool=pool.name, machine=pool.machine, nodes=pool.max_nodes, topology_aware=pool.topology_aware)
 
 
-def kueue_args(config: StackConfig, namespace: pulumi.Input[str], placement: Placement) -> KueueArgs:
-    """Kueue's arguments from `trainstack:kueue` and the GPU pool."""
-    kueue, pool = config.kueue, config.gpu_pool
+def kueue_args(
+    kueue: KueueConfig, flavor: GpuFlavor, local_queue: str, cluster_queue: str, namespace: pulumi.Input[str], placement: Placement
+) -> KueueArgs:
+    """Kueue's arguments from `trainstack:kueue`, the GPU pool's flavor and the queue names."""
     wait = kueue.wait_for_pods_ready
     return KueueArgs(
-        cluster_queue=config.cluster_queue,
-        local_queue=config.local_queue,
+        cluster_queue=cluster_queue,
+        local_queue=local_queue,
         namespace=namespace,
-        flavors=[
-            GpuFlavor(
-                name=pool.name,
-                node_pool=pool.name,
-                machine=pool.machine,
-                nodes=pool.max_nodes,
-                topology_aware=topology_aware(config),
-            )
-        ],
+        flavors=[flavor],
         topology_name=kueue.topology_name,
         wait_for_pods_ready=WaitForPodsReady(
             timeout=wait.timeout,
@@ -83,7 +76,7 @@ def kueue_args(config: StackConfig, namespace: pulumi.Input[str], placement: Pla
 
 
 def _storage(
-    ctx: StackContext,
+    config: StackConfig,
     gcp: GcpPlatform,
     namespace: pulumi.Input[str],
     placement: Placement,
@@ -91,7 +84,6 @@ def _storage(
     controller_nodes: list[pulumi.Resource],
 ) -> GcsFuseVolume | NfsVolume:
     """The shared volume of `trainstack:storage.kind`, claimed as CLAIM_NAME."""
-    config = ctx.config
     storage = config.storage
     if storage.kind == "gcs":
         if gcp.bucket_name is None:
@@ -127,18 +119,9 @@ def _storage(
     )
 
 
-def build(ctx: StackContext, gcp: GcpPlatform) -> KubernetesPlatform:
-    """Register the Kubernetes layer of `ctx`'s stack on the cluster `gcp` built."""
-    config = ctx.config
-    provider = cluster_provider(
-        "gke",
-        ClusterProviderArgs(
-            kubeconfig=gcp.kubeconfig,
-            cluster_identifier=pulumi.Output.concat(
-                "projects/", config.project, "/locations/", gcp.cluster_location, "/clusters/", gcp.cluster_name
-            ),
-        ),
-    )
+def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform) -> KubernetesPlatform:
+    """Register the Kubernetes layer of `ctx`'s stack (`config`) on the cluster `gcp` built."""
+    provider = gcp.cluster.provider
     on_cluster = pulumi.ResourceOptions(providers=[provider])
     controller_nodes = [gcp.cpu_pool] if gcp.cpu_pool is not None else list(gcp.node_pools)
     on_controller_nodes = pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(depends_on=controller_nodes))
@@ -150,8 +133,12 @@ def build(ctx: StackContext, gcp: GcpPlatform) -> KubernetesPlatform:
         opts=on_cluster,
     )
     jobset = JobSet("jobset", JobSetArgs(placement=placement), opts=on_controller_nodes)
-    kueue = Kueue("kueue", kueue_args(config, identity.namespace, placement), opts=on_controller_nodes)
-    storage = _storage(ctx, gcp, identity.namespace, placement, on_cluster, controller_nodes)
+    kueue = Kueue(
+        "kueue",
+        kueue_args(config.kueue, gpu_flavor(config), config.local_queue, config.cluster_queue, identity.namespace, placement),
+        opts=on_controller_nodes,
+    )
+    storage = _storage(config, gcp, identity.namespace, placement, on_cluster, controller_nodes)
     ready: list[pulumi.Resource] = [
         identity.service_account,
         jobset.release,
@@ -159,14 +146,12 @@ def build(ctx: StackContext, gcp: GcpPlatform) -> KubernetesPlatform:
         storage.claim,
     ]
 
-    network_names: list[str] = []
     if gcp.nic_networks:
         networks = GpuNetworks(
             "gpu-networks",
             GpuNetworksArgs([NicAttachment(nic.name, nic.kind, vpc, subnet) for nic, vpc, subnet in gcp.nic_networks]),
             opts=on_cluster,
         )
-        network_names = networks.network_names
         ready += networks.objects
 
     # Node installers wait for the GPU pool: a DaemonSet is ready once it runs on every node,
@@ -187,10 +172,10 @@ def build(ctx: StackContext, gcp: GcpPlatform) -> KubernetesPlatform:
         service_account=ctx.workload_service_account,
         local_queue=config.local_queue,
         claim_name=storage.claim_name,
-        network_names=network_names,
+        nics=[nic for nic, _, _ in gcp.nic_networks],
         ready=ready,
         node_setup=node_setup,
-        topology_aware=topology_aware(config),
+        topology_aware=config.gpu_pool.topology_aware,
         outputs={
             "localQueue": config.local_queue,
             "clusterQueue": config.cluster_queue,

@@ -1,6 +1,7 @@
 """The platform of a workload stack, made elsewhere: a trainstack platform stack (read through
 its StackReference) or a GKE cluster trainstack did not make (read with the provider's lookup).
-Nothing here creates a network, a cluster or a node pool."""
+Nothing here creates a network, a cluster or a node pool; the Platform is filled from the
+contract the workload was validated against."""
 
 from __future__ import annotations
 
@@ -10,14 +11,16 @@ import pulumi
 import pulumi_gcp as gcp
 from pulumi.runtime.sync_await import _sync_await
 
+from trainstack import catalog, contract
 from trainstack.components import gcp_services as apis
 from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
-from trainstack.components.gke_cluster import kubeconfig
+from trainstack.components.gke_cluster import cluster_identity, kubeconfig
 from trainstack.components.jobset import JobSet, JobSetArgs
 from trainstack.components.k8s_provider import NODE_POOL_LABEL, ClusterProviderArgs, Placement, cluster_provider
-from trainstack.components.kueue import Kueue
+from trainstack.components.kueue import GpuFlavor, Kueue
+from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
+from trainstack.config import KueueConfig, WorkloadStackConfig
 from trainstack.context import StackContext
-from trainstack.infra import contract
 from trainstack.infra.gcp import workload_image
 from trainstack.infra.kubernetes import kueue_args
 from trainstack.infra.platform import KubernetesPlatform, Platform
@@ -32,67 +35,92 @@ def read_platform_stack(name: str) -> tuple[pulumi.StackReference, Any]:
     return reference, details.value
 
 
-def _cluster_kubeconfig(terms: contract.Contract) -> pulumi.Output[str]:
-    """A kubeconfig of an existing cluster, looked up by project, location and name (the
-    lookup's master auths arrive as mappings keyed by their Python names)."""
+def _cluster_path(terms: contract.Contract) -> str:
+    return f"projects/{terms.project}/locations/{terms.cluster_location}/clusters/{terms.cluster_name}"
+
+
+def _existing_cluster_access(terms: contract.Contract) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
+    """A kubeconfig of an existing cluster and its identity, looked up by project, location and
+    name (the lookup's master auths arrive as mappings keyed by their Python names)."""
     found = gcp.container.get_cluster_output(name=terms.cluster_name, location=terms.cluster_location, project=terms.project)
     context = f"gke_{terms.project}_{terms.cluster_location}_{terms.cluster_name}"
-    return pulumi.Output.secret(
-        pulumi.Output.all(found.endpoint, found.master_auths).apply(
-            lambda values: kubeconfig(context, values[0], values[1][0]["cluster_ca_certificate"])
-        )
-    )
+    ca = found.master_auths.apply(lambda auths: (auths[0]["cluster_ca_certificate"] if auths else None) or "")
+    config = pulumi.Output.secret(pulumi.Output.all(found.endpoint, ca).apply(lambda v: kubeconfig(context, v[0] or "", v[1])))
+    return config, ca.apply(lambda c: cluster_identity(_cluster_path(terms), c))
 
 
-def build(ctx: StackContext) -> Platform:
-    """The platform a workload stack runs on, from its contract."""
-    assert ctx.platform is not None and ctx.contract is not None
-    terms, config = ctx.contract, ctx.config
-    if ctx.platform.stack:
-        config_source: Any = ctx.reference.require_output(contract.KUBECONFIG_OUTPUT)
+def _provider(config: WorkloadStackConfig, ctx: StackContext, terms: contract.Contract) -> Any:
+    if config.platform.stack:
+        access: Any = ctx.reference.require_output(contract.KUBECONFIG_OUTPUT)
+        # Platforms from before the contract carried the identity: their cluster path.
+        identity: Any = terms.cluster_identity or _cluster_path(terms)
     else:
-        config_source = _cluster_kubeconfig(terms)
-    provider = cluster_provider(
+        access, identity = _existing_cluster_access(terms)
+    return cluster_provider(
         "cluster",
         ClusterProviderArgs(
-            kubeconfig=config_source,
-            cluster_identifier=f"projects/{terms.project}/locations/{terms.cluster_location}/clusters/{terms.cluster_name}",
+            kubeconfig=access,
+            cluster_identifier=identity,
             # Not this stack's cluster: never forget objects because the API is out of reach.
             delete_unreachable=False,
         ),
     )
+
+
+def build(ctx: StackContext, config: WorkloadStackConfig) -> Platform:
+    """The platform a workload stack runs on, from its contract."""
+    terms = ctx.contract
+    assert terms is not None
+    provider = _provider(config, ctx, terms)
     ready: list[pulumi.Resource] = []
-    existing = ctx.platform.existing_cluster
+    existing = config.platform.existing_cluster
     on_cluster = pulumi.ResourceOptions(provider=provider)
     placement = Placement(node_selector={NODE_POOL_LABEL: terms.cpu_pool})
     if existing is not None and existing.install_job_set:
         ready.append(JobSet("jobset", JobSetArgs(placement=placement), opts=on_cluster).release)
+    machine = catalog.machine(terms.gpu_machine_type)
     if existing is not None and existing.install_kueue:
-        ready += Kueue("kueue", kueue_args(config, terms.namespace, placement), opts=on_cluster).objects
-    image, _ = _image(ctx)
+        flavor = GpuFlavor(terms.gpu_pool, terms.gpu_pool, machine, terms.gpu_nodes, terms.topology_aware)
+        args = kueue_args(KueueConfig(), flavor, terms.local_queue, terms.cluster_queue, terms.namespace, placement)
+        ready += Kueue("kueue", args, opts=on_cluster).objects
     kube = KubernetesPlatform(
         provider=provider,
         namespace=terms.namespace,
         service_account=terms.service_account,
         local_queue=terms.local_queue,
         claim_name=terms.storage_claim,
-        network_names=list(terms.network_names),
+        nics=contract.nics(terms),
         ready=ready,
         topology_aware=terms.topology_aware,
         outputs={
-            "platform": ctx.platform.stack or f"projects/{terms.project}/locations/{terms.cluster_location}/clusters/{terms.cluster_name}",
+            "platform": config.platform.stack or _cluster_path(terms),
             "localQueue": terms.local_queue,
             "workloadNamespace": terms.namespace,
             "storageClaim": terms.storage_claim,
             "getCredentials": f"gcloud container clusters get-credentials {terms.cluster_name} --location {terms.cluster_location} --project {terms.project}",
         },
     )
-    return Platform(kubernetes=kube, image=image)
+    image, _ = _image(ctx, config)
+    return Platform(
+        project=terms.project,
+        zone=terms.zone,
+        machine=machine,
+        gpu_pool=terms.gpu_pool,
+        gpu_nodes=terms.gpu_nodes,
+        cpu_pool=terms.cpu_pool,
+        node_selector=gpu_pool_selector(terms.gpu_pool, machine),
+        tolerations=gpu_tolerations(),
+        storage_kind=terms.storage_kind,
+        mount_path=terms.mount_path,
+        kubernetes=kube,
+        image=image,
+        outputs=dict(kube.outputs),
+    )
 
 
-def _image(ctx: StackContext) -> tuple[pulumi.Output[str], pulumi.Output[str] | None]:
+def _image(ctx: StackContext, config: WorkloadStackConfig) -> tuple[pulumi.Output[str], pulumi.Output[str] | None]:
     """The workload image: prebuilt, or built here (with the APIs the build needs)."""
     services = None
-    if ctx.config.image.build is not None:
-        services = ProjectServices("services", ProjectServicesArgs(ctx.config.project, sorted([apis.ARTIFACT_REGISTRY, apis.CLOUD_BUILD])))
+    if config.image.build is not None:
+        services = ProjectServices("services", ProjectServicesArgs(ctx.project, sorted([apis.ARTIFACT_REGISTRY, apis.CLOUD_BUILD])))
     return workload_image(ctx, services)

@@ -84,15 +84,15 @@ def raw(variant: str, **more: Any) -> dict[str, Any]:
 def _export(layer: Any) -> None:
     for key, value in layer.outputs.items():
         pulumi.export(key, value)
-    pulumi.export("_kubeconfig", pulumi.Output.unsecret(layer.kubeconfig))
-    pulumi.export("_kubeconfigSecret", layer.kubeconfig)
+    pulumi.export("_kubeconfig", pulumi.Output.unsecret(layer.cluster.kubeconfig))
+    pulumi.export("_kubeconfigSecret", layer.cluster.kubeconfig)
     pulumi.export("_nics", [{"name": n.name, "network": v, "subnetwork": s} for n, v, s in layer.nic_networks])
     pulumi.export("_nodePools", len(layer.node_pools))
 
 
 @lru_cache(maxsize=None)
 def _render(variant: str, changes: str) -> engine.Rendered:
-    return render_with(lambda ctx: _export(gcp.build(ctx)), stack=STACK, raw=raw(variant, **json.loads(changes)))
+    return render_with(lambda ctx: _export(gcp.build(ctx, ctx.config)), stack=STACK, raw=raw(variant, **json.loads(changes)))
 
 
 def render(variant: str, **changes: Any) -> engine.Rendered:

@@ -10,7 +10,7 @@ from trainstack.config import load
 from trainstack.context import StackContext
 from trainstack.app.plan import engine
 from trainstack.app.plan.recorder import Registration
-from trainstack.app.stacks import raw_stack_config
+from trainstack.app.stacks import project_root, raw_stack_config
 
 
 def merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
@@ -39,8 +39,8 @@ def render(stack: str = "a3ultra-405b", raw: dict[str, Any] | None = None) -> en
 def render_with(body: Callable[[StackContext], Any], stack: str = "a3ultra-405b", raw: dict[str, Any] | None = None) -> engine.Rendered:
     """Run `body(ctx)` alone under the mock engine: for testing one component."""
     raw = raw if raw is not None else raw_stack_config(stack)
-    config = load(stack, raw)
-    return engine.execute(stack, config, raw, lambda: body(StackContext(stack, config)))
+    ctx = StackContext(stack, load(stack, raw), project_root())
+    return engine.execute(ctx, raw, lambda: body(ctx))
 
 
 def of_type(rendered: engine.Rendered, type_token: str) -> list[Registration]:

@@ -95,9 +95,10 @@ def test_pulumi_up_reports_bad_config_as_a_clean_run_error(monkeypatch: pytest.M
     monkeypatch.setattr(program, "build", built.append)
     good = raw_stack_config("a3ultra-405b")
     bad = merge(good, {"trainstack:workload": {"nodes": 72}, "trainstack:gpuPool": {"nodeCout": 1}})
+    ctx = engine.load_stack("a3ultra-405b")
     with pytest.raises(pulumi.RunError) as info:
-        engine.execute("a3ultra-405b", load("a3ultra-405b", good), bad, program.main)
+        engine.execute(ctx, bad, program.main)
     assert "trainstack:gpuPool.nodeCout: unknown key" in str(info.value)
     assert built == []
-    engine.execute("a3ultra-405b", load("a3ultra-405b", good), good, program.main)
+    engine.execute(ctx, good, program.main)
     assert len(built) == 1  # the same path with a good config builds

@@ -9,7 +9,8 @@ import pytest
 from gcp_support import STACK, gcp, raw
 from helpers import raw_config
 from trainstack.config import load
-from trainstack.context import StackContext
+from trainstack.app import validation
+from trainstack.app.stacks import project_root
 from trainstack.errors import ConfigError
 
 BUILD = {"context": "images/nemo-24.07", "imageName": "nemo-workload", "tag": "24.07"}
@@ -96,9 +97,8 @@ def test_existing_network_ranges_are_not_checked_against_unused_defaults() -> No
 
 
 def check(changes: dict[str, Any]) -> list[str]:
-    ctx = StackContext(STACK, load(STACK, raw_config(STACK, **changes)))
     with pytest.raises(ConfigError) as caught:
-        gcp.check(ctx)
+        validation.validate(STACK, raw_config(STACK, **changes), project_root())
     return caught.value.problems
 
 
@@ -126,9 +126,9 @@ def test_cpu_pool_inheriting_more_zones_than_it_can_fill_evenly() -> None:
 
 def test_build_context_without_a_dockerfile() -> None:
     (problem,) = check({"trainstack_image": {"prebuilt": None, "build": {**BUILD, "context": "images/missing"}}})
-    assert problem == "trainstack:image.build.context = 'images/missing': no Dockerfile in images/missing/"
+    assert problem == f"trainstack:image.build.context = 'images/missing': no Dockerfile in images/missing/ under {project_root()}"
 
 
 def test_valid_variants_pass_the_layer_checks() -> None:
     for variant in ("a3ultra", "a3mega", "a2"):
-        gcp.check(StackContext(STACK, load(STACK, raw(variant))))
+        assert gcp.problems(load(STACK, raw(variant)).image, project_root()) == []

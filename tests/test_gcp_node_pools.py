@@ -6,7 +6,7 @@ import pytest
 
 from gcp_support import NODE_POOL, PROJECT, ZONE, by_name, of_type, render
 from trainstack import catalog
-from trainstack.components.node_pools import CPU_POOL, GPU_POOL, GPU_TAINT, NODE_ROLES, POOL_LABEL
+from trainstack.components.node_pools import GPU_TAINT, NODE_ROLES
 
 NODE_SA = f"a3ultra-405b-nodes@{PROJECT}.iam.gserviceaccount.com"
 
@@ -34,12 +34,12 @@ def test_a3_ultra_pool_follows_the_catalog() -> None:
     assert config["diskSizeGb"] == 200
 
 
-def test_gpu_nodes_are_tainted_and_labelled() -> None:
+def test_gpu_nodes_are_tainted_with_the_one_gpu_taint_and_carry_no_label_of_ours() -> None:
     config = gpu_pool().inputs["nodeConfig"]
     assert config["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}]
     assert (GPU_TAINT.key, GPU_TAINT.value, GPU_TAINT.effect) == ("nvidia.com/gpu", "present", "NoSchedule")
-    assert config["labels"] == {POOL_LABEL: GPU_POOL}
-    assert POOL_LABEL == "trainstack.dev/pool"
+    # Pods select GKE's own node labels (GpuNodePool.node_selector); a label nobody selects is noise.
+    assert "labels" not in config
 
 
 def test_one_additional_node_network_per_extra_nic_in_order() -> None:
@@ -142,7 +142,7 @@ def test_cpu_pool_for_controllers() -> None:
     assert pool["nodeLocations"] == [ZONE]
     config = pool["nodeConfig"]
     assert config["machineType"] == "e2-standard-8"
-    assert config["labels"] == {POOL_LABEL: CPU_POOL}
+    assert "labels" not in config
     assert "taints" not in config and "guestAccelerators" not in config
     assert pool["management"] == {"autoRepair": True, "autoUpgrade": True}
 

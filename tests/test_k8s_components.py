@@ -13,7 +13,8 @@ import yaml
 from helpers import of_type, one, render_with
 from trainstack import catalog
 from trainstack.components.gpudirect_installers import GpuDirectInstallers, GpuDirectInstallersArgs
-from trainstack.components.k8s_provider import ClusterProviderArgs, Placement, child_options, cluster_provider
+from trainstack.components.k8s_provider import ClusterProviderArgs, Placement, cluster_provider
+from trainstack.components.options import child_options
 from trainstack.components.kueue import (
     GpuFlavor,
     Kueue,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import pulumi
@@ -15,8 +16,10 @@ import yaml
 
 from helpers import of_type, one, raw_config, render_with
 from trainstack import catalog
+from trainstack.catalog import nic_networks
+from trainstack.components.k8s_provider import ClusterProviderArgs, cluster_provider
 from trainstack.infra import kubernetes
-from trainstack.infra.platform import GcpPlatform, KubernetesPlatform, nic_networks
+from trainstack.infra.platform import GcpPlatform, KubernetesPlatform
 from trainstack.app.plan.engine import Rendered
 from trainstack.testing import fake_ip
 from trainstack.app.plan.recorder import Registration, public_urn
@@ -80,12 +83,12 @@ def _stand_in_gcp(ctx: Any, pools: dict[str, str]) -> GcpPlatform:
         extra["filestore_share"] = storage.filestore_config.share_name
     else:
         extra["nfs_disk_name"] = gcp.compute.Disk("nfs-disk", name=ctx.physical_name("nfs"), zone=config.gpu_zones[0]).name
+    provider = cluster_provider(
+        "gke", ClusterProviderArgs(kubeconfig=pulumi.Output.secret("apiVersion: v1\nkind: Config\n"), cluster_identifier=cluster.id)
+    )
     return GcpPlatform(
-        cluster=cluster,
-        cluster_name=cluster.name,
-        cluster_location=config.region,
-        endpoint=cluster.endpoint,
-        kubeconfig=pulumi.Output.secret("apiVersion: v1\nkind: Config\n"),
+        cluster=SimpleNamespace(provider=provider),  # type: ignore[arg-type]  # the layer reads only the provider
+        gpu_pool=SimpleNamespace(),  # type: ignore[arg-type]
         node_pools=[gpu_pool, cpu_pool],
         nic_networks=[
             (nic, pulumi.Output.from_input(ctx.physical_name(f"{nic.name}-net")), pulumi.Output.from_input(ctx.physical_name(f"{nic.name}-sub")))
@@ -102,7 +105,7 @@ def render_layer(raw: dict[str, Any] | None = None) -> Layer:
     pools: dict[str, str] = {}
 
     def body(ctx: Any) -> None:
-        platform = kubernetes.build(ctx, _stand_in_gcp(ctx, pools))
+        platform = kubernetes.build(ctx, ctx.config, _stand_in_gcp(ctx, pools))
         captured["platform"] = platform
         for key, resources in (("ready", platform.ready), ("node_setup", platform.node_setup)):
             captured[key] = []
@@ -112,7 +115,8 @@ def render_layer(raw: dict[str, Any] | None = None) -> Layer:
     return Layer(rendered, captured["platform"], captured["ready"], pools, captured["node_setup"])
 
 
-MACHINES = ["a3-ultragpu-8g", "a3-megagpu-8g", "a3-highgpu-8g", "a2-highgpu-8g"]
+# Every machine of the catalog: a machine added there is exercised here without a test change.
+MACHINES = sorted(catalog.MACHINES)
 
 
 @pytest.fixture(scope="module")
@@ -193,10 +197,10 @@ def test_every_object_has_an_explicit_name(layers, variants) -> None:
 
 
 EXPECTED_INSTALLERS = {
-    "a3-ultragpu-8g": {"nccl-rdma-installer"},
-    "a3-megagpu-8g": {"nccl-tcpxo-installer", "device-injector"},
-    "a3-highgpu-8g": {"nccl-tcpx-installer"},
-    "a2-highgpu-8g": set(),
+    catalog.GpuDirect.RDMA: {"nccl-rdma-installer"},
+    catalog.GpuDirect.TCPXO: {"nccl-tcpxo-installer", "device-injector"},
+    catalog.GpuDirect.TCPX: {"nccl-tcpx-installer"},
+    catalog.GpuDirect.NONE: set(),
 }
 
 
@@ -213,7 +217,7 @@ def _images(reg: Registration) -> set[str]:
 def test_installers_follow_the_gpudirect_stack(layers, machine_type: str) -> None:
     layer, machine = layers[machine_type], catalog.machine(machine_type)
     daemonsets = {r.name: r for r in of_type(layer.rendered, DAEMONSET)}
-    assert set(daemonsets) == EXPECTED_INSTALLERS[machine_type]
+    assert set(daemonsets) == EXPECTED_INSTALLERS[machine.gpudirect]
     for ds in daemonsets.values():
         assert ds.inputs["metadata"]["namespace"] == "kube-system"
         terms = _pod(ds)["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
@@ -232,23 +236,23 @@ def test_installers_follow_the_gpudirect_stack(layers, machine_type: str) -> Non
         assert setup["image"] == catalog.image("node-setup").ref and setup["command"][0] == "nsenter"
 
 
-EXPECTED_NETWORKS = {
-    "a3-ultragpu-8g": {"gvnic-1": "NetDevice", **{f"rdma-{i}": "RDMA" for i in range(8)}},
-    "a3-megagpu-8g": {f"vpc{i}": "NetDevice" for i in range(1, 9)},
-    "a3-highgpu-8g": {f"vpc{i}": "NetDevice" for i in range(1, 5)},
-    "a2-highgpu-8g": {},
-}
+def expected_networks(machine: catalog.Machine) -> dict[str, str]:
+    """Network name -> device type: A3 Ultra's gVNIC and RDMA NICs (GKE RDMA guide), one
+    NetDevice VPC per extra NIC on TCPX/TCPXO machines (GKE TCPX guide), none on A2."""
+    if machine.gpudirect is catalog.GpuDirect.RDMA:
+        return {"gvnic-1": "NetDevice", **{f"rdma-{i}": "RDMA" for i in range(machine.rdma_subnets)}}
+    return {f"vpc{i}": "NetDevice" for i in range(1, machine.extra_nics + 1)}
 
 
 @pytest.mark.parametrize("machine_type", MACHINES)
 def test_one_device_network_per_extra_nic(layers, machine_type: str) -> None:
     layer = layers[machine_type]
-    expected = EXPECTED_NETWORKS[machine_type]
+    expected = expected_networks(catalog.machine(machine_type))
     params = {r.inputs["metadata"]["name"]: r for r in of_type(layer.rendered, PARAM_SET)}
     networks = {r.inputs["metadata"]["name"]: r for r in of_type(layer.rendered, NETWORK)}
     assert {name: p.inputs["spec"]["deviceMode"] for name, p in params.items()} == expected
     assert set(networks) == set(expected)
-    assert layer.platform.network_names == [n.name for n in nic_networks(catalog.machine(machine_type), "192.168.0.0/16")]
+    assert list(layer.platform.nics) == nic_networks(catalog.machine(machine_type), "192.168.0.0/16")
     for name, network in networks.items():
         assert network.inputs["spec"] == {
             "type": "Device",

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
 
 import pytest
+import yaml
 from click.testing import CliRunner
+from helpers import merge
 
 from trainstack import catalog
 from trainstack.app.reports import ReportError
 from trainstack.app.reports.metrics_cli import metrics
+from trainstack.app.stacks import raw_stack_config
 from trainstack.app.reports.mfu import (
     MODELS,
     compute_mfu,
@@ -238,16 +239,23 @@ def test_cli_table(dllogger: Path) -> None:
     assert result.exit_code == 0 and "warning: MFU above 100%" in result.stderr
 
 
-def test_cli_reads_the_stack_and_options_override_it(dllogger: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    config = SimpleNamespace(
-        workload=SimpleNamespace(model="gpt3-5b", global_batch_size=512, seq_length=2048, precision="fp8", nodes=2),
-        gpu_pool=SimpleNamespace(machine=catalog.MACHINES["a3-megagpu-8g"]),
+def test_cli_reads_the_stack_and_options_override_it(dllogger: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A real stack file in a project of its own: recipe 002 as a 2-node GPT-5B run.
+    raw = merge(
+        raw_stack_config("a3mega-gpt3-175b"),
+        {
+            "trainstack:gpuPool": {"nodeCount": 2},
+            "trainstack:image": {"build": None, "prebuilt": "nvcr.io/nvidia/nemo:24.07"},
+            "trainstack:workload": {"model": "gpt3-5b", "nodes": 2, "globalBatchSize": 512, "parallelism": {"tensor": 2, "pipeline": 1, "virtualPipeline": None}},
+        },
     )
-    stacks = ModuleType("trainstack.app.stacks")
-    stacks.load_stack = lambda name: config  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "trainstack.app.stacks", stacks)
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": raw}))
+    monkeypatch.setenv("TRAINSTACK_ROOT", str(tmp_path))
     args = ["mfu", str(dllogger), "--stack", "dev", "--batch-size", "256", "--precision", "bf16", "--last-step", "30", "--json"]
-    out = json.loads(CliRunner().invoke(metrics, args).stdout)
+    result = CliRunner().invoke(metrics, args)
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
     # From the stack: gpt3-5b, seq 2048, 2 nodes x 8 H100 = 16 GPUs; overridden: GBS 256, bf16.
     assert (out["model"], out["num_gpus"], out["gpu"], out["global_batch_size"], out["precision"]) == ("gpt3-5b", 16, "h100", 256, "bf16")
 

@@ -50,12 +50,9 @@ def test_plan_catches_a_misspelled_provider_input() -> None:
 
     from trainstack.app.plan import engine
     from trainstack.app.plan.plan import PlanError, from_rendered
-    from trainstack.config import load
-
     raw = raw_stack_config("a3ultra-405b")
-    config = load("a3ultra-405b", raw)
     rendered = engine.execute(
-        "a3ultra-405b", config, raw, lambda: gcp.container.NodePool("pool", cluster="c", node_config={"machine_typo": "a3-ultragpu-8g"})
+        engine.load_stack("a3ultra-405b"), raw, lambda: gcp.container.NodePool("pool", cluster="c", node_config={"machine_typo": "a3-ultragpu-8g"})
     )
     with pytest.raises(PlanError, match=r"nodeConfig\.machine_typo: not a property of NodePoolNodeConfigArgs; did you mean 'machineType'\?"):
         from_rendered(rendered)

@@ -3,6 +3,8 @@ queue, storage, image, steps), from its config and from its whole rendered plan.
 
 from __future__ import annotations
 
+from trainstack.config import StackConfig
+
 import json
 from dataclasses import dataclass
 from functools import cache
@@ -13,7 +15,7 @@ from helpers import of_type, render
 
 from trainstack.app.plan.engine import Rendered
 from trainstack.app.plan.recorder import Registration
-from trainstack.app.stacks import load_stack
+from trainstack.app.plan import engine
 
 
 @dataclass(frozen=True)
@@ -227,3 +229,10 @@ def test_plan_of_000_runs_the_supervisor_on_the_cpu_pool() -> None:
     pools = {d["spec"]["template"]["spec"]["nodeSelector"]["cloud.google.com/gke-nodepool"] for d in deployments}
     cpu_pools = {p.inputs["name"] for p in of_type(rendered, "gcp:container/nodePool:NodePool") if not p.inputs["nodeConfig"]["machineType"].startswith("a3-")}
     assert pools == {"supervisor-cpu-pool"} and pools <= cpu_pools
+
+
+def load_stack(stack: str) -> StackConfig:
+    """A platform stack file's validated config."""
+    config = engine.load_stack(stack).config
+    assert isinstance(config, StackConfig)
+    return config

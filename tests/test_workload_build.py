@@ -3,6 +3,8 @@ each stack renders, every object schema-valid."""
 
 from __future__ import annotations
 
+from trainstack.catalog import nic_networks
+
 from functools import cache
 from typing import Any
 
@@ -13,7 +15,8 @@ from helpers import of_type, raw_config, render_with
 
 from trainstack import workloads
 from trainstack.context import StackContext
-from trainstack.infra.platform import GcpPlatform, KubernetesPlatform, Platform, nic_networks
+from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
+from trainstack.infra.platform import KubernetesPlatform, Platform
 from trainstack.app.plan.recorder import Registration
 from trainstack.app.schemas.validate import validate_object
 from trainstack.app.stacks import stack_names
@@ -32,34 +35,39 @@ class Ready(pulumi.CustomResource):
 
 
 def stand_in_platform(ctx: StackContext) -> Platform:
-    machine = ctx.config.gpu_pool.machine
+    config = ctx.config
+    machine = config.gpu_pool.machine
     ready, pools = Ready("ready"), Ready("pools")
-    gcp = GcpPlatform(
-        cluster=pools,
-        cluster_name=pulumi.Output.from_input(ctx.config.cluster.name),
-        cluster_location=ctx.config.region,
-        endpoint=pulumi.Output.from_input("34.1.2.3"),
-        kubeconfig=pulumi.Output.secret("{}"),
-        node_pools=[pools],
-        nic_networks=[],
-        image=pulumi.Output.from_input("us-central1-docker.pkg.dev/p/trainstack/image@sha256:0123"),
-    )
     kube = KubernetesPlatform(
         provider=k8s.Provider("k8s", kubeconfig="{}"),
         namespace="training",
         service_account="workload-sa",
-        local_queue=ctx.config.local_queue,
+        local_queue=config.local_queue,
         claim_name="shared-storage",
-        network_names=[n.name for n in nic_networks(machine, ctx.config.network.gpu_nic_cidr)],
+        nics=nic_networks(machine, config.network.gpu_nic_cidr),
         ready=[ready],
     )
-    return Platform(kube, gcp.image, gcp.node_pools, gcp)
+    return Platform(
+        project=config.project,
+        zone=config.gpu_zones[0],
+        machine=machine,
+        gpu_pool=config.gpu_pool.name,
+        gpu_nodes=config.gpu_pool.max_nodes,
+        cpu_pool=config.cpu_pool.name,
+        node_selector=gpu_pool_selector(config.gpu_pool.name, machine),
+        tolerations=gpu_tolerations(),
+        storage_kind=config.storage.kind,
+        mount_path=config.storage.mount_path,
+        kubernetes=kube,
+        image=pulumi.Output.from_input("us-central1-docker.pkg.dev/p/trainstack/image@sha256:0123"),
+        node_pools=[pools],
+    )
 
 
 class Built:
     def __init__(self, stack: str, raw: dict[str, Any] | None = None) -> None:
         self.outputs: dict[str, Any] = {}
-        self.rendered = render_with(lambda ctx: self.outputs.update(workloads.build(ctx, stand_in_platform(ctx))), stack=stack, raw=raw)
+        self.rendered = render_with(lambda ctx: self.outputs.update(workloads.build(ctx.config.workload, stand_in_platform(ctx))), stack=stack, raw=raw)
 
     def objects(self) -> list[Registration]:
         return [r for r in self.rendered.registrations if r.type.startswith("kubernetes:") and r.custom and "providers" not in r.type]
@@ -153,7 +161,7 @@ def test_rendezvous_uses_the_jobsets_own_pod_names() -> None:
 
 def test_pods_tolerate_the_gpu_taint_and_termination_notices() -> None:
     assert built("a3ultra-405b").pod()["spec"]["tolerations"] == [
-        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"},
         {"key": "cloud.google.com/impending-node-termination", "operator": "Exists"},
     ]
 
@@ -329,7 +337,7 @@ def test_host_monitor_runs_privileged_on_every_gpu_node() -> None:
     pod = daemonset["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {"cloud.google.com/gke-gpu": "true"}
     assert (pod["hostNetwork"], pod["hostPID"], pod["dnsPolicy"]) == (True, True, "ClusterFirstWithHostNet")
-    assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}]
     (container,) = pod["containers"]
     assert container["securityContext"]["privileged"] is True
     assert container["ports"][0]["hostPort"] == container["ports"][0]["containerPort"] == 60010

@@ -7,13 +7,16 @@ from typing import Any
 import pytest
 from helpers import raw_config
 
+from trainstack.app import validation
+from trainstack.app.stacks import project_root
 from trainstack.config import load
 from trainstack.errors import ConfigError
 
 
 def problems(stack: str = "a3ultra-405b", **workload: Any) -> list[str]:
+    """Every problem the one validation entry point reports for the stack with `workload` changes."""
     try:
-        load(stack, raw_config(stack, trainstack_workload=workload))
+        validation.validate(stack, raw_config(stack, trainstack_workload=workload), project_root())
     except ConfigError as error:
         return error.problems
     return []

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from helpers import raw_config
 
-from trainstack.config import load
+from trainstack.config import describe, load
 from trainstack.workloads import launchers
 from trainstack.workloads.launchers import deepspeed, litgpt, nemo2, nemo_megatron
 from trainstack.workloads.training_job import MASTER_PORT, pod_hosts
@@ -101,9 +101,25 @@ def test_nemo2_script_sets_parallelism_and_fp8_only_when_asked() -> None:
     ast.parse(tuned)
 
 
+def problems(stack: str, **workload: Any) -> list[str]:
+    """The launcher's problems for the stack's workload with `workload` changes, as the user reads them."""
+    config = load(stack, raw_config(stack, trainstack_workload=workload))
+    return [describe(p) for p in launchers.problems(config.workload, config.gpu_pool.machine)]
+
+
 def test_nemo2_rejects_a_model_it_has_no_recipe_for() -> None:
-    with pytest.raises(ValueError, match=r"trainstack:workload.model = 'gpt3-175b'.*known: llama3-70b"):
-        launchers.launch(job("a3ultra-405b", model="gpt3-175b"))
+    (problem,) = problems("a3ultra-405b", model="gpt3-175b")
+    assert problem.startswith("trainstack:workload.model = 'gpt3-175b': the nemo2 launcher has no recipe for it; known: llama3-70b")
+
+
+def test_megatron_launchers_reject_a_batch_that_is_not_whole_micro_batches_per_rank() -> None:
+    # a3mega: 256 GPUs at TP4 x PP8 -> 8 data-parallel ranks x micro-batch 1.
+    assert problems("a3mega-gpt3-175b", globalBatchSize=2044) == [
+        "trainstack:workload.globalBatchSize = 2044: must be a multiple of microBatchSize x data-parallel size (8 on 256 GPUs)"
+    ]
+    assert problems("a3mega-gpt3-175b", parallelism={"tensor": 3, "pipeline": 1, "virtualPipeline": None}) == [
+        "trainstack:workload.parallelism = 3: tensor x pipeline x context (3) must divide the job's 256 GPUs"
+    ]
 
 
 # --- NeMo Megatron (recipes 001, 002) ---------------------------------------------------------
@@ -158,8 +174,9 @@ def test_nemo_megatron_gpt5b_checkpoints_and_reads_the_copied_dataset() -> None:
 
 
 def test_nemo_megatron_rejects_an_unknown_model() -> None:
-    with pytest.raises(ValueError, match="known: gpt3-175b, gpt3-5b"):
-        launchers.launch(job("a3mega-gpt3-175b", model="gpt3-13b"))
+    assert problems("a3mega-gpt3-175b", model="gpt3-13b") == [
+        "trainstack:workload.model = 'gpt3-13b': the nemo-megatron launcher has no recipe for it; known: gpt3-175b, gpt3-5b"
+    ]
 
 
 # --- LitGPT (recipe 003) ------------------------------------------------------------------------
@@ -177,8 +194,10 @@ def test_litgpt_runs_the_trainer_under_torchrun_with_sizes_in_its_environment() 
 
 
 def test_litgpt_rejects_a_batch_that_does_not_split_into_micro_batches() -> None:
-    with pytest.raises(ValueError, match="globalBatchSize: 320 over 64 GPUs is 5 per GPU"):
-        launchers.launch(job("a3high-litgpt", globalBatchSize=320))
+    expected = "trainstack:workload.globalBatchSize = {}: over 64 GPUs must give each GPU a positive multiple of microBatchSize (6)"
+    assert problems("a3high-litgpt", globalBatchSize=320) == [expected.format(320)]  # 5 per GPU
+    assert problems("a3high-litgpt", globalBatchSize=385) == [expected.format(385)]  # not whole per GPU
+    assert problems("a3high-litgpt", precision="fp8") == ["trainstack:workload.precision = 'fp8': LitGPT trains in bf16, fp16, fp32"]
 
 
 # --- DeepSpeed (recipe 004) ---------------------------------------------------------------------
@@ -217,8 +236,9 @@ def test_deepspeed_config_is_zero_stage_1_in_fp16() -> None:
 
 
 def test_deepspeed_rejects_fp8() -> None:
-    with pytest.raises(ValueError, match="fp8"):
-        deepspeed.launch(job("a3mega-gpt3-175b", framework="deepspeed", model="gpt2-micro"))
+    assert problems("a3mega-gpt3-175b", framework="deepspeed", model="gpt2-micro", parallelism=None, resiliency={"enabled": False}) == [
+        "trainstack:workload.precision = 'fp8': DeepSpeed trains in fp16, bf16, fp32"
+    ]
 
 
 def test_launchers_are_pure() -> None:

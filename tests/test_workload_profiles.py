@@ -4,11 +4,13 @@ nothing another stack needs."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from trainstack import catalog
-from trainstack.infra.platform import nic_networks
+from trainstack.catalog import nic_networks
+
 from trainstack.workloads import profiles
 from trainstack.workloads.pod import NVIDIA_VOLUME, PodParts, compose, nvidia_libraries
 from trainstack.workloads.profiles import tcpx
@@ -16,8 +18,8 @@ from trainstack.workloads.profiles import tcpx
 MACHINES = {"tcpx": "a3-highgpu-8g", "tcpxo": "a3-megagpu-8g", "rdma": "a3-ultragpu-8g", "none": "a2-highgpu-8g"}
 
 
-def networks(machine: catalog.Machine) -> list[str]:
-    return [n.name for n in nic_networks(machine, "192.168.0.0/16")]
+def networks(machine: catalog.Machine) -> list[catalog.NicNetwork]:
+    return nic_networks(machine, "192.168.0.0/16")
 
 
 def parts(stack: str) -> PodParts:
@@ -129,16 +131,17 @@ def test_none_adds_nothing() -> None:
 @pytest.mark.parametrize("stack", ["tcpx", "tcpxo", "rdma"])
 def test_multinetwork_profiles_follow_the_platforms_network_names(stack: str) -> None:
     machine = catalog.machine(MACHINES[stack])
-    renamed = [f"net-{i}" for i in range(machine.extra_nics)]
+    renamed = [replace(nic, name=f"net-{i}", interface=f"nic{i}") for i, nic in enumerate(networks(machine))]
     p = profiles.for_machine(machine, renamed)
-    assert [i["network"] for i in interfaces(p)] == ["default", *renamed]
+    # Names and interfaces come from the platform's NicNetwork records, not re-derived here.
+    assert [(i["network"], i["interfaceName"]) for i in interfaces(p)] == [("default", "eth0"), *((n.name, n.interface) for n in renamed)]
 
 
 @pytest.mark.parametrize("stack", ["tcpx", "tcpxo", "rdma", "none"])
 def test_a_network_count_that_disagrees_with_the_machine_is_an_error(stack: str) -> None:
     machine = catalog.machine(MACHINES[stack])
     with pytest.raises(ValueError, match=f"{machine.name} has {machine.extra_nics} extra NICs"):
-        profiles.for_machine(machine, [*networks(machine), "extra"])
+        profiles.for_machine(machine, [*networks(machine), catalog.NicNetwork("extra", "gvnic", "eth99", "10.0.0.0/24")])
 
 
 @pytest.mark.parametrize("stack", ["tcpx", "tcpxo", "rdma", "none"])

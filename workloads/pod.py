@@ -123,7 +123,3 @@ def nvidia_libraries() -> PodParts:
         volume_mounts=(mount(NVIDIA_VOLUME, NVIDIA_DIR),),
     )
 
-
-def gpu_toleration() -> Json:
-    """GKE taints GPU nodes `nvidia.com/gpu=present:NoSchedule`."""
-    return {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}

@@ -11,7 +11,7 @@ src/helm-charts/resiliency); every key it reads is rendered with a value.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,8 +19,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from trainstack import catalog
-from trainstack.config import Resiliency
-from trainstack.workloads.pod import REPLICATED_JOB, WORKLOAD_CONTAINER, gpu_toleration
+from trainstack.components.options import child_options
+from trainstack.workloads.pod import REPLICATED_JOB, WORKLOAD_CONTAINER
 
 # The Host Monitor's port on every GPU node: the training launcher reaches the monitor of its
 # own node at this host port.
@@ -39,6 +39,29 @@ Json = dict[str, Any]
 
 
 @dataclass(frozen=True)
+class SupervisorSettings:
+    """How the supervisor reacts: heartbeats, restarts, and scaling by data-parallel replicas.
+
+    Attributes:
+        heartbeat_polling_period_s, heartbeat_timeout_s: how often it polls the workers, and
+            after how long without a heartbeat a worker counts as hung.
+        max_in_job_restarts: in-process restarts before the job is restarted (0: none).
+        max_workload_restarts: job restarts before a faulty node is hot-swapped (0: at once).
+        workload_scaling: drop or add whole data-parallel replicas as nodes fail or return.
+        pod_termination_threshold_s, workload_downtime_threshold_s: how long a pod may take to
+            terminate, and the job to stay down, before the supervisor acts.
+    """
+
+    heartbeat_polling_period_s: int = 15
+    heartbeat_timeout_s: int = 30
+    max_in_job_restarts: int = 0
+    max_workload_restarts: int = 0
+    workload_scaling: bool = True
+    pod_termination_threshold_s: int = 60
+    workload_downtime_threshold_s: int = 180
+
+
+@dataclass(frozen=True)
 class SupervisorArgs:
     """What the supervisor watches and where it runs.
 
@@ -50,9 +73,11 @@ class SupervisorArgs:
         gpus_per_node: training processes per node (one per GPU).
         nodes: the JobSet's nodes.
         nodes_per_replica: nodes one data-parallel replica spans.
-        settings: heartbeat, restart and scaling settings (`trainstack:workload.resiliency`).
+        gpu_tolerations: what lets the host monitor onto the GPU nodes (`GpuNodePool`'s).
+        settings: heartbeat, restart and scaling settings.
         image: the library's image.
-        after: resources that must exist first (the CPU pool, the JobSet CRD).
+
+    Order it after what it needs (the CPU pool, the JobSet CRD) with `opts.depends_on`.
     """
 
     jobset: str
@@ -62,9 +87,9 @@ class SupervisorArgs:
     gpus_per_node: int
     nodes: int
     nodes_per_replica: int
-    settings: Resiliency = Resiliency(enabled=True)
+    gpu_tolerations: Sequence[Mapping[str, str]] = ()
+    settings: SupervisorSettings = SupervisorSettings()
     image: str = field(default_factory=lambda: catalog.image("resiliency").ref)
-    after: Sequence[pulumi.Resource] = ()
 
     @property
     def prefix(self) -> str:
@@ -165,7 +190,7 @@ def host_monitor_spec(args: SupervisorArgs) -> Json:
                 "dnsPolicy": "ClusterFirstWithHostNet",
                 "terminationGracePeriodSeconds": 3,
                 "nodeSelector": {"cloud.google.com/gke-gpu": "true"},
-                "tolerations": [gpu_toleration()],
+                "tolerations": [dict(t) for t in args.gpu_tolerations],
                 "containers": [
                     {
                         "name": "host-monitor",
@@ -199,7 +224,7 @@ class ResiliencySupervisor(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: SupervisorArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("trainstack:workload:ResiliencySupervisor", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self, depends_on=list(args.after))
+        child = child_options(self, opts)
 
         def meta(suffix: str = "", namespaced: bool = True) -> Json:
             return {

@@ -7,7 +7,6 @@ cluster credentials reaches it with `kubectl port-forward` (the `access_command`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +15,7 @@ import pulumi_kubernetes as k8s
 
 from trainstack import catalog
 from trainstack.workloads.pod import mount
+from trainstack.components.options import child_options
 
 PORT = 6006
 SHARED_VOLUME = "shared"
@@ -35,7 +35,8 @@ class TensorBoardArgs:
         log_dir: the directory to serve, under `mount_path`.
         node_pool: the CPU pool it runs on.
         image: an image with the `tensorboard` command.
-        after: resources that must exist first (the claim, the CPU pool).
+
+    Order it after what it needs (the claim, the CPU pool) with `opts.depends_on`.
     """
 
     name: str
@@ -45,7 +46,6 @@ class TensorBoardArgs:
     log_dir: str
     node_pool: str
     image: str = field(default_factory=lambda: catalog.image("tensorboard").ref)
-    after: Sequence[pulumi.Resource] = ()
 
     def __post_init__(self) -> None:
         if not (self.log_dir == self.mount_path or self.log_dir.startswith(self.mount_path.rstrip("/") + "/")):
@@ -96,7 +96,7 @@ class TensorBoard(pulumi.ComponentResource):
             name,
             metadata=metadata,
             spec=deployment_spec(args),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.after)),
+            opts=child_options(self, opts),
         )
         k8s.core.v1.Service(
             name,

@@ -29,7 +29,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from trainstack import catalog
-from trainstack.config import Dataset, TopologyRequest
+from trainstack.components.options import child_options
 from trainstack.workloads.launchers.base import Launch
 from trainstack.workloads.pod import (
     REPLICATED_JOB,
@@ -39,7 +39,6 @@ from trainstack.workloads.pod import (
     compose,
     empty_dir,
     env_list,
-    gpu_toleration,
     host_path,
     mount,
     nvidia_libraries,
@@ -70,6 +69,23 @@ _EXEC = 'echo "node ${JOB_COMPLETION_INDEX} of ${NNODES}: $*"\nexec "$@"\n'
 Controller = Literal["jobset", "job"]
 
 
+@dataclass(frozen=True)
+class Topology:
+    """A Kueue Topology Aware Scheduling request: keep the pods within one domain of `level`,
+    `required` or only `preferred`."""
+
+    level: str
+    mode: Literal["preferred", "required"] = "preferred"
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Training data copied from Cloud Storage (`source`, a gs:// URI) to node-local `path`."""
+
+    source: str
+    path: str = "/data"
+
+
 def pod_hosts(name: str, controller: Controller, nodes: int) -> tuple[str, ...]:
     """Every pod's DNS name (resolvable in the job's namespace), in completion-index order.
 
@@ -91,7 +107,7 @@ class TrainingJobArgs:
         image: the training image.
         machine: the GPU machine of the pool (GPUs per pod, accelerator label, local SSDs).
         nodes: pods, one per node.
-        node_pool: the GPU node pool's name.
+        node_selector, tolerations: what lands a pod on the GPU pool (`GpuNodePool`'s).
         queue: the Kueue LocalQueue it is submitted to.
         service_account: the pods' Kubernetes service account (Workload Identity).
         claim_name: the shared storage's PersistentVolumeClaim, mounted at `mount_path`.
@@ -105,7 +121,9 @@ class TrainingJobArgs:
         gcsfuse: the claim is a Cloud Storage FUSE volume (the pod needs the sidecar).
         dataset: data to copy from Cloud Storage to node-local disk before training.
         env: the user's environment, applied last.
-        after: resources that must exist first (controllers, queue, claim, networks, pools).
+
+    Order it after what it needs (controllers, queue, claim, networks, node installers) with
+    `opts.depends_on`.
     """
 
     name: str
@@ -113,7 +131,8 @@ class TrainingJobArgs:
     image: pulumi.Input[str]
     machine: catalog.Machine
     nodes: int
-    node_pool: str
+    node_selector: Mapping[str, str]
+    tolerations: Sequence[Mapping[str, str]]
     queue: str
     service_account: str
     claim_name: str
@@ -122,12 +141,11 @@ class TrainingJobArgs:
     gpudirect: PodParts = PodParts()
     controller: Controller = "jobset"
     max_restarts: int = 0
-    topology: TopologyRequest | None = None
+    topology: Topology | None = None
     shared_memory: str = "250Gi"
     gcsfuse: bool = False
     dataset: Dataset | None = None
     env: Mapping[str, str] = field(default_factory=dict)
-    after: Sequence[pulumi.Resource] = ()
 
     @property
     def hosts(self) -> tuple[str, ...]:
@@ -173,7 +191,7 @@ def base_parts(args: TrainingJobArgs) -> PodParts:
             volumes=tuple(volumes),
             volume_mounts=tuple(mounts),
             tolerations=(
-                gpu_toleration(),
+                *(dict(t) for t in args.tolerations),
                 # Keep running through the node's termination notice; the job ends on its own.
                 {"key": "cloud.google.com/impending-node-termination", "operator": "Exists"},
             ),
@@ -245,10 +263,7 @@ def pod_template(args: TrainingJobArgs) -> Json:
     spec: Json = {
         "restartPolicy": "Never",
         "serviceAccountName": args.service_account,
-        "nodeSelector": {
-            "cloud.google.com/gke-accelerator": args.machine.accelerator,
-            "cloud.google.com/gke-nodepool": args.node_pool,
-        },
+        "nodeSelector": dict(args.node_selector),
         "tolerations": list(parts.tolerations),
         **({"initContainers": list(parts.init_containers)} if parts.init_containers else {}),
         "containers": [workload],
@@ -364,18 +379,19 @@ class TrainingJob(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: TrainingJobArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("trainstack:workload:TrainingJob", name, None, opts)
-        after = list(args.after)
+        after = child_options(self, opts)
         files = [
             k8s.core.v1.ConfigMap(
                 f"{name}-{manifest['metadata']['name']}",
                 metadata=manifest["metadata"],
                 data=manifest["data"],
-                opts=pulumi.ResourceOptions(parent=self, depends_on=after),
+                opts=after,
             )
             for manifest in config_maps(args)
         ]
-        replace = pulumi.ResourceOptions(
-            parent=self, depends_on=[*after, *files], replace_on_changes=["spec"], delete_before_replace=True
+        replace = pulumi.ResourceOptions.merge(
+            child_options(self, opts, *files),
+            pulumi.ResourceOptions(replace_on_changes=["spec"], delete_before_replace=True),
         )
         if args.controller == "jobset":
             manifest = jobset(args)
@@ -387,7 +403,7 @@ class TrainingJob(pulumi.ComponentResource):
             service = headless_service(args)
             k8s.core.v1.Service(
                 f"{name}-dns", metadata=service["metadata"], spec=service["spec"],
-                opts=pulumi.ResourceOptions(parent=self, depends_on=after),
+                opts=after,
             )
             manifest = indexed_job(args)
             k8s.batch.v1.Job(name, metadata=manifest["metadata"], spec=manifest["spec"], opts=replace)

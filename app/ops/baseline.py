@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trainstack.errors import TrainstackError
 from trainstack.app.ops.diff import DiffReport, StackDiff, diff_plans, failed
+from trainstack.app.plan.plan import render
+from trainstack.app.stacks import raw_stack_config, stack_names
+from trainstack.errors import TrainstackError
 
 BASE_TIMEOUT_S = 1800
 
@@ -48,9 +50,6 @@ HeadRenderer = Callable[[Path, list[str]], Rendering]
 
 def render_here(root: Path, stacks: list[str]) -> Rendering:
     """Render `stacks` (every stack when empty) of the project at `root` in this interpreter."""
-    from trainstack.app.plan.plan import render
-    from trainstack.app.stacks import raw_stack_config, stack_names
-
     known = stack_names(root)
     out = Rendering()
     for name in stacks or known:

@@ -1,7 +1,8 @@
 """Operations on the command line: `diff`, `up`, `preview`, `destroy`, `bench` and `reap`.
 
-Input errors print one `error: ...` line and exit 2 before anything is created. Heavy modules
-load inside the commands.
+Input errors print one `error: ...` line and exit 2 before anything is created. Start-up
+laziness (the documented exception to module-level imports): the modules that import pulumi's
+Automation API or the plan engine load inside the commands that use them.
 """
 
 from __future__ import annotations
@@ -12,18 +13,15 @@ import shutil
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 import yaml
 
+from trainstack.app.console import fail
+from trainstack.app.stacks import project_root, raw_stack_config, stack_names
+from trainstack.config import duration_seconds
 from trainstack.errors import TrainstackError
-
-
-def _fail(message: str) -> NoReturn:
-    from trainstack.app.cli import fail  # the CLI imports this module: resolve at call time
-
-    fail(message)
 
 
 class Duration(click.ParamType):
@@ -33,8 +31,6 @@ class Duration(click.ParamType):
     _FORMAT = re.compile(r"(?:\d+(?:\.\d+)?(?:h|m|s))+")
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        from trainstack.config import duration_seconds
-
         if isinstance(value, float):
             return value
         if not self._FORMAT.fullmatch(str(value)) or duration_seconds(str(value)) <= 0:
@@ -56,12 +52,11 @@ def diff_command(stacks: tuple[str, ...], base_ref: str, fmt: str) -> None:
     Resources added, removed and changed (property by property), replacements and node
     recreations flagged, and the change in GPUs and estimated cost per hour."""
     from trainstack.app.ops.baseline import DiffError, compare
-    from trainstack.app.stacks import project_root
 
     try:
         report = compare(project_root(), base_ref, list(stacks))
     except DiffError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     click.echo(report.to_json() if fmt == "json" else report.to_markdown(), nl=False)
     if report.head_failed:
         sys.exit(2)
@@ -73,12 +68,12 @@ def diff_command(stacks: tuple[str, ...], base_ref: str, fmt: str) -> None:
 
 def _drive(operation: str, stack: str, confirm: str | None = None) -> None:
     from trainstack.app.ops import automation
-    from trainstack.app.stacks import load_stack, project_root
+    from trainstack.app.plan.engine import load_stack
 
     try:
         automation.require_pulumi()
     except TrainstackError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if confirm:
         click.confirm(confirm, abort=True)
     root = project_root()
@@ -86,7 +81,7 @@ def _drive(operation: str, stack: str, confirm: str | None = None) -> None:
         try:
             load_stack(stack, root)  # a bad config never reaches an engine
         except TrainstackError as exc:
-            _fail(str(exc))
+            fail(str(exc))
     opener = automation.select if operation == "destroy" else automation.create_or_select
     try:
         automation.run(operation, stack, root, opener)
@@ -126,7 +121,7 @@ def _parse_sets(sets: tuple[str, ...]) -> list[tuple[str, Any]]:
     for item in sets:
         key, eq, value = item.partition("=")
         if not eq or not key:
-            _fail(f"--set {item!r}: expected KEY=VALUE, e.g. trainstack:workload.steps=50")
+            fail(f"--set {item!r}: expected KEY=VALUE, e.g. trainstack:workload.steps=50")
         pairs.append((key, yaml.safe_load(value) if value else ""))
     return pairs
 
@@ -145,18 +140,17 @@ def bench_command(stack: str, ttl: float, timeout: float, name: str | None, proj
     Exit codes: 0 the job succeeded; 1 it failed or timed out; 2 bad input (nothing created);
     3 teardown failed and resources are left (named on stderr); 130/143 interrupted."""
     from trainstack.app.ops import automation, bench
-    from trainstack.app.stacks import project_root, raw_stack_config, stack_names
 
     try:
         automation.require_pulumi()
     except TrainstackError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     for tool, hint in (
         ("kubectl", "gcloud components install kubectl"),
         ("gke-gcloud-auth-plugin", "gcloud components install gke-gcloud-auth-plugin"),
     ):
         if shutil.which(tool) is None:
-            _fail(f"{tool} is not installed (the bench watches its job with it): {hint}")
+            fail(f"{tool} is not installed (the bench watches its job with it): {hint}")
     root = project_root()
     overrides = _parse_sets(sets) + ([("gcp:project", project)] if project else [])
     try:
@@ -164,7 +158,7 @@ def bench_command(stack: str, ttl: float, timeout: float, name: str | None, proj
             stack, raw_stack_config(stack, root), now=datetime.now(UTC), ttl_s=ttl, timeout_s=timeout, taken=stack_names(root), name=name, sets=overrides
         )
     except TrainstackError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     click.echo(f"bench stack {spec.stack}: cluster {spec.cluster} in {spec.project}, expires {spec.expires:%Y-%m-%d %H:%M} UTC")
     result = bench.run_bench(spec, root, bench.Deps(), log_path=result_path.with_suffix(".leader.log"))
     result_path.write_text(json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n")

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -18,14 +19,13 @@ from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from trainstack.app import program
-from trainstack.errors import ConfigError
-from trainstack.infra.contract import OUTPUT
-from trainstack.config import StackConfig
-from trainstack.context import StackContext
-from trainstack.testing import FakeGcp
+from trainstack.app import program, validation
 from trainstack.app.plan.recorder import RecordingMonitor, Registration, redact
-from trainstack.testing import SECRET
+from trainstack.app.stacks import project_root, raw_stack_config, stack_names
+from trainstack.context import StackContext
+from trainstack.contract import OUTPUT
+from trainstack.errors import ConfigError
+from trainstack.testing import SECRET, FakeGcp
 
 PROJECT = "trainstack"
 
@@ -35,7 +35,7 @@ class Rendered:
     """The raw result of one mock run, before it is shaped into a plan."""
 
     stack: str
-    config: StackConfig
+    context: StackContext
     registrations: list[Registration]
     outputs: dict[str, Any]
 
@@ -47,7 +47,7 @@ def run(stack: str, raw: dict[str, Any]) -> Rendered:
     stack's outputs: they are rendered first, offline, from the platform's own stack file (the
     last part of its name), so the plan shows the real names."""
     references = _references(stack, raw)
-    return execute(stack, _validate(stack, raw, references).config, raw, program.main, references)
+    return execute(_validate(stack, raw, references), raw, program.main, references)
 
 
 def validate_offline(stack: str, raw: dict[str, Any]) -> StackContext:
@@ -56,9 +56,14 @@ def validate_offline(stack: str, raw: dict[str, Any]) -> StackContext:
     return _validate(stack, raw, _references(stack, raw))
 
 
+def load_stack(stack: str, root: Path | None = None) -> StackContext:
+    """A stack file's validated context (UnknownStackError, or ConfigError listing every problem)."""
+    return validate_offline(stack, raw_stack_config(stack, root))
+
+
 def _validate(stack: str, raw: dict[str, Any], references: dict[str, dict[str, Any]]) -> StackContext:
     output = next((outputs.get(OUTPUT) for outputs in references.values()), None)
-    return program.validate(stack, raw, output)
+    return validation.validate(stack, raw, project_root(), output)
 
 
 def _references(stack: str, raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -69,8 +74,6 @@ def _references(stack: str, raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def _platform_outputs(stack: str, platform: str) -> dict[str, Any]:
-    from trainstack.app.stacks import raw_stack_config, stack_names
-
     name = platform.rsplit("/", 1)[-1]
     if name not in stack_names():
         raise ConfigError(
@@ -80,8 +83,7 @@ def _platform_outputs(stack: str, platform: str) -> dict[str, Any]:
 
 
 def execute(
-    stack: str,
-    config: StackConfig,
+    ctx: StackContext,
     raw: dict[str, Any],
     body: Callable[[], Any],
     references: dict[str, dict[str, Any]] | None = None,
@@ -92,16 +94,16 @@ def execute(
     asyncio.set_event_loop(loop)
     try:
         settings.ROOT.set(None)
-        fake = FakeGcp(config.project, config.region, config.zone, references or {})
+        fake = FakeGcp(ctx.project, ctx.region, ctx.zone, references or {})
         monitor = RecordingMonitor(fake)
-        mocks.set_mocks(fake, project=PROJECT, stack=stack, preview=False, monitor=monitor)
+        mocks.set_mocks(fake, project=PROJECT, stack=ctx.stack, preview=False, monitor=monitor)
         runtime_config.set_all_config({k: _encode(v) for k, v in raw.items()}, [])
         _sync_await(run_pulumi_func(body))
         outputs = _resolve_outputs()
     finally:
         asyncio.set_event_loop(None)
         loop.close()
-    return Rendered(stack, config, monitor.registrations, outputs)
+    return Rendered(ctx.stack, ctx, monitor.registrations, outputs)
 
 
 def _encode(value: Any) -> str:

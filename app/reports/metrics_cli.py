@@ -14,6 +14,7 @@ import click
 
 from trainstack import catalog
 from trainstack.errors import TrainstackError
+from trainstack.app.reports import ReportError
 from trainstack.app.reports import goodput as goodput_report
 from trainstack.app.reports import mfu as mfu_report
 
@@ -36,15 +37,17 @@ def metrics() -> None:
 
 def _stack_figures(name: str) -> dict[str, Any]:
     """MFU inputs a stack's config gives (None where it sets nothing)."""
-    from trainstack.app.stacks import load_stack  # lazy: loading a stack pulls in the config stack
+    from trainstack.app.plan.engine import load_stack  # start-up laziness: the engine imports pulumi
 
-    config = load_stack(name)
-    workload, machine = config.workload, config.gpu_pool.machine
+    ctx = load_stack(name)
+    workload, machine = ctx.workload, ctx.machine
+    if workload is None:
+        raise ReportError(f"stack {name!r} is a platform: it has no workload to measure")
     return {
         "model": workload.model,
         "batch_size": workload.global_batch_size,
         "seq_len": workload.seq_length,
-        "accelerators": workload.nodes * machine.gpus_per_node,
+        "accelerators": machine.gpus(workload.nodes),
         "accelerator_type": machine.gpu.name,
         "precision": workload.precision,
     }

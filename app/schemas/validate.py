@@ -19,7 +19,7 @@ import yaml
 from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry, Resource
 
-KUBERNETES_VERSION = "1.32"
+from trainstack.catalog import KUBERNETES_VERSION
 
 _DEFINITIONS_URI = "https://kubernetes.io/api/_definitions.json"  # the $id of _definitions.json
 _OBJECT_META = {"$ref": f"{_DEFINITIONS_URI}#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}

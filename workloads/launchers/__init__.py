@@ -1,28 +1,36 @@
-"""Framework launchers: one small module per framework, each a pure function from the job to
-its launch command, environment and ConfigMap-served files. A new framework is one module
-and one line in LAUNCHERS."""
+"""Framework launchers: one small module per framework, each with `problems(workload, machine)`
+(what the framework would refuse, checked before anything is created) and `launch(job)` (a pure
+function from the job to its launch command, environment and ConfigMap-served files). A new
+framework is one module and one line in LAUNCHERS."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from types import ModuleType
 
+from trainstack import catalog
+from trainstack.config import Problem, WorkloadConfig
 from trainstack.workloads.launchers import deepspeed, litgpt, nemo2, nemo_megatron
 from trainstack.workloads.launchers.base import ConfigFiles, JobSpec, Launch
 
-Launcher = Callable[[JobSpec], Launch]
-
 # Keys are the values of `trainstack:workload.framework`.
-LAUNCHERS: dict[str, Launcher] = {
-    "nemo2": nemo2.launch,
-    "nemo-megatron": nemo_megatron.launch,
-    "litgpt": litgpt.launch,
-    "deepspeed": deepspeed.launch,
+LAUNCHERS: dict[str, ModuleType] = {
+    "nemo2": nemo2,
+    "nemo-megatron": nemo_megatron,
+    "litgpt": litgpt,
+    "deepspeed": deepspeed,
 }
+
+
+def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
+    """What the workload's framework would refuse on `machine`."""
+    found: list[Problem] = LAUNCHERS[workload.framework].problems(workload, machine)
+    return found
 
 
 def launch(job: JobSpec) -> Launch:
     """The launch of `job` by its framework's launcher."""
-    return LAUNCHERS[job.workload.framework](job)
+    launched: Launch = LAUNCHERS[job.workload.framework].launch(job)
+    return launched
 
 
-__all__ = ["LAUNCHERS", "ConfigFiles", "JobSpec", "Launch", "launch"]
+__all__ = ["LAUNCHERS", "ConfigFiles", "JobSpec", "Launch", "launch", "problems"]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from trainstack.config import WorkloadConfig
+from trainstack import catalog
+from trainstack.config import Problem, WorkloadConfig
 
 # Launcher files (configs, scripts, hostfiles) are mounted read-only here.
 CONFIG_DIR = "/workload/configs"
@@ -90,8 +91,34 @@ def torchrun(job: JobSpec) -> tuple[str, ...]:
     )
 
 
-def unknown_model(framework: str, model: str, known: Mapping[str, object]) -> ValueError:
-    return ValueError(
-        f"trainstack:workload.model = {model!r}: the {framework} launcher has no recipe for it; "
-        f"known: {', '.join(sorted(known))}"
-    )
+WORKLOAD = "trainstack:workload"
+
+
+def model_problems(framework: str, workload: WorkloadConfig, known: Mapping[str, object]) -> list[Problem]:
+    """The workload's model, unless the framework's launcher knows it."""
+    if workload.model in known:
+        return []
+    return [((WORKLOAD, "model"), workload.model, f"the {framework} launcher has no recipe for it; known: {', '.join(sorted(known))}")]
+
+
+def precision_problems(framework: str, workload: WorkloadConfig, supported: Sequence[str]) -> list[Problem]:
+    """The workload's precision, unless the framework trains in it."""
+    if workload.precision in supported:
+        return []
+    return [((WORKLOAD, "precision"), workload.precision, f"{framework} trains in {', '.join(supported)}")]
+
+
+def megatron_problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
+    """Megatron-style splits: tensor x pipeline x context parallelism divides the GPUs, and the
+    global batch is a whole number of micro-batches on every data-parallel rank (Megatron-LM
+    and NeMo refuse anything else at start-up)."""
+    gpus = machine.gpus(workload.nodes)
+    split = workload.parallelism.model_parallel_size if workload.parallelism else 1
+    if gpus % split:
+        return [((WORKLOAD, "parallelism"), split, f"tensor x pipeline x context ({split}) must divide the job's {gpus} GPUs")]
+    step = (workload.micro_batch_size or 1) * (gpus // split)
+    if workload.global_batch_size is not None and workload.global_batch_size % step:
+        return [
+            ((WORKLOAD, "globalBatchSize"), workload.global_batch_size, f"must be a multiple of microBatchSize x data-parallel size ({step} on {gpus} GPUs)")
+        ]
+    return []

@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from trainstack.workloads.launchers.base import CONFIG_DIR, NODE_RANK, ConfigFiles, JobSpec, Launch, unknown_model
+from trainstack import catalog
+from trainstack.config import Problem, WorkloadConfig
+from trainstack.workloads.launchers.base import CONFIG_DIR, NODE_RANK, ConfigFiles, JobSpec, Launch, model_problems, precision_problems
 
 MISTRAL_DIR = "/workspace/mistral"
 
@@ -28,12 +30,13 @@ MODELS = {
 LEARNING_RATE = 6e-4
 
 
+def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
+    """What the DeepSpeed launcher cannot run: an unknown model, fp8."""
+    return [*model_problems("deepspeed", workload, MODELS), *precision_problems("DeepSpeed", workload, ("fp16", "bf16", "fp32"))]
+
+
 def launch(job: JobSpec) -> Launch:
     workload = job.workload
-    if workload.model not in MODELS:
-        raise unknown_model("deepspeed", workload.model, MODELS)
-    if workload.precision == "fp8":
-        raise ValueError("trainstack:workload.precision = 'fp8': DeepSpeed here trains in fp16, bf16 or fp32")
     per_gpu = workload.micro_batch_size or 1
     runs = f"{job.storage_path}/artifacts/runs"
     return Launch(

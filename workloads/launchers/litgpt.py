@@ -10,7 +10,9 @@ directory, which this launcher puts on the shared storage.
 
 from __future__ import annotations
 
-from trainstack.workloads.launchers.base import JobSpec, Launch, torchrun
+from trainstack import catalog
+from trainstack.config import Problem, WorkloadConfig
+from trainstack.workloads.launchers.base import WORKLOAD, JobSpec, Launch, precision_problems, torchrun
 
 ENTRYPOINT = "/opt/lit-gpt/pretrain/openwebtext_trainer.py"
 
@@ -18,17 +20,28 @@ ENTRYPOINT = "/opt/lit-gpt/pretrain/openwebtext_trainer.py"
 _PRECISION = {"bf16": "bf16-true", "fp16": "16-mixed", "fp32": "32-true"}
 
 
+def _batch(workload: WorkloadConfig, gpus: int) -> tuple[int, int]:
+    """(sequences per GPU per step, micro-batch)."""
+    micro = workload.micro_batch_size or 1
+    return (workload.global_batch_size or gpus * micro) // gpus, micro
+
+
+def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
+    """What LitGPT's trainer cannot run: a precision it has no mode for, a batch that does not
+    split into whole micro-batches per GPU."""
+    found = precision_problems("LitGPT", workload, tuple(_PRECISION))
+    gpus = machine.gpus(workload.nodes)
+    per_gpu, micro = _batch(workload, gpus)
+    if per_gpu < micro or per_gpu % micro or (workload.global_batch_size or 0) % gpus:
+        found.append(
+            ((WORKLOAD, "globalBatchSize"), workload.global_batch_size, f"over {gpus} GPUs must give each GPU a positive multiple of microBatchSize ({micro})")
+        )
+    return found
+
+
 def launch(job: JobSpec) -> Launch:
     workload = job.workload
-    if workload.precision not in _PRECISION:
-        raise ValueError(f"trainstack:workload.precision = {workload.precision!r}: LitGPT trains in {', '.join(_PRECISION)}")
-    micro = workload.micro_batch_size or 1
-    per_gpu = (workload.global_batch_size or job.world_size * micro) // job.world_size
-    if per_gpu < micro or per_gpu % micro:
-        raise ValueError(
-            f"trainstack:workload.globalBatchSize: {workload.global_batch_size} over {job.world_size} GPUs is "
-            f"{per_gpu} per GPU, which must be a positive multiple of microBatchSize ({micro})"
-        )
+    per_gpu, micro = _batch(workload, job.world_size)
     log_dir = f"{job.storage_path}/litgpt"
     run_dir = f"{log_dir}/{job.name}"
     return Launch(

@@ -9,7 +9,8 @@ dataset is NeMo's default for pretraining recipes.
 
 from __future__ import annotations
 
-from trainstack.config import WorkloadConfig
+from trainstack import catalog
+from trainstack.config import Problem, WorkloadConfig
 from trainstack.workloads import supervisor
 from trainstack.workloads.launchers.base import (
     CONFIG_DIR,
@@ -19,7 +20,9 @@ from trainstack.workloads.launchers.base import (
     JobSpec,
     Launch,
     torchrun,
-    unknown_model,
+    megatron_problems,
+    model_problems,
+    precision_problems,
 )
 from trainstack.workloads.pod import REPLICATED_JOB, WORKLOAD_CONTAINER
 
@@ -44,12 +47,17 @@ SCRIPT = "train.py"
 FT_HEARTBEAT_TIMEOUT_S = 1800
 
 
+def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
+    """What NeMo 2.0 would refuse: an unknown recipe, fp32, a split that does not fit."""
+    return [
+        *model_problems("nemo2", workload, RECIPES),
+        *precision_problems("NeMo 2.0", workload, ("bf16", "fp16", "fp8")),
+        *megatron_problems(workload, machine),
+    ]
+
+
 def launch(job: JobSpec) -> Launch:
     workload = job.workload
-    if workload.model not in RECIPES:
-        raise unknown_model("nemo2", workload.model, RECIPES)
-    if workload.precision == "fp32":
-        raise ValueError("trainstack:workload.precision = 'fp32': NeMo 2.0 recipes train in bf16, fp16 or fp8")
     exp_dir = f"{job.storage_path}/nemo-experiments"
     script = f"{CONFIG_DIR}/{SCRIPT}"
     command = _supervised(job, script) if workload.resiliency.enabled else (*torchrun(job), script)

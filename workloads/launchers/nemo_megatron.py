@@ -13,8 +13,18 @@ from typing import Any
 
 import yaml
 
-from trainstack.config import WorkloadConfig
-from trainstack.workloads.launchers.base import CONFIG_DIR, NODE_RANK, ConfigFiles, JobSpec, Launch, torchrun, unknown_model
+from trainstack import catalog
+from trainstack.config import Problem, WorkloadConfig
+from trainstack.workloads.launchers.base import (
+    CONFIG_DIR,
+    NODE_RANK,
+    ConfigFiles,
+    JobSpec,
+    Launch,
+    megatron_problems,
+    model_problems,
+    torchrun,
+)
 
 NEMO_EXAMPLES = "/opt/NeMo/examples/nlp/language_modeling"
 ENTRYPOINT = f"{NEMO_EXAMPLES}/megatron_gpt_pretraining.py"
@@ -29,10 +39,13 @@ MODELS: dict[str, dict[str, Any]] = {
 _TRAINER_PRECISION = {"bf16": "bf16", "fp8": "bf16", "fp16": 16, "fp32": 32}
 
 
+def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
+    """What NeMo Megatron would refuse: an unknown model, a split that does not fit."""
+    return [*model_problems("nemo-megatron", workload, MODELS), *megatron_problems(workload, machine)]
+
+
 def launch(job: JobSpec) -> Launch:
     workload = job.workload
-    if workload.model not in MODELS:
-        raise unknown_model("nemo-megatron", workload.model, MODELS)
     exp_dir = f"{job.storage_path}/nemo-experiments"
     config_name = f"{workload.model}.yaml"
     profiling = workload.profiling

@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from trainstack import catalog
+from trainstack.catalog import NicNetwork
 from trainstack.workloads.pod import PodParts
 from trainstack.workloads.profiles import none, rdma, tcpx, tcpxo
 
-Profile = Callable[[catalog.Machine, Sequence[str]], PodParts]
+Profile = Callable[[catalog.Machine, Sequence[NicNetwork]], PodParts]
 
 PROFILES: dict[catalog.GpuDirect, Profile] = {
     catalog.GpuDirect.TCPX: tcpx.parts,
@@ -20,7 +21,6 @@ PROFILES: dict[catalog.GpuDirect, Profile] = {
 }
 
 
-def for_machine(machine: catalog.Machine, networks: Sequence[str]) -> PodParts:
-    """The pod pieces of `machine`'s GPUDirect stack, given the Kubernetes Network names of its
-    extra NICs in interface order."""
-    return PROFILES[machine.gpudirect](machine, networks)
+def for_machine(machine: catalog.Machine, nics: Sequence[NicNetwork]) -> PodParts:
+    """The pod pieces of `machine`'s GPUDirect stack, given its extra NICs in interface order."""
+    return PROFILES[machine.gpudirect](machine, nics)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from trainstack import catalog
+from trainstack.catalog import NicNetwork
 from trainstack.workloads.pod import PodParts
 from trainstack.workloads.profiles import networks as multinetwork
 
 
-def parts(machine: catalog.Machine, networks: Sequence[str]) -> PodParts:
+def parts(machine: catalog.Machine, nics: Sequence[NicNetwork]) -> PodParts:
     """Nothing to add; the machine has no extra NICs to attach."""
-    multinetwork.data_interfaces(machine, networks)
+    multinetwork.data_interfaces(machine, nics)
     return PodParts()

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from trainstack import catalog
+from trainstack.catalog import NicNetwork
 from trainstack.workloads.pod import PodParts, empty_dir, mount, plugin_installer
 from trainstack.workloads.profiles import networks as multinetwork
 
@@ -18,7 +19,7 @@ GIB_VOLUME = "gib"
 GIB_DIR = "/usr/local/gib"
 
 
-def parts(machine: catalog.Machine, networks: Sequence[str]) -> PodParts:
+def parts(machine: catalog.Machine, nics: Sequence[NicNetwork]) -> PodParts:
     """The gIB pieces of a training pod on `machine` with the given extra networks."""
     images = catalog.GPUDIRECT_IMAGES[catalog.GpuDirect.RDMA]
     installer = plugin_installer(
@@ -27,7 +28,7 @@ def parts(machine: catalog.Machine, networks: Sequence[str]) -> PodParts:
         mount(GIB_VOLUME, f"/target{GIB_DIR}"),
     )
     return PodParts(
-        annotations=multinetwork.annotations(machine, networks),
+        annotations=multinetwork.annotations(machine, nics),
         env={
             "NCCL_PLUGIN_PATH": f"{GIB_DIR}/lib64",
             "NCCL_INIT_SCRIPT": f"{GIB_DIR}/scripts/set_nccl_env.sh",

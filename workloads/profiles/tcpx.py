@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from trainstack import catalog
+from trainstack.catalog import NicNetwork
 from trainstack.workloads.pod import NVIDIA_DIR, NVIDIA_VOLUME, PodParts, empty_dir, mount
 from trainstack.workloads.profiles import networks as multinetwork
 
@@ -21,17 +22,13 @@ DAEMON = "tcpd-daemon"
 SOCKET_VOLUME = "tcpx-socket"
 SOCKET_DIR = "/run/tcpx"
 
-# CPU cores per NIC for the plugin's send and receive threads on a3-highgpu-8g: the first two
-# NICs sit on NUMA node 0, the last two on NUMA node 1 (GKE TCPX guide).
-_TX_CORES = ("8-21,112-125", "8-21,112-125", "60-73,164-177", "60-73,164-177")
-_RX_CORES = ("22-35,126-139", "22-35,126-139", "74-87,178-191", "74-87,178-191")
 
-
-def parts(machine: catalog.Machine, networks: Sequence[str]) -> PodParts:
+def parts(machine: catalog.Machine, nics: Sequence[NicNetwork]) -> PodParts:
     """The TCPX pieces of a training pod on `machine` with the given extra networks."""
-    interfaces = multinetwork.data_interfaces(machine, networks)
-    if len(interfaces) != len(_TX_CORES):
-        raise ValueError(f"the TCPX core bindings describe {len(_TX_CORES)} NICs; {machine.name} has {len(interfaces)}")
+    interfaces = multinetwork.data_interfaces(machine, nics)
+    bindings = machine.nic_cpu_bindings
+    if len(interfaces) != len(bindings):
+        raise ValueError(f"the catalog's TCPX core bindings of {machine.name} describe {len(bindings)} NICs; it has {len(interfaces)}")
     images = catalog.GPUDIRECT_IMAGES[catalog.GpuDirect.TCPX]
     assert images.rxdm is not None
     daemon = {
@@ -50,15 +47,15 @@ def parts(machine: catalog.Machine, networks: Sequence[str]) -> PodParts:
         "volumeMounts": [mount(NVIDIA_VOLUME, NVIDIA_DIR), mount(SOCKET_VOLUME, SOCKET_DIR)],
     }
     return PodParts(
-        annotations=multinetwork.annotations(machine, networks),
+        annotations=multinetwork.annotations(machine, nics),
         env={
             # The plugin and its NCCL live in the host library directory the installer fills.
             "NCCL_PLUGIN_PATH": f"{NVIDIA_DIR}/lib64",
             "NCCL_GPUDIRECTTCPX_UNIX_CLIENT_PREFIX": SOCKET_DIR,
             "NCCL_GPUDIRECTTCPX_CTRL_DEV": multinetwork.PRIMARY_INTERFACE,
             "NCCL_GPUDIRECTTCPX_SOCKET_IFNAME": ",".join(interfaces),
-            "NCCL_GPUDIRECTTCPX_TX_BINDINGS": ";".join(f"{i}:{c}" for i, c in zip(interfaces, _TX_CORES)),
-            "NCCL_GPUDIRECTTCPX_RX_BINDINGS": ";".join(f"{i}:{c}" for i, c in zip(interfaces, _RX_CORES)),
+            "NCCL_GPUDIRECTTCPX_TX_BINDINGS": ";".join(f"{i}:{tx}" for i, (tx, _) in zip(interfaces, bindings)),
+            "NCCL_GPUDIRECTTCPX_RX_BINDINGS": ";".join(f"{i}:{rx}" for i, (_, rx) in zip(interfaces, bindings)),
             "NCCL_GPUDIRECTTCPX_PROGRAM_FLOW_STEERING_WAIT_MICROS": "500000",
             "NCCL_SOCKET_IFNAME": multinetwork.PRIMARY_INTERFACE,
             "GLOO_SOCKET_IFNAME": multinetwork.PRIMARY_INTERFACE,

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from trainstack import catalog
+from trainstack.catalog import NicNetwork
 from trainstack.workloads.pod import NVIDIA_DIR, NVIDIA_VOLUME, PodParts, empty_dir, host_path, mount, plugin_installer
 from trainstack.workloads.profiles import networks as multinetwork
 
@@ -32,9 +33,9 @@ def device_annotation(machine: catalog.Machine) -> str:
     return "".join(f"- path: {p}\n" for p in paths)
 
 
-def parts(machine: catalog.Machine, networks: Sequence[str]) -> PodParts:
+def parts(machine: catalog.Machine, nics: Sequence[NicNetwork]) -> PodParts:
     """The TCPXO pieces of a training pod on `machine` with the given extra networks."""
-    interfaces = multinetwork.data_interfaces(machine, networks)
+    interfaces = multinetwork.data_interfaces(machine, nics)
     images = catalog.GPUDIRECT_IMAGES[catalog.GpuDirect.TCPXO]
     assert images.rxdm is not None
     installer = plugin_installer(
@@ -63,7 +64,7 @@ def parts(machine: catalog.Machine, networks: Sequence[str]) -> PodParts:
     }
     return PodParts(
         annotations={
-            **multinetwork.annotations(machine, networks),
+            **multinetwork.annotations(machine, nics),
             f"devices.gke.io/container.{DAEMON}": device_annotation(machine),
         },
         env={

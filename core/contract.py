@@ -8,16 +8,18 @@ resource. Version history: 1, the first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from pydantic.alias_generators import to_camel
 
 from trainstack import catalog
-from trainstack.config import ExistingCluster, NetworkConfig, StackConfig, WorkloadStackConfig, load
-from trainstack.context import WORKLOAD_SERVICE_ACCOUNT
+from trainstack.config import ExistingCluster, NetworkConfig, Problem, StackConfig, WorkloadStackConfig, workload_problems
 from trainstack.errors import ConfigError
-from trainstack.infra.platform import nic_networks
+
+# The Kubernetes service account the workloads of a trainstack platform run as; the platform
+# grants it its storage through Workload Identity.
+WORKLOAD_SERVICE_ACCOUNT = "trainstack-workload"
 
 CONTRACT_VERSION = 1
 OUTPUT = "platform"
@@ -40,6 +42,8 @@ class Contract:
         storage_kind, storage_claim, mount_path: the shared storage claim and where jobs mount it.
         bucket: the checkpoint bucket (storage kind gcs), else None.
         image_registry: the Artifact Registry repository, when the platform has one.
+        cluster_identity: the cluster instance (`GkeCluster.identity`); a workload stack's
+            Kubernetes provider follows it. Absent from contracts of older platform stacks.
     """
 
     project: str
@@ -62,6 +66,7 @@ class Contract:
     mount_path: str
     bucket: Any = None  # a str, or an Output[str] on the platform stack itself
     image_registry: Any = None
+    cluster_identity: Any = None
 
     def to_output(self) -> dict[str, Any]:
         # Not dataclasses.asdict: it deep-copies, and a platform's bucket or registry is an Output.
@@ -87,7 +92,7 @@ def from_output(platform_stack: str, value: Any) -> Contract:
     return Contract(**terms)
 
 
-def of_platform(config: StackConfig, claim: str, bucket: str | None, registry: str | None) -> Contract:
+def of_platform(config: StackConfig, claim: str, bucket: Any, registry: Any, cluster_identity: Any) -> Contract:
     """The contract of a platform this stack builds."""
     pool = config.gpu_pool
     return Contract(
@@ -99,11 +104,11 @@ def of_platform(config: StackConfig, claim: str, bucket: str | None, registry: s
         gpu_machine_type=pool.machine_type,
         gpu_pool=pool.name,
         gpu_nodes=pool.max_nodes,
-        topology_aware=pool.autoscaling is None,
+        topology_aware=pool.topology_aware,
         cpu_pool=config.cpu_pool.name,
         local_queue=config.local_queue,
         cluster_queue=config.cluster_queue,
-        network_names=[n.name for n in nic_networks(pool.machine, config.network.gpu_nic_cidr)],
+        network_names=[n.name for n in catalog.nic_networks(pool.machine, config.network.gpu_nic_cidr)],
         namespace=config.workload_namespace,
         service_account=WORKLOAD_SERVICE_ACCOUNT,
         storage_kind=config.storage.kind,
@@ -111,6 +116,7 @@ def of_platform(config: StackConfig, claim: str, bucket: str | None, registry: s
         mount_path=config.storage.mount_path,
         bucket=bucket,
         image_registry=registry,
+        cluster_identity=cluster_identity,
     )
 
 
@@ -119,7 +125,7 @@ def of_existing(cluster: ExistingCluster) -> Contract:
     machine = catalog.machine(cluster.machine_type)
     names = cluster.network_names
     if names is None:
-        names = [n.name for n in nic_networks(machine, NetworkConfig().gpu_nic_cidr)]
+        names = [n.name for n in catalog.nic_networks(machine, NetworkConfig().gpu_nic_cidr)]
     region = cluster.zone.rsplit("-", 1)[0]
     return Contract(
         project=cluster.project,
@@ -143,39 +149,32 @@ def of_existing(cluster: ExistingCluster) -> Contract:
     )
 
 
-def effective_config(stack: str, config: WorkloadStackConfig, contract: Contract, source: str) -> StackConfig:
-    """The whole-stack config a workload stack amounts to on `contract`'s platform, validated:
-    its workload is checked against the platform's pool, machine and storage (ConfigError)."""
-    workload = config.workload.model_dump(by_alias=True, exclude_unset=True)
-    problems = []
-    if config.workload.namespace != "default" and config.workload.namespace != contract.namespace:
+def nics(terms: Contract) -> list[catalog.NicNetwork]:
+    """The platform's extra GPU NICs in interface order, under the names its Networks have."""
+    machine = catalog.machine(terms.gpu_machine_type)
+    defaults = catalog.nic_networks(machine, NetworkConfig().gpu_nic_cidr)
+    return [replace(nic, name=name) for nic, name in zip(defaults, terms.network_names)]
+
+
+def workload_stack_problems(config: WorkloadStackConfig, terms: Contract) -> list[Problem]:
+    """How a workload stack's workload fails to fit its platform, each problem naming the key
+    the user wrote: the workload's own, and the platform's as the stack points at it."""
+    existing = config.platform.existing_cluster
+    if existing is not None:
+        where = "trainstack:platform.existingCluster"
+        sources = {"nodes": f"{where}.nodeCount", "machine": f"{where}.machineType", "storage": f"{where}.storage.kind"}
+    else:
+        where = f"platform stack {config.platform.stack}"
+        sources = {"nodes": where, "machine": where, "storage": where}
+    problems: list[Problem] = []
+    if config.workload.namespace not in ("default", terms.namespace):
         problems.append(
-            f"trainstack:workload.namespace = {config.workload.namespace!r}: the platform's storage and service account are in {contract.namespace!r} ({source})"
+            (("trainstack:workload", "namespace"), config.workload.namespace, f"the platform's storage and service account are in {terms.namespace!r} ({where})")
         )
-    workload["namespace"] = contract.namespace
-    raw: dict[str, Any] = {
-        "gcp:project": config.project or contract.project,
-        "gcp:region": config.region or contract.region,
-        "gcp:zone": contract.zone,
-        "trainstack:cluster": {"name": contract.cluster_name},
-        "trainstack:gpuPool": {
-            "name": contract.gpu_pool,
-            "machineType": contract.gpu_machine_type,
-            "nodeCount": contract.gpu_nodes,
-            "placement": "none",
-        },
-        "trainstack:cpuPool": {"name": contract.cpu_pool, "nodeCount": 1},
-        "trainstack:storage": {"kind": contract.storage_kind, "mountPath": contract.mount_path},
-        "trainstack:image": config.image.model_dump(by_alias=True, exclude_unset=True),
-        "trainstack:kueue": {"localQueue": contract.local_queue, "clusterQueue": contract.cluster_queue},
-        "trainstack:workload": workload,
-        "trainstack:labels": dict(config.labels),
-    }
-    try:
-        effective = load(stack, raw)
-    except ConfigError as exc:
-        problems += [p.replace("(trainstack:gpuPool)", f"({source})") for p in exc.problems]
-    if problems:
-        raise ConfigError(stack, problems)
-    assert isinstance(effective, StackConfig)
-    return effective
+    machine = catalog.machine(terms.gpu_machine_type)
+    problems += workload_problems(config.workload, machine, terms.gpu_nodes, terms.storage_kind, sources)
+    if existing is not None and existing.network_names is not None and len(existing.network_names) != machine.extra_nics:
+        problems.append(
+            (("trainstack:platform", "existingCluster", "networkNames"), existing.network_names, f"{machine.name} has {machine.extra_nics} extra NICs; name one Network for each, in interface order")
+        )
+    return problems

@@ -1,0 +1,46 @@
+"""The one validation entry point: every rule, before any resource exists.
+
+`pulumi up` (the program), `trainstack validate`, `plan`, `up` and `bench` all call `check`
+(or `validate`, which loads the raw config first). It runs the config model's rules, a workload
+stack's rules against its platform's contract, the framework launcher's rules, and the rules
+that read the project's files, and reports every problem at once, each naming the key as the
+user wrote it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from trainstack import contract, infra, workloads
+from trainstack.config import Problem, StackConfig, WorkloadStackConfig, describe, load
+from trainstack.context import StackContext
+from trainstack.errors import ConfigError
+
+
+def validate(stack: str, raw: dict[str, Any], root: Path, platform_output: Any = None) -> StackContext:
+    """`check` of the raw config (keys as in its YAML); ConfigError listing every problem."""
+    return check(stack, load(stack, raw), root, platform_output)
+
+
+def check(stack: str, config: StackConfig | WorkloadStackConfig, root: Path, platform_output: Any = None) -> StackContext:
+    """The context of a loaded config, or ConfigError listing every problem. A workload stack is
+    checked against its platform: `platform_output` is the contract its platform stack
+    exported, or, on an existing cluster, the contract its own config describes."""
+    terms = None
+    problems: list[Problem] = []
+    if isinstance(config, WorkloadStackConfig):
+        ref = config.platform
+        if ref.stack:
+            terms = contract.from_output(ref.stack, platform_output)
+        else:
+            assert ref.existing_cluster is not None
+            terms = contract.of_existing(ref.existing_cluster)
+        problems += contract.workload_stack_problems(config, terms)
+    ctx = StackContext(stack, config, root, contract=terms)
+    if config.workload is not None:
+        problems += workloads.problems(config.workload, ctx.machine)
+    problems += infra.problems(config.image, root)
+    if problems:
+        raise ConfigError(stack, [describe(p) for p in problems])
+    return ctx
