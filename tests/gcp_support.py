@@ -12,11 +12,10 @@ from functools import lru_cache
 from typing import Any
 
 import pulumi
-
 from helpers import merge, raw_config, render_with
-from trainstack.infra import gcp
 from trainstack.app.plan import engine
 from trainstack.app.plan.recorder import Registration
+from trainstack.infra import gcp
 
 STACK = "a3ultra-405b"
 PROJECT = "my-training-project"

@@ -4,22 +4,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pulumi
 import pytest
 import yaml
 from click.testing import CliRunner
-
 from helpers import merge
+from trainstack.app import program
 from trainstack.app.cli import main
-from trainstack.config import StackConfig, duration_seconds, key_path, load
-from trainstack.errors import ConfigError
+from trainstack.app.plan import engine
 from trainstack.app.stacks import raw_stack_config, stack_names
+from trainstack.config import (
+    StackConfig,
+    WorkloadStackConfig,
+    duration_seconds,
+    key_path,
+    load,
+)
+from trainstack.errors import ConfigError
 
 CORPUS = sorted((Path(__file__).parent / "invalid_configs").glob("*.yaml"))
 
 
 def test_every_shipped_stack_is_valid() -> None:
-    from trainstack.config import WorkloadStackConfig
-
     assert "a3ultra-405b" in stack_names()
     for name in stack_names():
         raw = raw_stack_config(name)
@@ -86,10 +92,6 @@ def test_cli_validate_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 def test_pulumi_up_reports_bad_config_as_a_clean_run_error(monkeypatch: pytest.MonkeyPatch) -> None:
     """Under the Pulumi CLI the program reads its config from the engine: a bad one is a RunError
     (printed without a traceback), raised before anything is built."""
-    import pulumi
-
-    from trainstack.app import program
-    from trainstack.app.plan import engine
 
     built: list[object] = []
     monkeypatch.setattr(program, "build", built.append)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import yaml
-
 from gcp_support import CLUSTER, PROJECT, REGION, ZONE, by_name, render
 from trainstack.app.plan.recorder import SECRET
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from gcp_support import STACK, gcp, raw
 from helpers import raw_config
-from trainstack.config import load
 from trainstack.app import validation
 from trainstack.app.stacks import project_root
+from trainstack.config import load
 from trainstack.errors import ConfigError
 
 BUILD = {"context": "images/nemo-24.07", "imageName": "nemo-workload", "tag": "24.07"}

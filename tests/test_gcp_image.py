@@ -7,11 +7,10 @@ import shlex
 from pathlib import Path
 
 import pytest
-
 from gcp_support import COMMAND, PROJECT, REGION, REPOSITORY, by_name, of_type, render
 from trainstack import catalog
-from trainstack.components.image import context_digest, pinned_reference
 from trainstack.app.stacks import project_root
+from trainstack.components.image import context_digest, pinned_reference
 
 DIGEST = "sha256:" + "ab" * 32
 TAGGED = f"{REGION}-docker.pkg.dev/{PROJECT}/a3ultra-405b-images/nemo-workload:24.07"

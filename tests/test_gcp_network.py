@@ -3,8 +3,18 @@
 from __future__ import annotations
 
 import pytest
-
-from gcp_support import CLUSTER, FIREWALL, NETWORK, PROJECT, REGION, SUBNETWORK, ZONE, by_name, of_type, render
+from gcp_support import (
+    CLUSTER,
+    FIREWALL,
+    NETWORK,
+    PROJECT,
+    REGION,
+    SUBNETWORK,
+    ZONE,
+    by_name,
+    of_type,
+    render,
+)
 
 NIC_PARENT = "trainstack:gcp:GpuNicNetworks"
 

@@ -3,8 +3,21 @@
 from __future__ import annotations
 
 import pytest
-
-from gcp_support import BUCKET, BUCKET_MEMBER, CLUSTER, COMMAND, DISK, FILESTORE, NETWORK, NODE_POOL, REPOSITORY, by_name, closure, of_type, render
+from gcp_support import (
+    BUCKET,
+    BUCKET_MEMBER,
+    CLUSTER,
+    COMMAND,
+    DISK,
+    FILESTORE,
+    NETWORK,
+    NODE_POOL,
+    REPOSITORY,
+    by_name,
+    closure,
+    of_type,
+    render,
+)
 
 
 def cluster_urn(rendered) -> str:

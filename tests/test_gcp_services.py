@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import pulumi
 import pytest
-
-from gcp_support import BUCKET, CLUSTER, COMMAND, FILESTORE, NETWORK, NODE_POOL, REPOSITORY, SERVICE, by_name, of_type, render
+from gcp_support import (
+    BUCKET,
+    CLUSTER,
+    COMMAND,
+    FILESTORE,
+    NETWORK,
+    NODE_POOL,
+    REPOSITORY,
+    SERVICE,
+    by_name,
+    of_type,
+    render,
+)
 from helpers import render_with
-from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
 from trainstack.app.plan import inputcheck
+from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
 
 BASE = {"container", "compute", "iam", "cloudresourcemanager", "storage", "logging", "monitoring"}
 

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from gcp_support import BUCKET, BUCKET_MEMBER, DISK, FILESTORE, PROJECT, REGION, ZONE, by_name, of_type, render
+from gcp_support import (
+    BUCKET,
+    BUCKET_MEMBER,
+    DISK,
+    FILESTORE,
+    PROJECT,
+    REGION,
+    ZONE,
+    by_name,
+    of_type,
+    render,
+)
 from trainstack.testing import FakeGcp
 
 

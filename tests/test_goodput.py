@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-
 from trainstack.app.reports import ReportError
 from trainstack.app.reports.goodput import (
     Event,

@@ -9,12 +9,18 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 import yaml
-
 from helpers import of_type, one, render_with
 from trainstack import catalog
-from trainstack.components.gpudirect_installers import GpuDirectInstallers, GpuDirectInstallersArgs
-from trainstack.components.k8s_provider import ClusterProviderArgs, Placement, cluster_provider
-from trainstack.components.options import child_options
+from trainstack.app.schemas.validate import validate_object
+from trainstack.components.gpudirect_installers import (
+    GpuDirectInstallers,
+    GpuDirectInstallersArgs,
+)
+from trainstack.components.k8s_provider import (
+    ClusterProviderArgs,
+    Placement,
+    cluster_provider,
+)
 from trainstack.components.kueue import (
     GpuFlavor,
     Kueue,
@@ -25,7 +31,7 @@ from trainstack.components.kueue import (
     render_configuration,
 )
 from trainstack.components.multinic import GpuNetworks, GpuNetworksArgs, NicAttachment
-from trainstack.app.schemas.validate import validate_object
+from trainstack.components.options import child_options
 
 KUEUE = f"kubernetes:{catalog.KUEUE_API}"
 ULTRA = catalog.machine("a3-ultragpu-8g")

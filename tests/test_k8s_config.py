@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from helpers import raw_config
 from trainstack.config import load
 from trainstack.errors import ConfigError

@@ -9,11 +9,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from helpers import merge
-
 from trainstack import catalog
 from trainstack.app.reports import ReportError
 from trainstack.app.reports.metrics_cli import metrics
-from trainstack.app.stacks import raw_stack_config
 from trainstack.app.reports.mfu import (
     MODELS,
     compute_mfu,
@@ -22,6 +20,7 @@ from trainstack.app.reports.mfu import (
     read_step_times,
     steady_step_time,
 )
+from trainstack.app.stacks import raw_stack_config
 
 
 def step_time(step: int) -> float:

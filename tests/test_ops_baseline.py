@@ -12,8 +12,15 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
-
-from trainstack.app.ops.baseline import DiffError, Rendering, compare, finish_base_render, package_mapping, start_base_render, worktree
+from trainstack.app.ops.baseline import (
+    DiffError,
+    Rendering,
+    compare,
+    finish_base_render,
+    package_mapping,
+    start_base_render,
+    worktree,
+)
 from trainstack.app.ops.cli import diff_command
 
 # A stand-in trainstack for the base tree: the same entry points the base script calls

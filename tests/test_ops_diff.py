@@ -5,9 +5,9 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
-
 
 from helpers import raw_config
 from trainstack.app.ops.diff import (
@@ -21,6 +21,7 @@ from trainstack.app.ops.diff import (
     failed,
     resource_changes,
 )
+from trainstack.app.plan.plan import render
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "diff-representative.md"
 STACK = "a3ultra-405b"
@@ -232,8 +233,6 @@ def test_markdown_stays_within_a_github_comment() -> None:
 
 def test_real_render_diff_of_a3ultra_405b() -> None:
     """The whole program, rendered twice: more nodes and another reservation on the GPU pool."""
-    from trainstack.app.plan.plan import render
-
     base = render(STACK, raw_config(STACK)).to_dict()
     head = render(
         STACK,
@@ -253,8 +252,6 @@ def test_real_render_diff_of_a3ultra_405b() -> None:
 
 def _set(tree: dict[str, Any], path: str, value: Any) -> None:
     """Set (or with ABSENT, delete) a dotted path with [i] indices in a nested dict."""
-    import re
-
     steps = [int(s[1:-1]) if s.startswith("[") else s for s in re.findall(r"\[\d+\]|[^.\[\]]+", path)]
     node: Any = tree
     for step in steps[:-1]:

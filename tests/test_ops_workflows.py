@@ -10,7 +10,6 @@ from typing import Any
 import click
 import pytest
 import yaml
-
 from trainstack.app.cli import main
 from trainstack.app.ops.cli import COMMANDS
 from trainstack.app.stacks import raw_stack_config, stack_names

@@ -5,9 +5,10 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
+import pulumi_gcp as gcp
 import pytest
-
-from trainstack.app.plan.plan import Plan, render
+from trainstack.app.plan import engine
+from trainstack.app.plan.plan import Plan, PlanError, from_rendered, render
 from trainstack.app.schemas.validate import validate_object
 from trainstack.app.stacks import raw_stack_config, stack_names
 
@@ -46,10 +47,6 @@ def test_every_kubernetes_object_is_schema_valid(plans: dict[str, Plan], stack: 
 
 
 def test_plan_catches_a_misspelled_provider_input() -> None:
-    import pulumi_gcp as gcp
-
-    from trainstack.app.plan import engine
-    from trainstack.app.plan.plan import PlanError, from_rendered
     raw = raw_stack_config("a3ultra-405b")
     rendered = engine.execute(
         engine.load_stack("a3ultra-405b"), raw, lambda: gcp.container.NodePool("pool", cluster="c", node_config={"machine_typo": "a3-ultragpu-8g"})

@@ -4,14 +4,12 @@ platform (StackReference) or on an existing GKE cluster."""
 from __future__ import annotations
 
 import pytest
-
 from helpers import merge
+from trainstack.app import validation
+from trainstack.app.plan.plan import Plan, render
+from trainstack.app.stacks import project_root, raw_stack_config
 from trainstack.errors import ConfigError
 from trainstack.infra import contract
-from trainstack.app.plan.plan import Plan, render
-from trainstack.app import validation
-from trainstack.app.stacks import project_root
-from trainstack.app.stacks import raw_stack_config
 
 JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
 PLATFORM_TYPES = ("gcp:compute/network:Network", "gcp:compute/subnetwork:Subnetwork", "gcp:container/cluster:Cluster", "gcp:container/nodePool:NodePool")

@@ -6,9 +6,8 @@ import re
 from pathlib import Path
 
 import yaml
-
-from trainstack.app.plan.plan import render
 from trainstack.app import validation
+from trainstack.app.plan.plan import render
 from trainstack.app.stacks import project_root
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()

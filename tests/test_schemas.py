@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from trainstack.app.schemas.validate import crd_for, validate_object
+from jsonschema import Draft202012Validator
+from trainstack.app.schemas.validate import _registry, _strict, crd_for, validate_object
 
 KUEUE = "kueue.x-k8s.io/v1beta2"
 JOBSET = "jobset.x-k8s.io/v1alpha2"
@@ -282,10 +282,6 @@ def test_every_bundled_crd_is_found() -> None:
 
 
 def test_crd_schema_extensions_none_of_the_bundled_crds_use() -> None:
-    from jsonschema import Draft202012Validator
-
-    from trainstack.app.schemas.validate import _registry, _strict
-
     schema = _strict({
         "type": "object",
         "properties": {

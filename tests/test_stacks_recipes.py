@@ -3,8 +3,6 @@ queue, storage, image, steps), from its config and from its whole rendered plan.
 
 from __future__ import annotations
 
-from trainstack.config import StackConfig
-
 import json
 from dataclasses import dataclass
 from functools import cache
@@ -12,10 +10,10 @@ from typing import Any
 
 import pytest
 from helpers import of_type, render
-
+from trainstack.app.plan import engine
 from trainstack.app.plan.engine import Rendered
 from trainstack.app.plan.recorder import Registration
-from trainstack.app.plan import engine
+from trainstack.config import StackConfig
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,6 @@ each stack renders, every object schema-valid."""
 
 from __future__ import annotations
 
-from trainstack.catalog import nic_networks
-
 from functools import cache
 from typing import Any
 
@@ -12,14 +10,14 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 from helpers import of_type, raw_config, render_with
-
 from trainstack import workloads
-from trainstack.context import StackContext
-from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
-from trainstack.infra.platform import KubernetesPlatform, Platform
 from trainstack.app.plan.recorder import Registration
 from trainstack.app.schemas.validate import validate_object
 from trainstack.app.stacks import stack_names
+from trainstack.catalog import nic_networks
+from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
+from trainstack.context import StackContext
+from trainstack.infra.platform import KubernetesPlatform, Platform
 from trainstack.workloads.tensorboard import TensorBoardArgs
 
 STACKS = ["a3ultra-405b", "a3high-nemo-gpt5b", "a3mega-gpt3-175b", "a3high-litgpt", "a2-gpt2-deepspeed"]

@@ -6,10 +6,9 @@ from typing import Any
 
 import pytest
 from helpers import raw_config
-
 from trainstack.app import validation
 from trainstack.app.stacks import project_root
-from trainstack.config import load
+from trainstack.config import WorkloadConfig, load
 from trainstack.errors import ConfigError
 
 
@@ -72,8 +71,6 @@ REPLICA_CASES = [
 
 @pytest.mark.parametrize(("resiliency", "problem", "message"), REPLICA_CASES)
 def test_replicas_must_fit_the_nodes(resiliency: dict[str, Any], problem: tuple[Any, ...], message: str) -> None:
-    from trainstack.config import WorkloadConfig
-
     raw = raw_config(trainstack_workload={"resiliency": resiliency})["trainstack:workload"]
     assert WorkloadConfig.model_validate(raw).replica_problems() == [problem]
 

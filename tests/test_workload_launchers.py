@@ -6,13 +6,11 @@ import ast
 import json
 from typing import Any
 
-import pytest
 import yaml
 from helpers import raw_config
-
-from trainstack.config import describe, load
+from trainstack.config import WorkloadConfig, describe, load
 from trainstack.workloads import launchers
-from trainstack.workloads.launchers import deepspeed, litgpt, nemo2, nemo_megatron
+from trainstack.workloads.launchers import litgpt, nemo2, nemo_megatron
 from trainstack.workloads.training_job import MASTER_PORT, pod_hosts
 
 
@@ -42,7 +40,6 @@ def flag(command: tuple[str, ...], name: str) -> str:
 def test_every_framework_of_the_config_has_a_launcher() -> None:
     from typing import get_args
 
-    from trainstack.config import WorkloadConfig
 
     assert set(launchers.LAUNCHERS) == set(get_args(WorkloadConfig.model_fields["framework"].annotation))
 

@@ -41,6 +41,7 @@ from trainstack.config import StackConfig, load
 from trainstack.errors import TrainstackError
 from trainstack.app.ops import automation
 from trainstack.app.ops.reap import EPHEMERAL, EXPIRES_LABEL, expires_label
+from trainstack.app.reports import goodput, mfu
 
 KUBECONFIG_OUTPUT = "kubeconfig"
 # --ttl must cover --timeout plus this: creating an A3 cluster and its GPU pool (up to ~1 h with
@@ -367,15 +368,11 @@ def leader_logs(kubeconfig: Path, name: str, namespace: str) -> str:
 
 def cloud_logging_goodput(jobset: str, project: str) -> list[dict[str, Any]]:
     """The job's goodput events from Cloud Logging (log `<jobset>-goodput`)."""
-    from trainstack.app.reports import goodput
-
     return goodput.fetch_entries(jobset, project, lookback_days=1.0)
 
 
 def mfu_metrics(log: str, config: StackConfig) -> dict[str, Any]:
     """MFU of the run from the leader's log and the stack's model figures, or the reason not."""
-    from trainstack.app.reports import mfu
-
     workload, machine = config.workload, config.gpu_pool.machine
     if workload.global_batch_size is None or workload.seq_length is None:
         return {"error": "the stack sets no trainstack:workload.globalBatchSize or seqLength"}
@@ -397,8 +394,6 @@ def mfu_metrics(log: str, config: StackConfig) -> dict[str, Any]:
 
 def goodput_metrics(source: GoodputSource, config: StackConfig, step_time_s: float | None) -> dict[str, Any]:
     """Goodput from the job's event log, against the measured step time, or the reason not."""
-    from trainstack.app.reports import goodput
-
     if not config.workload.resiliency.enabled:
         return {"error": "the stack runs no resiliency supervisor, so there is no goodput event log"}
     if step_time_s is None:

@@ -1,8 +1,8 @@
 """Operations on the command line: `diff`, `up`, `preview`, `destroy`, `bench` and `reap`.
 
-Input errors print one `error: ...` line and exit 2 before anything is created. Start-up
-laziness (the documented exception to module-level imports): the modules that import pulumi's
-Automation API or the plan engine load inside the commands that use them.
+Input errors print one `error: ...` line and exit 2 before anything is created.
+Documented start-up laziness (the one exception to module-level imports): the modules that
+import pulumi's Automation API or the plan engine load inside the commands that use them.
 """
 
 from __future__ import annotations

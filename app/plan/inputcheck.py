@@ -9,13 +9,13 @@ Kubernetes objects are checked by their schemas instead (trainstack.app.schemas)
 from __future__ import annotations
 
 import collections.abc
+import difflib
 import importlib
 import typing
 from functools import lru_cache
 from typing import Any
 
 from pulumi import _types
-
 from trainstack.app.plan.recorder import Registration
 
 # Inputs the engine adds to every resource of a package, not part of any Args class.
@@ -105,8 +105,6 @@ def check_value(cls: type, value: dict[str, Any], path: str) -> list[str]:
 
 
 def _close_match(key: str, props: dict[str, Any]) -> str | None:
-    import difflib
-
     matches = difflib.get_close_matches(key, list(props), n=1, cutoff=0.75)
     return matches[0] if matches else None
 
