@@ -1,6 +1,130 @@
 """Reusable component resources: each a whole capability, knowing no recipe.
 
-GCP (`trainstack:gcp:*`): gcp_services, gcp_network, gke_cluster, node_pools, gcp_storage, image.
-Kubernetes (`trainstack:k8s:*`): k8s_provider, kueue, jobset, multinic, gpudirect_installers,
-volumes, workload_identity.
+GCP (`trainstack:gcp:*`): ProjectServices, PrimaryNetwork, GpuNicNetworks, GkeCluster (which
+hands out its Kubernetes `provider`), NodeServiceAccount, GpuNodePool (its `node_selector` and
+`tolerations`), CpuNodePool, CheckpointBucket, FilestoreShare, NfsDisk, WorkloadImage.
+Kubernetes (`trainstack:k8s:*`): Kueue, JobSet, GpuNetworks, GpuDirectInstallers,
+NvidiaDriverInstaller, GcsFuseVolume, NfsVolume, NfsServer, WorkloadIdentity.
+
+Each takes one documented, frozen Args dataclass of plain values and is ordered after what it
+needs with `opts.depends_on`. Machine facts come from `trainstack.catalog`.
 """
+
+from trainstack.components.gcp_network import (
+    GpuNicNetworks,
+    GpuNicNetworksArgs,
+    NetworkRef,
+    PrimaryNetwork,
+    PrimaryNetworkArgs,
+)
+from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
+from trainstack.components.gcp_storage import (
+    CheckpointBucket,
+    CheckpointBucketArgs,
+    FilestoreShare,
+    FilestoreShareArgs,
+    NfsDisk,
+    NfsDiskArgs,
+)
+from trainstack.components.gke_cluster import (
+    AuthorizedNetwork,
+    GkeCluster,
+    GkeClusterArgs,
+)
+from trainstack.components.gpudirect_installers import (
+    GpuDirectInstallers,
+    GpuDirectInstallersArgs,
+    NvidiaDriverInstaller,
+    NvidiaDriverInstallerArgs,
+)
+from trainstack.components.image import WorkloadImage, WorkloadImageArgs
+from trainstack.components.jobset import JobSet, JobSetArgs
+from trainstack.components.k8s_provider import (
+    ClusterProviderArgs,
+    Placement,
+    cluster_provider,
+)
+from trainstack.components.kueue import (
+    GpuFlavor,
+    Kueue,
+    KueueArgs,
+    PriorityClass,
+    WaitForPodsReady,
+)
+from trainstack.components.multinic import GpuNetworks, GpuNetworksArgs, NicAttachment
+from trainstack.components.node_pools import (
+    Autoscaling,
+    CpuNodePool,
+    CpuNodePoolArgs,
+    GpuNodePool,
+    GpuNodePoolArgs,
+    NodeServiceAccount,
+    NodeServiceAccountArgs,
+    Reservation,
+)
+from trainstack.components.volumes import (
+    GcsFuseVolume,
+    GcsFuseVolumeArgs,
+    NfsServer,
+    NfsServerArgs,
+    NfsVolume,
+    NfsVolumeArgs,
+)
+from trainstack.components.workload_identity import (
+    WorkloadIdentity,
+    WorkloadIdentityArgs,
+)
+
+__all__ = [
+    "AuthorizedNetwork",
+    "Autoscaling",
+    "CheckpointBucket",
+    "CheckpointBucketArgs",
+    "ClusterProviderArgs",
+    "CpuNodePool",
+    "CpuNodePoolArgs",
+    "FilestoreShare",
+    "FilestoreShareArgs",
+    "GcsFuseVolume",
+    "GcsFuseVolumeArgs",
+    "GkeCluster",
+    "GkeClusterArgs",
+    "GpuDirectInstallers",
+    "GpuDirectInstallersArgs",
+    "GpuFlavor",
+    "GpuNetworks",
+    "GpuNetworksArgs",
+    "GpuNicNetworks",
+    "GpuNicNetworksArgs",
+    "GpuNodePool",
+    "GpuNodePoolArgs",
+    "JobSet",
+    "JobSetArgs",
+    "Kueue",
+    "KueueArgs",
+    "NetworkRef",
+    "NfsDisk",
+    "NfsDiskArgs",
+    "NfsServer",
+    "NfsServerArgs",
+    "NfsVolume",
+    "NfsVolumeArgs",
+    "NicAttachment",
+    "NodeServiceAccount",
+    "NodeServiceAccountArgs",
+    "NvidiaDriverInstaller",
+    "NvidiaDriverInstallerArgs",
+    "Placement",
+    "PrimaryNetwork",
+    "PrimaryNetworkArgs",
+    "PriorityClass",
+    "ProjectServices",
+    "ProjectServicesArgs",
+    "Reservation",
+    "WaitForPodsReady",
+    "WorkloadIdentity",
+    "WorkloadIdentityArgs",
+    "WorkloadImage",
+    "WorkloadImageArgs",
+    "cluster_provider",
+]

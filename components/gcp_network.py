@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_gcp as gcp
-
 from trainstack import catalog
 from trainstack.catalog import NicNetwork
 from trainstack.components.options import child_options

@@ -6,15 +6,14 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 import yaml
-
 from trainstack.components.gcp_network import NetworkRef
 from trainstack.components.k8s_provider import ClusterProviderArgs, cluster_provider
 from trainstack.components.options import child_options
+from trainstack.config import MASTER_IPV4_CIDR
 
 AUTH_PLUGIN = "gke-gcloud-auth-plugin"
 
@@ -62,7 +61,7 @@ class GkeClusterArgs:
     min_master_version: str | None = None
     private_nodes: bool = True
     private_endpoint: bool = False
-    master_ipv4_cidr: str = "172.16.0.32/28"
+    master_ipv4_cidr: str = MASTER_IPV4_CIDR
     authorized_networks: Sequence[AuthorizedNetwork] = ()
     multi_networking: bool = False
     filestore_csi: bool = False

@@ -9,7 +9,6 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-
 from trainstack import catalog
 
 # Labels GKE sets on every node (cloud.google.com/kubernetes-engine/docs/how-to/gpus and

@@ -17,11 +17,16 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
-
 from trainstack import catalog
-from trainstack.components.k8s_provider import MANAGED_BY, Placement, controller_release, metadata
-from trainstack.components.options import child_options
+from trainstack.components.k8s_provider import (
+    MANAGED_BY,
+    Placement,
+    controller_release,
+    metadata,
+)
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
+from trainstack.components.options import child_options
+from trainstack.config import TOPOLOGY_NAME
 
 # The levels of GKE's node topology labels, widest first (cloud.google.com/kubernetes-engine/
 # docs/concepts/topology-aware-scheduling). Nodes without a level's label share one domain
@@ -144,7 +149,7 @@ class KueueArgs:
     local_queue: str
     namespace: pulumi.Input[str]
     flavors: Sequence[GpuFlavor]
-    topology_name: str = "gke-default"
+    topology_name: str = TOPOLOGY_NAME
     topology_levels: Sequence[str] = GKE_TOPOLOGY_LEVELS
     wait_for_pods_ready: WaitForPodsReady | None = None
     priority_classes: Sequence[PriorityClass] = ()

@@ -14,10 +14,10 @@ from typing import Literal
 
 import pulumi
 import pulumi_gcp as gcp
-
 from trainstack import catalog
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABEL
 from trainstack.components.options import child_options
+from trainstack.config import CPU_BOOT_DISK_GB, GPU_BOOT_DISK_GB
 
 
 @dataclass(frozen=True)
@@ -184,7 +184,7 @@ class GpuNodePoolArgs:
     reservation: Reservation = Reservation()
     provisioning: Literal["on-demand", "spot", "flex-start"] = "on-demand"
     gpu_driver: Literal["default", "latest", "daemonset"] = "latest"
-    boot_disk_gb: int = 200
+    boot_disk_gb: int = GPU_BOOT_DISK_GB
     max_surge: int = 0
     max_unavailable: int = 1
     extra_networks: Sequence[tuple[pulumi.Input[str], pulumi.Input[str]]] = ()
@@ -318,7 +318,7 @@ class CpuNodePoolArgs:
     machine_type: str
     node_count: int
     service_account: pulumi.Input[str]
-    boot_disk_gb: int = 100
+    boot_disk_gb: int = CPU_BOOT_DISK_GB
     labels: Mapping[str, str] = field(default_factory=dict)
 
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import pulumi
 
+
 def child_options(
     parent: pulumi.Resource, opts: pulumi.ResourceOptions | None, *after: pulumi.Resource
 ) -> pulumi.ResourceOptions:

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
-
 from trainstack.components.k8s_provider import metadata
 from trainstack.components.options import child_options
 

@@ -13,15 +13,27 @@ import re
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 from pydantic_core import InitErrorDetails, PydanticCustomError
-
 from trainstack import catalog
 from trainstack.errors import ConfigError
 
 # ---------------------------------------------------------------------------------------------
 # Building blocks
+
+# Defaults the components' Args share with the config keys that feed them (one definition).
+MASTER_IPV4_CIDR = "172.16.0.32/28"  # the control plane's private /28
+GPU_BOOT_DISK_GB = 200
+CPU_BOOT_DISK_GB = 100
+TOPOLOGY_NAME = "gke-default"
 
 # A broken rule: the key (as a path under the stack config), the value, and the rule.
 Problem = tuple[tuple[str | int, ...], Any, str]
@@ -105,7 +117,7 @@ class ClusterConfig(Section):
     ) = None
     private_nodes: bool = True
     private_endpoint: bool = False
-    master_ipv4_cidr: Cidr = "172.16.0.32/28"
+    master_ipv4_cidr: Cidr = MASTER_IPV4_CIDR
     authorized_networks: list[AuthorizedNetwork] = []
     deletion_protection: bool = True
 
@@ -242,7 +254,7 @@ class GpuPoolConfig(Section):
     reservation: Reservation = Reservation()
     provisioning: Literal["on-demand", "spot", "flex-start"] = "on-demand"
     gpu_driver: Literal["default", "latest", "daemonset"] = "latest"
-    boot_disk_gb: Annotated[int, Field(ge=100, le=65536)] = 200
+    boot_disk_gb: Annotated[int, Field(ge=100, le=65536)] = GPU_BOOT_DISK_GB
     upgrade: UpgradeSettings = UpgradeSettings()
     # GPUDirect is fixed by the machine; the key exists so a stack can state it and be checked.
     gpudirect: Literal["rdma", "tcpxo", "tcpx", "none"] | None = None
@@ -307,7 +319,7 @@ class CpuPoolConfig(Section):
     machine_type: CpuMachineName = "e2-standard-8"
     node_count: Annotated[int, Field(ge=1, le=100)] = 2
     zones: list[str] | None = None  # defaults to the GPU pool's zones
-    boot_disk_gb: Annotated[int, Field(ge=10, le=65536)] = 100
+    boot_disk_gb: Annotated[int, Field(ge=10, le=65536)] = CPU_BOOT_DISK_GB
 
     @model_validator(mode="after")
     def _rules(self) -> CpuPoolConfig:
@@ -490,7 +502,7 @@ class KueueConfig(Section):
 
     local_queue: K8sName | None = None  # defaults by machine family: a3-ultra, a3-mega, a3-queue
     cluster_queue: K8sName | None = None  # defaults to the local queue's name
-    topology_name: K8sName = "gke-default"
+    topology_name: K8sName = TOPOLOGY_NAME
     wait_for_pods_ready: WaitForPodsReady | None = WaitForPodsReady()
     priority_classes: list[PriorityClass] = [
         PriorityClass(name="training-high", value=1000, description="Production training"),

@@ -12,9 +12,15 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from pydantic.alias_generators import to_camel
-
 from trainstack import catalog
-from trainstack.config import ExistingCluster, NetworkConfig, Problem, StackConfig, WorkloadStackConfig, workload_problems
+from trainstack.config import (
+    ExistingCluster,
+    NetworkConfig,
+    Problem,
+    StackConfig,
+    WorkloadStackConfig,
+    workload_problems,
+)
 from trainstack.errors import ConfigError
 
 # The Kubernetes service account the workloads of a trainstack platform run as; the platform

@@ -1,8 +1,27 @@
-"""A fake GCP (and Kubernetes API) for the mock engine: computed outputs, deterministic.
+"""Offline tests of your own trainstack programs: a fake GCP (and Kubernetes API) for Pulumi's
+mock engine, deterministic.
 
-Every value derives from a hash of the resource's type and name, so the same config renders
-the same plan, byte for byte. Values have the shapes the real APIs return (self links, emails,
-IPs, certificates), so code that parses them behaves as it would against the real cloud.
+`FakeGcp` fills in what GCP computes (ids, self links, endpoints, the cluster's CA, service
+account emails, Filestore and Service IPs) and answers the provider lookups trainstack makes.
+Every value derives from a hash of the resource's type and name, so the same program renders
+the same values, byte for byte, in the shapes the real APIs return, so code that parses them
+behaves as it would against the real cloud. Components also run under a plain echo mock (one
+that returns the inputs as outputs); use FakeGcp when your test reads computed values.
+
+Example (pytest)::
+
+    import pulumi
+    from trainstack.testing import FakeGcp
+
+    pulumi.runtime.set_mocks(FakeGcp("my-project", "us-central1", "us-central1-a"), preview=False)
+
+    import my_program  # your program: GkeCluster, GpuNodePool, Kueue, TrainingJob, ...
+
+    @pulumi.runtime.test
+    def test_the_provider_follows_the_cluster():
+        def check(identity):
+            assert identity.startswith("projects/my-project/locations/us-central1/clusters/")
+        return my_program.cluster.identity.apply(check)
 """
 
 from __future__ import annotations
@@ -13,7 +32,6 @@ from collections.abc import Callable
 from typing import Any
 
 from pulumi.runtime import mocks
-
 
 COMPUTE = "https://www.googleapis.com/compute/v1"
 

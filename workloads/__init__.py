@@ -16,12 +16,15 @@ from trainstack import catalog
 from trainstack.config import Problem, WorkloadConfig
 from trainstack.infra.platform import Platform
 from trainstack.workloads import launchers, profiles
+from trainstack.workloads.launchers.base import ConfigFiles, Launch
 from trainstack.workloads.supervisor import ResiliencySupervisor, SupervisorArgs, SupervisorSettings
 from trainstack.workloads.tensorboard import TensorBoard, TensorBoardArgs
 from trainstack.workloads.training_job import MASTER_PORT, Dataset, Topology, TrainingJob, TrainingJobArgs, pod_hosts
 
 __all__ = [
+    "ConfigFiles",
     "Dataset",
+    "Launch",
     "ResiliencySupervisor",
     "SupervisorArgs",
     "SupervisorSettings",
