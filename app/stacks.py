@@ -10,19 +10,17 @@ import yaml
 
 from trainstack.errors import UnknownStackError
 
-_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
-
-
 def project_root() -> Path:
-    """The Pulumi project directory: $TRAINSTACK_ROOT, the nearest Pulumi.yaml above the
-    working directory that names `trainstack`, or the checkout this package runs from."""
+    """The Pulumi project directory: $TRAINSTACK_ROOT, else the nearest Pulumi.yaml above the
+    working directory that names `trainstack`, else the working directory (never the folder the
+    package is installed in: a wheel's site-packages holds no stacks and no build contexts)."""
     if env := os.environ.get("TRAINSTACK_ROOT"):
         return Path(env).resolve()
     for folder in (Path.cwd(), *Path.cwd().parents):
         manifest = folder / "Pulumi.yaml"
         if manifest.is_file() and (yaml.safe_load(manifest.read_text()) or {}).get("name") == "trainstack":
             return folder
-    return _PACKAGE_ROOT
+    return Path.cwd()
 
 
 def stacks_dir(root: Path | None = None) -> Path:

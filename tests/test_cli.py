@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+import yaml
 from click.testing import CliRunner
+from helpers import merge
 from trainstack.app.cli import main
+from trainstack.app.stacks import raw_stack_config
 
 
 def test_stacks_lists_every_stack() -> None:
@@ -37,3 +44,25 @@ def test_plan_without_stack_or_with_unknown_stack_exits_2() -> None:
     assert none.exit_code == 2 and "name a stack" in none.output and "a3ultra-405b" in none.output
     unknown = runner.invoke(main, ["plan", "nope"])
     assert unknown.exit_code == 2 and "unknown stack 'nope'" in unknown.output
+
+
+@pytest.mark.parametrize(
+    ("stack", "workload", "expected"),
+    [
+        ("a3mega-gpt3-175b", {"model": "gpt3-999b"}, "trainstack:workload.model = 'gpt3-999b': the nemo-megatron launcher has no recipe for it"),
+        ("a3high-litgpt", {"precision": "fp8"}, "trainstack:workload.precision = 'fp8': LitGPT trains in bf16, fp16, fp32"),
+    ],
+)
+def test_validate_runs_the_launchers_rules_and_exits_2_naming_the_key(tmp_path: Path, stack: str, workload: dict, expected: str) -> None:
+    """A real `trainstack validate` process on a stack file of its own: the framework's rules are
+    checked with every other rule, before any engine, and reported without a traceback."""
+    (tmp_path / "stacks").mkdir()
+    raw = merge(raw_stack_config(stack), {"trainstack:workload": workload})
+    (tmp_path / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": raw}))
+    for context in ("images/nemo-24.07", "images/litgpt"):  # build contexts the stacks name
+        (tmp_path / context).mkdir(parents=True)
+        (tmp_path / context / "Dockerfile").write_text("FROM scratch\n")
+    env = {**os.environ, "TRAINSTACK_ROOT": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "trainstack.app.cli", "validate", stack], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert expected in done.stderr and "Traceback" not in done.stderr
