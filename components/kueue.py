@@ -10,6 +10,7 @@ Kueue's webhooks answer.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -208,6 +209,37 @@ def chart_values(args: KueueArgs) -> dict[str, Any]:
     }
 
 
+def _content_name(base: str, spec: Mapping[str, Any]) -> str:
+    """`<base>-<hash of spec>`: a Kueue object whose spec is immutable gets a new name when the
+    spec changes, so Pulumi creates the new object, moves what refers to it, then deletes the
+    old one, and the queue keeps admitting throughout."""
+    return f"{base}-{hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:8]}"
+
+
+def topology_spec(args: KueueArgs) -> dict[str, Any]:
+    return {"levels": [{"nodeLabel": level} for level in args.topology_levels]}
+
+
+def topology_object_name(args: KueueArgs) -> str:
+    """The Topology's name: its `levels` are immutable (v0.19.2 CRD)."""
+    return _content_name(args.topology_name, topology_spec(args))
+
+
+def flavor_spec(flavor: GpuFlavor, args: KueueArgs) -> dict[str, Any]:
+    return {
+        "nodeLabels": flavor.node_labels(),
+        "tolerations": list(gpu_tolerations()),  # added to admitted pods
+        **({"topologyName": topology_object_name(args)} if flavor.topology_aware else {}),
+    }
+
+
+def flavor_object_name(flavor: GpuFlavor, args: KueueArgs) -> str:
+    """The ResourceFlavor's name: with a `topologyName`, its `nodeLabels` and the topology are
+    immutable (v0.19.2 CRD transition rules)."""
+    spec = flavor_spec(flavor, args)
+    return _content_name(flavor.name, {k: spec[k] for k in ("nodeLabels", "topologyName") if k in spec})
+
+
 class _TopLevelObject(pulumi.CustomResource):
     """A custom resource whose fields sit at the top level, beside `metadata` (the SDK's
     CustomResource takes only `spec`): e.g. a WorkloadPriorityClass's `value`."""
@@ -233,29 +265,28 @@ class Kueue(pulumi.ComponentResource):
         self.release = controller_release(name, args.chart, chart_values(args), child_options(self, opts))
         after_release = child_options(self, opts, self.release)
 
-        def custom(logical: str, kind: str, meta: k8s.meta.v1.ObjectMetaArgs, spec: dict[str, Any], *after: pulumi.Resource):
+        def custom(
+            logical: str, kind: str, meta: k8s.meta.v1.ObjectMetaArgs, spec: dict[str, Any], *after: pulumi.Resource,
+            replace: pulumi.ResourceOptions | None = None,
+        ):
             return k8s.apiextensions.CustomResource(
                 logical, api_version=catalog.KUEUE_API, kind=kind, metadata=meta, spec=spec,
-                opts=pulumi.ResourceOptions.merge(after_release, pulumi.ResourceOptions(depends_on=list(after))),
+                opts=pulumi.ResourceOptions.merge(after_release, pulumi.ResourceOptions.merge(pulumi.ResourceOptions(depends_on=list(after)), replace)),
             )
 
+        topology_name = topology_object_name(args)
         topology = (
             [custom(
-                "topology", "Topology", metadata(args.topology_name),
-                {"levels": [{"nodeLabel": level} for level in args.topology_levels]},
+                "topology", "Topology", metadata(topology_name), topology_spec(args), replace=pulumi.ResourceOptions(replace_on_changes=["spec.levels"]),
             )]
             if any(flavor.topology_aware for flavor in args.flavors)
             else []
         )
         flavors = [
             custom(
-                f"flavor-{flavor.name}", "ResourceFlavor", metadata(flavor.name),
-                {
-                    "nodeLabels": flavor.node_labels(),
-                    "tolerations": list(gpu_tolerations()),  # added to admitted pods
-                    **({"topologyName": args.topology_name} if flavor.topology_aware else {}),
-                },
+                f"flavor-{flavor.name}", "ResourceFlavor", metadata(flavor_object_name(flavor, args)), flavor_spec(flavor, args),
                 *topology,
+                replace=pulumi.ResourceOptions(replace_on_changes=["spec.nodeLabels", "spec.topologyName"]),
             )
             for flavor in args.flavors
         ]
@@ -269,7 +300,7 @@ class Kueue(pulumi.ComponentResource):
                 "resourceGroups": [{
                     "coveredResources": ["cpu", "memory", GPU_RESOURCE],
                     "flavors": [
-                        {"name": flavor.name, "resources": [{"name": r, "nominalQuota": q} for r, q in flavor.quota().items()]}
+                        {"name": flavor_object_name(flavor, args), "resources": [{"name": r, "nominalQuota": q} for r, q in flavor.quota().items()]}
                         for flavor in args.flavors
                     ],
                 }],
@@ -280,6 +311,9 @@ class Kueue(pulumi.ComponentResource):
             "local-queue", "LocalQueue", metadata(args.local_queue, args.namespace),
             {"clusterQueue": args.cluster_queue},
             self.cluster_queue,
+            # Immutable (Kueue v0.19.2 CRD: `self == oldSelf`), and jobs name the queue: same name,
+            # so the old one goes first.
+            replace=pulumi.ResourceOptions(replace_on_changes=["spec.clusterQueue"], delete_before_replace=True),
         )
         self.local_queue_name = args.local_queue
         priority_classes = [

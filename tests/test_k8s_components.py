@@ -101,15 +101,17 @@ def _render_kueue(args: KueueArgs):
 def test_one_flavor_per_gpu_pool_in_one_cluster_queue() -> None:
     flavors = [GpuFlavor("a3-ultra", "ultra-pool", ULTRA, 4), GpuFlavor("a3-mega", "mega-pool", MEGA, 2)]
     rendered = _render_kueue(_args(flavors=flavors))
-    names = {r.inputs["metadata"]["name"]: r for r in of_type(rendered, f"{KUEUE}:ResourceFlavor")}
+    names = {r.name.removeprefix("flavor-"): r for r in of_type(rendered, f"{KUEUE}:ResourceFlavor")}
     assert set(names) == {"a3-ultra", "a3-mega"}
+    assert all(r.inputs["metadata"]["name"].startswith(f"{n}-") for n, r in names.items())
     assert names["a3-mega"].inputs["spec"]["nodeLabels"] == {
         "cloud.google.com/gke-accelerator": "nvidia-h100-mega-80gb",
         "cloud.google.com/gke-nodepool": "mega-pool",
     }
     queue = one(rendered, f"{KUEUE}:ClusterQueue")
     quotas = {f["name"]: {r["name"]: r["nominalQuota"] for r in f["resources"]} for f in queue.inputs["spec"]["resourceGroups"][0]["flavors"]}
-    assert quotas["a3-ultra"]["nvidia.com/gpu"] == 32 and quotas["a3-mega"]["nvidia.com/gpu"] == 16
+    flavor_name = {n: r.inputs["metadata"]["name"] for n, r in names.items()}
+    assert quotas[flavor_name["a3-ultra"]]["nvidia.com/gpu"] == 32 and quotas[flavor_name["a3-mega"]]["nvidia.com/gpu"] == 16
     for flavor in names.values():
         assert flavor.urn in queue.dependencies
     for reg in rendered.registrations:
@@ -186,3 +188,44 @@ def test_topology_only_for_topology_aware_flavors() -> None:
     flavor = one(rendered, f"{KUEUE}:ResourceFlavor")
     assert "topologyName" not in flavor.inputs["spec"]
     assert validate_object(flavor.inputs) == []
+
+
+# --- Kueue objects whose fields are immutable (v0.19.2 CRDs: transition rules on oldSelf) -------
+
+
+def _kueue_objects(args: KueueArgs) -> dict[str, Any]:
+    rendered = _render_kueue(args)
+    return {kind: one(rendered, f"{KUEUE}:{kind}") for kind in ("Topology", "ResourceFlavor", "ClusterQueue", "LocalQueue")}
+
+
+def test_a_changed_topology_is_a_new_topology_and_a_new_flavor_the_queue_moves_to() -> None:
+    """Topology `levels` are immutable: new levels make a new Topology (another name), which the
+    flavor's immutable `topologyName` follows, so both are created before the old ones go and
+    the ClusterQueue is updated in place to the new flavor."""
+    before = _kueue_objects(_args())
+    after = _kueue_objects(_args(topology_levels=("cloud.google.com/gce-topology-block", "kubernetes.io/hostname")))
+    assert before["Topology"].options["replaceOnChanges"] == ["spec.levels"]
+    assert before["Topology"].inputs["metadata"]["name"] != after["Topology"].inputs["metadata"]["name"]
+    assert after["ResourceFlavor"].inputs["spec"]["topologyName"] == after["Topology"].inputs["metadata"]["name"]
+    flavor = after["ResourceFlavor"].inputs["metadata"]["name"]
+    assert flavor != before["ResourceFlavor"].inputs["metadata"]["name"]
+    assert [f["name"] for f in after["ClusterQueue"].inputs["spec"]["resourceGroups"][0]["flavors"]] == [flavor]
+    for objects in (before, after):  # created before, deleted after, what refers to them
+        assert "deleteBeforeReplace" not in objects["ResourceFlavor"].options
+        assert objects["ResourceFlavor"].urn in objects["ClusterQueue"].dependencies
+        assert objects["Topology"].urn in objects["ResourceFlavor"].dependencies
+
+
+def test_a_flavor_with_other_node_labels_is_a_new_flavor() -> None:
+    before = _kueue_objects(_args())
+    after = _kueue_objects(_args(flavors=[GpuFlavor("a3-ultra", "other-pool", ULTRA, 2)]))
+    assert before["ResourceFlavor"].options["replaceOnChanges"] == ["spec.nodeLabels", "spec.topologyName"]
+    assert before["ResourceFlavor"].inputs["metadata"]["name"] != after["ResourceFlavor"].inputs["metadata"]["name"]
+    # The same flavor renders the same name: no churn on an unchanged stack.
+    assert before["ResourceFlavor"].inputs["metadata"]["name"] == _kueue_objects(_args())["ResourceFlavor"].inputs["metadata"]["name"]
+
+
+def test_a_local_queue_pointed_at_another_cluster_queue_is_replaced_under_its_name() -> None:
+    lq = _kueue_objects(_args())["LocalQueue"]
+    assert lq.options["replaceOnChanges"] == ["spec.clusterQueue"] and lq.options["deleteBeforeReplace"] is True
+    assert lq.inputs["metadata"]["name"] == "team"  # jobs name it; it keeps its name

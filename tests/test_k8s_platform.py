@@ -357,7 +357,7 @@ def test_autoscaling_pool_quota_uses_its_maximum(variants) -> None:
 def test_kueue_objects(layers) -> None:
     layer = layers["a3-ultragpu-8g"]
     topology = one(layer.rendered, f"{KUEUE}:Topology")
-    assert topology.inputs["metadata"]["name"] == "gke-default"
+    assert topology.inputs["metadata"]["name"].startswith("gke-default-")  # the config's name, plus its levels' hash
     assert [level["nodeLabel"] for level in topology.inputs["spec"]["levels"]] == [
         "cloud.google.com/gce-topology-block",
         "cloud.google.com/gce-topology-subblock",
@@ -368,7 +368,7 @@ def test_kueue_objects(layers) -> None:
     assert flavor.inputs["spec"] == {
         "nodeLabels": {"cloud.google.com/gke-accelerator": "nvidia-h200-141gb", "cloud.google.com/gke-nodepool": "a3-ultra"},
         "tolerations": [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}],
-        "topologyName": "gke-default",
+        "topologyName": topology.inputs["metadata"]["name"],
     }
     local = one(layer.rendered, f"{KUEUE}:LocalQueue")
     assert local.inputs["metadata"] == {"name": "a3-ultra", "namespace": "default", "labels": {"app.kubernetes.io/managed-by": "trainstack"}}
@@ -387,7 +387,7 @@ def test_an_autoscaled_pool_is_not_topology_aware(layers, variants) -> None:
     assert "topologyName" not in one(autoscaled.rendered, f"{KUEUE}:ResourceFlavor").inputs["spec"]
     fixed = layers["a2-highgpu-8g"]
     assert fixed.platform.topology_aware is True
-    assert one(fixed.rendered, f"{KUEUE}:ResourceFlavor").inputs["spec"]["topologyName"] == "gke-default"
+    assert one(fixed.rendered, f"{KUEUE}:ResourceFlavor").inputs["spec"]["topologyName"].startswith("gke-default-")
 
 
 def test_every_kueue_object_waits_for_the_kueue_release(layers, variants) -> None:

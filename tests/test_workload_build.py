@@ -3,6 +3,8 @@ each stack renders, every object schema-valid."""
 
 from __future__ import annotations
 
+import json
+
 from functools import cache
 from typing import Any
 
@@ -121,14 +123,16 @@ def test_every_kubernetes_object_is_schema_valid(stack: str) -> None:
 # --- the JobSet -----------------------------------------------------------------------------------
 
 
-def test_jobset_is_submitted_suspended_to_the_local_queue() -> None:
+def test_jobset_is_submitted_to_the_local_queue_leaving_suspend_to_kueue() -> None:
     jobset = built("a3ultra-405b").one(JOBSET)
     assert jobset["metadata"]["name"] == "llama31-405b"
     assert jobset["metadata"]["namespace"] == "training"
     assert jobset["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "a3-ultra"
     assert jobset["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
     spec = jobset["spec"]
-    assert spec["suspend"] is True
+    # Kueue's webhook suspends a job that names a queue at creation
+    # (kubernetes-sigs/kueue v0.19.2 pkg/controller/jobframework/defaults.go ApplyDefaultForSuspend).
+    assert "suspend" not in spec
     assert spec["network"] == {"enableDNSHostnames": True, "publishNotReadyAddresses": True}
     assert spec["failurePolicy"] == {"maxRestarts": 20}
     assert spec["successPolicy"] == {"operator": "All", "targetReplicatedJobs": ["workload"]}
@@ -289,7 +293,8 @@ def test_an_indexed_job_gets_a_headless_service_for_its_pod_names() -> None:
     job = b.one(JOB)
     assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "a3-mega"
     spec = job["spec"]
-    assert (spec["suspend"], spec["parallelism"], spec["completions"], spec["completionMode"]) == (True, 32, 32, "Indexed")
+    assert "suspend" not in spec
+    assert (spec["parallelism"], spec["completions"], spec["completionMode"]) == (32, 32, "Indexed")
     assert b.pod()["spec"]["subdomain"] == "gpt3-175b"
     service = b.one("kubernetes:core/v1:Service", "gpt3-175b")
     assert service["spec"] == {"clusterIP": "None", "selector": {"batch.kubernetes.io/job-name": "gpt3-175b"}, "publishNotReadyAddresses": True}
@@ -410,3 +415,40 @@ def test_outputs_tell_the_user_how_to_watch_the_job() -> None:
         "followLogs": "kubectl logs -f -n training -l jobset.sigs.k8s.io/jobset-name=llama31-405b,batch.kubernetes.io/job-completion-index=0 -c workload",
         "logDir": "/job-logs/nemo-experiments",
     }
+
+
+# --- day 2: refresh -----------------------------------------------------------------------------
+
+
+def pruned(live: Any, inputs: Any) -> Any:
+    """The live object cut to the shape of the inputs, as pulumi-kubernetes v4 compares a
+    refreshed object with the program's inputs (provider.go Diff: pruneLiveState): keys the
+    inputs do not set are not compared."""
+    if isinstance(inputs, dict) and isinstance(live, dict):
+        return {k: pruned(live[k], v) for k, v in inputs.items() if k in live}
+    if isinstance(inputs, list) and isinstance(live, list) and len(inputs) == len(live):
+        return [pruned(a, b) for a, b in zip(live, inputs)]
+    return live
+
+
+def admitted(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object as `pulumi refresh` reads it back after Kueue admitted it and it ran."""
+    live = json.loads(json.dumps(obj))
+    live["spec"]["suspend"] = False  # Kueue's admission
+    live["metadata"].setdefault("labels", {})["kueue.x-k8s.io/priority"] = "0"
+    live["metadata"]["uid"] = "0b5c5a8e-1111-2222-3333-444455556666"
+    live["status"] = {"conditions": [{"type": "StartupPolicyCompleted", "status": "True"}], "restarts": 0}
+    return live
+
+
+@pytest.mark.parametrize(("stack", "kind"), [("a3ultra-405b", JOBSET), ("a3mega-gpt3-175b", JOB)])
+def test_refresh_after_admission_replaces_no_running_job(stack: str, kind: str) -> None:
+    b = built(stack)
+    (job,) = of_type(b.rendered, kind)
+    inputs = job.inputs
+    assert job.options["replaceOnChanges"] == ["spec"]
+    live = pruned(admitted(inputs), inputs)
+    assert live["spec"] == inputs["spec"], "a refreshed, admitted job would be replaced"
+    # The control: had the program set suspend, the refreshed state would differ under `spec`.
+    with_suspend = {**inputs, "spec": {**inputs["spec"], "suspend": True}}
+    assert pruned(admitted(with_suspend), with_suspend)["spec"] != with_suspend["spec"]

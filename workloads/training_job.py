@@ -11,10 +11,13 @@ memory, local SSD, the shared storage claim, the host NVIDIA libraries), an opti
 download, the machine's GPUDirect profile, the launcher's files and environment, and the
 user's environment, last.
 
-The job is created suspended with the LocalQueue label; Kueue admits it whole (and, with a
-topology request, places it within one topology domain) and unsuspends it. Pulumi does not
-wait for the job to run (`pulumi.com/skipAwait`); a changed job is replaced, not patched,
-because a running job's pod template is immutable.
+The job carries the LocalQueue label and no `spec.suspend`: Kueue's admission webhook suspends
+a job that names a queue as it is created, admits it whole (and, with a topology request,
+places it within one topology domain) and unsuspends it. Leaving `suspend` to Kueue keeps it out
+of Pulumi's inputs, so after `pulumi refresh` the live `suspend: false` is no difference and a
+running job is never replaced for it. Pulumi does not wait for the job to run
+(`pulumi.com/skipAwait`); a changed job is replaced, not patched, because a running job's pod
+template is immutable.
 """
 
 from __future__ import annotations
@@ -292,7 +295,6 @@ def jobset(args: TrainingJobArgs) -> Json:
         "kind": "JobSet",
         "metadata": _metadata(args),
         "spec": {
-            "suspend": True,
             "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True},
             "failurePolicy": {"maxRestarts": args.max_restarts},
             "successPolicy": {"operator": "All", "targetReplicatedJobs": [REPLICATED_JOB]},
@@ -322,7 +324,6 @@ def indexed_job(args: TrainingJobArgs) -> Json:
         "kind": "Job",
         "metadata": _metadata(args),
         "spec": {
-            "suspend": True,
             "parallelism": args.nodes,
             "completions": args.nodes,
             "completionMode": "Indexed",
