@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -71,8 +72,11 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The project built as a wheel and installed alone into a folder (its dependencies are this
     environment's), away from the checkout."""
     out = tmp_path_factory.mktemp("wheel")
+    # Built from a copy: setuptools writes build/ and *.egg-info beside the sources it builds.
+    source = out / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".ci", "build", "tests", "*.egg-info", "__pycache__", ".venv", "venv"))
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(out / "dist"), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(out / "dist"), str(source)],
         check=True,
         capture_output=True,
     )
