@@ -23,6 +23,14 @@ def workload_identity_principal(project_number: str, project: str, namespace: st
     )
 
 
+def retained(disposable: bool) -> pulumi.ResourceOptions:
+    """The one rule for data (bucket, Filestore share, NFS disk): unless disposable, `pulumi
+    destroy` leaves the resource and its data in the project and only forgets it, so the rest of
+    the stack still goes. (Not `protect`, which would refuse the whole destroy.) Bring a kept one
+    back into a new stack with `pulumi import`."""
+    return pulumi.ResourceOptions(retain_on_delete=not disposable)
+
+
 @dataclass(frozen=True)
 class CheckpointBucketArgs:
     """Arguments of CheckpointBucket.
@@ -33,8 +41,8 @@ class CheckpointBucketArgs:
         location: a region, the cluster's (GCS FUSE performs best in-region; HNS requires it).
         hierarchical_namespace: real folders, atomic renames (checkpointing).
         uniform_access: uniform bucket-level access (IAM only, no ACLs).
-        disposable: `pulumi destroy` deletes it with its objects; otherwise it is protected
-            and keeps its objects.
+        disposable: `pulumi destroy` deletes it with its objects; otherwise destroy leaves it,
+            with its objects, in the project (`retained`).
         object_users: principals granted `OBJECT_USER_ROLE` on the bucket.
         grant_after: resources the grants wait for: a Workload Identity principal is valid only
             once the project's identity pool exists, which the first cluster creates.
@@ -74,7 +82,7 @@ class CheckpointBucket(pulumi.ComponentResource):
             public_access_prevention="enforced",
             force_destroy=args.disposable,
             labels=dict(args.labels),
-            opts=pulumi.ResourceOptions.merge(child_options(self, opts), pulumi.ResourceOptions(protect=not args.disposable)),
+            opts=pulumi.ResourceOptions.merge(child_options(self, opts), retained(args.disposable)),
         )
         for i, member in enumerate(args.object_users):
             gcp.storage.BucketIAMMember(
@@ -102,6 +110,8 @@ class FilestoreShareArgs:
         capacity_gib: the share's size.
         share_name: the NFS export name (`/share1`).
         network: the VPC the instance peers with (the cluster's).
+        disposable: `pulumi destroy` deletes the instance and its files; otherwise destroy
+            leaves it in the project (`retained`).
         labels: GCP labels.
     """
 
@@ -112,6 +122,7 @@ class FilestoreShareArgs:
     capacity_gib: int
     share_name: str
     network: pulumi.Input[str]
+    disposable: bool = False
     labels: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -138,7 +149,7 @@ class FilestoreShare(pulumi.ComponentResource):
             file_shares=gcp.filestore.InstanceFileSharesArgs(name=args.share_name, capacity_gb=args.capacity_gib),
             networks=[gcp.filestore.InstanceNetworkArgs(network=args.network, modes=["MODE_IPV4"], connect_mode="DIRECT_PEERING")],
             labels=dict(args.labels),
-            opts=child_options(self, opts),
+            opts=pulumi.ResourceOptions.merge(child_options(self, opts), retained(args.disposable)),
         )
         self.ip = self.instance.networks.apply(lambda nets: nets[0].ip_addresses[0])
         self.share_name = args.share_name
@@ -154,6 +165,8 @@ class NfsDiskArgs:
         name: the disk name.
         disk_type: `pd-ssd` or `pd-balanced`.
         size_gb: the disk's size.
+        disposable: `pulumi destroy` deletes the disk and its data; otherwise destroy leaves
+            it in the project (`retained`).
         labels: GCP labels.
     """
 
@@ -162,6 +175,7 @@ class NfsDiskArgs:
     name: str
     disk_type: str
     size_gb: int
+    disposable: bool = False
     labels: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -181,7 +195,7 @@ class NfsDisk(pulumi.ComponentResource):
             type=args.disk_type,
             size=args.size_gb,
             labels=dict(args.labels),
-            opts=child_options(self, opts),
+            opts=pulumi.ResourceOptions.merge(child_options(self, opts), retained(args.disposable)),
         )
         self.name = self.disk.name
         self.register_outputs({"name": self.name})

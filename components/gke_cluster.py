@@ -27,6 +27,25 @@ class AuthorizedNetwork:
 
 
 @dataclass(frozen=True)
+class MaintenanceWindow:
+    """A recurring window for GKE's own upgrades: RFC 3339 start and end, an RFC 5545 rule."""
+
+    start: str
+    end: str
+    recurrence: str
+
+
+@dataclass(frozen=True)
+class MaintenanceExclusion:
+    """No upgrades of `scope` (NO_MINOR_OR_NODE_UPGRADES, NO_MINOR_UPGRADES, NO_UPGRADES) from
+    `start` until the end of the cluster's minor version's support."""
+
+    name: str
+    start: str
+    scope: str = "NO_MINOR_OR_NODE_UPGRADES"
+
+
+@dataclass(frozen=True)
 class GkeClusterArgs:
     """Arguments of GkeCluster.
 
@@ -38,8 +57,12 @@ class GkeClusterArgs:
         node_service_account: email of the account nodes run as (also used by the transient
             default pool GKE creates before it is removed).
         release_channel: RAPID, REGULAR, STABLE or EXTENDED.
-        min_master_version: the lowest control plane version accepted, or None for the
-            channel's default.
+        version_prefix: a minor version prefix (`1.33.`) resolved at deploy time to the newest
+            version GKE offers with it; None: the channel's default. Later changes of the
+            resolved version are ignored: the release channel upgrades the cluster, and a
+            re-resolved version must never churn it.
+        maintenance_window: when GKE may upgrade, or None for any time.
+        maintenance_exclusion: upgrades GKE must not make (a running job's nodes), or None.
         private_nodes: nodes get internal IPs only (egress through Cloud NAT).
         private_endpoint: the control plane has no public endpoint.
         master_ipv4_cidr: the /28 of the control plane's private endpoint.
@@ -47,7 +70,8 @@ class GkeClusterArgs:
             public endpoint open to any address (still authenticated).
         multi_networking: Dataplane V2 plus multi-networking, for pools with extra NICs.
         filestore_csi: enable the Filestore CSI driver.
-        deletion_protection: refuse `pulumi destroy` of the cluster while true.
+        deletion_protection: GKE refuses to delete the cluster while true, and Pulumi protects
+            it too, so `pulumi destroy` stops before it deletes anything rather than half-way.
         labels: GCP resource labels.
     """
 
@@ -58,7 +82,9 @@ class GkeClusterArgs:
     network: NetworkRef
     node_service_account: pulumi.Input[str]
     release_channel: str = "REGULAR"
-    min_master_version: str | None = None
+    version_prefix: str | None = None
+    maintenance_window: MaintenanceWindow | None = None
+    maintenance_exclusion: MaintenanceExclusion | None = None
     private_nodes: bool = True
     private_endpoint: bool = False
     master_ipv4_cidr: str = MASTER_IPV4_CIDR
@@ -119,7 +145,12 @@ class GkeCluster(pulumi.ComponentResource):
                 oauth_scopes=["https://www.googleapis.com/auth/cloud-platform"],
             ),
             release_channel=gcp.container.ClusterReleaseChannelArgs(channel=args.release_channel),
-            min_master_version=args.min_master_version,
+            min_master_version=gcp.container.get_engine_versions_output(
+                project=args.project, location=args.location, version_prefix=args.version_prefix
+            ).latest_master_version
+            if args.version_prefix
+            else None,
+            maintenance_policy=maintenance_policy(args),
             workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
                 workload_pool=f"{args.project}.svc.id.goog"
             ),
@@ -159,8 +190,9 @@ class GkeCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(
                 child_options(self, opts),
                 # The default pool's config matters only at creation; a later change to it
-                # would replace the whole cluster, so it is never diffed.
-                pulumi.ResourceOptions(ignore_changes=["nodeConfig"]),
+                # would replace the whole cluster, so it is never diffed. The resolved minimum
+                # version matters only at creation too (as in Cluster Toolkit's gke-cluster).
+                pulumi.ResourceOptions(ignore_changes=["nodeConfig", "minMasterVersion"], protect=args.deletion_protection),
             ),
         )
         self.cluster_id = self.cluster.id
@@ -180,6 +212,30 @@ class GkeCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)]),
         )
         self.register_outputs({"name": self.name, "location": self.location, "kubeconfig": self.kubeconfig})
+
+
+def maintenance_policy(args: GkeClusterArgs) -> gcp.container.ClusterMaintenancePolicyArgs | None:
+    window, exclusion = args.maintenance_window, args.maintenance_exclusion
+    if window is None and exclusion is None:
+        return None
+    return gcp.container.ClusterMaintenancePolicyArgs(
+        recurring_window=gcp.container.ClusterMaintenancePolicyRecurringWindowArgs(
+            start_time=window.start, end_time=window.end, recurrence=window.recurrence
+        )
+        if window
+        else None,
+        maintenance_exclusions=[
+            gcp.container.ClusterMaintenancePolicyMaintenanceExclusionArgs(
+                exclusion_name=exclusion.name,
+                start_time=exclusion.start,
+                exclusion_options=gcp.container.ClusterMaintenancePolicyMaintenanceExclusionExclusionOptionsArgs(
+                    scope=exclusion.scope, end_time_behavior="UNTIL_END_OF_SUPPORT"
+                ),
+            )
+        ]
+        if exclusion
+        else None,
+    )
 
 
 def cluster_identity(cluster_id: str, ca_certificate: str) -> str:

@@ -2,11 +2,16 @@
 context in this repository, pinned by digest.
 
 pulumi-gcp has no resource that runs a build, so the build is a `pulumi_command` local command
-running `gcloud builds submit --tag` (the machine running `pulumi up` needs gcloud, logged in).
-Its trigger is a hash of the context's files, so it rebuilds exactly when the context changes.
-The build runs as the project's Cloud Build service account, which must be able to write to the
-repository (the legacy Cloud Build account can; a Compute Engine default account needs
-roles/artifactregistry.writer).
+running `gcloud builds submit --tag` (the machine running `pulumi up` needs gcloud, logged in,
+and may act as the build account: roles/iam.serviceAccountUser on it, which a project owner
+has). Its trigger is a hash of the context's files, so it rebuilds exactly when the context
+changes.
+
+The build runs as a service account of its own with exactly what a build needs, not as the
+project's default build account (which organizations often strip of automatic grants): write
+to this repository, read its staged source and write its logs in a staging bucket of its own
+(so a user-specified build account needs no default Cloud Build bucket), and write to Cloud
+Logging (cloud.google.com/build/docs/securing-builds/configure-user-specified-service-accounts).
 """
 
 from __future__ import annotations
@@ -59,7 +64,10 @@ class WorkloadImageArgs:
         context_digest: `context_digest()` of that directory; a change triggers a rebuild.
         machine_type: a Cloud Build machine type (`e2-highcpu-32`).
         timeout: the build's timeout (`2h`).
-        labels: GCP labels on the repository.
+        builder_account_id: the build service account's id (6-30 characters).
+        staging_bucket: the bucket the build's source and logs are staged in (created here,
+            emptied on destroy: it holds nothing but build inputs and logs).
+        labels: GCP labels on the repository and the bucket.
     """
 
     project: str
@@ -69,6 +77,8 @@ class WorkloadImageArgs:
     tag: str
     context: str
     context_digest: str
+    builder_account_id: str
+    staging_bucket: str
     machine_type: str = "e2-highcpu-32"
     timeout: str = "2h"
     labels: Mapping[str, str] = field(default_factory=dict)
@@ -79,6 +89,7 @@ class WorkloadImage(pulumi.ComponentResource):
 
     Attributes:
         repository: the Artifact Registry repository.
+        builder: the service account the build runs as.
         tagged: `<registry>/<name>:<tag>`.
         reference: `<registry>/<name>@sha256:<digest>` once built (the tag reference if the
             build printed no digest).
@@ -100,20 +111,58 @@ class WorkloadImage(pulumi.ComponentResource):
             labels=dict(args.labels),
             opts=child_options(self, opts),
         )
+        self.builder = gcp.serviceaccount.Account(
+            "builder",
+            project=args.project,
+            account_id=args.builder_account_id,
+            display_name="trainstack image builds",
+            opts=child_options(self, opts),
+        )
+        member = self.builder.email.apply(lambda email: f"serviceAccount:{email}")
+        staging = gcp.storage.Bucket(
+            "staging",
+            project=args.project,
+            name=args.staging_bucket,
+            location=args.region,
+            uniform_bucket_level_access=True,
+            public_access_prevention="enforced",
+            force_destroy=True,
+            lifecycle_rules=[
+                gcp.storage.BucketLifecycleRuleArgs(
+                    action=gcp.storage.BucketLifecycleRuleActionArgs(type="Delete"),
+                    condition=gcp.storage.BucketLifecycleRuleConditionArgs(age=30),
+                )
+            ],
+            labels=dict(args.labels),
+            opts=child_options(self, opts),
+        )
+        grants = [
+            gcp.artifactregistry.RepositoryIamMember(
+                "builder-push", project=args.project, location=args.region, repository=self.repository.repository_id,
+                role="roles/artifactregistry.writer", member=member, opts=child_options(self, opts),
+            ),
+            gcp.storage.BucketIAMMember(
+                "builder-staging", bucket=staging.name, role="roles/storage.objectAdmin", member=member, opts=child_options(self, opts),
+            ),
+            gcp.projects.IAMMember(
+                "builder-logs", project=args.project, role="roles/logging.logWriter", member=member, opts=child_options(self, opts),
+            ),
+        ]
         self.tagged = self.repository.registry_uri.apply(lambda uri: f"{uri}/{args.image_name}:{args.tag}")
         build = command.local.Command(
             "build",
-            create=self.tagged.apply(lambda ref: submit_command(args, ref)),
+            create=pulumi.Output.all(self.tagged, self.builder.name, staging.name).apply(lambda v: submit_command(args, v[0], v[1], v[2])),
             triggers=[args.context_digest],
-            opts=child_options(self, opts),
+            opts=child_options(self, opts, *grants),
         )
         self.reference = pulumi.Output.all(self.tagged, build.stdout).apply(lambda v: pinned_reference(v[0], v[1]))
         self.register_outputs({"reference": self.reference})
 
 
-def submit_command(args: WorkloadImageArgs, reference: str) -> str:
-    """The `gcloud builds submit` line that builds `args.context` into `reference` and prints
-    only the pushed image's digest."""
+def submit_command(args: WorkloadImageArgs, reference: str, builder: str, staging_bucket: str) -> str:
+    """The `gcloud builds submit` line that builds `args.context` into `reference` as the
+    `builder` account (its resource name), staging source and logs in `staging_bucket`, and
+    prints only the pushed image's digest."""
     return shlex.join(
         [
             "gcloud",
@@ -123,6 +172,9 @@ def submit_command(args: WorkloadImageArgs, reference: str) -> str:
             f"--project={args.project}",
             f"--region={args.region}",
             f"--tag={reference}",
+            f"--service-account={builder}",
+            f"--gcs-source-staging-dir=gs://{staging_bucket}/source",
+            f"--gcs-log-dir=gs://{staging_bucket}/logs",
             f"--machine-type={args.machine_type}",
             f"--timeout={args.timeout}",
             "--suppress-logs",

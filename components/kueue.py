@@ -64,7 +64,7 @@ class WaitForPodsReady:
             the requeuing strategy (backoff_limit_count None: requeue forever).
     """
 
-    timeout: str
+    timeout: str = "10m"
     block_admission: bool = True
     recovery_timeout: str | None = None
     requeue_timestamp: str = "Eviction"
@@ -73,7 +73,9 @@ class WaitForPodsReady:
     backoff_max_seconds: int = 3600
 
     def configuration(self) -> dict[str, Any]:
-        """The `waitForPodsReady` block (v1beta2 has no `enable`: the block turns it on)."""
+        """The `waitForPodsReady` block. Kueue 0.19.2 fills in and applies the block whether the
+        Configuration has it or not (apis/config/v1beta2/defaults.go), so it is always written
+        out: what the stack says is what Kueue does."""
         requeuing: dict[str, Any] = {"timestamp": self.requeue_timestamp}
         if self.backoff_limit_count is not None:
             requeuing["backoffLimitCount"] = self.backoff_limit_count
@@ -138,7 +140,7 @@ class KueueArgs:
         flavors: one per GPU pool.
         topology_name, topology_levels: the Topology for Topology Aware Scheduling (created
             when a flavor is topology-aware).
-        wait_for_pods_ready: all-or-nothing admission, or None for none.
+        wait_for_pods_ready: all-or-nothing admission (always on in Kueue 0.19.2).
         priority_classes: WorkloadPriorityClasses; lower ones are preempted in the queue.
         frameworks: Kueue integrations to enable.
         feature_gates: set on the manager's command line (`--feature-gates`).
@@ -152,7 +154,7 @@ class KueueArgs:
     flavors: Sequence[GpuFlavor]
     topology_name: str = TOPOLOGY_NAME
     topology_levels: Sequence[str] = GKE_TOPOLOGY_LEVELS
-    wait_for_pods_ready: WaitForPodsReady | None = None
+    wait_for_pods_ready: WaitForPodsReady = WaitForPodsReady()
     priority_classes: Sequence[PriorityClass] = ()
     frameworks: Sequence[str] = FRAMEWORKS
     # TopologyAwareScheduling is Beta and on by default since Kueue 0.14; set explicitly, it
@@ -186,8 +188,7 @@ def manager_configuration(args: KueueArgs) -> dict[str, Any]:
         "clientConnection": {"qps": 300, "burst": 500},
         "integrations": {"frameworks": list(args.frameworks)},
     }
-    if args.wait_for_pods_ready is not None:
-        config["waitForPodsReady"] = args.wait_for_pods_ready.configuration()
+    config["waitForPodsReady"] = args.wait_for_pods_ready.configuration()
     return config
 
 

@@ -142,6 +142,10 @@ class Machine:
         rdma_subnets: RDMA (MRDMA) NICs, all on one VPC made with the zone's RoCE profile.
         mtu: MTU of the extra networks.
         compact_placement: whether GKE supports a COMPACT placement policy for the pool.
+        compact_with_flex_start: whether GKE allows compact placement with flex-start VMs.
+        topology_labels: whether GKE labels the nodes with every level Kueue's Topology
+            names (`cloud.google.com/gce-topology-block`, `-subblock`, `-host`); Kueue
+            ignores a node that lacks one, so Topology Aware Scheduling is used only here.
         hourly_usd: list on-demand price per node-hour (estimate, see PRICES_AS_OF).
         boot_disk_type: the boot disk type the machine attaches.
         default_queue: the Kueue queue name the upstream recipes use for the machine family.
@@ -164,6 +168,8 @@ class Machine:
     hourly_usd: float
     boot_disk_type: str = "pd-balanced"
     default_queue: str = "gpu-queue"
+    compact_with_flex_start: bool = False
+    topology_labels: bool = False
     nic_cpu_bindings: tuple[tuple[str, str], ...] = ()
 
     def gpus(self, nodes: int) -> int:
@@ -237,6 +243,8 @@ MACHINES: dict[str, Machine] = {
             hourly_usd=84.81,
             boot_disk_type="hyperdisk-balanced",
             default_queue="a3-ultra",
+            compact_with_flex_start=True,
+            topology_labels=True,
         ),
         Machine(
             name="a3-megagpu-8g",

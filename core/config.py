@@ -11,10 +11,12 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
+    BeforeValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -79,6 +81,21 @@ Cidr = Annotated[
 ]
 
 
+def _utc(value: str) -> datetime:
+    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ")
+
+
+def _rfc3339(value: str) -> str:
+    try:
+        _utc(value)
+    except ValueError:
+        raise PydanticCustomError("rule", "must be an RFC 3339 UTC time such as 2026-01-03T03:00:00Z") from None
+    return value
+
+
+UtcTime = Annotated[str, AfterValidator(_rfc3339)]
+
+
 def duration_seconds(value: str) -> float:
     """Seconds in a Go-style duration string such as `1h30m`."""
     units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
@@ -102,6 +119,47 @@ class AuthorizedNetwork(Section):
     display_name: str = ""
 
 
+class MaintenanceWindow(Section):
+    """When GKE may upgrade the cluster: a recurring window (RFC 3339 times, an RFC 5545 rule)."""
+
+    start: UtcTime = "2026-01-03T03:00:00Z"
+    end: UtcTime = "2026-01-03T11:00:00Z"
+    recurrence: Annotated[str, _pattern(r"FREQ=(DAILY|WEEKLY)(;BYDAY=[A-Z,]+)?", "must be an RFC 5545 rule such as FREQ=WEEKLY;BYDAY=SA,SU")] = "FREQ=WEEKLY;BYDAY=SA,SU"
+
+    @model_validator(mode="after")
+    def _rules(self) -> MaintenanceWindow:
+        hours = (_utc(self.end) - _utc(self.start)).total_seconds() / 3600
+        _rule_errors(
+            "MaintenanceWindow",
+            [(("end",), self.end, f"must be 4 to 24 hours after start (it is {hours:g} h): GKE needs at least 4 hours a window")]
+            if not 4 <= hours <= 24
+            else [],
+        )
+        return self
+
+
+class MaintenanceExclusion(Section):
+    """A maintenance exclusion: GKE makes no upgrade of `scope` from `start` until the cluster's
+    minor version reaches its end of support. Lift it by setting `enabled: false` and running
+    `pulumi up` (or `gcloud container clusters update --remove-maintenance-exclusion`)."""
+
+    enabled: bool = True
+    scope: Literal["NO_MINOR_OR_NODE_UPGRADES", "NO_MINOR_UPGRADES", "NO_UPGRADES"] = "NO_MINOR_OR_NODE_UPGRADES"
+    start: UtcTime = "2026-01-01T00:00:00Z"
+
+
+class Maintenance(Section):
+    """`trainstack:cluster.maintenance`: a window for the upgrades GKE makes on its own, and an
+    exclusion that keeps them off a running job's nodes (on by default: every node drain
+    restarts a whole JobSet)."""
+
+    window: MaintenanceWindow = MaintenanceWindow()
+    exclusion: MaintenanceExclusion = MaintenanceExclusion()
+
+
+ANY_ADDRESS = "0.0.0.0/0"
+
+
 class ClusterConfig(Section):
     """`trainstack:cluster`: the GKE Standard cluster (regional, in `gcp:region`)."""
 
@@ -111,29 +169,37 @@ class ClusterConfig(Section):
         _pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must start with a letter, use lowercase letters, digits and '-', and be at most 40 characters"),
     ]
     release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"] = "REGULAR"
-    min_master_version: (
-        Annotated[str, _pattern(r"1\.\d+(\.\d+(-gke\.\d+)?)?", "must be a GKE version such as 1.32 or 1.32.2-gke.1475000")]
-        | None
-    ) = None
+    # A minor version prefix such as "1.33." resolved against the versions GKE offers at deploy
+    # time; None: the release channel's default.
+    version_prefix: Annotated[str, _pattern(r"1\.\d{2}\.", "must be a minor version prefix such as 1.33. (GKE picks the patch)")] | None = None
     private_nodes: bool = True
     private_endpoint: bool = False
     master_ipv4_cidr: Cidr = MASTER_IPV4_CIDR
     authorized_networks: list[AuthorizedNetwork] = []
+    allow_any_address: bool = False  # the explicit opt-in for 0.0.0.0/0 in authorizedNetworks
     deletion_protection: bool = True
+    maintenance: Maintenance = Maintenance()
 
     @model_validator(mode="after")
     def _rules(self) -> ClusterConfig:
         problems = []
         if self.private_endpoint and not self.private_nodes:
             problems.append((("privateEndpoint",), True, "a private endpoint needs privateNodes: true"))
-        if self.private_endpoint and not self.authorized_networks:
+        if not self.authorized_networks:
             problems.append(
-                (("authorizedNetworks",), [], "a private endpoint is reachable only from authorized networks; list at least one")
+                (("authorizedNetworks",), [], "list the networks that may reach the control plane (your VPN or CI ranges); to allow any address, list 0.0.0.0/0 and set allowAnyAddress: true")
             )
-        if not self.master_ipv4_cidr.endswith("/28"):
-            problems.append((("masterIpv4Cidr",), self.master_ipv4_cidr, "the control plane range must be a /28"))
+        for i, network in enumerate(self.authorized_networks):
+            if network.cidr_block == ANY_ADDRESS and not self.allow_any_address:
+                problems.append(
+                    (("authorizedNetworks", i, "cidrBlock"), ANY_ADDRESS, "opens the control plane to any address; narrow it, or set allowAnyAddress: true to accept that")
+                )
         _rule_errors("ClusterConfig", problems)
         return self
+
+    @property
+    def open_to_any_address(self) -> bool:
+        return any(n.cidr_block == ANY_ADDRESS for n in self.authorized_networks)
 
 
 class ExistingNetwork(Section):
@@ -250,7 +316,8 @@ class GpuPoolConfig(Section):
     node_count: Annotated[int, Field(ge=0, le=1000)] | None = None
     autoscaling: Autoscaling | None = None
     zones: list[str] | None = None  # defaults to [gcp:zone]
-    placement: Literal["compact", "none"] = "compact"
+    # auto: compact where GKE allows it (see `compact`); compact: insist; none: no policy.
+    placement: Literal["auto", "compact", "none"] = "auto"
     reservation: Reservation = Reservation()
     provisioning: Literal["on-demand", "spot", "flex-start"] = "on-demand"
     gpu_driver: Literal["default", "latest", "daemonset"] = "latest"
@@ -264,10 +331,26 @@ class GpuPoolConfig(Section):
         return catalog.machine(self.machine_type)
 
     @property
+    def compact(self) -> bool:
+        """Whether the pool gets a COMPACT placement policy. Never with a specific reservation:
+        the reservation's own (dense) deployment places its VMs, as Cluster Toolkit's A3 Ultra
+        and A3 Mega blueprints do; with flex-start only on machines GKE allows it for."""
+        machine = catalog.MACHINES.get(self.machine_type)
+        allowed = (
+            machine is not None
+            and machine.compact_placement
+            and self.reservation.affinity != "specific"
+            and (self.provisioning != "flex-start" or machine.compact_with_flex_start)
+            and (self.zones is None or len(self.zones) == 1)
+        )
+        return self.placement == "compact" or (self.placement == "auto" and allowed)
+
+    @property
     def topology_aware(self) -> bool:
-        """Whether Kueue places jobs on this pool with Topology Aware Scheduling: on a pool of
-        fixed size only (an autoscaled pool has no nodes to place a job on until its pods ask)."""
-        return self.autoscaling is None
+        """Whether Kueue places jobs on this pool with Topology Aware Scheduling: where GKE
+        labels the nodes with every topology level (catalog `topology_labels`), on a pool of
+        fixed size (an autoscaled pool has no nodes to place a job on until its pods ask)."""
+        return self.machine.topology_labels and self.autoscaling is None
 
     @property
     def max_nodes(self) -> int:
@@ -286,10 +369,14 @@ class GpuPoolConfig(Section):
         if self.placement == "compact":
             if self.zones is not None and len(self.zones) != 1:
                 problems.append((("zones",), self.zones, "compact placement needs exactly one zone"))
-            if self.provisioning == "flex-start":
-                problems.append((("provisioning",), "flex-start", "compact placement excludes flex-start (queued) provisioning"))
+            if self.provisioning == "flex-start" and machine and not machine.compact_with_flex_start:
+                problems.append((("provisioning",), "flex-start", f"GKE allows compact placement with flex-start on A3 Ultra and newer, not on {machine.name}"))
             if machine and not machine.compact_placement:
                 problems.append((("placement",), "compact", f"{machine.name} does not support compact placement"))
+            if self.reservation.affinity == "specific":
+                problems.append(
+                    (("placement",), "compact", "a specific reservation is placed by its own deployment (dense/compact); GKE rejects a placement policy with it here: use placement auto or none")
+                )
         if self.provisioning == "flex-start" and self.reservation.affinity != "none":
             problems.append(
                 (("reservation", "affinity"), self.reservation.affinity, "flex-start capacity cannot consume a reservation; set affinity: none")
@@ -300,8 +387,8 @@ class GpuPoolConfig(Section):
             problems.append(
                 (("nodeCount",), self.node_count, f"must be a multiple of the number of zones ({len(self.zones)}); GKE puts nodeCount/zones nodes in each zone")
             )
-        if self.provisioning == "spot" and self.reservation.affinity == "specific":
-            problems.append((("reservation", "affinity"), "specific", "spot nodes cannot consume a reservation"))
+        if self.provisioning == "spot" and self.reservation.affinity != "none":
+            problems.append((("reservation", "affinity"), self.reservation.affinity, "spot nodes cannot consume a reservation; set affinity: none"))
         if self.provisioning == "flex-start" and self.autoscaling is None:
             problems.append((("autoscaling",), None, "flex-start provisioning needs autoscaling"))
         if self.node_count is not None and self.node_count > 0 and self.upgrade.max_unavailable >= self.node_count > 1:
@@ -339,7 +426,6 @@ class BucketConfig(Section):
     location: str | None = None  # defaults to gcp:region
     hierarchical_namespace: bool = True
     uniform_access: bool = True
-    disposable: bool = False  # true lets `pulumi destroy` delete the bucket and its objects
     file_cache: bool = False  # gcsfuse file cache on local SSD
 
     @model_validator(mode="after")
@@ -380,6 +466,9 @@ class StorageConfig(Section):
 
     kind: Literal["gcs", "filestore", "nfs"]
     mount_path: Annotated[str, _pattern(r"/[^\s]*", "must be an absolute path")] = "/job-logs"
+    # false (the default): `pulumi destroy` leaves the bucket, share or disk and its data in the
+    # project and only forgets it; true: destroy deletes it with its data (benchmarks, CI).
+    disposable: bool = False
     bucket: BucketConfig | None = None
     filestore: FilestoreConfig | None = None
     nfs: NfsConfig | None = None
@@ -484,11 +573,19 @@ class WaitForPodsReady(Section):
     def _rules(self) -> WaitForPodsReady:
         _rule_errors(
             "WaitForPodsReady",
-            [(("timeout",), self.timeout, "must be longer than 0s; Kueue rejects a zero timeout (omit waitForPodsReady to turn it off)")]
+            [(("timeout",), self.timeout, "must be longer than 0s; Kueue rejects a zero timeout")]
             if duration_seconds(self.timeout) <= 0
             else [],
         )
         return self
+
+
+def _always_on(value: Any) -> Any:
+    if value is None:
+        raise PydanticCustomError(
+            "rule", "Kueue 0.19.2 applies waitForPodsReady whatever the config says (its defaults fill it in); set its timeout instead of null"
+        )
+    return value
 
 
 class PriorityClass(Section):
@@ -503,7 +600,9 @@ class KueueConfig(Section):
     local_queue: K8sName | None = None  # defaults by machine family: a3-ultra, a3-mega, a3-queue
     cluster_queue: K8sName | None = None  # defaults to the local queue's name
     topology_name: K8sName = TOPOLOGY_NAME
-    wait_for_pods_ready: WaitForPodsReady | None = WaitForPodsReady()
+    # Kueue 0.19.2 applies waitForPodsReady whether the Configuration has the block or not
+    # (apis/config/v1beta2/defaults.go), so trainstack always writes it: the config says what runs.
+    wait_for_pods_ready: Annotated[WaitForPodsReady, BeforeValidator(_always_on)] = WaitForPodsReady()
     priority_classes: list[PriorityClass] = [
         PriorityClass(name="training-high", value=1000, description="Production training"),
         PriorityClass(name="training-low", value=100, description="Benchmarks and experiments"),
@@ -618,12 +717,16 @@ class WorkloadConfig(Section):
     env: dict[str, str] = {}
     max_restarts: Annotated[int, Field(ge=0)] = 0  # whole-job restarts (JobSet) or pod retries (Job)
     controller: Literal["jobset", "job"] = "jobset"  # a JobSet, or an Indexed batch Job + Service
-    topology: TopologyRequest | None = TopologyRequest()  # None: no Topology Aware Scheduling
+    # The default asks for the block level where the queue has Topology Aware Scheduling and for
+    # nothing where it has none; None: never.
+    topology: TopologyRequest | None = TopologyRequest()
     parallelism: Parallelism | None = None  # None: the framework's own default split
     dataset: Dataset | None = None
     shared_memory: Quantity = "250Gi"
     resiliency: Resiliency = Resiliency()
     tensorboard: bool = False
+    # A WorkloadPriorityClass of the platform's Kueue (label kueue.x-k8s.io/priority-class).
+    priority_class: K8sName | None = None
 
     @model_validator(mode="after")
     def _rules(self) -> WorkloadConfig:
@@ -731,8 +834,17 @@ class StackConfig(BaseModel):
                 )
         if self.workload is not None:
             pool = "trainstack:gpuPool"
-            sources = {"nodes": pool, "machine": f"{pool}.machineType", "storage": "trainstack:storage.kind"}
-            yield from workload_problems(self.workload, self.gpu_pool.machine, self.gpu_pool.max_nodes, self.storage.kind, sources)
+            topology = (
+                f"{self.gpu_pool.machine_type} nodes carry no GKE topology labels"
+                if not self.gpu_pool.machine.topology_labels
+                else f"{pool}.autoscaling: an autoscaled pool has no nodes to place on"
+            )
+            sources = {"nodes": pool, "machine": f"{pool}.machineType", "storage": "trainstack:storage.kind", "topology": topology}
+            pool_config = self.gpu_pool
+            yield from workload_problems(
+                self.workload, pool_config.machine, pool_config.max_nodes, self.storage.kind, pool_config.topology_aware, sources
+            )
+            yield from priority_problems(self.workload, [pc.name for pc in self.kueue.priority_classes], "trainstack:kueue.priorityClasses")
 
     # Derived values components read, so no caller recomputes them.
 
@@ -758,12 +870,29 @@ class StackConfig(BaseModel):
         return self.kueue.cluster_queue or self.local_queue
 
 
+def priority_problems(workload: WorkloadConfig, known: list[str], source: str) -> Iterator[Problem]:
+    """The workload's priority class, unless the platform's Kueue has it."""
+    if workload.priority_class is not None and workload.priority_class not in known:
+        yield ("trainstack:workload", "priorityClass"), workload.priority_class, f"is not a priority class of the platform ({source}: {', '.join(known) or 'none'})"
+
+
 def workload_problems(
-    workload: WorkloadConfig, machine: catalog.Machine, max_nodes: int, storage_kind: str, sources: dict[str, str]
+    workload: WorkloadConfig,
+    machine: catalog.Machine,
+    max_nodes: int,
+    storage_kind: str,
+    topology_aware: bool,
+    sources: dict[str, str],
 ) -> Iterator[Problem]:
-    """Rules between a workload and the GPU pool and storage it runs on. `sources` names where
-    the pool's `nodes`, `machine` and `storage` come from, as the user wrote them
-    (`trainstack:gpuPool`, `trainstack:platform.existingCluster.nodeCount`, a platform stack)."""
+    """Rules between a workload and the GPU pool, queue and storage it runs on. `sources` names
+    where the pool's `nodes`, `machine`, `storage` and `topology` come from, as the user wrote
+    them (`trainstack:gpuPool`, `trainstack:platform.existingCluster.nodeCount`, a platform stack)."""
+    if workload.topology is not None and "topology" in workload.model_fields_set and not topology_aware:
+        yield (
+            ("trainstack:workload", "topology"),
+            workload.topology.level,
+            f"the queue has no Topology Aware Scheduling ({sources['topology']}), so Kueue would never admit a job asking for a topology; set topology: null",
+        )
     if workload.nodes > max_nodes:
         yield ("trainstack:workload", "nodes"), workload.nodes, f"exceeds the GPU pool's maximum of {max_nodes} nodes ({sources['nodes']})"
     else:
@@ -807,6 +936,8 @@ class ExistingCluster(Section):
     service_account: K8sName = "default"
     network_names: list[K8sName] | None = None  # defaults to the names the catalog's NICs get here
     storage: ExistingStorage
+    # Whether its Kueue flavor places jobs with Topology Aware Scheduling (has a topologyName).
+    topology_aware: bool = False
     install_kueue: bool = False  # assumed present on a foreign cluster
     install_job_set: bool = False
 

@@ -19,6 +19,7 @@ from trainstack.config import (
     Problem,
     StackConfig,
     WorkloadStackConfig,
+    priority_problems,
     workload_problems,
 )
 from trainstack.errors import ConfigError
@@ -50,6 +51,7 @@ class Contract:
         image_registry: the Artifact Registry repository, when the platform has one.
         cluster_identity: the cluster instance (`GkeCluster.identity`); a workload stack's
             Kubernetes provider follows it. Absent from contracts of older platform stacks.
+        priority_classes: the names of the platform's Kueue WorkloadPriorityClasses.
     """
 
     project: str
@@ -73,6 +75,7 @@ class Contract:
     bucket: Any = None  # a str, or an Output[str] on the platform stack itself
     image_registry: Any = None
     cluster_identity: Any = None
+    priority_classes: Any = None
 
     def to_output(self) -> dict[str, Any]:
         # Not dataclasses.asdict: it deep-copies, and a platform's bucket or registry is an Output.
@@ -123,6 +126,7 @@ def of_platform(config: StackConfig, claim: str, bucket: Any, registry: Any, clu
         bucket=bucket,
         image_registry=registry,
         cluster_identity=cluster_identity,
+        priority_classes=[pc.name for pc in config.kueue.priority_classes],
     )
 
 
@@ -142,7 +146,7 @@ def of_existing(cluster: ExistingCluster) -> Contract:
         gpu_machine_type=cluster.machine_type,
         gpu_pool=cluster.gpu_pool,
         gpu_nodes=cluster.node_count,
-        topology_aware=True,
+        topology_aware=cluster.topology_aware,
         cpu_pool=cluster.cpu_pool,
         local_queue=cluster.local_queue,
         cluster_queue=cluster.local_queue,
@@ -168,17 +172,19 @@ def workload_stack_problems(config: WorkloadStackConfig, terms: Contract) -> lis
     existing = config.platform.existing_cluster
     if existing is not None:
         where = "trainstack:platform.existingCluster"
-        sources = {"nodes": f"{where}.nodeCount", "machine": f"{where}.machineType", "storage": f"{where}.storage.kind"}
+        sources = {"nodes": f"{where}.nodeCount", "machine": f"{where}.machineType", "storage": f"{where}.storage.kind", "topology": f"{where}.topologyAware"}
     else:
         where = f"platform stack {config.platform.stack}"
-        sources = {"nodes": where, "machine": where, "storage": where}
+        sources = {"nodes": where, "machine": where, "storage": where, "topology": where}
     problems: list[Problem] = []
     if config.workload.namespace not in ("default", terms.namespace):
         problems.append(
             (("trainstack:workload", "namespace"), config.workload.namespace, f"the platform's storage and service account are in {terms.namespace!r} ({where})")
         )
     machine = catalog.machine(terms.gpu_machine_type)
-    problems += workload_problems(config.workload, machine, terms.gpu_nodes, terms.storage_kind, sources)
+    problems += workload_problems(config.workload, machine, terms.gpu_nodes, terms.storage_kind, terms.topology_aware, sources)
+    if terms.priority_classes is not None:
+        problems += priority_problems(config.workload, list(terms.priority_classes), where)
     if existing is not None and existing.network_names is not None and len(existing.network_names) != machine.extra_nics:
         problems.append(
             (("trainstack:platform", "existingCluster", "networkNames"), existing.network_names, f"{machine.name} has {machine.extra_nics} extra NICs; name one Network for each, in interface order")

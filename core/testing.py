@@ -92,7 +92,24 @@ class FakeGcp(mocks.Mocks):
             return {"project": self.project, "region": self.region, "zone": self.zone, "accessToken": "fake-token", "id": "fake"}, []
         if args.token == "gcp:container/getCluster:getCluster":
             return self._cluster_state(a.get("name", "cluster"), a.get("location", self.region)), []
+        if args.token == "gcp:container/getEngineVersions:getEngineVersions":
+            return self._engine_versions(a.get("versionPrefix") or "1.33."), []
         return a, []
+
+    def _engine_versions(self, prefix: str) -> dict[str, Any]:
+        """The versions GKE offers with `prefix` (as getServerConfig lists them), newest first."""
+        h = int(digest("versions", prefix)[:6], 16)
+        versions = [f"{prefix}{patch}-gke.{1000000 + h % 900000}" for patch in (h % 7 + 2, h % 7 + 1)]
+        return {
+            "latestMasterVersion": versions[0],
+            "latestNodeVersion": versions[0],
+            "validMasterVersions": versions,
+            "validNodeVersions": versions,
+            "releaseChannelDefaultVersion": {"REGULAR": versions[1], "STABLE": versions[1], "RAPID": versions[0]},
+            "releaseChannelLatestVersion": {"REGULAR": versions[0], "STABLE": versions[1], "RAPID": versions[0]},
+            "versionPrefix": prefix,
+            "id": f"projects/{self.project}/locations/{self.region}",
+        }
 
     def _cluster_state(self, name: str, location: str) -> dict[str, Any]:
         ca = base64.b64encode(f"-----BEGIN CERTIFICATE-----\nFAKE CA {name}\n-----END CERTIFICATE-----\n".encode()).decode()

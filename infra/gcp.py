@@ -28,7 +28,7 @@ from trainstack.components.gcp_storage import (
     NfsDiskArgs,
     workload_identity_principal,
 )
-from trainstack.components.gke_cluster import AuthorizedNetwork, GkeCluster, GkeClusterArgs
+from trainstack.components.gke_cluster import AuthorizedNetwork, GkeCluster, GkeClusterArgs, MaintenanceExclusion, MaintenanceWindow
 from trainstack.components.image import WorkloadImage, WorkloadImageArgs, context_digest
 from trainstack.components.node_pools import (
     Autoscaling,
@@ -49,14 +49,23 @@ from trainstack.infra.platform import GcpPlatform
 _ZONAL_FILESTORE_TIERS = frozenset({"BASIC_HDD", "BASIC_SSD", "ZONAL"})
 
 
+# The APIs an image build calls: the repository, the build, its account and its staging bucket.
+IMAGE_BUILD_SERVICES = (apis.ARTIFACT_REGISTRY, apis.CLOUD_BUILD, apis.IAM, apis.STORAGE)
+
+
+def project_bucket_name(project: str, name: str) -> str:
+    """`<project>-<name>`, a valid bucket name (bucket names are global, so the project leads)."""
+    return re.sub(r"[^a-z0-9-]", "-", f"{project}-{name}".lower())[:63].strip("-")
+
+
 def required_services(config: StackConfig) -> list[str]:
     """The APIs this stack calls."""
     services = [apis.CONTAINER, apis.COMPUTE, apis.IAM, apis.CLOUD_RESOURCE_MANAGER, apis.STORAGE, apis.LOGGING, apis.MONITORING]
     if config.storage.kind == "filestore":
         services.append(apis.FILESTORE)
     if config.image.build is not None:
-        services += [apis.ARTIFACT_REGISTRY, apis.CLOUD_BUILD]
-    return sorted(services)
+        services += IMAGE_BUILD_SERVICES
+    return sorted(set(services))
 
 
 def problems(image: ImageConfig, root: Path) -> list[Problem]:
@@ -69,11 +78,7 @@ def problems(image: ImageConfig, root: Path) -> list[Problem]:
 
 def bucket_name(stack: str, config: StackConfig) -> str:
     """The configured bucket name, else `<project>-<stack>` made a valid bucket name."""
-    configured = config.storage.bucket_config.name
-    if configured:
-        return configured
-    name = re.sub(r"[^a-z0-9-]", "-", f"{config.project}-{stack}".lower())
-    return name[:63].strip("-")
+    return config.storage.bucket_config.name or project_bucket_name(config.project, stack)
 
 
 def workload_image(ctx: StackContext, services: ProjectServices | None) -> tuple[pulumi.Output[str], pulumi.Output[str] | None]:
@@ -95,9 +100,11 @@ def workload_image(ctx: StackContext, services: ProjectServices | None) -> tuple
             context_digest=context_digest(ctx.root / spec.context),
             machine_type=spec.machine_type,
             timeout=spec.timeout,
+            builder_account_id=ctx.physical_name("builder", 30),
+            staging_bucket=project_bucket_name(ctx.project, ctx.physical_name("builds")),
             labels=ctx.labels,
         ),
-        opts=pulumi.ResourceOptions(depends_on=services.need(apis.ARTIFACT_REGISTRY, apis.CLOUD_BUILD) if services else []),
+        opts=pulumi.ResourceOptions(depends_on=services.need(*IMAGE_BUILD_SERVICES) if services else []),
     )
     return built.reference, built.repository.registry_uri
 
@@ -159,6 +166,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
     )
 
     cluster_config = config.cluster
+    maintenance = cluster_config.maintenance
     cluster = GkeCluster(
         "cluster",
         GkeClusterArgs(
@@ -169,7 +177,11 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
             network=network,
             node_service_account=node_account.email,
             release_channel=cluster_config.release_channel,
-            min_master_version=cluster_config.min_master_version,
+            version_prefix=cluster_config.version_prefix,
+            maintenance_window=MaintenanceWindow(maintenance.window.start, maintenance.window.end, maintenance.window.recurrence),
+            maintenance_exclusion=MaintenanceExclusion(f"trainstack-{maintenance.exclusion.scope.lower().replace('_', '-')}", maintenance.exclusion.start, maintenance.exclusion.scope)
+            if maintenance.exclusion.enabled
+            else None,
             private_nodes=cluster_config.private_nodes,
             private_endpoint=cluster_config.private_endpoint,
             master_ipv4_cidr=cluster_config.master_ipv4_cidr,
@@ -194,7 +206,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
             service_account=node_account.email,
             node_count=pool.node_count,
             autoscaling=Autoscaling(pool.autoscaling.min_nodes, pool.autoscaling.max_nodes) if pool.autoscaling else None,
-            compact=pool.placement == "compact",
+            compact=pool.compact,
             reservation=Reservation(pool.reservation.affinity, pool.reservation.name, pool.reservation.project),
             provisioning=pool.provisioning,
             gpu_driver=pool.gpu_driver,
@@ -251,7 +263,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
                 location=bucket_config.location or region,
                 hierarchical_namespace=bucket_config.hierarchical_namespace,
                 uniform_access=bucket_config.uniform_access,
-                disposable=bucket_config.disposable,
+                disposable=storage.disposable,
                 object_users=[principal],
                 grant_after=[cluster.cluster],
                 labels=labels,
@@ -271,6 +283,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
                 capacity_gib=share.capacity_gib,
                 share_name=share.share_name,
                 network=network.network,
+                disposable=storage.disposable,
                 labels=labels,
             ),
             opts=pulumi.ResourceOptions(depends_on=services.need(apis.FILESTORE)),
@@ -286,6 +299,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
                 name=ctx.physical_name("nfs"),
                 disk_type=disk.disk_type,
                 size_gb=disk.disk_size_gb,
+                disposable=storage.disposable,
                 labels=labels,
             ),
             opts=pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE)),

@@ -67,9 +67,7 @@ def kueue_args(
             backoff_limit_count=wait.requeuing_strategy.backoff_limit_count,
             backoff_base_seconds=wait.requeuing_strategy.backoff_base_seconds,
             backoff_max_seconds=wait.requeuing_strategy.backoff_max_seconds,
-        )
-        if wait
-        else None,
+        ),
         priority_classes=[PriorityClass(pc.name, pc.value, pc.description) for pc in kueue.priority_classes],
         placement=placement,
     )

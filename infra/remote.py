@@ -12,7 +12,6 @@ import pulumi_gcp as gcp
 from pulumi.runtime.sync_await import _sync_await
 
 from trainstack import catalog, contract
-from trainstack.components import gcp_services as apis
 from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
 from trainstack.components.gke_cluster import cluster_identity, kubeconfig
 from trainstack.components.jobset import JobSet, JobSetArgs
@@ -21,7 +20,7 @@ from trainstack.components.kueue import GpuFlavor, Kueue
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
 from trainstack.config import KueueConfig, WorkloadStackConfig
 from trainstack.context import StackContext
-from trainstack.infra.gcp import workload_image
+from trainstack.infra.gcp import IMAGE_BUILD_SERVICES, workload_image
 from trainstack.infra.kubernetes import kueue_args
 from trainstack.infra.platform import KubernetesPlatform, Platform
 
@@ -122,5 +121,5 @@ def _image(ctx: StackContext, config: WorkloadStackConfig) -> tuple[pulumi.Outpu
     """The workload image: prebuilt, or built here (with the APIs the build needs)."""
     services = None
     if config.image.build is not None:
-        services = ProjectServices("services", ProjectServicesArgs(ctx.project, sorted([apis.ARTIFACT_REGISTRY, apis.CLOUD_BUILD])))
+        services = ProjectServices("services", ProjectServicesArgs(ctx.project, sorted(IMAGE_BUILD_SERVICES)))
     return workload_image(ctx, services)

@@ -69,7 +69,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
             "gpuDriver": "default",
             "reservation": {"affinity": "none", "name": None},
         },
-        "trainstack_storage": {"bucket": {"disposable": True, "name": "my-scratch-bucket"}},
+        "trainstack_storage": {"disposable": True, "bucket": {"name": "my-scratch-bucket"}},
         "trainstack_workload": {"nodes": 8, "resiliency": {"enabled": False}},
     },
 }

@@ -57,7 +57,7 @@ def test_defaults_a_real_user_wants() -> None:
     assert config.cluster.private_nodes is True
     assert config.gpu_pool.upgrade.max_surge == 0 and config.gpu_pool.upgrade.max_unavailable == 1
     assert config.gpu_zones == ["us-central1-b"] and config.cpu_zones == ["us-central1-b"]
-    assert config.storage.bucket_config.disposable is False
+    assert config.storage.disposable is False
     assert config.cluster_queue == config.local_queue == "a3-ultra"
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 from gcp_support import CLUSTER, PROJECT, REGION, ZONE, by_name, render
@@ -44,13 +46,27 @@ def test_filestore_csi_driver_only_with_filestore(variant: str, enabled: bool) -
     assert cluster(variant)["addonsConfig"]["gcpFilestoreCsiDriverConfig"] == {"enabled": enabled}
 
 
-def test_release_channel_and_minimum_version() -> None:
+def test_release_channel_and_a_version_prefix_resolved_at_deploy_time() -> None:
+    """No pinned patch version (GKE rejects one its channel no longer offers): the channel's
+    default, or the newest version GKE offers with a minor prefix, as Cluster Toolkit resolves it."""
     inputs = cluster()
     assert inputs["releaseChannel"] == {"channel": "REGULAR"}
-    assert inputs["minMasterVersion"] == "1.32.2-gke.1475000"
-    changed = cluster(trainstack_cluster={"releaseChannel": "STABLE", "minMasterVersion": None})
+    assert "minMasterVersion" not in inputs
+    resolved = render("a3ultra", trainstack_cluster={"releaseChannel": "STABLE", "versionPrefix": "1.33."})
+    changed = by_name(resolved, CLUSTER, "cluster").inputs
     assert changed["releaseChannel"] == {"channel": "STABLE"}
-    assert "minMasterVersion" not in changed
+    # FakeGcp answers getEngineVersions with versions under the prefix, newest first.
+    assert re.fullmatch(r"1\.33\.\d+-gke\.\d+", changed["minMasterVersion"])
+
+
+def test_a_maintenance_window_and_an_exclusion_keep_upgrades_off_running_jobs() -> None:
+    policy = cluster()["maintenancePolicy"]
+    assert policy["recurringWindow"] == {"startTime": "2026-01-03T03:00:00Z", "endTime": "2026-01-03T11:00:00Z", "recurrence": "FREQ=WEEKLY;BYDAY=SA,SU"}
+    (exclusion,) = policy["maintenanceExclusions"]
+    assert exclusion["exclusionOptions"] == {"scope": "NO_MINOR_OR_NODE_UPGRADES", "endTimeBehavior": "UNTIL_END_OF_SUPPORT"}
+    assert exclusion["startTime"] == "2026-01-01T00:00:00Z" and "endTime" not in exclusion
+    lifted = cluster(trainstack_cluster={"maintenance": {"exclusion": {"enabled": False}}})["maintenancePolicy"]
+    assert "maintenanceExclusions" not in lifted and lifted["recurringWindow"] == policy["recurringWindow"]
 
 
 def test_private_nodes_authorized_networks_shielded_nodes() -> None:
@@ -60,9 +76,7 @@ def test_private_nodes_authorized_networks_shielded_nodes() -> None:
         "enablePrivateEndpoint": False,
         "masterIpv4CidrBlock": "172.16.0.32/28",
     }
-    assert inputs["masterAuthorizedNetworksConfig"] == {
-        "cidrBlocks": [{"cidrBlock": "0.0.0.0/0", "displayName": "anywhere (narrow this to your network)"}]
-    }
+    assert inputs["masterAuthorizedNetworksConfig"] == {"cidrBlocks": [{"cidrBlock": "203.0.113.0/24", "displayName": "replace with your network"}]}
     assert inputs["enableShieldedNodes"] is True
 
 
@@ -74,8 +88,9 @@ def test_private_endpoint_when_asked() -> None:
     assert inputs["masterAuthorizedNetworksConfig"]["cidrBlocks"] == [{"cidrBlock": "10.10.0.0/16", "displayName": "vpn"}]
 
 
-def test_no_authorized_networks_block_when_none_are_listed() -> None:
-    assert "masterAuthorizedNetworksConfig" not in cluster(trainstack_cluster={"authorizedNetworks": []})
+def test_any_address_only_by_explicit_opt_in() -> None:
+    anywhere = {"authorizedNetworks": [{"cidrBlock": "0.0.0.0/0"}], "allowAnyAddress": True}
+    assert cluster(trainstack_cluster=anywhere)["masterAuthorizedNetworksConfig"] == {"cidrBlocks": [{"cidrBlock": "0.0.0.0/0"}]}
 
 
 def test_deletion_protection_and_labels_from_config() -> None:
@@ -83,11 +98,15 @@ def test_deletion_protection_and_labels_from_config() -> None:
     assert inputs["deletionProtection"] is True
     assert inputs["resourceLabels"] == {"managed-by": "trainstack", "trainstack-stack": "a3ultra-405b"}
     assert cluster(trainstack_cluster={"deletionProtection": False})["deletionProtection"] is False
+    # Pulumi protects it too: `pulumi destroy` refuses before it deletes anything, not half-way.
+    assert by_name(render("a3ultra"), CLUSTER, "cluster").options["protect"] is True
+    unprotected = by_name(render("a3ultra", trainstack_cluster={"deletionProtection": False}), CLUSTER, "cluster")
+    assert "protect" not in unprotected.options
 
 
-def test_default_pool_config_is_never_diffed() -> None:
+def test_default_pool_config_and_resolved_version_are_never_diffed() -> None:
     reg = by_name(render("a3ultra"), CLUSTER, "cluster")
-    assert reg.options["ignoreChanges"] == ["nodeConfig"]
+    assert sorted(reg.options["ignoreChanges"]) == ["minMasterVersion", "nodeConfig"]
     assert reg.inputs["nodeConfig"]["serviceAccount"] == f"a3ultra-405b-nodes@{PROJECT}.iam.gserviceaccount.com"
 
 

@@ -7,7 +7,7 @@ import shlex
 from pathlib import Path
 
 import pytest
-from gcp_support import COMMAND, PROJECT, REGION, REPOSITORY, by_name, of_type, render
+from gcp_support import BUCKET, COMMAND, PROJECT, REGION, REPOSITORY, by_name, of_type, render
 from trainstack import catalog
 from trainstack.app.stacks import project_root
 from trainstack.components.image import context_digest, pinned_reference
@@ -48,11 +48,39 @@ def test_cloud_build_of_the_context_rebuilds_when_the_context_changes() -> None:
         f"--tag={TAGGED}",
         "--machine-type=e2-highcpu-32",
         "--timeout=2h",
+        f"--service-account=projects/{PROJECT}/serviceAccounts/a3ultra-405b-builder@{PROJECT}.iam.gserviceaccount.com",
+        f"--gcs-source-staging-dir=gs://{PROJECT}-a3ultra-405b-builds/source",
+        f"--gcs-log-dir=gs://{PROJECT}-a3ultra-405b-builds/logs",
         "--suppress-logs",
         "--quiet",
         "--format=value(results.images[0].digest)",
     }
     assert build.inputs["triggers"] == [context_digest(project_root() / "images/nemo-24.07")]
+
+
+def test_the_build_runs_as_its_own_account_with_exactly_the_grants_a_build_needs() -> None:
+    """Not the project's default build account, whose automatic grants organizations often
+    disable: push to this repository, read its source and write its logs in its own staging
+    bucket, write to Cloud Logging (cloud.google.com/build/docs/securing-builds/
+    configure-user-specified-service-accounts)."""
+    rendered = render("a3mega")
+    account = by_name(rendered, "gcp:serviceaccount/account:Account", "builder")
+    member = f"serviceAccount:a3ultra-405b-builder@{PROJECT}.iam.gserviceaccount.com"
+    grants = {
+        r.name: (r.type, r.inputs["role"], r.inputs["member"])
+        for r in rendered.registrations
+        if r.name.startswith("builder-")
+    }
+    assert grants == {
+        "builder-push": ("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember", "roles/artifactregistry.writer", member),
+        "builder-staging": ("gcp:storage/bucketIAMMember:BucketIAMMember", "roles/storage.objectAdmin", member),
+        "builder-logs": ("gcp:projects/iAMMember:IAMMember", "roles/logging.logWriter", member),
+    }
+    staging = by_name(rendered, BUCKET, "staging").inputs
+    assert staging["publicAccessPrevention"] == "enforced" and staging["forceDestroy"] is True
+    build = by_name(rendered, COMMAND, "build")
+    assert {r.urn for r in rendered.registrations if r.name.startswith("builder-")} <= set(build.dependencies)
+    assert account.inputs["accountId"] == "a3ultra-405b-builder"
 
 
 def test_image_output_falls_back_to_the_tag_without_a_build_digest() -> None:

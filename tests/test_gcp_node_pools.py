@@ -59,14 +59,25 @@ def test_tcpx_pools(variant: str, nics: int, ssds: int, disk: str) -> None:
     assert config["nodeConfig"]["diskType"] == disk == catalog.machine(config["nodeConfig"]["machineType"]).boot_disk_type
 
 
-def test_compact_placement_and_specific_reservation() -> None:
+def test_a_specific_reservation_gets_no_placement_policy() -> None:
+    """The reservation's own (dense) deployment places its VMs: Cluster Toolkit's A3 Ultra and A3
+    Mega blueprints never set a placement policy with a specific reservation."""
     pool = gpu_pool().inputs
-    assert pool["placementPolicy"] == {"type": "COMPACT"}
+    assert "placementPolicy" not in pool
     assert pool["nodeConfig"]["reservationAffinity"] == {
         "consumeReservationType": "SPECIFIC_RESERVATION",
         "key": "compute.googleapis.com/reservation-name",
         "values": ["a3-ultra-reservation"],
     }
+
+
+def test_compact_placement_where_no_specific_reservation_places_the_nodes() -> None:
+    pool = gpu_pool(trainstack_gpuPool={"reservation": {"affinity": "any", "name": None}}).inputs
+    assert pool["placementPolicy"] == {"type": "COMPACT"}
+    flex = {"reservation": {"affinity": "none", "name": None}, "provisioning": "flex-start", "nodeCount": None, "autoscaling": {"maxNodes": 4}}
+    # A3 Ultra allows compact placement with flex-start (Cluster Toolkit's A3 Ultra blueprint).
+    changes = {"trainstack_gpuPool": flex, "trainstack_workload": {"nodes": 4, "resiliency": {"nodesPerDataParallelReplica": 2}}}
+    assert gpu_pool(**changes).inputs["placementPolicy"] == {"type": "COMPACT"}
 
 
 def test_shared_reservation_is_named_by_its_project() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from gcp_support import (
     BUCKET,
     BUCKET_MEMBER,
@@ -17,7 +18,7 @@ from gcp_support import (
 from trainstack.testing import FakeGcp
 
 
-def test_bucket_is_hierarchical_private_regional_and_protected() -> None:
+def test_bucket_is_hierarchical_private_regional_and_kept_on_destroy() -> None:
     reg = by_name(render("a3ultra"), BUCKET, "bucket")
     bucket = reg.inputs
     assert bucket["name"] == f"{PROJECT}-a3ultra-405b"
@@ -27,14 +28,21 @@ def test_bucket_is_hierarchical_private_regional_and_protected() -> None:
     assert bucket["publicAccessPrevention"] == "enforced"
     assert bucket["forceDestroy"] is False
     assert bucket["labels"] == {"managed-by": "trainstack", "trainstack-stack": "a3ultra-405b"}
-    assert reg.options.get("protect") is True
+    # Destroy leaves it and its data (and does not refuse the whole destroy, as protect would).
+    assert reg.options == {"retainOnDelete": True}
 
 
 def test_disposable_bucket_can_be_destroyed_with_its_objects() -> None:
     reg = by_name(render("flex"), BUCKET, "bucket")
     assert reg.inputs["name"] == "my-scratch-bucket"
     assert reg.inputs["forceDestroy"] is True
-    assert "protect" not in reg.options
+    assert reg.options == {}
+
+
+@pytest.mark.parametrize(("variant", "type_token", "name"), [("a3mega", FILESTORE, "filestore"), ("a2", DISK, "nfs-disk")])
+def test_shares_and_disks_follow_the_one_data_rule(variant: str, type_token: str, name: str) -> None:
+    assert by_name(render(variant), type_token, name).options == {"retainOnDelete": True}
+    assert by_name(render(variant, trainstack_storage={"disposable": True}), type_token, name).options == {}
 
 
 def test_workload_service_account_gets_object_access_through_workload_identity() -> None:
@@ -67,7 +75,7 @@ def test_zonal_filestore_on_the_primary_vpc() -> None:
     assert instance["networks"] == [{"network": "a3ultra-405b-net", "modes": ["MODE_IPV4"], "connectMode": "DIRECT_PEERING"}]
     assert rendered.outputs["filestoreAddress"].startswith("10.200.")
     assert rendered.outputs["filestoreAddress"].endswith(":/share1")
-    assert not of_type(rendered, BUCKET)
+    assert [b.name for b in of_type(rendered, BUCKET)] == ["staging"]  # only the image build's
 
 
 def test_enterprise_filestore_is_regional_on_an_existing_network() -> None:

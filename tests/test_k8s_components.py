@@ -57,9 +57,11 @@ def test_wait_for_pods_ready_block_has_only_what_is_set() -> None:
     assert "enable" not in block
 
 
-def test_no_wait_for_pods_ready_means_no_block() -> None:
-    assert "waitForPodsReady" not in manager_configuration(_args())
-    assert "waitForPodsReady" in manager_configuration(_args(wait_for_pods_ready=WaitForPodsReady("1m")))
+def test_the_wait_for_pods_ready_block_is_always_written() -> None:
+    """Kueue 0.19.2 fills in and applies waitForPodsReady when the block is absent
+    (apis/config/v1beta2/defaults.go), so the component always states it."""
+    assert manager_configuration(_args())["waitForPodsReady"]["timeout"] == "10m"
+    assert manager_configuration(_args(wait_for_pods_ready=WaitForPodsReady("1m")))["waitForPodsReady"]["timeout"] == "1m"
 
 
 def test_configuration_renders_deterministically_and_parses_back() -> None:

@@ -18,8 +18,7 @@ def problems(**kueue: Any) -> list[str]:
 
 def test_zero_timeout_is_rejected() -> None:
     assert problems(waitForPodsReady={"timeout": "0s"}) == [
-        "trainstack:kueue.waitForPodsReady.timeout = '0s': must be longer than 0s; Kueue rejects a zero timeout "
-        "(omit waitForPodsReady to turn it off)"
+        "trainstack:kueue.waitForPodsReady.timeout = '0s': must be longer than 0s; Kueue rejects a zero timeout"
     ]
 
 
@@ -41,7 +40,15 @@ def test_recipe_000_settings_load() -> None:
     assert (wait.timeout, wait.recovery_timeout, wait.block_admission) == ("1m", "1m", True)
 
 
-def test_wait_for_pods_ready_can_be_turned_off() -> None:
+def test_wait_for_pods_ready_cannot_be_turned_off_by_omission_or_null() -> None:
+    """Kueue 0.19.2 applies it anyway, so the config may not pretend otherwise."""
     raw = raw_config()
+    del raw["trainstack:kueue"]["waitForPodsReady"]
+    assert load("a3ultra-405b", raw).kueue.wait_for_pods_ready.timeout == "10m"  # what Kueue will run, stated
     raw["trainstack:kueue"]["waitForPodsReady"] = None  # `waitForPodsReady: null` in the stack file
-    assert load("a3ultra-405b", raw).kueue.wait_for_pods_ready is None
+    with pytest.raises(ConfigError) as error:
+        load("a3ultra-405b", raw)
+    assert error.value.problems == [
+        "trainstack:kueue.waitForPodsReady = None: Kueue 0.19.2 applies waitForPodsReady whatever the config says "
+        "(its defaults fill it in); set its timeout instead of null"
+    ]

@@ -385,9 +385,18 @@ def test_an_autoscaled_pool_is_not_topology_aware(layers, variants) -> None:
     assert autoscaled.platform.topology_aware is False
     assert not of_type(autoscaled.rendered, f"{KUEUE}:Topology")
     assert "topologyName" not in one(autoscaled.rendered, f"{KUEUE}:ResourceFlavor").inputs["spec"]
-    fixed = layers["a2-highgpu-8g"]
+    fixed = layers["a3-ultragpu-8g"]
     assert fixed.platform.topology_aware is True
     assert one(fixed.rendered, f"{KUEUE}:ResourceFlavor").inputs["spec"]["topologyName"].startswith("gke-default-")
+
+
+@pytest.mark.parametrize("machine_type", MACHINES)
+def test_topology_aware_scheduling_only_where_gke_labels_the_topology(layers, machine_type: str) -> None:
+    """Kueue ignores nodes that lack a level's label, so a TAS flavor on a machine GKE does not
+    label would never admit a job (catalog `topology_labels`)."""
+    layer, machine = layers[machine_type], catalog.machine(machine_type)
+    assert layer.platform.topology_aware is machine.topology_labels
+    assert bool(of_type(layer.rendered, f"{KUEUE}:Topology")) is machine.topology_labels
 
 
 def test_every_kueue_object_waits_for_the_kueue_release(layers, variants) -> None:

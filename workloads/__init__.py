@@ -68,7 +68,8 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
         workload=workload,
     )
     launch = launchers.launch(job)
-    topology = workload.topology
+    # Validation refused an explicit request on a queue without TAS; the default asks only where it can.
+    topology = workload.topology if kube.topology_aware else None
     training = TrainingJob(
         "training-job",
         TrainingJobArgs(
@@ -92,6 +93,7 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
             gcsfuse=platform.storage_kind == "gcs",
             dataset=Dataset(workload.dataset.source, workload.dataset.path) if workload.dataset else None,
             env=workload.env,
+            priority_class=workload.priority_class,
         ),
         pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=kube.node_setup)),
     )

@@ -57,6 +57,7 @@ LOCAL_SSD_DIR = "/ssd"
 DATASET_VOLUME = "dataset"
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 CONFIG_HASH_ANNOTATION = "trainstack/config-hash"
 
 # Shell run before the launcher: put the NCCL plugin first on the library path (keeping the
@@ -124,6 +125,7 @@ class TrainingJobArgs:
         gcsfuse: the claim is a Cloud Storage FUSE volume (the pod needs the sidecar).
         dataset: data to copy from Cloud Storage to node-local disk before training.
         env: the user's environment, applied last.
+        priority_class: the Kueue WorkloadPriorityClass of the job, or None for Kueue's default.
 
     Order it after what it needs (controllers, queue, claim, networks, node installers) with
     `opts.depends_on`.
@@ -149,6 +151,7 @@ class TrainingJobArgs:
     gcsfuse: bool = False
     dataset: Dataset | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    priority_class: str | None = None
 
     @property
     def hosts(self) -> tuple[str, ...]:
@@ -281,7 +284,11 @@ def _metadata(args: TrainingJobArgs) -> Json:
     return {
         "name": args.name,
         "namespace": args.namespace,
-        "labels": {QUEUE_LABEL: args.queue, "app.kubernetes.io/managed-by": "trainstack"},
+        "labels": {
+            QUEUE_LABEL: args.queue,
+            **({PRIORITY_LABEL: args.priority_class} if args.priority_class else {}),
+            "app.kubernetes.io/managed-by": "trainstack",
+        },
         # The job runs for hours after `pulumi up`; Kueue, not Pulumi, decides when it starts.
         "annotations": {"pulumi.com/skipAwait": "true"},
     }

@@ -162,7 +162,7 @@ def prepare(
         # A bucket of its own (the recipe's may exist, or its default name may not fit 63
         # characters), deleted with its objects on destroy.
         set_path(raw, "trainstack:storage.bucket.name", f"{cluster}-ckpt")
-        set_path(raw, "trainstack:storage.bucket.disposable", True)
+        set_path(raw, "trainstack:storage.disposable", True)
     raw["trainstack:labels"] = {**raw.get("trainstack:labels", {}), EPHEMERAL[0]: EPHEMERAL[1], EXPIRES_LABEL: expires_label(expires)}
     config = load(stack, raw)
     assert isinstance(config, StackConfig)
