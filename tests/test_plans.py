@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from pathlib import Path
 
 import pulumi_gcp as gcp
@@ -53,3 +54,34 @@ def test_plan_catches_a_misspelled_provider_input() -> None:
     )
     with pytest.raises(PlanError, match=r"nodeConfig\.machine_typo: not a property of NodePoolNodeConfigArgs; did you mean 'machineType'\?"):
         from_rendered(rendered)
+
+
+# --- what `pulumi destroy` does, said in every stack file and true of its plan ---------------
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_stack_file_says_what_destroy_does(plans: dict[str, Plan], stack: str) -> None:
+    text = (GOLDEN.parent.parent / "stacks" / f"Pulumi.{stack}.yaml").read_text()
+    said = re.findall(r"^# pulumi destroy: (.*)$", text, re.M)
+    assert said == [plans[stack].destroy_effect()], f"{stack}: its '# pulumi destroy:' comment disagrees with its plan"
+    assert "takes it down" not in text  # the old promise protected buckets broke
+
+
+def test_destroy_effect_reads_protect_and_retain_from_the_resources() -> None:
+    def plan(*options: dict) -> Plan:
+        types = ["gcp:container/cluster:Cluster", "gcp:storage/bucket:Bucket", "gcp:compute/disk:Disk"]
+        return Plan("s", [{"type": t, "name": t, "options": o, "inputs": {}} for t, o in zip(types, options)], {})
+
+    assert plan({}, {}, {}).destroy_effect() == "deletes every resource"
+    assert plan({}, {"retainOnDelete": True}, {"retainOnDelete": True}).destroy_effect().startswith(
+        "deletes every resource but leaves the NFS disk and the bucket with its data"
+    )
+    assert plan({"protect": True}, {"retainOnDelete": True}, {}).destroy_effect().startswith("refused before anything is deleted: the cluster is protected")
+
+
+def test_a_control_plane_open_to_any_address_is_a_warning_in_the_summary() -> None:
+    assert render("a3ultra-405b", raw_stack_config("a3ultra-405b")).warnings() == []
+    raw = raw_stack_config("a3ultra-405b")
+    raw["trainstack:cluster"] |= {"authorizedNetworks": [{"cidrBlock": "0.0.0.0/0"}], "allowAnyAddress": True}
+    summary = render("a3ultra-405b", raw).summary()
+    assert summary["warnings"] == ["the control plane of a3ultra-405b accepts connections from any address (0.0.0.0/0)"]

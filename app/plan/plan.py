@@ -21,6 +21,14 @@ from trainstack.app.reports.critical_path import CriticalPath, critical_path
 
 PLAN_FORMAT = 1
 _NOT_OBJECTS = ("kubernetes:helm.sh/", "pulumi:providers:")
+# What a person calls the resources destroy refuses for or leaves behind.
+_KINDS = {
+    "gcp:container/cluster:Cluster": "the cluster",
+    "gcp:storage/bucket:Bucket": "the bucket",
+    "gcp:filestore/instance:Instance": "the Filestore instance",
+    "gcp:compute/disk:Disk": "the NFS disk",
+}
+_ANY_ADDRESS = "0.0.0.0/0"
 
 
 class PlanError(TrainstackError):
@@ -43,12 +51,38 @@ class Plan:
     def critical_path(self) -> CriticalPath:
         return critical_path(self.resources)
 
+    def _kinds(self, option: str) -> list[str]:
+        return sorted({_KINDS.get(r["type"], r["name"]) for r in self.resources if r["options"].get(option)})
+
+    def destroy_effect(self) -> str:
+        """What `pulumi destroy` does to this stack, read from the resources' options: Pulumi
+        refuses the whole destroy, before deleting anything, if a resource is protected; it
+        forgets but leaves a retained one (with its data) in the project."""
+        protected = self._kinds("protect")
+        if protected:
+            return f"refused before anything is deleted: {' and '.join(protected)} is protected (trainstack:cluster.deletionProtection)"
+        kept = self._kinds("retainOnDelete")
+        if kept:
+            return f"deletes every resource but leaves {' and '.join(kept)} with its data in the project (trainstack:storage.disposable: false)"
+        return "deletes every resource"
+
+    def warnings(self) -> list[str]:
+        """What a reviewer should not miss in this plan."""
+        found = []
+        for r in self.resources:
+            blocks = (r["inputs"].get("masterAuthorizedNetworksConfig") or {}).get("cidrBlocks") or []
+            if r["type"] == "gcp:container/cluster:Cluster" and any(b.get("cidrBlock") == _ANY_ADDRESS for b in blocks):
+                found.append(f"the control plane of {r['inputs'].get('name')} accepts connections from any address ({_ANY_ADDRESS})")
+        return found
+
     def summary(self) -> dict[str, Any]:
         return {
             "resources": len(self.resources),
             "byType": dict(sorted(Counter(r["type"] for r in self.resources).items())),
             "cost": self.cost.to_dict(),
             "criticalPath": self.critical_path.to_dict(),
+            "destroy": self.destroy_effect(),
+            "warnings": self.warnings(),
         }
 
     def to_dict(self) -> dict[str, Any]:

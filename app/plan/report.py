@@ -20,6 +20,8 @@ def _rows(plan: Plan) -> list[tuple[str, str]]:
         ("GPUs", str(cost.gpus)),
         ("CPU nodes", str(cost.cpu_nodes)),
         ("est. cost per hour", f"{usd} (list prices as of {catalog.PRICES_AS_OF}, an estimate)"),
+        ("pulumi destroy", plan.destroy_effect()),
+        *(("WARNING", w) for w in plan.warnings()),
     ]
 
 
