@@ -68,6 +68,10 @@ class GkeClusterArgs:
         master_ipv4_cidr: the /28 of the control plane's private endpoint.
         authorized_networks: CIDRs allowed to reach the control plane; empty leaves the
             public endpoint open to any address (still authenticated).
+        control_plane_ports: TCP ports on the nodes the control plane must reach beyond GKE's
+            own (admission webhooks, aggregated APIs). With private nodes and a peered control
+            plane, GKE's firewall rules admit only 443 and 10250 from the control plane's range,
+            so a webhook elsewhere times out; a rule from `master_ipv4_cidr` admits these.
         multi_networking: Dataplane V2 plus multi-networking, for pools with extra NICs.
         filestore_csi: enable the Filestore CSI driver.
         deletion_protection: GKE refuses to delete the cluster while true, and Pulumi protects
@@ -89,6 +93,7 @@ class GkeClusterArgs:
     private_endpoint: bool = False
     master_ipv4_cidr: str = MASTER_IPV4_CIDR
     authorized_networks: Sequence[AuthorizedNetwork] = ()
+    control_plane_ports: Sequence[int] = ()
     multi_networking: bool = False
     filestore_csi: bool = False
     deletion_protection: bool = True
@@ -195,6 +200,18 @@ class GkeCluster(pulumi.ComponentResource):
                 pulumi.ResourceOptions(ignore_changes=["nodeConfig", "minMasterVersion"], protect=args.deletion_protection),
             ),
         )
+        if args.private_nodes and args.control_plane_ports:
+            gcp.compute.Firewall(
+                "control-plane-to-nodes",
+                project=args.project,
+                name=f"{args.name}-control-plane-webhooks",
+                network=args.network.network,
+                direction="INGRESS",
+                source_ranges=[args.master_ipv4_cidr],
+                allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(p) for p in sorted(args.control_plane_ports)])],
+                description="The GKE control plane calls admission webhooks and aggregated APIs on the nodes",
+                opts=child_options(self, opts),
+            )
         self.cluster_id = self.cluster.id
         self.name = self.cluster.name
         self.location = args.location

@@ -173,7 +173,7 @@ def manager_configuration(args: KueueArgs) -> dict[str, Any]:
         "kind": "Configuration",
         "health": {"healthProbeBindAddress": ":8081"},
         "metrics": {"bindAddress": ":8443"},
-        "webhook": {"port": 9443},
+        "webhook": {"port": catalog.CONTROLLER_WEBHOOK_PORT},
         "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
         "controller": {
             "groupKindConcurrency": {

@@ -378,6 +378,12 @@ class HelmChart:
 KUEUE_CHART = HelmChart("kueue", "oci://registry.k8s.io/kueue/charts", "0.19.2", "kueue-system")
 JOBSET_CHART = HelmChart("jobset", "oci://registry.k8s.io/jobset/charts", "0.12.0", "jobset-system")
 
+# Ports on the nodes the control plane calls for the pinned controllers: the Kueue and JobSet
+# admission webhooks (their charts' manager `--webhook-port`/Configuration `webhook.port`) and
+# Kueue's visibility API server (aggregated API, charts/kueue v0.19.2).
+CONTROLLER_WEBHOOK_PORT = 9443
+KUEUE_VISIBILITY_PORT = 8082
+
 # API versions served by the pinned controllers.
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 KUEUE_CONFIG_API = "config.kueue.x-k8s.io/v1beta2"

@@ -186,6 +186,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
             private_endpoint=cluster_config.private_endpoint,
             master_ipv4_cidr=cluster_config.master_ipv4_cidr,
             authorized_networks=[AuthorizedNetwork(n.cidr_block, n.display_name) for n in cluster_config.authorized_networks],
+            control_plane_ports=[catalog.CONTROLLER_WEBHOOK_PORT, catalog.KUEUE_VISIBILITY_PORT],
             multi_networking=bool(nics),
             filestore_csi=config.storage.kind == "filestore",
             deletion_protection=cluster_config.deletion_protection,

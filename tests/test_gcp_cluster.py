@@ -6,7 +6,7 @@ import re
 
 import pytest
 import yaml
-from gcp_support import CLUSTER, PROJECT, REGION, ZONE, by_name, render
+from gcp_support import CLUSTER, FIREWALL, PROJECT, REGION, ZONE, by_name, render
 from trainstack.app.plan.recorder import SECRET
 
 
@@ -138,3 +138,14 @@ def test_layer_outputs() -> None:
     assert (outputs["gpuNodes"], outputs["gpus"]) == (54, 432)
     assert outputs["_nodePools"] == 2
     assert (render("a2").outputs["gpuNodes"], render("a2").outputs["gpus"]) == (4, 32)
+
+
+def test_the_control_plane_reaches_the_controllers_webhooks_on_private_nodes() -> None:
+    """A peered control plane reaches private nodes only on 443 and 10250 by GKE's own rules; the
+    Kueue and JobSet webhooks (9443) and Kueue's visibility API (8082) need a rule of their own."""
+    rule = by_name(render("a3ultra"), FIREWALL, "control-plane-to-nodes").inputs
+    assert rule["sourceRanges"] == ["172.16.0.32/28"]
+    assert rule["allows"] == [{"protocol": "tcp", "ports": ["8082", "9443"]}]
+    assert rule["direction"] == "INGRESS" and rule["network"] == "a3ultra-405b-net"
+    public = render("a3ultra", trainstack_cluster={"privateNodes": False})
+    assert not [r for r in public.registrations if r.name == "control-plane-to-nodes"]
