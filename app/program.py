@@ -8,13 +8,12 @@ from typing import Any
 
 import pulumi
 from pulumi.runtime import config as runtime_config
-
 from trainstack import infra, workloads
-from trainstack.app import validation
-from trainstack.app.stacks import project_root
+from trainstack.app import secrets, validation
+from trainstack.app.stacks import project_root, raw_stack_config
 from trainstack.config import WorkloadStackConfig, load
 from trainstack.context import StackContext
-from trainstack.errors import ConfigError
+from trainstack.errors import ConfigError, UnknownStackError
 from trainstack.infra.remote import read_platform_stack
 
 
@@ -33,11 +32,21 @@ def _decode(value: str) -> Any:
     return value
 
 
+def _stack_file(stack: str) -> dict[str, Any] | None:
+    """The stack file's `config:` as written (encrypted values as `{secure: ...}`), if present."""
+    try:
+        return raw_stack_config(stack, project_root())
+    except UnknownStackError:
+        return None
+
+
 def main() -> None:
     """Entry point of `__main__.py`: validate the config (every rule, before any resource),
     then build the stack."""
-    stack, raw = pulumi.get_stack(), raw_config()
+    stack = pulumi.get_stack()
     try:
+        raw = raw_config()
+        raw = secrets.mark_secrets(raw, secrets.secret_keys(raw), _stack_file(stack))
         config = load(stack, raw)
         reference = output = None
         if isinstance(config, WorkloadStackConfig) and config.platform.stack:

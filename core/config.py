@@ -620,6 +620,14 @@ class KueueConfig(Section):
         return self
 
 
+class Secure(Section):
+    """A secret value: `{secure: ...}` as `pulumi config set --secret` writes it in a stack file
+    (the ciphertext, offline), or, under `pulumi up`, the value the engine decrypted. It stays a
+    Pulumi secret all the way to the resource that uses it."""
+
+    secure: str
+
+
 class Profiling(Section):
     """An Nsight Systems capture of a step range."""
 
@@ -714,7 +722,7 @@ class WorkloadConfig(Section):
     seq_length: Annotated[int, Field(ge=1)] | None = None
     profiling: Profiling = Profiling()
     overrides: list[str] = []
-    env: dict[str, str] = {}
+    env: dict[str, str | Secure] = {}
     max_restarts: Annotated[int, Field(ge=0)] = 0  # whole-job restarts (JobSet) or pod retries (Job)
     controller: Literal["jobset", "job"] = "jobset"  # a JobSet, or an Indexed batch Job + Service
     # The default asks for the block level where the queue has Topology Aware Scheduling and for
@@ -742,6 +750,14 @@ class WorkloadConfig(Section):
             problems.append((("controller",), self.controller, "the resiliency supervisor acts on JobSets; use controller: jobset"))
         _rule_errors("WorkloadConfig", problems)
         return self
+
+    @property
+    def plain_env(self) -> dict[str, str]:
+        return {k: v for k, v in self.env.items() if isinstance(v, str)}
+
+    @property
+    def secret_env(self) -> dict[str, str]:
+        return {k: v.secure for k, v in self.env.items() if isinstance(v, Secure)}
 
     def replica_problems(self) -> list[Problem]:
         """How the supervisor's data-parallel replicas fail to fit `nodes` (keys relative to

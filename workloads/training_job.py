@@ -125,6 +125,8 @@ class TrainingJobArgs:
         gcsfuse: the claim is a Cloud Storage FUSE volume (the pod needs the sidecar).
         dataset: data to copy from Cloud Storage to node-local disk before training.
         env: the user's environment, applied last.
+        secret_env: the user's secret environment: kept in a Kubernetes Secret `<name>-env`
+            (the values stay Pulumi secrets) and referenced from the pod, never inlined.
         priority_class: the Kueue WorkloadPriorityClass of the job, or None for Kueue's default.
 
     Order it after what it needs (controllers, queue, claim, networks, node installers) with
@@ -151,6 +153,7 @@ class TrainingJobArgs:
     gcsfuse: bool = False
     dataset: Dataset | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    secret_env: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
     priority_class: str | None = None
 
     @property
@@ -222,6 +225,15 @@ def dataset_parts(dataset: Dataset | None) -> PodParts:
     )
 
 
+def secret_name(args: TrainingJobArgs) -> str:
+    return f"{args.name}-env"
+
+
+def secret_env_list(args: TrainingJobArgs) -> list[Json]:
+    """Each secret variable as a reference to its key in the job's Secret."""
+    return [{"name": name, "valueFrom": {"secretKeyRef": {"name": secret_name(args), "key": name}}} for name in args.secret_env]
+
+
 def config_map_name(args: TrainingJobArgs, suffix: str) -> str:
     return f"{args.name}-{suffix}"
 
@@ -262,7 +274,7 @@ def pod_template(args: TrainingJobArgs) -> Json:
         "image": args.image,
         "command": container_command(args.launch),
         "args": list(args.launch.command),
-        "env": env_list(parts.env),
+        "env": [*env_list({k: v for k, v in parts.env.items() if k not in args.secret_env}), *secret_env_list(args)],
         "resources": {"limits": {"nvidia.com/gpu": args.machine.gpus_per_node}},
         "volumeMounts": list(parts.volume_mounts),
     }
@@ -397,6 +409,15 @@ class TrainingJob(pulumi.ComponentResource):
             )
             for manifest in config_maps(args)
         ]
+        if args.secret_env:
+            files.append(
+                k8s.core.v1.Secret(
+                    f"{name}-{secret_name(args)}",
+                    metadata={"name": secret_name(args), "namespace": args.namespace, "labels": {"app.kubernetes.io/managed-by": "trainstack"}},
+                    string_data={k: pulumi.Output.secret(v) for k, v in sorted(args.secret_env.items())},
+                    opts=after,
+                )
+            )
         replace = pulumi.ResourceOptions.merge(
             child_options(self, opts, *files),
             pulumi.ResourceOptions(replace_on_changes=["spec"], delete_before_replace=True),

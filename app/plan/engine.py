@@ -19,7 +19,7 @@ from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from trainstack.app import program, validation
+from trainstack.app import program, secrets, validation
 from trainstack.app.plan.recorder import RecordingMonitor, Registration, redact
 from trainstack.app.stacks import project_root, raw_stack_config, stack_names
 from trainstack.context import StackContext
@@ -97,7 +97,8 @@ def execute(
         fake = FakeGcp(ctx.project, ctx.region, ctx.zone, references or {})
         monitor = RecordingMonitor(fake)
         mocks.set_mocks(fake, project=PROJECT, stack=ctx.stack, preview=False, monitor=monitor)
-        runtime_config.set_all_config({k: _encode(v) for k, v in raw.items()}, [])
+        # The engine marks a key secret when its value holds an encrypted leaf, as the CLI does.
+        runtime_config.set_all_config({k: _encode(v) for k, v in raw.items()}, sorted(k for k, v in raw.items() if secrets.has_secure_leaf(v)))
         _sync_await(run_pulumi_func(body))
         outputs = _resolve_outputs()
     finally:
