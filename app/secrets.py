@@ -33,6 +33,17 @@ def has_secure_leaf(value: Any) -> bool:
     return False
 
 
+def secure_paths(value: Any, path: str = "") -> list[str]:
+    """Where `value` holds encrypted leaves, as `pulumi config set --path` spells them."""
+    if is_secure(value):
+        return [path]
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in secure_paths(v, f"{path}.{k}" if path else str(k))]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in secure_paths(v, f"{path}[{i}]")]
+    return []
+
+
 def secret_keys(raw: dict[str, Any]) -> set[str]:
     """The top-level keys the engine marked secret."""
     return set(runtime_config.get_config_secret_keys_env()) | {k for k in raw if runtime_config.is_config_secret(k)}

@@ -8,6 +8,7 @@ import pytest
 import yaml
 from gcp_support import CLUSTER, FIREWALL, PROJECT, REGION, ZONE, by_name, render
 from trainstack.app.plan.recorder import SECRET
+from trainstack.components.gke_cluster import cluster_identity
 
 
 def cluster(variant: str = "a3ultra", **changes) -> dict:
@@ -149,3 +150,15 @@ def test_the_control_plane_reaches_the_controllers_webhooks_on_private_nodes() -
     assert rule["direction"] == "INGRESS" and rule["network"] == "a3ultra-405b-net"
     public = render("a3ultra", trainstack_cluster={"privateNodes": False})
     assert not [r for r in public.registrations if r.name == "control-plane-to-nodes"]
+
+
+def test_the_provider_identity_follows_the_cluster_instance() -> None:
+    """A cluster replaced under the same name (datapath, network or master range changed) has a
+    new CA, so a new identity, so pulumi-kubernetes replaces its provider and every object on it
+    (provider.go DiffConfig replaces on a changed clusterIdentifier)."""
+    path = "projects/p/locations/us-central1/clusters/c"
+    first, again, replaced = cluster_identity(path, "CA-1"), cluster_identity(path, "CA-1"), cluster_identity(path, "CA-2")
+    assert first == again and first != replaced and first.startswith(path + "#")
+    (provider,) = [r for r in render("a3ultra").registrations if r.type == "pulumi:providers:kubernetes"]
+    assert provider.inputs["clusterIdentifier"].startswith(f"projects/{PROJECT}/locations/{REGION}/clusters/a3ultra-405b#")
+    assert provider.parent.endswith("trainstack:gcp:GkeCluster::cluster")

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+import pytest
 from helpers import merge
 from trainstack.app import secrets
+from trainstack.app.ops.bench import BenchError, prepare
 from trainstack.app.plan.plan import render
 from trainstack.app.stacks import raw_stack_config
 
@@ -46,3 +50,16 @@ def test_secret_leaves_are_found_at_any_depth() -> None:
     assert secrets.has_secure_leaf({"env": {"A": {"secure": "x"}}})
     assert secrets.has_secure_leaf([{"secure": "x"}])
     assert not secrets.has_secure_leaf({"env": {"A": "x"}, "secure_mode": True})
+
+
+def test_bench_refuses_to_copy_a_nested_secret_as_a_plain_value() -> None:
+    """Ciphertext is bound to the recipe stack's key; copied into a new stack's config it would be
+    a plain string (and the job would get the ciphertext)."""
+    raw = merge(raw_stack_config("a3ultra-405b"), {"trainstack:workload": {"env": {"HF_TOKEN": {"secure": CIPHERTEXT}}}})
+    with pytest.raises(BenchError, match=r"cannot copy secret config to a new stack \(trainstack:workload\.env\.HF_TOKEN\)"):
+        prepare("a3ultra-405b", raw, now=datetime(2026, 11, 23, tzinfo=UTC), ttl_s=8 * 3600.0, timeout_s=3600.0, taken=[])
+
+
+def test_bench_makes_every_kind_of_storage_disposable() -> None:
+    spec = prepare("a3high-nemo-gpt5b", raw_stack_config("a3high-nemo-gpt5b"), now=datetime(2026, 11, 23, tzinfo=UTC), ttl_s=8 * 3600.0, timeout_s=3600.0, taken=[])
+    assert spec.config.storage.kind == "filestore" and spec.config.storage.disposable is True

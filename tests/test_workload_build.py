@@ -4,7 +4,6 @@ each stack renders, every object schema-valid."""
 from __future__ import annotations
 
 import json
-
 from functools import cache
 from typing import Any
 
@@ -18,7 +17,9 @@ from trainstack.app.schemas.validate import validate_object
 from trainstack.app.stacks import stack_names
 from trainstack.catalog import nic_networks
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
+from trainstack.config import load
 from trainstack.context import StackContext
+from trainstack.errors import ConfigError
 from trainstack.infra.platform import KubernetesPlatform, Platform
 from trainstack.workloads.tensorboard import TensorBoardArgs
 
@@ -452,3 +453,14 @@ def test_refresh_after_admission_replaces_no_running_job(stack: str, kind: str) 
     # The control: had the program set suspend, the refreshed state would differ under `spec`.
     with_suspend = {**inputs, "spec": {**inputs["spec"], "suspend": True}}
     assert pruned(admitted(with_suspend), with_suspend)["spec"] != with_suspend["spec"]
+
+
+def test_a_workload_priority_class_labels_the_job_for_kueue() -> None:
+    jobset = Built("a3ultra-405b", raw_config(trainstack_workload={"priorityClass": "training-high"})).one(JOBSET)
+    assert jobset["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "training-high"
+    assert "kueue.x-k8s.io/priority-class" not in built("a3ultra-405b").one(JOBSET)["metadata"]["labels"]
+
+
+def test_a_priority_class_the_platform_lacks_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"trainstack:workload.priorityClass = 'urgent': is not a priority class of the platform"):
+        load("a3ultra-405b", raw_config(trainstack_workload={"priorityClass": "urgent"}))

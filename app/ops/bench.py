@@ -37,6 +37,9 @@ from typing import Any
 
 from pulumi.automation.errors import ConcurrentUpdateError
 
+from trainstack.app import validation
+from trainstack.app.secrets import secure_paths
+from trainstack.app.stacks import project_root
 from trainstack.config import StackConfig, load
 from trainstack.errors import TrainstackError
 from trainstack.app.ops import automation
@@ -142,7 +145,9 @@ def prepare(
             f"({_hours(ttl_s)} < {_hours(timeout_s)} + {DEPLOY_AND_TEARDOWN_S / 3600:g}h); otherwise `trainstack reap` "
             "could delete the cluster while the bench still runs"
         )
-    secret = sorted(k for k, v in recipe_raw.items() if isinstance(v, dict) and set(v) == {"secure"})
+    # Ciphertext is bound to the recipe stack's key: copied, it would become a plain value of the
+    # new stack. Found at any depth (`trainstack:workload.env.HF_TOKEN`), not only at the top.
+    secret = secure_paths(recipe_raw)
     if secret:
         raise BenchError(f"cannot copy secret config to a new stack ({', '.join(secret)}); pass them with --set or an ESC environment")
     raw = copy.deepcopy(recipe_raw)
@@ -154,17 +159,18 @@ def prepare(
             f"{recipe!r} is not a whole recipe: a bench deploys a platform and runs its job on it, so it needs a stack "
             "with both (not a platform-only stack, nor a workload stack on a platform made elsewhere)"
         )
+    validation.check(recipe, base, project_root())
     expires = now + timedelta(seconds=ttl_s)
     cluster = bench_cluster_name(base.cluster.name, stack)
     set_path(raw, "trainstack:cluster.name", cluster)
     set_path(raw, "trainstack:cluster.deletionProtection", False)
+    # Its data goes with it: destroy deletes the bucket, share or disk rather than leaving it.
+    set_path(raw, "trainstack:storage.disposable", True)
     if base.storage.kind == "gcs":
-        # A bucket of its own (the recipe's may exist, or its default name may not fit 63
-        # characters), deleted with its objects on destroy.
+        # A bucket of its own (the recipe's may exist, or its default name may not fit 63 characters).
         set_path(raw, "trainstack:storage.bucket.name", f"{cluster}-ckpt")
-        set_path(raw, "trainstack:storage.disposable", True)
     raw["trainstack:labels"] = {**raw.get("trainstack:labels", {}), EPHEMERAL[0]: EPHEMERAL[1], EXPIRES_LABEL: expires_label(expires)}
-    config = load(stack, raw)
+    config = validation.validate(stack, raw, project_root()).config  # every rule, the launchers' included
     assert isinstance(config, StackConfig)
     return BenchSpec(recipe, stack, cluster, config.project, expires, timeout_s, raw, config)
 
