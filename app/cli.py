@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-
 from trainstack.app.console import fail
 from trainstack.app.ops.cli import COMMANDS
 from trainstack.app.reports.metrics_cli import metrics

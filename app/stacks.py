@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from trainstack.errors import StackFileError, UnknownStackError
 
-from trainstack.errors import UnknownStackError
 
 def project_root() -> Path:
     """The Pulumi project directory: $TRAINSTACK_ROOT, else the nearest Pulumi.yaml above the
@@ -38,8 +38,35 @@ def raw_stack_config(stack: str, root: Path | None = None) -> dict[str, Any]:
     if not path.is_file():
         known = ", ".join(stack_names(root)) or "none"
         raise UnknownStackError(f"unknown stack {stack!r}: no {path}; known stacks: {known}")
-    document = yaml.safe_load(path.read_text()) or {}
-    config = document.get("config") or {}
+    return read_stack_file(path)
+
+
+def read_stack_file(path: Path) -> dict[str, Any]:
+    """A stack file's `config:` mapping, or StackFileError naming the file, the line and what is
+    wrong: unreadable bytes or YAML, a document or `config` that is no mapping, a key that is
+    not a string."""
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise StackFileError(f"{path}: byte {exc.start} is not UTF-8; save the file as UTF-8") from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
+        raise StackFileError(f"{path}: {where}: not valid YAML: {exc.problem or exc.context}") from None
+    except yaml.YAMLError as exc:
+        raise StackFileError(f"{path}: not valid YAML: {exc}") from None
+    except RecursionError:
+        raise StackFileError(f"{path}: nested too deeply to read") from None
+    if document is None:
+        return {}
+    if not isinstance(document, dict):
+        raise StackFileError(f"{path}: the file must be a mapping with a 'config:' key, not a {type(document).__name__}")
+    config = document.get("config")
+    if config is None:
+        return {}
     if not isinstance(config, dict):
-        raise UnknownStackError(f"{path}: 'config' must be a mapping")
+        raise StackFileError(f"{path}: 'config' must be a mapping of keys such as trainstack:gpuPool, not a {type(config).__name__}")
+    odd = [key for key in config if not isinstance(key, str)]
+    if odd:
+        raise StackFileError(f"{path}: config keys must be strings such as 'trainstack:gpuPool'; {odd[0]!r} is a {type(odd[0]).__name__} (quote it)")
     return config

@@ -12,15 +12,18 @@ import ipaddress
 import re
 from collections.abc import Iterator
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
-    BeforeValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
+    field_validator,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
@@ -73,12 +76,40 @@ K8sName = Annotated[
     Field(max_length=63),
     _pattern(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", "must be a DNS-1123 label: lowercase letters, digits and '-'"),
 ]
+# A DNS-1035 label: what a Service name (an Indexed Job's headless Service is named like its job)
+# and a GKE node pool name must be: it starts with a letter.
+Dns1035Name = Annotated[
+    str,
+    Field(max_length=63),
+    _pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a DNS-1035 label: a lowercase letter, then lowercase letters, digits and '-'"),
+]
+# An environment variable name a shell and every runtime accept (a C identifier).
+EnvName = Annotated[str, _pattern(r"[A-Za-z_][A-Za-z0-9_]*", "must be an environment variable name: letters, digits and '_', not starting with a digit")]
+# A GCP resource name such as a reservation's (RFC 1035, at most 63 characters).
+GcpName = Annotated[
+    str, Field(max_length=63), _pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP resource name: a lowercase letter, then lowercase letters, digits and '-'")
+]
+_REGION_ID = r"[a-z]+-[a-z]+\d+"
+_ZONE_ID = r"[a-z]+-[a-z]+\d+-[a-z]"
+ProjectId = Annotated[str, _pattern(r"[a-z][a-z0-9-]{4,28}[a-z0-9]", "must be a GCP project ID: 6-30 lowercase letters, digits or '-'")]
+RegionId = Annotated[str, _pattern(_REGION_ID, "must be a GCP region such as us-central1")]
+ZoneId = Annotated[str, _pattern(_ZONE_ID, "must be a GCP zone such as us-central1-b")]
 Quantity = Annotated[
     str, _pattern(r"\d+(\.\d+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?", "must be a Kubernetes quantity such as 500Gi")
 ]
-Cidr = Annotated[
-    str, _pattern(r"(\d{1,3}\.){3}\d{1,3}/\d{1,2}", "must be an IPv4 CIDR block such as 10.0.0.0/20")
-]
+def _cidr(value: str) -> str:
+    try:
+        ipaddress.IPv4Network(value, strict=True)
+    except ValueError as exc:
+        reason = "its host bits are set (not on a boundary of its prefix)" if "host bits" in str(exc) else "not an IPv4 network"
+        raise PydanticCustomError("rule", "must be an IPv4 CIDR block such as 10.0.0.0/20: {reason}", {"reason": reason}) from None
+    if "/" not in value:
+        raise PydanticCustomError("rule", "must be an IPv4 CIDR block with a prefix length, such as 10.0.0.0/20")
+    return value
+
+
+Cidr = Annotated[str, AfterValidator(_cidr)]
+INT32_MAX = 2**31 - 1  # Kubernetes integer fields are int32
 
 
 def _utc(value: str) -> datetime:
@@ -96,6 +127,34 @@ def _rfc3339(value: str) -> str:
 UtcTime = Annotated[str, AfterValidator(_rfc3339)]
 
 
+def _text_only(annotation: Any) -> bool:
+    """Whether a field's type takes strings and no other scalar (str, Annotated[str, ...],
+    str | None, Literal of strings, a union of those)."""
+    origin = get_origin(annotation)
+    if annotation is str:
+        return True
+    if origin is Annotated:
+        return _text_only(get_args(annotation)[0])
+    if origin is Literal:
+        return all(isinstance(a, str) for a in get_args(annotation))
+    if origin in (Union, UnionType):
+        members = [a for a in get_args(annotation) if a is not type(None)]
+        return bool(members) and all(_text_only(a) or _is_model(a) for a in members) and any(_text_only(a) for a in members)
+    return False
+
+
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def _as_text(value: Any, annotation: Any) -> Any:
+    if isinstance(value, bool | int | float) and _text_only(annotation):
+        return str(value).lower() if isinstance(value, bool) else str(value)
+    if isinstance(value, dict) and get_origin(annotation) is dict:
+        return {k: _as_text(v, get_args(annotation)[1]) for k, v in value.items()}
+    return value
+
+
 def duration_seconds(value: str) -> float:
     """Seconds in a Go-style duration string such as `1h30m`."""
     units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
@@ -108,6 +167,14 @@ class Section(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=False, extra="forbid", strict=True, frozen=True
     )
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _typed_cli_values(cls, value: Any, info: ValidationInfo) -> Any:
+        """`pulumi config set --path` stores `12`, `1.5` and `true` typed; a string field takes
+        them as the text the user typed (`"12"`, `"true"`)."""
+        annotation = cls.model_fields[info.field_name].annotation if info.field_name else None
+        return _as_text(value, annotation)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -241,8 +308,8 @@ class NetworkConfig(Section):
 
 
 class Autoscaling(Section):
-    min_nodes: Annotated[int, Field(ge=0)] = 0
-    max_nodes: Annotated[int, Field(ge=1)]
+    min_nodes: Annotated[int, Field(ge=0, le=1000)] = 0
+    max_nodes: Annotated[int, Field(ge=1, le=1000)]  # GKE: at most 1000 nodes a pool per zone
 
     @model_validator(mode="after")
     def _rules(self) -> Autoscaling:
@@ -259,8 +326,8 @@ class Reservation(Section):
     """Which Compute Engine reservation the pool consumes."""
 
     affinity: Literal["none", "any", "specific"] = "any"
-    name: str | None = None
-    project: str | None = None  # a shared reservation's owner project
+    name: GcpName | None = None
+    project: ProjectId | None = None  # a shared reservation's owner project
 
     @model_validator(mode="after")
     def _rules(self) -> Reservation:
@@ -311,7 +378,7 @@ CpuMachineName = Annotated[str, AfterValidator(_known_cpu_machine)]
 class GpuPoolConfig(Section):
     """`trainstack:gpuPool`: the GPU node pool. Size is `nodeCount` or `autoscaling`."""
 
-    name: K8sName = "gpu-pool"
+    name: Dns1035Name = "gpu-pool"
     machine_type: GpuMachineName
     node_count: Annotated[int, Field(ge=0, le=1000)] | None = None
     autoscaling: Autoscaling | None = None
@@ -402,7 +469,7 @@ class GpuPoolConfig(Section):
 class CpuPoolConfig(Section):
     """`trainstack:cpuPool`: the pool the controllers (Kueue, JobSet, supervisor) run on."""
 
-    name: K8sName = "cpu-pool"
+    name: Dns1035Name = "cpu-pool"
     machine_type: CpuMachineName = "e2-standard-8"
     node_count: Annotated[int, Field(ge=1, le=100)] = 2
     zones: list[str] | None = None  # defaults to the GPU pool's zones
@@ -419,10 +486,19 @@ class CpuPoolConfig(Section):
         return self
 
 
+def _bucket_name(value: str) -> str:
+    """Cloud Storage bucket naming rules (cloud.google.com/storage/docs/buckets#naming)."""
+    if not re.fullmatch(r"[a-z0-9][-a-z0-9_.]{1,61}[a-z0-9]", value):
+        raise PydanticCustomError("rule", "must be a valid bucket name: 3-63 lowercase letters, digits, '-', '_' or '.', starting and ending with a letter or digit")
+    if value.startswith("goog") or "google" in value or "g00gle" in value:
+        raise PydanticCustomError("rule", "must not begin with 'goog' or contain 'google' (Cloud Storage reserves them)")
+    if re.fullmatch(r"\d+\.\d+\.\d+\.\d+", value):
+        raise PydanticCustomError("rule", "must not look like an IP address")
+    return value
+
+
 class BucketConfig(Section):
-    name: Annotated[
-        str, _pattern(r"[a-z0-9][-a-z0-9_.]{1,61}[a-z0-9]", "must be a valid bucket name: 3-63 lowercase letters, digits, '-', '_' or '.'")
-    ] | None = None  # defaults to <project>-<stack>
+    name: Annotated[str, AfterValidator(_bucket_name)] | None = None  # defaults to <project>-<stack>
     location: str | None = None  # defaults to gcp:region
     hierarchical_namespace: bool = True
     uniform_access: bool = True
@@ -500,7 +576,7 @@ class BuildConfig(Section):
 
     # A directory relative to the repository root holding a Dockerfile (`images/<name>`).
     context: Annotated[
-        str, _pattern(r"(?!.*(^|/)\.\.?(/|$))[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*", "must be a relative path inside the repository, such as images/nemo-24.07")
+        str, Field(max_length=200), _pattern(r"(?!.*(^|/)\.\.?(/|$))[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*", "must be a relative path inside the repository, such as images/nemo-24.07")
     ]
     image_name: K8sName
     tag: Annotated[str, _pattern(r"[\w][\w.-]{0,127}", "must be a valid image tag")]
@@ -529,7 +605,9 @@ class ImageConfig(Section):
     # stacks sharing a project never contend for one repository's lifecycle.
     repository: K8sName | None = None
     build: BuildConfig | None = None
-    prebuilt: str | None = None
+    prebuilt: Annotated[
+        str, Field(max_length=1024), _pattern(r"[a-z0-9][a-z0-9._-]*(:\d+)?(/[a-z0-9._-]+)*(:[\w][\w.-]{0,127})?(@sha256:[0-9a-f]{64})?", "must be an image reference such as nvcr.io/nvidia/nemo:24.07")
+    ] | None = None
 
     @model_validator(mode="after")
     def _rules(self) -> ImageConfig:
@@ -590,7 +668,7 @@ def _always_on(value: Any) -> Any:
 
 class PriorityClass(Section):
     name: K8sName
-    value: int
+    value: Annotated[int, Field(ge=-INT32_MAX - 1, le=INT32_MAX)]  # WorkloadPriorityClass value is int32
     description: str = ""
 
 
@@ -709,7 +787,7 @@ class Dataset(Section):
 class WorkloadConfig(Section):
     """`trainstack:workload`: the training job."""
 
-    name: K8sName
+    name: Dns1035Name
     namespace: K8sName = "default"
     framework: Literal["nemo2", "nemo-megatron", "litgpt", "deepspeed"]
     model: str
@@ -722,8 +800,8 @@ class WorkloadConfig(Section):
     seq_length: Annotated[int, Field(ge=1)] | None = None
     profiling: Profiling = Profiling()
     overrides: list[str] = []
-    env: dict[str, str | Secure] = {}
-    max_restarts: Annotated[int, Field(ge=0)] = 0  # whole-job restarts (JobSet) or pod retries (Job)
+    env: dict[EnvName, str | Secure] = {}
+    max_restarts: Annotated[int, Field(ge=0, le=INT32_MAX)] = 0  # whole-job restarts (JobSet) or pod retries (Job)
     controller: Literal["jobset", "job"] = "jobset"  # a JobSet, or an Indexed batch Job + Service
     # The default asks for the block level where the queue has Topology Aware Scheduling and for
     # nothing where it has none; None: never.
@@ -791,10 +869,41 @@ class WorkloadConfig(Section):
 # ---------------------------------------------------------------------------------------------
 # The whole stack
 
+# Labels trainstack sets itself: who manages a resource, which stack owns it, and what
+# `trainstack reap` reads to delete an expired benchmark. A user label may not set them.
+MANAGED_BY = ("managed-by", "trainstack")
+STACK_LABEL = "trainstack-stack"
+EPHEMERAL = ("trainstack-ephemeral", "true")
+EXPIRES_LABEL = "trainstack-expires"
+RESERVED_LABELS = frozenset({MANAGED_BY[0], STACK_LABEL, EPHEMERAL[0], EXPIRES_LABEL})
+MAX_USER_LABELS = 64 - len(RESERVED_LABELS)  # GCP allows 64 labels a resource
 
-_PROJECT_ID = r"[a-z][a-z0-9-]{4,28}[a-z0-9]"
-_REGION_ID = r"[a-z]+-[a-z]+\d+"
-_ZONE_ID = r"[a-z]+-[a-z]+\d+-[a-z]"
+
+def _labels(value: dict[str, str]) -> dict[str, str]:
+    """GCP label rules (cloud.google.com/compute/docs/labeling-resources#requirements)."""
+    if len(value) > MAX_USER_LABELS:
+        raise PydanticCustomError("rule", "at most {n} labels: GCP allows 64 and trainstack sets 4", {"n": MAX_USER_LABELS})
+    for key, label in value.items():
+        if key in RESERVED_LABELS:
+            raise PydanticCustomError("rule", "label '{key}' is trainstack's own (it marks what `trainstack reap` may delete)", {"key": key})
+        if not re.fullmatch(r"[a-z][a-z0-9_-]{0,62}", key):
+            raise PydanticCustomError("rule", "label key '{key}' must start with a lowercase letter and hold at most 63 lowercase letters, digits, '_' or '-'", {"key": key})
+        if not re.fullmatch(r"[a-z0-9_-]{0,63}", label):
+            raise PydanticCustomError("rule", "label value '{label}' may hold at most 63 lowercase letters, digits, '_' or '-'", {"label": label})
+    return value
+
+
+Labels = Annotated[dict[str, str], AfterValidator(_labels)]
+
+
+class Ephemeral(Section):
+    """`trainstack:ephemeral`: what `trainstack bench` sets on the stacks it creates: labels every
+    resource `trainstack-ephemeral=true` and `trainstack-expires=<expires>`, so `trainstack reap`
+    deletes the cluster once it has expired."""
+
+    expires: Annotated[str, _pattern(r"\d{4}-\d{2}-\d{2}t\d{4}z", "must be a UTC time as a label value, such as 2026-11-23t0630z")]
+
+
 
 
 class StackConfig(BaseModel):
@@ -802,9 +911,9 @@ class StackConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=False)
 
-    project: Annotated[str, _pattern(_PROJECT_ID, "must be a GCP project ID: 6-30 lowercase letters, digits or '-'")] = Field(alias="gcp:project")
-    region: Annotated[str, _pattern(_REGION_ID, "must be a GCP region such as us-central1")] = Field(alias="gcp:region")
-    zone: Annotated[str, _pattern(_ZONE_ID, "must be a GCP zone such as us-central1-b")] = Field(alias="gcp:zone")
+    project: ProjectId = Field(alias="gcp:project")
+    region: RegionId = Field(alias="gcp:region")
+    zone: ZoneId = Field(alias="gcp:zone")
     cluster: ClusterConfig = Field(alias="trainstack:cluster")
     network: NetworkConfig = Field(NetworkConfig(), alias="trainstack:network")
     gpu_pool: GpuPoolConfig = Field(alias="trainstack:gpuPool")
@@ -814,7 +923,8 @@ class StackConfig(BaseModel):
     kueue: KueueConfig = Field(KueueConfig(), alias="trainstack:kueue")
     # Absent: a platform-only stack (the platform of recipes, for workload stacks to run on).
     workload: WorkloadConfig | None = Field(None, alias="trainstack:workload")
-    labels: dict[str, str] = Field({}, alias="trainstack:labels")
+    labels: Labels = Field({}, alias="trainstack:labels")
+    ephemeral: Ephemeral | None = Field(None, alias="trainstack:ephemeral")
 
     @model_validator(mode="after")
     def _cross_section_rules(self) -> StackConfig:
@@ -939,10 +1049,10 @@ class ExistingCluster(Section):
     """A GKE cluster trainstack did not make (Cluster Toolkit, the console): what a workload
     needs to know of it. The cluster itself is read with the provider's lookup."""
 
-    project: Annotated[str, _pattern(_PROJECT_ID, "must be a GCP project ID: 6-30 lowercase letters, digits or '-'")]
+    project: ProjectId
     location: str
     name: str
-    zone: Annotated[str, _pattern(_ZONE_ID, "must be a GCP zone such as us-central1-b")]
+    zone: ZoneId
     machine_type: GpuMachineName
     node_count: Annotated[int, Field(ge=1, le=1000)]
     gpu_pool: K8sName  # the GPU node pool's name: pods select it
@@ -986,10 +1096,10 @@ class WorkloadStackConfig(BaseModel):
     platform: PlatformRef = Field(alias="trainstack:platform")
     image: ImageConfig = Field(alias="trainstack:image")
     workload: WorkloadConfig = Field(alias="trainstack:workload")
-    labels: dict[str, str] = Field({}, alias="trainstack:labels")
+    labels: Labels = Field({}, alias="trainstack:labels")
     # Only to build an image here: the project and region of its registry (the platform's otherwise).
-    project: Annotated[str, _pattern(_PROJECT_ID, "must be a GCP project ID: 6-30 lowercase letters, digits or '-'")] | None = Field(None, alias="gcp:project")
-    region: Annotated[str, _pattern(_REGION_ID, "must be a GCP region such as us-central1")] | None = Field(None, alias="gcp:region")
+    project: ProjectId | None = Field(None, alias="gcp:project")
+    region: RegionId | None = Field(None, alias="gcp:region")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1030,24 +1140,26 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-# Settings of the gcp provider itself: read by the provider, passed through untouched.
-PROVIDER_KEYS = frozenset(
-    f"gcp:{k}"
-    for k in ("impersonateServiceAccount", "credentials", "accessToken", "billingProject", "userProjectOverride", "requestTimeout", "defaultLabels")
-)
+# The gcp:* keys trainstack reads; the gcp provider reads every gcp:* key itself (credentials,
+# requestTimeout, defaultLabels, ...), as the Pulumi CLI passes them.
+GCP_KEYS = frozenset({"gcp:project", "gcp:region", "gcp:zone"})
+
+
+def ours(raw: dict[str, Any]) -> dict[str, Any]:
+    """The keys trainstack reads: `trainstack:*` and gcp:project, region and zone. Keys of other
+    namespaces (`pulumi:*`, `kubernetes:*`, other `gcp:*` settings) belong to Pulumi and the
+    providers; a key set to null counts as absent."""
+    return {k: v for k, v in raw.items() if (k.startswith("trainstack:") or k in GCP_KEYS) and v is not None}
 
 
 def load(stack: str, raw: dict[str, Any]) -> StackConfig | WorkloadStackConfig:
     """Validate a stack's raw config (keys as in its YAML) or raise ConfigError with every problem.
     A config with `trainstack:platform` is a workload stack; any other is a platform stack."""
-    foreign = sorted(k for k in raw if not k.startswith(("gcp:", "trainstack:")))
-    model = WorkloadStackConfig if "trainstack:platform" in raw else StackConfig
+    mine = ours(raw)
+    model = WorkloadStackConfig if "trainstack:platform" in mine else StackConfig
     try:
-        config = model.model_validate({k: v for k, v in raw.items() if k.startswith(("gcp:", "trainstack:")) and k not in PROVIDER_KEYS})
+        return model.model_validate(mine)
     except ValidationError as exc:
-        problems = [_describe(e) for e in exc.errors(include_url=False)]
-        problems += [f"{k}: unknown configuration namespace; trainstack reads gcp:* and trainstack:* keys" for k in foreign]
-        raise ConfigError(stack, problems) from None
-    if foreign:
-        raise ConfigError(stack, [f"{k}: unknown configuration namespace; trainstack reads gcp:* and trainstack:* keys" for k in foreign])
-    return config
+        raise ConfigError(stack, [_describe(e) for e in exc.errors(include_url=False)]) from None
+    except RecursionError:
+        raise ConfigError(stack, ["(stack config): nested too deeply to read"]) from None

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from trainstack import catalog
-from trainstack.config import StackConfig, WorkloadConfig, WorkloadStackConfig
+from trainstack.config import (
+    EPHEMERAL,
+    EXPIRES_LABEL,
+    MANAGED_BY,
+    STACK_LABEL,
+    StackConfig,
+    WorkloadConfig,
+    WorkloadStackConfig,
+)
 from trainstack.contract import WORKLOAD_SERVICE_ACCOUNT, Contract
 
 
@@ -24,18 +32,18 @@ class StackContext:
     stack: str
     config: StackConfig | WorkloadStackConfig
     root: Path
-    extra_labels: dict[str, str] = field(default_factory=dict)
     contract: Contract | None = None
     reference: Any = None
 
     @property
     def labels(self) -> dict[str, str]:
         """GCP labels on every labelled resource: who manages it and which stack owns it."""
+        ephemeral = getattr(self.config, "ephemeral", None)
         return {
-            "managed-by": "trainstack",
-            "trainstack-stack": label_value(self.stack),
+            MANAGED_BY[0]: MANAGED_BY[1],
+            STACK_LABEL: label_value(self.stack),
             **self.config.labels,
-            **self.extra_labels,
+            **({EPHEMERAL[0]: EPHEMERAL[1], EXPIRES_LABEL: ephemeral.expires} if ephemeral else {}),
         }
 
     @property

@@ -24,3 +24,7 @@ class ConfigError(TrainstackError, ValueError):
 
 class UnknownStackError(TrainstackError, LookupError):
     """A stack name with no stacks/Pulumi.<name>.yaml."""
+
+
+class StackFileError(TrainstackError, ValueError):
+    """A stack file that is not a readable YAML mapping of config keys."""

@@ -150,12 +150,12 @@ def test_the_new_stack_gets_the_recipe_config_with_ephemeral_overrides(tmp_path:
     harness.run(tmp_path)
     config = {k: json.loads(v) if v.startswith(("{", "[")) else v for k, v in harness.stack.config.items()}
     recipe = raw_stack_config(RECIPE)
-    assert set(config) == set(recipe) | {"trainstack:labels"}
+    assert set(config) == set(recipe) | {"trainstack:ephemeral"}
     assert config["trainstack:workload"] == recipe["trainstack:workload"]
     cluster = config["trainstack:cluster"]
     assert cluster["deletionProtection"] is False and cluster["name"].startswith("a3ultra-405b-bench-") and len(cluster["name"]) <= 40
     assert config["trainstack:storage"]["disposable"] is True
-    assert config["trainstack:labels"] == {"trainstack-ephemeral": "true", "trainstack-expires": "2026-11-23t1030z"}
+    assert config["trainstack:ephemeral"] == {"expires": "2026-11-23t1030z"}
     assert load(harness.stack.name, config).gpu_pool.node_count == 54  # what the program will read back
 
 

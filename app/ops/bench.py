@@ -36,15 +36,14 @@ from types import FrameType
 from typing import Any
 
 from pulumi.automation.errors import ConcurrentUpdateError
-
 from trainstack.app import validation
+from trainstack.app.ops import automation
+from trainstack.app.ops.reap import expires_label
+from trainstack.app.reports import goodput, mfu
 from trainstack.app.secrets import secure_paths
 from trainstack.app.stacks import project_root
 from trainstack.config import StackConfig, load
 from trainstack.errors import TrainstackError
-from trainstack.app.ops import automation
-from trainstack.app.ops.reap import EPHEMERAL, EXPIRES_LABEL, expires_label
-from trainstack.app.reports import goodput, mfu
 
 KUBECONFIG_OUTPUT = "kubeconfig"
 # --ttl must cover --timeout plus this: creating an A3 cluster and its GPU pool (up to ~1 h with
@@ -169,7 +168,7 @@ def prepare(
     if base.storage.kind == "gcs":
         # A bucket of its own (the recipe's may exist, or its default name may not fit 63 characters).
         set_path(raw, "trainstack:storage.bucket.name", f"{cluster}-ckpt")
-    raw["trainstack:labels"] = {**raw.get("trainstack:labels", {}), EPHEMERAL[0]: EPHEMERAL[1], EXPIRES_LABEL: expires_label(expires)}
+    raw["trainstack:ephemeral"] = {"expires": expires_label(expires)}  # the labels `trainstack reap` reads
     config = validation.validate(stack, raw, project_root()).config  # every rule, the launchers' included
     assert isinstance(config, StackConfig)
     return BenchSpec(recipe, stack, cluster, config.project, expires, timeout_s, raw, config)

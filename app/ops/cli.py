@@ -17,7 +17,6 @@ from typing import Any
 
 import click
 import yaml
-
 from trainstack.app.console import fail
 from trainstack.app.stacks import project_root, raw_stack_config, stack_names
 from trainstack.config import duration_seconds

@@ -18,7 +18,6 @@ from pulumi.runtime import config as runtime_config
 from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
-
 from trainstack.app import program, secrets, validation
 from trainstack.app.plan.recorder import RecordingMonitor, Registration, redact
 from trainstack.app.stacks import project_root, raw_stack_config, stack_names

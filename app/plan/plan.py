@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
-from trainstack.errors import TrainstackError
 from trainstack.app.plan import engine, inputcheck
 from trainstack.app.plan.recorder import Registration
 from trainstack.app.reports.cost import CostEstimate, estimate
 from trainstack.app.reports.critical_path import CriticalPath, critical_path
+from trainstack.errors import TrainstackError
 
 PLAN_FORMAT = 1
 _NOT_OBJECTS = ("kubernetes:helm.sh/", "pulumi:providers:")

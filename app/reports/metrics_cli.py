@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import click
-
 from trainstack import catalog
-from trainstack.errors import TrainstackError
 from trainstack.app.reports import ReportError
 from trainstack.app.reports import goodput as goodput_report
 from trainstack.app.reports import mfu as mfu_report
+from trainstack.errors import TrainstackError
 
 
 class Failure(click.ClickException):
@@ -37,7 +36,9 @@ def metrics() -> None:
 
 def _stack_figures(name: str) -> dict[str, Any]:
     """MFU inputs a stack's config gives (None where it sets nothing)."""
-    from trainstack.app.plan.engine import load_stack  # start-up laziness: the engine imports pulumi
+    from trainstack.app.plan.engine import (
+        load_stack,  # start-up laziness: the engine imports pulumi
+    )
 
     ctx = load_stack(name)
     workload, machine = ctx.workload, ctx.machine
