@@ -14,6 +14,7 @@ from trainstack.app.ops.cli import COMMANDS
 from trainstack.app.reports.metrics_cli import metrics
 from trainstack.app.stacks import project_root, raw_stack_config, stack_names
 from trainstack.errors import TrainstackError
+from trainstack.workloads import fit
 
 FORMATS = click.Choice(["table", "json", "markdown"])
 
@@ -45,6 +46,12 @@ def validate_command(stack: str) -> None:
         f"{stack}: valid ({ctx.gpu_nodes} x {machine.name}, {machine.gpus(ctx.gpu_nodes)} GPUs, "
         f"GPUDirect {machine.gpudirect.value}, queue {ctx.local_queue})"
     )
+    if ctx.workload is not None:
+        result = fit.estimate(ctx.workload, machine)
+        figures = fit.summary(result)
+        click.echo(f"  GPU memory: about {figures['total']} of {figures['gpu_memory']} GB per GPU, {figures['headroom']} GB to spare after headroom")
+        if not result.fits:
+            click.echo(f"warning: {fit.misfit(result, ctx.workload, machine)}", err=True)
 
 
 @main.command("plan")

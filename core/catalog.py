@@ -49,13 +49,17 @@ class Gpu:
 
     Attributes:
         name: the short name used by reports and `--accelerator-type` (h100, h200, a100).
-        memory_gb: HBM per GPU.
+        memory_mib: HBM per GPU as the driver reports it (`nvidia-smi --query-gpu=memory.total`).
         peak_tflops: peak dense tensor TFLOPS per GPU by precision (no sparsity).
     """
 
     name: str
-    memory_gb: int
+    memory_mib: int
     peak_tflops: dict[str, float]
+
+    @property
+    def memory_bytes(self) -> int:
+        return self.memory_mib * 2**20
 
     def peak(self, precision: str) -> float:
         """Peak dense TFLOPS at `precision`, or a CatalogError naming the ones it has."""
@@ -70,12 +74,13 @@ class Gpu:
 
 # NVIDIA H100 SXM datasheet: 989 TFLOPS BF16/FP16 dense, 1,979 FP8 dense (the recipes' MFU tool
 # uses 1978). H200 has the same tensor cores as H100 SXM. A100 datasheet: 312 BF16/FP16 dense,
-# no FP8.
+# no FP8. Memory as nvidia-smi reports it: H100 80GB 81559 MiB (NVIDIA/nccl#1264), H200 143771
+# MiB, A100 40GB 40960 MiB, A100 80GB 81920 MiB ("80 GB" is about 85.5e9 bytes, not 80e9).
 GPUS: dict[str, Gpu] = {
-    "h200": Gpu("h200", 141, {"bf16": 989.0, "fp16": 989.0, "fp8": 1979.0}),
-    "h100": Gpu("h100", 80, {"bf16": 989.0, "fp16": 989.0, "fp8": 1979.0}),
-    "a100": Gpu("a100", 40, {"bf16": 312.0, "fp16": 312.0}),
-    "a100-80gb": Gpu("a100-80gb", 80, {"bf16": 312.0, "fp16": 312.0}),
+    "h200": Gpu("h200", 143771, {"bf16": 989.0, "fp16": 989.0, "fp8": 1979.0}),
+    "h100": Gpu("h100", 81559, {"bf16": 989.0, "fp16": 989.0, "fp8": 1979.0}),
+    "a100": Gpu("a100", 40960, {"bf16": 312.0, "fp16": 312.0}),
+    "a100-80gb": Gpu("a100-80gb", 81920, {"bf16": 312.0, "fp16": 312.0}),
 }
 
 

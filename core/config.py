@@ -813,6 +813,16 @@ class WorkloadConfig(Section):
     tensorboard: bool = False
     # A WorkloadPriorityClass of the platform's Kueue (label kueue.x-k8s.io/priority-class).
     priority_class: K8sName | None = None
+    # How model states and activations are held (None: the framework's default, see its launcher):
+    # zeroStage 1 shards the optimizer over data-parallel ranks (Megatron/NeMo's distributed
+    # optimizer, DeepSpeed ZeRO-1), 2 gradients too, 3 weights too (DeepSpeed, FSDP);
+    # masterWeights keeps 16-bit weights with fp32 master copies (NeMo megatron_amp_O2);
+    # recompute recomputes activations in the backward pass.
+    zero_stage: Annotated[int, Field(ge=0, le=3)] | None = None
+    master_weights: bool | None = None
+    recompute: Literal["none", "selective", "full"] | None = None
+    # The GPU memory estimate before anything is created: error (refuse), warn, or off.
+    memory_check: Literal["error", "warn", "off"] = "error"
 
     @model_validator(mode="after")
     def _rules(self) -> WorkloadConfig:

@@ -13,7 +13,6 @@ from trainstack import catalog
 from trainstack.app.reports import ReportError
 from trainstack.app.reports.metrics_cli import metrics
 from trainstack.app.reports.mfu import (
-    MODELS,
     compute_mfu,
     model_spec,
     parse_step_times,
@@ -21,6 +20,7 @@ from trainstack.app.reports.mfu import (
     steady_step_time,
 )
 from trainstack.app.stacks import raw_stack_config
+from trainstack.models import MODELS
 
 
 def step_time(step: int) -> float:
@@ -202,7 +202,7 @@ def test_model_names_ignore_case_and_punctuation() -> None:
 
 
 def test_unknown_model_and_accelerator_list_the_known_ones() -> None:
-    with pytest.raises(ReportError, match=r"unknown model 'bert'; known: gpt3-175b, gpt3-5b, llama3.1-405b"):
+    with pytest.raises(ReportError, match=r"unknown model 'bert'; known: gpt2-micro, gpt2-small, gpt3-175b, gpt3-5b, llama3.1-405b"):
         compute_mfu(10.0, "bert", 8, 2048, 8, "h100", "bf16")
     with pytest.raises(ReportError, match=r"unknown accelerator 'tpu'; known: a100, a100-80gb, h100, h200"):
         compute_mfu(10.0, "gpt3-5b", 8, 2048, 8, "tpu", "bf16")

@@ -213,7 +213,14 @@ def test_json_format_lists_every_change_with_effects() -> None:
     report = DiffReport("origin/main", (diff_plans(STACK, base_plan(), head_plan()), failed("broken", "head", "the working tree does not render: boom")))
     data = json.loads(report.to_json())
     ok, bad = data["stacks"]
-    assert ok["totals"]["delta"] == {"gpuNodes": 4, "gpus": 32, "usdPerHourAtMax": ok["totals"]["delta"]["usdPerHourAtMax"], "usdPerHourAtMin": ok["totals"]["delta"]["usdPerHourAtMin"]}
+    assert ok["totals"]["delta"] == {
+        "gpuNodes": 4,
+        "gpus": 32,
+        "usdPerHourAtMax": ok["totals"]["delta"]["usdPerHourAtMax"],
+        "usdPerHourAtMin": ok["totals"]["delta"]["usdPerHourAtMin"],
+        "gpuMemoryGb": None,  # these hand-made plans carry no memory estimate
+        "fits": None,
+    }
     assert ok["totals"]["delta"]["usdPerHourAtMax"] > 0
     added = next(c for c in ok["added"])
     assert added["type"] == "gcp:compute/subnetwork:Subnetwork"
@@ -260,3 +267,16 @@ def _set(tree: dict[str, Any], path: str, value: Any) -> None:
         del node[steps[-1]]
     else:
         node[steps[-1]] = value
+
+
+def test_a_change_that_makes_the_job_stop_fitting_is_flagged() -> None:
+    """The real a3mega stack, then the same with the distributed optimizer off: the estimate
+    crosses the GPU's memory and the diff says so."""
+    raw = raw_config("a3mega-gpt3-175b")
+    base = render("a3mega-gpt3-175b", raw).to_dict()
+    worse = {**raw, "trainstack:workload": {**raw["trainstack:workload"], "zeroStage": 0, "memoryCheck": "warn"}}
+    head = render("a3mega-gpt3-175b", worse).to_dict()
+    diff = diff_plans("a3mega-gpt3-175b", base, head)
+    assert diff.base is not None and diff.base.fits is True and diff.head is not None and diff.head.fits is False
+    assert "**NO LONGER FITS**" in DiffReport("origin/main", (diff,)).to_markdown()
+    assert "NO LONGER FITS" not in DiffReport("origin/main", (diff_plans("a3mega-gpt3-175b", base, base),)).to_markdown()

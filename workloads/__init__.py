@@ -15,7 +15,7 @@ import pulumi
 from trainstack import catalog
 from trainstack.config import Problem, WorkloadConfig
 from trainstack.infra.platform import Platform
-from trainstack.workloads import launchers, profiles
+from trainstack.workloads import fit, launchers, profiles
 from trainstack.workloads.launchers.base import ConfigFiles, Launch
 from trainstack.workloads.supervisor import ResiliencySupervisor, SupervisorArgs, SupervisorSettings
 from trainstack.workloads.tensorboard import TensorBoard, TensorBoardArgs
@@ -42,6 +42,8 @@ def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem
     """What the workload's job cannot be on `machine`: its framework's rules, and pod names
     that are not DNS labels."""
     found = launchers.problems(workload, machine)
+    if not found:  # the estimate needs a model and a split the launcher accepts
+        found += fit.problems(workload, machine)
     last = pod_hosts(workload.name, workload.controller, workload.nodes)[-1].split(".")[0]
     if len(last) > 63:
         found.append(

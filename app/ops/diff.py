@@ -214,20 +214,31 @@ class ResourceChange:
 
 @dataclass(frozen=True)
 class Totals:
-    """What a side costs: GPU nodes and GPUs at full size, estimated USD per hour."""
+    """What a side costs: GPU nodes and GPUs at full size, estimated USD per hour; and the job's
+    estimated memory per GPU (GB) and whether it fits (None: no job, or a plan without it)."""
 
     gpu_nodes: int
     gpus: int
     usd_at_max: float
     usd_at_min: float
+    memory_gb: float | None = None
+    fits: bool | None = None
 
     @classmethod
     def of(cls, plan: dict[str, Any] | None) -> Totals:
         cost = estimate(plan["resources"] if plan else [])
-        return cls(cost.gpu_nodes, cost.gpus, cost.max_usd, cost.min_usd)
+        memory = ((plan or {}).get("summary") or {}).get("memory") or {}
+        return cls(cost.gpu_nodes, cost.gpus, cost.max_usd, cost.min_usd, memory.get("total"), memory.get("fits"))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"gpuNodes": self.gpu_nodes, "gpus": self.gpus, "usdPerHourAtMax": self.usd_at_max, "usdPerHourAtMin": self.usd_at_min}
+        return {
+            "gpuNodes": self.gpu_nodes,
+            "gpus": self.gpus,
+            "usdPerHourAtMax": self.usd_at_max,
+            "usdPerHourAtMin": self.usd_at_min,
+            "gpuMemoryGb": self.memory_gb,
+            "fits": self.fits,
+        }
 
 
 @dataclass(frozen=True)
@@ -410,6 +421,7 @@ def _delta(base: Totals, head: Totals) -> Totals:
         head.gpus - base.gpus,
         round(head.usd_at_max - base.usd_at_max, 2),
         round(head.usd_at_min - base.usd_at_min, 2),
+        round(head.memory_gb - base.memory_gb, 2) if head.memory_gb is not None and base.memory_gb is not None else None,
     )
 
 
@@ -463,6 +475,9 @@ def _stack_markdown(diff: StackDiff) -> Iterator[str]:
 
 
 def _warnings(diff: StackDiff) -> Iterator[str]:
+    base, head = diff.base, diff.head
+    if head is not None and head.fits is False and (base is None or base.fits is not False):
+        yield f"- ⚠️ **NO LONGER FITS**: the job needs about {head.memory_gb} GB per GPU, more than the GPU holds with headroom (`trainstack validate` says what would help)."
     for change in diff.changed:
         what = f"`{change.resource.type}` **{change.resource.name}**"
         if change.effect == REPLACE:

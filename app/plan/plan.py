@@ -17,6 +17,7 @@ from trainstack.app.plan.recorder import Registration
 from trainstack.app.reports.cost import CostEstimate, estimate
 from trainstack.app.reports.critical_path import CriticalPath, critical_path
 from trainstack.errors import TrainstackError
+from trainstack.workloads import fit
 
 PLAN_FORMAT = 1
 _NOT_OBJECTS = ("kubernetes:helm.sh/", "pulumi:providers:")
@@ -41,6 +42,7 @@ class Plan:
     stack: str
     resources: list[dict[str, Any]]
     outputs: dict[str, Any]
+    memory: dict[str, Any] | None = None  # the job's GPU memory estimate (workloads.fit.summary)
 
     @cached_property
     def cost(self) -> CostEstimate:
@@ -82,6 +84,7 @@ class Plan:
             "criticalPath": self.critical_path.to_dict(),
             "destroy": self.destroy_effect(),
             "warnings": self.warnings(),
+            "memory": self.memory,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -150,7 +153,9 @@ def from_rendered(rendered: engine.Rendered) -> Plan:
     if problems:
         raise PlanError(f"stack {rendered.stack!r} sets inputs the providers do not accept:\n" + "\n".join(f"  - {p}" for p in problems))
     resources = sorted((_resource(r) for r in rendered.registrations), key=lambda r: r["urn"])
-    return Plan(rendered.stack, resources, rendered.outputs)
+    ctx = rendered.context
+    memory = fit.summary(fit.estimate(ctx.workload, ctx.machine)) if ctx.workload else None
+    return Plan(rendered.stack, resources, rendered.outputs, memory)
 
 
 def render(stack: str, raw: dict[str, Any]) -> Plan:

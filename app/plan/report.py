@@ -20,9 +20,15 @@ def _rows(plan: Plan) -> list[tuple[str, str]]:
         ("GPUs", str(cost.gpus)),
         ("CPU nodes", str(cost.cpu_nodes)),
         ("est. cost per hour", f"{usd} (list prices as of {catalog.PRICES_AS_OF}, an estimate)"),
+        *((("GPU memory", _memory(plan.memory)),) if plan.memory else ()),
         ("pulumi destroy", plan.destroy_effect()),
         *(("WARNING", w) for w in plan.warnings()),
     ]
+
+
+def _memory(memory: dict) -> str:
+    fits = "fits" if memory["fits"] else "DOES NOT FIT"
+    return f"{memory['total']} of {memory['gpu_memory']} GB per GPU, {memory['headroom']} GB to spare after headroom ({fits}; estimate)"
 
 
 def describe(plan: Plan, out: Path, fmt: str) -> str:

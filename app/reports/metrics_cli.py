@@ -5,17 +5,23 @@ Every failure prints one `Error: ...` line to stderr and exits 2.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 import click
+import yaml
 from trainstack import catalog
+from trainstack import memory as memory_report
 from trainstack.app.reports import ReportError
 from trainstack.app.reports import goodput as goodput_report
 from trainstack.app.reports import mfu as mfu_report
+from trainstack.app.stacks import raw_stack_config
 from trainstack.errors import TrainstackError
+from trainstack.models import MODELS
+from trainstack.workloads import fit
 
 
 class Failure(click.ClickException):
@@ -31,7 +37,7 @@ def _table(rows: list[tuple[str, str]]) -> str:
 
 @click.group("metrics")
 def metrics() -> None:
-    """Training reports: MFU from a NeMo log, goodput from a job's event log."""
+    """Training reports: MFU from a NeMo log, goodput from a job's event log, GPU memory fit."""
 
 
 def _stack_figures(name: str) -> dict[str, Any]:
@@ -57,7 +63,7 @@ def _stack_figures(name: str) -> dict[str, Any]:
 @metrics.command("mfu")
 @click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--stack", help="Read model, batch, sequence, GPUs and precision from this stack.")
-@click.option("--model", help=f"One of: {', '.join(sorted(mfu_report.MODELS))}.")
+@click.option("--model", help=f"One of: {', '.join(sorted(MODELS))}.")
 @click.option("--batch-size", type=click.IntRange(min=1), help="Global batch size (samples a step).")
 @click.option("--seq-len", type=click.IntRange(min=1), help="Sequence length (tokens a sample).")
 @click.option("--accelerators", type=click.IntRange(min=1), help="GPUs in the run.")
@@ -162,3 +168,63 @@ def goodput_command(
     )
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
+
+
+def _with_sets(raw: dict[str, Any], sets: tuple[str, ...]) -> dict[str, Any]:
+    """`raw` with each `workload.KEY=VALUE` (VALUE read as YAML, KEY dotted) set under trainstack:workload."""
+    out = copy.deepcopy(raw)
+    for item in sets:
+        key, sep, value = item.partition("=")
+        path = key.split(".")
+        if not sep or path[0] != "workload" or len(path) < 2:
+            raise Failure(f"--set {item!r}: must be workload.KEY=VALUE, such as workload.zeroStage=1")
+        node = out.setdefault("trainstack:workload", {})
+        for step in path[1:-1]:
+            node = node.setdefault(step, {})
+            if not isinstance(node, dict):
+                raise Failure(f"--set {item!r}: {step} is not an object")
+        node[path[-1]] = yaml.safe_load(value)
+    return out
+
+
+@metrics.command("memory")
+@click.argument("stack", required=False)
+@click.option("--set", "sets", multiple=True, metavar="workload.KEY=VALUE", help="What if: change a workload key (repeatable).")
+@click.option("--params", type=click.FloatRange(min=1), help="Without a stack: the model's weights (model states only).")
+@click.option("--data-parallel", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--zero-stage", type=click.IntRange(0, 3), default=0, show_default=True)
+@click.option("--precision", type=click.Choice(list(memory_report.PRECISIONS)), default="bf16", show_default=True)
+@click.option("--accelerator-type", type=click.Choice(sorted(catalog.GPUS)), help="Without a stack: the GPU to fit on.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def memory_command(
+    stack: str | None, sets: tuple[str, ...], params: float | None, data_parallel: int, zero_stage: int,
+    precision: str, accelerator_type: str | None, fmt: str,
+) -> None:
+    """GPU memory per GPU: of STACK's workload (with --set what-ifs), or of a model of --params
+    weights (model states only). Decimal GB."""
+    if stack is None and params is None:
+        raise Failure("name a STACK, or give --params for a model without a stack")
+    if stack is not None:
+        from trainstack.app.plan.engine import (
+            validate_offline,  # start-up laziness: the engine imports pulumi
+        )
+
+        raw = _with_sets(raw_stack_config(stack), sets)
+        raw["trainstack:workload"] = {**(raw.get("trainstack:workload") or {}), "memoryCheck": "off"}
+        try:
+            ctx = validate_offline(stack, raw)
+        except TrainstackError as exc:
+            raise Failure(str(exc)) from None
+        if ctx.workload is None:
+            raise Failure(f"stack {stack!r} is a platform: it has no workload")
+        result = fit.estimate(ctx.workload, ctx.machine)
+    else:
+        assert params is not None
+        gpu = catalog.GPUS[accelerator_type].memory_bytes if accelerator_type else None
+        result = memory_report.model_states(params, data_parallel, zero_stage, precision, gpu, headroom=fit.HEADROOM)
+    figures = fit.summary(result)
+    if fmt == "json":
+        click.echo(json.dumps(figures, indent=2, sort_keys=True))
+        return
+    rows = [(key, _show(value, "" if key == "fits" else " GB")) for key, value in figures.items()]
+    click.echo(_table(rows))

@@ -29,7 +29,7 @@ Inputs, in the order a report reads them:
    (2 h^2), the K and V projections (2 h * kv_heads * h / heads) and the MLP (2 h * ffn, or
    3 h * ffn when gated), plus the output (logit) projection V * h. Each weight costs
    2 FLOPs (multiply + add) per token forward and 4 backward: 6 N. The input embedding is a
-   lookup, not a multiply, so an untied one is outside N (it is inside `ModelSpec.params`).
+   lookup, not a multiply, so an untied one is outside N (it is inside `ModelShape.params`).
    Attention scores Q K^T and the weighted sum over values cost 2 * s * h FLOPs each per
    token per layer forward, counted over the full (non-causal) s x s matrix as Megatron-LM's
    formula does: 3 * 4 * L * h * s = 12 L h s. Norms, biases, softmax and rotary embeddings
@@ -50,80 +50,18 @@ from pathlib import Path
 
 from trainstack import catalog
 from trainstack.app.reports import ReportError
+from trainstack.errors import CatalogError
+from trainstack.models import ModelShape, model_shape
 
 TIMING_KEY = "train_step_timing in s"
 
 
-@dataclass(frozen=True)
-class ModelSpec:
-    """A dense decoder-only transformer's shape.
-
-    Attributes:
-        name: the name reports and `--model` use.
-        layers, hidden, ffn: transformer layers, hidden size, MLP inner size.
-        heads, kv_heads: attention (query) heads and key/value heads (fewer under GQA).
-        vocab: vocabulary size, padded as the framework pads it.
-        gated_mlp: SwiGLU-style MLP with three weight matrices instead of two.
-        tied_embeddings: the output projection shares the input embedding's weights.
-        aliases: other spellings of the name (compared ignoring case and punctuation).
-    """
-
-    name: str
-    layers: int
-    hidden: int
-    ffn: int
-    heads: int
-    kv_heads: int
-    vocab: int
-    gated_mlp: bool
-    tied_embeddings: bool
-    aliases: tuple[str, ...] = ()
-
-    @property
-    def matmul_params(self) -> int:
-        """Weights used in matrix multiplies: every layer's projections and the logit layer."""
-        kv_width = self.kv_heads * (self.hidden // self.heads)
-        attention = 2 * self.hidden * self.hidden + 2 * self.hidden * kv_width
-        mlp = (3 if self.gated_mlp else 2) * self.hidden * self.ffn
-        return self.layers * (attention + mlp) + self.vocab * self.hidden
-
-    @property
-    def params(self) -> int:
-        """All weights, counting an untied input embedding (norms and biases left out)."""
-        return self.matmul_params + (0 if self.tied_embeddings else self.vocab * self.hidden)
-
-    def flops_per_token(self, seq_len: int) -> float:
-        """Training FLOPs per token: 6 N + 12 L h s (see the module docstring)."""
-        return 6.0 * self.matmul_params + 12.0 * self.layers * self.hidden * seq_len
-
-
-# Shapes: GPT-3 paper (Brown et al. 2020, table 2.1) with NeMo's padded GPT-2 vocabulary of
-# 51200 and tied embeddings; the 5B model is NeMo's gpt3 5b config (24 x 4096, 32 heads). Llama
-# 3.1 model cards / config.json (Llama 3 70B has the same shape as 3.1 70B).
-MODELS: dict[str, ModelSpec] = {
-    m.name: m
-    for m in (
-        ModelSpec("gpt3-5b", 24, 4096, 16384, 32, 32, 51200, gated_mlp=False, tied_embeddings=True),
-        ModelSpec("gpt3-175b", 96, 12288, 49152, 96, 96, 51200, gated_mlp=False, tied_embeddings=True),
-        ModelSpec(
-            "llama3.1-70b", 80, 8192, 28672, 64, 8, 128256, gated_mlp=True, tied_embeddings=False,
-            aliases=("llama3-70b",),
-        ),
-        ModelSpec("llama3.1-405b", 126, 16384, 53248, 128, 8, 128256, gated_mlp=True, tied_embeddings=False),
-    )
-}
-
-
-def _key(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", name.lower())
-
-
-def model_spec(name: str) -> ModelSpec:
-    """The spec for `name` (case and punctuation ignored: `Llama31_405B` works), else ReportError."""
-    for spec in MODELS.values():
-        if _key(name) in {_key(n) for n in (spec.name, *spec.aliases)}:
-            return spec
-    raise ReportError(f"unknown model {name!r}; known: {', '.join(sorted(MODELS))}")
+def model_spec(name: str) -> ModelShape:
+    """The shape of model `name` (trainstack.models, the one table), else ReportError."""
+    try:
+        return model_shape(name)
+    except CatalogError as exc:
+        raise ReportError(str(exc)) from None
 
 
 def gpu_spec(name: str) -> catalog.Gpu:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from trainstack import catalog
+from trainstack import catalog, memory
 from trainstack.config import Problem, WorkloadConfig
 from trainstack.workloads.launchers import deepspeed, litgpt, nemo2, nemo_megatron
 from trainstack.workloads.launchers.base import ConfigFiles, JobSpec, Launch
@@ -27,10 +27,16 @@ def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem
     return found
 
 
+def training(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
+    """How the workload's framework holds it in GPU memory, for the fit estimate."""
+    held: memory.Training = LAUNCHERS[workload.framework].training(workload, machine)
+    return held
+
+
 def launch(job: JobSpec) -> Launch:
     """The launch of `job` by its framework's launcher."""
     launched: Launch = LAUNCHERS[job.workload.framework].launch(job)
     return launched
 
 
-__all__ = ["LAUNCHERS", "ConfigFiles", "JobSpec", "Launch", "launch", "problems"]
+__all__ = ["LAUNCHERS", "ConfigFiles", "JobSpec", "Launch", "launch", "problems", "training"]

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from trainstack import catalog
+from trainstack import catalog, memory
 from trainstack.config import Problem, WorkloadConfig
 
 # Launcher files (configs, scripts, hostfiles) are mounted read-only here.
@@ -94,7 +94,7 @@ def torchrun(job: JobSpec) -> tuple[str, ...]:
 WORKLOAD = "trainstack:workload"
 
 
-def model_problems(framework: str, workload: WorkloadConfig, known: Mapping[str, object]) -> list[Problem]:
+def model_problems(framework: str, workload: WorkloadConfig, known: Collection[str]) -> list[Problem]:
     """The workload's model, unless the framework's launcher knows it."""
     if workload.model in known:
         return []
@@ -122,3 +122,43 @@ def megatron_problems(workload: WorkloadConfig, machine: catalog.Machine) -> lis
             ((WORKLOAD, "globalBatchSize"), workload.global_batch_size, f"must be a multiple of microBatchSize x data-parallel size ({step} on {gpus} GPUs)")
         ]
     return []
+
+
+def training(
+    workload: WorkloadConfig,
+    machine: catalog.Machine,
+    *,
+    zero_stage: int,
+    master_weights: bool,
+    seq_length: int,
+    recompute: memory.Recompute = "none",
+    fp32_grads: bool | None = None,
+) -> memory.Training:
+    """The memory side of `workload` on `machine`: its parallel split, precision and batch, and
+    its own zeroStage, masterWeights, recompute and seqLength where set, else the framework's
+    defaults (the arguments)."""
+    split = workload.parallelism
+    tensor, pipeline, context = (split.tensor, split.pipeline, split.context) if split else (1, 1, 1)
+    data = max(1, machine.gpus(workload.nodes) // (tensor * pipeline * context))
+    return memory.Training(
+        tensor=tensor,
+        pipeline=pipeline,
+        virtual_pipeline=split.virtual_pipeline if split else None,
+        data=data,
+        context=context,
+        sequence_parallel=bool(split and split.sequence_parallel),
+        precision=workload.precision,
+        zero_stage=workload.zero_stage if workload.zero_stage is not None else zero_stage,
+        master_weights=workload.master_weights if workload.master_weights is not None else master_weights,
+        recompute=workload.recompute or recompute,
+        fp32_grads=fp32_grads,
+        micro_batch=workload.micro_batch_size or 1,
+        seq_length=workload.seq_length or seq_length,
+    )
+
+
+def setting_problems(framework: str, workload: WorkloadConfig, zero_stages: Collection[int]) -> list[Problem]:
+    """The workload's zeroStage, unless the framework can shard that far."""
+    if workload.zero_stage is None or workload.zero_stage in zero_stages:
+        return []
+    return [((WORKLOAD, "zeroStage"), workload.zero_stage, f"{framework} shards with ZeRO stage {', '.join(map(str, sorted(zero_stages)))} only")]

@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from trainstack import catalog
+from trainstack import catalog, memory, models
 from trainstack.config import Problem, WorkloadConfig
+from trainstack.workloads.launchers.base import training as base_training
 from trainstack.workloads.launchers.base import CONFIG_DIR, NODE_RANK, ConfigFiles, JobSpec, Launch, model_problems, precision_problems
 
 MISTRAL_DIR = "/workspace/mistral"
@@ -30,9 +31,19 @@ MODELS = {
 LEARNING_RATE = 6e-4
 
 
+# Mistral's DeepSpeed configs shard the optimizer (conf/deepspeed/z1-conf.json: ZeRO stage 1).
+ZERO_STAGE = 1
+
+
 def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
     """What the DeepSpeed launcher cannot run: an unknown model, fp8."""
     return [*model_problems("deepspeed", workload, MODELS), *precision_problems("DeepSpeed", workload, ("fp16", "bf16", "fp32"))]
+
+
+def training(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
+    """DeepSpeed keeps fp32 master weights for fp16 and bf16; sequences are the model's context."""
+    shape = models.model_shape(workload.model)
+    return base_training(workload, machine, zero_stage=ZERO_STAGE, master_weights=True, seq_length=shape.max_seq_length)
 
 
 def launch(job: JobSpec) -> Launch:
@@ -89,7 +100,7 @@ def ds_config(job: JobSpec) -> str:
             },
         },
         "zero_optimization": {
-            "stage": 1,
+            "stage": ZERO_STAGE if workload.zero_stage is None else workload.zero_stage,
             "allgather_partitions": True,
             "allgather_bucket_size": 200_000_000,
             "reduce_scatter": True,

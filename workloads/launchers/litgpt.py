@@ -10,9 +10,10 @@ directory, which this launcher puts on the shared storage.
 
 from __future__ import annotations
 
-from trainstack import catalog
+from trainstack import catalog, memory, models
 from trainstack.config import Problem, WorkloadConfig
-from trainstack.workloads.launchers.base import WORKLOAD, JobSpec, Launch, precision_problems, torchrun
+from trainstack.workloads.launchers.base import WORKLOAD, JobSpec, Launch, precision_problems, setting_problems, torchrun
+from trainstack.workloads.launchers.base import training as base_training
 
 ENTRYPOINT = "/opt/lit-gpt/pretrain/openwebtext_trainer.py"
 
@@ -29,7 +30,7 @@ def _batch(workload: WorkloadConfig, gpus: int) -> tuple[int, int]:
 def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
     """What LitGPT's trainer cannot run: a precision it has no mode for, a batch that does not
     split into whole micro-batches per GPU."""
-    found = precision_problems("LitGPT", workload, tuple(_PRECISION))
+    found = [*precision_problems("LitGPT", workload, tuple(_PRECISION)), *setting_problems("LitGPT (FSDP)", workload, (3,))]
     gpus = machine.gpus(workload.nodes)
     per_gpu, micro = _batch(workload, gpus)
     if per_gpu < micro or per_gpu % micro or (workload.global_batch_size or 0) % gpus:
@@ -37,6 +38,13 @@ def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem
             ((WORKLOAD, "globalBatchSize"), workload.global_batch_size, f"over {gpus} GPUs must give each GPU a positive multiple of microBatchSize ({micro})")
         )
     return found
+
+
+def training(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
+    """The trainer shards weights, gradients and optimizer state with FSDP (full shard: ZeRO-3)
+    over every GPU; sequences are the model's block size."""
+    shape = models.model_shape(workload.model)
+    return base_training(workload, machine, zero_stage=3, master_weights=True, seq_length=shape.max_seq_length)
 
 
 def launch(job: JobSpec) -> Launch:

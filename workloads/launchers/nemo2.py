@@ -9,9 +9,10 @@ dataset is NeMo's default for pretraining recipes.
 
 from __future__ import annotations
 
-from trainstack import catalog
+from trainstack import catalog, memory
 from trainstack.config import Problem, WorkloadConfig
 from trainstack.workloads import supervisor
+from trainstack.workloads.launchers.base import training as base_training
 from trainstack.workloads.launchers.base import (
     CONFIG_DIR,
     JOB_ID,
@@ -21,6 +22,7 @@ from trainstack.workloads.launchers.base import (
     Launch,
     torchrun,
     megatron_problems,
+    setting_problems,
     model_problems,
     precision_problems,
 )
@@ -33,7 +35,6 @@ RECIPES = {
     "llama3.1-8b": "llama31_8b",
     "llama3-70b": "llama3_70b",
     "llama3-8b": "llama3_8b",
-    "mixtral-8x7b": "mixtral_8x7b",
 }
 
 # NeMo's precision plugins (nemo.collections.llm.recipes.precision.mixed_precision); bf16 is
@@ -47,13 +48,25 @@ SCRIPT = "train.py"
 FT_HEARTBEAT_TIMEOUT_S = 1800
 
 
+# The recipes' defaults (nemo.collections.llm.recipes: llama31_*.pretrain_recipe): sequences of
+# 8192 tokens, Megatron's distributed optimizer with bf16 weights and fp32 master copies, no
+# activation recomputation.
+SEQ_LENGTH = 8192
+
+
 def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
-    """What NeMo 2.0 would refuse: an unknown recipe, fp32, a split that does not fit."""
+    """What NeMo 2.0 would refuse: an unknown recipe, fp32, a split that does not fit, sharding
+    beyond Megatron's distributed optimizer."""
     return [
         *model_problems("nemo2", workload, RECIPES),
         *precision_problems("NeMo 2.0", workload, ("bf16", "fp16", "fp8")),
         *megatron_problems(workload, machine),
+        *setting_problems("NeMo 2.0", workload, (0, 1)),
     ]
+
+
+def training(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
+    return base_training(workload, machine, zero_stage=1, master_weights=True, seq_length=SEQ_LENGTH)
 
 
 def launch(job: JobSpec) -> Launch:
@@ -103,6 +116,18 @@ def _supervised(job: JobSpec, script: str) -> tuple[str, ...]:
     )
 
 
+def _recompute_lines(recompute: str | None) -> list[str]:
+    """Megatron-core's activation recomputation on the recipe's model config."""
+    if recompute is None:
+        return []
+    if recompute == "none":
+        return ["recipe.model.config.recompute_granularity = None"]
+    lines = [f"recipe.model.config.recompute_granularity = {recompute!r}"]
+    if recompute == "full":
+        lines += ['recipe.model.config.recompute_method = "uniform"', "recipe.model.config.recompute_num_layers = 1"]
+    return lines
+
+
 def training_script(workload: WorkloadConfig) -> str:
     """The Python script every rank runs: NeMo's recipe for the model, adjusted by the config."""
     lines = [
@@ -148,6 +173,9 @@ def training_script(workload: WorkloadConfig) -> str:
             "sequence_parallel": parallelism.sequence_parallel,
         }
         lines += [f"recipe.trainer.strategy.{key} = {value!r}" for key, value in strategy.items()]
+    if workload.zero_stage is not None:
+        lines.append(f"recipe.optim.config.use_distributed_optimizer = {workload.zero_stage == 1}")
+    lines += _recompute_lines(workload.recompute)
     if plugin:
         lines.append(f"recipe.trainer.plugins = {plugin}()")
     if workload.resiliency.enabled:

@@ -13,8 +13,9 @@ from typing import Any
 
 import yaml
 
-from trainstack import catalog
+from trainstack import catalog, memory, models
 from trainstack.config import Problem, WorkloadConfig
+from trainstack.workloads.launchers.base import training as base_training
 from trainstack.workloads.launchers.base import (
     CONFIG_DIR,
     NODE_RANK,
@@ -23,25 +24,72 @@ from trainstack.workloads.launchers.base import (
     Launch,
     megatron_problems,
     model_problems,
+    setting_problems,
     torchrun,
 )
 
 NEMO_EXAMPLES = "/opt/NeMo/examples/nlp/language_modeling"
 ENTRYPOINT = f"{NEMO_EXAMPLES}/megatron_gpt_pretraining.py"
 
-# GPT-3 shapes (NVIDIA NeMo-Megatron-Launcher conf/training/gpt3/{5b,175b}.yaml).
-MODELS: dict[str, dict[str, Any]] = {
-    "gpt3-5b": {"num_layers": 24, "hidden_size": 4096, "ffn_hidden_size": 16384, "num_attention_heads": 32, "init_method_std": 0.01},
-    "gpt3-175b": {"num_layers": 96, "hidden_size": 12288, "ffn_hidden_size": 49152, "num_attention_heads": 96, "init_method_std": 0.006},
-}
+# The models this launcher has recipes for; their shapes are trainstack.models'.
+MODELS = ("gpt3-5b", "gpt3-175b")
+
+
+def model_config(name: str) -> dict[str, Any]:
+    """The shape keys of NeMo's megatron_gpt_config for model `name`."""
+    shape = models.model_shape(name)
+    return {
+        "num_layers": shape.layers,
+        "hidden_size": shape.hidden,
+        "ffn_hidden_size": shape.ffn,
+        "num_attention_heads": shape.heads,
+        "init_method_std": shape.init_method_std,
+    }
 
 # trainer.precision per config precision; fp8 trains in bf16 with Transformer Engine FP8 GEMMs.
 _TRAINER_PRECISION = {"bf16": "bf16", "fp8": "bf16", "fp16": 16, "fp32": 32}
 
 
+# NeMo's megatron_gpt_config defaults (examples/nlp/language_modeling/conf): 2048-token
+# sequences, megatron_amp_O2 off (fp32 weights under autocast), fused_adam (not distributed),
+# no activation recomputation. A stack sets zeroStage, masterWeights and recompute to change them.
+SEQ_LENGTH = 2048
+
+
 def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
-    """What NeMo Megatron would refuse: an unknown model, a split that does not fit."""
-    return [*model_problems("nemo-megatron", workload, MODELS), *megatron_problems(workload, machine)]
+    """What NeMo Megatron would refuse: an unknown model, a split that does not fit, sharding
+    beyond its distributed optimizer."""
+    return [
+        *model_problems("nemo-megatron", workload, MODELS),
+        *megatron_problems(workload, machine),
+        *setting_problems("NeMo Megatron", workload, (0, 1)),
+    ]
+
+
+def training(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
+    # distributed_fused_adam reduces and keeps gradients in grad_sync_dtype (bf16 here).
+    distributed = workload.zero_stage == 1
+    return base_training(
+        workload, machine, zero_stage=0, master_weights=False, seq_length=SEQ_LENGTH, fp32_grads=False if distributed else None
+    )
+
+
+def memory_settings(workload: WorkloadConfig) -> dict[str, Any]:
+    """The model keys that decide how NeMo holds model states and activations, each stated."""
+    # The distributed optimizer as recipe 002 runs it (gpu-recipes src/frameworks/nemo-configs/
+    # gpt3-175b-256gpus-fp8.yaml): overlapped gradient and parameter sync in 220 MB buckets,
+    # gradients reduced and kept in bf16.
+    optim: dict[str, Any] = (
+        {"name": "distributed_fused_adam", "bucket_cap_mb": 220, "overlap_grad_sync": True, "overlap_param_sync": True, "grad_sync_dtype": "bf16"}
+        if workload.zero_stage == 1
+        else {"name": "fused_adam"}
+    )
+    settings: dict[str, Any] = {"megatron_amp_O2": bool(workload.master_weights), "optim": optim}
+    if workload.recompute in ("selective", "full"):
+        settings["activations_checkpoint_granularity"] = workload.recompute
+        if workload.recompute == "full":
+            settings |= {"activations_checkpoint_method": "uniform", "activations_checkpoint_num_layers": 1}
+    return settings
 
 
 def launch(job: JobSpec) -> Launch:
@@ -82,9 +130,10 @@ def launch(job: JobSpec) -> Launch:
 def config(job: JobSpec, exp_dir: str) -> dict[str, Any]:
     """The Hydra config: NeMo's defaults, then this run's shape, batch, steps and logging."""
     workload: WorkloadConfig = job.workload
-    seq = workload.seq_length or 2048
+    seq = workload.seq_length or SEQ_LENGTH
     model: dict[str, Any] = {
-        **MODELS[workload.model],
+        **model_config(workload.model),
+        **memory_settings(workload),
         "encoder_seq_length": seq,
         "max_position_embeddings": seq,
         **({"micro_batch_size": workload.micro_batch_size} if workload.micro_batch_size else {}),

@@ -1,0 +1,255 @@
+"""Will it fit? trainstack.models shapes and trainstack.memory against published figures, and the
+stacks' scenarios. GPU sizes are the catalog's decimal reading: H100 80 GB = 80e9 bytes, H200 141 GB
+= 141e9 bytes (nvidia-smi reports an H100 80GB HBM3 as 81559 MiB = 85.5e9 bytes, so these are
+conservative)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from trainstack.errors import CatalogError
+from trainstack.memory import (
+    Training,
+    activation_bytes,
+    advice,
+    bytes_per_param,
+    estimate,
+    in_flight_micro_batches,
+    layer_activation_bytes,
+    model_states,
+)
+from trainstack.models import MODELS, ModelShape, model_shape
+
+H100 = 80e9
+H200 = 141e9
+
+
+# ---------------------------------------------------------------------------------------------
+# Model shapes
+
+
+@pytest.mark.parametrize(
+    ("name", "published", "tolerance"),
+    [
+        ("gpt3-175b", 175e9, 0.02),  # GPT-3 paper: 175B
+        ("llama3.1-405b", 405e9, 0.02),  # Llama 3.1 model card: 405B
+        ("llama3.1-70b", 70.6e9, 0.01),  # Llama 3.1 model card: 70.6B
+        # EleutherAI/pythia-6.9b model card: 6,857,302,016 weights with biases and norms, which this
+        # count leaves out (32 x 53,248 + 8,192 = 1,712,128 of them).
+        ("pythia-6.9b", 6_857_302_016, 0.001),
+        ("gpt3-5b", 5e9, 0.02),  # NeMo-Megatron-Launcher conf/training/gpt3/5b.yaml: NeMo's "5B"
+        ("gpt2-small", 124_439_808, 0.01),  # Hugging Face gpt2: 124M with position embeddings, biases, norms
+    ],
+)
+def test_parameter_counts_match_the_published_sizes(name: str, published: float, tolerance: float) -> None:
+    assert model_shape(name).params == pytest.approx(published, rel=tolerance)
+
+
+def test_shapes_match_their_sources() -> None:
+    pythia = model_shape("pythia-6.9b")  # lit_gpt/config.py at 6178c7cc
+    assert (pythia.layers, pythia.hidden, pythia.heads, pythia.ffn, pythia.vocab) == (32, 4096, 32, 16384, 50432)
+    assert pythia.parallel_residual and not pythia.tied_embeddings
+    small = model_shape("gpt2-small")  # Hugging Face gpt2 via mistral's registry at bf9eff0
+    assert (small.layers, small.hidden, small.heads, small.vocab, small.max_seq_length) == (12, 768, 12, 50257, 1024)
+    micro = model_shape("gpt2-micro")  # mistral conf/models/mistral-micro.json at bf9eff0
+    assert (micro.layers, micro.hidden, micro.heads, micro.ffn, micro.vocab, micro.max_seq_length) == (2, 768, 2, 3072, 50257, 256)
+    assert (model_shape("gpt3-5b").init_method_std, model_shape("gpt3-175b").init_method_std) == (0.01, 0.006)
+
+
+def test_model_names_ignore_case_and_punctuation_and_unknown_ones_list_the_known() -> None:
+    assert model_shape("GPT3_175B") is MODELS["gpt3-175b"]
+    assert model_shape("Llama3-70B") is MODELS["llama3.1-70b"]
+    with pytest.raises(CatalogError) as err:
+        model_shape("gpt-4")
+    assert "gpt-4" in str(err.value) and all(name in str(err.value) for name in MODELS)
+
+
+# ---------------------------------------------------------------------------------------------
+# Model states
+
+
+@pytest.mark.parametrize(("stage", "published_gb"), [(0, 120), (1, 31.4), (2, 16.6), (3, 1.9)])
+def test_zero_figure_1_seven_and_a_half_billion_on_64_gpus(stage: int, published_gb: float) -> None:
+    """Rajbhandari et al. 2020, Figure 1: Psi = 7.5B, Nd = 64, K = 12."""
+    states = model_states(7.5e9, 64, stage, "fp16", None)
+    assert states.total == pytest.approx(published_gb * 1e9, rel=0.05)
+    assert states.activations == 0 and states.fits is None
+
+
+@pytest.mark.parametrize("d", [1, 2, 8, 64, 100])
+def test_megatron_distributed_optimizer_bytes_per_parameter_table(d: int) -> None:
+    """NVIDIA/Megatron-LM docs/source/distrib_optimizer.md: the six entries, exactly."""
+    fp16 = {"fp32_grads": False, "fp32_grad_copy": True}
+    assert bytes_per_param("fp16", **fp16).total == 20
+    assert bytes_per_param("fp16", **fp16, zero_stage=1, shards=d).total == pytest.approx(4 + 16 / d, abs=1e-12)
+    assert bytes_per_param("bf16").total == 18  # 16-bit param, fp32 grads
+    assert bytes_per_param("bf16", zero_stage=1, shards=d).total == pytest.approx(6 + 12 / d, abs=1e-12)
+    assert bytes_per_param("fp16", fp32_grads=True).total == 18
+    assert bytes_per_param("fp32").total == 16
+    assert bytes_per_param("fp32", zero_stage=1, shards=d).total == pytest.approx(8 + 8 / d, abs=1e-12)
+
+
+def test_nemo_without_o2_holds_fp32_weights_at_16_bytes() -> None:
+    per = bytes_per_param("bf16", master_weights=False)
+    assert (per.weights, per.gradients, per.optimizer) == (4, 4, 8)
+
+
+# ---------------------------------------------------------------------------------------------
+# Activations: Korthikanti et al. 2022, Table 2, on the paper's Table 3 GPT configurations
+# (s = 2048, t = 8; b = 1 here, the formulas are linear in b). The paper gives these per-layer
+# sizes only as formulas and bar charts, so the expected bytes are the formulas worked by hand.
+
+
+def gpt(heads: int, hidden: int, layers: int) -> ModelShape:
+    return ModelShape("paper", layers, hidden, 4 * hidden, heads, heads, 51200, gated_mlp=False, tied_embeddings=True, max_seq_length=2048)
+
+
+PAPER = {"22B": gpt(64, 6144, 48), "175B": gpt(96, 12288, 96), "530B": gpt(128, 20480, 105), "1T": gpt(160, 25600, 128)}
+PAPER_RUN = Training(tensor=8, seq_length=2048, micro_batch=1, flash_attention=False)
+
+# 175B: s b h = 2048 x 12288 = 25,165,824 and 5 a s / h = 5 x 96 x 2048 / 12288 = 80.
+TABLE_2_175B = [
+    ({"tensor": 1}, 2_868_903_936),  # sbh (34 + 80)
+    ({}, 578_813_952),  # sbh (10 + 24/8 + 80/8) = 23 sbh
+    ({"sequence_parallel": True}, 358_612_992),  # sbh/8 (34 + 80)
+    ({"recompute": "selective"}, 327_155_712),  # sbh (10 + 24/8) = 13 sbh
+    ({"sequence_parallel": True, "recompute": "selective"}, 106_954_752),  # 34 sbh / 8
+    ({"recompute": "full"}, 50_331_648),  # 2 sbh
+]
+
+
+@pytest.mark.parametrize(("change", "expected"), TABLE_2_175B)
+def test_table_2_per_layer_activations_of_the_175b_configuration(change: dict, expected: int) -> None:
+    assert layer_activation_bytes(PAPER["175B"], replace(PAPER_RUN, **change)) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("model", "baseline", "reduced"),
+    [
+        ("22B", 331_350_016, 53_477_376),  # sbh = 12,582,912; 5as/h = 320/3: sbh (13 + 40/3); 34 sbh / 8
+        ("530B", 880_803_840, 178_257_920),  # sbh = 41,943,040; 5as/h = 64: 21 sbh; 4.25 sbh
+        ("1T", 1_101_004_800, 222_822_400),  # sbh = 52,428,800; 5as/h = 64: 21 sbh; 4.25 sbh
+    ],
+)
+def test_table_2_tensor_parallel_baseline_and_sequence_parallel_selective(model: str, baseline: int, reduced: int) -> None:
+    shape = PAPER[model]
+    assert layer_activation_bytes(shape, PAPER_RUN) == pytest.approx(baseline, rel=1e-12)
+    both = replace(PAPER_RUN, sequence_parallel=True, recompute="selective")
+    assert layer_activation_bytes(shape, both) == pytest.approx(reduced, rel=1e-12)
+
+
+@pytest.mark.parametrize("model", ["530B", "1T"])
+def test_sequence_parallel_and_selective_recompute_cut_activations_5x(model: str) -> None:
+    """The paper's abstract: the two together "reduce activation memory by 5x"."""
+    shape = PAPER[model]
+    both = replace(PAPER_RUN, sequence_parallel=True, recompute="selective")
+    assert layer_activation_bytes(shape, PAPER_RUN) / layer_activation_bytes(shape, both) == pytest.approx(5, rel=0.05)
+
+
+def test_flash_attention_stores_no_scores_like_selective_recompute() -> None:
+    shape = PAPER["175B"]
+    assert layer_activation_bytes(shape, replace(PAPER_RUN, flash_attention=True)) == 327_155_712
+
+
+def test_pipeline_micro_batches_in_flight() -> None:
+    """1F1B: p on the first stage; interleaved with v chunks: p (1 + (p - 1) / (p v)) (Korthikanti 4.2.3)."""
+    assert in_flight_micro_batches(Training()) == 1
+    assert in_flight_micro_batches(Training(pipeline=8)) == 8
+    assert in_flight_micro_batches(Training(pipeline=8, virtual_pipeline=2)) == 11.5  # 8 x (1 + 7/16)
+
+
+def test_first_stage_of_a_1f1b_pipeline_holds_every_layers_activations() -> None:
+    """Korthikanti 4.2.3: L/p layers x p micro-batches = L layers (96 x 34 sbh / 8), plus the
+    embedding dropout mask sbh p / t (section 4.3): 10,267,656,192 + 25,165,824 bytes."""
+    run = replace(PAPER_RUN, pipeline=8, sequence_parallel=True, recompute="selective")
+    assert activation_bytes(PAPER["175B"], run) == pytest.approx(10_292_822_016, rel=1e-12)
+
+
+def test_without_a_pipeline_the_output_layer_and_fp32_logits_count() -> None:
+    """Section 4.3 with p = 1: 4 sbh / t (final norm and projection inputs) + 4 s b v / t."""
+    run = replace(PAPER_RUN, sequence_parallel=True, recompute="selective")
+    sbh, v = 2048 * 12288, 51200
+    expected = 96 * 106_954_752 + sbh / 8 + 4 * sbh / 8 + 4 * 2048 * v / 8
+    assert activation_bytes(PAPER["175B"], run) == pytest.approx(expected, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# Estimate and advice
+
+
+def test_as_json_reports_decimal_gb_to_two_places() -> None:
+    result = model_states(7.5e9, 64, 1, "fp16", H100)
+    assert result.as_json() == {
+        "weights": 15.0, "gradients": 15.0, "optimizer": 1.41, "activations": 0.0, "allowance": 0.0,
+        "total": 31.41, "gpu_memory": 80.0, "fits": True,
+    }
+    assert result.headroom_bytes == pytest.approx(72e9 - 31.40625e9)
+
+
+@pytest.mark.parametrize("bad", [{"zero_stage": 4}, {"precision": "int8"}, {"recompute": "some"}, {"tensor": 0}])
+def test_training_refuses_impossible_values(bad: dict) -> None:
+    with pytest.raises(ValueError):
+        Training(**bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# The stacks' scenarios
+
+
+# Recipe 002 as AI-Hypercomputer/gpu-recipes runs it (src/frameworks/a3mega/nemo-configs/
+# gpt3-175b-256gpus-fp8.yaml): TP 4, PP 8, VP 2, SP, 256 GPUs (DP 8), micro-batch 1, seq 2048,
+# fp8, megatron_amp_O2, distributed_fused_adam with grad_sync_dtype bf16, no recomputation;
+# Transformer Engine attention (no stored scores).
+GPT3_175B = Training(
+    tensor=4, pipeline=8, virtual_pipeline=2, data=8, sequence_parallel=True, precision="fp8",
+    master_weights=True, fp32_grads=False, zero_stage=1, micro_batch=1, seq_length=2048,
+)
+
+
+def test_gpt3_175b_needs_the_distributed_optimizer_on_h100() -> None:
+    shape = model_shape("gpt3-175b")
+    replicated = estimate(shape, replace(GPT3_175B, zero_stage=0), H100, headroom=0)
+    assert replicated.weights + replicated.gradients + replicated.optimizer > H100  # 100.4 GB
+    assert replicated.fits is False
+    assert any(key == "zeroStage" and "distributed optimizer" in text for key, text in advice(replicated, replace(GPT3_175B, zero_stage=0)))
+    # 74.2 GB: fits under 95% of 80e9 bytes (the real 85.5e9 would leave 10%).
+    assert estimate(shape, GPT3_175B, H100, headroom=0.05).fits
+    # Plain 1F1B holds 8, not 11.5, micro-batches: 65.2 GB, within the default 10% headroom.
+    assert estimate(shape, replace(GPT3_175B, virtual_pipeline=None), H100).fits
+
+
+GPT3_5B = Training(data=16, precision="bf16", micro_batch=4, seq_length=2048)
+
+
+def test_gpt3_5b_fits_16_h100s_only_with_o2_distributed_adam_and_selective_recompute() -> None:
+    """NeMo's megatron_gpt_config defaults (NeMo 23.05: megatron_amp_O2 False, fused_adam, no
+    recomputation, unfused attention) hold fp32 weights: 16 bytes x 5.04e9 = 80.7 GB before any
+    activation. O2 + distributed Adam + selective recomputation: 66.3 GB."""
+    shape = model_shape("gpt3-5b")
+    defaults = replace(GPT3_5B, master_weights=False, zero_stage=0, recompute="none", flash_attention=False)
+    result = estimate(shape, defaults, H100)
+    assert result.weights + result.gradients + result.optimizer > H100
+    assert result.fits is False
+    tuned = replace(defaults, master_weights=True, zero_stage=1, recompute="selective")
+    assert estimate(shape, tuned, H100).fits
+    assert advice(estimate(shape, tuned, H100), tuned) == []
+
+
+def test_llama31_405b_fits_54_h200_nodes() -> None:
+    """Recipe 000: TP 8, PP 18, VP 7, DP 3 (432 GPUs), seq 8192, micro-batch 1, bf16, distributed
+    optimizer, no recomputation (NeMo's llama31_405b recipe sets none; Llama31Config405B none)."""
+    run = Training(tensor=8, pipeline=18, virtual_pipeline=7, data=3, sequence_parallel=True, precision="bf16",
+                   zero_stage=1, micro_batch=1, seq_length=8192)
+    assert run.gpus == 432
+    result = estimate(model_shape("llama3.1-405b"), run, H200)
+    assert result.fits  # 114.8 GB of 126.9
+    # Attention that stored the 8192 x 8192 scores would not: the s^2 term is 10x the rest.
+    assert estimate(model_shape("llama3.1-405b"), replace(run, flash_attention=False), H200).fits is False
+
+
+def test_fp8_adds_a_cast_and_a_transpose_of_every_layer_weight() -> None:
+    """The stated FP8 allowance: 2 bytes per transformer-layer weight on the GPU (TE weight caching)."""
+    shape, run = model_shape("gpt3-175b"), replace(GPT3_175B, precision="bf16")
+    extra = estimate(shape, GPT3_175B, H100).weights - estimate(shape, run, H100).weights
+    assert extra == pytest.approx(2 * 12 * shape.layer_params / 4)  # 12 layers a stage, TP 4

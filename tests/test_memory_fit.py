@@ -1,0 +1,97 @@
+"""Will it fit, for our stacks: the historic out-of-memory configs are refused before anything is
+created, with a message naming the workload keys that fix them; the fixed ones fit; every plan
+shows its estimate; `metrics memory` answers what-if questions."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from helpers import merge
+from trainstack import catalog
+from trainstack.app import validation
+from trainstack.app.plan.plan import render
+from trainstack.app.reports.metrics_cli import metrics
+from trainstack.app.stacks import project_root, raw_stack_config, stack_names
+from trainstack.errors import ConfigError
+from trainstack.workloads import fit
+
+
+def check(stack: str, **workload: Any) -> list[str]:
+    try:
+        validation.validate(stack, merge(raw_stack_config(stack), {"trainstack:workload": workload}), project_root())
+    except ConfigError as exc:
+        return exc.problems
+    return []
+
+
+def test_gpt3_175b_without_the_distributed_optimizer_is_refused_naming_the_fix() -> None:
+    """Recipe 002 as trainstack first shipped it: NeMo's default fused_adam at TP4 x PP8 holds
+    the whole optimizer state on every data-parallel rank (~100 GB of model states on an H100)."""
+    (problem,) = check("a3mega-gpt3-175b", zeroStage=None, masterWeights=None)
+    assert problem.startswith("trainstack:workload = 'gpt3-175b on 256 x h100': needs about ")
+    assert "trainstack:workload.zeroStage: 1: the distributed optimizer" in problem
+    assert "trainstack:workload.masterWeights: true" in problem
+    assert check("a3mega-gpt3-175b") == []  # as the upstream recipe: distributed_fused_adam with O2
+
+
+def test_gpt_5b_with_nemo_defaults_is_refused_and_fits_as_the_recipe_configures_it() -> None:
+    (problem,) = check("a3high-nemo-gpt5b", zeroStage=None, masterWeights=None, recompute=None)
+    assert "gpt3-5b on 16 x h100" in problem and "trainstack:workload.masterWeights: true" in problem
+    assert check("a3high-nemo-gpt5b") == []  # O2, distributed_fused_adam, selective recompute
+
+
+def test_llama_405b_at_tp8_pp18_vp7_fits_an_h200() -> None:
+    ctx = validation.validate("a3ultra-405b", raw_stack_config("a3ultra-405b"), project_root())
+    result = fit.estimate(ctx.workload, ctx.machine)
+    assert result.fits and result.gpu_memory == catalog.GPUS["h200"].memory_bytes
+    assert 100e9 < result.total < 130e9  # 114.8 GB: activations of 8192-token sequences dominate
+
+
+def test_memory_check_warn_or_off_lets_a_user_who_knows_better_proceed() -> None:
+    assert check("a3mega-gpt3-175b", zeroStage=None, masterWeights=None, memoryCheck="warn") == []
+    assert check("a3mega-gpt3-175b", zeroStage=None, masterWeights=None, memoryCheck="off") == []
+
+
+@pytest.mark.parametrize("stack", stack_names())
+def test_every_plan_with_a_job_shows_its_estimate_and_headroom(stack: str) -> None:
+    memory = render(stack, raw_stack_config(stack)).summary()["memory"]
+    if "trainstack:workload" not in raw_stack_config(stack):
+        assert memory is None
+        return
+    assert memory["fits"] is True and memory["headroom"] > 0
+    assert memory["total"] == pytest.approx(sum(memory[k] for k in ("weights", "gradients", "optimizer", "activations", "allowance")), abs=0.05)
+
+
+def test_the_launcher_renders_what_the_estimate_assumes() -> None:
+    """The estimate is of the config the framework gets: NeMo's Hydra config states O2, the
+    distributed optimizer and recompute as the stack sets them."""
+    plan = render("a3high-nemo-gpt5b", raw_stack_config("a3high-nemo-gpt5b"))
+    (config_map,) = [r for r in plan.resources if r["type"] == "kubernetes:core/v1:ConfigMap" and "nemo-config" in r["inputs"]["metadata"]["name"]]
+
+
+    model = yaml.safe_load(next(iter(config_map["inputs"]["data"].values())))["model"]
+    assert model["megatron_amp_O2"] is True and model["optim"]["name"] == "distributed_fused_adam"
+    assert model["activations_checkpoint_granularity"] == "selective"
+
+
+def test_metrics_memory_without_a_stack_reproduces_zero_stage_1() -> None:
+    """ZeRO's Figure 1: 7.5B weights on 64 GPUs, stage 1: 31.4 GB (model states only)."""
+    args = ["memory", "--params", "7.5e9", "--data-parallel", "64", "--zero-stage", "1", "--precision", "fp16", "--format", "json"]
+    result = CliRunner().invoke(metrics, args)
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output)
+    assert set(figures) >= {"weights", "gradients", "optimizer", "activations", "total", "gpu_memory", "fits"}
+    assert figures["total"] == pytest.approx(31.4, rel=0.05) and figures["activations"] == 0
+
+
+def test_metrics_memory_of_a_stack_answers_what_if() -> None:
+    runner = CliRunner()
+    now = json.loads(runner.invoke(metrics, ["memory", "a3mega-gpt3-175b", "--format", "json"]).output)
+    what_if = json.loads(runner.invoke(metrics, ["memory", "a3mega-gpt3-175b", "--set", "workload.zeroStage=0", "--format", "json"]).output)
+    assert now["fits"] is True and what_if["fits"] is False and what_if["optimizer"] > 5 * now["optimizer"]
+    bad = runner.invoke(metrics, ["memory", "a3mega-gpt3-175b", "--set", "zeroStage=0"])
+    assert bad.exit_code != 0 and "must be workload.KEY=VALUE" in bad.output

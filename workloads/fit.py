@@ -1,0 +1,53 @@
+"""Will it fit? The GPU memory a workload needs per GPU, before anything is created.
+
+The shape comes from trainstack.models, how the framework holds the model (sharding, master
+weights, recomputation, its defaults) from the workload's launcher, the GPU's memory from the
+catalog, and the formulas from trainstack.memory. `trainstack validate`, `plan` and `diff` use it;
+`trainstack:workload.memoryCheck` decides whether a misfit is an error, a warning or ignored.
+"""
+
+from __future__ import annotations
+
+from trainstack import catalog, memory, models
+from trainstack.config import Problem, WorkloadConfig
+from trainstack.workloads import launchers
+
+# Kept free of the estimate: allocator fragmentation, transient buffers (gradient buckets,
+# all-gathers), and the estimate's own error.
+HEADROOM = 0.1
+
+
+def estimate(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Estimate:
+    """The most loaded GPU's memory for `workload` on `machine`."""
+    return memory.estimate(
+        models.model_shape(workload.model), launchers.training(workload, machine), machine.gpu.memory_bytes, HEADROOM
+    )
+
+
+def summary(result: memory.Estimate) -> dict[str, float | bool | None]:
+    """The estimate as plans and `metrics memory` show it: decimal GB per GPU, and the headroom."""
+    headroom = result.headroom_bytes
+    return {**result.as_json(), "headroom": None if headroom is None else round(headroom / memory.GB, 2)}
+
+
+def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
+    """A workload that would not fit, as an error naming the workload keys that would help,
+    unless `memoryCheck` says warn or off."""
+    if workload.memory_check != "error":
+        return []
+    result = estimate(workload, machine)
+    if result.fits is not False:
+        return []
+    return [(("trainstack:workload",), f"{workload.model} on {machine.gpus(workload.nodes)} x {machine.gpu.name}", misfit(result, workload, machine))]
+
+
+def misfit(result: memory.Estimate, workload: WorkloadConfig, machine: catalog.Machine) -> str:
+    """What does not fit, by how much, and what would help."""
+    gb = result.as_json()
+    limit = (result.gpu_memory or 0) * (1 - result.headroom) / memory.GB
+    helps = "; ".join(f"trainstack:workload.{key}: {text}" for key, text in memory.advice(result, launchers.training(workload, machine)))
+    return (
+        f"needs about {gb['total']} GB per GPU (weights {gb['weights']}, gradients {gb['gradients']}, optimizer {gb['optimizer']}, "
+        f"activations {gb['activations']}, framework and NCCL {gb['allowance']}) but a {machine.gpu.name} leaves {limit:.1f} GB "
+        f"after {result.headroom:.0%} headroom; would help: {helps or 'more GPUs'}; or set trainstack:workload.memoryCheck: warn"
+    )
