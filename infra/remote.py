@@ -20,6 +20,7 @@ from trainstack.components.kueue import GpuFlavor, Kueue
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
 from trainstack.config import KueueConfig, WorkloadStackConfig
 from trainstack.context import StackContext
+from trainstack.errors import ConfigError
 from trainstack.infra.gcp import IMAGE_BUILD_SERVICES, workload_image
 from trainstack.infra.kubernetes import kueue_args
 from trainstack.infra.platform import KubernetesPlatform, Platform
@@ -30,7 +31,13 @@ def read_platform_stack(name: str) -> tuple[pulumi.StackReference, Any]:
     Read at once (the engine resolves the reference), so the workload is checked against it
     before anything else registers."""
     reference = pulumi.StackReference(name)
-    details = _sync_await(reference.get_output_details(contract.OUTPUT))
+    try:
+        details = _sync_await(reference.get_output_details(contract.OUTPUT))
+    except Exception as exc:  # the engine's own error for a stack it cannot read (missing, no access)
+        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(
+            name, [f"trainstack:platform.stack = {name!r}: cannot read that stack ({reason}); deploy the platform stack first, or check its name and your access"]
+        ) from None
     return reference, details.value
 
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +17,8 @@ import yaml
 from trainstack.app.cli import main
 from trainstack.app.ops.cli import COMMANDS
 from trainstack.app.stacks import raw_stack_config, stack_names
+
+ROOT = Path(__file__).resolve().parent.parent
 
 WORKFLOWS = Path(__file__).resolve().parent.parent / ".github" / "workflows"
 
@@ -80,12 +86,32 @@ def test_real_preview_is_gated_on_credentials_and_uses_the_pulumi_action() -> No
     assert job["needs"] == "credentials" and "needs.credentials.outputs.available == 'true'" in job["if"]
     assert "secrets" not in job["if"]
     assert job["permissions"]["id-token"] == "write"
-    assert "matrix.stack" in job["name"] and "needs.credentials.outputs.stacks" in job["strategy"]["matrix"]["stack"]
-    [auth] = uses(workflow, "google-github-actions/auth")
-    assert set(auth["with"]) == {"workload_identity_provider", "service_account"}
+    assert "matrix.stack" in job["name"] and "needs.credentials.outputs.platforms" in job["strategy"]["matrix"]["stack"]
+    for auth in uses(workflow, "google-github-actions/auth"):
+        assert set(auth["with"]) == {"workload_identity_provider", "service_account"}
     preview = [s for s in uses(workflow, "pulumi/actions") if s.get("with", {}).get("command") == "preview"]
-    assert len(preview) == 1
-    assert preview[0]["with"]["comment-on-pr"] is True and preview[0]["with"]["work-dir"] == "." and "matrix.stack" in preview[0]["with"]["stack-name"]
+    assert len(preview) == 2  # platforms, then workload stacks
+    for step in preview:
+        assert step["with"]["comment-on-pr"] is True and step["with"]["work-dir"] == "." and "matrix.stack" in step["with"]["stack-name"]
+
+
+def test_workload_stacks_are_previewed_after_the_platforms_and_only_on_a_deployed_platform(tmp_path: Path) -> None:
+    workflow = load("preview.yml")
+    job = workflow["jobs"]["pulumi-preview-workloads"]
+    assert job["needs"] == ["credentials", "pulumi-preview"]
+    assert "needs.credentials.outputs.workloads" in job["strategy"]["matrix"]["stack"]
+    check = next(step for step in job["steps"] if step.get("id") == "platform")
+    assert "pulumi stack output platform --stack" in check["run"]
+    (preview,) = [s for s in job["steps"] if s.get("with", {}).get("command") == "preview"]
+    assert preview["if"] == "${{ steps.platform.outputs.ready == 'true' }}"
+    # The credentials job's own script sorts this checkout's stacks into the two kinds.
+    script = workflow["jobs"]["credentials"]["steps"][-1]["run"]
+    program = textwrap.dedent(script.split("<<'PY'\n", 1)[1].rsplit("PY", 1)[0])
+    done = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, check=True)
+    kinds = dict(line.split("=", 1) for line in done.stdout.splitlines())
+    workloads = json.loads(kinds["workloads"])
+    assert set(workloads) == {n for n in stack_names() if "trainstack:platform" in raw_stack_config(n)}
+    assert set(json.loads(kinds["platforms"])) | set(workloads) == set(stack_names())
 
 
 def test_bench_is_manual_and_scheduled_and_always_keeps_results_and_reaps() -> None:

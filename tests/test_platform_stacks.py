@@ -3,13 +3,15 @@ platform (StackReference) or on an existing GKE cluster."""
 
 from __future__ import annotations
 
+import pulumi
 import pytest
 from helpers import merge
-from trainstack.app import validation
+from trainstack import contract
+from trainstack.app import program, validation
+from trainstack.app.plan import engine
 from trainstack.app.plan.plan import Plan, render
 from trainstack.app.stacks import project_root, raw_stack_config
 from trainstack.errors import ConfigError
-from trainstack.infra import contract
 
 JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
 PLATFORM_TYPES = ("gcp:compute/network:Network", "gcp:compute/subnetwork:Subnetwork", "gcp:container/cluster:Cluster", "gcp:container/nodePool:NodePool")
@@ -151,3 +153,17 @@ def test_existing_cluster_can_have_kueue_and_jobset_installed_by_trainstack() ->
 
 def validate_stack(stack: str, raw: dict, platform_output: object = None):  # noqa: ANN201
     return validation.validate(stack, raw, project_root(), platform_output)
+
+
+def test_a_platform_stack_without_its_contract_is_one_clean_error() -> None:
+    """Under `pulumi up`, a platform stack that was never deployed (or is not trainstack's) has no
+    contract output: one error naming the stack, a RunError (no traceback), before anything else
+    registers. (A stack the engine cannot read at all is reported the same way, by
+    infra.remote.read_platform_stack.)"""
+    raw = raw_stack_config("a3ultra-405b-job")
+    ctx = engine.load_stack("a3ultra-405b-job")
+    with pytest.raises(pulumi.RunError) as info:
+        engine.execute(ctx, raw, program.main, references={})
+    message = str(info.value)
+    assert "platform stack 'organization/trainstack/a3ultra-platform': output 'platform' is missing" in message
+    assert "Traceback" not in message
