@@ -24,6 +24,8 @@ def raw_config() -> dict[str, Any]:
 
 
 def _decode(value: str) -> Any:
+    if value == "null":  # a key set to null in the stack file: absent
+        return None
     if isinstance(value, str) and value.startswith(("{", "[")):
         try:
             return json.loads(value)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from trainstack import catalog, memory, models
 from trainstack.config import Problem, WorkloadConfig
+from trainstack.errors import CatalogError
 from trainstack.workloads import launchers
 
 # Kept free of the estimate: allocator fragmentation, transient buffers (gradient buckets,
@@ -35,7 +36,10 @@ def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem
     unless `memoryCheck` says warn or off."""
     if workload.memory_check != "error":
         return []
-    result = estimate(workload, machine)
+    try:
+        result = estimate(workload, machine)
+    except CatalogError as exc:
+        return [(("trainstack:workload", "model"), workload.model, f"has no shape to estimate its memory from: {exc}")]
     if result.fits is not False:
         return []
     return [(("trainstack:workload",), f"{workload.model} on {machine.gpus(workload.nodes)} x {machine.gpu.name}", misfit(result, workload, machine))]

@@ -97,7 +97,9 @@ def execute(
         monitor = RecordingMonitor(fake)
         mocks.set_mocks(fake, project=PROJECT, stack=ctx.stack, preview=False, monitor=monitor)
         # The engine marks a key secret when its value holds an encrypted leaf, as the CLI does.
-        runtime_config.set_all_config({k: _encode(v) for k, v in raw.items()}, sorted(k for k, v in raw.items() if secrets.has_secure_leaf(v)))
+        # A key set to null is no config value at all, as for the CLI.
+        config = {k: _encode(v) for k, v in raw.items() if v is not None}
+        runtime_config.set_all_config(config, sorted(k for k, v in raw.items() if secrets.has_secure_leaf(v)))
         _sync_await(run_pulumi_func(body))
         outputs = _resolve_outputs()
     finally:

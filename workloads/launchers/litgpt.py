@@ -12,13 +12,17 @@ from __future__ import annotations
 
 from trainstack import catalog, memory, models
 from trainstack.config import Problem, WorkloadConfig
-from trainstack.workloads.launchers.base import WORKLOAD, JobSpec, Launch, precision_problems, setting_problems, torchrun
+from trainstack.workloads.launchers.base import WORKLOAD, JobSpec, Launch, model_problems, precision_problems, setting_problems, torchrun
 from trainstack.workloads.launchers.base import training as base_training
 
 ENTRYPOINT = "/opt/lit-gpt/pretrain/openwebtext_trainer.py"
 
 # Lightning precision per config precision; LitGPT's H100 recipes train in pure bf16.
 _PRECISION = {"bf16": "bf16-true", "fp16": "16-mixed", "fp32": "32-true"}
+
+
+# lit_gpt/config.py names at the pinned commit that trainstack has shapes for (trainstack.models).
+MODELS = ("pythia-6.9b",)
 
 
 def _batch(workload: WorkloadConfig, gpus: int) -> tuple[int, int]:
@@ -30,7 +34,11 @@ def _batch(workload: WorkloadConfig, gpus: int) -> tuple[int, int]:
 def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
     """What LitGPT's trainer cannot run: a precision it has no mode for, a batch that does not
     split into whole micro-batches per GPU."""
-    found = [*precision_problems("LitGPT", workload, tuple(_PRECISION)), *setting_problems("LitGPT (FSDP)", workload, (3,))]
+    found = [
+        *model_problems("litgpt", workload, MODELS),
+        *precision_problems("LitGPT", workload, tuple(_PRECISION)),
+        *setting_problems("LitGPT (FSDP)", workload, (3,)),
+    ]
     gpus = machine.gpus(workload.nodes)
     per_gpu, micro = _batch(workload, gpus)
     if per_gpu < micro or per_gpu % micro or (workload.global_batch_size or 0) % gpus:
