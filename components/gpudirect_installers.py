@@ -119,28 +119,6 @@ def _tcpxo_pods(images: catalog.GpuDirectImages) -> dict[str, _NodePod]:
     return {"nccl-tcpxo-installer": _NodePod([host_setup, _plugin_installer("tcpxo", images)], [_pause()], _PLUGIN_VOLUMES)}
 
 
-def _rdma_pods(images: catalog.GpuDirectImages) -> dict[str, _NodePod]:
-    # gIB installs its NCCL into the host's NVIDIA library directory and keeps its tuned NCCL
-    # environment scripts in /home/kubernetes/bin/gib, which workloads mount.
-    script = "\n".join([
-        "set -ex",
-        "/scripts/container_entry.sh install --install-nccl",
-        "cp -r /var/lib/gib/lib64/. /usr/local/home/kubernetes/bin/nvidia/lib64",
-        "cp -r /var/lib/gib/. /usr/local/home/kubernetes/bin/gib",
-    ])
-    installer = _privileged(
-        "nccl-rdma-installer",
-        images.nccl_plugin.ref,
-        ["/bin/sh", "-c", script],
-        [_mount("library-dir-host", f"/usr/local{_HOME_BIN}/nvidia/lib64"), _mount("gib", f"/usr/local{_HOME_BIN}/gib")],
-    )
-    volumes = [
-        _host_path("library-dir-host", f"{_HOME_BIN}/nvidia/lib64", "DirectoryOrCreate"),
-        _host_path("gib", f"{_HOME_BIN}/gib"),
-    ]
-    return {"nccl-rdma-installer": _NodePod([installer], [_pause()], volumes)}
-
-
 def _device_injector_pod(image: catalog.Image) -> _NodePod:
     """The NRI device injector: adds the devices a pod's `devices.gke.io/container.<name>`
     annotation lists (an unprivileged RxDM sidecar's /dev/nvidia*, dmabuf_import_helper) to
@@ -152,8 +130,11 @@ def _device_injector_pod(image: catalog.Image) -> _NodePod:
 _POD_BUILDERS = {
     catalog.GpuDirect.TCPX: _tcpx_pods,
     catalog.GpuDirect.TCPXO: _tcpxo_pods,
-    catalog.GpuDirect.RDMA: _rdma_pods,
 }
+# The stacks whose plugin is installed on the nodes. gIB (RDMA) is installed into each training
+# pod by an init container, as the A3 Ultra recipes do (gpu-recipes a3ultra jobset chart,
+# `network.gibVersion`): one way only, and no installer DaemonSet on the deploy's critical path.
+NODE_INSTALLED = frozenset(_POD_BUILDERS)
 
 
 def _node_daemonset(
@@ -207,8 +188,7 @@ class GpuDirectInstallersArgs:
 
 class GpuDirectInstallers(pulumi.ComponentResource):
     """The node installers of a machine's GPUDirect stack: TCPX (A3 High): the TCPX NCCL
-    plugin; TCPXO (A3 Mega): host setup and the TCPXO plugin; RDMA (A3 Ultra): the gIB NCCL
-    plugin; and the NRI device injector where the catalog lists one for the stack (TCPXO).
+    plugin; TCPXO (A3 Mega): host setup and the TCPXO plugin; and the NRI device injector where the catalog lists one for the stack (TCPXO).
     Wait for it (the pool's nodes must exist for the DaemonSets to report ready) before
     starting a job.
 

@@ -26,15 +26,17 @@ PD_ZONE_LABEL = "topology.gke.io/zone"  # the zone key of the PD CSI driver's to
 # GCS FUSE mount options for checkpoints and logs (the checkpoints profile of gpu-recipes'
 # gcs-fuse chart; cloud.google.com/kubernetes-engine/docs/how-to/cloud-storage-fuse-csi-driver-perf):
 # implicit directories; metadata cached without expiry or size limit, no negative caching (a
-# file another node just wrote is found); streaming writes, so a checkpoint shard is uploaded
-# as it is written rather than staged on local disk first.
+# file another node just wrote is found), and no kernel list cache (a listing shows what other
+# nodes wrote: gpu-recipes' gcs-fuse chart sets kernel-list-cache-ttl-secs:0). No streaming
+# writes: the GKE-managed sidecar's gcsfuse version decides whether it has them, and the recipe
+# pins its own sidecar instead.
 GCSFUSE_MOUNT_OPTIONS = (
     "implicit-dirs",
     "metadata-cache:negative-ttl-secs:0",
     "metadata-cache:ttl-secs:-1",
     "metadata-cache:stat-cache-max-size-mb:-1",
     "metadata-cache:type-cache-max-size-mb:-1",
-    "write:enable-streaming-writes:true",
+    "file-system:kernel-list-cache-ttl-secs:0",
 )
 # The file cache (reads of checkpoints and data served from the node after the first read)
 # lives in the gcsfuse sidecar's cache volume, on the node's ephemeral storage: local SSD on

@@ -124,8 +124,10 @@ GPUDIRECT_IMAGES: dict[GpuDirect, GpuDirectImages] = {
             digest="sha256:6e79483d52abdc28454bf186320b10a56b0f117a10e8d65d5c74dbb821a76970",
         ),
     ),
+    # gIB v1.0.5: recipe 000 (gpu-recipes 27b47e7 training/a3ultra/llama3-1-405b/
+    # nemo-pretraining-gke-resiliency/values.yaml network.gibVersion), also Cluster Toolkit v1.50's.
     GpuDirect.RDMA: GpuDirectImages(
-        nccl_plugin=Image("us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib", "v1.0.3"),
+        nccl_plugin=Image("us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib", "v1.0.5"),
     ),
 }
 
@@ -432,14 +434,15 @@ FILESTORE_TIERS: dict[str, FilestoreTier] = {
     "ENTERPRISE": FilestoreTier(1024, 10240),
 }
 
-# Other pinned images, by role. Sources: the resiliency recipe's values-supervisor.yaml
-# (supervisor and trainer image); GoogleCloudPlatform/container-engine-accelerators
+# Other pinned images, by role. Sources: the resiliency recipe (supervisor and trainer image:
+# gpu-recipes 27b47e7 .../nemo-pretraining-gke-resiliency/values.yaml workload.image, the same era
+# as its 1800 s heartbeat timeouts); GoogleCloudPlatform/container-engine-accelerators
 # nvidia-driver-installer/cos/daemonset-preloaded.yaml (COS driver installer); the Kubernetes
 # volume-nfs example image (NFS server); NGC catalog (framework base images).
 IMAGES: dict[str, Image] = {
     "resiliency": Image(
         "us-central1-docker.pkg.dev/deeplearning-images/reproducibility/pytorch-gpu-goodput",
-        "nemo24.12.01-2025-08-07",
+        "nemo24.12.01-A3Mega-20250605",
     ),
     "nvidia-driver-installer-cos": Image("cos-nvidia-installer", "fixed"),
     "pause": Image("registry.k8s.io/pause", "3.10"),

@@ -733,7 +733,7 @@ class TopologyRequest(Section):
         "cloud.google.com/gce-topology-subblock",
         "cloud.google.com/gce-topology-host",
         "kubernetes.io/hostname",
-    ] = "cloud.google.com/gce-topology-block"
+    ] = "kubernetes.io/hostname"  # as recipe 000 (gpu-recipes values.yaml tasSettings)
 
 
 class Resiliency(Section):
@@ -811,6 +811,11 @@ class WorkloadConfig(Section):
     shared_memory: Quantity = "250Gi"
     resiliency: Resiliency = Resiliency()
     tensorboard: bool = False
+    # The run's identity (JOB_IDENTIFIER = <name>-<runId>): its logs and checkpoints, and what an
+    # automatic resume picks up. Keep it to resume a run; change it to start a new one.
+    run_id: K8sName | None = None
+    # A cap on the run's wall time (the resilient NeMo 2.0 script's --max-runtime).
+    max_runtime: Duration = "24h"
     # A WorkloadPriorityClass of the platform's Kueue (label kueue.x-k8s.io/priority-class).
     priority_class: K8sName | None = None
     # How model states and activations are held (None: the framework's default, see its launcher):

@@ -10,6 +10,7 @@ import pulumi
 
 from trainstack import catalog
 from trainstack.components.gpudirect_installers import (
+    NODE_INSTALLED,
     GpuDirectInstallers,
     GpuDirectInstallersArgs,
     NvidiaDriverInstaller,
@@ -157,7 +158,7 @@ def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform) -> Kubernete
     on_gpu_nodes = pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(depends_on=list(gcp.node_pools)))
     machine = config.gpu_pool.machine
     node_setup: list[pulumi.Resource] = []
-    if machine.gpudirect is not catalog.GpuDirect.NONE:
+    if machine.gpudirect in NODE_INSTALLED:
         installers = GpuDirectInstallers("gpudirect", GpuDirectInstallersArgs(machine), opts=on_gpu_nodes)
         node_setup += installers.daemonsets
     if config.gpu_pool.gpu_driver == "daemonset":

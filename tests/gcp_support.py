@@ -34,7 +34,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
             "prebuilt": None,
             "build": {"context": "images/nemo-24.07", "imageName": "nemo-workload", "tag": "24.07", "timeout": "2h"},
         },
-        "trainstack_workload": {"nodes": 32, "resiliency": {"enabled": False}},
+        "trainstack_workload": {"nodes": 32, "resiliency": {"enabled": False}, "topology": None},
     },
     # A3 High (TCPX) on spot capacity, an existing primary network, an Enterprise Filestore.
     "a3high": {
@@ -43,7 +43,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
             "existing": {"network": "shared-net", "subnetwork": "shared-subnet", "podsRangeName": "gke-pods", "servicesRangeName": "gke-services"}
         },
         "trainstack_storage": {"kind": "filestore", "bucket": None, "filestore": {"tier": "ENTERPRISE", "capacityGib": 1024, "shareName": "nemo"}},
-        "trainstack_workload": {"nodes": 2, "resiliency": {"enabled": False}},
+        "trainstack_workload": {"nodes": 2, "resiliency": {"enabled": False}, "topology": None},
     },
     # A2 autoscaling from zero, the driver DaemonSet, an NFS disk, no compact placement.
     "a2": {
@@ -56,7 +56,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
             "reservation": {"affinity": "none", "name": None},
         },
         "trainstack_storage": {"kind": "nfs", "bucket": None, "nfs": {"diskType": "pd-ssd", "diskSizeGb": 1000}},
-        "trainstack_workload": {"nodes": 2, "precision": "fp16", "resiliency": {"enabled": False}},
+        "trainstack_workload": {"nodes": 2, "precision": "fp16", "resiliency": {"enabled": False}, "topology": None},
     },
     # Flex-start A3 Mega autoscaling 0..8 (no reservation, no compact placement), a disposable bucket.
     "flex": {
@@ -70,7 +70,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
             "reservation": {"affinity": "none", "name": None},
         },
         "trainstack_storage": {"disposable": True, "bucket": {"name": "my-scratch-bucket"}},
-        "trainstack_workload": {"nodes": 8, "resiliency": {"enabled": False}},
+        "trainstack_workload": {"nodes": 8, "resiliency": {"enabled": False}, "topology": None},
     },
 }
 

@@ -21,7 +21,7 @@ def test_prebuilt_image_needs_no_repository_or_build() -> None:
     assert not of_type(rendered, REPOSITORY)
     assert not of_type(rendered, COMMAND)
     assert rendered.outputs["image"] == (
-        "us-central1-docker.pkg.dev/deeplearning-images/reproducibility/pytorch-gpu-goodput:nemo24.12.01-2025-08-07"
+        "us-central1-docker.pkg.dev/deeplearning-images/reproducibility/pytorch-gpu-goodput:nemo24.12.01-A3Mega-20250605"
     )
 
 

@@ -196,7 +196,7 @@ def test_every_object_has_an_explicit_name(layers, variants) -> None:
 
 
 EXPECTED_INSTALLERS = {
-    catalog.GpuDirect.RDMA: {"nccl-rdma-installer"},
+    catalog.GpuDirect.RDMA: set(),  # gIB goes into each pod (an init container), as recipe 000 does
     catalog.GpuDirect.TCPXO: {"nccl-tcpxo-installer", "device-injector"},
     catalog.GpuDirect.TCPX: {"nccl-tcpx-installer"},
     catalog.GpuDirect.NONE: set(),
@@ -226,7 +226,7 @@ def test_installers_follow_the_gpudirect_stack(layers, machine_type: str) -> Non
         assert layer.pool_urns["gpu"] in ds.dependencies
         assert ds.urn in layer.node_setup_urns and ds.urn not in layer.ready_urns
     images = machine.gpudirect_images
-    if images:
+    if images and daemonsets:
         plugin_installer = next(d for n, d in daemonsets.items() if n.startswith("nccl-"))
         assert images.nccl_plugin.ref in _images(plugin_installer)
     if machine_type == "a3-megagpu-8g":
@@ -451,7 +451,8 @@ def test_gcs_volume_mounts_the_bucket_with_checkpoint_options(layers, variants) 
     assert spec["csi"]["volumeHandle"] == "my-training-project-a3ultra-405b"
     assert any("gcp:storage/bucket:Bucket" in dep for dep in volume.dependencies)  # an Output of the bucket
     assert spec["accessModes"] == ["ReadWriteMany"] and spec["persistentVolumeReclaimPolicy"] == "Retain"
-    assert {"implicit-dirs", "write:enable-streaming-writes:true", "metadata-cache:ttl-secs:-1"} <= set(spec["mountOptions"])
+    assert {"implicit-dirs", "file-system:kernel-list-cache-ttl-secs:0", "metadata-cache:ttl-secs:-1"} <= set(spec["mountOptions"])
+    assert not [o for o in spec["mountOptions"] if "streaming-writes" in o]  # the managed sidecar decides
     assert "file-cache:max-size-mb:-1" in spec["mountOptions"]  # recipe 000 asks for the file cache
     no_cache = _volume_and_claim(variants["namespaced"])[0].inputs["spec"]["mountOptions"]
     assert not [o for o in no_cache if o.startswith("file-cache:")]

@@ -136,7 +136,8 @@ def test_a_successful_bench_measures_and_tears_down(tmp_path: Path) -> None:
     assert result.exit_code == 0 and result.error is None and result.teardown.ok
     assert result.job == {"name": "llama31-405b", "namespace": "default", "outcome": "succeeded", "detail": "JobSet finished"}
     mfu = result.metrics["mfu"]
-    assert mfu["step_time_s"] == 250.0 and mfu["num_gpus"] == 432 and 0.3 < mfu["mfu"] < 0.5
+    # 432 sequences of 8192 tokens a step (the recipe's one micro-batch per GPU) in 250 s: about 9% MFU.
+    assert mfu["step_time_s"] == 250.0 and mfu["num_gpus"] == 432 and mfu["global_batch_size"] == 432 and 0.05 < mfu["mfu"] < 0.15
     goodput = result.metrics["goodput"]
     assert goodput["max_saved_step"] == 100 and goodput["goodput_pct"] == pytest.approx(100 * 100 * 250.0 / 30000)
     assert set(result.phases) == {"up", "wait", "collect", "teardown"} and all(p["ok"] for p in result.phases.values())

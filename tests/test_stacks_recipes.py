@@ -37,7 +37,7 @@ class Recipe:
 RECIPES = {
     "a3ultra-405b": Recipe(
         "000", "a3-ultragpu-8g", "rdma", 54, 54, 432, "a3-ultra", "gcs",
-        "us-central1-docker.pkg.dev/deeplearning-images/reproducibility/pytorch-gpu-goodput:nemo24.12.01-2025-08-07",
+        "us-central1-docker.pkg.dev/deeplearning-images/reproducibility/pytorch-gpu-goodput:nemo24.12.01-A3Mega-20250605",
         "nemo2", "llama3.1-405b", 500, "bf16",
     ),
     "a3high-nemo-gpt5b": Recipe(
@@ -172,7 +172,8 @@ def test_plan_wires_the_recipes_gpudirect_stack(stack: str) -> None:
     assert sidecars == expected
     annotations = pod["metadata"]["annotations"]
     networks = json.loads(annotations.get("networking.gke.io/interfaces", "[]"))
-    assert len(networks) == {"tcpx": 5, "tcpxo": 9, "rdma": 10, "none": 0}[recipe.gpudirect]
+    assert len(networks) == {"tcpx": 5, "tcpxo": 9, "rdma": 0, "none": 0}[recipe.gpudirect]  # rdma: host network
+    assert pod["spec"].get("hostNetwork", False) == (recipe.gpudirect == "rdma")
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -203,6 +204,7 @@ def test_plan_runs_the_recipes_steps(stack: str) -> None:
         f"max_steps = {recipe.steps}" in files
         or f"max_steps: {recipe.steps}" in files
         or f"--training_arguments.max_steps {recipe.steps}" in args
+        or f"--max-steps={recipe.steps}" in args
         or env.get("MAX_ITERS") == str(recipe.steps)
     )
 

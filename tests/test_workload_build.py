@@ -159,7 +159,9 @@ def test_rendezvous_uses_the_jobsets_own_pod_names() -> None:
     env = built("a3ultra-405b").env()
     assert env["MASTER_ADDR"] == "llama31-405b-workload-0-0.llama31-405b"
     assert (env["MASTER_PORT"], env["NNODES"], env["GPUS_PER_NODE"], env["WORLD_SIZE"]) == ("6002", "54", "8", "432")
-    assert env["JOBSET_NAME"] == env["JOB_IDENTIFIER"] == "llama31-405b"
+    assert env["JOBSET_NAME"] == "llama31-405b"
+    assert env["JOB_IDENTIFIER"] == "llama31-405b-1"  # <name>-<runId>: the run's logs and checkpoints
+    assert Built("a3ultra-405b", raw_config(trainstack_workload={"runId": None})).env()["JOB_IDENTIFIER"] == "llama31-405b"
 
 
 def test_pods_tolerate_the_gpu_taint_and_termination_notices() -> None:
@@ -185,7 +187,8 @@ def test_machines_without_local_ssd_get_no_local_ssd_volume() -> None:
 
 def test_kueue_topology_annotation_follows_the_config() -> None:
     annotations = built("a3ultra-405b").pod()["metadata"]["annotations"]
-    assert annotations["kueue.x-k8s.io/podset-preferred-topology"] == "cloud.google.com/gce-topology-block"
+    # recipe 000 (gpu-recipes values.yaml tasSettings): hosts as close as possible
+    assert annotations["kueue.x-k8s.io/podset-preferred-topology"] == "kubernetes.io/hostname"
     required = Built("a3ultra-405b", raw_config(trainstack_workload={"topology": {"mode": "required", "level": "cloud.google.com/gce-topology-subblock"}}))
     annotations = required.pod()["metadata"]["annotations"]
     assert annotations["kueue.x-k8s.io/podset-required-topology"] == "cloud.google.com/gce-topology-subblock"
@@ -217,7 +220,9 @@ def test_each_stack_gets_its_machines_gpudirect_pieces_and_no_others(stack: str,
     sidecars = [name for name, c in b.init_containers().items() if c.get("restartPolicy") == "Always"]
     assert sidecars == ([daemon] if daemon else [])
     annotations = b.pod()["metadata"]["annotations"]
-    assert ("networking.gke.io/interfaces" in annotations) == (stack != "a2-gpt2-deepspeed")
+    # Multi-NIC pod networking for TCPX/TCPXO; the A3 Ultra job runs on the host network instead.
+    assert ("networking.gke.io/interfaces" in annotations) == (stack not in ("a2-gpt2-deepspeed", "a3ultra-405b"))
+    assert b.pod()["spec"].get("hostNetwork", False) == (stack == "a3ultra-405b")
     assert ("devices.gke.io/container.tcpxo-daemon" in annotations) == (stack == "a3mega-gpt3-175b")
     env = b.env()
     assert ("NCCL_INIT_SCRIPT" in env) == (stack == "a3ultra-405b")
@@ -258,9 +263,9 @@ def test_launcher_files_are_config_maps_mounted_read_only() -> None:
 
 
 def test_a_changed_launch_config_replaces_the_job() -> None:
-    before = built("a3ultra-405b").pod()["metadata"]["annotations"]["trainstack/config-hash"]
-    after = Built("a3ultra-405b", raw_config(trainstack_workload={"steps": 600})).pod()["metadata"]["annotations"]["trainstack/config-hash"]
-    assert before != after
+    before = built("a3high-nemo-gpt5b").pod()["metadata"]["annotations"]["trainstack/config-hash"]
+    after = Built("a3high-nemo-gpt5b", raw_config("a3high-nemo-gpt5b", trainstack_workload={"steps": 600})).pod()["metadata"]["annotations"]["trainstack/config-hash"]
+    assert before != after  # the files changed under an unchanged command: the hash replaces the job
     (registration,) = of_type(built("a3ultra-405b").rendered, JOBSET)
     assert registration.options == {"deleteBeforeReplace": True, "replaceOnChanges": ["spec"]}
 
@@ -330,7 +335,7 @@ def test_supervisor_deployments_run_on_the_cpu_pool_behind_services(service: str
     (container,) = pod["containers"]
     assert container["command"] == ["python3", f"resiliency/supervisor/{service}.py"]
     assert container["ports"] == [{"name": service, "containerPort": port}]
-    assert container["image"] == "us-central1-docker.pkg.dev/deeplearning-images/reproducibility/pytorch-gpu-goodput:nemo24.12.01-2025-08-07"
+    assert container["image"] == "us-central1-docker.pkg.dev/deeplearning-images/reproducibility/pytorch-gpu-goodput:nemo24.12.01-A3Mega-20250605"
     svc = b.one("kubernetes:core/v1:Service", f"llama31-405b-supervisor-{service}")
     assert svc["spec"]["ports"] == [{"name": service, "port": port, "targetPort": port, "protocol": "TCP"}]
     assert svc["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
@@ -345,7 +350,9 @@ def test_host_monitor_runs_privileged_on_every_gpu_node() -> None:
     (container,) = pod["containers"]
     assert container["securityContext"]["privileged"] is True
     assert container["ports"][0]["hostPort"] == container["ports"][0]["containerPort"] == 60010
-    assert "--watchdogs=ecc,xid" in container["command"]
+    # The current supervisor chart's flags (gpu-recipes src/helm-charts/resiliency/supervisor-chart).
+    command = container["command"]
+    assert {"--watchdogs=ecc", "--watchdogs=xid", "--watchdog_notification_cooldown_s=10", "--enable_topology_aware_scheduling"} <= set(command)
     assert "--watchdog_interval_s=10" in container["command"]
     assert "--workers_per_host=8" in container["command"]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import json
 from typing import Any
 
@@ -61,7 +62,8 @@ def test_nemo2_under_the_supervisor_runs_the_resiliency_launcher() -> None:
     assert flag(launch.command, "--workload-name") == "llama31-405b"
     assert flag(launch.command, "--job-name") == "workload"
     assert flag(launch.command, "--container-name") == "workload"
-    assert launch.command[-1] == "/workload/configs/train.py"
+    script = launch.command.index("/workload/configs/train.py")
+    assert flag(launch.command[script:], "--max-steps") == "500"  # the script's own flags follow it
 
 
 def test_nemo2_without_the_supervisor_runs_torchrun() -> None:
@@ -74,23 +76,39 @@ def test_nemo2_without_the_supervisor_runs_torchrun() -> None:
 
 
 def test_nemo2_script_trains_500_steps_and_checkpoints_every_20_to_the_bucket() -> None:
-    launch = launchers.launch(job("a3ultra-405b"))
+    launch = launchers.launch(job("a3ultra-405b", resiliency={"enabled": False}, globalBatchSize=432))
     (files,) = launch.files
     script = files.files["train.py"]
     ast.parse(script)  # valid Python
     assert "llm.llama31_405b.pretrain_recipe(" in script
     assert "recipe.trainer.max_steps = 500" in script
     assert "recipe.log.ckpt.every_n_train_steps = 20" in script
-    assert "recipe.data.global_batch_size = 2016" in script
-    assert "FaultToleranceCallback" in script
+    assert "recipe.data.global_batch_size = 432" in script
     assert launch.env["EXP_DIR"] == "/job-logs/nemo-experiments" == launch.log_dir
+
+
+def test_nemo2_under_the_supervisor_runs_trainstacks_resilient_script_with_the_recipes_flags() -> None:
+    """gpu-recipes 27b47e7 .../nemo-pretraining-gke-resiliency/values.yaml defaultArguments."""
+    launch = launchers.launch(job("a3ultra-405b"))
+    script = launch.files[0].files["train.py"]
+    ast.parse(script)
+    flags = launch.command[launch.command.index("/workload/configs/train.py") + 1 :]
+    for expected in ("--max-runtime=86400", "--enable-dist-ckpt", "--enable-async-ckpt", "--enable-optimized-async-ckpt",
+                     "--enable-fault-tolerance", "--enable-gc", "--topk-ckpt=-1", "--ckpt-threads-per-rank=1",
+                     "--checkpoint-interval=20", "--max-steps=500", "--job-name=$(JOB_IDENTIFIER)"):
+        assert expected in flags
+    assert not any(f.startswith("--global-batch-size") for f in flags)  # upstream: one micro-batch per GPU, 432
+    # Every flag the launcher passes is one the script declares (no flag only in a comment).
+    declared = set(re.findall(r'\(\"([a-z-]+)\", (?:str|int)\)|\"([a-z-]+)\"', script))
+    names = {n for pair in declared for n in pair if n}
+    assert {f.split("=")[0].removeprefix("--") for f in flags} <= names
 
 
 def test_nemo2_script_sets_parallelism_and_fp8_only_when_asked() -> None:
     plain = launchers.launch(job("a3ultra-405b", resiliency={"enabled": False}, parallelism=None)).files[0].files["train.py"]
     assert "strategy" not in plain and "plugins" not in plain and "FaultTolerance" not in plain
     tuned = launchers.launch(
-        job("a3ultra-405b", precision="fp8", parallelism={"tensor": 8, "pipeline": 18, "virtualPipeline": 7})
+        job("a3ultra-405b", resiliency={"enabled": False}, precision="fp8", parallelism={"tensor": 8, "pipeline": 18, "virtualPipeline": 7})
     ).files[0].files["train.py"]
     assert "recipe.trainer.strategy.pipeline_model_parallel_size = 18" in tuned
     assert "recipe.trainer.strategy.virtual_pipeline_model_parallel_size = 7" in tuned
@@ -131,7 +149,7 @@ def test_nemo_megatron_runs_the_pretraining_script_with_the_mounted_config() -> 
     assert nemo_megatron.ENTRYPOINT in launch.command
     assert flag(launch.command, "--config-path") == "/workload/configs"
     assert flag(launch.command, "--config-name") == "gpt3-175b.yaml"
-    assert launch.command[-2:] == tuple(spec.workload.overrides)
+    assert launch.command[-len(spec.workload.overrides):] == tuple(spec.workload.overrides)
 
 
 def test_nemo_megatron_config_is_gpt3_175b_fp8_for_50_steps() -> None:

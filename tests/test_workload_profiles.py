@@ -106,15 +106,15 @@ def test_tcpxo_environment_and_volumes_are_the_fastrak_ones() -> None:
     assert {m["mountPath"] for m in p.volume_mounts} == {"/usr/local/nccl-plugin", "/dev/aperture_devices"}
 
 
-def test_rdma_attaches_gvnic_then_eight_rdma_networks_and_installs_gib() -> None:
+def test_rdma_runs_on_the_host_network_and_installs_gib_in_the_pod() -> None:
+    """As recipe 000 (gpu-recipes 27b47e7 values.yaml): hostNetwork, a privileged container, gIB
+    v1.0.5 by an init container, and no pod-level multi-network annotations."""
     p = parts("rdma")
-    assert interfaces(p) == [
-        {"interfaceName": "eth0", "network": "default"},
-        {"interfaceName": "eth1", "network": "gvnic-1"},
-        *({"interfaceName": f"eth{i + 2}", "network": f"rdma-{i}"} for i in range(8)),
-    ]
+    assert p.host_network and p.privileged
+    assert "networking.gke.io/interfaces" not in p.annotations
     assert list(containers(p)) == ["nccl-plugin-installer"]
-    assert containers(p)["nccl-plugin-installer"]["image"] == "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib:v1.0.3"
+    assert containers(p)["nccl-plugin-installer"]["image"] == "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib:v1.0.5"
+    assert p.env["NCCL_TUNER_CONFIG_PATH"] == "/usr/local/gib/configs/tuner_config_a3u.txtpb"
     assert p.env["NCCL_PLUGIN_PATH"] == "/usr/local/gib/lib64"
     assert p.env["NCCL_INIT_SCRIPT"] == "/usr/local/gib/scripts/set_nccl_env.sh"
     assert p.volume_mounts == ({"name": "gib", "mountPath": "/usr/local/gib"},)
@@ -126,7 +126,7 @@ def test_none_adds_nothing() -> None:
     assert parts("none") == PodParts()
 
 
-@pytest.mark.parametrize("stack", ["tcpx", "tcpxo", "rdma"])
+@pytest.mark.parametrize("stack", ["tcpx", "tcpxo"])
 def test_multinetwork_profiles_follow_the_platforms_network_names(stack: str) -> None:
     machine = catalog.machine(MACHINES[stack])
     renamed = [replace(nic, name=f"net-{i}", interface=f"nic{i}") for i, nic in enumerate(networks(machine))]

@@ -11,15 +11,25 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-
 from trainstack import catalog
 from trainstack.config import Problem, WorkloadConfig
 from trainstack.infra.platform import Platform
 from trainstack.workloads import fit, launchers, profiles
 from trainstack.workloads.launchers.base import ConfigFiles, Launch
-from trainstack.workloads.supervisor import ResiliencySupervisor, SupervisorArgs, SupervisorSettings
+from trainstack.workloads.supervisor import (
+    ResiliencySupervisor,
+    SupervisorArgs,
+    SupervisorSettings,
+)
 from trainstack.workloads.tensorboard import TensorBoard, TensorBoardArgs
-from trainstack.workloads.training_job import MASTER_PORT, Dataset, Topology, TrainingJob, TrainingJobArgs, pod_hosts
+from trainstack.workloads.training_job import (
+    MASTER_PORT,
+    Dataset,
+    Topology,
+    TrainingJob,
+    TrainingJobArgs,
+    pod_hosts,
+)
 
 __all__ = [
     "ConfigFiles",
@@ -95,6 +105,7 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
             gcsfuse=platform.storage_kind == "gcs",
             dataset=Dataset(workload.dataset.source, workload.dataset.path) if workload.dataset else None,
             env=workload.plain_env,
+            run_id=workload.run_id,
             secret_env=workload.secret_env,
             priority_class=workload.priority_class,
         ),

@@ -37,6 +37,8 @@ class PodParts:
         init_containers: init containers, in order; native sidecars carry
             `restartPolicy: Always` and keep running beside the workload.
         tolerations: pod tolerations.
+        host_network: the pod runs in the node's network namespace (and resolves cluster names).
+        privileged: the workload container runs privileged.
     """
 
     annotations: Mapping[str, str] = field(default_factory=dict)
@@ -45,6 +47,8 @@ class PodParts:
     volume_mounts: tuple[Json, ...] = ()
     init_containers: tuple[Json, ...] = ()
     tolerations: tuple[Json, ...] = ()
+    host_network: bool = False
+    privileged: bool = False
 
 
 def compose(*parts: PodParts) -> PodParts:
@@ -70,6 +74,8 @@ def compose(*parts: PodParts) -> PodParts:
         volume_mounts=tuple(mounts),
         init_containers=tuple(inits),
         tolerations=tuple(t for i, t in enumerate(tolerations) if t not in tolerations[:i]),
+        host_network=any(p.host_network for p in parts),
+        privileged=any(p.privileged for p in parts),
     )
 
 

@@ -17,7 +17,6 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-
 from trainstack import catalog
 from trainstack.components.options import child_options
 from trainstack.workloads.pod import REPLICATED_JOB, WORKLOAD_CONTAINER
@@ -29,8 +28,12 @@ HOST_MONITOR_PORT = 60010
 # The supervisor's services and their ports.
 SERVICES = {"actuator": 60080, "sensor": 60081, "controller": 60082}
 
+# The host monitor's watchdogs and flags as the supervisor chart renders them
+# (gpu-recipes src/helm-charts/resiliency/supervisor-chart, current: one --watchdogs flag each,
+# a notification cooldown, topology-aware scheduling).
 WATCHDOGS = ("ecc", "xid")
 WATCHDOG_INTERVAL_S = 10
+WATCHDOG_NOTIFICATION_COOLDOWN_S = 10
 
 # Fault injection is a test feature of the library; it stays off (the period is then unused).
 FAULT_INJECTION_PERIOD_S = 3600
@@ -200,8 +203,10 @@ def host_monitor_spec(args: SupervisorArgs) -> Json:
                             f"--workers_per_host={args.gpus_per_node}",
                             f"--port={HOST_MONITOR_PORT}",
                             f"--project={args.project}",
-                            f"--watchdogs={','.join(WATCHDOGS)}",
+                            *(f"--watchdogs={w}" for w in WATCHDOGS),
                             f"--watchdog_interval_s={WATCHDOG_INTERVAL_S}",
+                            f"--watchdog_notification_cooldown_s={WATCHDOG_NOTIFICATION_COOLDOWN_S}",
+                            "--enable_topology_aware_scheduling",
                         ],
                         "securityContext": {
                             "privileged": True,

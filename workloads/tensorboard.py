@@ -12,10 +12,9 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-
 from trainstack import catalog
-from trainstack.workloads.pod import mount
 from trainstack.components.options import child_options
+from trainstack.workloads.pod import mount
 
 PORT = 6006
 SHARED_VOLUME = "shared"

@@ -30,7 +30,6 @@ from typing import Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
-
 from trainstack import catalog
 from trainstack.components.options import child_options
 from trainstack.workloads.launchers.base import Launch
@@ -125,6 +124,8 @@ class TrainingJobArgs:
         gcsfuse: the claim is a Cloud Storage FUSE volume (the pod needs the sidecar).
         dataset: data to copy from Cloud Storage to node-local disk before training.
         env: the user's environment, applied last.
+        run_id: the run's identity within the job's name (`JOB_IDENTIFIER` = `<name>-<run_id>`),
+            which names its logs and checkpoints; None: the job's name alone.
         secret_env: the user's secret environment: kept in a Kubernetes Secret `<name>-env`
             (the values stay Pulumi secrets) and referenced from the pod, never inlined.
         priority_class: the Kueue WorkloadPriorityClass of the job, or None for Kueue's default.
@@ -153,8 +154,13 @@ class TrainingJobArgs:
     gcsfuse: bool = False
     dataset: Dataset | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    run_id: str | None = None
     secret_env: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
     priority_class: str | None = None
+
+    @property
+    def run_name(self) -> str:
+        return f"{self.name}-{self.run_id}" if self.run_id else self.name
 
     @property
     def hosts(self) -> tuple[str, ...]:
@@ -176,7 +182,7 @@ def base_parts(args: TrainingJobArgs) -> PodParts:
             "gke-gcsfuse/ephemeral-storage-limit": "0",
         }
     env = {
-        "JOB_IDENTIFIER": args.name,
+        "JOB_IDENTIFIER": args.run_name,
         **({"JOBSET_NAME": args.name} if args.controller == "jobset" else {}),
         "MASTER_ADDR": args.hosts[0],
         "MASTER_PORT": str(MASTER_PORT),
@@ -272,14 +278,17 @@ def pod_template(args: TrainingJobArgs) -> Json:
     workload = {
         "name": WORKLOAD_CONTAINER,
         "image": args.image,
+        "imagePullPolicy": "Always",  # as the recipes' charts: a re-pushed tag is never stale
         "command": container_command(args.launch),
         "args": list(args.launch.command),
         "env": [*env_list({k: v for k, v in parts.env.items() if k not in args.secret_env}), *secret_env_list(args)],
         "resources": {"limits": {"nvidia.com/gpu": args.machine.gpus_per_node}},
         "volumeMounts": list(parts.volume_mounts),
+        **({"securityContext": {"privileged": True}} if parts.privileged else {}),
     }
     spec: Json = {
         "restartPolicy": "Never",
+        **({"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"} if parts.host_network else {}),
         "serviceAccountName": args.service_account,
         "nodeSelector": dict(args.node_selector),
         "tolerations": list(parts.tolerations),

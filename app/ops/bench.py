@@ -44,6 +44,7 @@ from trainstack.app.secrets import secure_paths
 from trainstack.app.stacks import project_root
 from trainstack.config import StackConfig, load
 from trainstack.errors import TrainstackError
+from trainstack.workloads import launchers
 
 KUBECONFIG_OUTPUT = "kubeconfig"
 # --ttl must cover --timeout plus this: creating an A3 cluster and its GPU pool (up to ~1 h with
@@ -379,16 +380,17 @@ def cloud_logging_goodput(jobset: str, project: str) -> list[dict[str, Any]]:
 def mfu_metrics(log: str, config: StackConfig) -> dict[str, Any]:
     """MFU of the run from the leader's log and the stack's model figures, or the reason not."""
     workload, machine = config.workload, config.gpu_pool.machine
-    if workload.global_batch_size is None or workload.seq_length is None:
-        return {"error": "the stack sets no trainstack:workload.globalBatchSize or seqLength"}
+    batch, seq = launchers.global_batch(workload, machine), launchers.training(workload, machine).seq_length
+    if batch is None:
+        return {"error": "the stack sets no trainstack:workload.globalBatchSize and its framework has no known default"}
     try:
         window = mfu.steady_step_time(mfu.parse_step_times(log, "leader log"))
         result = mfu.compute_mfu(
             window.mean_s,
             workload.model,
-            workload.global_batch_size,
-            workload.seq_length,
-            workload.nodes * machine.gpus_per_node,
+            batch,
+            seq,
+            machine.gpus(workload.nodes),
             machine.gpu.name,
             workload.precision,
         )

@@ -21,7 +21,7 @@ from trainstack.app.reports import mfu as mfu_report
 from trainstack.app.stacks import raw_stack_config
 from trainstack.errors import TrainstackError
 from trainstack.models import MODELS
-from trainstack.workloads import fit
+from trainstack.workloads import fit, launchers
 
 
 class Failure(click.ClickException):
@@ -52,8 +52,8 @@ def _stack_figures(name: str) -> dict[str, Any]:
         raise ReportError(f"stack {name!r} is a platform: it has no workload to measure")
     return {
         "model": workload.model,
-        "batch_size": workload.global_batch_size,
-        "seq_len": workload.seq_length,
+        "batch_size": launchers.global_batch(workload, machine),
+        "seq_len": launchers.training(workload, machine).seq_length,
         "accelerators": machine.gpus(workload.nodes),
         "accelerator_type": machine.gpu.name,
         "precision": workload.precision,

@@ -33,10 +33,17 @@ def training(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Train
     return held
 
 
+def global_batch(workload: WorkloadConfig, machine: catalog.Machine) -> int | None:
+    """Sequences a training step: the stack's, else the framework's default where the launcher
+    knows it (None where it does not)."""
+    default = getattr(LAUNCHERS[workload.framework], "global_batch", None)
+    return default(workload, machine) if default else workload.global_batch_size
+
+
 def launch(job: JobSpec) -> Launch:
     """The launch of `job` by its framework's launcher."""
     launched: Launch = LAUNCHERS[job.workload.framework].launch(job)
     return launched
 
 
-__all__ = ["LAUNCHERS", "ConfigFiles", "JobSpec", "Launch", "launch", "problems", "training"]
+__all__ = ["LAUNCHERS", "ConfigFiles", "JobSpec", "Launch", "launch", "global_batch", "problems", "training"]

@@ -14,8 +14,16 @@ from typing import Any
 
 from trainstack import catalog, memory, models
 from trainstack.config import Problem, WorkloadConfig
+from trainstack.workloads.launchers.base import (
+    CONFIG_DIR,
+    NODE_RANK,
+    ConfigFiles,
+    JobSpec,
+    Launch,
+    model_problems,
+    precision_problems,
+)
 from trainstack.workloads.launchers.base import training as base_training
-from trainstack.workloads.launchers.base import CONFIG_DIR, NODE_RANK, ConfigFiles, JobSpec, Launch, model_problems, precision_problems
 
 MISTRAL_DIR = "/workspace/mistral"
 

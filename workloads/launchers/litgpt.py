@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from trainstack import catalog, memory, models
 from trainstack.config import Problem, WorkloadConfig
-from trainstack.workloads.launchers.base import WORKLOAD, JobSpec, Launch, model_problems, precision_problems, setting_problems, torchrun
+from trainstack.workloads.launchers.base import (
+    WORKLOAD,
+    JobSpec,
+    Launch,
+    model_problems,
+    precision_problems,
+    setting_problems,
+    torchrun,
+)
 from trainstack.workloads.launchers.base import training as base_training
 
 ENTRYPOINT = "/opt/lit-gpt/pretrain/openwebtext_trainer.py"

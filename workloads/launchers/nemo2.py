@@ -10,9 +10,9 @@ dataset is NeMo's default for pretraining recipes.
 from __future__ import annotations
 
 from trainstack import catalog, memory
-from trainstack.config import Problem, WorkloadConfig
+from trainstack.config import Problem, WorkloadConfig, duration_seconds
 from trainstack.workloads import supervisor
-from trainstack.workloads.launchers.base import training as base_training
+from trainstack.workloads.launchers import resilient_script
 from trainstack.workloads.launchers.base import (
     CONFIG_DIR,
     JOB_ID,
@@ -20,12 +20,13 @@ from trainstack.workloads.launchers.base import (
     ConfigFiles,
     JobSpec,
     Launch,
-    torchrun,
     megatron_problems,
-    setting_problems,
     model_problems,
     precision_problems,
+    setting_problems,
+    torchrun,
 )
+from trainstack.workloads.launchers.base import training as base_training
 from trainstack.workloads.pod import REPLICATED_JOB, WORKLOAD_CONTAINER
 
 # Model name (as the stack writes it) -> module of `nemo.collections.llm.recipes`.
@@ -69,11 +70,23 @@ def training(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Train
     return base_training(workload, machine, zero_stage=1, master_weights=True, seq_length=SEQ_LENGTH)
 
 
+def global_batch(workload: WorkloadConfig, machine: catalog.Machine) -> int | None:
+    """Sequences a step: the stack's, or, under the supervisor, one micro-batch per GPU (the
+    resilient script's default, as upstream); None: the NeMo recipe's own."""
+    if workload.global_batch_size or not workload.resiliency.enabled:
+        return workload.global_batch_size
+    return (workload.micro_batch_size or 1) * machine.gpus(workload.nodes)
+
+
 def launch(job: JobSpec) -> Launch:
     workload = job.workload
     exp_dir = f"{job.storage_path}/nemo-experiments"
     script = f"{CONFIG_DIR}/{SCRIPT}"
-    command = _supervised(job, script) if workload.resiliency.enabled else (*torchrun(job), script)
+    if workload.resiliency.enabled:
+        command = (*_supervised(job, script), *resilient_flags(job, exp_dir))
+        text = resilient_script.SCRIPT
+    else:
+        command, text = (*torchrun(job), script), training_script(workload)
     return Launch(
         command=command,
         env={
@@ -83,7 +96,7 @@ def launch(job: JobSpec) -> Launch:
             "NVTE_BWD_LAYERNORM_SM_MARGIN": "8",
         },
         log_dir=exp_dir,
-        files=(ConfigFiles("nemo2", CONFIG_DIR, {SCRIPT: training_script(workload)}),),
+        files=(ConfigFiles("nemo2", CONFIG_DIR, {SCRIPT: text}),),
     )
 
 
@@ -116,6 +129,45 @@ def _supervised(job: JobSpec, script: str) -> tuple[str, ...]:
     )
 
 
+def resilient_flags(job: JobSpec, exp_dir: str) -> tuple[str, ...]:
+    """The resilient script's flags: the run as the stack states it, and checkpointing as the
+    upstream resiliency recipe runs it (gpu-recipes 27b47e7 .../nemo-pretraining-gke-resiliency/
+    values.yaml defaultArguments: --max-runtime=86400 --enable-dist-ckpt --enable-async-ckpt
+    --enable-optimized-async-ckpt --enable-fault-tolerance --enable-gc --topk-ckpt=-1
+    --ckpt-threads-per-rank=1 --checkpoint-interval=20)."""
+    workload = job.workload
+    split = workload.parallelism
+    return (
+        f"--recipe={RECIPES[workload.model]}",
+        f"--num-nodes={job.nodes}",
+        f"--gpus-per-node={job.gpus_per_node}",
+        *(
+            (f"--tensor={split.tensor}", f"--pipeline={split.pipeline}", f"--context={split.context}")
+            + ((f"--virtual-pipeline={split.virtual_pipeline}",) if split.virtual_pipeline else ())
+            + (("--sequence-parallel",) if split.sequence_parallel else ())
+            if split
+            else ()
+        ),
+        f"--micro-batch-size={workload.micro_batch_size or 1}",
+        *((f"--global-batch-size={workload.global_batch_size}",) if workload.global_batch_size else ()),
+        *((f"--seq-length={workload.seq_length}",) if workload.seq_length else ()),
+        f"--max-steps={workload.steps}",
+        f"--max-runtime={int(duration_seconds(workload.max_runtime))}",
+        f"--log-dir={exp_dir}",
+        f"--ckpt-dir={job.storage_path}/checkpoints",
+        f"--job-name={JOB_ID}",
+        "--topk-ckpt=-1",
+        f"--checkpoint-interval={workload.checkpoint_interval or workload.steps}",
+        "--ckpt-threads-per-rank=1",
+        "--tokenizer-path=tokenizer.model",  # in the image's working directory, as upstream
+        "--enable-dist-ckpt",
+        "--enable-async-ckpt",
+        "--enable-optimized-async-ckpt",
+        "--enable-fault-tolerance",
+        "--enable-gc",
+    )
+
+
 def _recompute_lines(recompute: str | None) -> list[str]:
     """Megatron-core's activation recomputation on the recipe's model config."""
     if recompute is None:
@@ -141,8 +193,6 @@ def training_script(workload: WorkloadConfig) -> str:
     plugin = _PRECISION_PLUGINS.get(workload.precision)
     if plugin:
         lines.append(f"from nemo.collections.llm.recipes.precision.mixed_precision import {plugin}")
-    if workload.resiliency.enabled:
-        lines.append("from nvidia_resiliency_ext.ptl_resiliency import FaultToleranceCallback")
     lines += [
         "",
         "# torchrun (or the resiliency launcher, after a rescale) sets the actual world size.",
@@ -178,12 +228,5 @@ def training_script(workload: WorkloadConfig) -> str:
     lines += _recompute_lines(workload.recompute)
     if plugin:
         lines.append(f"recipe.trainer.plugins = {plugin}()")
-    if workload.resiliency.enabled:
-        lines += [
-            "recipe.trainer.callbacks = [",
-            "    *(recipe.trainer.callbacks or []),",
-            '    run.Config(FaultToleranceCallback, autoresume=False, calculate_timeouts=True, exp_dir=os.environ["EXP_DIR"]),',
-            "]",
-        ]
     lines += ["", "run.run(recipe, direct=True)", ""]
     return "\n".join(lines)

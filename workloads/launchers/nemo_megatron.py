@@ -12,10 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-
 from trainstack import catalog, memory, models
 from trainstack.config import Problem, WorkloadConfig
-from trainstack.workloads.launchers.base import training as base_training
 from trainstack.workloads.launchers.base import (
     CONFIG_DIR,
     NODE_RANK,
@@ -27,6 +25,7 @@ from trainstack.workloads.launchers.base import (
     setting_problems,
     torchrun,
 )
+from trainstack.workloads.launchers.base import training as base_training
 
 NEMO_EXAMPLES = "/opt/NeMo/examples/nlp/language_modeling"
 ENTRYPOINT = f"{NEMO_EXAMPLES}/megatron_gpt_pretraining.py"

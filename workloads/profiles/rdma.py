@@ -1,9 +1,12 @@
-"""GPUDirect-RDMA over RoCE with the gIB NCCL plugin (A3 Ultra).
+"""GPUDirect-RDMA over RoCE with the gIB NCCL plugin (A3 Ultra), as recipe 000 runs it.
 
-Facts from GKE's "Maximize GPU network bandwidth with GPUDirect RDMA" guide and the
-AI-Hypercomputer/gpu-recipes a3ultra JobSet chart: the pod joins the gVNIC network on eth1
-and the eight RDMA networks on eth2..eth9; an init container installs the gIB plugin into a
-pod volume at /usr/local/gib, whose `set_nccl_env.sh` sets the NCCL environment.
+Facts from AI-Hypercomputer/gpu-recipes (27b47e7, training/a3ultra/llama3-1-405b/
+nemo-pretraining-gke-resiliency/values.yaml `network.hostNetwork: true`, and the a3ultra JobSet
+chart it renders): the training pod runs on the node's network (it sees the gVNIC and the eight
+RDMA NICs directly, and reaches the resiliency host monitor on the node's own port), with
+ClusterFirstWithHostNet DNS and a privileged container; an init container installs the gIB
+plugin into a pod volume at /usr/local/gib, whose `set_nccl_env.sh` sets the NCCL environment,
+and the launcher points NCCL at gIB's A3 Ultra tuner config.
 """
 
 from __future__ import annotations
@@ -27,13 +30,17 @@ def parts(machine: catalog.Machine, nics: Sequence[NicNetwork]) -> PodParts:
         "/scripts/container_entry.sh install --install-nccl\n" f"cp -R /var/lib/gib/. /target{GIB_DIR}\n",
         mount(GIB_VOLUME, f"/target{GIB_DIR}"),
     )
+    multinetwork.data_interfaces(machine, nics)  # the node has every NIC the machine does
     return PodParts(
-        annotations=multinetwork.annotations(machine, nics),
         env={
             "NCCL_PLUGIN_PATH": f"{GIB_DIR}/lib64",
             "NCCL_INIT_SCRIPT": f"{GIB_DIR}/scripts/set_nccl_env.sh",
+            # gpu-recipes src/launchers/grl-nemo-20-launcher-a3u.sh exports it after set_nccl_env.sh.
+            "NCCL_TUNER_CONFIG_PATH": f"{GIB_DIR}/configs/tuner_config_a3u.txtpb",
             "GLOO_SOCKET_IFNAME": multinetwork.PRIMARY_INTERFACE,
         },
+        host_network=True,
+        privileged=True,
         volumes=(empty_dir(GIB_VOLUME),),
         volume_mounts=(mount(GIB_VOLUME, GIB_DIR),),
         init_containers=(installer,),

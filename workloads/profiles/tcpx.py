@@ -15,7 +15,13 @@ from collections.abc import Sequence
 
 from trainstack import catalog
 from trainstack.catalog import NicNetwork
-from trainstack.workloads.pod import NVIDIA_DIR, NVIDIA_VOLUME, PodParts, empty_dir, mount
+from trainstack.workloads.pod import (
+    NVIDIA_DIR,
+    NVIDIA_VOLUME,
+    PodParts,
+    empty_dir,
+    mount,
+)
 from trainstack.workloads.profiles import networks as multinetwork
 
 DAEMON = "tcpd-daemon"

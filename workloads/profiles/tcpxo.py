@@ -16,7 +16,15 @@ from collections.abc import Sequence
 
 from trainstack import catalog
 from trainstack.catalog import NicNetwork
-from trainstack.workloads.pod import NVIDIA_DIR, NVIDIA_VOLUME, PodParts, empty_dir, host_path, mount, plugin_installer
+from trainstack.workloads.pod import (
+    NVIDIA_DIR,
+    NVIDIA_VOLUME,
+    PodParts,
+    empty_dir,
+    host_path,
+    mount,
+    plugin_installer,
+)
 from trainstack.workloads.profiles import networks as multinetwork
 
 DAEMON = "tcpxo-daemon"

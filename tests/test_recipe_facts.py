@@ -1,0 +1,155 @@
+"""Recipe facts tables: each fact an upstream recipe fixes, with its source (repository, commit,
+path), asserted against the rendered plan. A deliberate departure is listed in the stack file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from trainstack.app.plan.plan import Plan, render
+from trainstack.app.stacks import raw_stack_config
+
+RECIPES = "AI-Hypercomputer/gpu-recipes"
+A3MEGA_VALUES = f"{RECIPES}@916aa8e training/a3mega/GPT3-175B/nemo-pretraining-gke/values.yaml"
+A3MEGA_CONFIG = f"{RECIPES}@916aa8e src/frameworks/nemo-configs/gpt3-175b-256gpus-fp8.yaml"
+
+
+@pytest.fixture(scope="module")
+def plans() -> dict[str, Plan]:
+    return {stack: render(stack, raw_stack_config(stack)) for stack in ("a3mega-gpt3-175b", "a3ultra-405b")}
+
+
+def one(plan: Plan, type_token: str) -> dict[str, Any]:
+    (found,) = [r["inputs"] for r in plan.resources if r["type"] == type_token]
+    return found
+
+
+def container(plan: Plan, kind: str) -> dict[str, Any]:
+    obj = one(plan, kind)
+    spec = obj["spec"]
+    template = spec["replicatedJobs"][0]["template"]["spec"]["template"] if "replicatedJobs" in spec else spec["template"]
+    return template
+
+
+# --- recipe 002: GPT-3 175B on A3 Mega ----------------------------------------------------------
+
+A3MEGA_ENV = [
+    ("NCCL_DEBUG", "VERSION", A3MEGA_VALUES),
+    ("NCCL_ALGO", "Ring,Tree", A3MEGA_VALUES),
+    ("NCCL_MIN_NCHANNELS", "4", A3MEGA_VALUES),
+    ("OMP_NUM_THREADS", "12", A3MEGA_VALUES),
+]
+
+A3MEGA_MODEL = [
+    ("optim.name", "distributed_fused_adam", A3MEGA_CONFIG),
+    ("optim.bucket_cap_mb", 220, A3MEGA_CONFIG),
+    ("optim.overlap_grad_sync", True, A3MEGA_CONFIG),
+    ("optim.overlap_param_sync", True, A3MEGA_CONFIG),
+    ("optim.grad_sync_dtype", "bf16", A3MEGA_CONFIG),
+    ("megatron_amp_O2", True, A3MEGA_CONFIG),
+    ("tensor_model_parallel_size", 4, A3MEGA_CONFIG),
+    ("pipeline_model_parallel_size", 8, A3MEGA_CONFIG),
+    ("sequence_parallel", True, A3MEGA_CONFIG),
+    ("fp8", True, A3MEGA_CONFIG),
+    ("global_batch_size", 2048, A3MEGA_CONFIG),
+    ("micro_batch_size", 1, A3MEGA_CONFIG),
+]
+
+A3MEGA_OVERRIDES = [
+    ("++model.overlap_p2p_comm=true", A3MEGA_CONFIG),
+    ("++model.gradient_accumulation_fusion=true", A3MEGA_CONFIG),
+    ("++model.apply_query_key_layer_scaling=true", A3MEGA_CONFIG),
+    ("trainer.val_check_interval=100", A3MEGA_CONFIG),
+    ("++trainer.limit_val_batches=20", A3MEGA_CONFIG),
+]
+
+
+@pytest.mark.parametrize(("name", "value", "source"), A3MEGA_ENV, ids=[f[0] for f in A3MEGA_ENV])
+def test_a3mega_env_is_the_recipes(plans: dict[str, Plan], name: str, value: str, source: str) -> None:
+    env = {e["name"]: e.get("value") for e in container(plans["a3mega-gpt3-175b"], "kubernetes:batch/v1:Job")["spec"]["containers"][0]["env"]}
+    assert env[name] == value, source
+
+
+def _nemo_model(plan: Plan) -> dict[str, Any]:
+    config_maps = [r["inputs"] for r in plan.resources if r["type"] == "kubernetes:core/v1:ConfigMap" and r["inputs"]["metadata"]["name"].endswith("nemo-config")]
+    (data,) = [cm["data"] for cm in config_maps]
+    return yaml.safe_load(next(iter(data.values())))["model"]
+
+
+@pytest.mark.parametrize(("key", "value", "source"), A3MEGA_MODEL, ids=[f[0] for f in A3MEGA_MODEL])
+def test_a3mega_model_config_is_the_recipes(plans: dict[str, Plan], key: str, value: Any, source: str) -> None:
+    node: Any = _nemo_model(plans["a3mega-gpt3-175b"])
+    for part in key.split("."):
+        node = node[part]
+    assert node == value, source
+
+
+@pytest.mark.parametrize(("override", "source"), A3MEGA_OVERRIDES, ids=[f[0] for f in A3MEGA_OVERRIDES])
+def test_a3mega_launch_carries_the_recipes_overrides(plans: dict[str, Plan], override: str, source: str) -> None:
+    args = container(plans["a3mega-gpt3-175b"], "kubernetes:batch/v1:Job")["spec"]["containers"][0]["args"]
+    assert override in args, source
+
+
+def test_a3mega_gpudirect_versions_are_the_recipes(plans: dict[str, Plan]) -> None:
+    """TCPXO plugin v1.0.3 and RxDM v1.0.9 (values.yaml network.pluginVersion / daemonVersion)."""
+    pod = container(plans["a3mega-gpt3-175b"], "kubernetes:batch/v1:Job")["spec"]
+    images = {c["image"] for c in pod["initContainers"]}
+    assert "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.3" in images, A3MEGA_VALUES
+    assert "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.9" in images, A3MEGA_VALUES
+
+
+# --- recipe 000: Llama 3.1 405B with the resiliency supervisor on A3 Ultra -----------------------
+
+A3ULTRA = f"{RECIPES}@27b47e7 training/a3ultra/llama3-1-405b/nemo-pretraining-gke-resiliency/values.yaml"
+A3ULTRA_LAUNCHER = f"{RECIPES} src/launchers/grl-nemo-20-launcher-a3u.sh (per the recipe audit)"
+A3ULTRA_ENV = [
+    ("NCCL_DEBUG", "VERSION", A3ULTRA),
+    ("NCCL_WORK_FIFO_DEPTH", "4194304", A3ULTRA),
+    ("GLOO_SOCKET_IFNAME", "eth0", A3ULTRA),
+    ("NVTE_FWD_LAYERNORM_SM_MARGIN", "8", A3ULTRA),
+    ("NVTE_BWD_LAYERNORM_SM_MARGIN", "8", A3ULTRA),
+    ("NCCL_TUNER_CONFIG_PATH", "/usr/local/gib/configs/tuner_config_a3u.txtpb", A3ULTRA_LAUNCHER),
+]
+A3ULTRA_FLAGS = [
+    "--max-runtime=86400", "--max-steps=500", "--checkpoint-interval=20", "--topk-ckpt=-1", "--ckpt-threads-per-rank=1",
+    "--enable-dist-ckpt", "--enable-gc", "--enable-async-ckpt", "--enable-fault-tolerance", "--enable-optimized-async-ckpt",
+    "--tokenizer-path=tokenizer.model", "--job-name=$(JOB_IDENTIFIER)",
+    "--ft-param-initial_rank_heartbeat_timeout=1800", "--ft-param-rank_heartbeat_timeout=1800", "--host-daemon-port=60010",
+]
+
+
+def a3ultra_pod(plans: dict[str, Plan]) -> dict[str, Any]:
+    return container(plans["a3ultra-405b"], "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet")
+
+
+@pytest.mark.parametrize(("name", "value", "source"), A3ULTRA_ENV, ids=[f[0] for f in A3ULTRA_ENV])
+def test_a3ultra_env_is_the_recipes(plans: dict[str, Plan], name: str, value: str, source: str) -> None:
+    env = {e["name"]: e.get("value") for e in a3ultra_pod(plans)["spec"]["containers"][0]["env"]}
+    assert env[name] == value, source
+
+
+@pytest.mark.parametrize("flag", A3ULTRA_FLAGS)
+def test_a3ultra_launch_passes_the_recipes_flags(plans: dict[str, Plan], flag: str) -> None:
+    assert flag in a3ultra_pod(plans)["spec"]["containers"][0]["args"], A3ULTRA
+
+
+def test_a3ultra_pod_runs_as_the_recipe_does(plans: dict[str, Plan]) -> None:
+    pod = a3ultra_pod(plans)
+    spec, workload = pod["spec"], pod["spec"]["containers"][0]
+    assert (spec["hostNetwork"], spec["dnsPolicy"]) == (True, "ClusterFirstWithHostNet"), A3ULTRA  # network.hostNetwork
+    assert workload["securityContext"] == {"privileged": True}, A3ULTRA
+    assert "networking.gke.io/interfaces" not in pod["metadata"]["annotations"]
+    assert workload["image"] == "us-central1-docker.pkg.dev/deeplearning-images/reproducibility/pytorch-gpu-goodput:nemo24.12.01-A3Mega-20250605", A3ULTRA
+    assert workload["imagePullPolicy"] == "Always"
+    gib = {c["image"] for c in spec["initContainers"]}
+    assert gib == {"us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib:v1.0.5"}, A3ULTRA  # network.gibVersion
+    assert pod["metadata"]["annotations"]["kueue.x-k8s.io/podset-preferred-topology"] == "kubernetes.io/hostname", A3ULTRA
+    assert not any(a.startswith("--global-batch-size") for a in workload["args"])  # no GBS: 1 x 432 GPUs
+
+
+def test_a3ultra_host_monitor_is_on_the_host_network_with_the_charts_flags(plans: dict[str, Plan]) -> None:
+    (monitor,) = [r["inputs"] for r in plans["a3ultra-405b"].resources if r["type"] == "kubernetes:apps/v1:DaemonSet"]
+    pod = monitor["spec"]["template"]["spec"]
+    assert pod["hostNetwork"] is True
+    assert {"--watchdogs=ecc", "--watchdogs=xid", "--watchdog_notification_cooldown_s=10", "--enable_topology_aware_scheduling", "--port=60010"} <= set(pod["containers"][0]["command"])
