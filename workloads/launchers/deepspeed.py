@@ -27,16 +27,15 @@ from trainstack.workloads.launchers.base import training as base_training
 
 MISTRAL_DIR = "/workspace/mistral"
 
-# Model -> Mistral experiment config, at the commit images/mistral pins (stanford-crfm/mistral
-# bf9eff0, where the tutorial and GPT-2 small configs moved under conf/archive/v1/).
+# Model -> Mistral experiment config at the commit images/mistral pins (stanford-crfm/mistral
+# bf9eff0). quinine resolves `inherit` relative to the config's folder, so only the top-level
+# configs load (their datasets/, models/ and trainers/ sit beside them); the archived
+# conf/archive/v1/tutorial-gpt2-micro.yaml inherits files that are not under conf/archive/v1/.
 MODELS = {
-    "gpt2-micro": "conf/archive/v1/tutorial-gpt2-micro.yaml",
-    "gpt2-small": "conf/archive/v1/gpt2-mistral-small-gcp-config.yaml",
+    "gpt2-micro": "conf/mistral-micro.yaml",
+    "gpt2-small": "conf/mistral-small.yaml",
 }
 
-# Mistral's tutorial optimizer and schedule (conf/deepspeed/z1-conf.json): AdamW at 6e-4 with
-# linear warm-up over 1% of the steps, then linear decay.
-LEARNING_RATE = 6e-4
 
 
 # Mistral's DeepSpeed configs shard the optimizer (conf/deepspeed/z1-conf.json: ZeRO stage 1).
@@ -94,19 +93,20 @@ def hostfile(job: JobSpec) -> str:
 
 def ds_config(job: JobSpec) -> str:
     workload = job.workload
+    # Under Hugging Face's Trainer every optimizer, schedule and batch value the training
+    # arguments also set is "auto": the Trainer fills it in from Mistral's config (its
+    # adam_beta2 0.999, learning rate, warm-up), where a literal that disagrees is refused
+    # (transformers HfTrainerDeepSpeedConfig) and DeepSpeed asserts without batch sizes.
     config: dict[str, Any] = {
-        "optimizer": {
-            "type": "AdamW",
-            "params": {"lr": LEARNING_RATE, "betas": [0.9, 0.95], "eps": 1e-8, "weight_decay": 0.1},
-        },
+        "optimizer": {"type": "AdamW", "params": {"lr": "auto", "betas": "auto", "eps": "auto", "weight_decay": "auto"}},
         "scheduler": {
             "type": "WarmupDecayLR",
-            "params": {
-                "total_num_steps": workload.steps,
-                "warmup_max_lr": LEARNING_RATE,
-                "warmup_num_steps": max(1, workload.steps // 100),
-            },
+            "params": {"total_num_steps": "auto", "warmup_min_lr": "auto", "warmup_max_lr": "auto", "warmup_num_steps": "auto"},
         },
+        "train_batch_size": "auto",
+        "train_micro_batch_size_per_gpu": "auto",
+        "gradient_accumulation_steps": "auto",
+        "gradient_clipping": "auto",
         "zero_optimization": {
             "stage": ZERO_STAGE if workload.zero_stage is None else workload.zero_stage,
             "allgather_partitions": True,
@@ -117,8 +117,6 @@ def ds_config(job: JobSpec) -> str:
             "contiguous_gradients": True,
         },
     }
-    if workload.precision == "fp16":
-        config["fp16"] = {"enabled": True}
-    elif workload.precision == "bf16":
-        config["bf16"] = {"enabled": True}
+    if workload.precision in ("fp16", "bf16"):
+        config[workload.precision] = {"enabled": "auto"}
     return json.dumps(config, indent=2) + "\n"
