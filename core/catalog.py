@@ -104,12 +104,16 @@ class GpuDirectImages:
 # v2.0.7 (recipe 003 pins these); TCPXO plugin v1.0.3 with RxDM v1.0.9 (recipe 002); gIB
 # v1.0.3 (AI-Hypercomputer/gpu-recipes a3ultra jobset chart).
 GPUDIRECT_IMAGES: dict[GpuDirect, GpuDirectImages] = {
+    # TCPX without host networking, as GKE documents it: RxDM v2.0.11 (it needs the host's /sys
+    # and /proc/sys) with plugin v3.1.7 (GoogleCloudPlatform/container-engine-accelerators
+    # 10f8f865 gpudirect-tcpx/nccl-test-without-hostnetwork.yaml). The recipes (001: RxDM v2.0.9,
+    # 003: v2.0.7 with plugin v3.1.6) ran TCPX on the host network instead.
     GpuDirect.TCPX: GpuDirectImages(
         nccl_plugin=Image(
             "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/nccl-plugin-gpudirecttcpx-dev",
-            "v3.1.6_2023_10_06",
+            "v3.1.7",
         ),
-        rxdm=Image("us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev", "v2.0.7"),
+        rxdm=Image("us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev", "v2.0.11"),
     ),
     GpuDirect.TCPXO: GpuDirectImages(
         nccl_plugin=Image(

@@ -153,3 +153,40 @@ def test_a3ultra_host_monitor_is_on_the_host_network_with_the_charts_flags(plans
     pod = monitor["spec"]["template"]["spec"]
     assert pod["hostNetwork"] is True
     assert {"--watchdogs=ecc", "--watchdogs=xid", "--watchdog_notification_cooldown_s=10", "--enable_topology_aware_scheduling", "--port=60010"} <= set(pod["containers"][0]["command"])
+
+
+# --- recipes 001 (NeMo GPT-5B) and 003 (LitGPT) on A3 High -------------------------------------
+
+MEGATRON_DEMO = "GoogleCloudPlatform/ai-infra-cluster-provisioning@ca1fbce sample_workloads/megatron-demo"
+LITGPT_DEMO = "GoogleCloudPlatform/ai-infra-cluster-provisioning@26e3b34 sample_workloads/lit-gpt-demo"
+A3HIGH_ENV = [
+    ("a3high-nemo-gpt5b", "NCCL_MIN_NCHANNELS", "8", MEGATRON_DEMO),
+    ("a3high-nemo-gpt5b", "NCCL_MAX_NCHANNELS", "8", MEGATRON_DEMO),
+    ("a3high-nemo-gpt5b", "NCCL_GPUDIRECTTCPX_TX_COMPLETION_NANOSLEEP", "1000", MEGATRON_DEMO),
+    ("a3high-nemo-gpt5b", "NCCL_GPUDIRECTTCPX_FORCE_ACK", "0", MEGATRON_DEMO),
+    ("a3high-nemo-gpt5b", "NCCL_GPUDIRECTTCPX_PROGRAM_FLOW_STEERING_WAIT_MICROS", "1000000", MEGATRON_DEMO),
+    ("a3high-litgpt", "NCCL_MIN_NCHANNELS", "8", LITGPT_DEMO),
+    ("a3high-litgpt", "NCCL_MAX_NCHANNELS", "8", LITGPT_DEMO),
+    ("a3high-litgpt", "NCCL_GPUDIRECTTCPX_TX_COMPLETION_NANOSLEEP", "1000", LITGPT_DEMO),
+    ("a3high-litgpt", "NCCL_GPUDIRECTTCPX_FORCE_ACK", "1", LITGPT_DEMO),
+    ("a3high-litgpt", "NCCL_GPUDIRECTTCPX_PROGRAM_FLOW_STEERING_WAIT_MICROS", "1000000", LITGPT_DEMO),
+    ("a3high-litgpt", "OMP_NUM_THREADS", "12", LITGPT_DEMO),
+]
+
+
+@pytest.fixture(scope="module")
+def a3high() -> dict[str, Plan]:
+    return {stack: render(stack, raw_stack_config(stack)) for stack in ("a3high-nemo-gpt5b", "a3high-litgpt")}
+
+
+@pytest.mark.parametrize(("stack", "name", "value", "source"), A3HIGH_ENV, ids=[f"{f[0]}-{f[1]}" for f in A3HIGH_ENV])
+def test_a3high_env_is_the_recipes(a3high: dict[str, Plan], stack: str, name: str, value: str, source: str) -> None:
+    pod = container(a3high[stack], "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet")
+    env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]}
+    assert env[name] == value, source
+
+
+def test_gpt5b_holds_its_model_as_the_recipes_config_does(a3high: dict[str, Plan]) -> None:
+    model = _nemo_model(a3high["a3high-nemo-gpt5b"])
+    assert model["megatron_amp_O2"] is True and model["optim"]["name"] == "distributed_fused_adam", MEGATRON_DEMO
+    assert model["activations_checkpoint_granularity"] == "selective", MEGATRON_DEMO

@@ -46,17 +46,27 @@ def test_tcpx_runs_the_pinned_rxdm_as_a_privileged_native_sidecar() -> None:
     p = parts("tcpx")
     daemon = containers(p)["tcpd-daemon"]
     assert list(containers(p)) == ["tcpd-daemon"]  # the plugin comes from the node's installer
-    assert daemon["image"] == "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev:v2.0.7"
+    # Off the host network GKE documents RxDM v2.0.11 with the host's /sys and /proc/sys
+    # (container-engine-accelerators 10f8f865 gpudirect-tcpx/nccl-test-without-hostnetwork.yaml).
+    assert daemon["image"] == "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev:v2.0.11"
+    assert {"name": "sys", "mountPath": "/hostsysfs"} in daemon["volumeMounts"]
+    assert {"name": "proc-sys", "mountPath": "/hostprocsysfs"} in daemon["volumeMounts"]
     assert daemon["restartPolicy"] == "Always"
     assert daemon["securityContext"] == {"privileged": True}
     assert daemon["command"][:3] == ["/tcpgpudmarxd/build/app/tcpgpudmarxd", "--gpu_nic_preset", "a3vm"]
     assert daemon["command"][daemon["command"].index("--uds_path") + 1] == tcpx.SOCKET_DIR
-    assert {m["mountPath"]: m["name"] for m in daemon["volumeMounts"]} == {"/usr/local/nvidia": NVIDIA_VOLUME, "/run/tcpx": "tcpx-socket"}
+    assert {m["mountPath"]: m["name"] for m in daemon["volumeMounts"]} == {
+        "/usr/local/nvidia": NVIDIA_VOLUME, "/run/tcpx": "tcpx-socket", "/hostsysfs": "sys", "/hostprocsysfs": "proc-sys"
+    }
 
 
 def test_tcpx_shares_the_socket_and_points_nccl_at_the_four_nics() -> None:
     p = parts("tcpx")
-    assert p.volumes == ({"name": "tcpx-socket", "emptyDir": {}},)
+    assert p.volumes == (
+        {"name": "tcpx-socket", "emptyDir": {}},
+        {"name": "sys", "hostPath": {"path": "/sys"}},
+        {"name": "proc-sys", "hostPath": {"path": "/proc/sys"}},
+    )
     assert p.volume_mounts == ({"name": "tcpx-socket", "mountPath": "/run/tcpx"},)
     assert interfaces(p) == [{"interfaceName": "eth0", "network": "default"}] + [
         {"interfaceName": f"eth{i}", "network": f"vpc{i}"} for i in range(1, 5)

@@ -6,7 +6,10 @@ guide and GoogleCloudPlatform/container-engine-accelerators `gpudirect-tcpx/`:
 - the `nccl-tcpx-installer` DaemonSet (Kubernetes layer) puts the NCCL plugin and its NCCL
   into the host's NVIDIA library directory, which the pod mounts at /usr/local/nvidia/lib64;
 - RxDM (`tcpgpudmarxd --gpu_nic_preset a3vm`) serves the plugin over a Unix socket shared
-  through a volume; RxDM v2.0.x, the version recipes 001 and 003 pin, runs privileged.
+  through a volume; off the host network it runs privileged with the host's /sys and /proc/sys
+  at /hostsysfs and /hostprocsysfs, and needs RxDM v2.0.11 or later (container-engine-
+  accelerators 10f8f865 gpudirect-tcpx/nccl-test-without-hostnetwork.yaml);
+- the flow-steering wait is the recipes' (001 and 003: 1000000 microseconds).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from trainstack.workloads.pod import (
     NVIDIA_VOLUME,
     PodParts,
     empty_dir,
+    host_path,
     mount,
 )
 from trainstack.workloads.profiles import networks as multinetwork
@@ -27,6 +31,8 @@ from trainstack.workloads.profiles import networks as multinetwork
 DAEMON = "tcpd-daemon"
 SOCKET_VOLUME = "tcpx-socket"
 SOCKET_DIR = "/run/tcpx"
+SYS_VOLUME = "sys"
+PROC_SYS_VOLUME = "proc-sys"
 
 
 def parts(machine: catalog.Machine, nics: Sequence[NicNetwork]) -> PodParts:
@@ -50,7 +56,12 @@ def parts(machine: catalog.Machine, nics: Sequence[NicNetwork]) -> PodParts:
         ],
         "securityContext": {"privileged": True},
         "env": [{"name": "LD_LIBRARY_PATH", "value": f"{NVIDIA_DIR}/lib64"}],
-        "volumeMounts": [mount(NVIDIA_VOLUME, NVIDIA_DIR), mount(SOCKET_VOLUME, SOCKET_DIR)],
+        "volumeMounts": [
+            mount(NVIDIA_VOLUME, NVIDIA_DIR),
+            mount(SOCKET_VOLUME, SOCKET_DIR),
+            mount(SYS_VOLUME, "/hostsysfs"),
+            mount(PROC_SYS_VOLUME, "/hostprocsysfs"),
+        ],
     }
     return PodParts(
         annotations=multinetwork.annotations(machine, nics),
@@ -62,7 +73,7 @@ def parts(machine: catalog.Machine, nics: Sequence[NicNetwork]) -> PodParts:
             "NCCL_GPUDIRECTTCPX_SOCKET_IFNAME": ",".join(interfaces),
             "NCCL_GPUDIRECTTCPX_TX_BINDINGS": ";".join(f"{i}:{tx}" for i, (tx, _) in zip(interfaces, bindings)),
             "NCCL_GPUDIRECTTCPX_RX_BINDINGS": ";".join(f"{i}:{rx}" for i, (_, rx) in zip(interfaces, bindings)),
-            "NCCL_GPUDIRECTTCPX_PROGRAM_FLOW_STEERING_WAIT_MICROS": "500000",
+            "NCCL_GPUDIRECTTCPX_PROGRAM_FLOW_STEERING_WAIT_MICROS": "1000000",
             "NCCL_SOCKET_IFNAME": multinetwork.PRIMARY_INTERFACE,
             "GLOO_SOCKET_IFNAME": multinetwork.PRIMARY_INTERFACE,
             "NCCL_CROSS_NIC": "0",
@@ -79,7 +90,7 @@ def parts(machine: catalog.Machine, nics: Sequence[NicNetwork]) -> PodParts:
             "NCCL_P2P_PXN_LEVEL": "0",
             "NCCL_NVLS_ENABLE": "0",
         },
-        volumes=(empty_dir(SOCKET_VOLUME),),
+        volumes=(empty_dir(SOCKET_VOLUME), host_path(SYS_VOLUME, "/sys"), host_path(PROC_SYS_VOLUME, "/proc/sys")),
         volume_mounts=(mount(SOCKET_VOLUME, SOCKET_DIR),),
         init_containers=(daemon,),
     )
