@@ -203,7 +203,7 @@ def test_litgpt_runs_the_trainer_under_torchrun_with_sizes_in_its_environment() 
     assert flag(launch.command, "--nnodes") == "8"
     assert litgpt.ENTRYPOINT in launch.command
     assert flag(launch.command, "--devices") == "8"
-    assert flag(launch.command, "--precision") == "bf16-true"
+    assert flag(launch.command, "--precision") == "bf16-mixed"  # the lit-gpt-demo trainer's default (26e3b34)
     assert launch.env == {"MODEL_NAME": "pythia-6.9b", "BATCH_SIZE": "6", "MICRO_BATCH_SIZE": "6", "MAX_ITERS": "30"}
     assert launch.setup == ('mkdir -p "/job-logs/litgpt/litgpt-pythia"', 'cd "/job-logs/litgpt/litgpt-pythia"')
 

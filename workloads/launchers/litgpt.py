@@ -25,8 +25,9 @@ from trainstack.workloads.launchers.base import training as base_training
 
 ENTRYPOINT = "/opt/lit-gpt/pretrain/openwebtext_trainer.py"
 
-# Lightning precision per config precision; LitGPT's H100 recipes train in pure bf16.
-_PRECISION = {"bf16": "bf16-true", "fp16": "16-mixed", "fp32": "32-true"}
+# Lightning precision per config precision: the lit-gpt-demo trainer's own default, bf16-mixed
+# (ai-infra-cluster-provisioning 26e3b34 sample_workloads/lit-gpt-demo).
+_PRECISION = {"bf16": "bf16-mixed", "fp16": "16-mixed", "fp32": "32-true"}
 
 
 # lit_gpt/config.py names at the pinned commit that trainstack has shapes for (trainstack.models).
@@ -60,7 +61,8 @@ def training(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Train
     """The trainer shards weights, gradients and optimizer state with FSDP (full shard: ZeRO-3)
     over every GPU; sequences are the model's block size."""
     shape = models.model_shape(workload.model)
-    return base_training(workload, machine, zero_stage=3, master_weights=True, seq_length=shape.max_seq_length)
+    # Mixed precision keeps fp32 weights and autocasts (Lightning's bf16-mixed / 16-mixed).
+    return base_training(workload, machine, zero_stage=3, master_weights=False, seq_length=shape.max_seq_length)
 
 
 def launch(job: JobSpec) -> Launch:
