@@ -58,6 +58,15 @@ A3MEGA_MODEL = [
 
 A3MEGA_OVERRIDES = [
     ("++model.overlap_p2p_comm=true", A3MEGA_CONFIG),
+    ("++model.batch_p2p_comm=false", A3MEGA_CONFIG),
+    ("model.optim.lr=9.0e-05", A3MEGA_CONFIG),
+    ("model.optim.betas=[0.9,0.95]", A3MEGA_CONFIG),
+    ("model.optim.weight_decay=0.1", A3MEGA_CONFIG),
+    ("model.optim.sched.warmup_steps=115", A3MEGA_CONFIG),
+    ("++model.optim.sched.constant_steps=12500", A3MEGA_CONFIG),
+    ("model.optim.sched.min_lr=9.0e-06", A3MEGA_CONFIG),
+    ("++exp_manager.step_timing_kwargs.sync_cuda=true", A3MEGA_CONFIG),
+    ("++exp_manager.step_timing_kwargs.buffer_size=5", A3MEGA_CONFIG),
     ("++model.gradient_accumulation_fusion=true", A3MEGA_CONFIG),
     ("++model.apply_query_key_layer_scaling=true", A3MEGA_CONFIG),
     ("trainer.val_check_interval=100", A3MEGA_CONFIG),
@@ -110,13 +119,22 @@ A3ULTRA_ENV = [
     ("NVTE_FWD_LAYERNORM_SM_MARGIN", "8", A3ULTRA),
     ("NVTE_BWD_LAYERNORM_SM_MARGIN", "8", A3ULTRA),
     ("NCCL_TUNER_CONFIG_PATH", "/usr/local/gib/configs/tuner_config_a3u.txtpb", A3ULTRA_LAUNCHER),
+    ("HOST_DAEMON_PORT", "60010", A3ULTRA),  # how the era's launcher finds its host monitor
 ]
 A3ULTRA_FLAGS = [
     "--max-runtime=86400", "--max-steps=500", "--checkpoint-interval=20", "--topk-ckpt=-1", "--ckpt-threads-per-rank=1",
     "--enable-dist-ckpt", "--enable-gc", "--enable-async-ckpt", "--enable-fault-tolerance", "--enable-optimized-async-ckpt",
     "--tokenizer-path=tokenizer.model", "--job-name=$(JOB_IDENTIFIER)",
-    "--ft-param-initial_rank_heartbeat_timeout=1800", "--ft-param-rank_heartbeat_timeout=1800", "--host-daemon-port=60010",
+    "--ft-param-initial_rank_heartbeat_timeout=1800", "--ft-param-rank_heartbeat_timeout=1800", "--use-supervisor",
+    "--max-restarts=0",
 ]
+# What the image's resiliency launcher (AI-Hypercomputer/resiliency 02c17b7, the era of the
+# `...-A3Mega-20250605` image) parses with argparse's parse_args: anything else exits with
+# "unrecognized arguments" before training starts.
+ERA_LAUNCHER_FLAGS = {
+    "--use-supervisor", "--ft-param-initial_rank_heartbeat_timeout", "--ft-param-rank_heartbeat_timeout",
+    "--nproc-per-node", "--nnodes", "--node_rank", "--rdzv_id", "--master_addr", "--master_port", "--max-restarts",
+}
 
 
 def a3ultra_pod(plans: dict[str, Plan]) -> dict[str, Any]:
@@ -148,11 +166,20 @@ def test_a3ultra_pod_runs_as_the_recipe_does(plans: dict[str, Plan]) -> None:
     assert not any(a.startswith("--global-batch-size") for a in workload["args"])  # no GBS: 1 x 432 GPUs
 
 
-def test_a3ultra_host_monitor_is_on_the_host_network_with_the_charts_flags(plans: dict[str, Plan]) -> None:
+def test_a3ultra_launcher_gets_only_flags_its_era_parses(plans: dict[str, Plan]) -> None:
+    args = a3ultra_pod(plans)["spec"]["containers"][0]["args"]
+    script = args.index("/workload/configs/train.py")
+    assert args[:3] == ["python3", "resiliency/launcher.py", "--use-supervisor"]
+    assert {a.split("=")[0] for a in args[2:script]} == ERA_LAUNCHER_FLAGS, f"{RECIPES}@5014bf9 src/launchers/grl-nemo-20-launcher-a3u.sh"
+
+
+def test_a3ultra_host_monitor_is_on_the_host_network_as_its_era_runs_it(plans: dict[str, Plan]) -> None:
     (monitor,) = [r["inputs"] for r in plans["a3ultra-405b"].resources if r["type"] == "kubernetes:apps/v1:DaemonSet"]
     pod = monitor["spec"]["template"]["spec"]
     assert pod["hostNetwork"] is True
-    assert {"--watchdogs=ecc", "--watchdogs=xid", "--watchdog_notification_cooldown_s=10", "--enable_topology_aware_scheduling", "--port=60010"} <= set(pod["containers"][0]["command"])
+    # gpu-recipes 5014bf9 supervisor chart: the host daemon takes no arguments (it reads its ConfigMap).
+    assert pod["containers"][0]["command"] == ["python3", "resiliency/supervisor/host_daemon.py"]
+    assert pod["containers"][0]["ports"][0]["hostPort"] == 60010
 
 
 # --- recipes 001 (NeMo GPT-5B) and 003 (LitGPT) on A3 High -------------------------------------

@@ -350,11 +350,9 @@ def test_host_monitor_runs_privileged_on_every_gpu_node() -> None:
     (container,) = pod["containers"]
     assert container["securityContext"]["privileged"] is True
     assert container["ports"][0]["hostPort"] == container["ports"][0]["containerPort"] == 60010
-    # The current supervisor chart's flags (gpu-recipes src/helm-charts/resiliency/supervisor-chart).
-    command = container["command"]
-    assert {"--watchdogs=ecc", "--watchdogs=xid", "--watchdog_notification_cooldown_s=10", "--enable_topology_aware_scheduling"} <= set(command)
-    assert "--watchdog_interval_s=10" in container["command"]
-    assert "--workers_per_host=8" in container["command"]
+    # The era of the image (gpu-recipes 5014bf9): the host daemon takes no arguments.
+    assert container["command"] == ["python3", "resiliency/supervisor/host_daemon.py"]
+    assert container["envFrom"] == [{"configMapRef": {"name": "llama31-405b-supervisor-config"}}]  # its settings
 
 
 def test_supervisor_config_renders_every_key_with_a_value() -> None:

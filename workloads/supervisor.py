@@ -28,12 +28,10 @@ HOST_MONITOR_PORT = 60010
 # The supervisor's services and their ports.
 SERVICES = {"actuator": 60080, "sensor": 60081, "controller": 60082}
 
-# The host monitor's watchdogs and flags as the supervisor chart renders them
-# (gpu-recipes src/helm-charts/resiliency/supervisor-chart, current: one --watchdogs flag each,
-# a notification cooldown, topology-aware scheduling).
-WATCHDOGS = ("ecc", "xid")
-WATCHDOG_INTERVAL_S = 10
-WATCHDOG_NOTIFICATION_COOLDOWN_S = 10
+# The host monitor of the image's era (gpu-recipes 5014bf9 supervisor chart; resiliency 02c17b7)
+# takes no arguments: it reads the supervisor's ConfigMap and watches ECC and Xid errors itself.
+# (The --watchdogs/--watchdog_notification_cooldown_s/--enable_topology_aware_scheduling flags of
+# the current chart belong to the later image, whose launcher flags differ too.)
 
 # Fault injection is a test feature of the library; it stays off (the period is then unused).
 FAULT_INJECTION_PERIOD_S = 3600
@@ -200,13 +198,6 @@ def host_monitor_spec(args: SupervisorArgs) -> Json:
                         "image": args.image,
                         "command": [
                             "python3", "resiliency/supervisor/host_daemon.py",
-                            f"--workers_per_host={args.gpus_per_node}",
-                            f"--port={HOST_MONITOR_PORT}",
-                            f"--project={args.project}",
-                            *(f"--watchdogs={w}" for w in WATCHDOGS),
-                            f"--watchdog_interval_s={WATCHDOG_INTERVAL_S}",
-                            f"--watchdog_notification_cooldown_s={WATCHDOG_NOTIFICATION_COOLDOWN_S}",
-                            "--enable_topology_aware_scheduling",
                         ],
                         "securityContext": {
                             "privileged": True,

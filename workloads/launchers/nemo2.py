@@ -91,6 +91,7 @@ def launch(job: JobSpec) -> Launch:
         command=command,
         env={
             "EXP_DIR": exp_dir,
+            **({"HOST_DAEMON_PORT": str(supervisor.HOST_MONITOR_PORT)} if workload.resiliency.enabled else {}),
             # Leave SMs to communication kernels (NeMo's guidance for pipeline parallelism).
             "NVTE_FWD_LAYERNORM_SM_MARGIN": "8",
             "NVTE_BWD_LAYERNORM_SM_MARGIN": "8",
@@ -101,8 +102,10 @@ def launch(job: JobSpec) -> Launch:
 
 
 def _supervised(job: JobSpec, script: str) -> tuple[str, ...]:
-    """The resiliency library's launcher: torchrun's flags plus the supervisor's."""
-    resiliency = job.workload.resiliency
+    """The resiliency library's launcher with exactly the flags of the image's era (gpu-recipes
+    5014bf9 src/launchers/grl-nemo-20-launcher-a3u.sh with the `...-A3Mega-20250605` image, whose
+    launcher parses no more: AI-Hypercomputer/resiliency 02c17b7). It finds the host monitor at
+    HOST_DAEMON_PORT (`launch` sets it), not through a flag."""
     return (
         "python3", "resiliency/launcher.py", "--use-supervisor",
         f"--ft-param-initial_rank_heartbeat_timeout={FT_HEARTBEAT_TIMEOUT_S}",
@@ -113,18 +116,7 @@ def _supervised(job: JobSpec, script: str) -> tuple[str, ...]:
         f"--rdzv_id={JOB_ID}",
         f"--master_addr={job.master_addr}",
         f"--master_port={job.master_port}",
-        f"--max-restarts={resiliency.max_in_job_restarts}",
-        f"--host-daemon-port={supervisor.HOST_MONITOR_PORT}",
-        f"--max-workload-restarts={resiliency.max_workload_restarts}",
-        *(("--enable-workload-scaling",) if resiliency.workload_scaling else ()),
-        f"--num-nodes-per-dp={job.workload.nodes_per_data_parallel_replica}",
-        f"--min-num-dp-replicas={resiliency.min_data_parallel_replicas}",
-        f"--max-num-dp-replicas={job.workload.data_parallel_replicas}",
-        f"--container-termination-threshold-s={resiliency.pod_termination_threshold_s}",
-        f"--workload-downtime-threshold-s={resiliency.workload_downtime_threshold_s}",
-        f"--workload-name={job.name}",
-        f"--job-name={REPLICATED_JOB}",
-        f"--container-name={WORKLOAD_CONTAINER}",
+        f"--max-restarts={job.workload.resiliency.max_in_job_restarts}",
         script,
     )
 
