@@ -115,12 +115,17 @@ GPUDIRECT_IMAGES: dict[GpuDirect, GpuDirectImages] = {
         ),
         rxdm=Image("us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev", "v2.0.11"),
     ),
+    # TCPXO plugin v1.0.15 with RxDM v1.0.21: what Cluster Toolkit's A3 Mega example runs today
+    # (GoogleCloudPlatform/cluster-toolkit 1047080 examples/gke-a3-megagpu: nccl_tcpxo_version,
+    # nccl-test-latest.yaml), on GKE 1.32+ with GKE's default or latest driver. Recipe 002 pinned
+    # v1.0.3 / v1.0.9 (2024, for GKE 1.28-1.30); trainstack's clusters follow their release
+    # channel (1.32 and later), so the versions validated there are the ones pinned here.
     GpuDirect.TCPXO: GpuDirectImages(
         nccl_plugin=Image(
             "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev",
-            "v1.0.3",
+            "v1.0.15",
         ),
-        rxdm=Image("us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev", "v1.0.9"),
+        rxdm=Image("us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev", "v1.0.21"),
         # GKE's injector (container-engine-accelerators nri_device_injector, 2026-05) reads the
         # devices.gke.io/container.<name> annotations; it is published by digest only.
         nri_device_injector=Image(

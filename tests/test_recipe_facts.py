@@ -3,6 +3,7 @@ path), asserted against the rendered plan. A deliberate departure is listed in t
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -100,12 +101,16 @@ def test_a3mega_launch_carries_the_recipes_overrides(plans: dict[str, Plan], ove
     assert override in args, source
 
 
-def test_a3mega_gpudirect_versions_are_the_recipes(plans: dict[str, Plan]) -> None:
-    """TCPXO plugin v1.0.3 and RxDM v1.0.9 (values.yaml network.pluginVersion / daemonVersion)."""
+def test_a3mega_gpudirect_versions_are_a_listed_departure(plans: dict[str, Plan]) -> None:
+    """The recipe pins TCPXO plugin v1.0.3 / RxDM v1.0.9 (values.yaml network.pluginVersion /
+    daemonVersion) for GKE 1.28-1.30; trainstack pins Cluster Toolkit's current pair (1047080
+    examples/gke-a3-megagpu) for the GKE 1.32+ its channels give, and the stack file says so."""
     pod = container(plans["a3mega-gpt3-175b"], "kubernetes:batch/v1:Job")["spec"]
     images = {c["image"] for c in pod["initContainers"]}
-    assert "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.3" in images, A3MEGA_VALUES
-    assert "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.9" in images, A3MEGA_VALUES
+    assert "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.15" in images
+    assert "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.21" in images
+    stack_file = (Path(__file__).resolve().parent.parent / "stacks" / "Pulumi.a3mega-gpt3-175b.yaml").read_text()
+    assert "TCPXO plugin v1.0.15 / RxDM v1.0.21" in stack_file and "v1.0.3 / v1.0.9" in stack_file
 
 
 # --- recipe 000: Llama 3.1 405B with the resiliency supervisor on A3 Ultra -----------------------
