@@ -447,7 +447,7 @@ FILESTORE_TIERS: dict[str, FilestoreTier] = {
 # gpu-recipes 27b47e7 .../nemo-pretraining-gke-resiliency/values.yaml workload.image, the same era
 # as its 1800 s heartbeat timeouts); GoogleCloudPlatform/container-engine-accelerators
 # nvidia-driver-installer/cos/daemonset-preloaded.yaml (COS driver installer); the Kubernetes
-# volume-nfs example image (NFS server); NGC catalog (framework base images).
+# e2e NFS server image (see below); NGC catalog (framework base images).
 IMAGES: dict[str, Image] = {
     "resiliency": Image(
         "us-central1-docker.pkg.dev/deeplearning-images/reproducibility/pytorch-gpu-goodput",
@@ -455,7 +455,11 @@ IMAGES: dict[str, Image] = {
     ),
     "nvidia-driver-installer-cos": Image("cos-nvidia-installer", "fixed"),
     "pause": Image("registry.k8s.io/pause", "3.10"),
-    "nfs-server": Image("registry.k8s.io/volume-nfs", "0.8"),
+    # Kubernetes' own e2e NFS server (kubernetes/kubernetes test/utils/image/manifest.go), an OCI
+    # image containerd 2 pulls; `volume-nfs:0.8` is Docker schema 1, which GKE 1.33+ cannot pull.
+    # Same contract: privileged, exports /exports. (Pinned by tag: no registry to read its digest
+    # from here.)
+    "nfs-server": Image("registry.k8s.io/e2e-test-images/volume/nfs", "1.4"),
     "tensorboard": Image("tensorflow/tensorflow", "2.17.0"),
     "nemo-24.07": Image("nvcr.io/nvidia/nemo", "24.07"),
     "nemofw-training-23.05": Image("nvcr.io/ea-bignlp/nemofw-training", "23.05-py3"),
