@@ -27,7 +27,6 @@ from trainstack.workloads.launchers.base import (
     torchrun,
 )
 from trainstack.workloads.launchers.base import training as base_training
-from trainstack.workloads.pod import REPLICATED_JOB, WORKLOAD_CONTAINER
 
 # Model name (as the stack writes it) -> module of `nemo.collections.llm.recipes`.
 RECIPES = {
