@@ -15,9 +15,15 @@ from pathlib import Path
 
 import pulumi
 import pulumi_gcp as gcp
-
+from trainstack import catalog
 from trainstack.components import gcp_services as apis
-from trainstack.components.gcp_network import GpuNicNetworks, GpuNicNetworksArgs, NetworkRef, PrimaryNetwork, PrimaryNetworkArgs
+from trainstack.components.gcp_network import (
+    GpuNicNetworks,
+    GpuNicNetworksArgs,
+    NetworkRef,
+    PrimaryNetwork,
+    PrimaryNetworkArgs,
+)
 from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
 from trainstack.components.gcp_storage import (
     CheckpointBucket,
@@ -28,7 +34,13 @@ from trainstack.components.gcp_storage import (
     NfsDiskArgs,
     workload_identity_principal,
 )
-from trainstack.components.gke_cluster import AuthorizedNetwork, GkeCluster, GkeClusterArgs, MaintenanceExclusion, MaintenanceWindow
+from trainstack.components.gke_cluster import (
+    AuthorizedNetwork,
+    GkeCluster,
+    GkeClusterArgs,
+    MaintenanceExclusion,
+    MaintenanceWindow,
+)
 from trainstack.components.image import WorkloadImage, WorkloadImageArgs, context_digest
 from trainstack.components.node_pools import (
     Autoscaling,
@@ -40,9 +52,9 @@ from trainstack.components.node_pools import (
     NodeServiceAccountArgs,
     Reservation,
 )
-from trainstack import catalog
 from trainstack.config import ImageConfig, Problem, StackConfig
 from trainstack.context import StackContext
+from trainstack.contract import KUBECONFIG_OUTPUT
 from trainstack.infra.platform import GcpPlatform
 
 # Filestore tiers whose instances live in a zone; the others are regional.
@@ -241,7 +253,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
         "clusterLocation": region,
         "getCredentials": f"gcloud container clusters get-credentials {cluster_config.name} --region {region} --project {project}",
         # A secret: authenticates through gke-gcloud-auth-plugin; `trainstack bench` runs kubectl with it.
-        "kubeconfig": cluster.kubeconfig,
+        KUBECONFIG_OUTPUT: cluster.kubeconfig,
         "gpuNodes": pool.max_nodes,
         "gpus": pool.max_nodes * machine.gpus_per_node,
     }

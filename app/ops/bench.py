@@ -43,10 +43,10 @@ from trainstack.app.reports import goodput, mfu
 from trainstack.app.secrets import secure_paths
 from trainstack.app.stacks import project_root
 from trainstack.config import StackConfig, load
+from trainstack.contract import KUBECONFIG_OUTPUT
 from trainstack.errors import TrainstackError
 from trainstack.workloads import launchers
 
-KUBECONFIG_OUTPUT = "kubeconfig"
 # --ttl must cover --timeout plus this: creating an A3 cluster and its GPU pool (up to ~1 h with
 # a reservation) and destroying it (~30 min). A shorter TTL lets `reap` delete a running bench.
 DEPLOY_AND_TEARDOWN_S = 2 * 3600.0
