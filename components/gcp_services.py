@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_gcp as gcp
+from trainstack.components.options import child_options
 
 # Service names, so callers say `ProjectServices.need(CONTAINER)` rather than spell hosts.
 CONTAINER = "container.googleapis.com"
@@ -49,7 +50,7 @@ class ProjectServices(pulumi.ComponentResource):
                 service=service,
                 disable_on_destroy=False,
                 disable_dependent_services=False,
-                opts=pulumi.ResourceOptions(parent=self),
+                opts=child_options(self, opts),
             )
             for service in sorted(set(args.services))
         }

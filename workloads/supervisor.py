@@ -220,7 +220,6 @@ class ResiliencySupervisor(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: SupervisorArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("trainstack:workload:ResiliencySupervisor", name, None, opts)
-        child = child_options(self, opts)
 
         def meta(suffix: str = "", namespaced: bool = True) -> Json:
             return {
@@ -229,23 +228,23 @@ class ResiliencySupervisor(pulumi.ComponentResource):
                 "labels": labels(args, "supervisor"),
             }
 
-        account = k8s.core.v1.ServiceAccount(f"{name}-sa", metadata=meta(), opts=pulumi.ResourceOptions(parent=self))
+        account = k8s.core.v1.ServiceAccount(f"{name}-sa", metadata=meta(), opts=child_options(self, opts))
         # ClusterRole names are cluster-wide: the namespace keeps two stacks' supervisors apart.
         role_name = f"{args.namespace}-{args.prefix}"
         role = k8s.rbac.v1.ClusterRole(
             f"{name}-role",
             metadata={**meta(namespaced=False), "name": role_name},
             rules=cluster_role_rules(),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=child_options(self, opts),
         )
         binding = k8s.rbac.v1.ClusterRoleBinding(
             f"{name}-binding",
             metadata={**meta(namespaced=False), "name": role_name},
             role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role_name},
             subjects=[{"kind": "ServiceAccount", "name": args.prefix, "namespace": args.namespace}],
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[role, account]),
+            opts=child_options(self, opts, role, account),
         )
-        config = k8s.core.v1.ConfigMap(f"{name}-config", metadata=meta("-config"), data=settings_data(args), opts=pulumi.ResourceOptions(parent=self))
+        config = k8s.core.v1.ConfigMap(f"{name}-config", metadata=meta("-config"), data=settings_data(args), opts=child_options(self, opts))
         ready = [account, binding, config]
         for service, port in SERVICES.items():
             k8s.core.v1.Service(
@@ -256,19 +255,19 @@ class ResiliencySupervisor(pulumi.ComponentResource):
                     "selector": labels(args, service),
                     "ports": [{"name": service, "port": port, "targetPort": port, "protocol": "TCP"}],
                 },
-                opts=pulumi.ResourceOptions(parent=self),
+                opts=child_options(self, opts),
             )
             k8s.apps.v1.Deployment(
                 f"{name}-{service}",
                 metadata={**meta(f"-{service}"), "labels": labels(args, service)},
                 spec=deployment_spec(args, service),
-                opts=child.merge(pulumi.ResourceOptions(depends_on=ready)),
+                opts=child_options(self, opts, *ready),
             )
         k8s.apps.v1.DaemonSet(
             f"{name}-host-monitor",
             metadata={**meta("-host-monitor"), "labels": labels(args, "host-monitor")},
             spec=host_monitor_spec(args),
-            opts=child.merge(pulumi.ResourceOptions(depends_on=ready)),
+            opts=child_options(self, opts, *ready),
         )
         self.service_account = args.prefix
         self.register_outputs({"serviceAccount": self.service_account})

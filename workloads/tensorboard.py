@@ -105,7 +105,7 @@ class TensorBoard(pulumi.ComponentResource):
                 "selector": labels(args),
                 "ports": [{"name": "http", "port": PORT, "targetPort": PORT, "protocol": "TCP"}],
             },
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=child_options(self, opts),
         )
         self.access_command = access_command(args)
         self.register_outputs({"accessCommand": self.access_command})
