@@ -18,16 +18,14 @@ from collections import Counter
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from config_mutations import mutated  # noqa: E402
-
-from trainstack.app import validation  # noqa: E402
-from trainstack.app.plan.plan import render  # noqa: E402
-from trainstack.app.schemas.validate import validate_object  # noqa: E402
-from trainstack.app.stacks import project_root, raw_stack_config, stack_names  # noqa: E402
-from trainstack.errors import ConfigError  # noqa: E402
+from config_mutations import mutated
+from trainstack.app import validation
+from trainstack.app.plan.plan import render
+from trainstack.app.schemas.validate import validate_object
+from trainstack.app.stacks import project_root, raw_stack_config, stack_names
+from trainstack.errors import ConfigError
 
 
 def main() -> None:
