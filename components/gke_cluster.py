@@ -235,6 +235,8 @@ def maintenance_policy(args: GkeClusterArgs) -> gcp.container.ClusterMaintenance
     window, exclusion = args.maintenance_window, args.maintenance_exclusion
     if window is None and exclusion is None:
         return None
+    if window is None:
+        raise ValueError("maintenance_exclusion needs a maintenance_window: GKE requires a window in every maintenance policy")
     return gcp.container.ClusterMaintenancePolicyArgs(
         recurring_window=gcp.container.ClusterMaintenancePolicyRecurringWindowArgs(
             start_time=window.start, end_time=window.end, recurrence=window.recurrence

@@ -8,7 +8,7 @@ import pytest
 import yaml
 from gcp_support import CLUSTER, FIREWALL, PROJECT, REGION, ZONE, by_name, render
 from trainstack.app.plan.recorder import SECRET
-from trainstack.components.gke_cluster import cluster_identity
+from trainstack.components.gke_cluster import MaintenanceExclusion, cluster_identity, maintenance_policy
 
 
 def cluster(variant: str = "a3ultra", **changes) -> dict:
@@ -68,6 +68,18 @@ def test_a_maintenance_window_and_an_exclusion_keep_upgrades_off_running_jobs() 
     assert exclusion["startTime"] == "2026-01-01T00:00:00Z" and "endTime" not in exclusion
     lifted = cluster(trainstack_cluster={"maintenance": {"exclusion": {"enabled": False}}})["maintenancePolicy"]
     assert "maintenanceExclusions" not in lifted and lifted["recurringWindow"] == policy["recurringWindow"]
+
+
+def test_an_exclusion_without_a_window_is_refused_before_gke_sees_it() -> None:
+    """The provider schema requires exactly one window in every maintenancePolicy
+    (terraform-provider-google resource_container_cluster.go, ExactlyOneOf)."""
+
+    class Args:
+        maintenance_window = None
+        maintenance_exclusion = MaintenanceExclusion("x", "2026-01-01T00:00:00Z")
+
+    with pytest.raises(ValueError, match="needs a maintenance_window"):
+        maintenance_policy(Args())  # type: ignore[arg-type]
 
 
 def test_private_nodes_authorized_networks_shielded_nodes() -> None:
