@@ -20,6 +20,7 @@ IAM = "iam.googleapis.com"
 LOGGING = "logging.googleapis.com"
 MONITORING = "monitoring.googleapis.com"
 CLOUD_RESOURCE_MANAGER = "cloudresourcemanager.googleapis.com"  # project IAM, project lookups
+SECRET_MANAGER = "secretmanager.googleapis.com"  # a registry login's secret, read by an image build
 
 
 @dataclass(frozen=True)

@@ -12,16 +12,24 @@ project's default build account (which organizations often strip of automatic gr
 to this repository, read its staged source and write its logs in a staging bucket of its own
 (so a user-specified build account needs no default Cloud Build bucket), and write to Cloud
 Logging (cloud.google.com/build/docs/securing-builds/configure-user-specified-service-accounts).
+
+A base image behind a registry login (NGC's early-access `nvcr.io/ea-bignlp`) is pulled with a
+RegistryLogin: the build account may read that one Secret Manager secret, and the build runs a
+config of two steps, `docker login` with the secret as its password, then `docker build`
+(cloud.google.com/build/docs/securing-builds/use-secrets; the steps share the builder's home,
+where Docker keeps the login).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pulumi
 import pulumi_command as command
@@ -52,6 +60,31 @@ def pinned_reference(image: str, build_stdout: str | None) -> str:
 
 
 @dataclass(frozen=True)
+class RegistryLogin:
+    """A registry the build logs in to before it builds.
+
+    Attributes:
+        server: the registry host (`nvcr.io`).
+        username: the user name (NGC API keys log in as `$oauthtoken`).
+        secret: the Secret Manager secret, in the build's project, whose latest version is the password.
+    """
+
+    server: str
+    username: str
+    secret: str
+
+
+# NGC logs in with the literal user name `$oauthtoken` and an API key as the password
+# (docs.nvidia.com/ngc/gpu-cloud/ngc-user-guide: "Accessing the NGC Container Registry").
+NGC_USERNAME = "$oauthtoken"
+
+
+def ngc_login(secret: str) -> RegistryLogin:
+    """The login to NGC's registry with the API key held in Secret Manager secret `secret`."""
+    return RegistryLogin(server="nvcr.io", username=NGC_USERNAME, secret=secret)
+
+
+@dataclass(frozen=True)
 class WorkloadImageArgs:
     """Arguments of WorkloadImage.
 
@@ -68,6 +101,7 @@ class WorkloadImageArgs:
         staging_bucket: the bucket the build's source and logs are staged in (created here,
             emptied on destroy: it holds nothing but build inputs and logs).
         labels: GCP labels on the repository and the bucket.
+        registry_login: a registry to log in to before building (a base image that needs one).
     """
 
     project: str
@@ -82,6 +116,7 @@ class WorkloadImageArgs:
     machine_type: str = "e2-highcpu-32"
     timeout: str = "2h"
     labels: Mapping[str, str] = field(default_factory=dict)
+    registry_login: RegistryLogin | None = None
 
 
 class WorkloadImage(pulumi.ComponentResource):
@@ -148,6 +183,13 @@ class WorkloadImage(pulumi.ComponentResource):
                 "builder-logs", project=args.project, role="roles/logging.logWriter", member=member, opts=child_options(self, opts),
             ),
         ]
+        if args.registry_login is not None:
+            grants.append(
+                gcp.secretmanager.SecretIamMember(
+                    "builder-registry-login", project=args.project, secret_id=args.registry_login.secret,
+                    role="roles/secretmanager.secretAccessor", member=member, opts=child_options(self, opts),
+                )
+            )
         self.tagged = self.repository.registry_uri.apply(lambda uri: f"{uri}/{args.image_name}:{args.tag}")
         build = command.local.Command(
             "build",
@@ -159,26 +201,48 @@ class WorkloadImage(pulumi.ComponentResource):
         self.register_outputs({"reference": self.reference})
 
 
+def login_build_config(login: RegistryLogin, project: str, reference: str) -> dict[str, Any]:
+    """A Cloud Build config that logs Docker in to `login.server` with the secret's latest version,
+    then builds the uploaded context into `reference` and pushes it. `$$` is Cloud Build's escape
+    for a literal `$`, so the shell sees `$NGC_API_KEY` and Docker the user name as written."""
+    username = login.username.replace("$", "$$")
+    return {
+        "steps": [
+            {
+                "name": "gcr.io/cloud-builders/docker",
+                "entrypoint": "bash",
+                "args": ["-c", f"printf '%s' \"$$REGISTRY_PASSWORD\" | docker login {login.server} --username '{username}' --password-stdin"],
+                "secretEnv": ["REGISTRY_PASSWORD"],
+            },
+            {"name": "gcr.io/cloud-builders/docker", "args": ["build", "--tag", reference, "."]},
+        ],
+        "images": [reference],
+        "availableSecrets": {
+            "secretManager": [{"versionName": f"projects/{project}/secrets/{login.secret}/versions/latest", "env": "REGISTRY_PASSWORD"}]
+        },
+    }
+
+
 def submit_command(args: WorkloadImageArgs, reference: str, builder: str, staging_bucket: str) -> str:
     """The `gcloud builds submit` line that builds `args.context` into `reference` as the
     `builder` account (its resource name), staging source and logs in `staging_bucket`, and
-    prints only the pushed image's digest."""
-    return shlex.join(
-        [
-            "gcloud",
-            "builds",
-            "submit",
-            args.context,
-            f"--project={args.project}",
-            f"--region={args.region}",
-            f"--tag={reference}",
-            f"--service-account={builder}",
-            f"--gcs-source-staging-dir=gs://{staging_bucket}/source",
-            f"--gcs-log-dir=gs://{staging_bucket}/logs",
-            f"--machine-type={args.machine_type}",
-            f"--timeout={args.timeout}",
-            "--suppress-logs",
-            "--quiet",
-            "--format=value(results.images[0].digest)",
-        ]
+    prints only the pushed image's digest. With a registry login, the build's config is written
+    to a temporary file first (gcloud reads `--config` from a file) and replaces `--tag`."""
+    where = ["gcloud", "builds", "submit", args.context, f"--project={args.project}", f"--region={args.region}"]
+    how = [
+        f"--service-account={builder}",
+        f"--gcs-source-staging-dir=gs://{staging_bucket}/source",
+        f"--gcs-log-dir=gs://{staging_bucket}/logs",
+        f"--machine-type={args.machine_type}",
+        f"--timeout={args.timeout}",
+        "--suppress-logs",
+        "--quiet",
+        "--format=value(results.images[0].digest)",
+    ]
+    if args.registry_login is None:
+        return shlex.join([*where, f"--tag={reference}", *how])
+    config = json.dumps(login_build_config(args.registry_login, args.project, reference), sort_keys=True)
+    return (
+        f"""config="$(mktemp)" && trap 'rm -f "$config"' EXIT && printf '%s' {shlex.quote(config)} > "$config" && """
+        f"""{shlex.join(where)} --config="$config" {shlex.join(how)}"""
     )

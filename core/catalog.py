@@ -464,6 +464,9 @@ IMAGES: dict[str, Image] = {
     "nemo-24.07": Image("nvcr.io/nvidia/nemo", "24.07"),
     "nemofw-training-23.05": Image("nvcr.io/ea-bignlp/nemofw-training", "23.05-py3"),
     "pytorch-23.05": Image("nvcr.io/nvidia/pytorch", "23.05-py3"),
+    # Recipe 003's base: GoogleCloudPlatform/ai-infra-cluster-provisioning 26e3b34
+    # sample_workloads/lit-gpt-demo/Dockerfile (torch 2.1, which lit-gpt 6178c7cc needs).
+    "pytorch-23.09": Image("nvcr.io/nvidia/pytorch", "23.09-py3"),
     "cloud-sdk": Image("gcr.io/google.com/cloudsdktool/google-cloud-cli", "502.0.0-slim"),
     # Runs `nsenter` into the host for the TCPXO node setup (aperture devices, import-helper);
     # container-engine-accelerators gpudirect-tcpxo/nccl-tcpxo-installer.yaml uses unpinned
@@ -471,6 +474,13 @@ IMAGES: dict[str, Image] = {
     "node-setup": Image("ubuntu", "24.04"),
     # (new pinned images go above this line, each with its source in a comment)
 }
+
+
+# NGC's early-access organization: pulling from it needs an NGC API key of an account with that
+# access (recipe 001's base, nvcr.io/ea-bignlp/nemofw-training; GoogleCloudPlatform/
+# ai-infra-cluster-provisioning ca1fbce sample_workloads/megatron-demo README: access to these
+# images is obtained by registering with NVIDIA).
+NGC_EARLY_ACCESS = "nvcr.io/ea-bignlp/"
 
 
 def image(role: str) -> Image:

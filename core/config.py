@@ -582,6 +582,9 @@ class BuildConfig(Section):
     tag: Annotated[str, _pattern(r"[\w][\w.-]{0,127}", "must be a valid image tag")]
     machine_type: CpuMachineName = "e2-highcpu-32"
     timeout: Duration = "2h"
+    # A Secret Manager secret in the stack's project holding an NGC API key: the build logs in to
+    # nvcr.io with it before building (needed for a base in NGC's early-access organization).
+    ngc_api_key_secret: Annotated[str, _pattern(r"[A-Za-z0-9_-]{1,255}", "must be a Secret Manager secret ID: 1-255 letters, digits, '_' or '-'")] | None = None
 
     @model_validator(mode="after")
     def _rules(self) -> BuildConfig:

@@ -41,7 +41,7 @@ from trainstack.components.gke_cluster import (
     MaintenanceExclusion,
     MaintenanceWindow,
 )
-from trainstack.components.image import WorkloadImage, WorkloadImageArgs, context_digest
+from trainstack.components.image import WorkloadImage, WorkloadImageArgs, context_digest, ngc_login
 from trainstack.components.node_pools import (
     Autoscaling,
     CpuNodePool,
@@ -52,7 +52,7 @@ from trainstack.components.node_pools import (
     NodeServiceAccountArgs,
     Reservation,
 )
-from trainstack.config import ImageConfig, Problem, StackConfig
+from trainstack.config import BuildConfig, ImageConfig, Problem, StackConfig
 from trainstack.context import StackContext
 from trainstack.contract import KUBECONFIG_OUTPUT
 from trainstack.infra.platform import GcpPlatform
@@ -61,8 +61,11 @@ from trainstack.infra.platform import GcpPlatform
 _ZONAL_FILESTORE_TIERS = frozenset({"BASIC_HDD", "BASIC_SSD", "ZONAL"})
 
 
-# The APIs an image build calls: the repository, the build, its account and its staging bucket.
-IMAGE_BUILD_SERVICES = (apis.ARTIFACT_REGISTRY, apis.CLOUD_BUILD, apis.IAM, apis.STORAGE)
+def image_build_services(build: BuildConfig) -> tuple[str, ...]:
+    """The APIs an image build calls: the repository, the build, its account and its staging
+    bucket, and Secret Manager for a registry login's secret."""
+    services = (apis.ARTIFACT_REGISTRY, apis.CLOUD_BUILD, apis.IAM, apis.STORAGE)
+    return (*services, apis.SECRET_MANAGER) if build.ngc_api_key_secret else services
 
 
 def project_bucket_name(project: str, name: str) -> str:
@@ -76,16 +79,40 @@ def required_services(config: StackConfig) -> list[str]:
     if config.storage.kind == "filestore":
         services.append(apis.FILESTORE)
     if config.image.build is not None:
-        services += IMAGE_BUILD_SERVICES
+        services += image_build_services(config.image.build)
     return sorted(set(services))
 
 
 def problems(image: ImageConfig, root: Path) -> list[Problem]:
     """Rules that need the project's files (build contexts), checked before anything registers."""
     build = image.build
-    if build is not None and not (root / build.context / "Dockerfile").is_file():
+    if build is None:
+        return []
+    dockerfile = root / build.context / "Dockerfile"
+    if not dockerfile.is_file():
         return [(("trainstack:image", "build", "context"), build.context, f"no Dockerfile in {build.context}/ under {root}")]
+    gated = [base for base in dockerfile_bases(dockerfile) if base.startswith(catalog.NGC_EARLY_ACCESS)]
+    if gated and build.ngc_api_key_secret is None:
+        return [
+            (
+                ("trainstack:image", "build", "ngcApiKeySecret"),
+                None,
+                f"{build.context}/Dockerfile starts from {gated[0]}, which only an NGC API key with early access to "
+                f"{catalog.NGC_EARLY_ACCESS.rstrip('/')} can pull: name the Secret Manager secret that holds the key",
+            )
+        ]
     return []
+
+
+def dockerfile_bases(dockerfile: Path) -> list[str]:
+    """The images a Dockerfile's FROM lines name (stage names and flags left out)."""
+    bases = []
+    for line in dockerfile.read_text(errors="replace").splitlines():
+        words = line.split()
+        image = next((w for w in words[1:] if not w.startswith("--")), None) if words and words[0].upper() == "FROM" else None
+        if image:
+            bases.append(image)
+    return bases
 
 
 def bucket_name(stack: str, config: StackConfig) -> str:
@@ -115,8 +142,9 @@ def workload_image(ctx: StackContext, services: ProjectServices | None) -> tuple
             builder_account_id=ctx.physical_name("builder", 30),
             staging_bucket=project_bucket_name(ctx.project, ctx.physical_name("builds")),
             labels=ctx.labels,
+            registry_login=ngc_login(spec.ngc_api_key_secret) if spec.ngc_api_key_secret else None,
         ),
-        opts=pulumi.ResourceOptions(depends_on=services.need(*IMAGE_BUILD_SERVICES) if services else []),
+        opts=pulumi.ResourceOptions(depends_on=services.need(*image_build_services(spec)) if services else []),
     )
     return built.reference, built.repository.registry_uri
 

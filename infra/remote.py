@@ -21,7 +21,7 @@ from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
 from trainstack.config import KueueConfig, WorkloadStackConfig
 from trainstack.context import StackContext
 from trainstack.errors import ConfigError
-from trainstack.infra.gcp import IMAGE_BUILD_SERVICES, workload_image
+from trainstack.infra.gcp import image_build_services, workload_image
 from trainstack.infra.kubernetes import kueue_args
 from trainstack.infra.platform import KubernetesPlatform, Platform
 
@@ -128,5 +128,5 @@ def _image(ctx: StackContext, config: WorkloadStackConfig) -> tuple[pulumi.Outpu
     """The workload image: prebuilt, or built here (with the APIs the build needs)."""
     services = None
     if config.image.build is not None:
-        services = ProjectServices("services", ProjectServicesArgs(ctx.project, sorted(IMAGE_BUILD_SERVICES)))
+        services = ProjectServices("services", ProjectServicesArgs(ctx.project, sorted(image_build_services(config.image.build))))
     return workload_image(ctx, services)

@@ -114,7 +114,7 @@ def test_context_digest_is_stable_and_sees_every_change(tmp_path: Path) -> None:
     assert context_digest(tmp_path) not in (first, second)
 
 
-@pytest.mark.parametrize("context", ["nemo-24.07", "nemofw-23.05", "litgpt"])
+@pytest.mark.parametrize("context", ["nemo-24.07", "nemofw-23.05", "litgpt", "mistral"])
 def test_build_contexts_start_from_a_catalog_image(context: str) -> None:
     dockerfile = (project_root() / "images" / context / "Dockerfile").read_text()
     bases = re.findall(r"^FROM\s+(\S+)", dockerfile, flags=re.MULTILINE)

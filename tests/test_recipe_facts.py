@@ -3,6 +3,7 @@ path), asserted against the rendered plan. A deliberate departure is listed in t
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -222,3 +223,144 @@ def test_gpt5b_holds_its_model_as_the_recipes_config_does(a3high: dict[str, Plan
     model = _nemo_model(a3high["a3high-nemo-gpt5b"])
     assert model["megatron_amp_O2"] is True and model["optim"]["name"] == "distributed_fused_adam", MEGATRON_DEMO
     assert model["activations_checkpoint_granularity"] == "selective", MEGATRON_DEMO
+
+
+def _hydra_value(text: str) -> Any:
+    """A Hydra override's value as YAML reads it, quotes removed (`'99990,8,2'` -> the string)."""
+    return text[1:-1] if len(text) > 1 and text[0] == text[-1] and text[0] in "'\"" else yaml.safe_load(text)
+
+
+def _effective_nemo_model(plan: Plan, kind: str) -> dict[str, Any]:
+    """The generated model config with the launch's `model.*` overrides applied on top, as Hydra
+    would (`key=value` sets a key, `++key=value` adds or sets one)."""
+    model = _nemo_model(plan)
+    args = container(plan, kind)["spec"]["containers"][0]["args"]
+    for arg in args:
+        key, sep, value = arg.removeprefix("++").partition("=")
+        if not sep or not key.startswith("model."):
+            continue
+        *parents, leaf = key.split(".")[1:]
+        node = model
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = _hydra_value(value)
+    return model
+
+
+GPT5B_CONFIG = f"{MEGATRON_DEMO}/nemo-example/nemo-configurations/gpt-5b.yaml"
+GPT5B_MODEL = [
+    ("num_layers", 24), ("hidden_size", 4096), ("ffn_hidden_size", 16384), ("num_attention_heads", 32),
+    ("init_method_std", 0.01), ("encoder_seq_length", 2048), ("micro_batch_size", 4), ("global_batch_size", 2048),
+    ("megatron_amp_O2", True), ("transformer_engine", True),
+    ("activations_checkpoint_granularity", "selective"), ("activations_checkpoint_method", "block"),
+    ("activations_checkpoint_num_layers", 0),
+    ("optim.name", "distributed_fused_adam"), ("optim.bucket_cap_mb", 400), ("optim.overlap_grad_sync", True),
+    ("optim.overlap_param_sync", True), ("optim.contiguous_grad_buffer", True), ("optim.grad_sync_dtype", "bf16"),
+    ("optim.lr", 1.6e-4), ("optim.weight_decay", 0.1), ("optim.betas", [0.9, 0.95]),
+    ("optim.sched.warmup_steps", 115), ("optim.sched.constant_steps", 12500), ("optim.sched.min_lr", 1.6e-5),
+    ("data.data_impl", "mmap"), ("data.splits_string", "99990,8,2"),
+    # The recipe's image bakes these two into its working directory, /workspace (nemo_example.Dockerfile).
+    ("tokenizer.vocab_file", "/workspace/gpt2-vocab.json"), ("tokenizer.merge_file", "/workspace/gpt2-merges.txt"),
+]
+
+
+@pytest.mark.parametrize(("key", "value"), GPT5B_MODEL, ids=[f[0] for f in GPT5B_MODEL])
+def test_gpt5b_model_config_is_the_recipes(a3high: dict[str, Plan], key: str, value: Any) -> None:
+    node: Any = _effective_nemo_model(a3high["a3high-nemo-gpt5b"], "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet")
+    for part in key.split("."):
+        node = node[part]
+    assert node == value, GPT5B_CONFIG
+
+
+def test_gpt5b_trains_16_gpus_in_bf16_as_the_recipe_does(a3high: dict[str, Plan]) -> None:
+    config_maps = [r["inputs"] for r in a3high["a3high-nemo-gpt5b"].resources if r["type"] == "kubernetes:core/v1:ConfigMap" and r["inputs"]["metadata"]["name"].endswith("nemo-config")]
+    trainer = yaml.safe_load(next(iter(config_maps[0]["data"].values())))["trainer"]
+    assert (trainer["num_nodes"], trainer["devices"], trainer["precision"]) == (2, 8, "bf16"), f"{MEGATRON_DEMO} values.yaml (16 GPUs), {GPT5B_CONFIG}"
+
+
+def test_gpt5b_image_is_the_recipes_base_with_its_tokenizer_files() -> None:
+    dockerfile = (Path(__file__).resolve().parent.parent / "images" / "nemofw-23.05" / "Dockerfile").read_text()
+    assert "FROM nvcr.io/ea-bignlp/nemofw-training:23.05-py3" in dockerfile, f"{MEGATRON_DEMO}/nemo-example/docker/nemo_example.Dockerfile"
+    for name in ("gpt2-vocab.json", "gpt2-merges.txt"):
+        assert f"-O /workspace/{name} https://s3.amazonaws.com/models.huggingface.co/bert/{name}" in dockerfile
+
+
+LITGPT_DOCKERFILE = f"{LITGPT_DEMO}/Dockerfile"
+
+
+def test_litgpt_launch_is_the_recipes(a3high: dict[str, Plan]) -> None:
+    """The recipe's entrypoint (scripts/litgpt_container_entrypoint.sh) runs the trainer with
+    --devices=$GPUS_PER_NODE and its default precision, bf16-mixed on these GPUs
+    (get_default_supported_precision(training=True)); the model and batch sizes come from its
+    helm values (MODEL_NAME pythia-6.9b, 6 sequences per GPU, micro-batch 6: upstream 0557a9f)."""
+    pod = container(a3high["a3high-litgpt"], "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet")["spec"]["containers"][0]
+    assert pod["args"][-3:] == ["/opt/lit-gpt/pretrain/openwebtext_trainer.py", "--devices=8", "--precision=bf16-mixed"], LITGPT_DEMO
+    env = {e["name"]: e.get("value") for e in pod["env"]}
+    assert (env["MODEL_NAME"], env["BATCH_SIZE"], env["MICRO_BATCH_SIZE"]) == ("pythia-6.9b", "6", "6"), LITGPT_DEMO
+
+
+def test_litgpt_image_is_built_as_the_recipe_builds_it() -> None:
+    context = Path(__file__).resolve().parent.parent / "images" / "litgpt"
+    dockerfile = (context / "Dockerfile").read_text()
+    assert "FROM nvcr.io/nvidia/pytorch:23.09-py3" in dockerfile, LITGPT_DOCKERFILE
+    assert "ARG LIT_GPT_COMMIT=6178c7cc58ba82e5cce138e7a3159c384e2d3b0f" in dockerfile, f"{LITGPT_DEMO}/readme.MD"
+    assert "MAX_JOBS=4" in dockerfile and "--no-build-isolation" in dockerfile, LITGPT_DOCKERFILE
+    pins = [line for line in (context / "requirements-flash-attn.txt").read_text().splitlines() if line and not line.startswith("#")]
+    assert pins == ["flash-attn==2.0.4"], LITGPT_DOCKERFILE
+
+
+MISTRAL_TUTORIAL = "stanford-crfm/mistral@6a72127 docs/tutorials/gcp_plus_kubernetes.rst"
+MISTRAL_Z1 = "stanford-crfm/mistral@bf9eff0 conf/deepspeed/z1-conf.json"
+
+
+@pytest.fixture(scope="module")
+def a2() -> Plan:
+    return render("a2-gpt2-deepspeed", raw_stack_config("a2-gpt2-deepspeed"))
+
+
+def test_mistral_launch_passes_the_tutorials_arguments(a2: Plan) -> None:
+    args = container(a2, "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet")["spec"]["containers"][0]["args"]
+    train = args[args.index("train.py") + 1 :]
+    pairs = dict(zip(train[::2], train[1::2], strict=False))
+    assert pairs["--nnodes"] == "2" and pairs["--nproc_per_node"] == "8", MISTRAL_TUTORIAL
+    assert pairs["--training_arguments.fp16"] == "true", MISTRAL_TUTORIAL
+    assert pairs["--training_arguments.per_device_train_batch_size"] == "4", MISTRAL_TUTORIAL
+    assert pairs["--effective_bsz"] == "64", f"{MISTRAL_TUTORIAL}: 2 nodes x 8 GPUs x 4, which train.py asserts"
+    assert pairs["--training_arguments.max_steps"] == "400000", f"{MISTRAL_Z1} total_num_steps"
+
+
+def test_mistral_deepspeed_config_keeps_the_tutorials_zero_stage_1(a2: Plan) -> None:
+    (data,) = [r["inputs"]["data"] for r in a2.resources if r["type"] == "kubernetes:core/v1:ConfigMap" and "ds_config.json" in r["inputs"].get("data", {})]
+    ds = json.loads(data["ds_config.json"])
+    zero = ds["zero_optimization"]
+    assert zero["stage"] == 1 and zero["allgather_bucket_size"] == zero["reduce_bucket_size"] == 2e8, MISTRAL_Z1
+    assert zero["overlap_comm"] and zero["contiguous_gradients"] and zero["reduce_scatter"] and zero["allgather_partitions"], MISTRAL_Z1
+    assert (ds["optimizer"]["type"], ds["scheduler"]["type"]) == ("AdamW", "WarmupDecayLR"), MISTRAL_Z1
+    # The listed departure: values the HF integration fills from Mistral's own training arguments.
+    assert set(ds["optimizer"]["params"].values()) == {"auto"} and ds["train_batch_size"] == "auto"
+
+
+def test_mistral_image_is_pinned_commit_with_a_no_ssh_deepspeed() -> None:
+    context = Path(__file__).resolve().parent.parent / "images" / "mistral"
+    assert "ARG MISTRAL_COMMIT=bf9eff08e83f4d5703b69dfcb6c18e8e35a00a6d" in (context / "Dockerfile").read_text()
+    pins = {line.split("==")[0]: line.split("==")[1] for line in (context / "requirements.txt").read_text().splitlines() if "==" in line and not line.startswith("#")}
+    # stanford-crfm/mistral@bf9eff0 setup/pip-requirements.txt, but DeepSpeed (a listed departure).
+    assert pins["transformers"] == "4.18.0" and pins["quinine"] == "0.3.0" and pins["datasets"] == "2.0.0"
+    assert pins["deepspeed"] == "0.15.4"  # deepspeedai/DeepSpeed acbaca3 (#5728, v0.14.5): --no_ssh
+
+
+@pytest.mark.parametrize(
+    ("stack", "departures"),
+    [
+        ("a3high-nemo-gpt5b", ("multi-NIC pod networking", "NGC login from Secret Manager", "100 steps")),
+        ("a3high-litgpt", ("multi-NIC pod networking", "numactl", "Lightning pinned to 2.1.0")),
+        ("a2-gpt2-deepspeed", ("conf/mistral-micro.yaml", '"auto"', "--no_ssh", "schema-1")),
+    ],
+)
+def test_each_stack_lists_its_departures_with_reasons(stack: str, departures: tuple[str, ...]) -> None:
+    header = "\n".join(
+        line for line in (Path(__file__).resolve().parent.parent / "stacks" / f"Pulumi.{stack}.yaml").read_text().splitlines() if line.startswith("#")
+    )
+    assert "Departures from the upstream recipe" in header
+    for departure in departures:
+        assert departure in header.replace("\n# ", " "), f"{stack}: {departure!r} not listed"

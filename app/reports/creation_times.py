@@ -48,6 +48,7 @@ CREATION_TIMES: dict[str, CreationTime] = {
     "gcp:serviceaccount/iAMMember:IAMMember": CreationTime(10, "IAM binding on a service account (Workload Identity), ~5-15 s"),
     "gcp:storage/bucketIAMMember:BucketIAMMember": CreationTime(10, "IAM binding on a bucket, ~5-15 s"),
     "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember": CreationTime(10, "IAM binding on a repository, ~5-15 s"),
+    "gcp:secretmanager/secretIamMember:SecretIamMember": CreationTime(10, "IAM binding on a secret, ~5-15 s"),
     # Networking
     "gcp:compute/network:Network": CreationTime(30, "custom-mode VPC: 20-40 s in practice (a global operation)"),
     "gcp:compute/subnetwork:Subnetwork": CreationTime(30, "subnet with secondary ranges: 20-40 s in practice"),
