@@ -143,10 +143,19 @@ run_mistral() {
 }
 
 # --- recipe 001: images/nemofw-23.05 -----------------------------------------------------------
+nemofw_hydra() { # Hydra and OmegaConf as NeMo 1.19 pins them, on the image's Python (3.8)
+  local venv=$WORK/nemofw python
+  python=$(find_python "$(fact images/nemofw-23.05 python)") || return 1
+  "$python" -m venv "$venv" || return 1
+  "$venv/bin/python" -m pip install --quiet -r "$HERE/requirements-nemo-config.txt" || return 1
+  "$venv/bin/python" -c 'import sys, hydra, omegaconf; print(f"Python {sys.version.split()[0]}, hydra-core {hydra.__version__}, omegaconf {omegaconf.__version__}")'
+}
+
 run_nemofw() {
   check "nemofw: Dockerfile starts from base-image.txt's image, installs the requirement files" fact images/nemofw-23.05 --check-from
   check "nemofw: plan a3high-nemo-gpt5b" plan a3high-nemo-gpt5b
-  check "nemofw: the job reads the tokenizer files the image bakes" python3 "$HERE/check_nemo_tokenizer.py" "$WORK/plans/a3high-nemo-gpt5b" images/nemofw-23.05
+  check "nemofw: Hydra and OmegaConf of NeMo 1.19 install" nemofw_hydra
+  check "nemofw: the job's config composes under Hydra as the recipe's, with the baked tokenizer" "$WORK/nemofw/bin/python" "$HERE/check_nemo_config.py" "$WORK/plans/a3high-nemo-gpt5b" images/nemofw-23.05
 }
 
 for context in "$@"; do
