@@ -1,14 +1,17 @@
-"""`trainstack up|preview|destroy` through the Automation API, against a fake stack."""
+"""`trainstack up|preview|destroy` through the Automation API, against a fake stack; and the
+bench's CancellableCommand against a fake Pulumi CLI."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 from click.testing import CliRunner
-from pulumi.automation import CommandError, CommandResult
+from pulumi.automation import CommandError, CommandResult, StackNotFoundError
 
+from fake_pulumi import FakePulumi
 from trainstack.app.ops import automation
 from trainstack.app.ops.cli import destroy_command, preview_command, up_command
 from trainstack.app.program import _decode
@@ -114,3 +117,60 @@ def test_config_values_round_trip_through_the_program() -> None:
     values = automation.config_values(raw)
     assert values["gcp:project"].value == "my-training-project" and not values["gcp:project"].secret
     assert {key: _decode(v.value) for key, v in values.items()} == raw
+
+
+# ---------------------------------------------------------------------------------------------
+# CancellableCommand, against the fake Pulumi CLI (tests/fake_pulumi) in real processes
+
+
+@pytest.fixture
+def fake_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakePulumi:
+    fake = FakePulumi.install(tmp_path)
+    for key, value in fake.env().items():
+        monkeypatch.setenv(key, value)
+    return fake
+
+
+def test_a_created_stack_runs_the_cli_through_a_cancellable_command(fake_cli: FakePulumi, tmp_path: Path) -> None:
+    stack = automation.create("s", tmp_path)
+    assert isinstance(stack.workspace.pulumi_command, automation.CancellableCommand)
+    lines: list[str] = []
+    up = stack.up(on_output=lines.append)
+    assert up.outputs["kubeconfig"].secret and up.outputs["kubeconfig"].value.startswith("apiVersion: v1")
+    assert lines[0] == "Updating (s):" and "Resources:" in lines
+    assert {p.command: p.pgid == p.pid for p in fake_cli.processes()} == {
+        "version": False,  # the SDK's own version check, before any command
+        "stack init": True,
+        "up": True,
+        "stack output": True,
+        "stack history": True,
+    }
+    with pytest.raises(StackNotFoundError):
+        automation.select("nope", tmp_path)
+
+
+def test_cancel_sends_the_running_command_one_sigint_and_refuses_the_next_until_resumed(
+    fake_cli: FakePulumi, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_PULUMI_HOLD", "up:bench-net")  # a step under way, to cancel in
+    stack = automation.create("s", tmp_path)
+    command = stack.workspace.pulumi_command
+
+    def cancel_during_the_step() -> None:
+        fake_cli.wait_for(lambda e: e["event"] == "held")
+        command.cancel()
+        fake_cli.wait_for(lambda e: e["event"] == "signal")
+        fake_cli.release()
+
+    canceller = threading.Thread(target=cancel_during_the_step)
+    canceller.start()
+    with pytest.raises(CommandError, match="update canceled"):
+        stack.up(on_output=lambda line: None)
+    canceller.join()
+    [up] = [p for p in fake_cli.processes() if p.command == "up"]
+    assert (up.signals, up.code, up.canceled) == (["SIGINT"], 255, True)
+    with pytest.raises(CommandError, match="cancelled before it started"):
+        stack.export_stack()
+    command.resume()
+    assert [r["type"] for r in stack.export_stack().deployment["resources"]] == ["pulumi:pulumi:Stack", "pulumi:providers:gcp", "gcp:compute/network:Network"]
+    assert not fake_cli.stacks()["s"]["locked"], "the cancelled update released its lock"

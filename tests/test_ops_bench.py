@@ -1,5 +1,7 @@
 """`trainstack bench` against a fake Automation workspace: teardown always runs (error, SIGINT,
-SIGTERM), is retried, and a failed teardown names what is left."""
+SIGTERM), is retried, checks the state is empty before removing the stack, and a failed
+teardown names what is left. tests/test_ops_bench_signals.py drives the real Automation API
+and a fake Pulumi CLI in a subprocess."""
 
 from __future__ import annotations
 
@@ -20,22 +22,44 @@ from pulumi.automation import CommandError, CommandResult, ConcurrentUpdateError
 from trainstack.config import load
 from trainstack.errors import ConfigError
 from trainstack.app.ops import bench
-from trainstack.app.ops.bench import BenchError, Deps, JobOutcome, jobset_state, prepare, run_bench, set_path, teardown, wait_for_jobset
+from trainstack.app.ops.bench import BenchError, Deps, JobOutcome, held, jobset_state, prepare, run_bench, set_path, teardown, wait_for_jobset
 from trainstack.app.ops.cli import bench_command
 from trainstack.app.ops.reap import parse_expires
 from trainstack.app.stacks import raw_stack_config
 
 RECIPE = "a3ultra-405b"
 NOW = datetime(2026, 11, 23, 2, 30, tzinfo=UTC)
+STACK_URN = "urn:pulumi:s::trainstack::pulumi:pulumi:Stack::trainstack-s"
+PROVIDER_URN = "urn:pulumi:s::trainstack::pulumi:providers:gcp::default_8_41_1"
+CLUSTER_URN = "urn:pulumi:s::trainstack::trainstack:infra:Platform$gcp:container/cluster:Cluster::bench-cluster"
 
 
 def command_error(message: str) -> Exception:
     return CommandError(CommandResult(stdout="", stderr=f"Updating...\nerror: {message}", code=255))
 
 
+def resource(urn: str, custom: bool = True) -> dict[str, Any]:
+    return {"urn": urn, "custom": custom, "type": urn.split("::")[-2].rsplit("$", 1)[-1]}
+
+
+class FakeCommand:
+    """The CancellableCommand a bench drives: `cancel` stands for the CLI's SIGINT."""
+
+    def __init__(self, log: list[Any]):
+        self.log, self.cancelled = log, False
+
+    def cancel(self) -> None:
+        self.log.append("SIGINT to the CLI")
+        self.cancelled = True
+
+    def resume(self) -> None:
+        self.cancelled = False
+
+
 class FakeWorkspace:
     def __init__(self, log: list[Any], remove_failures: int = 0):
         self.log, self.remove_failures = log, remove_failures
+        self.pulumi_command = FakeCommand(log)
 
     def remove_stack(self, stack_name: str) -> None:
         self.log.append(("remove", stack_name))
@@ -45,13 +69,22 @@ class FakeWorkspace:
 
 
 class FakeStack:
-    """Records every call; `on_up` decides what `up` does."""
+    """Records every call; `on_up` decides what `up` does, `state` what `stack export` shows."""
 
-    def __init__(self, name: str, log: list[Any], on_up: Callable[[], Any], destroy_errors: list[Exception] | None = None, remove_failures: int = 0):
+    def __init__(
+        self,
+        name: str,
+        log: list[Any],
+        on_up: Callable[[], Any],
+        destroy_errors: list[Exception] | None = None,
+        remove_failures: int = 0,
+        state: dict[str, Any] | None = None,
+    ):
         self.name, self.log, self.on_up = name, log, on_up
         self.destroy_errors = list(destroy_errors or [])
         self.workspace = FakeWorkspace(log, remove_failures)
         self.config: dict[str, str] = {}
+        self.state = state or {"resources": [resource(STACK_URN, custom=False), resource(PROVIDER_URN)]}
 
     def set_all_config(self, config: dict[str, Any]) -> None:
         self.log.append("config")
@@ -61,10 +94,17 @@ class FakeStack:
         self.log.append("up")
         return self.on_up()
 
+    def refresh(self, *, on_output: Callable[[str], Any]) -> None:
+        self.log.append("refresh")
+
     def destroy(self, *, on_output: Callable[[str], Any]) -> None:
         self.log.append("destroy")
         if self.destroy_errors:
             raise self.destroy_errors.pop(0)
+
+    def export_stack(self) -> Any:
+        self.log.append("export")
+        return SimpleNamespace(version=3, deployment=self.state)
 
     def cancel(self) -> None:
         self.log.append("cancel")
@@ -123,6 +163,18 @@ def spec(**options: Any) -> bench.BenchSpec:
     return prepare(RECIPE, raw_stack_config(RECIPE), **{**args, **options})
 
 
+def signal_self(signum: int, until: Callable[[], bool] = lambda: False) -> None:
+    """Send this process `signum`, then wait a moment (or until `until()`): its handler runs."""
+    os.kill(os.getpid(), signum)
+    for _ in range(50):
+        if until():
+            return
+        time.sleep(0.01)
+
+
+TEARDOWN = ["destroy", "export", ("remove", "a3ultra-405b-bench-202611230230-1a2b")]
+
+
 # ---------------------------------------------------------------------------------------------
 # The run
 
@@ -131,7 +183,7 @@ def test_a_successful_bench_measures_and_tears_down(tmp_path: Path) -> None:
     harness = Harness()
     result = harness.run(tmp_path)
     name = "a3ultra-405b-bench-202611230230-1a2b"
-    assert harness.log == [("create", name), "config", "up", "destroy", ("remove", name)]
+    assert harness.log == [("create", name), "config", "up", *TEARDOWN]
     assert harness.waited == [("apiVersion: v1\nkind: Config\n", "llama31-405b", "default", 6 * 3600.0)]
     assert result.exit_code == 0 and result.error is None and result.teardown.ok
     assert result.job == {"name": "llama31-405b", "namespace": "default", "outcome": "succeeded", "detail": "JobSet finished"}
@@ -160,12 +212,14 @@ def test_the_new_stack_gets_the_recipe_config_with_ephemeral_overrides(tmp_path:
     assert load(harness.stack.name, config).gpu_pool.node_count == 54  # what the program will read back
 
 
-def test_teardown_runs_after_an_error_in_up(tmp_path: Path) -> None:
+def test_teardown_refreshes_after_an_error_in_up(tmp_path: Path) -> None:
     def fail() -> Any:
         raise command_error("quota 'GPUS_ALL_REGIONS' exceeded")
 
-    result = Harness(on_up=fail).run(tmp_path)
+    harness = Harness(on_up=fail)
+    result = harness.run(tmp_path)
     assert result.error == "pulumi up failed: error: quota 'GPUS_ALL_REGIONS' exceeded"
+    assert harness.log[2:] == ["up", "refresh", *TEARDOWN]
     assert result.phases["up"]["ok"] is False and result.teardown.ok and result.exit_code == 1
 
 
@@ -173,49 +227,99 @@ def test_teardown_runs_after_a_missing_kubeconfig_output(tmp_path: Path) -> None
     harness = Harness(on_up=lambda: SimpleNamespace(outputs={"clusterName": SimpleNamespace(value="c")}))
     result = harness.run(tmp_path)
     assert "no 'kubeconfig' output" in result.error and "clusterName" in result.error
-    assert harness.log[-2:] == ["destroy", ("remove", harness.stack.name)] and result.exit_code == 1
+    assert harness.log[-3:] == TEARDOWN and result.exit_code == 1
 
 
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_teardown_runs_after_a_signal_and_handlers_are_restored(tmp_path: Path, signum: int, code: int) -> None:
+def test_a_signal_during_up_cancels_the_cli_then_tears_down(tmp_path: Path, signum: int, code: int) -> None:
     before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    harness = Harness()
 
-    def interrupted_up() -> Any:
-        os.kill(os.getpid(), signum)
-        for _ in range(200):  # the handler raises at the next bytecode boundary
-            time.sleep(0.01)
-        raise AssertionError("the signal did not interrupt up")
+    def cancelled_up() -> Any:  # the CLI finishes its step, then fails "update canceled"
+        command = harness.stack.workspace.pulumi_command
+        signal_self(signum, until=lambda: command.cancelled)
+        assert command.cancelled, "the signal did not cancel the command"
+        raise command_error("update canceled")
 
-    harness = Harness(on_up=interrupted_up)
+    harness.on_up = cancelled_up
     result = harness.run(tmp_path)
-    assert result.interrupted == signal.Signals(signum).name
-    assert harness.log[-2:] == ["destroy", ("remove", harness.stack.name)]
-    assert result.teardown.ok and result.exit_code == code
+    assert result.interrupted == signal.Signals(signum).name and result.error is None
+    assert harness.log[2:] == ["up", "SIGINT to the CLI", "refresh", *TEARDOWN]
+    assert not harness.stack.workspace.pulumi_command.cancelled, "teardown's commands must run"
+    assert result.phases["up"]["ok"] is False and result.teardown.ok and result.exit_code == code
     assert {s: signal.getsignal(s) for s in before} == before
 
 
-def test_a_signal_during_teardown_does_not_stop_it(tmp_path: Path) -> None:
-    class SignalledDestroy(Exception):
-        pass
-
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_stack_init_lets_it_finish_and_removes_the_stack(tmp_path: Path, signum: int) -> None:
     harness = Harness()
-    original_create = harness.create
+    plain = harness.create
 
     def create(name: str, root: Path) -> FakeStack:
-        stack = original_create(name, root)
-        plain = stack.destroy
+        signal_self(signum)
+        return plain(name, root)
 
-        def destroy(*, on_output: Callable[[str], Any]) -> None:
-            os.kill(os.getpid(), signal.SIGTERM)
-            time.sleep(0.05)
-            plain(on_output=on_output)
+    harness.deps.create_stack = create
+    result = harness.run(tmp_path)
+    assert harness.log == [("create", harness.stack.name), "config", *TEARDOWN], "no up, so nothing to refresh"
+    assert result.interrupted == signal.Signals(signum).name and result.teardown.ok and result.exit_code == 128 + signum
 
-        stack.destroy = destroy
+
+def test_a_signal_while_waiting_for_the_job_stops_at_once(tmp_path: Path) -> None:
+    harness = Harness()
+
+    def wait(*args: Any) -> JobOutcome:
+        signal_self(signal.SIGTERM)
+        raise AssertionError("the signal did not interrupt the wait")
+
+    harness.deps.wait = wait
+    result = harness.run(tmp_path)
+    assert harness.log[2:] == ["up", *TEARDOWN], "no refresh: the update had finished"
+    assert result.interrupted == "SIGTERM" and result.job["outcome"] == "not finished" and result.exit_code == 143
+
+
+def test_a_signal_during_teardown_does_not_stop_it_but_is_reported(tmp_path: Path) -> None:
+    harness = Harness()
+    plain = harness.create
+
+    def create(name: str, root: Path) -> FakeStack:
+        stack = plain(name, root)
+        destroy = stack.destroy
+
+        def signalled_destroy(*, on_output: Callable[[str], Any]) -> None:
+            signal_self(signal.SIGTERM)
+            destroy(on_output=on_output)
+
+        stack.destroy = signalled_destroy
         return stack
 
     harness.deps.create_stack = create
     result = harness.run(tmp_path)
-    assert result.interrupted is None and result.teardown.ok and result.exit_code == 0
+    assert "SIGINT to the CLI" not in harness.log and harness.log[-3:] == TEARDOWN
+    assert result.job["outcome"] == "succeeded" and result.teardown.ok
+    assert result.interrupted == "SIGTERM" and result.exit_code == 143, "a signalled run never exits 0"
+
+
+def test_a_signal_between_steps_raises_only_as_the_next_one_begins() -> None:
+    """Outside its blocks the guard only records a signal: nothing can interrupt teardown."""
+    ran: list[str] = []
+    with bench.SignalGuard() as guard:
+        signal_self(signal.SIGTERM)
+        assert guard.signum == signal.SIGTERM
+        for block in (guard.holding, guard.interruptible):
+            with pytest.raises(bench.Interrupted), block():
+                ran.append(block.__name__)
+    assert ran == []
+
+
+def test_a_failing_refresh_is_passed_over_and_destroy_still_runs() -> None:
+    log: list[Any] = []
+    stack = FakeStack("s", log, up_ok)
+    stack.refresh = lambda *, on_output: (_ for _ in ()).throw(command_error("refresh of bench-cluster: 500 backend error"))
+    sleeps: list[float] = []
+    result = teardown(stack, sleeps.append, iter([0.0, 1.0]).__next__, refresh=True)
+    assert log == ["destroy", "export", ("remove", "s")] and sleeps == []
+    assert result.ok and result.errors == ["attempt 1: refresh failed: error: refresh of bench-cluster: 500 backend error"]
 
 
 def test_a_failing_destroy_is_retried_with_backoff(tmp_path: Path) -> None:
@@ -231,34 +335,56 @@ def test_a_teardown_that_keeps_failing_exits_3_and_names_what_is_left(tmp_path: 
     harness = Harness(destroy_errors=[command_error("permission denied")] * 3)
     result = harness.run(tmp_path)
     assert not result.teardown.ok and result.exit_code == 3
-    assert not any(isinstance(entry, tuple) and entry[0] == "remove" for entry in harness.log), "a stack with resources must keep its state"
+    assert "export" not in harness.log and not any(isinstance(e, tuple) and e[0] == "remove" for e in harness.log), "a stack with resources keeps its state"
     message = bench.leftovers(result.spec, result.teardown, tmp_path)
     assert "a3ultra-405b-bench-202611230230-1a2b" in message and result.spec.cluster in message and "my-training-project" in message
     assert "trainstack destroy a3ultra-405b-bench-202611230230-1a2b --yes" in message
+
+
+def test_a_state_still_holding_a_pending_operation_keeps_the_stack_and_exits_3(tmp_path: Path) -> None:
+    state = {"resources": [resource(STACK_URN, custom=False)], "pending_operations": [{"resource": resource(CLUSTER_URN), "type": "creating"}]}
+    harness = Harness(state=state)
+    result = harness.run(tmp_path)
+    assert harness.log[-2:] == ["destroy", "export"], "stack rm would erase the record of the pending create"
+    teardown_result = result.teardown
+    assert (teardown_result.destroyed, teardown_result.removed, teardown_result.ok, result.exit_code) == (False, False, False, 3)
+    assert teardown_result.pending == ["gcp:container/cluster:Cluster bench-cluster (creating)"] and teardown_result.left == []
+    assert result.to_dict()["teardown"]["ok"] is False
+    message = bench.leftovers(result.spec, teardown_result, tmp_path)
+    assert "holding: gcp:container/cluster:Cluster bench-cluster (creating), pending" in message
+    assert "pulumi refresh --clear-pending-creates --stack a3ultra-405b-bench-202611230230-1a2b" in message
+
+
+def test_held_ignores_the_stack_and_default_providers_only() -> None:
+    explicit = "urn:pulumi:s::trainstack::pulumi:providers:kubernetes::cluster-provider"
+    deployment = {"resources": [resource(STACK_URN, custom=False), resource(PROVIDER_URN), resource(explicit), resource(CLUSTER_URN)]}
+    assert held(deployment) == (["pulumi:providers:kubernetes cluster-provider", "gcp:container/cluster:Cluster bench-cluster"], [])
+    assert held({}) == ([], [])
 
 
 def test_a_failing_stack_removal_is_retried_without_destroying_again(tmp_path: Path) -> None:
     harness = Harness(remove_failures=3)
     result = harness.run(tmp_path)
     assert result.teardown.destroyed and not result.teardown.removed and result.exit_code == 3
-    assert harness.log.count("destroy") == 1
+    assert harness.log.count("destroy") == 1 and harness.log.count("export") == 1
     assert "empty Pulumi stack" in bench.leftovers(result.spec, result.teardown, tmp_path)
 
 
-def test_a_stuck_update_is_cancelled_before_destroy_is_retried(tmp_path: Path) -> None:
+def test_a_locked_stack_is_cancelled_and_the_step_runs_again_at_once(tmp_path: Path) -> None:
     stuck = ConcurrentUpdateError(CommandResult(stdout="", stderr="error: [409] Conflict: Another update is currently in progress.", code=255))
     harness = Harness(destroy_errors=[stuck])
     result = harness.run(tmp_path)
-    assert harness.log[-4:] == ["destroy", "cancel", "destroy", ("remove", harness.stack.name)]
-    assert result.teardown.ok
+    assert harness.log[-5:] == ["destroy", "cancel", *TEARDOWN]
+    assert result.teardown.ok and harness.sleeps == []
 
 
 def test_the_teardown_helper_alone() -> None:
     log: list[Any] = []
     stack = FakeStack("s", log, up_ok, destroy_errors=[RuntimeError("boom")])
     sleeps: list[float] = []
-    result = teardown(stack, sleeps.append, iter([0.0, 42.0]).__next__, attempts=2, backoff=(5.0,))
+    result = teardown(stack, sleeps.append, iter([0.0, 42.0]).__next__, refresh=True, attempts=2, backoff=(5.0,))
     assert (result.ok, result.attempts, result.seconds, sleeps) == (True, 2, 42.0, [5.0])
+    assert log == ["refresh", "destroy", "destroy", "export", ("remove", "s")], "the refresh that succeeded is not repeated"
 
 
 # ---------------------------------------------------------------------------------------------

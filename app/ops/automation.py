@@ -3,16 +3,25 @@
 Stacks are local-program stacks of the project root: the Pulumi CLI reads `Pulumi.yaml` there
 and each stack's config from `stacks/Pulumi.<stack>.yaml` (stackConfigDir). Progress streams
 to stdout as the CLI prints it. Everything here needs the Pulumi CLI on PATH.
+
+Stacks from `create` (the bench's) run the CLI through `CancellableCommand`, so that an
+interrupted bench cancels its update the way the CLI itself expects: see that class.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import subprocess
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
+from pulumi import automation as auto
+from pulumi.automation.errors import create_command_error
 from trainstack.errors import TrainstackError
 
 INSTALL_HINT = (
@@ -36,6 +45,8 @@ def require_pulumi() -> None:
 
 
 class Workspace(Protocol):
+    pulumi_command: Any  # what runs the CLI: a CancellableCommand in stacks from `create`
+
     def remove_stack(self, stack_name: str) -> None: ...
 
 
@@ -49,7 +60,11 @@ class Stack(Protocol):
 
     def preview(self, *, on_output: Callable[[str], Any], diff: bool) -> Any: ...
 
+    def refresh(self, *, on_output: Callable[[str], Any]) -> Any: ...
+
     def destroy(self, *, on_output: Callable[[str], Any]) -> Any: ...
+
+    def export_stack(self) -> Any: ...
 
     def set_all_config(self, config: Mapping[str, Any]) -> None: ...
 
@@ -59,25 +74,109 @@ class Stack(Protocol):
 StackOpener = Callable[[str, Path], Stack]
 
 
+class CancellableCommand(auto.PulumiCommand):
+    """Runs the Pulumi CLI like the SDK's `PulumiCommand`, but each command in a process group of
+    its own, and `cancel()` gives the running command a single SIGINT.
+
+    The Go CLI cancels an update on its first SIGINT: it finishes the resource steps under way,
+    records them and releases the stack's lock. A second SIGINT, a SIGTERM, or SIGPIPE on its
+    first write after its pipes close end it at once, leaving the lock (the next update fails
+    with 409) and any resource being created as a pending operation that destroy does not
+    delete. With the SDK's runner the CLI shares our process group, so a terminal's Ctrl-C
+    reaches it directly (forwarding ours would be its second), and an exception raised by a
+    signal handler inside the runner's `with Popen` closes its pipes. Here it hears from us
+    alone, once, and its output is read until it exits.
+    """
+
+    POLL_S = 0.05
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._cancelled = False
+
+    def cancel(self) -> None:
+        """Cancel the running command, and refuse to start others until `resume`. Safe in a signal
+        handler: it only sets a flag, which the running command's watcher thread acts on."""
+        self._cancelled = True
+
+    def resume(self) -> None:
+        """Let commands run again (teardown's, after a cancelled update)."""
+        self._cancelled = False
+
+    def run(
+        self,
+        args: list[str],
+        cwd: str,
+        additional_env: Mapping[str, str],
+        on_output: Callable[[str], Any] | None = None,
+        on_error: Callable[[str], Any] | None = None,
+    ) -> auto.CommandResult:
+        """`pulumi <args>` as the SDK runs it (non-interactive, the workspace's environment, output
+        to the callbacks), in a process group of its own; a CommandError if it fails."""
+        if self._cancelled:
+            raise auto.CommandError(auto.CommandResult(stdout="", stderr="error: cancelled before it started", code=-1))
+        end = args.index("--") if "--" in args else len(args)
+        command = [self.command, *([] if "--non-interactive" in args[:end] else ["--non-interactive"]), *args]
+        env = {**os.environ, **additional_env, "PULUMI_AUTOMATION_API": "true"}
+        out: list[str] = []
+        err: list[str] = []
+        with subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env, encoding="utf-8", process_group=0
+        ) as process:
+            done = threading.Event()
+            watcher = threading.Thread(target=self._interrupt_on_cancel, args=(process, done), daemon=True)
+            readers = [threading.Thread(target=_read, args=(process.stdout, on_output, out)), threading.Thread(target=_read, args=(process.stderr, on_error, err))]
+            for thread in (watcher, *readers):
+                thread.start()
+            try:
+                for thread in readers:
+                    thread.join()
+                process.wait()
+            finally:
+                done.set()
+            watcher.join()
+        result = auto.CommandResult(stdout="\n".join(out), stderr="\n".join(err), code=process.returncode)
+        if result.code != 0:
+            raise create_command_error(result)
+        return result
+
+    def _interrupt_on_cancel(self, process: subprocess.Popen[str], done: threading.Event) -> None:
+        """One SIGINT once a cancel is asked for while the command runs. Polled, because `cancel`
+        must take no lock: the thread it interrupts may hold it."""
+        while not done.wait(self.POLL_S):
+            if self._cancelled:
+                process.send_signal(signal.SIGINT)
+                return
+
+
+def _read(stream: IO[str] | None, callback: Callable[[str], Any] | None, lines: list[str]) -> None:
+    """Read `stream` to its end, whatever `callback` does: a CLI whose output is not read blocks."""
+    assert stream is not None
+    for line in iter(stream.readline, ""):
+        line = line.rstrip()
+        lines.append(line)
+        if callback is not None:
+            try:
+                callback(line)
+            except Exception:  # e.g. our own stdout closed: stop echoing, keep reading
+                callback = None
+
+
 def create_or_select(name: str, root: Path) -> Stack:
     """The stack `name` of the project at `root`, created in the backend if it is new."""
-    from pulumi import automation as auto
-
     return auto.create_or_select_stack(stack_name=name, work_dir=str(root))
 
 
 def select(name: str, root: Path) -> Stack:
     """The existing stack `name` of the project at `root`."""
-    from pulumi import automation as auto
-
     return auto.select_stack(stack_name=name, work_dir=str(root))
 
 
 def create(name: str, root: Path) -> Stack:
-    """A new stack `name` of the project at `root` (an error if it exists)."""
-    from pulumi import automation as auto
-
-    return auto.create_stack(stack_name=name, work_dir=str(root))
+    """A new stack `name` of the project at `root` (an error if it exists), its commands run by a
+    CancellableCommand (`stack.workspace.pulumi_command`)."""
+    options = auto.LocalWorkspaceOptions(pulumi_command=CancellableCommand())
+    return auto.create_stack(stack_name=name, work_dir=str(root), opts=options)
 
 
 def echo(line: str) -> None:
@@ -88,9 +187,7 @@ def echo(line: str) -> None:
 def config_values(raw: Mapping[str, Any]) -> dict[str, Any]:
     """A raw stack config as `set_all_config` values: objects and lists as their JSON text,
     which the program decodes as the CLI's own object config (types kept exactly)."""
-    from pulumi.automation import ConfigValue
-
-    return {key: ConfigValue(value if isinstance(value, str) else json.dumps(value, sort_keys=True)) for key, value in raw.items()}
+    return {key: auto.ConfigValue(value if isinstance(value, str) else json.dumps(value, sort_keys=True)) for key, value in raw.items()}
 
 
 def brief(exc: BaseException) -> str:

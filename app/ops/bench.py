@@ -7,8 +7,22 @@
 2. up, through the Automation API.
 3. wait for the training JobSet to finish (kubectl with the stack's `kubeconfig` output).
 4. collect the leader pod's log, MFU from it and goodput from Cloud Logging (best effort).
-5. destroy and remove the stack: on success, on any error, on SIGINT and on SIGTERM, retried
-   with backoff; a failed teardown names what is left.
+5. teardown, on success, on any error and on SIGINT or SIGTERM: `refresh` if an update began and
+   did not finish, destroy, check with `pulumi stack export` that the state holds no resource
+   and no pending operation, then `stack rm`; failed steps retried with backoff, and `pulumi
+   cancel` only when a step finds the stack locked. A stack that still holds anything is kept
+   and named (exit 3).
+
+Signals. A bench is stopped by a signal to this process alone (`kill`, a CI runner) or to its
+terminal's process group (Ctrl-C), and must never leave the Pulumi CLI killed mid-update: that
+leaves the stack locked and the resources it was creating as pending operations, which destroy
+does not delete and `stack rm` erases. So the CLI runs in a process group of its own
+(`automation.CancellableCommand`), where only this process signals it, and the Python handler
+never raises while a CLI command runs: during `up` it asks the command to cancel (a watcher
+thread sends the CLI one SIGINT, its graceful cancel) and the Automation API call returns once
+the CLI has finished the steps under way and exited; during stack init it lets the command
+finish, so the new stack is torn down; during teardown it only reports. It raises at once only
+while waiting for the job or collecting its log. See SignalGuard.
 
 The boundaries (stack factory, waiter, log fetcher, goodput source, sleep, clocks) are
 injectable, so the flow is tested offline.
@@ -20,11 +34,11 @@ import copy
 import dataclasses
 import hashlib
 import json
+import os
 import re
 import secrets
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -186,19 +200,28 @@ def _hours(seconds: float) -> str:
 class Interrupted(BaseException):
     """SIGINT or SIGTERM arrived: unwinds like KeyboardInterrupt, so `finally` blocks run."""
 
-    def __init__(self, signum: int):
-        self.signum = signum
-        super().__init__(signal.Signals(signum).name)
-
 
 class SignalGuard:
-    """Turns the first SIGINT or SIGTERM into Interrupted; once shielded (teardown has begun),
-    further signals are reported and ignored. The previous handlers come back on exit."""
+    """What SIGINT and SIGTERM do during a bench. The first is kept in `signum`; then:
+
+    - in `interruptible()` (waiting for the job, collecting its log) it raises Interrupted at once;
+    - in `holding()` (stack init, config) the running command completes, and Interrupted is raised
+      as the block ends, so a new stack is always known, hence torn down;
+    - in `holding(command)` (up) the command is also cancelled: the CLI gets one SIGINT, finishes
+      the steps under way, releases the stack's lock and exits;
+    - anywhere else (between those blocks, teardown) it raises nothing: either block raises
+      Interrupted as it begins, and no signal can stop teardown.
+    Later signals are only reported. The previous handlers come back on exit.
+    """
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self) -> None:
-        self.shielded = False
+        self.signum: int | None = None
+        self._raising = False
+        self._holding = False
+        self._tearing_down = False
+        self._command: automation.CancellableCommand | None = None
         self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> SignalGuard:
@@ -211,31 +234,70 @@ class SignalGuard:
         for s, handler in self._previous.items():
             signal.signal(s, handler)
 
-    def shield(self) -> None:
-        self.shielded = True
+    @contextmanager
+    def interruptible(self) -> Iterator[None]:
+        """A signal raises Interrupted in the block at once."""
+        self._stop_if_signalled()
+        self._raising = True
+        try:
+            yield
+        finally:
+            self._raising = False
+
+    @contextmanager
+    def holding(self, command: automation.CancellableCommand | None = None) -> Iterator[None]:
+        """A signal lets the block finish (cancelling `command`), then raises Interrupted."""
+        self._stop_if_signalled()
+        self._holding, self._command = True, command
+        try:
+            yield
+        finally:
+            self._holding, self._command = False, None
+            if command is not None:
+                command.resume()
+            self._stop_if_signalled()
+
+    def tearing_down(self) -> None:
+        """Teardown begins: signals from now on are only reported."""
+        self._tearing_down = True
+
+    def _stop_if_signalled(self) -> None:
+        if self.signum is not None:
+            raise Interrupted
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        if self.shielded:
-            print(
-                f"{signal.Signals(signum).name}: teardown is running and continues "
-                "(killing this process now would leave resources for `trainstack reap`)",
-                file=sys.stderr,
-                flush=True,
-            )
-            return
-        self.shielded = True
-        raise Interrupted(signum)
+        first = self.signum is None
+        if first:
+            self.signum = signum
+            if self._command is not None:
+                self._command.cancel()
+        if self._tearing_down:
+            note = "teardown is running and continues"
+        elif first and self._command is not None:
+            note = "cancelling the running pulumi command: it finishes the steps under way, then teardown begins"
+        elif self._holding:
+            note = "stopping once the running pulumi command is done, then teardown begins"
+        else:
+            note = "stopping; teardown begins"
+        # os.write, not print: a handler may interrupt a print to the same stream (a reentrant call).
+        os.write(2, f"{signal.Signals(signum).name}: {note} (killing this process would leave resources for `trainstack reap`)\n".encode())
+        if first and self._raising:
+            raise Interrupted
 
 
 @dataclass
 class Teardown:
-    """How destroy + stack removal went: `ok` only when both succeeded."""
+    """How teardown went. `destroyed`: after destroy, the stack's state (`pulumi stack export`)
+    held no resource and no pending operation; else `left` and `pending` say what it held.
+    `ok`: destroyed and the stack removed."""
 
     destroyed: bool
     removed: bool
     attempts: int
     seconds: float
     errors: list[str] = field(default_factory=list)
+    left: list[str] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -249,48 +311,100 @@ def teardown(
     stack: automation.Stack,
     sleep: Callable[[float], None],
     clock: Callable[[], float],
+    *,
+    refresh: bool,
     attempts: int = TEARDOWN_ATTEMPTS,
     backoff: tuple[float, ...] = TEARDOWN_BACKOFF_S,
 ) -> Teardown:
-    """Destroy the stack's resources, then remove the stack, retrying each with backoff. The
-    stack is never removed while resources may remain: its state is how they get destroyed."""
-    start, destroyed, removed, errors = clock(), False, False, []
-    attempt = 0
-    for attempt in range(1, attempts + 1):
-        step = "remove stack" if destroyed else "destroy"
+    """Refresh (with `refresh`: after an update that did not finish), destroy, check that the
+    state is empty, then remove the stack. A step that finds the stack locked (by an update that
+    was killed) runs again at once after `pulumi cancel`, once; a failed refresh is passed over
+    (destroy does not need it); any other failure is retried after a backoff, up to `attempts`
+    rounds, resuming where it failed. A stack whose state still holds anything is kept:
+    `stack rm` would erase the only record of it."""
+    start = clock()
+    steps = [*(["refresh"] if refresh else []), "destroy", "check", "remove stack"]
+    errors: list[str] = []
+    left: list[str] = []
+    pending: list[str] = []
+    attempt, cancelled = 1, False
+    while steps and not (left or pending):
         try:
-            if not destroyed:
-                stack.destroy(on_output=automation.echo)
-                destroyed, step = True, "remove stack"
-            stack.workspace.remove_stack(stack.name)
-            removed = True
-            break
+            if steps[0] == "check":
+                left, pending = held(stack.export_stack().deployment or {})
+            else:
+                _TEARDOWN_COMMANDS[steps[0]](stack)
         except Exception as exc:  # any failure is retried, then reported
-            errors.append(f"attempt {attempt}: {step} failed: {automation.brief(exc)}")
-            if isinstance(exc, ConcurrentUpdateError):
-                _cancel(stack, errors)
-            if attempt < attempts:
+            errors.append(f"attempt {attempt}: {steps[0]} failed: {automation.brief(exc)}")
+            if isinstance(exc, ConcurrentUpdateError) and not cancelled:
+                cancelled = _cancel(stack, errors)
+                if cancelled:
+                    continue  # the same step, at once
+            if steps[0] != "refresh":
+                if attempt == attempts:
+                    break
                 sleep(backoff[min(attempt - 1, len(backoff) - 1)])
-    return Teardown(destroyed, removed, attempt, round(clock() - start, 1), errors)
+                attempt += 1
+                continue
+        steps.pop(0)
+    destroyed = "check" not in steps and not (left or pending)
+    return Teardown(destroyed, not steps, attempt, round(clock() - start, 1), errors, left, pending)
 
 
-def _cancel(stack: automation.Stack, errors: list[str]) -> None:
-    """An interrupted update still holds the stack: cancel it so destroy can run."""
+_TEARDOWN_COMMANDS: dict[str, Callable[[automation.Stack], Any]] = {
+    "refresh": lambda stack: stack.refresh(on_output=automation.echo),
+    "destroy": lambda stack: stack.destroy(on_output=automation.echo),
+    "remove stack": lambda stack: stack.workspace.remove_stack(stack.name),
+}
+
+
+def held(deployment: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """What a stack's state (the `deployment` of `pulumi stack export`) holds: its resources but
+    the stack itself and the default providers, and its pending operations."""
+    resources = [_named(r) for r in deployment.get("resources") or [] if not _bookkeeping(r)]
+    pending = [f"{_named(op['resource'])} ({op['type']})" for op in deployment.get("pending_operations") or []]
+    return resources, pending
+
+
+def _named(resource: dict[str, Any]) -> str:
+    return f"{resource['type']} {resource['urn'].rsplit('::', 1)[-1]}"
+
+
+def _bookkeeping(resource: dict[str, Any]) -> bool:
+    name = resource["urn"].rsplit("::", 1)[-1]
+    return resource["type"] == "pulumi:pulumi:Stack" or (resource["type"].startswith("pulumi:providers:") and name.startswith("default"))
+
+
+def _cancel(stack: automation.Stack, errors: list[str]) -> bool:
+    """A killed update left the stack locked: cancel it, so the step can run again."""
     try:
         stack.cancel()
     except Exception as exc:  # the next attempt reports what still blocks it
         errors.append(f"cancel of the interrupted update failed: {automation.brief(exc)}")
+        return False
+    return True
 
 
 def leftovers(spec: BenchSpec, result: Teardown, root: Path) -> str:
     """What a failed teardown left, and how to remove it."""
+    reap = f"`trainstack reap --project {spec.project} --yes` deletes the cluster once it has expired ({expires_label(spec.expires)})"
+    if result.left or result.pending:
+        held_text = "; ".join([*result.left, *(f"{p}, pending" for p in result.pending)])
+        pending = (
+            f"A pending operation was cut short: its resource may exist in project {spec.project!r} without Pulumi knowing; "
+            f"delete it there if it does, then run `pulumi refresh --clear-pending-creates --stack {spec.stack} --cwd {root}`. "
+            if result.pending
+            else ""
+        )
+        return (
+            f"teardown left Pulumi stack {spec.stack!r} holding: {held_text}. The stack is kept: its state is the record of them. "
+            f"{pending}Then `trainstack destroy {spec.stack} --yes` and `pulumi stack rm {spec.stack} --cwd {root}`; {reap}."
+        )
     if not result.destroyed:
         return (
             f"teardown failed after {result.attempts} attempts; left behind: Pulumi stack {spec.stack!r} and its "
-            f"resources, including GKE cluster {spec.cluster!r} in project {spec.project!r} (expires "
-            f"{expires_label(spec.expires)}). Remove them with `trainstack destroy {spec.stack} --yes`, then "
-            f"`pulumi stack rm {spec.stack} --cwd {root}`; `trainstack reap --project {spec.project} --yes` "
-            "deletes the cluster once it has expired."
+            f"resources, including GKE cluster {spec.cluster!r} in project {spec.project!r}. Remove them with "
+            f"`trainstack destroy {spec.stack} --yes`, then `pulumi stack rm {spec.stack} --cwd {root}`; {reap}."
         )
     return (
         f"resources destroyed, but removing the empty Pulumi stack {spec.stack!r} failed after {result.attempts} "
@@ -447,7 +561,8 @@ class BenchResult:
 
     @property
     def exit_code(self) -> int:
-        """3: resources left behind; 128+N: stopped by signal N; 1: the bench failed; 0: success."""
+        """3: something left behind (teardown not ok); 128+N: signal N arrived, whenever (teardown
+        included); 1: the bench failed; 0: success."""
         if self.teardown is not None and not self.teardown.ok:
             return 3
         if self.interrupted:
@@ -488,28 +603,37 @@ def _phase(result: BenchResult, name: str, clock: Callable[[], float]) -> Iterat
 def run_bench(spec: BenchSpec, root: Path, deps: Deps, log_path: Path | None = None) -> BenchResult:
     """Create, run, measure and tear down the bench stack; the result says what happened."""
     result = BenchResult(spec, started_at=deps.wall())
-    stack = None
+    stack: automation.Stack | None = None
+    up: Any = None
     with SignalGuard() as guard:
         try:
-            stack = deps.create_stack(spec.stack, root)
-            stack.set_all_config(automation.config_values(spec.raw))
-            with _phase(result, "up", deps.clock):
-                try:
-                    up = stack.up(on_output=automation.echo)
-                except Exception as exc:
-                    raise BenchError(f"pulumi up failed: {automation.brief(exc)}") from None
-            _measure(result, spec, _kubeconfig(up), deps, log_path)
-        except Interrupted as exc:
-            result.interrupted = str(exc)
+            with guard.holding():
+                stack = deps.create_stack(spec.stack, root)
+                stack.set_all_config(automation.config_values(spec.raw))
+            with guard.holding(stack.workspace.pulumi_command), _phase(result, "up", deps.clock):
+                up = _up(stack)
+            with guard.interruptible():
+                _measure(result, spec, _kubeconfig(up), deps, log_path)
+        except Interrupted:
+            pass  # the guard keeps the signal
         except Exception as exc:  # whatever failed, teardown follows and the result says why
             result.error = str(exc) if isinstance(exc, TrainstackError) else f"{type(exc).__name__}: {exc}"
         finally:
-            guard.shield()
+            guard.tearing_down()
             if stack is not None:
-                result.teardown = teardown(stack, deps.sleep, deps.clock)
+                # Refresh after an update that began and did not finish (cancelled, failed).
+                result.teardown = teardown(stack, deps.sleep, deps.clock, refresh="up" in result.phases and up is None)
                 result.phases["teardown"] = {"seconds": result.teardown.seconds, "ok": result.teardown.ok}
+    result.interrupted = signal.Signals(guard.signum).name if guard.signum else None
     result.finished_at = deps.wall()
     return result
+
+
+def _up(stack: automation.Stack) -> Any:
+    try:
+        return stack.up(on_output=automation.echo)
+    except Exception as exc:
+        raise BenchError(f"pulumi up failed: {automation.brief(exc)}") from None
 
 
 def _kubeconfig(up: Any) -> str:

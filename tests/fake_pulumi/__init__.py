@@ -1,0 +1,95 @@
+"""A fake Pulumi CLI on PATH (cli.py behind a `pulumi` shim), and what tests read back from it:
+the processes it ran (command, signals received, how each ended) and the stacks it holds."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CLI = Path(__file__).resolve().parent / "cli.py"
+
+
+@dataclass
+class Process:
+    """One run of the fake CLI, from its log lines."""
+
+    pid: int
+    command: str  # its words without flags: "up", "stack rm", ...
+    pgid: int
+    signals: list[str] = field(default_factory=list)
+    code: int | None = None  # None: it never exited by itself (killed)
+    canceled: bool = False
+    terminated: bool = False
+
+
+@dataclass
+class FakePulumi:
+    """The fake CLI's bin directory (with `pulumi`, and `kubectl` and `gke-gcloud-auth-plugin`
+    stubs for the bench's tool check) and its state directory."""
+
+    home: Path
+    bin: Path
+
+    @classmethod
+    def install(cls, root: Path) -> FakePulumi:
+        fake = cls(root / "pulumi-home", root / "bin")
+        fake.home.mkdir()
+        fake.bin.mkdir()
+        scripts = {"pulumi": f'exec "{sys.executable}" -S "{CLI}" "$@"', "kubectl": "exit 1", "gke-gcloud-auth-plugin": "exit 1"}
+        for name, body in scripts.items():
+            shim = fake.bin / name
+            shim.write_text(f"#!/bin/sh\n{body}\n")
+            shim.chmod(0o755)
+        return fake
+
+    def env(self, **knobs: str) -> dict[str, str]:
+        """The environment to run against it; knobs: FAKE_PULUMI_* settings (see cli.py)."""
+        return {"PATH": f"{self.bin}{os.pathsep}{os.environ['PATH']}", "FAKE_PULUMI_HOME": str(self.home), **knobs}
+
+    def events(self) -> list[dict[str, Any]]:
+        log = self.home / "calls.jsonl"
+        return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+    def processes(self) -> list[Process]:
+        runs: dict[int, Process] = {}
+        for event in self.events():
+            if event["event"] == "start":
+                words = [a for a in event["argv"] if not a.startswith("--")]
+                runs[event["pid"]] = Process(event["pid"], " ".join(words[:2] if words[:1] in (["stack"], ["config"]) else words[:1]), event["pgid"])
+            run = runs.get(event["pid"])
+            if run is None:  # the bench's own events (the job)
+                continue
+            if event["event"] == "signal":
+                run.signals.append(event["signal"])
+            elif event["event"] == "exit":
+                run.code, run.canceled, run.terminated = event["code"], event.get("canceled", False), event.get("terminated", False)
+        return list(runs.values())
+
+    def commands(self) -> list[str]:
+        return [p.command for p in self.processes()]
+
+    def stacks(self) -> dict[str, dict[str, Any]]:
+        """Every stack's state, and whether it is locked."""
+        folder = self.home / "stacks"
+        found = sorted(folder.glob("*.json")) if folder.exists() else []
+        return {p.stem: {**json.loads(p.read_text()), "locked": p.with_suffix(".lock").exists()} for p in found}
+
+    def release(self) -> None:
+        """Let the held step (FAKE_PULUMI_HOLD) go on."""
+        (self.home / "release").touch()
+
+    def wait_for(self, predicate: Callable[[dict[str, Any]], bool], timeout_s: float = 20.0) -> dict[str, Any]:
+        """The first logged event matching `predicate`, polling until it shows up."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            match = next((e for e in self.events() if predicate(e)), None)
+            if match:
+                return match
+            time.sleep(0.01)
+        raise TimeoutError(f"no such event from the fake pulumi within {timeout_s}s; seen: {self.events()}")

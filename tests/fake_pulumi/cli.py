@@ -1,0 +1,400 @@
+"""A fake `pulumi` for tests: it answers the commands the Automation API issues in a bench with
+output shaped like the Go CLI's, keeps stacks in $FAKE_PULUMI_HOME, and takes signals the way
+the Go CLI does:
+
+- an update (up, refresh, destroy) cancels on its first SIGINT: it finishes the step under way,
+  releases the stack's lock, prints `error: update canceled` and exits 255; a second SIGINT
+  ends it at once;
+- SIGTERM, SIGPIPE (a write to a closed pipe) and SIGKILL end it at once: the lock stays, and a
+  resource being created stays in the state as a pending operation;
+- any other command dies on SIGINT, as a Go program without a handler does.
+
+Each process appends JSON lines to $FAKE_PULUMI_HOME/calls.jsonl: `start` (argv, pgid), `step`,
+`held`, `signal`, `killed` and `exit` (code, canceled, terminated); one killed by a signal has
+no `exit`.
+
+Knobs (environment): FAKE_PULUMI_HOLD=<op>:<resource name> (a step) or `stack init`: there the
+process logs `held` and waits for the file $FAKE_PULUMI_HOME/release, so that a test can signal
+while it is under way; FAKE_PULUMI_DIE_AT=<op>:<resource name>: the process SIGKILLs itself as
+that step starts (an update killed from outside).
+
+Standard library only: it runs as `python -S cli.py ...` behind a `pulumi` shim.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import Any, NoReturn
+
+VERSION = "v3.200.0"
+PROJECT = "trainstack"
+HOME = Path(os.environ["FAKE_PULUMI_HOME"])
+HOLD = os.environ.get("FAKE_PULUMI_HOLD", "")
+HOLD_LIMIT_S = 20.0  # a test that never releases fails rather than hangs
+DIE_AT = os.environ.get("FAKE_PULUMI_DIE_AT", "")
+# (type, name) of what `up` creates, in order: the stack, its default provider, three cloud resources.
+PLAN = [
+    ("pulumi:pulumi:Stack", "{project}-{stack}"),
+    ("pulumi:providers:gcp", "default_8_41_1"),
+    ("gcp:compute/network:Network", "bench-net"),
+    ("gcp:container/cluster:Cluster", "bench-cluster"),
+    ("gcp:container/nodePool:NodePool", "bench-gpus"),
+]
+KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\n"
+# The flags the Automation API passes in a bench; any other is an error, so that a new one is noticed.
+VALUE_FLAGS = {"--stack", "--exec-kind", "--page-size", "--page", "--plaintext"}
+BOOL_FLAGS = {"--non-interactive", "--yes", "--skip-preview", "--json", "--show-secrets"}
+CONFLICT = "[409] Conflict: Another update is currently in progress."
+HEADINGS = {"up": "Updating", "refresh": "Refreshing", "destroy": "Destroying"}
+TENSES = {"create": ("creating", "created"), "delete": ("deleting", "deleted")}
+
+
+class Failed(Exception):
+    """A command error: its message goes to stderr as `error: ...`, exit code 255."""
+
+
+def log(event: str, **fields: Any) -> None:
+    line = json.dumps({"event": event, "pid": os.getpid(), "t": time.time(), **fields}) + "\n"
+    fd = os.open(HOME / "calls.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)
+
+
+def out(line: str = "") -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def hold(point: str) -> None:
+    """Wait at `point` while it is the held one, until the test releases it."""
+    if point != HOLD:
+        return
+    log("held", at=point)
+    deadline = time.monotonic() + HOLD_LIMIT_S
+    while not (HOME / "release").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+# ---------------------------------------------------------------------------------------------
+# The backend: one JSON file per stack, a lock file while an update runs
+
+
+def path(stack: str, suffix: str = ".json") -> Path:
+    return HOME / "stacks" / f"{stack}{suffix}"
+
+
+def load(stack: str) -> dict[str, Any]:
+    if not path(stack).exists():
+        raise Failed(f"no stack named '{stack}' found")
+    return json.loads(path(stack).read_text())
+
+
+def save(stack: str, state: dict[str, Any]) -> None:
+    temporary = path(stack, ".tmp")
+    temporary.write_text(json.dumps(state, indent=1))
+    temporary.replace(path(stack))
+
+
+def urn(stack: str, type_: str, name: str) -> str:
+    return f"urn:pulumi:{stack}::{PROJECT}::{type_}::{name}"
+
+
+def resource(stack: str, type_: str, name: str) -> dict[str, Any]:
+    stack_urn = urn(stack, PLAN[0][0], PLAN[0][1].format(project=PROJECT, stack=stack))
+    item: dict[str, Any] = {"urn": urn(stack, type_, name), "custom": type_ != PLAN[0][0], "type": type_}
+    if item["custom"]:
+        item.update(id=f"{name}-id", inputs={}, outputs={}, parent=stack_urn)
+    if item["custom"] and not type_.startswith("pulumi:providers:"):
+        item["provider"] = f"{urn(stack, PLAN[1][0], PLAN[1][1])}::{PLAN[1][1]}-id"
+    return item
+
+
+# ---------------------------------------------------------------------------------------------
+# Updates: up, refresh, destroy
+
+
+class Update:
+    """An update holding the stack's lock, cancellable like the Go CLI's."""
+
+    def __init__(self, kind: str, stack: str):
+        self.kind, self.stack, self.state = kind, stack, load(stack)
+        self.cancelled, self.interrupts, self.changes = False, 0, 0
+        signal.signal(signal.SIGINT, self._interrupt)
+        if path(stack, ".lock").exists():
+            raise Failed(CONFLICT)
+        path(stack, ".lock").write_text(str(os.getpid()))
+        self.started = now()
+
+    def _interrupt(self, signum: int, frame: FrameType | None) -> None:
+        self.interrupts += 1
+        log("signal", signal="SIGINT")
+        if self.interrupts == 1:
+            self.cancelled = True
+            out("^C received; cancelling. If you would like to terminate immediately, press ^C again.")
+            return
+        out("^C received; terminating")
+        log("exit", code=255, terminated=True)
+        os._exit(255)
+
+    def step(self, symbol: str, op: str, item: dict[str, Any]) -> None:
+        """One resource step (op: create or delete), a pending operation in the state while it runs."""
+        if self.cancelled:
+            raise Canceled
+        type_, name = item["type"], item["urn"].rsplit("::", 1)[-1]
+        doing, done = TENSES[op]
+        pending = {"resource": item, "type": doing}
+        self.state["pending_operations"].append(pending)
+        save(self.stack, self.state)
+        log("step", op=self.kind, urn=item["urn"])
+        if DIE_AT == f"{self.kind}:{name}":
+            log("killed", signal="SIGKILL")
+            os.kill(os.getpid(), signal.SIGKILL)
+        out(f" {symbol}  {type_} {name} {doing} (0s)")
+        hold(f"{self.kind}:{name}")
+        self.state["pending_operations"].remove(pending)
+        resources = self.state["resources"]
+        if op == "delete":
+            resources.remove(item)
+        else:
+            resources.append(item)
+        save(self.stack, self.state)
+        self.changes += 1
+        out(f" {symbol}  {type_} {name} {done} (1s)")
+
+    def finish(self, ok: bool) -> None:
+        self.state["history"].insert(
+            0,
+            {
+                "kind": self.kind,
+                "startTime": self.started,
+                "message": "",
+                "environment": {"exec.kind": "auto.local"},
+                "config": {},
+                "result": "succeeded" if ok else "failed",
+                "endTime": now(),
+                "version": len(self.state["history"]) + 1,
+                "resourceChanges": {"same": len(self.state["resources"])} if self.kind == "refresh" else {self.kind: self.changes},
+            },
+        )
+        save(self.stack, self.state)
+        path(self.stack, ".lock").unlink()
+
+
+class Canceled(Exception):
+    """The update stops between steps after a SIGINT."""
+
+
+def run_update(kind: str, stack: str, flags: dict[str, list[Any]]) -> int:
+    update = Update(kind, stack)
+    out(f"{HEADINGS[kind]} ({stack}):")
+    try:
+        {"up": up, "refresh": refresh, "destroy": destroy}[kind](update, flags)
+    except Canceled:
+        update.finish(ok=False)
+        sys.stderr.write("error: update canceled\n")
+        log("exit", code=255, canceled=True)
+        return 255
+    update.finish(ok=True)
+    log("exit", code=0)
+    return 0
+
+
+def up(update: Update, flags: dict[str, list[Any]]) -> None:
+    have = {item["urn"] for item in update.state["resources"]}
+    for type_, name in PLAN:
+        item = resource(update.stack, type_, name.format(project=PROJECT, stack=update.stack))
+        if item["urn"] not in have:
+            update.step("+", "create", item)
+    update.state["outputs"] = {"kubeconfig": {"value": KUBECONFIG, "secret": True}}
+    out("Outputs:\n    kubeconfig: [secret]\n")
+    out(f"Resources:\n    + {update.changes} created\n\nDuration: 1s")
+
+
+def refresh(update: Update, flags: dict[str, list[Any]]) -> None:
+    """Pending updates and deletes are resolved by reading the resources back; pending creates
+    stay (clearing them takes --clear-pending-creates, or an interactive answer)."""
+    state = update.state
+    creates = [op for op in state["pending_operations"] if op["type"] == "creating"]
+    if creates:
+        out(f"warning: Attempting to deploy or update resources with {len(creates)} pending operations from previous deployment.")
+        for op in creates:
+            out(f"  * {op['resource']['urn']}, interrupted while creating")
+    state["pending_operations"] = creates
+    out(f"Resources:\n    {len(state['resources'])} unchanged\n\nDuration: 1s")
+
+
+def destroy(update: Update, flags: dict[str, list[Any]]) -> None:
+    for item in list(reversed(update.state["resources"])):
+        update.step("-", "delete", item)
+    update.state["outputs"] = {}
+    out(f"Resources:\n    - {update.changes} deleted\n\nDuration: 1s")
+    out("The resources in the stack have been deleted, but the history and configuration associated with the stack are still maintained.")
+    out(f"If you want to remove the stack completely, run `pulumi stack rm {update.stack}`.")
+
+
+# ---------------------------------------------------------------------------------------------
+# The other commands
+
+
+def version(stack: str | None, words: list[str], flags: dict[str, list[Any]]) -> None:
+    out(VERSION)
+
+
+def stack_init(stack: str | None, words: list[str], flags: dict[str, list[Any]]) -> None:
+    name = words[0]
+    if path(name).exists():
+        raise Failed(f"stack '{name}' already exists")
+    hold("stack init")
+    path(name).parent.mkdir(parents=True, exist_ok=True)
+    save(name, {"resources": [], "pending_operations": [], "config": {}, "outputs": {}, "history": []})
+    out(f"Created stack '{name}'")
+
+
+def stack_select(stack: str | None, words: list[str], flags: dict[str, list[Any]]) -> None:
+    load(needed(stack))
+
+
+def stack_rm(stack: str | None, words: list[str], flags: dict[str, list[Any]]) -> None:
+    name = words[0]
+    state = load(name)
+    if path(name, ".lock").exists():
+        raise Failed(CONFLICT)
+    if state["resources"]:
+        raise Failed(
+            f"'{name}' still has resources; removal rejected. Possible actions:\n"
+            f"- Make sure that '{name}' is the stack that you want to destroy\n"
+            "- Run `pulumi destroy` to delete the resources, then run `pulumi stack rm`\n"
+            "- Run `pulumi stack rm --force` to override this error"
+        )
+    path(name).unlink()  # pending operations go with it: nothing records them any more
+    out(f"Stack '{name}' has been removed!")
+
+
+def stack_export(stack: str | None, words: list[str], flags: dict[str, list[Any]]) -> None:
+    state = load(needed(stack))
+    deployment: dict[str, Any] = {"manifest": {"time": now(), "magic": "0" * 64, "version": VERSION}, "secrets_providers": {"type": "service"}}
+    if state["resources"]:
+        deployment["resources"] = state["resources"]
+    if state["pending_operations"]:
+        deployment["pending_operations"] = state["pending_operations"]
+    out(json.dumps({"version": 3, "deployment": deployment}, indent=4))
+
+
+def stack_output(stack: str | None, words: list[str], flags: dict[str, list[Any]]) -> None:
+    outputs = load(needed(stack))["outputs"]
+    shown = "--show-secrets" in flags
+    out(json.dumps({k: v["value"] if shown or not v["secret"] else "[secret]" for k, v in outputs.items()}, indent=2))
+
+
+def stack_history(stack: str | None, words: list[str], flags: dict[str, list[Any]]) -> None:
+    history = load(needed(stack))["history"]
+    size = int(flags.get("--page-size", [len(history) or 1])[-1])
+    page = int(flags.get("--page", [1])[-1])
+    out(json.dumps(history[(page - 1) * size : page * size], indent=4))
+
+
+def config_set_all(stack: str | None, words: list[str], flags: dict[str, list[Any]]) -> None:
+    name = needed(stack)
+    state = load(name)
+    for item in flags.get("--plaintext", []) + flags.get("--secret", []):
+        key, _, value = item.partition("=")
+        state["config"][key] = value
+    save(name, state)
+
+
+def cancel(stack: str | None, words: list[str], flags: dict[str, list[Any]]) -> None:
+    name = needed(stack)
+    load(name)
+    if not path(name, ".lock").exists():
+        raise Failed(f"[400] Bad Request: stack '{name}' has no update in progress")
+    path(name, ".lock").unlink()
+    out(f"The currently running update for '{name}' has been canceled!")
+
+
+COMMANDS = {
+    ("version",): version,
+    ("stack", "init"): stack_init,
+    ("stack", "select"): stack_select,
+    ("stack", "rm"): stack_rm,
+    ("stack", "export"): stack_export,
+    ("stack", "output"): stack_output,
+    ("stack", "history"): stack_history,
+    ("config", "set-all"): config_set_all,
+    ("cancel",): cancel,
+}
+UPDATES = ("up", "refresh", "destroy")
+
+
+def needed(stack: str | None) -> str:
+    if stack:
+        return stack
+    raise Failed("no stack selected; please use `pulumi stack select` to choose one")
+
+
+def parse(argv: list[str]) -> tuple[list[str], dict[str, list[Any]]]:
+    """Positional words and flags (each a list of its values); an unknown flag is an error."""
+    words: list[str] = []
+    flags: dict[str, list[Any]] = {}
+    args = iter(argv)
+    for arg in args:
+        if arg == "--":
+            words.extend(args)
+        elif arg.startswith("--"):
+            name, eq, value = arg.partition("=")
+            if name in VALUE_FLAGS:
+                flags.setdefault(name, []).append(value if eq else next(args))
+            elif name in BOOL_FLAGS:
+                flags[name] = [True]
+            else:
+                raise Failed(f"unknown flag: {name}")
+        else:
+            words.append(arg)
+    return words, flags
+
+
+def main(argv: list[str]) -> NoReturn:
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # die on a closed pipe, as Go does on stdout
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # until an update installs its handler
+    signal.signal(signal.SIGTERM, _terminated)
+    log("start", argv=argv, pgid=os.getpgrp())
+    code = 0
+    try:
+        words, flags = parse(argv)
+        stack = flags.get("--stack", [None])[-1]
+        if words[:1] and words[0] in UPDATES:
+            code = run_update(words[0], needed(stack), flags)
+        else:
+            key = tuple(words[:2]) if tuple(words[:2]) in COMMANDS else tuple(words[:1])
+            if key not in COMMANDS:
+                raise Failed(f"unknown command {' '.join(words)!r} for the fake pulumi")
+            COMMANDS[key](stack, words[len(key) :], flags)
+            log("exit", code=0)
+    except Failed as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        log("exit", code=255, error=str(exc))
+        code = 255
+    sys.stdout.flush()
+    sys.exit(code)
+
+
+def _terminated(signum: int, frame: FrameType | None) -> None:
+    log("killed", signal="SIGTERM")
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

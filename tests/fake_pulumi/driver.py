@@ -1,0 +1,36 @@
+"""`trainstack bench` in a child process, against the fake CLI: the real command line, bench
+flow and Automation API; only the job's boundaries (wait, logs, goodput) and teardown's backoff
+sleeps are faked."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from trainstack.app.cli import main
+from trainstack.app.ops import bench
+from trainstack.app.ops.bench import Deps, JobOutcome
+
+RECIPE = "a3ultra-405b"
+STACK = "a3ultra-405b-bench-signals"
+
+
+def run(env: dict[str, str], workdir: str, job_s: float) -> None:
+    """Run the bench (the job "runs" for `job_s` seconds) in a process group of its own, as a
+    shell runs a job, with its output in `workdir`/stdout and /stderr; exits with its code."""
+    os.setpgrp()
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        os.dup2(os.open(Path(workdir) / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), fd)
+    os.environ.update(env)
+    home = Path(env["FAKE_PULUMI_HOME"])
+
+    def wait(kubeconfig: Path, name: str, namespace: str, timeout_s: float) -> JobOutcome:
+        with open(home / "calls.jsonl", "a") as log:
+            log.write(json.dumps({"event": "job", "pid": os.getpid(), "t": time.time()}) + "\n")
+        time.sleep(job_s)
+        return JobOutcome("succeeded", "JobSet finished")
+
+    bench.Deps = lambda: Deps(wait=wait, logs=lambda *args: "no step times\n", goodput=lambda *args: [], sleep=lambda seconds: None)  # type: ignore[misc]
+    main(["bench", RECIPE, "--name", STACK, "--timeout", "1h", "--ttl", "3h", "--result", str(Path(workdir) / "result.json")], prog_name="trainstack")
