@@ -84,7 +84,7 @@ class FakePulumi:
         """Let the held step (FAKE_PULUMI_HOLD) go on."""
         (self.home / "release").touch()
 
-    def wait_for(self, predicate: Callable[[dict[str, Any]], bool], timeout_s: float = 20.0) -> dict[str, Any]:
+    def wait_for(self, predicate: Callable[[dict[str, Any]], bool], timeout_s: float = 120.0) -> dict[str, Any]:
         """The first logged event matching `predicate`, polling until it shows up."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
