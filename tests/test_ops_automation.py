@@ -174,3 +174,16 @@ def test_cancel_sends_the_running_command_one_sigint_and_refuses_the_next_until_
     command.resume()
     assert [r["type"] for r in stack.export_stack().deployment["resources"]] == ["pulumi:pulumi:Stack", "pulumi:providers:gcp", "gcp:compute/network:Network"]
     assert not fake_cli.stacks()["s"]["locked"], "the cancelled update released its lock"
+
+
+def test_a_failing_output_callback_stops_echoing_but_not_reading(fake_cli: FakePulumi, tmp_path: Path) -> None:
+    """An echo that fails (our stdout closed) must not leave the CLI's output unread."""
+    stack = automation.create("s", tmp_path)
+    echoed: list[str] = []
+
+    def broken_echo(line: str) -> None:
+        echoed.append(line)
+        raise BrokenPipeError
+
+    up = stack.up(on_output=broken_echo)
+    assert echoed == ["Updating (s):"] and up.stdout.splitlines()[-1] == "Duration: 1s"

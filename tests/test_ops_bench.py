@@ -304,7 +304,7 @@ def test_a_signal_between_steps_raises_only_as_the_next_one_begins() -> None:
     """Outside its blocks the guard only records a signal: nothing can interrupt teardown."""
     ran: list[str] = []
     with bench.SignalGuard() as guard:
-        signal_self(signal.SIGTERM)
+        signal_self(signal.SIGTERM, until=lambda: guard.signum is not None)
         assert guard.signum == signal.SIGTERM
         for block in (guard.holding, guard.interruptible):
             with pytest.raises(bench.Interrupted), block():
@@ -315,7 +315,11 @@ def test_a_signal_between_steps_raises_only_as_the_next_one_begins() -> None:
 def test_a_failing_refresh_is_passed_over_and_destroy_still_runs() -> None:
     log: list[Any] = []
     stack = FakeStack("s", log, up_ok)
-    stack.refresh = lambda *, on_output: (_ for _ in ()).throw(command_error("refresh of bench-cluster: 500 backend error"))
+
+    def failing_refresh(*, on_output: Callable[[str], Any]) -> None:
+        raise command_error("refresh of bench-cluster: 500 backend error")
+
+    stack.refresh = failing_refresh
     sleeps: list[float] = []
     result = teardown(stack, sleeps.append, iter([0.0, 1.0]).__next__, refresh=True)
     assert log == ["destroy", "export", ("remove", "s")] and sleeps == []

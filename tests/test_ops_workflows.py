@@ -15,8 +15,10 @@ import click
 import pytest
 import yaml
 from trainstack.app.cli import main
+from trainstack.app.ops.bench import DEPLOY_AND_TEARDOWN_S
 from trainstack.app.ops.cli import COMMANDS
 from trainstack.app.stacks import raw_stack_config, stack_names
+from trainstack.config import duration_seconds
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -127,7 +129,31 @@ def test_bench_is_manual_and_scheduled_and_always_keeps_results_and_reaps() -> N
     assert any(not s.get("with", {}).get("command") for s in uses(workflow, "pulumi/actions")), "the Pulumi CLI is installed"
     assert uses(workflow, "google-github-actions/auth")
     [upload] = uses(workflow, "actions/upload-artifact")
-    assert upload["if"] == "always()" and "result.json" in upload["with"]["path"]
+    assert upload["if"].startswith("always()") and "result.json" in upload["with"]["path"]
     [reap] = [s for s in job["steps"] if "trainstack reap" in s.get("run", "")]
     assert reap["if"] == "always()" and "--yes" in reap["run"]
     assert job["steps"].index(reap) > job["steps"].index(next(s for s in job["steps"] if "trainstack bench" in s.get("run", "")))
+
+
+def test_an_hourly_schedule_only_reaps_and_waits_behind_no_bench() -> None:
+    workflow = load("bench.yml")
+    [job] = workflow["jobs"].values()
+    [hourly] = [entry["cron"] for entry in workflow["on"]["schedule"] if entry["cron"].split()[1:] == ["*", "*", "*", "*"]]
+    reap_run = f"github.event.schedule == '{hourly}'"
+    assert reap_run in job["env"]["REAP_ONLY"] and reap_run in workflow["concurrency"]["group"], "its own concurrency group"
+    assert f"github.event.schedule != '{hourly}'" in job["runs-on"], "reaping needs no bench runner"
+    reap_only = [s.get("name") or s["uses"].split("@")[0] for s in job["steps"] if "env.REAP_ONLY != 'true'" not in s.get("if", "")]
+    assert reap_only == ["actions/checkout", "actions/setup-python", "Install", "google-github-actions/auth", "Reap expired ephemeral clusters"]
+    [reap] = [s for s in job["steps"] if "trainstack reap" in s.get("run", "")]
+    assert reap["if"] == "always()"
+
+
+def test_the_default_ttl_outlives_the_job_and_the_bench_timeout() -> None:
+    """Reap never deletes a cluster whose run may still be tearing it down."""
+    workflow = load("bench.yml")
+    [job] = workflow["jobs"].values()
+    inputs = workflow["on"]["workflow_dispatch"]["inputs"]
+    ttl, timeout = duration_seconds(inputs["ttl"]["default"]), duration_seconds(inputs["timeout"]["default"])
+    assert f"'{inputs['ttl']['default']}'" in job["env"]["TTL"] and f"'{inputs['timeout']['default']}'" in job["env"]["TIMEOUT"]
+    assert ttl >= job["timeout-minutes"] * 60 + 3600, "a margin of an hour over the job's limit"
+    assert ttl >= timeout + DEPLOY_AND_TEARDOWN_S, "what `trainstack bench` requires"

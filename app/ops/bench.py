@@ -289,7 +289,7 @@ class SignalGuard:
 class Teardown:
     """How teardown went. `destroyed`: after destroy, the stack's state (`pulumi stack export`)
     held no resource and no pending operation; else `left` and `pending` say what it held.
-    `ok`: destroyed and the stack removed."""
+    `ok`: destroyed and the stack removed. `attempts`: rounds, a failed step retried in the next."""
 
     destroyed: bool
     removed: bool
