@@ -34,6 +34,7 @@ from typing import Any
 import pulumi
 import pulumi_command as command
 import pulumi_gcp as gcp
+from trainstack import catalog
 from trainstack.components.options import child_options
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
@@ -81,7 +82,7 @@ NGC_USERNAME = "$oauthtoken"
 
 def ngc_login(secret: str) -> RegistryLogin:
     """The login to NGC's registry with the API key held in Secret Manager secret `secret`."""
-    return RegistryLogin(server="nvcr.io", username=NGC_USERNAME, secret=secret)
+    return RegistryLogin(server=catalog.NGC_REGISTRY, username=NGC_USERNAME, secret=secret)
 
 
 @dataclass(frozen=True)
@@ -204,7 +205,8 @@ class WorkloadImage(pulumi.ComponentResource):
 def login_build_config(login: RegistryLogin, project: str, reference: str) -> dict[str, Any]:
     """A Cloud Build config that logs Docker in to `login.server` with the secret's latest version,
     then builds the uploaded context into `reference` and pushes it. `$$` is Cloud Build's escape
-    for a literal `$`, so the shell sees `$NGC_API_KEY` and Docker the user name as written."""
+    for a literal `$`, so the step's shell expands `$REGISTRY_PASSWORD` (the secret) and Docker
+    gets the user name as written."""
     username = login.username.replace("$", "$$")
     return {
         "steps": [

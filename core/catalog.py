@@ -480,7 +480,8 @@ IMAGES: dict[str, Image] = {
 # access (recipe 001's base, nvcr.io/ea-bignlp/nemofw-training; GoogleCloudPlatform/
 # ai-infra-cluster-provisioning ca1fbce sample_workloads/megatron-demo README: access to these
 # images is obtained by registering with NVIDIA).
-NGC_EARLY_ACCESS = "nvcr.io/ea-bignlp/"
+NGC_REGISTRY = "nvcr.io"
+NGC_EARLY_ACCESS = f"{NGC_REGISTRY}/ea-bignlp/"
 
 
 def image(role: str) -> Image:

@@ -97,8 +97,10 @@ def problems(image: ImageConfig, root: Path) -> list[Problem]:
             (
                 ("trainstack:image", "build", "ngcApiKeySecret"),
                 None,
-                f"{build.context}/Dockerfile starts from {gated[0]}, which only an NGC API key with early access to "
-                f"{catalog.NGC_EARLY_ACCESS.rstrip('/')} can pull: name the Secret Manager secret that holds the key",
+                (
+                    f"{build.context}/Dockerfile starts from {gated[0]}, which only an NGC API key with early access to "
+                    f"{catalog.NGC_EARLY_ACCESS.rstrip('/')} can pull: name the Secret Manager secret that holds the key"
+                ),
             )
         ]
     return []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import shlex
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from gcp_support import BUCKET, COMMAND, PROJECT, REGION, REPOSITORY, by_name, o
 from trainstack import catalog
 from trainstack.app.stacks import project_root
 from trainstack.components.image import context_digest, pinned_reference
+from trainstack.infra.gcp import dockerfile_bases
 
 DIGEST = "sha256:" + "ab" * 32
 TAGGED = f"{REGION}-docker.pkg.dev/{PROJECT}/a3ultra-405b-images/nemo-workload:24.07"
@@ -116,7 +116,6 @@ def test_context_digest_is_stable_and_sees_every_change(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("context", ["nemo-24.07", "nemofw-23.05", "litgpt", "mistral"])
 def test_build_contexts_start_from_a_catalog_image(context: str) -> None:
-    dockerfile = (project_root() / "images" / context / "Dockerfile").read_text()
-    bases = re.findall(r"^FROM\s+(\S+)", dockerfile, flags=re.MULTILINE)
+    bases = dockerfile_bases(project_root() / "images" / context / "Dockerfile")
     assert bases, f"images/{context}/Dockerfile has no FROM"
     assert set(bases) <= {image.ref for image in catalog.IMAGES.values()}

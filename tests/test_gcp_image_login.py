@@ -72,7 +72,7 @@ def run_create(create: str, tmp_path: Path) -> tuple[subprocess.CompletedProcess
     gcloud.write_text(FAKE_GCLOUD)
     gcloud.chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "TMPDIR": str(tmp_path)}
-    done = subprocess.run(["/bin/sh", "-c", create], cwd=project_root(), env=env, capture_output=True, text=True, timeout=30)
+    done = subprocess.run(["/bin/sh", "-c", create], cwd=project_root(), env=env, capture_output=True, text=True, timeout=30, check=False)
     return done, json.loads((bin_dir / "gcloud.call").read_text())
 
 

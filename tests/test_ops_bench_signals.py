@@ -14,14 +14,13 @@ import multiprocessing
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fake_pulumi import FakePulumi, Process, driver
+from fake_pulumi import DEADLINE_S, FakePulumi, Process, driver, poll
 
 TEARDOWN = ["destroy", "stack history", "stack export", "stack rm"]  # destroy reads back its summary
 SETUP = ["version", "stack init", "config set-all"]
@@ -52,19 +51,15 @@ class Bench:
         self.cli.wait_for(predicate)
         os.killpg(self.child.pid, signum)
 
-    def wait_for_stderr(self, text: str, timeout_s: float = 120.0) -> None:
+    def wait_for_stderr(self, text: str) -> None:
         """Until the bench has written `text` to stderr (its signal handler has run)."""
-        deadline = time.monotonic() + timeout_s
-        while text not in self.stderr():
-            if time.monotonic() > deadline:
-                pytest.fail(f"the bench never wrote {text!r}; stderr:\n{self.stderr()}")
-            time.sleep(0.01)
+        poll(lambda: text in self.stderr(), lambda: f"the bench never wrote {text!r}; stderr:\n{self.stderr()}")
 
-    def exit_code(self, timeout_s: float = 120.0) -> int:
-        self.child.join(timeout_s)
+    def exit_code(self) -> int:
+        self.child.join(DEADLINE_S)
         if self.child.is_alive():
             self.child.kill()
-            pytest.fail(f"the bench did not end within {timeout_s}s; stderr:\n{self.stderr()}")
+            pytest.fail(f"the bench did not end within {DEADLINE_S}s; stderr:\n{self.stderr()}")
         return self.child.exitcode
 
     def result(self) -> dict[str, Any]:
@@ -215,7 +210,7 @@ def test_the_fake_cli_killed_mid_update_leaves_the_stack_locked(tmp_path: Path, 
         cli.wait_for(sigint_received)
         up.send_signal(signal.SIGINT)
     code, pending = DEATHS[how]
-    assert up.wait(120) == code
+    assert up.wait(DEADLINE_S) == code
     state = cli.stacks()["s"]
     assert state["locked"] and [op["resource"]["type"] for op in state["pending_operations"]] == (["gcp:compute/network:Network"] if pending else [])
     destroy = subprocess.run([pulumi, "destroy", "--yes", "--skip-preview", "--stack", "s"], env=env, capture_output=True, text=True, check=False)

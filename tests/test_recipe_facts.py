@@ -82,10 +82,14 @@ def test_a3mega_env_is_the_recipes(plans: dict[str, Plan], name: str, value: str
     assert env[name] == value, source
 
 
-def _nemo_model(plan: Plan) -> dict[str, Any]:
+def _nemo_config(plan: Plan) -> dict[str, Any]:
     config_maps = [r["inputs"] for r in plan.resources if r["type"] == "kubernetes:core/v1:ConfigMap" and r["inputs"]["metadata"]["name"].endswith("nemo-config")]
     (data,) = [cm["data"] for cm in config_maps]
-    return yaml.safe_load(next(iter(data.values())))["model"]
+    return yaml.safe_load(next(iter(data.values())))
+
+
+def _nemo_model(plan: Plan) -> dict[str, Any]:
+    return _nemo_config(plan)["model"]
 
 
 @pytest.mark.parametrize(("key", "value", "source"), A3MEGA_MODEL, ids=[f[0] for f in A3MEGA_MODEL])
@@ -273,8 +277,7 @@ def test_gpt5b_model_config_is_the_recipes(a3high: dict[str, Plan], key: str, va
 
 
 def test_gpt5b_trains_16_gpus_in_bf16_as_the_recipe_does(a3high: dict[str, Plan]) -> None:
-    config_maps = [r["inputs"] for r in a3high["a3high-nemo-gpt5b"].resources if r["type"] == "kubernetes:core/v1:ConfigMap" and r["inputs"]["metadata"]["name"].endswith("nemo-config")]
-    trainer = yaml.safe_load(next(iter(config_maps[0]["data"].values())))["trainer"]
+    trainer = _nemo_config(a3high["a3high-nemo-gpt5b"])["trainer"]
     assert (trainer["num_nodes"], trainer["devices"], trainer["precision"]) == (2, 8, "bf16"), f"{MEGATRON_DEMO} values.yaml (16 GPUs), {GPT5B_CONFIG}"
 
 

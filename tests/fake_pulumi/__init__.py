@@ -10,7 +10,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 CLI = Path(__file__).resolve().parent / "cli.py"
 
@@ -84,12 +86,25 @@ class FakePulumi:
         """Let the held step (FAKE_PULUMI_HOLD) go on."""
         (self.home / "release").touch()
 
-    def wait_for(self, predicate: Callable[[dict[str, Any]], bool], timeout_s: float = 120.0) -> dict[str, Any]:
+    def wait_for(self, predicate: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
         """The first logged event matching `predicate`, polling until it shows up."""
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            match = next((e for e in self.events() if predicate(e)), None)
-            if match:
-                return match
-            time.sleep(0.01)
-        raise TimeoutError(f"no such event from the fake pulumi within {timeout_s}s; seen: {self.events()}")
+        return poll(
+            lambda: next((e for e in self.events() if predicate(e)), None),
+            lambda: f"no such event from the fake pulumi within {DEADLINE_S}s; seen: {self.events()}",
+        )
+
+
+# How long a test waits for something the bench or the fake CLI should do. Generous, for a loaded
+# 2-core machine: waits end as soon as the thing happens.
+DEADLINE_S = 120.0
+
+
+def poll(found: Callable[[], T | None], failure: Callable[[], str]) -> T:
+    """`found()`'s first non-empty value, polled every 10 ms; TimeoutError(`failure()`) after DEADLINE_S."""
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        value = found()
+        if value:
+            return value
+        time.sleep(0.01)
+    raise TimeoutError(failure())
