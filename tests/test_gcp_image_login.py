@@ -124,3 +124,13 @@ def test_a_secret_id_outside_secret_managers_rule_is_refused(secret: str) -> Non
     with pytest.raises(ConfigError) as info:
         validate(STACK, raw, project_root())
     assert any(p.startswith("trainstack:image.build.ngcApiKeySecret") and "Secret Manager secret ID" in p for p in info.value.problems)
+
+
+def test_the_stack_never_owns_the_key(plan: Plan) -> None:
+    """Day 2: the key's secret is the user's. The stack holds only the read grant, so `pulumi
+    destroy` removes that binding and leaves the secret and its versions; a refresh has no secret
+    of ours to read back."""
+    owned = {r["type"] for r in plan.resources if r["type"].startswith("gcp:secretmanager/")}
+    assert owned == {"gcp:secretmanager/secretIamMember:SecretIamMember"}
+    grant = registered(plan, "gcp:secretmanager/secretIamMember:SecretIamMember", "builder-registry-login")
+    assert not grant["options"].get("protect") and not grant["options"].get("retainOnDelete")
