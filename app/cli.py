@@ -13,7 +13,7 @@ from trainstack.app.console import fail
 from trainstack.app.ops.cli import COMMANDS
 from trainstack.app.reports.metrics_cli import metrics
 from trainstack.app.stacks import project_root, raw_stack_config, stack_names
-from trainstack.errors import TrainstackError
+from trainstack.core.errors import TrainstackError
 from trainstack.workloads import fit
 
 FORMATS = click.Choice(["table", "json", "markdown"])

@@ -11,9 +11,9 @@ from pulumi.runtime import config as runtime_config
 from trainstack import infra, workloads
 from trainstack.app import secrets, validation
 from trainstack.app.stacks import project_root, raw_stack_config
-from trainstack.config import WorkloadStackConfig, load
-from trainstack.context import StackContext
-from trainstack.errors import ConfigError, UnknownStackError
+from trainstack.core.config import WorkloadStackConfig, load
+from trainstack.core.context import StackContext
+from trainstack.core.errors import ConfigError, UnknownStackError
 from trainstack.infra.remote import read_platform_stack
 
 

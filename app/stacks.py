@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from trainstack.errors import StackFileError, UnknownStackError
+from trainstack.core.errors import StackFileError, UnknownStackError
 
 
 def project_root() -> Path:

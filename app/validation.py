@@ -12,10 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from trainstack import contract, infra, workloads
-from trainstack.config import Problem, StackConfig, WorkloadStackConfig, describe, load
-from trainstack.context import StackContext
-from trainstack.errors import ConfigError
+from trainstack import infra, workloads
+from trainstack.core import contract
+from trainstack.core.config import Problem, StackConfig, WorkloadStackConfig, describe, load
+from trainstack.core.context import StackContext
+from trainstack.core.errors import ConfigError
 
 
 def validate(stack: str, raw: dict[str, Any], root: Path, platform_output: Any = None) -> StackContext:

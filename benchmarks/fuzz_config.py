@@ -25,7 +25,7 @@ from trainstack.app import validation
 from trainstack.app.plan.plan import render
 from trainstack.app.schemas.validate import validate_object
 from trainstack.app.stacks import project_root, raw_stack_config, stack_names
-from trainstack.errors import ConfigError
+from trainstack.core.errors import ConfigError
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ Kubernetes (`trainstack:k8s:*`): Kueue, JobSet, GpuNetworks, GpuDirectInstallers
 NvidiaDriverInstaller, GcsFuseVolume, NfsVolume, NfsServer, WorkloadIdentity.
 
 Each takes one documented, frozen Args dataclass of plain values and is ordered after what it
-needs with `opts.depends_on`. Machine facts come from `trainstack.catalog`.
+needs with `opts.depends_on`. Machine facts come from `trainstack.core.catalog`.
 """
 
 from trainstack.components.gcp_network import (

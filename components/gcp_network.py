@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_gcp as gcp
-from trainstack import catalog
-from trainstack.catalog import NicNetwork
+from trainstack.core import catalog
+from trainstack.core.catalog import NicNetwork
 from trainstack.components.options import child_options
 
 PODS_RANGE = "pods"

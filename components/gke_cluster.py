@@ -13,7 +13,7 @@ import yaml
 from trainstack.components.gcp_network import NetworkRef
 from trainstack.components.k8s_provider import ClusterProviderArgs, cluster_provider
 from trainstack.components.options import child_options
-from trainstack.config import MASTER_IPV4_CIDR
+from trainstack.core.config import MASTER_IPV4_CIDR
 
 AUTH_PLUGIN = "gke-gcloud-auth-plugin"
 

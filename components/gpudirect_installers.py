@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
-from trainstack import catalog
+from trainstack.core import catalog
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, metadata
 from trainstack.components.options import child_options
 

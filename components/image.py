@@ -34,7 +34,7 @@ from typing import Any
 import pulumi
 import pulumi_command as command
 import pulumi_gcp as gcp
-from trainstack import catalog
+from trainstack.core import catalog
 from trainstack.components.options import child_options
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")

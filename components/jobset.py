@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pulumi
-from trainstack import catalog
+from trainstack.core import catalog
 from trainstack.components.k8s_provider import Placement, controller_release
 from trainstack.components.options import child_options
 

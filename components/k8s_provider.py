@@ -9,7 +9,7 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-from trainstack import catalog
+from trainstack.core import catalog
 
 # Labels GKE sets on every node (cloud.google.com/kubernetes-engine/docs/how-to/gpus and
 # /node-pools): the node pool's name and the GPU model (the catalog's `accelerator`).

@@ -18,7 +18,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
-from trainstack import catalog
+from trainstack.core import catalog
 from trainstack.components.k8s_provider import (
     MANAGED_BY,
     Placement,
@@ -27,7 +27,7 @@ from trainstack.components.k8s_provider import (
 )
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
 from trainstack.components.options import child_options
-from trainstack.config import TOPOLOGY_NAME
+from trainstack.core.config import TOPOLOGY_NAME
 
 # The levels of GKE's node topology labels, widest first (cloud.google.com/kubernetes-engine/
 # docs/concepts/topology-aware-scheduling). Nodes without a level's label share one domain

@@ -15,7 +15,7 @@ from typing import Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
-from trainstack import catalog
+from trainstack.core import catalog
 from trainstack.components.k8s_provider import metadata
 from trainstack.components.options import child_options
 

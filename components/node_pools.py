@@ -14,10 +14,10 @@ from typing import Literal
 
 import pulumi
 import pulumi_gcp as gcp
-from trainstack import catalog
+from trainstack.core import catalog
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABEL
 from trainstack.components.options import child_options
-from trainstack.config import CPU_BOOT_DISK_GB, GPU_BOOT_DISK_GB
+from trainstack.core.config import CPU_BOOT_DISK_GB, GPU_BOOT_DISK_GB
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
-from trainstack import catalog
+from trainstack.core import catalog
 from trainstack.components.k8s_provider import Placement, metadata
 from trainstack.components.options import child_options
 

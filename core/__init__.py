@@ -1,1 +1,2 @@
-"""trainstack: GPU training recipes on GKE as one typed Pulumi program."""
+"""The foundation: config schema, machine catalog, platform contract, stack context, errors,
+memory model and `testing`; it imports nothing above it."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
-from trainstack.errors import CatalogError
+from trainstack.core.errors import CatalogError
 
 PRICES_AS_OF = "2025-06-01"
 PRICES_SOURCE = "cloud.google.com/compute/vm-instance-pricing and /compute/gpus-pricing, us-central1"

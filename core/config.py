@@ -28,8 +28,8 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 from pydantic_core import InitErrorDetails, PydanticCustomError
-from trainstack import catalog
-from trainstack.errors import ConfigError
+from trainstack.core import catalog
+from trainstack.core.errors import ConfigError
 
 # ---------------------------------------------------------------------------------------------
 # Building blocks

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trainstack import catalog
-from trainstack.config import (
+from trainstack.core import catalog
+from trainstack.core.config import (
     EPHEMERAL,
     EXPIRES_LABEL,
     MANAGED_BY,
@@ -17,7 +17,7 @@ from trainstack.config import (
     WorkloadConfig,
     WorkloadStackConfig,
 )
-from trainstack.contract import WORKLOAD_SERVICE_ACCOUNT, Contract
+from trainstack.core.contract import WORKLOAD_SERVICE_ACCOUNT, Contract
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from pydantic.alias_generators import to_camel
-from trainstack import catalog
-from trainstack.config import (
+from trainstack.core import catalog
+from trainstack.core.config import (
     ExistingCluster,
     NetworkConfig,
     Problem,
@@ -22,7 +22,7 @@ from trainstack.config import (
     priority_problems,
     workload_problems,
 )
-from trainstack.errors import ConfigError
+from trainstack.core.errors import ConfigError
 
 # The Kubernetes service account the workloads of a trainstack platform run as; the platform
 # grants it its storage through Workload Identity.

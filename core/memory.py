@@ -1,7 +1,7 @@
 """Will it fit? Per-GPU memory of a training run: model states, activations and an allowance.
 
-Foundation module: imports only the standard library and `trainstack.models` (itself standard
-library and `trainstack.errors` only). Bytes are bytes;
+Foundation module: imports only the standard library and `trainstack.core.models` (itself standard
+library and `trainstack.core.errors` only). Bytes are bytes;
 `Estimate.as_json` reports decimal GB (1e9 bytes). The estimate is for the most loaded GPU: the
 first pipeline stage (the input embedding, and the most micro-batches in flight).
 
@@ -83,7 +83,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from trainstack.models import ModelShape
+from trainstack.core.models import ModelShape
 
 Precision = Literal["bf16", "fp16", "fp8", "fp32"]
 Recompute = Literal["none", "selective", "full"]

@@ -1,6 +1,6 @@
 """Model architectures: the one table of the dense decoder-only transformers trainstack's recipes train.
 
-Foundation module: imports only the standard library and `trainstack.errors`. Parameter counts
+Foundation module: imports only the standard library and `trainstack.core.errors`. Parameter counts
 leave out norms, biases and learned position embeddings (each well under 1% of these models).
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from trainstack.errors import CatalogError
+from trainstack.core.errors import CatalogError
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ that returns the inputs as outputs); use FakeGcp when your test reads computed v
 Example (pytest)::
 
     import pulumi
-    from trainstack.testing import FakeGcp
+    from trainstack.core.testing import FakeGcp
 
     pulumi.runtime.set_mocks(FakeGcp("my-project", "us-central1", "us-central1-a"), preview=False)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trainstack import contract
-from trainstack.config import ImageConfig, Problem, WorkloadStackConfig
-from trainstack.context import StackContext
+from trainstack.core import contract
+from trainstack.core.config import ImageConfig, Problem, WorkloadStackConfig
+from trainstack.core.context import StackContext
 from trainstack.infra import gcp, kubernetes, remote
 from trainstack.infra.platform import Platform
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pulumi
 import pulumi_gcp as gcp
-from trainstack import catalog
+from trainstack.core import catalog
 from trainstack.components import gcp_services as apis
 from trainstack.components.gcp_network import (
     GpuNicNetworks,
@@ -52,9 +52,9 @@ from trainstack.components.node_pools import (
     NodeServiceAccountArgs,
     Reservation,
 )
-from trainstack.config import BuildConfig, ImageConfig, Problem, StackConfig
-from trainstack.context import StackContext
-from trainstack.contract import KUBECONFIG_OUTPUT
+from trainstack.core.config import BuildConfig, ImageConfig, Problem, StackConfig
+from trainstack.core.context import StackContext
+from trainstack.core.contract import KUBECONFIG_OUTPUT
 from trainstack.infra.platform import GcpPlatform
 
 # Filestore tiers whose instances live in a zone; the others are regional.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pulumi
 
-from trainstack import catalog
+from trainstack.core import catalog
 from trainstack.components.gpudirect_installers import (
     NODE_INSTALLED,
     GpuDirectInstallers,
@@ -29,8 +29,8 @@ from trainstack.components.volumes import (
     NfsVolumeArgs,
 )
 from trainstack.components.workload_identity import WorkloadIdentity, WorkloadIdentityArgs
-from trainstack.config import KueueConfig, StackConfig
-from trainstack.context import StackContext
+from trainstack.core.config import KueueConfig, StackConfig
+from trainstack.core.context import StackContext
 from trainstack.infra.platform import GcpPlatform, KubernetesPlatform
 
 # The claim training pods mount their shared storage from, whatever backs it.

@@ -10,8 +10,8 @@ from typing import Any
 
 import pulumi
 
-from trainstack import catalog
-from trainstack.catalog import NicNetwork
+from trainstack.core import catalog
+from trainstack.core.catalog import NicNetwork
 from trainstack.components.gke_cluster import GkeCluster
 from trainstack.components.node_pools import GpuNodePool
 

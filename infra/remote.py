@@ -11,16 +11,16 @@ import pulumi
 import pulumi_gcp as gcp
 from pulumi.runtime.sync_await import _sync_await
 
-from trainstack import catalog, contract
+from trainstack.core import catalog, contract
 from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
 from trainstack.components.gke_cluster import cluster_identity, kubeconfig
 from trainstack.components.jobset import JobSet, JobSetArgs
 from trainstack.components.k8s_provider import NODE_POOL_LABEL, ClusterProviderArgs, Placement, cluster_provider
 from trainstack.components.kueue import GpuFlavor, Kueue
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
-from trainstack.config import KueueConfig, WorkloadStackConfig
-from trainstack.context import StackContext
-from trainstack.errors import ConfigError
+from trainstack.core.config import KueueConfig, WorkloadStackConfig
+from trainstack.core.context import StackContext
+from trainstack.core.errors import ConfigError
 from trainstack.infra.gcp import image_build_services, workload_image
 from trainstack.infra.kubernetes import kueue_args
 from trainstack.infra.platform import KubernetesPlatform, Platform

@@ -9,8 +9,8 @@ from typing import Any
 from trainstack.app.plan import engine
 from trainstack.app.plan.recorder import Registration
 from trainstack.app.stacks import project_root, raw_stack_config
-from trainstack.config import load
-from trainstack.context import StackContext
+from trainstack.core.config import load
+from trainstack.core.context import StackContext
 
 
 def merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:

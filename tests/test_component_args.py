@@ -16,7 +16,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 from helpers import of_type, one
-from trainstack import catalog, components, workloads
+from trainstack import components, workloads
+from trainstack.core import catalog
 from trainstack.app.plan import engine
 from trainstack.app.plan.recorder import Registration
 from trainstack.app.schemas.validate import validate_object
@@ -74,7 +75,7 @@ from trainstack.components import (
 from trainstack.components.gke_cluster import cluster_identity
 from trainstack.components.gpudirect_installers import NODE_INSTALLED
 from trainstack.components.node_pools import NODE_ROLES
-from trainstack.testing import SECRET as SECRET_VALUE
+from trainstack.core.testing import SECRET as SECRET_VALUE
 from trainstack.workloads import (
     ConfigFiles,
     Launch,

@@ -13,14 +13,14 @@ from trainstack.app import program
 from trainstack.app.cli import main
 from trainstack.app.plan import engine
 from trainstack.app.stacks import raw_stack_config, stack_names
-from trainstack.config import (
+from trainstack.core.config import (
     StackConfig,
     WorkloadStackConfig,
     duration_seconds,
     key_path,
     load,
 )
-from trainstack.errors import ConfigError
+from trainstack.core.errors import ConfigError
 
 CORPUS = sorted((Path(__file__).parent / "invalid_configs").glob("*.yaml"))
 

@@ -13,7 +13,7 @@ from trainstack.app import validation
 from trainstack.app.plan.plan import render
 from trainstack.app.schemas.validate import validate_object
 from trainstack.app.stacks import project_root, raw_stack_config, stack_names
-from trainstack.errors import ConfigError
+from trainstack.core.errors import ConfigError
 
 PLATFORM_STACKS = [s for s in stack_names() if "trainstack:platform" not in raw_stack_config(s)]
 QUICK = settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

@@ -13,8 +13,8 @@ from trainstack.app import validation
 from trainstack.app.cli import main
 from trainstack.app.plan.plan import render
 from trainstack.app.stacks import project_root, raw_stack_config
-from trainstack.config import load
-from trainstack.errors import ConfigError
+from trainstack.core.config import load
+from trainstack.core.errors import ConfigError
 
 STACK = "a3ultra-405b"
 

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from trainstack import catalog
+from trainstack.core import catalog
 from trainstack.app.reports import ReportError
 from trainstack.app.reports.cost import NODE_POOL
 from trainstack.app.reports.creation_times import (

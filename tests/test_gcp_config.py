@@ -9,8 +9,8 @@ from gcp_support import STACK, gcp, raw
 from helpers import raw_config
 from trainstack.app import validation
 from trainstack.app.stacks import project_root
-from trainstack.config import load
-from trainstack.errors import ConfigError
+from trainstack.core.config import load
+from trainstack.core.errors import ConfigError
 
 BUILD = {"context": "images/nemo-24.07", "imageName": "nemo-workload", "tag": "24.07"}
 

@@ -18,7 +18,7 @@ from helpers import merge
 from trainstack.app.plan.plan import Plan, render
 from trainstack.app.stacks import project_root, raw_stack_config
 from trainstack.app.validation import validate
-from trainstack.errors import ConfigError
+from trainstack.core.errors import ConfigError
 
 STACK = "a3high-nemo-gpt5b"
 PROJECT = "my-training-project"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from gcp_support import NODE_POOL, PROJECT, ZONE, by_name, of_type, render
-from trainstack import catalog
+from trainstack.core import catalog
 from trainstack.components.node_pools import GPU_TAINT, NODE_ROLES
 
 NODE_SA = f"a3ultra-405b-nodes@{PROJECT}.iam.gserviceaccount.com"

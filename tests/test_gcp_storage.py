@@ -15,7 +15,7 @@ from gcp_support import (
     of_type,
     render,
 )
-from trainstack.testing import FakeGcp
+from trainstack.core.testing import FakeGcp
 
 
 def test_bucket_is_hierarchical_private_regional_and_kept_on_destroy() -> None:

@@ -10,7 +10,7 @@ import pulumi_kubernetes as k8s
 import pytest
 import yaml
 from helpers import of_type, one, render_with
-from trainstack import catalog
+from trainstack.core import catalog
 from trainstack.app.schemas.validate import validate_object
 from trainstack.components.gpudirect_installers import (
     GpuDirectInstallers,

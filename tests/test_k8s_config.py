@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 from helpers import raw_config
-from trainstack.config import load
-from trainstack.errors import ConfigError
+from trainstack.core.config import load
+from trainstack.core.errors import ConfigError
 
 
 def problems(**kueue: Any) -> list[str]:

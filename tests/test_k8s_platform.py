@@ -14,15 +14,15 @@ import pulumi_gcp as gcp
 import pytest
 import yaml
 from helpers import of_type, one, raw_config, render_with
-from trainstack import catalog
+from trainstack.core import catalog
 from trainstack.app.plan.engine import Rendered
 from trainstack.app.plan.recorder import Registration, public_urn
 from trainstack.app.schemas.validate import validate_object
-from trainstack.catalog import nic_networks
+from trainstack.core.catalog import nic_networks
 from trainstack.components.k8s_provider import ClusterProviderArgs, cluster_provider
 from trainstack.infra import kubernetes
 from trainstack.infra.platform import GcpPlatform, KubernetesPlatform
-from trainstack.testing import fake_ip
+from trainstack.core.testing import fake_ip
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"

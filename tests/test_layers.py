@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # Folder -> package, as pyproject.toml maps them.
-FOLDERS = {"core": "trainstack", "components": "trainstack.components", "infra": "trainstack.infra", "workloads": "trainstack.workloads", "app": "trainstack.app"}
+FOLDERS = {"core": "trainstack.core", "components": "trainstack.components", "infra": "trainstack.infra", "workloads": "trainstack.workloads", "app": "trainstack.app"}
 LAYERS = ["foundation", "components", "infra", "workloads", "app"]
 # Modules whose commands import pulumi-heavy modules when they run, so `trainstack --help` is fast.
 LAZY_CLI = {"trainstack.app.cli", "trainstack.app.ops.cli", "trainstack.app.reports.metrics_cli"}
@@ -77,4 +77,4 @@ def test_the_contract_is_not_vacuous() -> None:
     counted = edges()
     for pair in [("components", "foundation"), ("infra", "components"), ("workloads", "infra"), ("app", "workloads"), ("app", "foundation")]:
         assert counted[pair] > 0, pair
-    assert LAYERS.index(layer("trainstack.app.cli")) > LAYERS.index(layer("trainstack.config"))
+    assert LAYERS.index(layer("trainstack.app.cli")) > LAYERS.index(layer("trainstack.core.config"))

@@ -1,4 +1,4 @@
-"""Will it fit? trainstack.models shapes and trainstack.memory against published figures, and the
+"""Will it fit? trainstack.core.models shapes and trainstack.core.memory against published figures, and the
 stacks' scenarios. GPU sizes are the catalog's decimal reading: H100 80 GB = 80e9 bytes, H200 141 GB
 = 141e9 bytes (nvidia-smi reports an H100 80GB HBM3 as 81559 MiB = 85.5e9 bytes, so these are
 conservative)."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from trainstack.errors import CatalogError
-from trainstack.memory import (
+from trainstack.core.errors import CatalogError
+from trainstack.core.memory import (
     Training,
     activation_bytes,
     advice,
@@ -19,7 +19,7 @@ from trainstack.memory import (
     layer_activation_bytes,
     model_states,
 )
-from trainstack.models import MODELS, ModelShape, model_shape
+from trainstack.core.models import MODELS, ModelShape, model_shape
 
 H100 = 80e9
 H200 = 141e9

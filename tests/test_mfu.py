@@ -9,7 +9,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from helpers import merge
-from trainstack import catalog
+from trainstack.core import catalog
 from trainstack.app.reports import ReportError
 from trainstack.app.reports.metrics_cli import metrics
 from trainstack.app.reports.mfu import (
@@ -20,7 +20,7 @@ from trainstack.app.reports.mfu import (
     steady_step_time,
 )
 from trainstack.app.stacks import raw_stack_config
-from trainstack.models import MODELS
+from trainstack.core.models import MODELS
 
 
 def step_time(step: int) -> float:

@@ -49,7 +49,7 @@ FAKE_PACKAGE = {
 
         def _leaked():
             try:
-                import trainstack.catalog  # only the working tree has it
+                import trainstack.core.catalog  # only the working tree has it
             except ModuleNotFoundError:
                 return False
             return True

@@ -19,8 +19,8 @@ import pytest
 from click.testing import CliRunner
 from pulumi.automation import CommandError, CommandResult, ConcurrentUpdateError
 
-from trainstack.config import load
-from trainstack.errors import ConfigError
+from trainstack.core.config import load
+from trainstack.core.errors import ConfigError
 from trainstack.app.ops import bench
 from trainstack.app.ops.bench import BenchError, Deps, JobOutcome, held, jobset_state, prepare, run_bench, set_path, teardown, wait_for_jobset
 from trainstack.app.ops.cli import bench_command

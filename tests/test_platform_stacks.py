@@ -6,12 +6,12 @@ from __future__ import annotations
 import pulumi
 import pytest
 from helpers import merge
-from trainstack import contract
+from trainstack.core import contract
 from trainstack.app import program, validation
 from trainstack.app.plan import engine
 from trainstack.app.plan.plan import Plan, render
 from trainstack.app.stacks import project_root, raw_stack_config
-from trainstack.errors import ConfigError
+from trainstack.core.errors import ConfigError
 
 JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
 PLATFORM_TYPES = ("gcp:compute/network:Network", "gcp:compute/subnetwork:Subnetwork", "gcp:container/cluster:Cluster", "gcp:container/nodePool:NodePool")

@@ -1,5 +1,5 @@
 """The public API works outside this repository: the README's user program runs from an installed
-wheel in a fresh directory, under a plain echo mock and under trainstack.testing.FakeGcp."""
+wheel in a fresh directory, under a plain echo mock and under trainstack.core.testing.FakeGcp."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ class Echo(mocks.Mocks):
 if sys.argv[1] == "echo":
     pulumi.runtime.set_mocks(Echo(), preview=False)
 else:
-    from trainstack.testing import FakeGcp
+    from trainstack.core.testing import FakeGcp
 
     class Recording(FakeGcp):
         def new_resource(self, args):

@@ -13,7 +13,7 @@ from helpers import of_type, render
 from trainstack.app.plan import engine
 from trainstack.app.plan.engine import Rendered
 from trainstack.app.plan.recorder import Registration
-from trainstack.config import StackConfig
+from trainstack.core.config import StackConfig
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,11 @@ from trainstack import workloads
 from trainstack.app.plan.recorder import Registration
 from trainstack.app.schemas.validate import validate_object
 from trainstack.app.stacks import stack_names
-from trainstack.catalog import nic_networks
+from trainstack.core.catalog import nic_networks
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
-from trainstack.config import load
-from trainstack.context import StackContext
-from trainstack.errors import ConfigError
+from trainstack.core.config import load
+from trainstack.core.context import StackContext
+from trainstack.core.errors import ConfigError
 from trainstack.infra.platform import KubernetesPlatform, Platform
 from trainstack.workloads.tensorboard import TensorBoardArgs
 

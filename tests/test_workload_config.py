@@ -8,8 +8,8 @@ import pytest
 from helpers import raw_config
 from trainstack.app import validation
 from trainstack.app.stacks import project_root
-from trainstack.config import WorkloadConfig, load
-from trainstack.errors import ConfigError
+from trainstack.core.config import WorkloadConfig, load
+from trainstack.core.errors import ConfigError
 
 
 def problems(stack: str = "a3ultra-405b", **workload: Any) -> list[str]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 from helpers import raw_config
-from trainstack.config import WorkloadConfig, describe, load
+from trainstack.core.config import WorkloadConfig, describe, load
 from trainstack.workloads import launchers
 from trainstack.workloads.launchers import litgpt, nemo2, nemo_megatron
 from trainstack.workloads.training_job import MASTER_PORT, pod_hosts

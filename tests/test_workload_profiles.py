@@ -7,8 +7,8 @@ import json
 from dataclasses import replace
 
 import pytest
-from trainstack import catalog
-from trainstack.catalog import nic_networks
+from trainstack.core import catalog
+from trainstack.core.catalog import nic_networks
 from trainstack.workloads import profiles
 from trainstack.workloads.pod import NVIDIA_VOLUME, PodParts, compose, nvidia_libraries
 from trainstack.workloads.profiles import tcpx

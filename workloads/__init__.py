@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-from trainstack import catalog
-from trainstack.config import Problem, WorkloadConfig
+from trainstack.core import catalog
+from trainstack.core.config import Problem, WorkloadConfig
 from trainstack.infra.platform import Platform
 from trainstack.workloads import fit, launchers, profiles
 from trainstack.workloads.launchers.base import ConfigFiles, Launch

@@ -1,16 +1,16 @@
 """Will it fit? The GPU memory a workload needs per GPU, before anything is created.
 
-The shape comes from trainstack.models, how the framework holds the model (sharding, master
+The shape comes from trainstack.core.models, how the framework holds the model (sharding, master
 weights, recomputation, its defaults) from the workload's launcher, the GPU's memory from the
-catalog, and the formulas from trainstack.memory. `trainstack validate`, `plan` and `diff` use it;
+catalog, and the formulas from trainstack.core.memory. `trainstack validate`, `plan` and `diff` use it;
 `trainstack:workload.memoryCheck` decides whether a misfit is an error, a warning or ignored.
 """
 
 from __future__ import annotations
 
-from trainstack import catalog, memory, models
-from trainstack.config import Problem, WorkloadConfig
-from trainstack.errors import CatalogError
+from trainstack.core import catalog, memory, models
+from trainstack.core.config import Problem, WorkloadConfig
+from trainstack.core.errors import CatalogError
 from trainstack.workloads import launchers
 
 # Kept free of the estimate: allocator fragmentation, transient buffers (gradient buckets,

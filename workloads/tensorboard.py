@@ -12,7 +12,7 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-from trainstack import catalog
+from trainstack.core import catalog
 from trainstack.components.options import child_options
 from trainstack.workloads.pod import mount
 

@@ -30,7 +30,7 @@ from typing import Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
-from trainstack import catalog
+from trainstack.core import catalog
 from trainstack.components.options import child_options
 from trainstack.workloads.launchers.base import Launch
 from trainstack.workloads.pod import (

@@ -22,7 +22,7 @@ from typing import IO, Any, Protocol
 
 from pulumi import automation as auto
 from pulumi.automation.errors import create_command_error
-from trainstack.errors import TrainstackError
+from trainstack.core.errors import TrainstackError
 
 INSTALL_HINT = (
     "the Pulumi CLI is not installed (no `pulumi` on PATH): install it with "

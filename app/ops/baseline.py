@@ -24,7 +24,7 @@ from typing import Any
 from trainstack.app.ops.diff import DiffReport, StackDiff, diff_plans, failed
 from trainstack.app.plan.plan import render
 from trainstack.app.stacks import raw_stack_config, stack_names
-from trainstack.errors import TrainstackError
+from trainstack.core.errors import TrainstackError
 
 BASE_TIMEOUT_S = 1800
 
@@ -151,10 +151,13 @@ class BaseTreeFinder:
 
 sys.meta_path.insert(0, BaseTreeFinder)
 
-from trainstack.errors import TrainstackError
-
-# The application's modules by their place in the base tree: under trainstack.app since the
-# foundation/application split, at the top of trainstack before it.
+# The foundation's and the application's modules by their place in the base tree: the foundation
+# under trainstack.core since imports mirror folders (at the top of trainstack before), the
+# application under trainstack.app since the foundation/application split (at the top before).
+try:
+    from trainstack.core.errors import TrainstackError
+except ModuleNotFoundError:
+    from trainstack.errors import TrainstackError
 try:
     from trainstack.app.plan.plan import render
     from trainstack.app.stacks import raw_stack_config, stack_names

@@ -56,9 +56,9 @@ from trainstack.app.ops.reap import expires_label
 from trainstack.app.reports import goodput, mfu
 from trainstack.app.secrets import secure_paths
 from trainstack.app.stacks import project_root
-from trainstack.config import StackConfig, load
-from trainstack.contract import KUBECONFIG_OUTPUT
-from trainstack.errors import TrainstackError
+from trainstack.core.config import StackConfig, load
+from trainstack.core.contract import KUBECONFIG_OUTPUT
+from trainstack.core.errors import TrainstackError
 from trainstack.workloads import launchers
 
 # --ttl must cover --timeout plus this: creating an A3 cluster and its GPU pool (up to ~1 h with

@@ -19,8 +19,8 @@ import click
 import yaml
 from trainstack.app.console import fail
 from trainstack.app.stacks import project_root, raw_stack_config, stack_names
-from trainstack.config import duration_seconds
-from trainstack.errors import TrainstackError
+from trainstack.core.config import duration_seconds
+from trainstack.core.errors import TrainstackError
 
 
 class Duration(click.ParamType):

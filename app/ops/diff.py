@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from trainstack import catalog
+from trainstack.core import catalog
 from trainstack.app.reports.cost import estimate
 
 UPDATE, REPLACE, RECREATE_NODES = "update", "replace", "recreate-nodes"

@@ -21,10 +21,10 @@ from pulumi.runtime.sync_await import _sync_await
 from trainstack.app import program, secrets, validation
 from trainstack.app.plan.recorder import RecordingMonitor, Registration, redact
 from trainstack.app.stacks import project_root, raw_stack_config, stack_names
-from trainstack.context import StackContext
-from trainstack.contract import OUTPUT
-from trainstack.errors import ConfigError
-from trainstack.testing import SECRET, FakeGcp
+from trainstack.core.context import StackContext
+from trainstack.core.contract import OUTPUT
+from trainstack.core.errors import ConfigError
+from trainstack.core.testing import SECRET, FakeGcp
 
 PROJECT = "trainstack"
 

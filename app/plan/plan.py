@@ -16,7 +16,7 @@ from trainstack.app.plan import engine, inputcheck
 from trainstack.app.plan.recorder import Registration
 from trainstack.app.reports.cost import CostEstimate, estimate
 from trainstack.app.reports.critical_path import CriticalPath, critical_path
-from trainstack.errors import TrainstackError
+from trainstack.core.errors import TrainstackError
 from trainstack.workloads import fit
 
 PLAN_FORMAT = 1

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pulumi.runtime import mocks, rpc
-from trainstack.testing import SECRET
+from trainstack.core.testing import SECRET
 
 UNKNOWN = "[unknown]"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from trainstack import catalog
+from trainstack.core import catalog
 from trainstack.app.plan.plan import Plan
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trainstack.errors import TrainstackError
+from trainstack.core.errors import TrainstackError
 
 
 class ReportError(TrainstackError, ValueError):

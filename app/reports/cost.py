@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainstack import catalog
+from trainstack.core import catalog
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from trainstack import catalog
+from trainstack.core import catalog
 from trainstack.app.reports import ReportError
 from trainstack.app.reports.cost import NODE_POOL
 from trainstack.app.reports.creation_times import (

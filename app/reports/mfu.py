@@ -37,7 +37,7 @@ Inputs, in the order a report reads them:
 
 4. `compute_mfu`: tokens/s per GPU = GBS * s / step time / GPUs; achieved TFLOPS per GPU =
    tokens/s per GPU * flops_per_token / 1e12; MFU = that / the GPU's peak dense TFLOPS at the
-   run's precision, from `trainstack.catalog`.
+   run's precision, from `trainstack.core.catalog`.
 """
 
 from __future__ import annotations
@@ -48,16 +48,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from trainstack import catalog
+from trainstack.core import catalog
 from trainstack.app.reports import ReportError
-from trainstack.errors import CatalogError
-from trainstack.models import ModelShape, model_shape
+from trainstack.core.errors import CatalogError
+from trainstack.core.models import ModelShape, model_shape
 
 TIMING_KEY = "train_step_timing in s"
 
 
 def model_spec(name: str) -> ModelShape:
-    """The shape of model `name` (trainstack.models, the one table), else ReportError."""
+    """The shape of model `name` (trainstack.core.models, the one table), else ReportError."""
     try:
         return model_shape(name)
     except CatalogError as exc:

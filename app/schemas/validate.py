@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry, Resource
-from trainstack.catalog import KUBERNETES_VERSION
+from trainstack.core.catalog import KUBERNETES_VERSION
 
 _DEFINITIONS_URI = "https://kubernetes.io/api/_definitions.json"  # the $id of _definitions.json
 _OBJECT_META = {"$ref": f"{_DEFINITIONS_URI}#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}

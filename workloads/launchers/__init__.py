@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from trainstack import catalog, memory
-from trainstack.config import Problem, WorkloadConfig
+from trainstack.core import catalog, memory
+from trainstack.core.config import Problem, WorkloadConfig
 from trainstack.workloads.launchers import deepspeed, litgpt, nemo2, nemo_megatron
 from trainstack.workloads.launchers.base import ConfigFiles, JobSpec, Launch
 

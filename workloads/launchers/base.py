@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from trainstack import catalog, memory
-from trainstack.config import Problem, WorkloadConfig
+from trainstack.core import catalog, memory
+from trainstack.core.config import Problem, WorkloadConfig
 
 # Launcher files (configs, scripts, hostfiles) are mounted read-only here.
 CONFIG_DIR = "/workload/configs"

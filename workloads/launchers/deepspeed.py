@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from trainstack import catalog, memory, models
-from trainstack.config import Problem, WorkloadConfig
+from trainstack.core import catalog, memory, models
+from trainstack.core.config import Problem, WorkloadConfig
 from trainstack.workloads.launchers.base import (
     CONFIG_DIR,
     NODE_RANK,

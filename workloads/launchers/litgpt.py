@@ -10,8 +10,8 @@ directory, which this launcher puts on the shared storage.
 
 from __future__ import annotations
 
-from trainstack import catalog, memory, models
-from trainstack.config import Problem, WorkloadConfig
+from trainstack.core import catalog, memory, models
+from trainstack.core.config import Problem, WorkloadConfig
 from trainstack.workloads.launchers.base import (
     WORKLOAD,
     JobSpec,
@@ -30,7 +30,7 @@ ENTRYPOINT = "/opt/lit-gpt/pretrain/openwebtext_trainer.py"
 _PRECISION = {"bf16": "bf16-mixed", "fp16": "16-mixed", "fp32": "32-true"}
 
 
-# lit_gpt/config.py names at the pinned commit that trainstack has shapes for (trainstack.models).
+# lit_gpt/config.py names at the pinned commit that trainstack has shapes for (trainstack.core.models).
 MODELS = ("pythia-6.9b",)
 
 

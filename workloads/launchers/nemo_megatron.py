@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-from trainstack import catalog, memory, models
-from trainstack.config import Problem, WorkloadConfig
+from trainstack.core import catalog, memory, models
+from trainstack.core.config import Problem, WorkloadConfig
 from trainstack.workloads.launchers.base import (
     CONFIG_DIR,
     NODE_RANK,
@@ -30,7 +30,7 @@ from trainstack.workloads.launchers.base import training as base_training
 NEMO_EXAMPLES = "/opt/NeMo/examples/nlp/language_modeling"
 ENTRYPOINT = f"{NEMO_EXAMPLES}/megatron_gpt_pretraining.py"
 
-# The models this launcher has recipes for; their shapes are trainstack.models'.
+# The models this launcher has recipes for; their shapes are trainstack.core.models'.
 MODELS = ("gpt3-5b", "gpt3-175b")
 
 

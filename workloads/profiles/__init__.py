@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from trainstack import catalog
-from trainstack.catalog import NicNetwork
+from trainstack.core import catalog
+from trainstack.core.catalog import NicNetwork
 from trainstack.workloads.pod import PodParts
 from trainstack.workloads.profiles import none, rdma, tcpx, tcpxo
 

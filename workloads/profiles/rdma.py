@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from trainstack import catalog
-from trainstack.catalog import NicNetwork
+from trainstack.core import catalog
+from trainstack.core.catalog import NicNetwork
 from trainstack.workloads.pod import PodParts, empty_dir, mount, plugin_installer
 from trainstack.workloads.profiles import networks as multinetwork
 

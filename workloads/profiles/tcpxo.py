@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from trainstack import catalog
-from trainstack.catalog import NicNetwork
+from trainstack.core import catalog
+from trainstack.core.catalog import NicNetwork
 from trainstack.workloads.pod import (
     NVIDIA_DIR,
     NVIDIA_VOLUME,
