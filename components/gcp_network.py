@@ -10,7 +10,7 @@ import pulumi
 import pulumi_gcp as gcp
 from trainstack.core import catalog
 from trainstack.core.catalog import NicNetwork
-from trainstack.components.options import child_options
+from trainstack.components.options import Children
 
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
@@ -73,17 +73,16 @@ class PrimaryNetwork(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: PrimaryNetworkArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("trainstack:gcp:PrimaryNetwork", name, None, opts)
-        after = child_options(self, opts)
+        kids = Children(self, name, opts)
         self.network = gcp.compute.Network(
-            "vpc",
+            **kids("vpc"),
             project=args.project,
             name=f"{args.name_prefix}-net",
             auto_create_subnetworks=False,
             routing_mode="REGIONAL",
-            opts=after,
         )
         self.subnetwork = gcp.compute.Subnetwork(
-            "subnet",
+            **kids("subnet"),
             project=args.project,
             region=args.region,
             name=f"{args.name_prefix}-subnet",
@@ -94,18 +93,16 @@ class PrimaryNetwork(pulumi.ComponentResource):
                 gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=PODS_RANGE, ip_cidr_range=args.pods_cidr),
                 gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=SERVICES_RANGE, ip_cidr_range=args.services_cidr),
             ],
-            opts=after,
         )
         router = gcp.compute.Router(
-            "router",
+            **kids("router"),
             project=args.project,
             region=args.region,
             name=f"{args.name_prefix}-router",
             network=self.network.id,
-            opts=after,
         )
         gcp.compute.RouterNat(
-            "nat",
+            **kids("nat"),
             project=args.project,
             region=args.region,
             name=f"{args.name_prefix}-nat",
@@ -113,17 +110,15 @@ class PrimaryNetwork(pulumi.ComponentResource):
             nat_ip_allocate_option="AUTO_ONLY",
             source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
             log_config=gcp.compute.RouterNatLogConfigArgs(enable=True, filter="ERRORS_ONLY"),
-            opts=after,
         )
         gcp.compute.Firewall(
-            "internal",
+            **kids("internal"),
             project=args.project,
             name=f"{args.name_prefix}-internal",
             network=self.network.id,
             direction="INGRESS",
             source_ranges=sorted({args.subnet_cidr, args.pods_cidr}),
             allows=_INTERNAL,
-            opts=after,
         )
         self.ref = NetworkRef(self.network.name, self.subnetwork.name, PODS_RANGE, SERVICES_RANGE)
         self.register_outputs({"network": self.network.name, "subnetwork": self.subnetwork.name})
@@ -161,7 +156,7 @@ class GpuNicNetworks(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuNicNetworksArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("trainstack:gcp:GpuNicNetworks", name, None, opts)
-        after = child_options(self, opts)
+        kids = Children(self, name, opts)
         # (NIC network, VPC name, subnet name) in interface order.
         self.networks: list[tuple[NicNetwork, pulumi.Output[str], pulumi.Output[str]]] = []
         rdma_vpc: gcp.compute.Network | None = None
@@ -169,44 +164,40 @@ class GpuNicNetworks(pulumi.ComponentResource):
             if nic.kind == "rdma":
                 if rdma_vpc is None:
                     rdma_vpc = gcp.compute.Network(
-                        "rdma",
+                        **kids("rdma"),
                         project=args.project,
                         name=f"{args.name_prefix}-rdma-net",
                         auto_create_subnetworks=False,
                         mtu=args.machine.mtu,
                         network_profile=rdma_network_profile(args.project, args.zone),
                         routing_mode="REGIONAL",
-                        opts=after,
                     )
                 vpc = rdma_vpc
             else:
                 vpc = gcp.compute.Network(
-                    nic.name,
+                    **kids(nic.name),
                     project=args.project,
                     name=f"{args.name_prefix}-{nic.name}-net",
                     auto_create_subnetworks=False,
                     mtu=args.machine.mtu,
                     routing_mode="REGIONAL",
-                    opts=after,
                 )
                 gcp.compute.Firewall(
-                    nic.name,
+                    **kids(nic.name),
                     project=args.project,
                     name=f"{args.name_prefix}-{nic.name}-internal",
                     network=vpc.id,
                     direction="INGRESS",
                     source_ranges=[args.nic_cidr],
                     allows=_INTERNAL,
-                    opts=after,
                 )
             subnet = gcp.compute.Subnetwork(
-                nic.name,
+                **kids(nic.name),
                 project=args.project,
                 region=args.region,
                 name=f"{args.name_prefix}-{nic.name}-subnet",
                 network=vpc.id,
                 ip_cidr_range=nic.cidr,
-                opts=after,
             )
             self.networks.append((nic, vpc.name, subnet.name))
         self.register_outputs({"networks": [{"name": n.name, "network": v, "subnetwork": s} for n, v, s in self.networks]})

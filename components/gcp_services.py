@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_gcp as gcp
-from trainstack.components.options import child_options
+from trainstack.components.options import Children
 
 # Service names, so callers say `ProjectServices.need(CONTAINER)` rather than spell hosts.
 CONTAINER = "container.googleapis.com"
@@ -44,14 +44,14 @@ class ProjectServices(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: ProjectServicesArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("trainstack:gcp:ProjectServices", name, None, opts)
+        kids = Children(self, name, opts)
         self.services = {
             service: gcp.projects.Service(
-                service.split(".", 1)[0],
+                **kids(service.split(".", 1)[0]),
                 project=args.project,
                 service=service,
                 disable_on_destroy=False,
                 disable_dependent_services=False,
-                opts=child_options(self, opts),
             )
             for service in sorted(set(args.services))
         }

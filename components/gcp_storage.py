@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_gcp as gcp
-from trainstack.components.options import child_options
+from trainstack.components.options import Children
 
 # Read, write, overwrite and delete objects (and HNS folders) without bucket admin rights.
 OBJECT_USER_ROLE = "roles/storage.objectUser"
@@ -23,12 +23,12 @@ def workload_identity_principal(project_number: str, project: str, namespace: st
     )
 
 
-def retained(disposable: bool) -> pulumi.ResourceOptions:
+def retained(disposable: bool) -> dict[str, bool]:
     """The one rule for data (bucket, Filestore share, NFS disk): unless disposable, `pulumi
     destroy` leaves the resource and its data in the project and only forgets it, so the rest of
     the stack still goes. (Not `protect`, which would refuse the whole destroy.) Bring a kept one
     back into a new stack with `pulumi import`."""
-    return pulumi.ResourceOptions(retain_on_delete=not disposable)
+    return {"retain_on_delete": not disposable}
 
 
 @dataclass(frozen=True)
@@ -69,8 +69,8 @@ class CheckpointBucket(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: CheckpointBucketArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("trainstack:gcp:CheckpointBucket", name, None, opts)
+        kids = Children(self, name, opts)
         self.bucket = gcp.storage.Bucket(
-            "bucket",
             project=args.project,
             name=args.name,
             location=args.location.upper(),
@@ -82,15 +82,14 @@ class CheckpointBucket(pulumi.ComponentResource):
             public_access_prevention="enforced",
             force_destroy=args.disposable,
             labels=dict(args.labels),
-            opts=pulumi.ResourceOptions.merge(child_options(self, opts), retained(args.disposable)),
+            **kids.main(was="bucket", **retained(args.disposable)),
         )
         for i, member in enumerate(args.object_users):
             gcp.storage.BucketIAMMember(
-                f"object-user-{i}",
+                **kids(f"object-user-{i}", *args.grant_after),
                 bucket=self.bucket.name,
                 role=OBJECT_USER_ROLE,
                 member=member,
-                opts=child_options(self, opts, *args.grant_after),
             )
         self.name = self.bucket.name
         self.url = self.bucket.url
@@ -140,8 +139,8 @@ class FilestoreShare(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: FilestoreShareArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("trainstack:gcp:FilestoreShare", name, None, opts)
+        kids = Children(self, name, opts)
         self.instance = gcp.filestore.Instance(
-            name,
             project=args.project,
             name=args.name,
             location=args.location,
@@ -149,7 +148,7 @@ class FilestoreShare(pulumi.ComponentResource):
             file_shares=gcp.filestore.InstanceFileSharesArgs(name=args.share_name, capacity_gb=args.capacity_gib),
             networks=[gcp.filestore.InstanceNetworkArgs(network=args.network, modes=["MODE_IPV4"], connect_mode="DIRECT_PEERING")],
             labels=dict(args.labels),
-            opts=pulumi.ResourceOptions.merge(child_options(self, opts), retained(args.disposable)),
+            **kids.main(**retained(args.disposable)),
         )
         self.ip = self.instance.networks.apply(lambda nets: nets[0].ip_addresses[0])
         self.share_name = args.share_name
@@ -187,15 +186,15 @@ class NfsDisk(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: NfsDiskArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("trainstack:gcp:NfsDisk", name, None, opts)
+        kids = Children(self, name, opts)
         self.disk = gcp.compute.Disk(
-            name,
             project=args.project,
             zone=args.zone,
             name=args.name,
             type=args.disk_type,
             size=args.size_gb,
             labels=dict(args.labels),
-            opts=pulumi.ResourceOptions.merge(child_options(self, opts), retained(args.disposable)),
+            **kids.main(**retained(args.disposable)),
         )
         self.name = self.disk.name
         self.register_outputs({"name": self.name})

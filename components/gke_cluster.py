@@ -12,7 +12,7 @@ import pulumi_kubernetes as k8s
 import yaml
 from trainstack.components.gcp_network import NetworkRef
 from trainstack.components.k8s_provider import ClusterProviderArgs, cluster_provider
-from trainstack.components.options import child_options
+from trainstack.components.options import Children
 from trainstack.core.config import MASTER_IPV4_CIDR
 
 AUTH_PLUGIN = "gke-gcloud-auth-plugin"
@@ -126,8 +126,8 @@ class GkeCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("trainstack:gcp:GkeCluster", name, None, opts)
+        kids = Children(self, name, opts)
         self.cluster = gcp.container.Cluster(
-            "cluster",
             project=args.project,
             name=args.name,
             location=args.location,
@@ -192,17 +192,14 @@ class GkeCluster(pulumi.ComponentResource):
             enable_shielded_nodes=True,
             deletion_protection=args.deletion_protection,
             resource_labels=dict(args.labels),
-            opts=pulumi.ResourceOptions.merge(
-                child_options(self, opts),
-                # The default pool's config matters only at creation; a later change to it
-                # would replace the whole cluster, so it is never diffed. The resolved minimum
-                # version matters only at creation too (as in Cluster Toolkit's gke-cluster).
-                pulumi.ResourceOptions(ignore_changes=["nodeConfig", "minMasterVersion"], protect=args.deletion_protection),
-            ),
+            # The default pool's config matters only at creation; a later change to it would
+            # replace the whole cluster, so it is never diffed. The resolved minimum version
+            # matters only at creation too (as in Cluster Toolkit's gke-cluster).
+            **kids.main(was="cluster", ignore_changes=["nodeConfig", "minMasterVersion"], protect=args.deletion_protection),
         )
         if args.private_nodes and args.control_plane_ports:
             gcp.compute.Firewall(
-                "control-plane-to-nodes",
+                **kids("control-plane-to-nodes"),
                 project=args.project,
                 name=f"{args.name}-control-plane-webhooks",
                 network=args.network.network,
@@ -210,7 +207,6 @@ class GkeCluster(pulumi.ComponentResource):
                 source_ranges=[args.master_ipv4_cidr],
                 allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(p) for p in sorted(args.control_plane_ports)])],
                 description="The GKE control plane calls admission webhooks and aggregated APIs on the nodes",
-                opts=child_options(self, opts),
             )
         self.cluster_id = self.cluster.id
         self.name = self.cluster.name
@@ -223,10 +219,13 @@ class GkeCluster(pulumi.ComponentResource):
             pulumi.Output.all(self.cluster.endpoint, ca_certificate).apply(lambda v: kubeconfig(context, v[0] or "", v[1]))
         )
         self.provider = cluster_provider(
-            "gke",
+            kids.name("gke"),
             ClusterProviderArgs(kubeconfig=self.kubeconfig, cluster_identifier=self.identity),
-            # Created at the top of the stack before it became the cluster's child: same provider.
-            opts=pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)]),
+            # Named `gke` before children were named after their component, and created at the
+            # top of the stack before it became the cluster's child: the same provider.
+            opts=pulumi.ResourceOptions(
+                parent=self, aliases=[pulumi.Alias(name="gke"), pulumi.Alias(name="gke", parent=pulumi.ROOT_STACK_RESOURCE)]
+            ),
         )
         self.register_outputs({"name": self.name, "location": self.location, "kubeconfig": self.kubeconfig})
 

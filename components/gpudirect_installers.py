@@ -19,7 +19,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from trainstack.core import catalog
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, metadata
-from trainstack.components.options import child_options
+from trainstack.components.options import ChildArgs, Children
 
 core = k8s.core.v1
 
@@ -138,8 +138,7 @@ NODE_INSTALLED = frozenset(_POD_BUILDERS)
 
 
 def _node_daemonset(
-    parent: pulumi.Resource,
-    opts: pulumi.ResourceOptions | None,
+    child: ChildArgs,
     name: str,
     namespace: str,
     node_requirements: Sequence[core.NodeSelectorRequirementArgs],
@@ -163,14 +162,13 @@ def _node_daemonset(
         volumes=list(node_pod.volumes) or None,
     )
     return k8s.apps.v1.DaemonSet(
-        name,
+        **child,
         metadata=metadata(name, namespace, labels),
         spec=k8s.apps.v1.DaemonSetSpecArgs(
             selector=k8s.meta.v1.LabelSelectorArgs(match_labels=labels),
             update_strategy=k8s.apps.v1.DaemonSetUpdateStrategyArgs(type="RollingUpdate"),
             template=core.PodTemplateSpecArgs(metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels), spec=pod),
         ),
-        opts=child_options(parent, opts),
     )
 
 
@@ -206,8 +204,9 @@ class GpuDirectInstallers(pulumi.ComponentResource):
         pods = builder(images)
         if images.nri_device_injector is not None:
             pods["device-injector"] = _device_injector_pod(images.nri_device_injector)
+        kids = Children(self, name, opts)
         self.daemonsets = [
-            _node_daemonset(self, opts, ds_name, args.namespace, [_on_accelerator(machine.accelerator)], pod)
+            _node_daemonset(kids(ds_name), ds_name, args.namespace, [_on_accelerator(machine.accelerator)], pod)
             for ds_name, pod in pods.items()
         ]
         self.register_outputs({"daemonsets": list(pods)})
@@ -276,5 +275,5 @@ class NvidiaDriverInstaller(pulumi.ComponentResource):
             core.NodeSelectorRequirementArgs(key="cloud.google.com/gke-gpu-driver-version", operator="DoesNotExist"),
         ]
         pod = _NodePod([installer], [_pause()], volumes)
-        self.daemonset = _node_daemonset(self, opts, "nvidia-driver-installer", args.namespace, requirements, pod)
+        self.daemonset = _node_daemonset(Children(self, name, opts).main(was="nvidia-driver-installer"), "nvidia-driver-installer", args.namespace, requirements, pod)
         self.register_outputs({})

@@ -35,7 +35,7 @@ import pulumi
 import pulumi_command as command
 import pulumi_gcp as gcp
 from trainstack.core import catalog
-from trainstack.components.options import child_options
+from trainstack.components.options import Children
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
@@ -137,26 +137,25 @@ class WorkloadImage(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: WorkloadImageArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("trainstack:gcp:WorkloadImage", name, None, opts)
+        kids = Children(self, name, opts)
         self.repository = gcp.artifactregistry.Repository(
-            "repository",
+            **kids("repository"),
             project=args.project,
             location=args.region,
             repository_id=args.repository_id,
             format="DOCKER",
             description="trainstack workload images",
             labels=dict(args.labels),
-            opts=child_options(self, opts),
         )
         self.builder = gcp.serviceaccount.Account(
-            "builder",
+            **kids("builder"),
             project=args.project,
             account_id=args.builder_account_id,
             display_name="trainstack image builds",
-            opts=child_options(self, opts),
         )
         member = self.builder.email.apply(lambda email: f"serviceAccount:{email}")
         staging = gcp.storage.Bucket(
-            "staging",
+            **kids("staging"),
             project=args.project,
             name=args.staging_bucket,
             location=args.region,
@@ -170,33 +169,31 @@ class WorkloadImage(pulumi.ComponentResource):
                 )
             ],
             labels=dict(args.labels),
-            opts=child_options(self, opts),
         )
         grants = [
             gcp.artifactregistry.RepositoryIamMember(
-                "builder-push", project=args.project, location=args.region, repository=self.repository.repository_id,
-                role="roles/artifactregistry.writer", member=member, opts=child_options(self, opts),
+                **kids("builder-push"), project=args.project, location=args.region, repository=self.repository.repository_id,
+                role="roles/artifactregistry.writer", member=member,
             ),
             gcp.storage.BucketIAMMember(
-                "builder-staging", bucket=staging.name, role="roles/storage.objectAdmin", member=member, opts=child_options(self, opts),
+                **kids("builder-staging"), bucket=staging.name, role="roles/storage.objectAdmin", member=member,
             ),
             gcp.projects.IAMMember(
-                "builder-logs", project=args.project, role="roles/logging.logWriter", member=member, opts=child_options(self, opts),
+                **kids("builder-logs"), project=args.project, role="roles/logging.logWriter", member=member,
             ),
         ]
         if args.registry_login is not None:
             grants.append(
                 gcp.secretmanager.SecretIamMember(
-                    "builder-registry-login", project=args.project, secret_id=args.registry_login.secret,
-                    role="roles/secretmanager.secretAccessor", member=member, opts=child_options(self, opts),
+                    **kids("builder-registry-login"), project=args.project, secret_id=args.registry_login.secret,
+                    role="roles/secretmanager.secretAccessor", member=member,
                 )
             )
         self.tagged = self.repository.registry_uri.apply(lambda uri: f"{uri}/{args.image_name}:{args.tag}")
         build = command.local.Command(
-            "build",
+            **kids("build", *grants),
             create=pulumi.Output.all(self.tagged, self.builder.name, staging.name).apply(lambda v: submit_command(args, v[0], v[1], v[2])),
             triggers=[args.context_digest],
-            opts=child_options(self, opts, *grants),
         )
         self.reference = pulumi.Output.all(self.tagged, build.stdout).apply(lambda v: pinned_reference(v[0], v[1]))
         self.register_outputs({"reference": self.reference})

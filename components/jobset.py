@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 from trainstack.core import catalog
 from trainstack.components.k8s_provider import Placement, controller_release
-from trainstack.components.options import child_options
+from trainstack.components.options import Children
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,6 @@ class JobSet(pulumi.ComponentResource):
     def __init__(self, name: str, args: JobSetArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("trainstack:k8s:JobSet", name, None, opts)
         values = {"controller": args.placement.pod_fields()}
-        self.release = controller_release(name, args.chart, values, child_options(self, opts))
+        self.release = controller_release(Children(self, name, opts).main(), args.chart, values)
         self.version = args.chart.version
         self.register_outputs({"version": self.version})

@@ -9,6 +9,7 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+from trainstack.components.options import ChildArgs
 from trainstack.core import catalog
 
 # Labels GKE sets on every node (cloud.google.com/kubernetes-engine/docs/how-to/gpus and
@@ -84,12 +85,7 @@ def metadata(
 
 
 
-def controller_release(
-    name: str,
-    chart: catalog.HelmChart,
-    values: Mapping[str, Any],
-    opts: pulumi.ResourceOptions,
-) -> k8s.helm.v3.Release:
+def controller_release(child: ChildArgs, chart: catalog.HelmChart, values: Mapping[str, Any]) -> k8s.helm.v3.Release:
     """A controller installed from its pinned upstream chart, as one Helm release.
 
     `helm.v3.Release`, not `helm.v4.Chart`: a controller is usable only when all of it is (CRDs,
@@ -104,7 +100,7 @@ def controller_release(
     the chart), JobSet under `crds/` (installed with the first release, never upgraded).
     """
     return k8s.helm.v3.Release(
-        name,
+        **child,
         name=chart.name,  # the release name fixes the object names the upstream docs use
         chart=f"{chart.repo}/{chart.name}",
         version=chart.version,
@@ -113,5 +109,4 @@ def controller_release(
         values=dict(values),
         cleanup_on_fail=True,
         max_history=10,  # bound the release Secrets a long-lived cluster accumulates
-        opts=opts,
     )

@@ -26,7 +26,7 @@ from trainstack.components.k8s_provider import (
     metadata,
 )
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
-from trainstack.components.options import child_options
+from trainstack.components.options import ChildArgs, Children
 from trainstack.core.config import TOPOLOGY_NAME
 
 # The levels of GKE's node topology labels, widest first (cloud.google.com/kubernetes-engine/
@@ -245,8 +245,9 @@ class _TopLevelObject(pulumi.CustomResource):
     """A custom resource whose fields sit at the top level, beside `metadata` (the SDK's
     CustomResource takes only `spec`): e.g. a WorkloadPriorityClass's `value`."""
 
-    def __init__(self, name: str, api_version: str, kind: str, fields: Mapping[str, Any], opts: pulumi.ResourceOptions):
-        super().__init__(f"kubernetes:{api_version}:{kind}", name, {"apiVersion": api_version, "kind": kind, **fields}, opts)
+    def __init__(self, child: ChildArgs, api_version: str, kind: str, fields: Mapping[str, Any]):
+        props = {"apiVersion": api_version, "kind": kind, **fields}
+        super().__init__(f"kubernetes:{api_version}:{kind}", child["resource_name"], props, child["opts"])
 
 
 class Kueue(pulumi.ComponentResource):
@@ -263,22 +264,18 @@ class Kueue(pulumi.ComponentResource):
     def __init__(self, name: str, args: KueueArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("trainstack:k8s:Kueue", name, None, opts)
         self.configuration = render_configuration(args)
-        self.release = controller_release(name, args.chart, chart_values(args), child_options(self, opts))
-        after_release = child_options(self, opts, self.release)
+        kids = Children(self, name, opts)
+        self.release = controller_release(kids.main(), args.chart, chart_values(args))
 
-        def custom(
-            logical: str, kind: str, meta: k8s.meta.v1.ObjectMetaArgs, spec: dict[str, Any], *after: pulumi.Resource,
-            replace: pulumi.ResourceOptions | None = None,
-        ):
+        def custom(role: str, kind: str, meta: k8s.meta.v1.ObjectMetaArgs, spec: dict[str, Any], *after: pulumi.Resource, **more: Any):
             return k8s.apiextensions.CustomResource(
-                logical, api_version=catalog.KUEUE_API, kind=kind, metadata=meta, spec=spec,
-                opts=pulumi.ResourceOptions.merge(after_release, pulumi.ResourceOptions.merge(pulumi.ResourceOptions(depends_on=list(after)), replace)),
+                **kids(role, self.release, *after, **more), api_version=catalog.KUEUE_API, kind=kind, metadata=meta, spec=spec,
             )
 
         topology_name = topology_object_name(args)
         topology = (
             [custom(
-                "topology", "Topology", metadata(topology_name), topology_spec(args), replace=pulumi.ResourceOptions(replace_on_changes=["spec.levels"]),
+                "topology", "Topology", metadata(topology_name), topology_spec(args), replace_on_changes=["spec.levels"],
             )]
             if any(flavor.topology_aware for flavor in args.flavors)
             else []
@@ -287,7 +284,7 @@ class Kueue(pulumi.ComponentResource):
             custom(
                 f"flavor-{flavor.name}", "ResourceFlavor", metadata(flavor_object_name(flavor, args)), flavor_spec(flavor, args),
                 *topology,
-                replace=pulumi.ResourceOptions(replace_on_changes=["spec.nodeLabels", "spec.topologyName"]),
+                replace_on_changes=["spec.nodeLabels", "spec.topologyName"],
             )
             for flavor in args.flavors
         ]
@@ -314,18 +311,17 @@ class Kueue(pulumi.ComponentResource):
             self.cluster_queue,
             # Immutable (Kueue v0.19.2 CRD: `self == oldSelf`), and jobs name the queue: same name,
             # so the old one goes first.
-            replace=pulumi.ResourceOptions(replace_on_changes=["spec.clusterQueue"], delete_before_replace=True),
+            replace_on_changes=["spec.clusterQueue"], delete_before_replace=True,
         )
         self.local_queue_name = args.local_queue
         priority_classes = [
             _TopLevelObject(
-                f"priority-{pc.name}", catalog.KUEUE_API, "WorkloadPriorityClass",
+                kids(f"priority-{pc.name}", self.release), catalog.KUEUE_API, "WorkloadPriorityClass",
                 {
                     "metadata": {"name": pc.name, "labels": dict(MANAGED_BY)},
                     "value": pc.value,
                     **({"description": pc.description} if pc.description else {}),
                 },
-                after_release,
             )
             for pc in args.priority_classes
         ]

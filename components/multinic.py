@@ -17,7 +17,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from trainstack.core import catalog
 from trainstack.components.k8s_provider import metadata
-from trainstack.components.options import child_options
+from trainstack.components.options import Children
 
 DEVICE_MODES: dict[str, str] = {"gvnic": "NetDevice", "rdma": "RDMA"}
 _GROUP = catalog.GKE_NETWORKING_API.split("/")[0]
@@ -62,17 +62,17 @@ class GpuNetworks(pulumi.ComponentResource):
         super().__init__("trainstack:k8s:GpuNetworks", name, None, opts)
         self.network_names = [a.name for a in args.attachments]
         self.objects: list[pulumi.Resource] = []
+        kids = Children(self, name, opts)
         for attachment in args.attachments:
             params = k8s.apiextensions.CustomResource(
-                f"{attachment.name}-params",
+                **kids(f"{attachment.name}-params"),
                 api_version=catalog.GKE_NETWORKING_API,
                 kind="GKENetworkParamSet",
                 metadata=metadata(attachment.name),
                 spec={"vpc": attachment.vpc, "vpcSubnet": attachment.subnet, "deviceMode": attachment.device_mode},
-                opts=child_options(self, opts),
             )
             network = k8s.apiextensions.CustomResource(
-                attachment.name,
+                **kids(attachment.name, params),
                 api_version=catalog.GKE_NETWORKING_API,
                 kind="Network",
                 metadata=metadata(attachment.name),
@@ -80,7 +80,6 @@ class GpuNetworks(pulumi.ComponentResource):
                     "type": "Device",
                     "parametersRef": {"group": _GROUP, "kind": "GKENetworkParamSet", "name": attachment.name},
                 },
-                opts=child_options(self, opts, params),
             )
             self.objects += [params, network]
         self.register_outputs({"networkNames": self.network_names})

@@ -16,7 +16,7 @@ import pulumi
 import pulumi_gcp as gcp
 from trainstack.core import catalog
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABEL
-from trainstack.components.options import child_options
+from trainstack.components.options import Children
 from trainstack.core.config import CPU_BOOT_DISK_GB, GPU_BOOT_DISK_GB
 
 
@@ -89,21 +89,20 @@ class NodeServiceAccount(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: NodeServiceAccountArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("trainstack:gcp:NodeServiceAccount", name, None, opts)
+        kids = Children(self, name, opts)
         self.account = gcp.serviceaccount.Account(
-            "account",
+            **kids.main(was="account"),
             project=args.project,
             account_id=args.account_id,
             display_name="trainstack GKE nodes",
-            opts=child_options(self, opts),
         )
         self.email = self.account.email
         for role in NODE_ROLES:
             gcp.projects.IAMMember(
-                role.removeprefix("roles/"),
+                **kids(role.removeprefix("roles/")),
                 project=args.project,
                 role=role,
                 member=self.account.member,
-                opts=child_options(self, opts),
             )
         self.register_outputs({"email": self.email})
 
@@ -252,7 +251,7 @@ class GpuNodePool(pulumi.ComponentResource):
             ),
         )
         self.pool = gcp.container.NodePool(
-            name,
+            **Children(self, name, opts).main(ignore_changes=["nodeCount", "initialNodeCount"] if autoscaled else None),
             project=args.project,
             location=args.location,
             cluster=args.cluster,
@@ -284,10 +283,6 @@ class GpuNodePool(pulumi.ComponentResource):
             management=gcp.container.NodePoolManagementArgs(auto_repair=not flex, auto_upgrade=True),
             upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(
                 strategy="SURGE", max_surge=args.max_surge, max_unavailable=args.max_unavailable
-            ),
-            opts=pulumi.ResourceOptions.merge(
-                child_options(self, opts),
-                pulumi.ResourceOptions(ignore_changes=["nodeCount", "initialNodeCount"] if autoscaled else None),
             ),
         )
         self.node_selector = gpu_pool_selector(args.name, machine)
@@ -334,7 +329,7 @@ class CpuNodePool(pulumi.ComponentResource):
         if args.node_count % len(zones):
             raise ValueError(f"node_count {args.node_count} is not a multiple of {len(zones)} zones")
         self.pool = gcp.container.NodePool(
-            name,
+            **Children(self, name, opts).main(),
             project=args.project,
             location=args.location,
             cluster=args.cluster,
@@ -355,6 +350,5 @@ class CpuNodePool(pulumi.ComponentResource):
                 ),
             ),
             management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
-            opts=child_options(self, opts),
         )
         self.register_outputs({"name": self.pool.name})

@@ -15,7 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from trainstack.core import catalog
 from trainstack.components.k8s_provider import Placement, metadata
-from trainstack.components.options import child_options
+from trainstack.components.options import Children
 
 core = k8s.core.v1
 
@@ -50,9 +50,11 @@ GCSFUSE_FILE_CACHE_OPTIONS = (
 
 
 def _claim(
-    parent: pulumi.Resource,
-    opts: pulumi.ResourceOptions | None,
-    name: str,
+    kids: Children,
+    role: str,
+    was: str,
+    volume_name: str,
+    claim_name: str,
     namespace: pulumi.Input[str],
     capacity: str,
     access_mode: str,
@@ -60,33 +62,32 @@ def _claim(
     mount_options: Sequence[str] = (),
     node_affinity: core.VolumeNodeAffinityArgs | None = None,
 ) -> tuple[core.PersistentVolume, core.PersistentVolumeClaim]:
-    """A PersistentVolume named `name` with `source` (e.g. `{"nfs": ...}`), and the claim
-    `name` in `namespace` bound to it and only it (claimRef one way, volumeName the other)."""
+    """The PersistentVolume `volume_name` (cluster-wide) with `source` (e.g. `{"nfs": ...}`), and the
+    claim `claim_name` in `namespace` bound to it and only it (claimRef one way, volumeName the
+    other). Their Pulumi names are `<component>-<role>volume` and `-claim`, aliased from `<was>-…`."""
     volume = core.PersistentVolume(
-        f"{name}-volume",
-        metadata=metadata(name),
+        **kids(f"{role}volume", was=f"{was}-volume"),
+        metadata=metadata(volume_name),
         spec=core.PersistentVolumeSpecArgs(
             access_modes=[access_mode],
             capacity={"storage": capacity},
             persistent_volume_reclaim_policy="Retain",
             storage_class_name="",
             mount_options=list(mount_options) or None,
-            claim_ref=core.ObjectReferenceArgs(namespace=namespace, name=name),
+            claim_ref=core.ObjectReferenceArgs(namespace=namespace, name=claim_name),
             node_affinity=node_affinity,
             **source,
         ),
-        opts=child_options(parent, opts),
     )
     claim = core.PersistentVolumeClaim(
-        f"{name}-claim",
-        metadata=metadata(name, namespace),
+        **kids(f"{role}claim", volume, was=f"{was}-claim"),
+        metadata=metadata(claim_name, namespace),
         spec=core.PersistentVolumeClaimSpecArgs(
             access_modes=[access_mode],
             resources=core.VolumeResourceRequirementsArgs(requests={"storage": capacity}),
             storage_class_name="",
-            volume_name=name,
+            volume_name=volume_name,
         ),
-        opts=child_options(parent, opts, volume),
     )
     return volume, claim
 
@@ -97,9 +98,10 @@ class GcsFuseVolumeArgs:
 
     Attributes:
         bucket: the bucket name (an Output of the bucket, so the volume waits for it).
-        claim_name, namespace: the claim pods mount (the volume takes the same name).
+        claim_name, namespace: the claim pods mount.
         file_cache: cache file contents on the node (see GCSFUSE_FILE_CACHE_OPTIONS).
         capacity: nominal: Kubernetes requires one; a bucket has no size.
+        volume_name: the PersistentVolume's name, unique in the cluster; None: the component's name.
 
     Pods mounting it need the `gke-gcsfuse/volumes: "true"` annotation (the driver injects its
     sidecar) and a service account the bucket grants access to.
@@ -110,6 +112,7 @@ class GcsFuseVolumeArgs:
     namespace: pulumi.Input[str]
     file_cache: bool = False
     capacity: str = "2048Gi"
+    volume_name: str | None = None
 
 
 class GcsFuseVolume(pulumi.ComponentResource):
@@ -131,7 +134,8 @@ class GcsFuseVolume(pulumi.ComponentResource):
         options = GCSFUSE_MOUNT_OPTIONS + (GCSFUSE_FILE_CACHE_OPTIONS if args.file_cache else ())
         self.claim_name = args.claim_name
         self.volume, self.claim = _claim(
-            self, opts, args.claim_name, args.namespace, args.capacity, "ReadWriteMany", {"csi": csi}, options
+            Children(self, name, opts), "", args.claim_name, args.volume_name or name, args.claim_name, args.namespace,
+            args.capacity, "ReadWriteMany", {"csi": csi}, options,
         )
         self.register_outputs({"claimName": self.claim_name})
 
@@ -144,9 +148,10 @@ class NfsVolumeArgs:
         server: the server's address, an Output of the resource that has it (a Filestore
             instance's IP, an NFS Service's cluster IP), never a copied literal.
         path: the exported path (`/share1` on Filestore; `/` on the in-cluster server, NFSv4).
-        claim_name, namespace: the claim pods mount (the volume takes the same name).
+        claim_name, namespace: the claim pods mount.
         capacity: the export's size.
         mount_options: NFS client options; none: the client negotiates the highest version.
+        volume_name: the PersistentVolume's name, unique in the cluster; None: the component's name.
     """
 
     server: pulumi.Input[str]
@@ -155,6 +160,7 @@ class NfsVolumeArgs:
     namespace: pulumi.Input[str]
     capacity: str
     mount_options: Sequence[str] = ()
+    volume_name: str | None = None
 
 
 class NfsVolume(pulumi.ComponentResource):
@@ -165,7 +171,8 @@ class NfsVolume(pulumi.ComponentResource):
         nfs = core.NFSVolumeSourceArgs(server=args.server, path=args.path)
         self.claim_name = args.claim_name
         self.volume, self.claim = _claim(
-            self, opts, args.claim_name, args.namespace, args.capacity, "ReadWriteMany", {"nfs": nfs}, args.mount_options
+            Children(self, name, opts), "", args.claim_name, args.volume_name or name, args.claim_name, args.namespace,
+            args.capacity, "ReadWriteMany", {"nfs": nfs}, args.mount_options,
         )
         self.register_outputs({"claimName": self.claim_name})
 
@@ -180,7 +187,8 @@ class NfsServerArgs:
         size_gb: the disk's size.
         namespace: where the server, its Service and its disk claim live.
         placement: which nodes may run the server (it must be a pool with nodes in `zone`).
-        name: the Deployment's and Service's name.
+        name: the Deployment's and Service's name (the disk's volume and claim: `<name>-disk`);
+            None: the component's name.
     """
 
     disk_name: pulumi.Input[str]
@@ -189,7 +197,7 @@ class NfsServerArgs:
     size_gb: int
     namespace: pulumi.Input[str]
     placement: Placement = Placement()
-    name: str = "nfs-server"
+    name: str | None = None
 
 
 _NFS_PORTS = {"nfs": 2049, "mountd": 20048, "rpcbind": 111}
@@ -210,6 +218,8 @@ class NfsServer(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: NfsServerArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("trainstack:k8s:NfsServer", name, None, opts)
+        kids = Children(self, name, opts)
+        server = args.name or name
         disk = pulumi.Output.concat("projects/", args.project, "/zones/", args.zone, "/disks/", args.disk_name)
         zone_affinity = core.VolumeNodeAffinityArgs(
             required=core.NodeSelectorArgs(node_selector_terms=[core.NodeSelectorTermArgs(
@@ -218,14 +228,14 @@ class NfsServer(pulumi.ComponentResource):
         )
         csi = core.CSIPersistentVolumeSourceArgs(driver=PD_DRIVER, volume_handle=disk, fs_type="ext4")
         _, disk_claim = _claim(
-            self, opts, f"{args.name}-disk", args.namespace, f"{args.size_gb}Gi", "ReadWriteOnce", {"csi": csi},
-            node_affinity=zone_affinity,
+            kids, "disk-", f"{server}-disk", f"{server}-disk", f"{server}-disk", args.namespace, f"{args.size_gb}Gi", "ReadWriteOnce",
+            {"csi": csi}, node_affinity=zone_affinity,
         )
-        labels = {"app.kubernetes.io/name": args.name}
+        labels = {"app.kubernetes.io/name": server}
         image = catalog.image("nfs-server")
         deployment = k8s.apps.v1.Deployment(
-            args.name,
-            metadata=metadata(args.name, args.namespace, labels),
+            **kids.main(was=server),
+            metadata=metadata(server, args.namespace, labels),
             spec=k8s.apps.v1.DeploymentSpecArgs(
                 replicas=1,
                 # The disk attaches to one node at a time: stop the old server before the new.
@@ -253,17 +263,15 @@ class NfsServer(pulumi.ComponentResource):
                     ),
                 ),
             ),
-            opts=child_options(self, opts),
         )
         service = core.Service(
-            f"{args.name}-service",
-            metadata=metadata(args.name, args.namespace, labels),
+            **kids("service", deployment, was=f"{server}-service"),
+            metadata=metadata(server, args.namespace, labels),
             spec=core.ServiceSpecArgs(
                 type="ClusterIP",
                 selector=labels,
                 ports=[core.ServicePortArgs(name=port, port=number, protocol="TCP") for port, number in _NFS_PORTS.items()],
             ),
-            opts=child_options(self, opts, deployment),
         )
         self.cluster_ip: pulumi.Output[str] = service.spec.apply(lambda spec: spec.cluster_ip)
         self.register_outputs({"clusterIp": self.cluster_ip})

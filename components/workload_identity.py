@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 from trainstack.components.k8s_provider import metadata
-from trainstack.components.options import child_options
+from trainstack.components.options import Children
 
 # Namespaces every cluster already has: used, never created (nor deleted on destroy).
 BUILT_IN_NAMESPACES = frozenset({"default"})
@@ -41,15 +41,15 @@ class WorkloadIdentity(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: WorkloadIdentityArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("trainstack:k8s:WorkloadIdentity", name, None, opts)
+        kids = Children(self, name, opts)
         if args.namespace in BUILT_IN_NAMESPACES:
             self.namespace: pulumi.Output[str] = pulumi.Output.from_input(args.namespace)
         else:
-            namespace = k8s.core.v1.Namespace("namespace", metadata=metadata(args.namespace), opts=child_options(self, opts))
+            namespace = k8s.core.v1.Namespace(**kids("namespace"), metadata=metadata(args.namespace))
             self.namespace = namespace.metadata.apply(lambda meta: meta.name)
         self.service_account_name = args.service_account
         self.service_account = k8s.core.v1.ServiceAccount(
-            "service-account",
+            **kids("service-account"),
             metadata=metadata(args.service_account, self.namespace),
-            opts=child_options(self, opts),
         )
         self.register_outputs({"namespace": self.namespace, "serviceAccount": self.service_account_name})

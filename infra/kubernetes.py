@@ -33,7 +33,9 @@ from trainstack.core.config import KueueConfig, StackConfig
 from trainstack.core.context import StackContext
 from trainstack.infra.platform import GcpPlatform, KubernetesPlatform
 
-# The claim training pods mount their shared storage from, whatever backs it.
+# The claim training pods mount their shared storage from, whatever backs it. Its
+# PersistentVolume keeps the same name (the name every stack's volume has had: renaming would
+# replace the volume and its claim under running jobs).
 CLAIM_NAME = "shared-storage"
 
 
@@ -89,7 +91,9 @@ def _storage(
             raise ValueError("storage kind 'gcs' needs the GCP layer's bucket (GcpPlatform.bucket_name)")
         return GcsFuseVolume(
             "storage",
-            GcsFuseVolumeArgs(gcp.bucket_name, CLAIM_NAME, namespace, file_cache=storage.bucket_config.file_cache),
+            GcsFuseVolumeArgs(
+                gcp.bucket_name, CLAIM_NAME, namespace, file_cache=storage.bucket_config.file_cache, volume_name=CLAIM_NAME
+            ),
             opts=opts,
         )
     if storage.kind == "filestore":
@@ -98,7 +102,7 @@ def _storage(
         share = storage.filestore_config
         return NfsVolume(
             "storage",
-            NfsVolumeArgs(gcp.filestore_ip, f"/{gcp.filestore_share}", CLAIM_NAME, namespace, f"{share.capacity_gib}Gi"),
+            NfsVolumeArgs(gcp.filestore_ip, f"/{gcp.filestore_share}", CLAIM_NAME, namespace, f"{share.capacity_gib}Gi", volume_name=CLAIM_NAME),
             opts=opts,
         )
     if gcp.nfs_disk_name is None:
@@ -113,7 +117,7 @@ def _storage(
     )
     return NfsVolume(
         "storage",
-        NfsVolumeArgs(server.cluster_ip, NfsServer.export_path, CLAIM_NAME, namespace, f"{disk.disk_size_gb}Gi"),
+        NfsVolumeArgs(server.cluster_ip, NfsServer.export_path, CLAIM_NAME, namespace, f"{disk.disk_size_gb}Gi", volume_name=CLAIM_NAME),
         opts=opts,
     )
 

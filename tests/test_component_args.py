@@ -270,7 +270,7 @@ def nic_args(machine: catalog.Machine) -> GpuNicNetworksArgs:
 @dataclass(frozen=True)
 class Case:
     component: type[pulumi.ComponentResource]
-    build: Callable[[pulumi.ResourceOptions], Any]
+    build: Callable[[str, pulumi.ResourceOptions], Any]  # (the component's name, its options)
     variant: str = ""
 
     @property
@@ -278,33 +278,33 @@ class Case:
         return "-".join(filter(None, (self.component.__name__, self.variant)))
 
 
-# Each builds one component with Args that make it register every kind of child it has.
+# Each builds one component, named as given, with Args that make it register every kind of child it has.
 CASES = [
-    Case(ProjectServices, lambda o: ProjectServices("apis", ProjectServicesArgs("p", ["container.googleapis.com", "file.googleapis.com"]), o)),
-    Case(PrimaryNetwork, lambda o: PrimaryNetwork("net", PrimaryNetworkArgs("p", "us-central1", "c", "10.0.0.0/20", "10.4.0.0/14", "10.8.0.0/20"), o)),
-    Case(GpuNicNetworks, lambda o: GpuNicNetworks("nics", nic_args(ULTRA), o)),
-    Case(GkeCluster, lambda o: GkeCluster("cluster", cluster_args(control_plane_ports=[9443]), o)),
-    Case(NodeServiceAccount, lambda o: NodeServiceAccount("sa", NodeServiceAccountArgs("p", "nodes"), o)),
-    Case(GpuNodePool, lambda o: GpuNodePool("gpu", gpu_pool_args(), o)),
-    Case(CpuNodePool, lambda o: CpuNodePool("cpu", CpuNodePoolArgs("p", "us-central1", "c", "cpu", ["us-central1-b"], "e2-standard-8", 2, SA), o)),
-    Case(CheckpointBucket, lambda o: CheckpointBucket("bucket", CheckpointBucketArgs("p", "b", "us-central1", object_users=["principal://x"]), o)),
-    Case(FilestoreShare, lambda o: FilestoreShare("fs", FilestoreShareArgs("p", "fs", "us-central1-b", "ZONAL", 1024, "share1", "vpc"), o)),
-    Case(NfsDisk, lambda o: NfsDisk("disk", NfsDiskArgs("p", "us-central1-b", "disk", "pd-ssd", 100), o)),
-    Case(WorkloadImage, lambda o: WorkloadImage("image", WorkloadImageArgs("p", "us-central1", "repo", "img", "t", "images/x", "0" * 64, "builder", "p-builds"), o)),
-    Case(Kueue, lambda o: Kueue("kueue", KueueArgs("cq", "lq", "ml", [GpuFlavor("f", "pool", ULTRA, 2)], priority_classes=[PriorityClass("high", 100)]), o)),
-    Case(JobSet, lambda o: JobSet("jobset", JobSetArgs(), o)),
-    Case(GpuNetworks, lambda o: GpuNetworks("nets", GpuNetworksArgs([NicAttachment("rdma-0", "rdma", "v", "s")]), o)),
-    Case(GpuDirectInstallers, lambda o: GpuDirectInstallers("gpudirect", GpuDirectInstallersArgs(MEGA), o)),
-    Case(NvidiaDriverInstaller, lambda o: NvidiaDriverInstaller("driver", NvidiaDriverInstallerArgs(A2.accelerator), o)),
-    Case(GcsFuseVolume, lambda o: GcsFuseVolume("gcs", GcsFuseVolumeArgs("bucket", "shared", "ml"), o)),
-    Case(NfsVolume, lambda o: NfsVolume("nfs", NfsVolumeArgs("10.0.0.2", "/share1", "shared", "ml", "1Ti"), o)),
-    Case(NfsServer, lambda o: NfsServer("server", NfsServerArgs("disk", "p", "us-central1-b", 100, "ml"), o)),
-    Case(WorkloadIdentity, lambda o: WorkloadIdentity("identity", WorkloadIdentityArgs("ml", "trainer"), o)),
-    Case(TrainingJob, lambda o: TrainingJob("train", job_args(
+    Case(ProjectServices, lambda n, o: ProjectServices(n, ProjectServicesArgs("p", ["container.googleapis.com", "file.googleapis.com"]), o)),
+    Case(PrimaryNetwork, lambda n, o: PrimaryNetwork(n, PrimaryNetworkArgs("p", "us-central1", "c", "10.0.0.0/20", "10.4.0.0/14", "10.8.0.0/20"), o)),
+    Case(GpuNicNetworks, lambda n, o: GpuNicNetworks(n, nic_args(ULTRA), o)),
+    Case(GkeCluster, lambda n, o: GkeCluster(n, cluster_args(control_plane_ports=[9443]), o)),
+    Case(NodeServiceAccount, lambda n, o: NodeServiceAccount(n, NodeServiceAccountArgs("p", "nodes"), o)),
+    Case(GpuNodePool, lambda n, o: GpuNodePool(n, gpu_pool_args(), o)),
+    Case(CpuNodePool, lambda n, o: CpuNodePool(n, CpuNodePoolArgs("p", "us-central1", "c", "cpu", ["us-central1-b"], "e2-standard-8", 2, SA), o)),
+    Case(CheckpointBucket, lambda n, o: CheckpointBucket(n, CheckpointBucketArgs("p", "b", "us-central1", object_users=["principal://x"]), o)),
+    Case(FilestoreShare, lambda n, o: FilestoreShare(n, FilestoreShareArgs("p", "fs", "us-central1-b", "ZONAL", 1024, "share1", "vpc"), o)),
+    Case(NfsDisk, lambda n, o: NfsDisk(n, NfsDiskArgs("p", "us-central1-b", "disk", "pd-ssd", 100), o)),
+    Case(WorkloadImage, lambda n, o: WorkloadImage(n, WorkloadImageArgs("p", "us-central1", "repo", "img", "t", "images/x", "0" * 64, "builder", "p-builds"), o)),
+    Case(Kueue, lambda n, o: Kueue(n, KueueArgs("cq", "lq", "ml", [GpuFlavor("f", "pool", ULTRA, 2)], priority_classes=[PriorityClass("high", 100)]), o)),
+    Case(JobSet, lambda n, o: JobSet(n, JobSetArgs(), o)),
+    Case(GpuNetworks, lambda n, o: GpuNetworks(n, GpuNetworksArgs([NicAttachment("rdma-0", "rdma", "v", "s")]), o)),
+    Case(GpuDirectInstallers, lambda n, o: GpuDirectInstallers(n, GpuDirectInstallersArgs(MEGA), o)),
+    Case(NvidiaDriverInstaller, lambda n, o: NvidiaDriverInstaller(n, NvidiaDriverInstallerArgs(A2.accelerator), o)),
+    Case(GcsFuseVolume, lambda n, o: GcsFuseVolume(n, GcsFuseVolumeArgs("bucket", "shared", "ml"), o)),
+    Case(NfsVolume, lambda n, o: NfsVolume(n, NfsVolumeArgs("10.0.0.2", "/share1", "shared", "ml", "1Ti"), o)),
+    Case(NfsServer, lambda n, o: NfsServer(n, NfsServerArgs("disk", "p", "us-central1-b", 100, "ml"), o)),
+    Case(WorkloadIdentity, lambda n, o: WorkloadIdentity(n, WorkloadIdentityArgs("ml", "trainer"), o)),
+    Case(TrainingJob, lambda n, o: TrainingJob(n, job_args(
         launch=Launch(command=("x",), files=(ConfigFiles("cfg", "/cfg", {"a": "b"}),)), secret_env={"TOKEN": "t"}), o), "jobset"),
-    Case(TrainingJob, lambda o: TrainingJob("train", job_args(controller="job"), o), "job"),
-    Case(ResiliencySupervisor, lambda o: ResiliencySupervisor("supervisor", SUPERVISOR_ARGS, o)),
-    Case(TensorBoard, lambda o: TensorBoard("tensorboard", TENSORBOARD_ARGS, o)),
+    Case(TrainingJob, lambda n, o: TrainingJob(n, job_args(controller="job"), o), "job"),
+    Case(ResiliencySupervisor, lambda n, o: ResiliencySupervisor(n, SUPERVISOR_ARGS, o)),
+    Case(TensorBoard, lambda n, o: TensorBoard(n, TENSORBOARD_ARGS, o)),
 ]
 
 
@@ -332,7 +332,7 @@ def test_every_exported_component_has_a_case() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_depends_on_reaches_every_child(case: Case) -> None:
-    built = run(case.build)
+    built = run(lambda o: case.build("c", o))
     (component,) = [r for r in built.rendered.registrations if r.type.endswith(f":{case.component.__name__}") and not r.custom]
     assert component.type.startswith("trainstack:") and built.gate() in component.dependencies
     children = [r for r in descendants(built.rendered.registrations, component.urn) if r.custom]
@@ -345,9 +345,25 @@ def test_depends_on_reaches_every_child(case: Case) -> None:
             assert built.gate() in child.dependencies, f"{child.type} {child.name} does not wait for opts.depends_on"
 
 
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_two_instances_coexist_in_one_program(case: Case) -> None:
+    """Two of a component in one program (two clusters, two teams' queues): no URN twice, every
+    child named after its own component, and the PersistentVolumes (cluster-wide) named apart."""
+    built = run(lambda o: [case.build("east", o), case.build("west", o)])
+    registrations = built.rendered.registrations
+    urns = [r.urn for r in registrations]
+    assert len(urns) == len(set(urns)), sorted(u for u in urns if urns.count(u) > 1)
+    for name in ("east", "west"):
+        (component,) = [r for r in registrations if r.name == name and not r.custom and r.type.startswith("trainstack:")]
+        children = [r for r in registrations if r.parent == component.urn]
+        assert children and all(c.name == name or c.name.startswith(f"{name}-") for c in children), [c.name for c in children]
+    volumes = [r.inputs["metadata"]["name"] for r in built.all(PV)]
+    assert len(volumes) == len(set(volumes))
+
+
 @pytest.mark.parametrize("case", [c for c in CASES if c.component.__module__.startswith(K8S_MODULES)], ids=lambda c: c.id)
 def test_kubernetes_objects_from_plain_args_are_schema_valid(case: Case) -> None:
-    built = run(case.build)
+    built = run(lambda o: case.build("c", o))
     objects = [r for r in built.rendered.registrations if r.custom and r.type.startswith("kubernetes:") and r.type != RELEASE]
     assert objects
     # A field holding a Pulumi secret (the Secret's stringData) is redacted whole in the record.
@@ -389,7 +405,7 @@ def test_every_catalog_machine_builds_its_networks_pool_installers_and_job(name:
     assert sorted(s.inputs["ipCidrRange"] for s in subnets) == sorted(n.cidr for n in nics)
     assert {s.urn for s in subnets} <= set(pool.dependencies)
     assert {n.inputs["mtu"] for n in built.all(NETWORK)} == ({machine.mtu} if nics else set())
-    assert all(n.inputs.get("networkProfile", "").endswith("-vpc-roce") == (n.name == "rdma") for n in built.all(NETWORK))
+    assert all(n.inputs.get("networkProfile", "").endswith("-vpc-roce") == n.name.endswith("-rdma") for n in built.all(NETWORK))
 
     _, template = pod_of(built)
     pod = template["spec"]
@@ -420,7 +436,7 @@ def test_project_services_enable_each_api_once_and_never_disable_it() -> None:
     apis = ["file.googleapis.com", "container.googleapis.com", "file.googleapis.com"]
     built = run(lambda o: ProjectServices("apis", ProjectServicesArgs("p", apis), o))
     services = built.all(API)
-    assert sorted((s.name, s.inputs["service"]) for s in services) == [("container", "container.googleapis.com"), ("file", "file.googleapis.com")]
+    assert sorted((s.name, s.inputs["service"]) for s in services) == [("apis-container", "container.googleapis.com"), ("apis-file", "file.googleapis.com")]
     for service in services:
         assert (service.inputs["project"], service.inputs["disableOnDestroy"], service.inputs["disableDependentServices"]) == ("p", False, False)
 
@@ -447,7 +463,7 @@ def test_gpu_nic_networks_firewall_only_the_gvnic_vpcs() -> None:
     built = run(lambda o: GpuNicNetworks("nics", nic_args(ULTRA), o))
     assert sorted(r.inputs["name"] for r in built.all(FIREWALL)) == ["c-gvnic-1-internal"]
     assert built.inputs(FIREWALL)["sourceRanges"] == [NIC_CIDR]
-    assert built.inputs(NETWORK, "rdma")["networkProfile"] == "projects/p/global/networkProfiles/us-central1-b-vpc-roce"
+    assert built.inputs(NETWORK, "nics-rdma")["networkProfile"] == "projects/p/global/networkProfiles/us-central1-b-vpc-roce"
     assert [n.name for n, _, _ in built.value.networks] == ["gvnic-1", *(f"rdma-{i}" for i in range(8))]
 
 
@@ -464,7 +480,7 @@ def test_gke_cluster_hands_out_a_provider_identified_by_this_cluster_instance() 
         return cluster
 
     built = run(build)
-    provider = built.one(K8S_PROVIDER, "gke")
+    provider = built.one(K8S_PROVIDER, "cluster-gke")
     assert provider.parent == built.one("trainstack:gcp:GkeCluster").urn
     assert seen["ca"] and provider.inputs["clusterIdentifier"] == cluster_identity(seen["id"], seen["ca"])
     assert provider.inputs["enableServerSideApply"] == "true"
@@ -649,7 +665,8 @@ def test_data_is_kept_on_destroy_unless_disposable(disposable: bool) -> None:
         NfsDisk("d", NfsDiskArgs("p", "us-central1-b", "disk", "pd-ssd", 100, disposable=disposable), o),
     ))
     for type_token in (BUCKET, FILESTORE, DISK):
-        assert built.one(type_token).options == ({} if disposable else {"retainOnDelete": True})
+        options = {k: v for k, v in built.one(type_token).options.items() if k != "aliases"}
+        assert options == ({} if disposable else {"retainOnDelete": True})
     assert built.inputs(BUCKET)["forceDestroy"] is disposable
 
 
@@ -667,8 +684,8 @@ def test_checkpoint_bucket_grants_object_users_after_grant_after() -> None:
     pool = built.one(GATE, "identity-pool").urn
     grants = built.all(BUCKET_MEMBER)
     assert {g.name: (g.inputs["member"], g.inputs["role"]) for g in grants} == {
-        "object-user-0": ("principal://a", "roles/storage.objectUser"),
-        "object-user-1": ("principal://b", "roles/storage.objectUser"),
+        "bucket-object-user-0": ("principal://a", "roles/storage.objectUser"),
+        "bucket-object-user-1": ("principal://b", "roles/storage.objectUser"),
     }
     assert all({pool, bucket.urn} <= set(g.dependencies) for g in grants)
     assert pool not in bucket.dependencies  # only the grants wait for the identity pool
@@ -696,9 +713,9 @@ def test_workload_image_builds_after_its_grants_when_its_context_changes() -> No
     built = run(lambda o: WorkloadImage("image", args, o))
     build = built.one(COMMAND)
     grants = [built.one(type_token, name) for type_token, name in (
-        ("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember", "builder-push"),
-        (BUCKET_MEMBER, "builder-staging"),
-        (IAM_MEMBER, "builder-logs"),
+        ("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember", "image-builder-push"),
+        (BUCKET_MEMBER, "image-builder-staging"),
+        (IAM_MEMBER, "image-builder-logs"),
     )]
     assert {g.urn for g in grants} <= set(build.dependencies)
     assert build.inputs["triggers"] == ["f" * 64]
@@ -706,7 +723,7 @@ def test_workload_image_builds_after_its_grants_when_its_context_changes() -> No
     assert create.startswith("gcloud builds submit images/x --project=p --region=us-central1 ")
     assert "/img:t " in create and "--machine-type=e2-highcpu-8" in create and "--gcs-source-staging-dir=gs://p-builds/source" in create
     assert built.inputs(ACCOUNT)["accountId"] == "builder"
-    assert (built.inputs(BUCKET, "staging")["name"], built.inputs(BUCKET, "staging")["forceDestroy"]) == ("p-builds", True)
+    assert (built.inputs(BUCKET, "image-staging")["name"], built.inputs(BUCKET, "image-staging")["forceDestroy"]) == ("p-builds", True)
 
 
 # --- kueue ----------------------------------------------------------------------------------------
@@ -817,11 +834,11 @@ def test_nvidia_driver_installer_skips_nodes_whose_driver_gke_manages() -> None:
 # --- volumes --------------------------------------------------------------------------------------
 
 
-def bound_pair(built: Built[Any], name: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The volume and claim named `name`, checked bound to each other, retained, unprovisioned."""
-    volume = next(r for r in built.all(PV) if r.inputs["metadata"]["name"] == name)
-    claim = next(r for r in built.all(PVC) if r.inputs["metadata"]["name"] == name)
-    assert claim.inputs["spec"]["volumeName"] == name and volume.inputs["spec"]["claimRef"]["name"] == name
+def bound_pair(built: Built[Any], volume_name: str, claim_name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The volume and claim by name, checked bound to each other, retained, unprovisioned."""
+    volume = next(r for r in built.all(PV) if r.inputs["metadata"]["name"] == volume_name)
+    claim = next(r for r in built.all(PVC) if r.inputs["metadata"]["name"] == claim_name)
+    assert claim.inputs["spec"]["volumeName"] == volume_name and volume.inputs["spec"]["claimRef"]["name"] == claim_name
     assert volume.inputs["spec"]["claimRef"]["namespace"] == claim.inputs["metadata"]["namespace"]
     assert volume.inputs["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
     assert volume.inputs["spec"]["storageClassName"] == claim.inputs["spec"]["storageClassName"] == ""
@@ -832,7 +849,7 @@ def bound_pair(built: Built[Any], name: str) -> tuple[dict[str, Any], dict[str, 
 @pytest.mark.parametrize("file_cache", [False, True])
 def test_gcsfuse_volume_mounts_its_bucket(file_cache: bool) -> None:
     built = run(lambda o: GcsFuseVolume("gcs", GcsFuseVolumeArgs("ckpt-bucket", "shared", "ml", file_cache=file_cache, capacity="1Ti"), o))
-    volume, claim = bound_pair(built, "shared")
+    volume, claim = bound_pair(built, "gcs", "shared")  # the volume named as its component: unique in the cluster
     assert (volume["spec"]["csi"]["driver"], volume["spec"]["csi"]["volumeHandle"]) == ("gcsfuse.csi.storage.gke.io", "ckpt-bucket")
     assert volume["spec"]["accessModes"] == claim["spec"]["accessModes"] == ["ReadWriteMany"]
     assert claim["spec"]["resources"]["requests"] == {"storage": "1Ti"} and claim["metadata"]["namespace"] == "ml"
@@ -842,7 +859,7 @@ def test_gcsfuse_volume_mounts_its_bucket(file_cache: bool) -> None:
 
 def test_nfs_volume_mounts_its_export() -> None:
     args = NfsVolumeArgs("10.0.0.2", "/share1", "shared", "ml", "1Ti", mount_options=["nfsvers=3"])
-    volume, _ = bound_pair(run(lambda o: NfsVolume("nfs", args, o)), "shared")
+    volume, _ = bound_pair(run(lambda o: NfsVolume("nfs", args, o)), "nfs", "shared")
     assert volume["spec"]["nfs"] == {"server": "10.0.0.2", "path": "/share1"}
     assert volume["spec"]["mountOptions"] == ["nfsvers=3"] and volume["spec"]["capacity"] == {"storage": "1Ti"}
 
@@ -851,7 +868,7 @@ def test_nfs_server_serves_its_disk_from_its_zone() -> None:
     placement = Placement({"cloud.google.com/gke-nodepool": "cpu"}, [GPU_TOLERATION])
     args = NfsServerArgs("disk1", "p", "us-central1-b", 300, "ml", placement, name="files")
     built = run(lambda o: NfsServer("server", args, o))
-    volume, claim = bound_pair(built, "files-disk")
+    volume, claim = bound_pair(built, "files-disk", "files-disk")
     assert volume["spec"]["csi"]["volumeHandle"] == "projects/p/zones/us-central1-b/disks/disk1"
     assert volume["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"] == [
         {"matchExpressions": [{"key": "topology.gke.io/zone", "operator": "In", "values": ["us-central1-b"]}]}

@@ -156,12 +156,12 @@ def test_layer_outputs() -> None:
 def test_the_control_plane_reaches_the_controllers_webhooks_on_private_nodes() -> None:
     """A peered control plane reaches private nodes only on 443 and 10250 by GKE's own rules; the
     Kueue and JobSet webhooks (9443) and Kueue's visibility API (8082) need a rule of their own."""
-    rule = by_name(render("a3ultra"), FIREWALL, "control-plane-to-nodes").inputs
+    rule = by_name(render("a3ultra"), FIREWALL, "cluster-control-plane-to-nodes").inputs
     assert rule["sourceRanges"] == ["172.16.0.32/28"]
     assert rule["allows"] == [{"protocol": "tcp", "ports": ["8082", "9443"]}]
     assert rule["direction"] == "INGRESS" and rule["network"] == "a3ultra-405b-net"
     public = render("a3ultra", trainstack_cluster={"privateNodes": False})
-    assert not [r for r in public.registrations if r.name == "control-plane-to-nodes"]
+    assert not [r for r in public.registrations if r.name == "cluster-control-plane-to-nodes"]
 
 
 def test_the_provider_identity_follows_the_cluster_instance() -> None:

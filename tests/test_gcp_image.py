@@ -26,7 +26,7 @@ def test_prebuilt_image_needs_no_repository_or_build() -> None:
 
 
 def test_docker_repository_in_the_cluster_region() -> None:
-    repository = by_name(render("a3mega"), REPOSITORY, "repository").inputs
+    repository = by_name(render("a3mega"), REPOSITORY, "image-repository").inputs
     assert repository["repositoryId"] == "a3ultra-405b-images"
     assert repository["format"] == "DOCKER"
     assert repository["location"] == REGION
@@ -34,12 +34,12 @@ def test_docker_repository_in_the_cluster_region() -> None:
 
 
 def test_configured_repository_name() -> None:
-    repository = by_name(render("a3mega", trainstack_image={"repository": "shared"}), REPOSITORY, "repository").inputs
+    repository = by_name(render("a3mega", trainstack_image={"repository": "shared"}), REPOSITORY, "image-repository").inputs
     assert repository["repositoryId"] == "shared"
 
 
 def test_cloud_build_of_the_context_rebuilds_when_the_context_changes() -> None:
-    build = by_name(render("a3mega"), COMMAND, "build")
+    build = by_name(render("a3mega"), COMMAND, "image-build")
     argv = shlex.split(build.inputs["create"])
     assert argv[:4] == ["gcloud", "builds", "submit", "images/nemo-24.07"]
     assert set(argv[4:]) == {
@@ -64,22 +64,22 @@ def test_the_build_runs_as_its_own_account_with_exactly_the_grants_a_build_needs
     bucket, write to Cloud Logging (cloud.google.com/build/docs/securing-builds/
     configure-user-specified-service-accounts)."""
     rendered = render("a3mega")
-    account = by_name(rendered, "gcp:serviceaccount/account:Account", "builder")
+    account = by_name(rendered, "gcp:serviceaccount/account:Account", "image-builder")
     member = f"serviceAccount:a3ultra-405b-builder@{PROJECT}.iam.gserviceaccount.com"
     grants = {
         r.name: (r.type, r.inputs["role"], r.inputs["member"])
         for r in rendered.registrations
-        if r.name.startswith("builder-")
+        if r.name.startswith("image-builder-")
     }
     assert grants == {
-        "builder-push": ("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember", "roles/artifactregistry.writer", member),
-        "builder-staging": ("gcp:storage/bucketIAMMember:BucketIAMMember", "roles/storage.objectAdmin", member),
-        "builder-logs": ("gcp:projects/iAMMember:IAMMember", "roles/logging.logWriter", member),
+        "image-builder-push": ("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember", "roles/artifactregistry.writer", member),
+        "image-builder-staging": ("gcp:storage/bucketIAMMember:BucketIAMMember", "roles/storage.objectAdmin", member),
+        "image-builder-logs": ("gcp:projects/iAMMember:IAMMember", "roles/logging.logWriter", member),
     }
-    staging = by_name(rendered, BUCKET, "staging").inputs
+    staging = by_name(rendered, BUCKET, "image-staging").inputs
     assert staging["publicAccessPrevention"] == "enforced" and staging["forceDestroy"] is True
-    build = by_name(rendered, COMMAND, "build")
-    assert {r.urn for r in rendered.registrations if r.name.startswith("builder-")} <= set(build.dependencies)
+    build = by_name(rendered, COMMAND, "image-build")
+    assert {r.urn for r in rendered.registrations if r.name.startswith("image-builder-")} <= set(build.dependencies)
     assert account.inputs["accountId"] == "a3ultra-405b-builder"
 
 

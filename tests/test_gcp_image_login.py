@@ -37,12 +37,12 @@ def registered(plan: Plan, type_token: str, name: str) -> dict[str, Any]:
 
 
 def test_the_build_account_may_read_only_the_keys_secret(plan: Plan) -> None:
-    grant = registered(plan, "gcp:secretmanager/secretIamMember:SecretIamMember", "builder-registry-login")["inputs"]
+    grant = registered(plan, "gcp:secretmanager/secretIamMember:SecretIamMember", "image-builder-registry-login")["inputs"]
     assert grant["secretId"] == SECRET and grant["project"] == PROJECT
     assert grant["role"] == "roles/secretmanager.secretAccessor"
     assert grant["member"] == f"serviceAccount:a3high-nemo-gpt5b-builder@{PROJECT}.iam.gserviceaccount.com"
-    build = registered(plan, COMMAND, "build")
-    assert registered(plan, "gcp:secretmanager/secretIamMember:SecretIamMember", "builder-registry-login")["urn"] in build["dependencies"]
+    build = registered(plan, COMMAND, "image-build")
+    assert registered(plan, "gcp:secretmanager/secretIamMember:SecretIamMember", "image-builder-registry-login")["urn"] in build["dependencies"]
 
 
 def test_secret_manager_is_enabled_for_the_build(plan: Plan) -> None:
@@ -77,7 +77,7 @@ def run_create(create: str, tmp_path: Path) -> tuple[subprocess.CompletedProcess
 
 
 def test_the_build_logs_in_to_ngc_from_secret_manager_then_builds(plan: Plan, tmp_path: Path) -> None:
-    create = registered(plan, COMMAND, "build")["inputs"]["create"]
+    create = registered(plan, COMMAND, "image-build")["inputs"]["create"]
     done, call = run_create(create, tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "sha256:" + "cd" * 32  # what the image reference is pinned by
@@ -103,7 +103,7 @@ def test_the_build_logs_in_to_ngc_from_secret_manager_then_builds(plan: Plan, tm
 
 def test_a_build_without_a_login_keeps_its_tag_line(tmp_path: Path) -> None:
     plan = render("a3high-litgpt", raw_stack_config("a3high-litgpt"))
-    create = registered(plan, COMMAND, "build")["inputs"]["create"]
+    create = registered(plan, COMMAND, "image-build")["inputs"]["create"]
     argv = shlex.split(create)
     assert argv[:4] == ["gcloud", "builds", "submit", "images/litgpt"]
     assert [a for a in argv if a.startswith("--tag=")] and not [a for a in argv if a.startswith("--config")]
@@ -132,5 +132,5 @@ def test_the_stack_never_owns_the_key(plan: Plan) -> None:
     of ours to read back."""
     owned = {r["type"] for r in plan.resources if r["type"].startswith("gcp:secretmanager/")}
     assert owned == {"gcp:secretmanager/secretIamMember:SecretIamMember"}
-    grant = registered(plan, "gcp:secretmanager/secretIamMember:SecretIamMember", "builder-registry-login")
+    grant = registered(plan, "gcp:secretmanager/secretIamMember:SecretIamMember", "image-builder-registry-login")
     assert not grant["options"].get("protect") and not grant["options"].get("retainOnDelete")

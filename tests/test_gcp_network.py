@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from gcp_support import (
     CLUSTER,
@@ -20,15 +22,17 @@ NIC_PARENT = "trainstack:gcp:GpuNicNetworks"
 
 
 def nic_children(variant: str, type_token: str) -> list:
-    return [r for r in of_type(render(variant), type_token) if r.parent and r.parent.endswith(f"{NIC_PARENT}::gpu-nics")]
+    """The GpuNicNetworks component's children of `type_token`, named by role (`gpu-nics-` dropped)."""
+    found = [r for r in of_type(render(variant), type_token) if r.parent and r.parent.endswith(f"{NIC_PARENT}::gpu-nics")]
+    return [dataclasses.replace(r, name=r.name.removeprefix("gpu-nics-")) for r in found]
 
 
 def test_primary_network_is_a_custom_vpc_with_pod_and_service_ranges() -> None:
     rendered = render("a3ultra")
-    vpc = by_name(rendered, NETWORK, "vpc")
+    vpc = by_name(rendered, NETWORK, "network-vpc")
     assert vpc.inputs["autoCreateSubnetworks"] is False
     assert vpc.inputs["name"] == "a3ultra-405b-net"
-    subnet = by_name(rendered, SUBNETWORK, "subnet").inputs
+    subnet = by_name(rendered, SUBNETWORK, "network-subnet").inputs
     assert subnet["region"] == REGION
     assert subnet["ipCidrRange"] == "10.0.0.0/20"
     assert subnet["privateIpGoogleAccess"] is True
@@ -40,15 +44,15 @@ def test_primary_network_is_a_custom_vpc_with_pod_and_service_ranges() -> None:
 
 def test_private_nodes_reach_registries_through_cloud_nat() -> None:
     rendered = render("a3ultra")
-    router = by_name(rendered, "gcp:compute/router:Router", "router")
-    nat = by_name(rendered, "gcp:compute/routerNat:RouterNat", "nat")
+    router = by_name(rendered, "gcp:compute/router:Router", "network-router")
+    nat = by_name(rendered, "gcp:compute/routerNat:RouterNat", "network-nat")
     assert nat.inputs["router"] == router.inputs["name"]
     assert nat.inputs["natIpAllocateOption"] == "AUTO_ONLY"
     assert nat.inputs["sourceSubnetworkIpRangesToNat"] == "ALL_SUBNETWORKS_ALL_IP_RANGES"
 
 
 def test_internal_firewall_admits_node_and_pod_ranges() -> None:
-    rule = by_name(render("a3ultra"), FIREWALL, "internal").inputs
+    rule = by_name(render("a3ultra"), FIREWALL, "network-internal").inputs
     assert rule["direction"] == "INGRESS"
     assert rule["sourceRanges"] == ["10.0.0.0/20", "10.4.0.0/14"]
     assert {a["protocol"] for a in rule["allows"]} == {"tcp", "udp", "icmp"}

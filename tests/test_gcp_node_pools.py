@@ -172,7 +172,7 @@ def test_pools_run_as_the_least_privilege_node_account(name: str) -> None:
 
 def test_node_account_roles() -> None:
     rendered = render("a3ultra")
-    account = by_name(rendered, "gcp:serviceaccount/account:Account", "account").inputs
+    account = by_name(rendered, "gcp:serviceaccount/account:Account", "node-sa").inputs
     assert account["accountId"] == "a3ultra-405b-nodes"
     grants = of_type(rendered, "gcp:projects/iAMMember:IAMMember")
     assert sorted(g.inputs["role"] for g in grants) == sorted(NODE_ROLES) == sorted(

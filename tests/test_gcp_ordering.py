@@ -29,10 +29,10 @@ def cluster_urn(rendered) -> str:
     [
         ("a3ultra", BUCKET, "bucket"),
         ("a3mega", FILESTORE, "filestore"),
-        ("a3mega", REPOSITORY, "repository"),
-        ("a3mega", COMMAND, "build"),
+        ("a3mega", REPOSITORY, "image-repository"),
+        ("a3mega", COMMAND, "image-build"),
         ("a2", DISK, "nfs-disk"),
-        ("a3ultra", NETWORK, "rdma"),
+        ("a3ultra", NETWORK, "gpu-nics-rdma"),
     ],
 )
 def test_storage_image_and_networks_do_not_wait_for_the_cluster(variant: str, type_token: str, name: str) -> None:
@@ -53,7 +53,7 @@ def test_pools_wait_for_the_cluster_but_not_for_each_other(variant: str) -> None
 
 def test_gpu_pool_waits_for_its_nic_subnets() -> None:
     rendered = render("a3ultra")
-    subnets = {s.urn for s in of_type(rendered, "gcp:compute/subnetwork:Subnetwork") if s.name != "subnet"}
+    subnets = {s.urn for s in of_type(rendered, "gcp:compute/subnetwork:Subnetwork") if s.name != "network-subnet"}
     assert len(subnets) == 9
     assert subnets <= set(by_name(rendered, NODE_POOL, "gpu-pool").dependencies)
     assert not subnets & set(by_name(rendered, NODE_POOL, "cpu-pool").dependencies)

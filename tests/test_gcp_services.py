@@ -30,7 +30,7 @@ BASE = {"container", "compute", "iam", "cloudresourcemanager", "storage", "loggi
 )
 def test_enables_the_apis_the_stack_calls(variant: str, extra: set[str]) -> None:
     services = of_type(render(variant), SERVICE)
-    assert {s.name for s in services} == BASE | extra
+    assert {s.name for s in services} == {f"services-{name}" for name in BASE | extra}
     assert {s.inputs["service"] for s in services} == {f"{name}.googleapis.com" for name in BASE | extra}
 
 
@@ -46,19 +46,19 @@ def test_services_are_never_disabled_on_destroy(variant: str) -> None:
     [
         ("a3ultra", CLUSTER, "cluster", {"container", "compute", "logging", "monitoring"}),
         ("a3ultra", NODE_POOL, "gpu-pool", {"container"}),
-        ("a3ultra", NETWORK, "rdma", {"compute"}),
+        ("a3ultra", NETWORK, "gpu-nics-rdma", {"compute"}),
         ("a3ultra", BUCKET, "bucket", {"storage"}),
-        ("a3ultra", "gcp:serviceaccount/account:Account", "account", {"iam"}),
-        ("a3ultra", "gcp:projects/iAMMember:IAMMember", "logging.logWriter", {"cloudresourcemanager"}),
+        ("a3ultra", "gcp:serviceaccount/account:Account", "node-sa", {"iam"}),
+        ("a3ultra", "gcp:projects/iAMMember:IAMMember", "node-sa-logging.logWriter", {"cloudresourcemanager"}),
         ("a3mega", FILESTORE, "filestore", {"file"}),
-        ("a3mega", REPOSITORY, "repository", {"artifactregistry"}),
-        ("a3mega", COMMAND, "build", {"cloudbuild", "artifactregistry"}),
+        ("a3mega", REPOSITORY, "image-repository", {"artifactregistry"}),
+        ("a3mega", COMMAND, "image-build", {"cloudbuild", "artifactregistry"}),
         ("a2", "gcp:compute/disk:Disk", "nfs-disk", {"compute"}),
     ],
 )
 def test_resources_wait_for_the_apis_they_call(variant: str, type_token: str, name: str, apis: set[str]) -> None:
     rendered = render(variant)
-    services = {s.urn: s.name for s in of_type(rendered, SERVICE)}
+    services = {s.urn: s.name.removeprefix("services-") for s in of_type(rendered, SERVICE)}
     waited = {services[u] for u in by_name(rendered, type_token, name).dependencies if u in services}
     assert apis <= waited
 

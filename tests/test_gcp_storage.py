@@ -75,7 +75,7 @@ def test_zonal_filestore_on_the_primary_vpc() -> None:
     assert instance["networks"] == [{"network": "a3ultra-405b-net", "modes": ["MODE_IPV4"], "connectMode": "DIRECT_PEERING"}]
     assert rendered.outputs["filestoreAddress"].startswith("10.200.")
     assert rendered.outputs["filestoreAddress"].endswith(":/share1")
-    assert [b.name for b in of_type(rendered, BUCKET)] == ["staging"]  # only the image build's
+    assert [b.name for b in of_type(rendered, BUCKET)] == ["image-staging"]  # only the image build's
 
 
 def test_enterprise_filestore_is_regional_on_an_existing_network() -> None:

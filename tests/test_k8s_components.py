@@ -103,7 +103,7 @@ def _render_kueue(args: KueueArgs):
 def test_one_flavor_per_gpu_pool_in_one_cluster_queue() -> None:
     flavors = [GpuFlavor("a3-ultra", "ultra-pool", ULTRA, 4), GpuFlavor("a3-mega", "mega-pool", MEGA, 2)]
     rendered = _render_kueue(_args(flavors=flavors))
-    names = {r.name.removeprefix("flavor-"): r for r in of_type(rendered, f"{KUEUE}:ResourceFlavor")}
+    names = {r.name.removeprefix("kueue-flavor-"): r for r in of_type(rendered, f"{KUEUE}:ResourceFlavor")}
     assert set(names) == {"a3-ultra", "a3-mega"}
     assert all(r.inputs["metadata"]["name"].startswith(f"{n}-") for n, r in names.items())
     assert names["a3-mega"].inputs["spec"]["nodeLabels"] == {

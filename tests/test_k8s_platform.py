@@ -215,7 +215,7 @@ def _images(reg: Registration) -> set[str]:
 @pytest.mark.parametrize("machine_type", MACHINES)
 def test_installers_follow_the_gpudirect_stack(layers, machine_type: str) -> None:
     layer, machine = layers[machine_type], catalog.machine(machine_type)
-    daemonsets = {r.name: r for r in of_type(layer.rendered, DAEMONSET)}
+    daemonsets = {r.inputs["metadata"]["name"]: r for r in of_type(layer.rendered, DAEMONSET)}
     assert set(daemonsets) == EXPECTED_INSTALLERS[machine.gpudirect]
     for ds in daemonsets.values():
         assert ds.inputs["metadata"]["namespace"] == "kube-system"
@@ -264,8 +264,8 @@ def test_one_device_network_per_extra_nic(layers, machine_type: str) -> None:
 
 
 def test_driver_daemonset_only_when_gke_does_not_install_the_driver(layers, variants) -> None:
-    assert not [r for r in of_type(variants["nfs"].rendered, DAEMONSET) if r.name != "nvidia-driver-installer"]
-    driver = one(variants["nfs"].rendered, DAEMONSET, "nvidia-driver-installer")
+    assert not [r for r in of_type(variants["nfs"].rendered, DAEMONSET) if r.name != "nvidia-driver"]
+    driver = one(variants["nfs"].rendered, DAEMONSET, "nvidia-driver")
     pod = _pod(driver)
     installer = pod["initContainers"][0]
     assert installer["image"] == catalog.image("nvidia-driver-installer-cos").ref
@@ -439,8 +439,8 @@ def test_no_release_waits_a_fixed_time(layers) -> None:
 
 
 def _volume_and_claim(layer: Layer) -> tuple[Registration, Registration]:
-    claim = one(layer.rendered, PVC, "shared-storage-claim")
-    return one(layer.rendered, PV, "shared-storage-volume"), claim
+    claim = one(layer.rendered, PVC, "storage-claim")
+    return one(layer.rendered, PV, "storage-volume"), claim
 
 
 def test_gcs_volume_mounts_the_bucket_with_checkpoint_options(layers, variants) -> None:

@@ -280,3 +280,24 @@ def test_a_change_that_makes_the_job_stop_fitting_is_flagged() -> None:
     assert diff.base is not None and diff.base.fits is True and diff.head is not None and diff.head.fits is False
     assert "**NO LONGER FITS**" in DiffReport("origin/main", (diff,)).to_markdown()
     assert "NO LONGER FITS" not in DiffReport("origin/main", (diff_plans("a3mega-gpt3-175b", base, base),)).to_markdown()
+
+
+def test_a_child_renamed_with_an_alias_is_the_same_resource() -> None:
+    """As the engine matches by alias: an upgrade that renames a child (with its old name as an
+    alias) shows a changed option, never a removal and an addition; its Kubernetes objects keep
+    their provider when the provider was renamed the same way."""
+    provider_old = resource("pulumi:providers:kubernetes", "gke", {}, CLUSTER_COMPONENT)
+    provider_new = resource("pulumi:providers:kubernetes", "cluster-gke", {}, CLUSTER_COMPONENT, options={"aliases": [provider_old["urn"]]})
+    queue_inputs = {"metadata": {"name": "q"}, "spec": {}}
+    queue_old = resource("kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue", "local-queue", queue_inputs, provider=provider_old["urn"])
+    queue_new = resource(
+        "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue", "kueue-local-queue", queue_inputs,
+        provider=provider_new["urn"], options={"aliases": [queue_old["urn"]]},
+    )
+    report = diff_plans(STACK, plan([provider_old, queue_old]), plan([provider_new, queue_new]))
+    assert not report.added and not report.removed
+    changes = {c.resource.name: [(ch.path, ch.kind, ch.effect) for ch in c.changes] for c in report.changed}
+    assert changes == {"cluster-gke": [("aliases", "option", UPDATE)], "kueue-local-queue": [("aliases", "option", UPDATE)]}
+    unaliased = dict(queue_new, options={})
+    report = diff_plans(STACK, plan([provider_old, queue_old]), plan([provider_new, unaliased]))
+    assert [r.name for r in report.added] == ["kueue-local-queue"] and [r.name for r in report.removed] == ["local-queue"]

@@ -308,11 +308,13 @@ def diff_plans(stack: str, base: dict[str, Any] | None, head: dict[str, Any] | N
     """The difference from plan `base` to plan `head` (None: the stack is absent on that side)."""
     old = {r["urn"]: r for r in (base or {}).get("resources", [])}
     new = {r["urn"]: r for r in (head or {}).get("resources", [])}
-    added = tuple(_ref(new[u]) for u in _ordered(new.keys() - old.keys(), new))
-    removed = tuple(_ref(old[u]) for u in _ordered(old.keys() - new.keys(), old))
+    was = _previous_urns(old, new)
+    added = tuple(_ref(new[u]) for u in _ordered(new.keys() - was.keys(), new))
+    removed = tuple(_ref(old[u]) for u in _ordered(old.keys() - set(was.values()), old))
+    renamed = {before: after for after, before in was.items()}
     changed = []
-    for urn in _ordered(old.keys() & new.keys(), new):
-        changes = resource_changes(old[urn], new[urn])
+    for urn in _ordered(was.keys(), new):
+        changes = resource_changes(old[was[urn]], new[urn], renamed)
         if changes:
             changed.append(ResourceChange(_ref(new[urn]), changes))
     return StackDiff(
@@ -330,8 +332,22 @@ def failed(stack: str, side: str, message: str) -> StackDiff:
     return StackDiff(stack, error=message, error_in=side)
 
 
-def resource_changes(old: dict[str, Any], new: dict[str, Any]) -> tuple[PropertyChange, ...]:
-    """Every differing leaf of one resource's inputs, options and provider, with its effect."""
+def _previous_urns(old: dict[str, Any], new: dict[str, Any]) -> dict[str, str]:
+    """Each head resource's URN -> the base resource it is: the same URN, or (as the engine
+    matches them) the first of its aliases the base has."""
+    found = {}
+    for urn, resource in new.items():
+        candidates = [urn, *(resource.get("options") or {}).get("aliases", [])]
+        match = next((c for c in candidates if c in old), None)
+        if match is not None:
+            found[urn] = match
+    return found
+
+
+def resource_changes(old: dict[str, Any], new: dict[str, Any], renamed: dict[str, str] | None = None) -> tuple[PropertyChange, ...]:
+    """Every differing leaf of one resource's inputs, options and provider, with its effect;
+    `renamed` maps base URNs to the head URNs they became by alias (a renamed provider is the
+    same provider)."""
     rtype = new["type"]
     force_new = [*FORCE_NEW.get(rtype, ()), *(new.get("options") or {}).get("replaceOnChanges", [])]
     if rtype.startswith("kubernetes:") and new.get("custom"):
@@ -343,7 +359,8 @@ def resource_changes(old: dict[str, Any], new: dict[str, Any]) -> tuple[Property
         out.append(PropertyChange(path, before, after, effect))
     for path, before, after in _leaves(old.get("options") or {}, new.get("options") or {}, ""):
         out.append(PropertyChange(path, before, after, UPDATE, "option"))
-    if old.get("provider") != new.get("provider"):
+    old_provider = (renamed or {}).get(old.get("provider") or "", old.get("provider"))
+    if old_provider != new.get("provider"):
         # The engine replaces a resource whose provider reference moves to another provider.
         out.append(PropertyChange("provider", old.get("provider") or ABSENT, new.get("provider") or ABSENT, REPLACE, "provider"))
     return tuple(out)

@@ -32,6 +32,28 @@ def public_urn(urn: str) -> str:
     return urn.replace("::pulumi:pulumi:Stack$", "::")
 
 
+def alias_urn(alias: Any, request: Any, urn: str) -> str:
+    """The old URN an alias names: a URN as given, or a spec's fields over the resource's own
+    (name, type, parent, stack, project), as the engine resolves it."""
+    if alias.urn:
+        return public_urn(alias.urn)
+    spec = alias.spec
+    stack, project, _, _ = public_urn(urn).split("::", 3)
+    parent = None if spec.noParent else public_urn(spec.parentUrn or request.parent) or None
+    parent_type = parent.split("::")[2] if parent else "pulumi:pulumi:Stack"
+    kind = spec.type or request.type
+    qualified = kind if parent_type == "pulumi:pulumi:Stack" else f"{parent_type}${kind}"
+    stack = f"urn:pulumi:{spec.stack}" if spec.stack else stack
+    return f"{stack}::{spec.project or project}::{qualified}::{spec.name or request.name}"
+
+
+def _type_only(alias: Any) -> bool:
+    """An alias the provider SDK adds for its own older type tokens (e.g. apps/v1beta1 for a
+    Deployment): the same for every resource of that type, so the plan leaves it out."""
+    spec = alias.spec
+    return not alias.urn and bool(spec.type) and not (spec.name or spec.parentUrn or spec.noParent)
+
+
 def redact(value: Any) -> Any:
     """Replace secret values with `[secret]` and unknowns with `[unknown]`, recursively."""
     if rpc.is_rpc_secret(value):
@@ -94,6 +116,9 @@ class RecordingMonitor(mocks.MockMonitor):
             options["ignoreChanges"] = sorted(request.ignoreChanges)
         if request.replaceOnChanges:
             options["replaceOnChanges"] = sorted(request.replaceOnChanges)
+        renamed = [a for a in request.aliases if not _type_only(a)]
+        if renamed:
+            options["aliases"] = sorted({alias_urn(a, request, response.urn) for a in renamed})
         property_dependencies = {
             k: sorted({public_urn(u) for u in v.urns}) for k, v in sorted(request.propertyDependencies.items()) if v.urns
         }
