@@ -307,9 +307,20 @@ class NetworkConfig(Section):
         return self
 
 
+# GKE: at most 1000 nodes a node pool per zone (cloud.google.com/kubernetes-engine/quotas): the
+# largest GPU pool a config describes, so the most nodes a job can ask for.
+MAX_POOL_NODES = 1000
+
+
+def _pool_sized(nodes: int) -> int:
+    if nodes > MAX_POOL_NODES:
+        raise PydanticCustomError("rule", "must be at most {n}: no GKE node pool holds more nodes (1000 a pool per zone)", {"n": MAX_POOL_NODES})
+    return nodes
+
+
 class Autoscaling(Section):
-    min_nodes: Annotated[int, Field(ge=0, le=1000)] = 0
-    max_nodes: Annotated[int, Field(ge=1, le=1000)]  # GKE: at most 1000 nodes a pool per zone
+    min_nodes: Annotated[int, Field(ge=0, le=MAX_POOL_NODES)] = 0
+    max_nodes: Annotated[int, Field(ge=1, le=MAX_POOL_NODES)]
 
     @model_validator(mode="after")
     def _rules(self) -> Autoscaling:
@@ -380,7 +391,7 @@ class GpuPoolConfig(Section):
 
     name: Dns1035Name = "gpu-pool"
     machine_type: GpuMachineName
-    node_count: Annotated[int, Field(ge=0, le=1000)] | None = None
+    node_count: Annotated[int, Field(ge=0, le=MAX_POOL_NODES)] | None = None
     autoscaling: Autoscaling | None = None
     zones: list[str] | None = None  # defaults to [gcp:zone]
     # auto: compact where GKE allows it (see `compact`); compact: insist; none: no policy.
@@ -794,7 +805,7 @@ class WorkloadConfig(Section):
     namespace: K8sName = "default"
     framework: Literal["nemo2", "nemo-megatron", "litgpt", "deepspeed"]
     model: str
-    nodes: Annotated[int, Field(ge=1)]
+    nodes: Annotated[int, Field(ge=1), AfterValidator(_pool_sized)]  # bounded before anything scales with it
     steps: Annotated[int, Field(ge=1)]
     checkpoint_interval: Annotated[int, Field(ge=1)] | None = None
     precision: Literal["bf16", "fp8", "fp16", "fp32"] = "bf16"
@@ -1072,7 +1083,7 @@ class ExistingCluster(Section):
     name: str
     zone: ZoneId
     machine_type: GpuMachineName
-    node_count: Annotated[int, Field(ge=1, le=1000)]
+    node_count: Annotated[int, Field(ge=1, le=MAX_POOL_NODES)]
     gpu_pool: K8sName  # the GPU node pool's name: pods select it
     cpu_pool: K8sName  # the CPU pool the supervisor (and controllers, if installed here) run on
     local_queue: K8sName
