@@ -39,7 +39,8 @@ def check(stack: str, config: StackConfig | WorkloadStackConfig, root: Path, pla
             terms = contract.of_existing(ref.existing_cluster)
         problems += contract.workload_stack_problems(config, terms)
     ctx = StackContext(stack, config, root, contract=terms)
-    if config.workload is not None:
+    if config.workload is not None and (terms is None or config.workload.nodes <= terms.gpu_nodes):
+        # A job its pool cannot hold is refused for that alone: nothing more that scales with nodes.
         problems += workloads.problems(config.workload, ctx.machine)
     problems += infra.problems(config.image, root)
     if problems:

@@ -227,14 +227,20 @@ class Maintenance(Section):
 ANY_ADDRESS = "0.0.0.0/0"
 
 
+# A GKE cluster name: at most 40 lowercase letters, digits and '-', starting with a letter and
+# ending with a letter or digit (GKE API v1 Cluster.name,
+# cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#Cluster).
+ClusterName = Annotated[
+    str,
+    Field(max_length=40),
+    _pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must start with a letter, use lowercase letters, digits and '-', and be at most 40 characters"),
+]
+
+
 class ClusterConfig(Section):
     """`trainstack:cluster`: the GKE Standard cluster (regional, in `gcp:region`)."""
 
-    name: Annotated[
-        str,
-        Field(max_length=40),
-        _pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must start with a letter, use lowercase letters, digits and '-', and be at most 40 characters"),
-    ]
+    name: ClusterName
     release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"] = "REGULAR"
     # A minor version prefix such as "1.33." resolved against the versions GKE offers at deploy
     # time; None: the release channel's default.
@@ -307,9 +313,20 @@ class NetworkConfig(Section):
         return self
 
 
+# GKE: at most 1000 nodes a node pool per zone (cloud.google.com/kubernetes-engine/quotas): the
+# largest GPU pool a config describes, so the most nodes a job can ask for.
+MAX_POOL_NODES = 1000
+
+
+def _pool_sized(nodes: int) -> int:
+    if nodes > MAX_POOL_NODES:
+        raise PydanticCustomError("rule", "must be at most {n}: no GKE node pool holds more nodes (1000 a pool per zone)", {"n": MAX_POOL_NODES})
+    return nodes
+
+
 class Autoscaling(Section):
-    min_nodes: Annotated[int, Field(ge=0, le=1000)] = 0
-    max_nodes: Annotated[int, Field(ge=1, le=1000)]  # GKE: at most 1000 nodes a pool per zone
+    min_nodes: Annotated[int, Field(ge=0, le=MAX_POOL_NODES)] = 0
+    max_nodes: Annotated[int, Field(ge=1, le=MAX_POOL_NODES)]
 
     @model_validator(mode="after")
     def _rules(self) -> Autoscaling:
@@ -341,8 +358,10 @@ class Reservation(Section):
 
 
 class UpgradeSettings(Section):
-    max_surge: Annotated[int, Field(ge=0)] = 0
-    max_unavailable: Annotated[int, Field(ge=0)] = 1
+    # The GKE API takes int32s (container v1 NodePool.UpgradeSettings max_surge, max_unavailable),
+    # but a pool holds at most MAX_POOL_NODES nodes a zone: no more can surge or be unavailable.
+    max_surge: Annotated[int, Field(ge=0, le=MAX_POOL_NODES)] = 0
+    max_unavailable: Annotated[int, Field(ge=0, le=MAX_POOL_NODES)] = 1
 
     @model_validator(mode="after")
     def _rules(self) -> UpgradeSettings:
@@ -380,7 +399,7 @@ class GpuPoolConfig(Section):
 
     name: Dns1035Name = "gpu-pool"
     machine_type: GpuMachineName
-    node_count: Annotated[int, Field(ge=0, le=1000)] | None = None
+    node_count: Annotated[int, Field(ge=0, le=MAX_POOL_NODES)] | None = None
     autoscaling: Autoscaling | None = None
     zones: list[str] | None = None  # defaults to [gcp:zone]
     # auto: compact where GKE allows it (see `compact`); compact: insist; none: no policy.
@@ -488,8 +507,12 @@ class CpuPoolConfig(Section):
 
 def _bucket_name(value: str) -> str:
     """Cloud Storage bucket naming rules (cloud.google.com/storage/docs/buckets#naming)."""
-    if not re.fullmatch(r"[a-z0-9][-a-z0-9_.]{1,61}[a-z0-9]", value):
-        raise PydanticCustomError("rule", "must be a valid bucket name: 3-63 lowercase letters, digits, '-', '_' or '.', starting and ending with a letter or digit")
+    if not (3 <= len(value) <= 222 and re.fullmatch(r"[a-z0-9][-a-z0-9_.]*[a-z0-9]", value)):
+        raise PydanticCustomError("rule", "must be a valid bucket name: 3-63 lowercase letters, digits, '-', '_' or '.' (up to 222 with dots), starting and ending with a letter or digit")
+    if max(len(part) for part in value.split(".")) > 63:
+        raise PydanticCustomError("rule", "must be at most 63 characters, or, with dots, at most 63 between dots")
+    if re.search(r"\.\.|-\.|\.-", value):
+        raise PydanticCustomError("rule", "must not hold two dots in a row or a dash next to a dot")
     if value.startswith("goog") or "google" in value or "g00gle" in value:
         raise PydanticCustomError("rule", "must not begin with 'goog' or contain 'google' (Cloud Storage reserves them)")
     if re.fullmatch(r"\d+\.\d+\.\d+\.\d+", value):
@@ -571,6 +594,14 @@ class StorageConfig(Section):
         return self.nfs or NfsConfig()
 
 
+# Image references by the grammar of github.com/distribution/reference (regexp.go): an optional
+# registry host, lowercase path components joined by one '.' or '_', '__' or dashes, an ASCII tag.
+_IMAGE_TAG = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
+_HOST_PART = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
+_PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_IMAGE_REFERENCE = rf"(?:{_HOST_PART}(?:\.{_HOST_PART})*(?::\d+)?/)?{_PATH_PART}(?:/{_PATH_PART})*(?::{_IMAGE_TAG})?(?:@sha256:[0-9a-f]{{64}})?"
+
+
 class BuildConfig(Section):
     """A Cloud Build of the workload image from a build context in this repository."""
 
@@ -579,7 +610,7 @@ class BuildConfig(Section):
         str, Field(max_length=200), _pattern(r"(?!.*(^|/)\.\.?(/|$))[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*", "must be a relative path inside the repository, such as images/nemo-24.07")
     ]
     image_name: K8sName
-    tag: Annotated[str, _pattern(r"[\w][\w.-]{0,127}", "must be a valid image tag")]
+    tag: Annotated[str, _pattern(_IMAGE_TAG, "must be a valid image tag: up to 128 ASCII letters, digits, '_', '.' or '-', not starting with '.' or '-'")]
     machine_type: CpuMachineName = "e2-highcpu-32"
     timeout: Duration = "2h"
     # A Secret Manager secret in the stack's project holding an NGC API key: the build logs in to
@@ -609,7 +640,7 @@ class ImageConfig(Section):
     repository: K8sName | None = None
     build: BuildConfig | None = None
     prebuilt: Annotated[
-        str, Field(max_length=1024), _pattern(r"[a-z0-9][a-z0-9._-]*(:\d+)?(/[a-z0-9._-]+)*(:[\w][\w.-]{0,127})?(@sha256:[0-9a-f]{64})?", "must be an image reference such as nvcr.io/nvidia/nemo:24.07")
+        str, Field(max_length=1024), _pattern(_IMAGE_REFERENCE, "must be an image reference such as nvcr.io/nvidia/nemo:24.07")
     ] | None = None
 
     @model_validator(mode="after")
@@ -794,7 +825,7 @@ class WorkloadConfig(Section):
     namespace: K8sName = "default"
     framework: Literal["nemo2", "nemo-megatron", "litgpt", "deepspeed"]
     model: str
-    nodes: Annotated[int, Field(ge=1)]
+    nodes: Annotated[int, Field(ge=1), AfterValidator(_pool_sized)]  # bounded before anything scales with it
     steps: Annotated[int, Field(ge=1)]
     checkpoint_interval: Annotated[int, Field(ge=1)] | None = None
     precision: Literal["bf16", "fp8", "fp16", "fp32"] = "bf16"
@@ -1068,11 +1099,11 @@ class ExistingCluster(Section):
     needs to know of it. The cluster itself is read with the provider's lookup."""
 
     project: ProjectId
-    location: str
-    name: str
+    location: Annotated[str, _pattern(rf"{_REGION_ID}(-[a-z])?", "must be a GCP region or zone such as us-central1 or us-central1-c")]
+    name: ClusterName
     zone: ZoneId
     machine_type: GpuMachineName
-    node_count: Annotated[int, Field(ge=1, le=1000)]
+    node_count: Annotated[int, Field(ge=1, le=MAX_POOL_NODES)]
     gpu_pool: K8sName  # the GPU node pool's name: pods select it
     cpu_pool: K8sName  # the CPU pool the supervisor (and controllers, if installed here) run on
     local_queue: K8sName
@@ -1145,12 +1176,20 @@ def describe(problem: Problem) -> str:
 
 def _describe(error: dict[str, Any]) -> str:
     loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+    if error["type"] == "invalid_key":  # a key that is no string (YAML `1:`, `true:`, `null:`)
+        return _odd_key(loc[:-1], error["input"])
+    if loc[-1:] == ("[key]",) and not isinstance(error["input"], str):  # the same, in a map of names
+        return _odd_key(loc[:-2], error["input"])
     key = key_path(loc) or "(stack config)"
     if error["type"] == "extra_forbidden":
         return f"{key}: unknown key (value {_show(error['input'])}); check its spelling against the documented keys"
     if error["type"] == "missing":
         return f"{key}: required key is missing"
     return describe((loc, error["input"], error["msg"]))
+
+
+def _odd_key(loc: tuple[str | int, ...], key: Any) -> str:
+    return f"{key_path(loc) or '(stack config)'}: key {key!r} is not a string; keys are names (quote it in YAML)"
 
 
 def _show(value: Any) -> str:
@@ -1173,6 +1212,9 @@ def ours(raw: dict[str, Any]) -> dict[str, Any]:
 def load(stack: str, raw: dict[str, Any]) -> StackConfig | WorkloadStackConfig:
     """Validate a stack's raw config (keys as in its YAML) or raise ConfigError with every problem.
     A config with `trainstack:platform` is a workload stack; any other is a platform stack."""
+    odd = [key for key in raw if not isinstance(key, str)]
+    if odd:
+        raise ConfigError(stack, [_odd_key((), key) for key in odd])
     mine = ours(raw)
     model = WorkloadStackConfig if "trainstack:platform" in mine else StackConfig
     try:

@@ -1,6 +1,6 @@
 """Mutations of a stack's raw config, for the property-based tests and benchmarks/fuzz_config.py:
 one key anywhere in the config (or a whole section) set to a value of another kind, an edge of
-its own kind, or removed."""
+its own kind, removed, or renamed to a key that is no string (YAML `1:`, `true:`, `null:`)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,9 @@ VALUES = st.one_of(
     st.lists(st.sampled_from(["a", 1, None]), max_size=3),
     st.dictionaries(st.sampled_from(["a", "name", "cidrBlock", "secure"]), st.sampled_from(["x", 1, None]), max_size=2),
 )
+
+# Keys a YAML mapping can hold that are no strings.
+KEYS = st.sampled_from([1, 0, -1, 1.5, True, False, None])
 
 
 def paths(value: Any, prefix: tuple = ()) -> list[tuple]:
@@ -48,8 +51,21 @@ def mutate(raw: dict[str, Any], path: tuple, value: Any, delete: bool) -> dict[s
     return out
 
 
+def rename(raw: dict[str, Any], path: tuple, key: Any) -> dict[str, Any]:
+    """A copy of `raw` with the mapping key at `path` replaced by `key`, its value kept."""
+    out = copy.deepcopy(raw)
+    node: Any = out
+    for step in path[:-1]:
+        node = node[step]
+    if isinstance(node, dict):
+        node[key] = node.pop(path[-1])
+    return out
+
+
 @st.composite
 def mutated(draw: st.DrawFn, raw: dict[str, Any]) -> dict[str, Any]:
-    """One mutation of `raw`."""
+    """One mutation of `raw`: mostly a value, one in eight a key."""
     path = draw(st.sampled_from(paths(raw)))
+    if draw(st.integers(0, 7)) == 0:
+        return rename(raw, path, draw(KEYS))
     return mutate(raw, path, draw(VALUES), draw(st.booleans()) and draw(st.booleans()))

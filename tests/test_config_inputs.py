@@ -110,3 +110,116 @@ def test_a_non_utf8_stack_file_exits_2(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setenv("TRAINSTACK_ROOT", str(tmp_path))
     result = CliRunner().invoke(main, ["validate", "broken"])
     assert result.exit_code == 2 and "is not UTF-8" in result.output
+
+
+def found(stack: str, changes: dict[str, Any]) -> list[str]:
+    """The problems validation finds in `stack` with `changes` (none: accepted)."""
+    try:
+        validation.validate(stack, merge(raw_stack_config(stack), changes), project_root())
+    except ConfigError as error:
+        return error.problems
+    return []
+
+
+def _bucket(name: str) -> dict[str, Any]:
+    return {"trainstack:storage": {"bucket": {"name": name}}}
+
+
+def _existing(**keys: Any) -> dict[str, Any]:
+    return {"trainstack:platform": {"existingCluster": keys}}
+
+
+def _dotted(last: int) -> str:
+    """Three parts of 63 characters and one of `last`, joined by dots: 222 characters with 30."""
+    return ".".join(["b" * 63] * 3 + ["b" * last])
+
+
+TOOLKIT = "toolkit-a3mega-gpt3-175b"
+# Each rule with a limit: (stack, config just inside, config just outside, the outside config's problem).
+LIMITS = [
+    # Cloud Storage bucket names (cloud.google.com/storage/docs/buckets#naming).
+    (STACK, _bucket("abc"), _bucket("ab"), "trainstack:storage.bucket.name = 'ab': must be a valid bucket name"),
+    (STACK, _bucket("a" * 63), _bucket("a" * 64), f"trainstack:storage.bucket.name = '{'a' * 56}...: must be at most 63 characters"),
+    (STACK, _bucket(_dotted(30)), _bucket(_dotted(31)), f"trainstack:storage.bucket.name = '{'b' * 56}...: must be a valid bucket name"),
+    (STACK, _bucket("a" * 63 + ".b"), _bucket("a" * 64 + ".b"), f"trainstack:storage.bucket.name = '{'a' * 56}...: must be at most 63 characters, or, with dots"),
+    (STACK, _bucket("a.b"), _bucket("a..b"), "trainstack:storage.bucket.name = 'a..b': must not hold two dots in a row or a dash next to a dot"),
+    (STACK, _bucket("a-b.c"), _bucket("a-.c"), "trainstack:storage.bucket.name = 'a-.c': must not hold two dots in a row"),
+    (STACK, _bucket("a.b-c"), _bucket("a.-c"), "trainstack:storage.bucket.name = 'a.-c': must not hold two dots in a row"),
+    (STACK, _bucket("goo-data"), _bucket("goog-data"), "trainstack:storage.bucket.name = 'goog-data': must not begin with 'goog'"),
+    (STACK, _bucket("my-googl-data"), _bucket("my-google-data"), "trainstack:storage.bucket.name = 'my-google-data': must not begin with 'goog'"),
+    (STACK, _bucket("10.0.0.a"), _bucket("10.0.0.1"), "trainstack:storage.bucket.name = '10.0.0.1': must not look like an IP address"),
+    # GKE cluster names (GKE API v1 Cluster.name): also a cluster trainstack did not make.
+    (TOOLKIT, _existing(name="a" + "0" * 39), _existing(name="a" + "0" * 40), f"trainstack:platform.existingCluster.name = 'a{'0' * 40}': String should have at most 40 characters"),
+    (TOOLKIT, _existing(name="a3mega-x"), _existing(name="A3mega-x"), "trainstack:platform.existingCluster.name = 'A3mega-x': must start with a letter"),
+    (TOOLKIT, _existing(name="a3mega-x"), _existing(name="a3mega-ñ"), "trainstack:platform.existingCluster.name = 'a3mega-ñ': must start with a letter"),
+    (TOOLKIT, _existing(name="a3mega-x"), _existing(name="a3mega-"), "trainstack:platform.existingCluster.name = 'a3mega-': must start with a letter"),
+    (TOOLKIT, _existing(location="us-central1-c"), _existing(location="us-central1-"), "trainstack:platform.existingCluster.location = 'us-central1-': must be a GCP region or zone"),
+    # Node pool upgrade settings: int32 in the GKE API, and no more nodes than a pool holds.
+    (STACK, {"trainstack:gpuPool": {"upgrade": {"maxSurge": 1000}}}, {"trainstack:gpuPool": {"upgrade": {"maxSurge": 1001}}}, "trainstack:gpuPool.upgrade.maxSurge = 1001: Input should be less than or equal to 1000"),
+    (STACK, {"trainstack:cpuPool": {}}, {"trainstack:gpuPool": {"upgrade": {"maxSurge": 10**9}}}, "trainstack:gpuPool.upgrade.maxSurge = 1000000000: Input should be less than or equal to 1000"),
+    (STACK, {"trainstack:gpuPool": {"nodeCount": None, "autoscaling": {"maxNodes": 1000}, "upgrade": {"maxUnavailable": 1000}}}, {"trainstack:gpuPool": {"upgrade": {"maxUnavailable": 1001}}}, "trainstack:gpuPool.upgrade.maxUnavailable = 1001: Input should be less than or equal to 1000"),
+    # Image references (github.com/distribution/reference): ASCII tags, no empty path component.
+    (STACK, {"trainstack:image": {"prebuilt": "nvcr.io/nvidia/ne.mo:24.07"}}, {"trainstack:image": {"prebuilt": "nvcr.io/nvidia/ne..mo:24.07"}}, "trainstack:image.prebuilt = 'nvcr.io/nvidia/ne..mo:24.07': must be an image reference"),
+    (STACK, {"trainstack:image": {"prebuilt": "nvcr.io/nvidia/nemo:" + "v" * 128}}, {"trainstack:image": {"prebuilt": "nvcr.io/nvidia/nemo:vñ"}}, "trainstack:image.prebuilt = 'nvcr.io/nvidia/nemo:vñ': must be an image reference"),
+    (TOOLKIT, {"trainstack:image": {"build": {"tag": "v" * 128}}}, {"trainstack:image": {"build": {"tag": "v" * 129}}}, f"trainstack:image.build.tag = '{'v' * 56}...: must be a valid image tag"),
+    (TOOLKIT, {"trainstack:image": {"build": {"tag": "v1"}}}, {"trainstack:image": {"build": {"tag": "vñ"}}}, "trainstack:image.build.tag = 'vñ': must be a valid image tag"),
+    # A job's nodes: no GKE node pool holds more than 1000.
+    (STACK, {"trainstack:workload": {"nodes": 1000}}, {"trainstack:workload": {"nodes": 1001}}, "trainstack:workload.nodes = 1001: must be at most 1000: no GKE node pool holds more nodes"),
+]
+
+
+@pytest.mark.parametrize(("stack", "inside", "outside", "expected"), LIMITS, ids=[e[:48] for *_, e in LIMITS])
+def test_a_limit_accepts_the_value_just_inside_and_refuses_the_one_just_outside(stack: str, inside: dict[str, Any], outside: dict[str, Any], expected: str) -> None:
+    rule = expected.rsplit(": ", 1)[-1]
+    assert not [p for p in found(stack, inside) if rule in p], found(stack, inside)
+    assert any(expected in p for p in found(stack, outside)), found(stack, outside)
+
+
+def test_a_job_larger_than_its_pool_is_refused_for_that_alone() -> None:
+    """Nothing else that scales with nodes is checked: not the framework's split, not the hostnames."""
+    assert found(TOOLKIT, {"trainstack:workload": {"nodes": 1000, "name": "j" * 60}}) == [
+        "trainstack:workload.nodes = 1000: exceeds the GPU pool's maximum of 32 nodes (trainstack:platform.existingCluster.nodeCount)"
+    ]
+
+
+def test_validation_builds_no_hostname_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trainstack import workloads
+
+    def refuse(*args: Any) -> None:
+        raise AssertionError("validation listed every pod's hostname")
+
+    monkeypatch.setattr(workloads, "pod_hosts", refuse)
+    assert found(STACK, {"trainstack:workload": {"name": "j" * 49}}) == []
+    assert "exceeds 63 characters" in found(STACK, {"trainstack:workload": {"name": "j" * 50}})[0]
+
+
+@pytest.mark.parametrize(
+    ("stack", "path", "key", "expected"),
+    [
+        (STACK, (), 1, "(stack config): key 1 is not a string; keys are names (quote it in YAML)"),
+        (STACK, (), None, "(stack config): key None is not a string"),
+        (STACK, ("trainstack:cluster",), None, "trainstack:cluster: key None is not a string"),
+        (STACK, ("trainstack:cluster", "authorizedNetworks", 0), 1, "trainstack:cluster.authorizedNetworks[0]: key 1 is not a string"),
+        (STACK, ("trainstack:workload", "env"), True, "trainstack:workload.env: key True is not a string"),
+        (STACK, ("trainstack:labels",), 1.5, "trainstack:labels: key 1.5 is not a string"),
+        (TOOLKIT, ("trainstack:platform", "existingCluster"), 0, "trainstack:platform.existingCluster: key 0 is not a string"),
+        ("a3ultra-405b-job", ("trainstack:workload",), 1, "trainstack:workload: key 1 is not a string"),
+    ],
+)
+def test_a_key_that_is_no_string_is_refused_naming_where_it_is(stack: str, path: tuple, key: Any, expected: str) -> None:
+    raw = raw_stack_config(stack)
+    node: Any = raw
+    for step in path:
+        node = node.setdefault(step, {}) if isinstance(node, dict) else node[step]
+    node[key] = "x"
+    with pytest.raises(ConfigError) as caught:
+        validation.validate(stack, raw, project_root())
+    assert any(expected in p for p in caught.value.problems), caught.value.problems
+
+
+def test_a_nested_key_that_is_no_string_in_a_stack_file_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.broken.yaml").write_text("config:\n  trainstack:cluster:\n    name: c\n    null: x\n")
+    monkeypatch.setenv("TRAINSTACK_ROOT", str(tmp_path))
+    result = CliRunner().invoke(main, ["validate", "broken"])
+    assert result.exit_code == 2 and "trainstack:cluster: key None is not a string" in result.output, result.output

@@ -28,6 +28,7 @@ from trainstack.workloads.training_job import (
     Topology,
     TrainingJob,
     TrainingJobArgs,
+    pod_hostname,
     pod_hosts,
 )
 
@@ -54,7 +55,7 @@ def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem
     found = launchers.problems(workload, machine)
     if not found:  # the estimate needs a model and a split the launcher accepts
         found += fit.problems(workload, machine)
-    last = pod_hosts(workload.name, workload.controller, workload.nodes)[-1].split(".")[0]
+    last = pod_hostname(workload.name, workload.controller, workload.nodes - 1)  # the longest
     if len(last) > 63:
         found.append(
             (("trainstack:workload", "name"), workload.name, f"is too long for {workload.nodes} nodes: pod hostname {last!r} exceeds 63 characters")

@@ -89,15 +89,17 @@ class Dataset:
     path: str = "/data"
 
 
-def pod_hosts(name: str, controller: Controller, nodes: int) -> tuple[str, ...]:
-    """Every pod's DNS name (resolvable in the job's namespace), in completion-index order.
+def pod_hostname(name: str, controller: Controller, index: int) -> str:
+    """The hostname of the pod of completion index `index`: with JobSet's DNS hostnames
+    `<jobset>-<replicatedJob>-<job index>-<pod index>`; of an Indexed Job `<job>-<index>`."""
+    return f"{name}-{REPLICATED_JOB}-0-{index}" if controller == "jobset" else f"{name}-{index}"
 
-    JobSet with DNS hostnames: `<jobset>-<replicatedJob>-<job index>-<pod index>.<jobset>`;
-    Indexed Job: `<job>-<index>` under the headless Service named like the job.
-    """
-    if controller == "jobset":
-        return tuple(f"{name}-{REPLICATED_JOB}-0-{i}.{name}" for i in range(nodes))
-    return tuple(f"{name}-{i}.{name}" for i in range(nodes))
+
+def pod_hosts(name: str, controller: Controller, nodes: int) -> tuple[str, ...]:
+    """Every pod's DNS name (resolvable in the job's namespace), in completion-index order: its
+    hostname under the subdomain named like the job (JobSet's, or the Indexed Job's headless
+    Service)."""
+    return tuple(f"{pod_hostname(name, controller, i)}.{name}" for i in range(nodes))
 
 
 @dataclass(frozen=True)
