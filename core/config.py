@@ -28,7 +28,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 from pydantic_core import InitErrorDetails, PydanticCustomError
-from trainstack.core import catalog
+from trainstack.core import catalog, rules
 from trainstack.core.errors import ConfigError
 
 # ---------------------------------------------------------------------------------------------
@@ -56,60 +56,42 @@ def _rule_errors(title: str, problems: list[Problem]) -> None:
         )
 
 
-def _pattern(regex: str, rule: str):
-    compiled = re.compile(regex)
+def _rule(rule: rules.Rule) -> AfterValidator:
+    """A pydantic validator of one of `rules`: its message becomes the config error's rule."""
 
-    def check(value: str) -> str:
-        if not compiled.fullmatch(value):
-            raise PydanticCustomError("rule", rule)
+    def check(value: Any) -> Any:
+        message = rule(value)
+        if message:
+            raise PydanticCustomError("rule", message)
         return value
 
     return AfterValidator(check)
 
 
-_DURATION = re.compile(r"(?:\d+(?:\.\d+)?(?:h|m|s|ms))+")
-Duration = Annotated[
-    str, _pattern(_DURATION.pattern, "must be a duration such as 90s, 10m or 1h30m")
-]
-K8sName = Annotated[
-    str,
-    Field(max_length=63),
-    _pattern(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", "must be a DNS-1123 label: lowercase letters, digits and '-'"),
-]
+def _pattern(regex: str, rule: str) -> AfterValidator:
+    return _rule(rules.pattern(regex, rule))
+
+
+def _bounded(bounds: rules.Bounds) -> Any:
+    """pydantic's own ge/le constraint, from the bounds the components check too."""
+    return Field(ge=bounds.low, le=bounds.high)
+
+
+Duration = Annotated[str, _rule(rules.DURATION)]
+K8sName = Annotated[str, Field(max_length=63), _rule(rules.K8S_NAME)]
 # A DNS-1035 label: what a Service name (an Indexed Job's headless Service is named like its job)
 # and a GKE node pool name must be: it starts with a letter.
-Dns1035Name = Annotated[
-    str,
-    Field(max_length=63),
-    _pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a DNS-1035 label: a lowercase letter, then lowercase letters, digits and '-'"),
-]
-# An environment variable name a shell and every runtime accept (a C identifier).
-EnvName = Annotated[str, _pattern(r"[A-Za-z_][A-Za-z0-9_]*", "must be an environment variable name: letters, digits and '_', not starting with a digit")]
+Dns1035Name = Annotated[str, Field(max_length=63), _rule(rules.DNS1035_NAME)]
+EnvName = Annotated[str, _rule(rules.ENV_NAME)]
 # A GCP resource name such as a reservation's (RFC 1035, at most 63 characters).
-GcpName = Annotated[
-    str, Field(max_length=63), _pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP resource name: a lowercase letter, then lowercase letters, digits and '-'")
-]
-_REGION_ID = r"[a-z]+-[a-z]+\d+"
-_ZONE_ID = r"[a-z]+-[a-z]+\d+-[a-z]"
-ProjectId = Annotated[str, _pattern(r"[a-z][a-z0-9-]{4,28}[a-z0-9]", "must be a GCP project ID: 6-30 lowercase letters, digits or '-'")]
-RegionId = Annotated[str, _pattern(_REGION_ID, "must be a GCP region such as us-central1")]
-ZoneId = Annotated[str, _pattern(_ZONE_ID, "must be a GCP zone such as us-central1-b")]
-Quantity = Annotated[
-    str, _pattern(r"\d+(\.\d+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?", "must be a Kubernetes quantity such as 500Gi")
-]
-def _cidr(value: str) -> str:
-    try:
-        ipaddress.IPv4Network(value, strict=True)
-    except ValueError as exc:
-        reason = "its host bits are set (not on a boundary of its prefix)" if "host bits" in str(exc) else "not an IPv4 network"
-        raise PydanticCustomError("rule", "must be an IPv4 CIDR block such as 10.0.0.0/20: {reason}", {"reason": reason}) from None
-    if "/" not in value:
-        raise PydanticCustomError("rule", "must be an IPv4 CIDR block with a prefix length, such as 10.0.0.0/20")
-    return value
-
-
-Cidr = Annotated[str, AfterValidator(_cidr)]
-INT32_MAX = 2**31 - 1  # Kubernetes integer fields are int32
+GcpName = Annotated[str, Field(max_length=63), _rule(rules.GCP_NAME)]
+ProjectId = Annotated[str, _rule(rules.PROJECT_ID)]
+RegionId = Annotated[str, _rule(rules.REGION_ID)]
+ZoneId = Annotated[str, _rule(rules.ZONE_ID)]
+Quantity = Annotated[str, _rule(rules.QUANTITY)]
+Cidr = Annotated[str, _rule(rules.cidr)]
+INT32_MAX = rules.INT32_MAX
+AbsolutePath = Annotated[str, _rule(rules.ABSOLUTE_PATH)]
 
 
 def _utc(value: str) -> datetime:
@@ -233,7 +215,7 @@ class ClusterConfig(Section):
     name: Annotated[
         str,
         Field(max_length=40),
-        _pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must start with a letter, use lowercase letters, digits and '-', and be at most 40 characters"),
+        _rule(rules.CLUSTER_NAME),
     ]
     release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"] = "REGULAR"
     # A minor version prefix such as "1.33." resolved against the versions GKE offers at deploy
@@ -308,15 +290,15 @@ class NetworkConfig(Section):
 
 
 class Autoscaling(Section):
-    min_nodes: Annotated[int, Field(ge=0, le=1000)] = 0
-    max_nodes: Annotated[int, Field(ge=1, le=1000)]  # GKE: at most 1000 nodes a pool per zone
+    min_nodes: Annotated[int, _bounded(rules.NODE_COUNT)] = 0
+    max_nodes: Annotated[int, _bounded(rules.AUTOSCALING_MAX)]
 
     @model_validator(mode="after")
     def _rules(self) -> Autoscaling:
         _rule_errors(
             "Autoscaling",
-            [(("minNodes",), self.min_nodes, f"must not exceed maxNodes ({self.max_nodes})")]
-            if self.min_nodes > self.max_nodes
+            [(("minNodes",), self.min_nodes, rules.min_max(self.min_nodes, self.max_nodes))]
+            if rules.min_max(self.min_nodes, self.max_nodes)
             else [],
         )
         return self
@@ -355,24 +337,8 @@ class UpgradeSettings(Section):
         return self
 
 
-def _known_gpu_machine(name: str) -> str:
-    if name not in catalog.MACHINES:
-        raise PydanticCustomError(
-            "rule", "unknown GPU machine type; known: {known}", {"known": ", ".join(sorted(catalog.MACHINES))}
-        )
-    return name
-
-
-def _known_cpu_machine(name: str) -> str:
-    if name not in catalog.CPU_MACHINES:
-        raise PydanticCustomError(
-            "rule", "unknown CPU machine type; known: {known}", {"known": ", ".join(sorted(catalog.CPU_MACHINES))}
-        )
-    return name
-
-
-GpuMachineName = Annotated[str, AfterValidator(_known_gpu_machine)]
-CpuMachineName = Annotated[str, AfterValidator(_known_cpu_machine)]
+GpuMachineName = Annotated[str, _rule(rules.gpu_machine)]
+CpuMachineName = Annotated[str, _rule(rules.cpu_machine)]
 
 
 class GpuPoolConfig(Section):
@@ -380,7 +346,7 @@ class GpuPoolConfig(Section):
 
     name: Dns1035Name = "gpu-pool"
     machine_type: GpuMachineName
-    node_count: Annotated[int, Field(ge=0, le=1000)] | None = None
+    node_count: Annotated[int, _bounded(rules.NODE_COUNT)] | None = None
     autoscaling: Autoscaling | None = None
     zones: list[str] | None = None  # defaults to [gcp:zone]
     # auto: compact where GKE allows it (see `compact`); compact: insist; none: no policy.
@@ -388,7 +354,7 @@ class GpuPoolConfig(Section):
     reservation: Reservation = Reservation()
     provisioning: Literal["on-demand", "spot", "flex-start"] = "on-demand"
     gpu_driver: Literal["default", "latest", "daemonset"] = "latest"
-    boot_disk_gb: Annotated[int, Field(ge=100, le=65536)] = GPU_BOOT_DISK_GB
+    boot_disk_gb: Annotated[int, _bounded(rules.GPU_BOOT_DISK_GB)] = GPU_BOOT_DISK_GB
     upgrade: UpgradeSettings = UpgradeSettings()
     # GPUDirect is fixed by the machine; the key exists so a stack can state it and be checked.
     gpudirect: Literal["rdma", "tcpxo", "tcpx", "none"] | None = None
@@ -450,10 +416,8 @@ class GpuPoolConfig(Section):
             )
         if machine and machine.rdma_subnets and self.zones is not None and len(self.zones) != 1:
             problems.append((("zones",), self.zones, f"{machine.name} needs exactly one zone: its RDMA VPC is bound to one zone's RoCE profile"))
-        if self.node_count and self.zones and self.node_count % len(self.zones):
-            problems.append(
-                (("nodeCount",), self.node_count, f"must be a multiple of the number of zones ({len(self.zones)}); GKE puts nodeCount/zones nodes in each zone")
-            )
+        if self.node_count and self.zones and rules.nodes_per_zone(self.node_count, self.zones):
+            problems.append((("nodeCount",), self.node_count, rules.nodes_per_zone(self.node_count, self.zones)))
         if self.provisioning == "spot" and self.reservation.affinity != "none":
             problems.append((("reservation", "affinity"), self.reservation.affinity, "spot nodes cannot consume a reservation; set affinity: none"))
         if self.provisioning == "flex-start" and self.autoscaling is None:
@@ -471,34 +435,23 @@ class CpuPoolConfig(Section):
 
     name: Dns1035Name = "cpu-pool"
     machine_type: CpuMachineName = "e2-standard-8"
-    node_count: Annotated[int, Field(ge=1, le=100)] = 2
+    node_count: Annotated[int, _bounded(rules.CPU_NODE_COUNT)] = 2
     zones: list[str] | None = None  # defaults to the GPU pool's zones
-    boot_disk_gb: Annotated[int, Field(ge=10, le=65536)] = CPU_BOOT_DISK_GB
+    boot_disk_gb: Annotated[int, _bounded(rules.CPU_BOOT_DISK_GB)] = CPU_BOOT_DISK_GB
 
     @model_validator(mode="after")
     def _rules(self) -> CpuPoolConfig:
         _rule_errors(
             "CpuPoolConfig",
-            [(("nodeCount",), self.node_count, f"must be a multiple of the number of zones ({len(self.zones)}); GKE puts nodeCount/zones nodes in each zone")]
-            if self.zones and self.node_count % len(self.zones)
+            [(("nodeCount",), self.node_count, rules.nodes_per_zone(self.node_count, self.zones))]
+            if self.zones and rules.nodes_per_zone(self.node_count, self.zones)
             else [],
         )
         return self
 
 
-def _bucket_name(value: str) -> str:
-    """Cloud Storage bucket naming rules (cloud.google.com/storage/docs/buckets#naming)."""
-    if not re.fullmatch(r"[a-z0-9][-a-z0-9_.]{1,61}[a-z0-9]", value):
-        raise PydanticCustomError("rule", "must be a valid bucket name: 3-63 lowercase letters, digits, '-', '_' or '.', starting and ending with a letter or digit")
-    if value.startswith("goog") or "google" in value or "g00gle" in value:
-        raise PydanticCustomError("rule", "must not begin with 'goog' or contain 'google' (Cloud Storage reserves them)")
-    if re.fullmatch(r"\d+\.\d+\.\d+\.\d+", value):
-        raise PydanticCustomError("rule", "must not look like an IP address")
-    return value
-
-
 class BucketConfig(Section):
-    name: Annotated[str, AfterValidator(_bucket_name)] | None = None  # defaults to <project>-<stack>
+    name: Annotated[str, _rule(rules.bucket_name)] | None = None  # defaults to <project>-<stack>
     location: str | None = None  # defaults to gcp:region
     hierarchical_namespace: bool = True
     uniform_access: bool = True
@@ -518,30 +471,25 @@ class BucketConfig(Section):
 class FilestoreConfig(Section):
     tier: Literal["BASIC_HDD", "BASIC_SSD", "ZONAL", "REGIONAL", "ENTERPRISE"] = "ZONAL"
     capacity_gib: Annotated[int, Field(ge=1)] = 1024
-    share_name: Annotated[str, _pattern(r"[a-z][a-z0-9_]{0,15}", "must be 1-16 lowercase letters, digits or '_', starting with a letter")] = "share1"
+    share_name: Annotated[str, _rule(rules.SHARE_NAME)] = "share1"
 
     @model_validator(mode="after")
     def _rules(self) -> FilestoreConfig:
-        limits = catalog.FILESTORE_TIERS[self.tier]
-        _rule_errors(
-            "FilestoreConfig",
-            [(("capacityGib",), self.capacity_gib, f"tier {self.tier} takes {limits.min_gib} to {limits.max_gib} GiB")]
-            if not limits.min_gib <= self.capacity_gib <= limits.max_gib
-            else [],
-        )
+        wrong = rules.filestore_capacity(self.tier, self.capacity_gib)
+        _rule_errors("FilestoreConfig", [(("capacityGib",), self.capacity_gib, wrong)] if wrong else [])
         return self
 
 
 class NfsConfig(Section):
     disk_type: Literal["pd-ssd", "pd-balanced"] = "pd-ssd"
-    disk_size_gb: Annotated[int, Field(ge=10, le=65536)] = 1000
+    disk_size_gb: Annotated[int, _bounded(rules.PD_SIZE_GB)] = 1000
 
 
 class StorageConfig(Section):
     """`trainstack:storage`: where checkpoints, logs and data live, mounted at `mountPath`."""
 
     kind: Literal["gcs", "filestore", "nfs"]
-    mount_path: Annotated[str, _pattern(r"/[^\s]*", "must be an absolute path")] = "/job-logs"
+    mount_path: AbsolutePath = "/job-logs"
     # false (the default): `pulumi destroy` leaves the bucket, share or disk and its data in the
     # project and only forgets it; true: destroy deletes it with its data (benchmarks, CI).
     disposable: bool = False
@@ -579,7 +527,7 @@ class BuildConfig(Section):
         str, Field(max_length=200), _pattern(r"(?!.*(^|/)\.\.?(/|$))[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*", "must be a relative path inside the repository, such as images/nemo-24.07")
     ]
     image_name: K8sName
-    tag: Annotated[str, _pattern(r"[\w][\w.-]{0,127}", "must be a valid image tag")]
+    tag: Annotated[str, _rule(rules.IMAGE_TAG)]
     machine_type: CpuMachineName = "e2-highcpu-32"
     timeout: Duration = "2h"
     # A Secret Manager secret in the stack's project holding an NGC API key: the build logs in to
@@ -784,7 +732,7 @@ class Dataset(Section):
     """Training data copied from Cloud Storage to node-local disk before the job starts."""
 
     source: Annotated[str, _pattern(r"gs://[a-z0-9][-a-z0-9_.]*[a-z0-9](/\S*)?", "must be a gs:// URI")]
-    path: Annotated[str, _pattern(r"/[^\s]*", "must be an absolute path")] = "/data"
+    path: AbsolutePath = "/data"
 
 
 class WorkloadConfig(Section):
@@ -887,31 +835,8 @@ class WorkloadConfig(Section):
 # ---------------------------------------------------------------------------------------------
 # The whole stack
 
-# Labels trainstack sets itself: who manages a resource, which stack owns it, and what
-# `trainstack reap` reads to delete an expired benchmark. A user label may not set them.
-MANAGED_BY = ("managed-by", "trainstack")
-STACK_LABEL = "trainstack-stack"
-EPHEMERAL = ("trainstack-ephemeral", "true")
-EXPIRES_LABEL = "trainstack-expires"
-RESERVED_LABELS = frozenset({MANAGED_BY[0], STACK_LABEL, EPHEMERAL[0], EXPIRES_LABEL})
-MAX_USER_LABELS = 64 - len(RESERVED_LABELS)  # GCP allows 64 labels a resource
-
-
-def _labels(value: dict[str, str]) -> dict[str, str]:
-    """GCP label rules (cloud.google.com/compute/docs/labeling-resources#requirements)."""
-    if len(value) > MAX_USER_LABELS:
-        raise PydanticCustomError("rule", "at most {n} labels: GCP allows 64 and trainstack sets 4", {"n": MAX_USER_LABELS})
-    for key, label in value.items():
-        if key in RESERVED_LABELS:
-            raise PydanticCustomError("rule", "label '{key}' is trainstack's own (it marks what `trainstack reap` may delete)", {"key": key})
-        if not re.fullmatch(r"[a-z][a-z0-9_-]{0,62}", key):
-            raise PydanticCustomError("rule", "label key '{key}' must start with a lowercase letter and hold at most 63 lowercase letters, digits, '_' or '-'", {"key": key})
-        if not re.fullmatch(r"[a-z0-9_-]{0,63}", label):
-            raise PydanticCustomError("rule", "label value '{label}' may hold at most 63 lowercase letters, digits, '_' or '-'", {"label": label})
-    return value
-
-
-Labels = Annotated[dict[str, str], AfterValidator(_labels)]
+# A stack's own labels: none may set the ones trainstack sets itself (rules.RESERVED_LABELS).
+Labels = Annotated[dict[str, str], _rule(rules.labels)]
 
 
 class Ephemeral(Section):
@@ -1060,7 +985,7 @@ class ExistingStorage(Section):
 
     kind: Literal["gcs", "filestore", "nfs"]
     claim_name: K8sName
-    mount_path: Annotated[str, _pattern(r"/[^\s]*", "must be an absolute path")] = "/job-logs"
+    mount_path: AbsolutePath = "/job-logs"
 
 
 class ExistingCluster(Section):
@@ -1072,7 +997,7 @@ class ExistingCluster(Section):
     name: str
     zone: ZoneId
     machine_type: GpuMachineName
-    node_count: Annotated[int, Field(ge=1, le=1000)]
+    node_count: Annotated[int, Field(ge=1, le=rules.NODE_COUNT.high)]
     gpu_pool: K8sName  # the GPU node pool's name: pods select it
     cpu_pool: K8sName  # the CPU pool the supervisor (and controllers, if installed here) run on
     local_queue: K8sName
