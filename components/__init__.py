@@ -30,6 +30,8 @@ from trainstack.components.gke_cluster import (
     AuthorizedNetwork,
     GkeCluster,
     GkeClusterArgs,
+    MaintenanceExclusion,
+    MaintenanceWindow,
 )
 from trainstack.components.gpudirect_installers import (
     GpuDirectInstallers,
@@ -37,7 +39,7 @@ from trainstack.components.gpudirect_installers import (
     NvidiaDriverInstaller,
     NvidiaDriverInstallerArgs,
 )
-from trainstack.components.image import WorkloadImage, WorkloadImageArgs
+from trainstack.components.image import RegistryLogin, WorkloadImage, WorkloadImageArgs
 from trainstack.components.jobset import JobSet, JobSetArgs
 from trainstack.components.k8s_provider import (
     ClusterProviderArgs,
@@ -56,6 +58,7 @@ from trainstack.components.node_pools import (
     Autoscaling,
     CpuNodePool,
     CpuNodePoolArgs,
+    ExtraNetwork,
     GpuNodePool,
     GpuNodePoolArgs,
     NodeServiceAccount,
@@ -83,6 +86,7 @@ __all__ = [
     "ClusterProviderArgs",
     "CpuNodePool",
     "CpuNodePoolArgs",
+    "ExtraNetwork",
     "FilestoreShare",
     "FilestoreShareArgs",
     "GcsFuseVolume",
@@ -102,6 +106,8 @@ __all__ = [
     "JobSetArgs",
     "Kueue",
     "KueueArgs",
+    "MaintenanceExclusion",
+    "MaintenanceWindow",
     "NetworkRef",
     "NfsDisk",
     "NfsDiskArgs",
@@ -120,6 +126,7 @@ __all__ = [
     "PriorityClass",
     "ProjectServices",
     "ProjectServicesArgs",
+    "RegistryLogin",
     "Reservation",
     "WaitForPodsReady",
     "WorkloadIdentity",

@@ -8,10 +8,8 @@ reports the key as the user writes it; `load` collects every violation into one 
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Iterator
-from datetime import datetime
 from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -94,19 +92,7 @@ INT32_MAX = rules.INT32_MAX
 AbsolutePath = Annotated[str, _rule(rules.ABSOLUTE_PATH)]
 
 
-def _utc(value: str) -> datetime:
-    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ")
-
-
-def _rfc3339(value: str) -> str:
-    try:
-        _utc(value)
-    except ValueError:
-        raise PydanticCustomError("rule", "must be an RFC 3339 UTC time such as 2026-01-03T03:00:00Z") from None
-    return value
-
-
-UtcTime = Annotated[str, AfterValidator(_rfc3339)]
+UtcTime = Annotated[str, _rule(rules.utc_time)]
 
 
 def _text_only(annotation: Any) -> bool:
@@ -173,17 +159,12 @@ class MaintenanceWindow(Section):
 
     start: UtcTime = "2026-01-03T03:00:00Z"
     end: UtcTime = "2026-01-03T11:00:00Z"
-    recurrence: Annotated[str, _pattern(r"FREQ=(DAILY|WEEKLY)(;BYDAY=[A-Z,]+)?", "must be an RFC 5545 rule such as FREQ=WEEKLY;BYDAY=SA,SU")] = "FREQ=WEEKLY;BYDAY=SA,SU"
+    recurrence: Annotated[str, _rule(rules.RECURRENCE)] = "FREQ=WEEKLY;BYDAY=SA,SU"
 
     @model_validator(mode="after")
     def _rules(self) -> MaintenanceWindow:
-        hours = (_utc(self.end) - _utc(self.start)).total_seconds() / 3600
-        _rule_errors(
-            "MaintenanceWindow",
-            [(("end",), self.end, f"must be 4 to 24 hours after start (it is {hours:g} h): GKE needs at least 4 hours a window")]
-            if not 4 <= hours <= 24
-            else [],
-        )
+        wrong = rules.window_length(self.start, self.end)
+        _rule_errors("MaintenanceWindow", [(("end",), self.end, wrong)] if wrong else [])
         return self
 
 
@@ -220,10 +201,10 @@ class ClusterConfig(Section):
     release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"] = "REGULAR"
     # A minor version prefix such as "1.33." resolved against the versions GKE offers at deploy
     # time; None: the release channel's default.
-    version_prefix: Annotated[str, _pattern(r"1\.\d{2}\.", "must be a minor version prefix such as 1.33. (GKE picks the patch)")] | None = None
+    version_prefix: Annotated[str, _rule(rules.VERSION_PREFIX)] | None = None
     private_nodes: bool = True
     private_endpoint: bool = False
-    master_ipv4_cidr: Cidr = MASTER_IPV4_CIDR
+    master_ipv4_cidr: Annotated[Cidr, _rule(rules.master_cidr)] = MASTER_IPV4_CIDR
     authorized_networks: list[AuthorizedNetwork] = []
     allow_any_address: bool = False  # the explicit opt-in for 0.0.0.0/0 in authorizedNetworks
     deletion_protection: bool = True
@@ -266,26 +247,14 @@ class NetworkConfig(Section):
     pods_cidr: Cidr = "10.4.0.0/14"
     services_cidr: Cidr = "10.8.0.0/20"
     # Extra GPU NIC subnets are carved from this /16 as consecutive /24s.
-    gpu_nic_cidr: Annotated[Cidr, _pattern(r".*/16", "must be a /16; GPU NIC subnets are carved from it as /24s")] = "192.168.0.0/16"
+    gpu_nic_cidr: Annotated[Cidr, _rule(rules.NIC_CIDR)] = "192.168.0.0/16"
 
     @model_validator(mode="after")
     def _rules(self) -> NetworkConfig:
         ranges = {"gpuNicCidr": self.gpu_nic_cidr}
         if self.existing is None:  # the primary ranges are ours only when we create the VPC
             ranges = {"subnetCidr": self.subnet_cidr, "podsCidr": self.pods_cidr, "servicesCidr": self.services_cidr, **ranges}
-        problems = []
-        nets: dict[str, ipaddress.IPv4Network] = {}
-        for key, value in ranges.items():
-            try:
-                nets[key] = ipaddress.IPv4Network(value)
-            except ValueError:
-                problems.append(((key,), value, "is not a network address: host bits are set or an octet exceeds 255"))
-        keys = list(nets)
-        for i, key in enumerate(keys):
-            for other in keys[:i]:
-                if nets[key].overlaps(nets[other]):
-                    problems.append(((key,), ranges[key], f"overlaps {other} ({ranges[other]})"))
-        _rule_errors("NetworkConfig", problems)
+        _rule_errors("NetworkConfig", [((key,), value, rule) for key, value, rule in rules.overlaps(ranges)])
         return self
 
 
@@ -532,21 +501,17 @@ class BuildConfig(Section):
     timeout: Duration = "2h"
     # A Secret Manager secret in the stack's project holding an NGC API key: the build logs in to
     # nvcr.io with it before building (needed for a base in NGC's early-access organization).
-    ngc_api_key_secret: Annotated[str, _pattern(r"[A-Za-z0-9_-]{1,255}", "must be a Secret Manager secret ID: 1-255 letters, digits, '_' or '-'")] | None = None
+    ngc_api_key_secret: Annotated[str, _rule(rules.SECRET_ID)] | None = None
 
     @model_validator(mode="after")
     def _rules(self) -> BuildConfig:
         _rule_errors(
             "BuildConfig",
-            [(("machineType",), self.machine_type, f"is not a Cloud Build machine type; use one of {', '.join(sorted(CLOUD_BUILD_MACHINES))}")]
-            if self.machine_type not in CLOUD_BUILD_MACHINES
+            [(("machineType",), self.machine_type, rules.cloud_build_machine(self.machine_type))]
+            if rules.cloud_build_machine(self.machine_type)
             else [],
         )
         return self
-
-
-# The machine types `gcloud builds submit --machine-type` accepts (Cloud Build BuildOptions.MachineType).
-CLOUD_BUILD_MACHINES = frozenset({"e2-medium", "e2-highcpu-8", "e2-highcpu-32", "n1-highcpu-8", "n1-highcpu-32"})
 
 
 class ImageConfig(Section):
@@ -583,8 +548,8 @@ class Requeuing(Section):
     def _rules(self) -> Requeuing:
         _rule_errors(
             "Requeuing",
-            [(("backoffMaxSeconds",), self.backoff_max_seconds, f"must be at least backoffBaseSeconds ({self.backoff_base_seconds})")]
-            if self.backoff_max_seconds < self.backoff_base_seconds
+            [(("backoffMaxSeconds",), self.backoff_max_seconds, rules.at_least(self.backoff_max_seconds, self.backoff_base_seconds, "backoffBaseSeconds"))]
+            if rules.at_least(self.backoff_max_seconds, self.backoff_base_seconds, "backoffBaseSeconds")
             else [],
         )
         return self
@@ -602,8 +567,8 @@ class WaitForPodsReady(Section):
     def _rules(self) -> WaitForPodsReady:
         _rule_errors(
             "WaitForPodsReady",
-            [(("timeout",), self.timeout, "must be longer than 0s; Kueue rejects a zero timeout")]
-            if duration_seconds(self.timeout) <= 0
+            [(("timeout",), self.timeout, rules.positive_duration(self.timeout))]
+            if rules.positive_duration(self.timeout)
             else [],
         )
         return self
@@ -643,7 +608,7 @@ class KueueConfig(Section):
         problems = []
         for i, priority_class in enumerate(self.priority_classes):
             if priority_class.name in seen:
-                problems.append((("priorityClasses", i, "name"), priority_class.name, "is already used by another priority class"))
+                problems.append((("priorityClasses", i, "name"), priority_class.name, rules.duplicate("priority class")))
             seen.add(priority_class.name)
         _rule_errors("KueueConfig", problems)
         return self
@@ -731,7 +696,7 @@ class Parallelism(Section):
 class Dataset(Section):
     """Training data copied from Cloud Storage to node-local disk before the job starts."""
 
-    source: Annotated[str, _pattern(r"gs://[a-z0-9][-a-z0-9_.]*[a-z0-9](/\S*)?", "must be a gs:// URI")]
+    source: Annotated[str, _rule(rules.GCS_URI)]
     path: AbsolutePath = "/data"
 
 

@@ -7,8 +7,9 @@ cites its source beside it.
 
 import ipaddress
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from trainstack.core import catalog
@@ -81,12 +82,71 @@ SHARE_NAME = pattern(r"[a-z][a-z0-9_]{0,15}", "must be 1-16 lowercase letters, d
 ENV_NAME = pattern(r"[A-Za-z_][A-Za-z0-9_]*", "must be an environment variable name: letters, digits and '_', not starting with a digit")
 # Docker image tags (distribution/reference: [\w][\w.-]{0,127}).
 IMAGE_TAG = pattern(r"[\w][\w.-]{0,127}", "must be a valid image tag")
+# Secret Manager secret IDs (cloud.google.com/secret-manager/docs/reference/rest/v1/projects.secrets/create).
+SECRET_ID = pattern(r"[A-Za-z0-9_-]{1,255}", "must be a Secret Manager secret ID: 1-255 letters, digits, '_' or '-'")
+# Artifact Registry repository IDs (cloud.google.com/artifact-registry/docs/repositories/create-repos).
+REPOSITORY_ID = pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a repository ID: a lowercase letter, then lowercase letters, digits and '-'", 63)
+# The machine types `gcloud builds submit --machine-type` accepts (Cloud Build BuildOptions.MachineType).
+CLOUD_BUILD_MACHINES = frozenset({"e2-medium", "e2-highcpu-8", "e2-highcpu-32", "n1-highcpu-8", "n1-highcpu-32"})
+
+
+def cloud_build_machine(value: Any) -> str | None:
+    """A machine type Cloud Build offers."""
+    return None if value in CLOUD_BUILD_MACHINES else f"is not a Cloud Build machine type; use one of {', '.join(sorted(CLOUD_BUILD_MACHINES))}"
+
+
+def accelerator(value: Any) -> str | None:
+    """A GKE accelerator type of a catalog machine (its `cloud.google.com/gke-accelerator` label)."""
+    known = sorted({m.accelerator for m in catalog.MACHINES.values()})
+    return None if value in known else f"must be one of {', '.join(known)}"
+
+
 # A path in a container (Kubernetes VolumeMount.mountPath is absolute).
 ABSOLUTE_PATH = pattern(r"/[^\s]*", "must be an absolute path")
+# Cloud Storage URIs (gs://<bucket>[/<object path>]).
+GCS_URI = pattern(r"gs://[a-z0-9][-a-z0-9_.]*[a-z0-9](/\S*)?", "must be a gs:// URI")
+
+
+def env_names(value: Any) -> str | None:
+    """Environment variable names as keys of a mapping (ENV_NAME each)."""
+    for key in value:
+        if message := ENV_NAME(key):
+            return f"key {key!r} {message}"
+    return None
+
+
 # Go durations as Kueue and the Kubernetes API parse them (pkg.go.dev/time#ParseDuration).
 DURATION = pattern(r"(?:\d+(?:\.\d+)?(?:h|m|s|ms))+", "must be a duration such as 90s, 10m or 1h30m")
 # Kubernetes resource quantities (kubernetes.io/docs/reference/kubernetes-api/common-definitions/quantity/).
 QUANTITY = pattern(r"\d+(\.\d+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?", "must be a Kubernetes quantity such as 500Gi")
+
+
+# GKE release channels (terraform-provider-google container release_channel.channel).
+RELEASE_CHANNEL_NAMES = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
+# A GKE minor version prefix, resolved with the container engine versions lookup (version_prefix).
+VERSION_PREFIX = pattern(r"1\.\d{2}\.", "must be a minor version prefix such as 1.33. (GKE picks the patch)")
+# GKE maintenance recurrences: RFC 5545 RRULEs (cloud.google.com/kubernetes-engine/docs/how-to/maintenance-windows-and-exclusions).
+RECURRENCE = pattern(r"FREQ=(DAILY|WEEKLY)(;BYDAY=[A-Z,]+)?", "must be an RFC 5545 rule such as FREQ=WEEKLY;BYDAY=SA,SU")
+
+
+def utc(value: str) -> datetime:
+    """An RFC 3339 UTC time as GKE maintenance policies write it."""
+    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ")
+
+
+def utc_time(value: Any) -> str | None:
+    """An RFC 3339 UTC time (GKE MaintenanceWindow.startTime/endTime)."""
+    try:
+        utc(value)
+    except (TypeError, ValueError):
+        return "must be an RFC 3339 UTC time such as 2026-01-03T03:00:00Z"
+    return None
+
+
+def window_length(start: str, end: str) -> str | None:
+    """A maintenance window of 4 to 24 hours (GKE needs at least 4 hours a recurring window)."""
+    hours = (utc(end) - utc(start)).total_seconds() / 3600
+    return None if 4 <= hours <= 24 else f"must be 4 to 24 hours after start (it is {hours:g} h): GKE needs at least 4 hours a window"
 
 
 def cidr(value: Any) -> str | None:
@@ -102,6 +162,31 @@ def cidr(value: Any) -> str | None:
     if "/" not in value:
         return "must be an IPv4 CIDR block with a prefix length, such as 10.0.0.0/20"
     return None
+
+
+def master_cidr(value: Any) -> str | None:
+    """GKE private clusters take a /28 for the control plane (PrivateClusterConfig.masterIpv4CidrBlock)."""
+    return None if str(value).endswith("/28") else "must be a /28 (GKE's control plane range)"
+
+
+# GPU NIC subnets are consecutive /24s of one /16 (catalog.nic_networks; at most 9 NICs a machine).
+NIC_CIDR = pattern(r".*/16", "must be a /16; GPU NIC subnets are carved from it as /24s")
+
+
+def overlaps(ranges: dict[str, str]) -> Iterator[tuple[str, str, str]]:
+    """(key, value, rule) for each range that is not a network, or overlaps an earlier one (GCP
+    refuses overlapping primary and secondary ranges in a VPC)."""
+    nets: dict[str, ipaddress.IPv4Network] = {}
+    for key, value in ranges.items():
+        try:
+            nets[key] = ipaddress.IPv4Network(value)
+        except ValueError:
+            yield key, value, "is not a network address: host bits are set or an octet exceeds 255"
+    keys = list(nets)
+    for i, key in enumerate(keys):
+        for other in keys[:i]:
+            if nets[key].overlaps(nets[other]):
+                yield key, ranges[key], f"overlaps {other} ({ranges[other]})"
 
 
 def bucket_name(value: Any) -> str | None:
@@ -148,12 +233,12 @@ def gcp_labels(value: Any, reserved: frozenset[str] = frozenset(), limit: int = 
 
 def gpu_machine(value: Any) -> str | None:
     """A GPU machine type trainstack knows (core/catalog.py MACHINES)."""
-    return None if value in catalog.MACHINES else f"unknown GPU machine type; known: {', '.join(sorted(catalog.MACHINES))}"
+    return None if isinstance(value, str) and value in catalog.MACHINES else f"unknown GPU machine type; known: {', '.join(sorted(catalog.MACHINES))}"
 
 
 def cpu_machine(value: Any) -> str | None:
     """A CPU machine type trainstack knows (core/catalog.py CPU_MACHINES)."""
-    return None if value in catalog.CPU_MACHINES else f"unknown CPU machine type; known: {', '.join(sorted(catalog.CPU_MACHINES))}"
+    return None if isinstance(value, str) and value in catalog.CPU_MACHINES else f"unknown CPU machine type; known: {', '.join(sorted(catalog.CPU_MACHINES))}"
 
 
 # --- numbers -----------------------------------------------------------------------------------
@@ -175,15 +260,42 @@ INT32 = Bounds(-INT32_MAX - 1, INT32_MAX, "a Kubernetes int32")
 PORT = Bounds(1, 65535, "a TCP port")
 
 
+FILESTORE_TIER_NAMES = tuple(catalog.FILESTORE_TIERS)
+# Tiers whose instances live in a zone; the others in a region (cloud.google.com/filestore/docs/service-tiers).
+ZONAL_FILESTORE_TIERS = frozenset({"BASIC_HDD", "BASIC_SSD", "ZONAL"})
+
+
+def duplicate(kind: str) -> str:
+    """Kubernetes object names are unique in their kind (and namespace)."""
+    return f"is already used by another {kind}"
+
+
+def positive_duration(value: Any) -> str | None:
+    """Kueue rejects a zero waitForPodsReady timeout (apis/config/v1beta2 validation)."""
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+    seconds = sum(float(n) * units[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", str(value)))
+    return None if seconds > 0 else "must be longer than 0s; Kueue rejects a zero timeout"
+
+
+def at_least(value: int, floor: int, floor_key: str) -> str | None:
+    """A maximum not below its base (Kueue requeuing backoff: backoffMaxSeconds >= backoffBaseSeconds)."""
+    return f"must be at least {floor_key} ({floor})" if value < floor else None
+
+
 def filestore_capacity(tier: str, capacity_gib: int) -> str | None:
     """A Filestore tier's capacity range (core/catalog.py FILESTORE_TIERS, from
     cloud.google.com/filestore/docs/service-tiers)."""
-    limits = catalog.FILESTORE_TIERS.get(tier)
-    if limits is None:
-        return f"unknown Filestore tier; known: {', '.join(catalog.FILESTORE_TIERS)}"
+    limits = catalog.FILESTORE_TIERS[tier]
     if not limits.min_gib <= capacity_gib <= limits.max_gib:
         return f"tier {tier} takes {limits.min_gib} to {limits.max_gib} GiB"
     return None
+
+
+def filestore_location(tier: str, location: str) -> str | None:
+    """A zonal tier's instance takes a zone, the others a region."""
+    if tier in ZONAL_FILESTORE_TIERS:
+        return ZONE_ID(location) and f"tier {tier} is zonal: {ZONE_ID(location)}"
+    return REGION_ID(location) and f"tier {tier} is regional: {REGION_ID(location)}"
 
 
 def nodes_per_zone(node_count: int, zones: Sequence[str], key: str = "nodeCount") -> str | None:
