@@ -100,33 +100,27 @@ class Args:
 
 
 def _build(typ: Any, value: Any) -> Any:
-    """`value` as `typ`: a dict becomes the Args (or plain dataclass) it describes, recursively."""
+    """`value` as `typ`: a dict becomes the Args (or plain dataclass) it describes, recursively;
+    a whole float an int (the engine sends every number as a float)."""
+    typ = _unwrap(typ)
     if isinstance(value, dict) and dataclasses.is_dataclass(typ):
-        hints = typing.get_type_hints(typ)
-        known = {f.name for f in dataclasses.fields(typ)}
-        unknown = set(value) - known
+        hints = inspect.get_annotations(typ, eval_str=True)
+        unknown = set(value) - {f.name for f in dataclasses.fields(typ)}
         if unknown:
             raise TypeError(f"{typ.__name__} has no field {', '.join(sorted(unknown))}")
         return typ(**{k: _build(hints[k], v) for k, v in value.items()})
-    if isinstance(value, list):
-        item = _item_type(typ)
-        return [_build(item, v) for v in value] if item is not None else value
-    inner = _unwrap(typ)
-    return _build(inner, value) if inner is not typ else value
+    if isinstance(value, list) and typing.get_origin(typ) is list:
+        (item,) = typing.get_args(typ)
+        return [_build(item, v) for v in value]
+    if typ is int and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def _unwrap(typ: Any) -> Any:
-    """The class inside `T | None`, else `typ`."""
+    """The type inside `T | None`, else `typ`."""
     if typing.get_origin(typ) in (typing.Union, types.UnionType):
         members = [a for a in typing.get_args(typ) if a is not type(None)]
         if len(members) == 1:
             return members[0]
     return typ
-
-
-def _item_type(typ: Any) -> Any:
-    typ = _unwrap(typ)
-    if typing.get_origin(typ) is list:
-        (item,) = typing.get_args(typ)
-        return item if dataclasses.is_dataclass(item) else None
-    return None
