@@ -165,7 +165,8 @@ class KueueArgs(Args):
     local_queue: str
     """The LocalQueue jobs name (`kueue.x-k8s.io/queue-name`)."""
     namespace: pulumi.Input[str]
-    """The LocalQueue's namespace (an Output of the Namespace, so it waits for it)."""
+    """The LocalQueue's namespace (an Output of the Namespace, so it waits for it). Checked when
+    plain; an Output is not checked."""
     flavors: list[GpuFlavor]
     """One per GPU pool."""
     topology_name: str | None = TOPOLOGY_NAME

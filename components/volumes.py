@@ -101,11 +101,12 @@ class GcsFuseVolumeArgs(Args):
     """
 
     bucket: pulumi.Input[str]
-    """The bucket name (an Output of the bucket, so the volume waits for it)."""
+    """The bucket name (an Output of the bucket, so the volume waits for it). Checked when plain;
+    an Output is not checked."""
     claim_name: str
     """The claim pods mount (the volume takes the same name)."""
     namespace: pulumi.Input[str]
-    """The claim's namespace."""
+    """The claim's namespace. Checked when plain; an Output is not checked."""
     file_cache: bool | None = False
     """Cache file contents on the node (see GCSFUSE_FILE_CACHE_OPTIONS)."""
     capacity: str | None = "2048Gi"
@@ -163,7 +164,7 @@ class NfsVolumeArgs(Args):
     claim_name: str
     """The claim pods mount (the volume takes the same name)."""
     namespace: pulumi.Input[str]
-    """The claim's namespace."""
+    """The claim's namespace. Checked when plain; an Output is not checked."""
     capacity: str
     """The export's size (a Kubernetes quantity, `1024Gi`)."""
     mount_options: list[str] | None = field(default_factory=list)
@@ -203,7 +204,8 @@ class NfsServerArgs(Args):
     """An NFS server exporting a persistent disk."""
 
     disk_name: pulumi.Input[str]
-    """The Compute Engine disk (an Output of it), in `zone` of `project`."""
+    """The Compute Engine disk (an Output of it), in `zone` of `project`. Checked when plain; an
+    Output is not checked."""
     project: str
     """The disk's project."""
     zone: str
@@ -211,7 +213,8 @@ class NfsServerArgs(Args):
     size_gb: int
     """The disk's size."""
     namespace: pulumi.Input[str]
-    """Where the server, its Service and its disk claim live."""
+    """Where the server, its Service and its disk claim live. Checked when plain; an Output is
+    not checked."""
     placement: Placement | None = Placement()
     """Which nodes may run the server (it must be a pool with nodes in `zone`)."""
     name: str | None = "nfs-server"

@@ -4,19 +4,18 @@ Pulumi YAML example against that schema."""
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from helpers import of_type, render_with
-from pulumi.provider.experimental.analyzer import Analyzer
-from pulumi.provider.experimental.component import ComponentProvider
-from pulumi.provider.experimental.schema import generate_schema
 from trainstack import components, workloads
-from trainstack.app.package import COMPONENTS, NAME, package_version, prepared
+from trainstack.app.package import COMPONENTS, NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "two-gpu-pools" / "Pulumi.yaml"
@@ -27,10 +26,15 @@ EXPORTED = sorted(
 
 
 @cache
+def probe() -> dict[str, Any]:
+    """tests/package_probe.py's schema and construct results (a process of its own)."""
+    done = subprocess.run([sys.executable, str(ROOT / "tests" / "package_probe.py")], capture_output=True, text=True, cwd=ROOT / "tests", check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
 def schema() -> dict[str, Any]:
-    result = Analyzer(NAME).analyze(prepared())
-    dependencies = sorted(result["dependencies"], key=lambda d: d.name)
-    return generate_schema(NAME, package_version(), None, result["component_definitions"], result["type_definitions"], dependencies).to_json()
+    return probe()["schema"]
 
 
 def token(component: str) -> str:
@@ -78,36 +82,18 @@ def test_defaults_are_optional_inputs_and_the_machine_is_a_type_name() -> None:
 
 
 def test_the_provider_constructs_components_from_camel_case_inputs() -> None:
-    provider = ComponentProvider(prepared(), NAME, version=package_version())
-    states: dict[str, dict[str, Any]] = {}
-
-    def body(ctx: Any) -> None:
-        cluster = provider.construct("cluster", token("GkeCluster"), {
-            "project": "my-project", "location": "us-central1", "name": "research", "nodeLocations": ["us-central1-a"],
-            "network": {"network": "vpc", "subnetwork": "subnet", "podsRange": "pods", "servicesRange": "services"},
-            "nodeServiceAccount": "nodes@my-project.iam.gserviceaccount.com", "controlPlanePorts": [9443.0],
-            "authorizedNetworks": [{"cidrBlock": "203.0.113.0/24"}],
-        })
-        pool = provider.construct("h100", token("GpuNodePool"), {
-            "project": "my-project", "location": "us-central1", "cluster": "projects/my-project/locations/us-central1/clusters/research",
-            "name": "h100", "zones": ["us-central1-a"], "machineType": "a3-highgpu-8g", "serviceAccount": "nodes@my-project.iam.gserviceaccount.com",
-            "nodeCount": 2.0, "reservation": {"affinity": "none"},
-        })
-        kueue = provider.construct("kueue", token("Kueue"), {
-            "clusterQueue": "research", "localQueue": "research", "namespace": "default",
-            "flavors": [{"name": "h100", "nodePool": "h100", "machineType": "a3-highgpu-8g", "nodes": 2.0, "topologyAware": False}],
-        })
-        states.update(cluster=cluster.state, pool=pool.state, kueue=kueue.state)
-
-    rendered = render_with(body)
-    (pool,) = of_type(rendered, "gcp:container/nodePool:NodePool")
-    assert (pool.inputs["nodeConfig"]["machineType"], pool.inputs["nodeCount"]) == ("a3-highgpu-8g", 2)
-    (firewall,) = of_type(rendered, "gcp:compute/firewall:Firewall")
-    assert firewall.inputs["allows"] == [{"protocol": "tcp", "ports": ["9443"]}]
-    assert of_type(rendered, "gcp:container/cluster:Cluster") and of_type(rendered, "kubernetes:helm.sh/v3:Release")
-    assert states["kueue"]["localQueueName"] == "research"
-    assert states["pool"]["nodeSelector"]["cloud.google.com/gke-nodepool"] == "h100"
-    assert {"clusterId", "kubeconfig", "name"} <= set(states["cluster"])
+    """ComponentProvider.construct maps the camelCase inputs to a dict of Python names with nested
+    dicts and whole floats; each component builds its Args from it and registers its children."""
+    registrations, states = probe()["registrations"], probe()["states"]
+    (pool,) = [r for r in registrations if r["type"] == "gcp:container/nodePool:NodePool"]
+    assert (pool["inputs"]["nodeConfig"]["machineType"], pool["inputs"]["nodeCount"]) == ("a3-highgpu-8g", 2)
+    (firewall,) = [r for r in registrations if r["type"] == "gcp:compute/firewall:Firewall"]
+    assert firewall["inputs"]["allows"] == [{"protocol": "tcp", "ports": ["9443"]}]
+    types = {r["type"] for r in registrations}
+    assert {"gcp:container/cluster:Cluster", "kubernetes:helm.sh/v3:Release", "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"} <= types
+    assert states["Kueue"]["localQueueName"] == "research"
+    assert states["GpuNodePool"]["nodeSelector"]["cloud.google.com/gke-nodepool"] == "h100"
+    assert {"clusterId", "kubeconfig", "name"} <= set(states["GkeCluster"])
 
 
 # --- the YAML example -----------------------------------------------------------------------------
