@@ -6,8 +6,10 @@ hands out its Kubernetes `provider`), NodeServiceAccount, GpuNodePool (its `node
 Kubernetes (`trainstack:k8s:*`): Kueue, JobSet, GpuNetworks, GpuDirectInstallers,
 NvidiaDriverInstaller, GcsFuseVolume, NfsVolume, NfsServer, WorkloadIdentity.
 
-Each takes one documented, frozen Args dataclass of plain values and is ordered after what it
-needs with `opts.depends_on`. Machine facts come from `trainstack.core.catalog`.
+Each takes one documented, frozen Args dataclass of plain values (or the same as a dict, as the
+Pulumi package passes them), checks it before registering anything (`components.args`), and is
+ordered after what it needs with `opts.depends_on`. Machine facts come from
+`trainstack.core.catalog`, by machine type name.
 """
 
 from trainstack.components.gcp_network import (

@@ -11,7 +11,7 @@ import dataclasses
 import inspect
 import types
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
@@ -41,7 +41,9 @@ def one_of(*allowed: str) -> rules.Rule:
 
 def not_empty(value: Any) -> str | None:
     """A list that needs at least one item."""
-    return None if len(value) else "must not be empty"
+    if not isinstance(value, list | tuple):
+        return "must be a list"
+    return None if value else "must not be empty"
 
 
 def _known(value: Any) -> bool:
@@ -50,7 +52,8 @@ def _known(value: Any) -> bool:
 
 class Args:
     """Mixed into each component's frozen Args dataclass. `_checks` maps a field to its rule,
-    `Each(rule)`, or a tuple of them; `_cross` yields the rules between fields."""
+    `Each(rule)`, or a tuple of them; `_cross` yields the rules between fields, checked once
+    every field follows its own."""
 
     _checks: ClassVar[dict[str, rules.Rule | Each | tuple[rules.Rule | Each, ...]]] = {}
 
@@ -82,7 +85,8 @@ class Args:
                 for i, item in enumerate(value):
                     if isinstance(item, Args):
                         found += item.problems(f"{key}[{i}].")
-        found += [(f"{path}{k}", v, m) for k, v, m in self._cross()]
+        if not found:  # rules between fields read fields that follow their own rules
+            found = [(f"{path}{k}", v, m) for k, v, m in self._cross()]
         return found
 
     @classmethod

@@ -62,9 +62,8 @@ class CheckpointBucketArgs(Args):
     _checks = {"project": rules.PROJECT_ID, "name": rules.bucket_name, "labels": rules.gcp_labels}
 
     def _cross(self) -> Iterator[Problem]:
-        # Cloud Storage: a hierarchical namespace needs uniform bucket-level access.
         if self.hierarchical_namespace and not self.uniform_access:
-            yield "uniform_access", False, "a hierarchical-namespace bucket needs uniform bucket-level access"
+            yield "uniform_access", False, rules.HNS_NEEDS_UNIFORM_ACCESS
 
 
 class CheckpointBucket(pulumi.ComponentResource):
@@ -137,6 +136,7 @@ class FilestoreShareArgs(Args):
         "name": rules.GCP_NAME,
         "location": rules.LOCATION,
         "tier": one_of(*rules.FILESTORE_TIER_NAMES),
+        "capacity_gib": rules.POSITIVE,
         "share_name": rules.SHARE_NAME,
         "labels": rules.gcp_labels,
     }

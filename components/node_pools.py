@@ -125,11 +125,7 @@ class Reservation(Args):
     _checks = {"affinity": one_of("none", "any", "specific"), "project": rules.PROJECT_ID}
 
     def _cross(self) -> Iterator[Problem]:
-        # GKE needs the reservation's name with SPECIFIC_RESERVATION, and takes none otherwise.
-        if self.affinity == "specific" and not self.name:
-            yield "name", None, "affinity 'specific' needs the reservation's name"
-        if self.affinity != "specific" and (self.name or self.project):
-            yield "name", self.name or self.project, f"a reservation name is used only with affinity 'specific', not {self.affinity!r}"
+        yield from rules.reservation(self.affinity, self.name, self.project)
 
     def args(self) -> gcp.container.NodePoolNodeConfigReservationAffinityArgs:
         if self.affinity == "none":

@@ -8,7 +8,6 @@ reports the key as the user writes it; `load` collects every violation into one 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -121,12 +120,6 @@ def _as_text(value: Any, annotation: Any) -> Any:
     if isinstance(value, dict) and get_origin(annotation) is dict:
         return {k: _as_text(v, get_args(annotation)[1]) for k, v in value.items()}
     return value
-
-
-def duration_seconds(value: str) -> float:
-    """Seconds in a Go-style duration string such as `1h30m`."""
-    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-    return sum(float(n) * units[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", value))
 
 
 class Section(BaseModel):
@@ -282,12 +275,7 @@ class Reservation(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> Reservation:
-        problems = []
-        if self.affinity == "specific" and not self.name:
-            problems.append((("name",), None, "affinity 'specific' needs the reservation's name"))
-        if self.affinity != "specific" and (self.name or self.project):
-            problems.append((("name",), self.name or self.project, f"a reservation name is used only with affinity 'specific', not {self.affinity!r}"))
-        _rule_errors("Reservation", problems)
+        _rule_errors("Reservation", [((key,), value, rule) for key, value, rule in rules.reservation(self.affinity, self.name, self.project)])
         return self
 
 
@@ -430,7 +418,7 @@ class BucketConfig(Section):
     def _rules(self) -> BucketConfig:
         _rule_errors(
             "BucketConfig",
-            [(("uniformAccess",), False, "a hierarchical-namespace bucket needs uniform bucket-level access")]
+            [(("uniformAccess",), False, rules.HNS_NEEDS_UNIFORM_ACCESS)]
             if self.hierarchical_namespace and not self.uniform_access
             else [],
         )

@@ -219,6 +219,8 @@ def labels(value: Any) -> str | None:
 def gcp_labels(value: Any, reserved: frozenset[str] = frozenset(), limit: int = 64) -> str | None:
     """GCP labels (cloud.google.com/compute/docs/labeling-resources#requirements): at most 64 a
     resource, keys and values of lowercase letters, digits, '_' and '-'."""
+    if not isinstance(value, dict):
+        return "must be a mapping of label keys to values"
     if len(value) > limit:
         return f"at most {limit} labels: GCP allows 64 and trainstack sets 4" if reserved else f"at most {limit} labels (GCP's limit)"
     for key, label in value.items():
@@ -270,11 +272,15 @@ def duplicate(kind: str) -> str:
     return f"is already used by another {kind}"
 
 
+def duration_seconds(value: str) -> float:
+    """Seconds in a Go-style duration string such as `1h30m`."""
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+    return sum(float(n) * units[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", value))
+
+
 def positive_duration(value: Any) -> str | None:
     """Kueue rejects a zero waitForPodsReady timeout (apis/config/v1beta2 validation)."""
-    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-    seconds = sum(float(n) * units[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", str(value)))
-    return None if seconds > 0 else "must be longer than 0s; Kueue rejects a zero timeout"
+    return None if duration_seconds(str(value)) > 0 else "must be longer than 0s; Kueue rejects a zero timeout"
 
 
 def at_least(value: int, floor: int, floor_key: str) -> str | None:
@@ -296,6 +302,19 @@ def filestore_location(tier: str, location: str) -> str | None:
     if tier in ZONAL_FILESTORE_TIERS:
         return ZONE_ID(location) and f"tier {tier} is zonal: {ZONE_ID(location)}"
     return REGION_ID(location) and f"tier {tier} is regional: {REGION_ID(location)}"
+
+
+def reservation(affinity: str, name: str | None, project: str | None) -> Iterator[tuple[str, Any, str]]:
+    """(key, value, rule) of a reservation affinity that GKE refuses: SPECIFIC_RESERVATION needs
+    the reservation's name, and the other affinities take none (NodeConfig.reservationAffinity)."""
+    if affinity == "specific" and not name:
+        yield "name", None, "affinity 'specific' needs the reservation's name"
+    if affinity != "specific" and (name or project):
+        yield "name", name or project, f"a reservation name is used only with affinity 'specific', not {affinity!r}"
+
+
+# Cloud Storage: a hierarchical namespace needs uniform bucket-level access (cloud.google.com/storage/docs/hns-overview).
+HNS_NEEDS_UNIFORM_ACCESS = "a hierarchical-namespace bucket needs uniform bucket-level access"
 
 
 def nodes_per_zone(node_count: int, zones: Sequence[str], key: str = "nodeCount") -> str | None:

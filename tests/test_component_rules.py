@@ -154,3 +154,8 @@ def test_config_and_component_share_the_rule_function() -> None:
     message = rules.DNS1035_NAME("2gpus")
     assert message and config_error.value.errors()[0]["msg"] == message
     assert error.problems == [("name", "2gpus", message)]
+
+
+def test_a_value_of_the_wrong_type_is_a_clean_error() -> None:
+    error, registered = build(GpuNodePool, dataclasses.replace(POOL, node_count="3"))
+    assert registered == [] and error is not None and error.problems == [("node_count", "3", "must be an integer")]
