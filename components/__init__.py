@@ -6,8 +6,10 @@ hands out its Kubernetes `provider`), NodeServiceAccount, GpuNodePool (its `node
 Kubernetes (`trainstack:k8s:*`): Kueue, JobSet, GpuNetworks, GpuDirectInstallers,
 NvidiaDriverInstaller, GcsFuseVolume, NfsVolume, NfsServer, WorkloadIdentity.
 
-Each takes one documented, frozen Args dataclass of plain values and is ordered after what it
-needs with `opts.depends_on`. Machine facts come from `trainstack.core.catalog`.
+Each takes one documented, frozen Args dataclass of plain values (or the same as a dict, as the
+Pulumi package passes them), checks it before registering anything (`components.args`), and is
+ordered after what it needs with `opts.depends_on`. Machine facts come from
+`trainstack.core.catalog`, by machine type name.
 """
 
 from trainstack.components.gcp_network import (
@@ -30,6 +32,8 @@ from trainstack.components.gke_cluster import (
     AuthorizedNetwork,
     GkeCluster,
     GkeClusterArgs,
+    MaintenanceExclusion,
+    MaintenanceWindow,
 )
 from trainstack.components.gpudirect_installers import (
     GpuDirectInstallers,
@@ -37,7 +41,7 @@ from trainstack.components.gpudirect_installers import (
     NvidiaDriverInstaller,
     NvidiaDriverInstallerArgs,
 )
-from trainstack.components.image import WorkloadImage, WorkloadImageArgs
+from trainstack.components.image import RegistryLogin, WorkloadImage, WorkloadImageArgs
 from trainstack.components.jobset import JobSet, JobSetArgs
 from trainstack.components.k8s_provider import (
     ClusterProviderArgs,
@@ -56,6 +60,7 @@ from trainstack.components.node_pools import (
     Autoscaling,
     CpuNodePool,
     CpuNodePoolArgs,
+    ExtraNetwork,
     GpuNodePool,
     GpuNodePoolArgs,
     NodeServiceAccount,
@@ -83,6 +88,7 @@ __all__ = [
     "ClusterProviderArgs",
     "CpuNodePool",
     "CpuNodePoolArgs",
+    "ExtraNetwork",
     "FilestoreShare",
     "FilestoreShareArgs",
     "GcsFuseVolume",
@@ -102,6 +108,8 @@ __all__ = [
     "JobSetArgs",
     "Kueue",
     "KueueArgs",
+    "MaintenanceExclusion",
+    "MaintenanceWindow",
     "NetworkRef",
     "NfsDisk",
     "NfsDiskArgs",
@@ -120,6 +128,7 @@ __all__ = [
     "PriorityClass",
     "ProjectServices",
     "ProjectServicesArgs",
+    "RegistryLogin",
     "Reservation",
     "WaitForPodsReady",
     "WorkloadIdentity",

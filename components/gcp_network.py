@@ -3,12 +3,13 @@ additional NICs (one VPC per gVNIC; one RoCE VPC with a subnet per RDMA NIC)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_gcp as gcp
-from trainstack.core import catalog
+from trainstack.components.args import Args, Problem
+from trainstack.core import catalog, rules
 from trainstack.core.catalog import NicNetwork
 from trainstack.components.options import Children
 
@@ -24,18 +25,20 @@ _INTERNAL = [
 
 
 @dataclass(frozen=True)
-class NetworkRef:
-    """Where a cluster attaches: a VPC, a subnet and the subnet's secondary ranges.
-
-    Attributes:
-        network, subnetwork: names (or resource paths, for an existing shared VPC).
-        pods_range, services_range: secondary range names for pod and Service IPs.
-    """
+class NetworkRef(Args):
+    """Where a cluster attaches: a VPC, a subnet and the subnet's secondary ranges."""
 
     network: pulumi.Input[str]
+    """The VPC's name (or resource path, for an existing shared VPC)."""
     subnetwork: pulumi.Input[str]
+    """The subnet's name (or resource path)."""
     pods_range: str
+    """The subnet's secondary range name for pod IPs."""
     services_range: str
+    """The subnet's secondary range name for Service IPs."""
+
+    # Secondary range names are GCP resource names (Subnetwork.secondaryIpRanges.rangeName).
+    _checks = {"pods_range": rules.GCP_NAME, "services_range": rules.GCP_NAME}
 
 
 def rdma_network_profile(project: str, zone: str) -> str:
@@ -44,22 +47,34 @@ def rdma_network_profile(project: str, zone: str) -> str:
 
 
 @dataclass(frozen=True)
-class PrimaryNetworkArgs:
-    """Arguments of PrimaryNetwork.
-
-    Attributes:
-        project, region: where the VPC and its subnet live.
-        name_prefix: prefix of physical names (`<prefix>-net`, `<prefix>-subnet`, ...).
-        subnet_cidr: the nodes' range.
-        pods_cidr, services_cidr: secondary ranges for pod IPs and Service IPs (VPC-native).
-    """
+class PrimaryNetworkArgs(Args):
+    """Arguments of PrimaryNetwork."""
 
     project: str
+    """The project of the VPC and its subnet."""
     region: str
+    """The subnet's region."""
     name_prefix: str
+    """Prefix of physical names (`<prefix>-net`, `<prefix>-subnet`, ...)."""
     subnet_cidr: str
+    """The nodes' range."""
     pods_cidr: str
+    """The secondary range for pod IPs (VPC-native)."""
     services_cidr: str
+    """The secondary range for Service IPs."""
+
+    # The longest suffix is `-router` (7): the names stay GCP names of at most 63 characters.
+    _checks = {
+        "project": rules.PROJECT_ID,
+        "region": rules.REGION_ID,
+        "name_prefix": rules.pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP name prefix: a lowercase letter, then lowercase letters, digits and '-'", 56),
+        "subnet_cidr": rules.cidr,
+        "pods_cidr": rules.cidr,
+        "services_cidr": rules.cidr,
+    }
+
+    def _cross(self) -> Iterator[Problem]:
+        yield from rules.overlaps({"subnet_cidr": self.subnet_cidr, "pods_cidr": self.pods_cidr, "services_cidr": self.services_cidr})
 
 
 class PrimaryNetwork(pulumi.ComponentResource):
@@ -68,10 +83,14 @@ class PrimaryNetwork(pulumi.ComponentResource):
     rule admitting traffic between nodes and pods."""
 
     network: gcp.compute.Network
+    """The VPC."""
     subnetwork: gcp.compute.Subnetwork
+    """The nodes' subnet."""
     ref: NetworkRef
+    """Where a cluster attaches (GkeClusterArgs.network)."""
 
     def __init__(self, name: str, args: PrimaryNetworkArgs, opts: pulumi.ResourceOptions | None = None):
+        args = PrimaryNetworkArgs.checked(args, type(self), name)
         super().__init__("trainstack:gcp:PrimaryNetwork", name, None, opts)
         kids = Children(self, name, opts)
         self.network = gcp.compute.Network(
@@ -125,24 +144,40 @@ class PrimaryNetwork(pulumi.ComponentResource):
 
 
 @dataclass(frozen=True)
-class GpuNicNetworksArgs:
-    """Arguments of GpuNicNetworks.
-
-    Attributes:
-        project, region, zone: where the networks live; an RDMA VPC is bound to `zone`.
-        name_prefix: prefix of physical names (`<prefix>-vpc1`, `<prefix>-rdma-net`, ...).
-        machine: the GPU machine (its GPUDirect stack and MTU come from the catalog).
-        nics: the extra NIC networks, from `catalog.nic_networks`.
-        nic_cidr: the range all NIC subnets are carved from (the firewall's source).
-    """
+class GpuNicNetworksArgs(Args):
+    """Arguments of GpuNicNetworks."""
 
     project: str
+    """The networks' project."""
     region: str
+    """The subnets' region."""
     zone: str
+    """The GPU pool's zone: an RDMA VPC is bound to its RoCE profile."""
     name_prefix: str
-    machine: catalog.Machine
-    nics: Sequence[NicNetwork]
+    """Prefix of physical names (`<prefix>-vpc1`, `<prefix>-rdma-net`, ...)."""
+    machine_type: str
+    """The GPU machine type: its catalog record gives the NICs, GPUDirect stack and MTU."""
     nic_cidr: str
+    """A /16 the NIC subnets are carved from as /24s (the firewall's source)."""
+
+    _checks = {
+        "project": rules.PROJECT_ID,
+        "region": rules.REGION_ID,
+        "zone": rules.ZONE_ID,
+        "name_prefix": rules.pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP name prefix: a lowercase letter, then lowercase letters, digits and '-'", 48),
+        "machine_type": rules.gpu_machine,
+        "nic_cidr": (rules.cidr, rules.NIC_CIDR),
+    }
+
+    @property
+    def machine(self) -> catalog.Machine:
+        """The machine's catalog record."""
+        return catalog.machine(self.machine_type)
+
+    @property
+    def nics(self) -> list[NicNetwork]:
+        """The extra NIC networks, in interface order (`catalog.nic_networks`)."""
+        return catalog.nic_networks(self.machine, self.nic_cidr)
 
 
 class GpuNicNetworks(pulumi.ComponentResource):
@@ -155,6 +190,7 @@ class GpuNicNetworks(pulumi.ComponentResource):
     """
 
     def __init__(self, name: str, args: GpuNicNetworksArgs, opts: pulumi.ResourceOptions | None = None):
+        args = GpuNicNetworksArgs.checked(args, type(self), name)
         super().__init__("trainstack:gcp:GpuNicNetworks", name, None, opts)
         kids = Children(self, name, opts)
         # (NIC network, VPC name, subnet name) in interface order.

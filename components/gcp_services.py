@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_gcp as gcp
+from trainstack.components.args import Args, Each, not_empty
+from trainstack.core import rules
 from trainstack.components.options import Children
 
 # Service names, so callers say `ProjectServices.need(CONTAINER)` rather than spell hosts.
@@ -24,16 +25,19 @@ SECRET_MANAGER = "secretmanager.googleapis.com"  # a registry login's secret, re
 
 
 @dataclass(frozen=True)
-class ProjectServicesArgs:
-    """Arguments of ProjectServices.
-
-    Attributes:
-        project: the project the APIs are enabled in.
-        services: API service names (`container.googleapis.com`); order does not matter.
-    """
+class ProjectServicesArgs(Args):
+    """Arguments of ProjectServices."""
 
     project: str
-    services: Sequence[str]
+    """The project the APIs are enabled in."""
+    services: list[str]
+    """API service names (`container.googleapis.com`); order does not matter."""
+
+    # Service names are DNS names (serviceusage.googleapis.com/v1 services.enable).
+    _checks = {
+        "project": rules.PROJECT_ID,
+        "services": (not_empty, Each(rules.pattern(r"[a-z0-9-]+(\.[a-z0-9-]+)+", "must be an API service name such as container.googleapis.com"))),
+    }
 
 
 class ProjectServices(pulumi.ComponentResource):
@@ -41,8 +45,10 @@ class ProjectServices(pulumi.ComponentResource):
     the project may use them, and disabling an API can delete that API's resources."""
 
     services: dict[str, gcp.projects.Service]
+    """The enabled services by name."""
 
     def __init__(self, name: str, args: ProjectServicesArgs, opts: pulumi.ResourceOptions | None = None):
+        args = ProjectServicesArgs.checked(args, type(self), name)
         super().__init__("trainstack:gcp:ProjectServices", name, None, opts)
         kids = Children(self, name, opts)
         self.services = {

@@ -3,12 +3,15 @@ an in-cluster NFS server."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
+from trainstack.components.args import Args, Problem, one_of
 from trainstack.components.options import Children
+from trainstack.core import rules
 
 # Read, write, overwrite and delete objects (and HNS folders) without bucket admin rights.
 OBJECT_USER_ROLE = "roles/storage.objectUser"
@@ -32,42 +35,49 @@ def retained(disposable: bool) -> dict[str, bool]:
 
 
 @dataclass(frozen=True)
-class CheckpointBucketArgs:
-    """Arguments of CheckpointBucket.
-
-    Attributes:
-        project: the bucket's project.
-        name: the globally unique bucket name.
-        location: a region, the cluster's (GCS FUSE performs best in-region; HNS requires it).
-        hierarchical_namespace: real folders, atomic renames (checkpointing).
-        uniform_access: uniform bucket-level access (IAM only, no ACLs).
-        disposable: `pulumi destroy` deletes it with its objects; otherwise destroy leaves it,
-            with its objects, in the project (`retained`).
-        object_users: principals granted `OBJECT_USER_ROLE` on the bucket.
-        grant_after: resources the grants wait for: a Workload Identity principal is valid only
-            once the project's identity pool exists, which the first cluster creates.
-        labels: GCP labels.
-    """
+class CheckpointBucketArgs(Args):
+    """Arguments of CheckpointBucket."""
 
     project: str
+    """The bucket's project."""
     name: str
+    """The globally unique bucket name."""
     location: str
-    hierarchical_namespace: bool = True
-    uniform_access: bool = True
-    disposable: bool = False
-    object_users: Sequence[pulumi.Input[str]] = ()
-    grant_after: Sequence[pulumi.Resource] = ()
-    labels: Mapping[str, str] = field(default_factory=dict)
+    """A region, the cluster's (GCS FUSE performs best in-region; HNS requires it)."""
+    hierarchical_namespace: bool | None = True
+    """Real folders, atomic renames (checkpointing)."""
+    uniform_access: bool | None = True
+    """Uniform bucket-level access (IAM only, no ACLs)."""
+    disposable: bool | None = False
+    """`pulumi destroy` deletes it with its objects; otherwise destroy leaves it, with its
+    objects, in the project (`retained`)."""
+    object_users: list[pulumi.Input[str]] | None = field(default_factory=list)
+    """Principals granted `OBJECT_USER_ROLE` on the bucket."""
+    grant_after: list[Any] | None = field(default_factory=list)
+    """Resources the grants wait for: a Workload Identity principal is valid only once the
+    project's identity pool exists, which the first cluster creates."""
+    labels: dict[str, str] | None = field(default_factory=dict)
+    """GCP labels."""
+
+    _checks = {"project": rules.PROJECT_ID, "name": rules.bucket_name, "labels": rules.gcp_labels}
+
+    def _cross(self) -> Iterator[Problem]:
+        if self.hierarchical_namespace and not self.uniform_access:
+            yield "uniform_access", False, rules.HNS_NEEDS_UNIFORM_ACCESS
 
 
 class CheckpointBucket(pulumi.ComponentResource):
     """A bucket for checkpoints and logs with public access prevention enforced."""
 
     bucket: gcp.storage.Bucket
+    """The bucket."""
     name: pulumi.Output[str]
+    """The bucket's name."""
     url: pulumi.Output[str]
+    """`gs://<name>`."""
 
     def __init__(self, name: str, args: CheckpointBucketArgs, opts: pulumi.ResourceOptions | None = None):
+        args = CheckpointBucketArgs.checked(args, type(self), name)
         super().__init__("trainstack:gcp:CheckpointBucket", name, None, opts)
         kids = Children(self, name, opts)
         self.bucket = gcp.storage.Bucket(
@@ -97,47 +107,60 @@ class CheckpointBucket(pulumi.ComponentResource):
 
 
 @dataclass(frozen=True)
-class FilestoreShareArgs:
-    """Arguments of FilestoreShare.
-
-    Attributes:
-        project: the instance's project.
-        name: the instance name.
-        location: a zone for BASIC_HDD, BASIC_SSD and ZONAL; a region for REGIONAL and
-            ENTERPRISE.
-        tier: the Filestore service tier.
-        capacity_gib: the share's size.
-        share_name: the NFS export name (`/share1`).
-        network: the VPC the instance peers with (the cluster's).
-        disposable: `pulumi destroy` deletes the instance and its files; otherwise destroy
-            leaves it in the project (`retained`).
-        labels: GCP labels.
-    """
+class FilestoreShareArgs(Args):
+    """Arguments of FilestoreShare."""
 
     project: str
+    """The instance's project."""
     name: str
+    """The instance name."""
     location: str
+    """A zone for BASIC_HDD, BASIC_SSD and ZONAL; a region for REGIONAL and ENTERPRISE."""
     tier: str
+    """The Filestore service tier."""
     capacity_gib: int
+    """The share's size."""
     share_name: str
+    """The NFS export name (`/share1`)."""
     network: pulumi.Input[str]
-    disposable: bool = False
-    labels: Mapping[str, str] = field(default_factory=dict)
+    """The VPC the instance peers with (the cluster's)."""
+    disposable: bool | None = False
+    """`pulumi destroy` deletes the instance and its files; otherwise destroy leaves it in the
+    project (`retained`)."""
+    labels: dict[str, str] | None = field(default_factory=dict)
+    """GCP labels."""
+
+    _checks = {
+        "project": rules.PROJECT_ID,
+        "name": rules.GCP_NAME,
+        "location": rules.LOCATION,
+        "tier": one_of(*rules.FILESTORE_TIER_NAMES),
+        "capacity_gib": rules.POSITIVE,
+        "share_name": rules.SHARE_NAME,
+        "labels": rules.gcp_labels,
+    }
+
+    def _cross(self) -> Iterator[Problem]:
+        if self.tier not in rules.FILESTORE_TIER_NAMES:
+            return
+        if message := rules.filestore_capacity(self.tier, self.capacity_gib):
+            yield "capacity_gib", self.capacity_gib, message
+        if not rules.LOCATION(self.location) and (message := rules.filestore_location(self.tier, self.location)):
+            yield "location", self.location, message
 
 
 class FilestoreShare(pulumi.ComponentResource):
-    """A Filestore instance exporting one NFS share on the cluster's VPC.
-
-    Attributes:
-        ip: the instance's address; mount `<ip>:/<share_name>`.
-        share_name: the export name.
-    """
+    """A Filestore instance exporting one NFS share on the cluster's VPC."""
 
     instance: gcp.filestore.Instance
+    """The Filestore instance."""
     ip: pulumi.Output[str]
+    """The instance's address; mount `<ip>:/<share_name>`."""
     share_name: str
+    """The export name."""
 
     def __init__(self, name: str, args: FilestoreShareArgs, opts: pulumi.ResourceOptions | None = None):
+        args = FilestoreShareArgs.checked(args, type(self), name)
         super().__init__("trainstack:gcp:FilestoreShare", name, None, opts)
         kids = Children(self, name, opts)
         self.instance = gcp.filestore.Instance(
@@ -156,35 +179,46 @@ class FilestoreShare(pulumi.ComponentResource):
 
 
 @dataclass(frozen=True)
-class NfsDiskArgs:
-    """Arguments of NfsDisk.
-
-    Attributes:
-        project, zone: where the disk lives (the zone of the node that serves it).
-        name: the disk name.
-        disk_type: `pd-ssd` or `pd-balanced`.
-        size_gb: the disk's size.
-        disposable: `pulumi destroy` deletes the disk and its data; otherwise destroy leaves
-            it in the project (`retained`).
-        labels: GCP labels.
-    """
+class NfsDiskArgs(Args):
+    """Arguments of NfsDisk."""
 
     project: str
+    """The disk's project."""
     zone: str
+    """The disk's zone (that of the node that serves it)."""
     name: str
+    """The disk name."""
     disk_type: str
+    """`pd-ssd` or `pd-balanced`."""
     size_gb: int
-    disposable: bool = False
-    labels: Mapping[str, str] = field(default_factory=dict)
+    """The disk's size."""
+    disposable: bool | None = False
+    """`pulumi destroy` deletes the disk and its data; otherwise destroy leaves it in the
+    project (`retained`)."""
+    labels: dict[str, str] | None = field(default_factory=dict)
+    """GCP labels."""
+
+    _checks = {
+        "project": rules.PROJECT_ID,
+        "zone": rules.ZONE_ID,
+        "name": rules.GCP_NAME,
+        # The disk types an NFS server's throughput wants (cloud.google.com/compute/docs/disks).
+        "disk_type": one_of("pd-ssd", "pd-balanced"),
+        "size_gb": rules.PD_SIZE_GB,
+        "labels": rules.gcp_labels,
+    }
 
 
 class NfsDisk(pulumi.ComponentResource):
     """A zonal persistent disk that an in-cluster NFS server exports."""
 
     disk: gcp.compute.Disk
+    """The persistent disk."""
     name: pulumi.Output[str]
+    """The disk's name."""
 
     def __init__(self, name: str, args: NfsDiskArgs, opts: pulumi.ResourceOptions | None = None):
+        args = NfsDiskArgs.checked(args, type(self), name)
         super().__init__("trainstack:gcp:NfsDisk", name, None, opts)
         kids = Children(self, name, opts)
         self.disk = gcp.compute.Disk(

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 import yaml
+from trainstack.components.args import Args, Each, Problem, not_empty, one_of
 from trainstack.components.gcp_network import NetworkRef
 from trainstack.components.k8s_provider import ClusterProviderArgs, cluster_provider
+from trainstack.core import rules
 from trainstack.components.options import Children
 from trainstack.core.config import MASTER_IPV4_CIDR
 
@@ -19,85 +21,120 @@ AUTH_PLUGIN = "gke-gcloud-auth-plugin"
 
 
 @dataclass(frozen=True)
-class AuthorizedNetwork:
+class AuthorizedNetwork(Args):
     """A CIDR block allowed to reach the control plane."""
 
     cidr_block: str
-    display_name: str = ""
+    """The IPv4 CIDR block."""
+    display_name: str | None = ""
+    """A name for it in the cluster's settings."""
+
+    _checks = {"cidr_block": rules.cidr}
 
 
 @dataclass(frozen=True)
-class MaintenanceWindow:
+class MaintenanceWindow(Args):
     """A recurring window for GKE's own upgrades: RFC 3339 start and end, an RFC 5545 rule."""
 
     start: str
+    """The first window's start (`2026-01-03T03:00:00Z`)."""
     end: str
+    """The first window's end, 4 to 24 hours after its start."""
     recurrence: str
+    """How it recurs (`FREQ=WEEKLY;BYDAY=SA,SU`)."""
+
+    _checks = {"start": rules.utc_time, "end": rules.utc_time, "recurrence": rules.RECURRENCE}
+
+    def _cross(self) -> Iterator[Problem]:
+        if not rules.utc_time(self.start) and not rules.utc_time(self.end) and (message := rules.window_length(self.start, self.end)):
+            yield "end", self.end, message
 
 
 @dataclass(frozen=True)
-class MaintenanceExclusion:
-    """No upgrades of `scope` (NO_MINOR_OR_NODE_UPGRADES, NO_MINOR_UPGRADES, NO_UPGRADES) from
-    `start` until the end of the cluster's minor version's support."""
+class MaintenanceExclusion(Args):
+    """No upgrades of `scope` from `start` until the end of the cluster's minor version's support."""
 
     name: str
+    """The exclusion's name."""
     start: str
-    scope: str = "NO_MINOR_OR_NODE_UPGRADES"
+    """When it starts (RFC 3339 UTC)."""
+    scope: str | None = "NO_MINOR_OR_NODE_UPGRADES"
+    """NO_MINOR_OR_NODE_UPGRADES, NO_MINOR_UPGRADES or NO_UPGRADES."""
+
+    # terraform-provider-google container maintenance_exclusion.exclusion_options.scope.
+    _checks = {"start": rules.utc_time, "scope": one_of("NO_MINOR_OR_NODE_UPGRADES", "NO_MINOR_UPGRADES", "NO_UPGRADES")}
 
 
 @dataclass(frozen=True)
-class GkeClusterArgs:
-    """Arguments of GkeCluster.
-
-    Attributes:
-        project, location: the project and region (a regional control plane).
-        name: the cluster's name.
-        node_locations: zones nodes may use (the pools pick their own subset).
-        network: the VPC, subnet and secondary ranges (VPC-native).
-        node_service_account: email of the account nodes run as (also used by the transient
-            default pool GKE creates before it is removed).
-        release_channel: RAPID, REGULAR, STABLE or EXTENDED.
-        version_prefix: a minor version prefix (`1.33.`) resolved at deploy time to the newest
-            version GKE offers with it; None: the channel's default. Later changes of the
-            resolved version are ignored: the release channel upgrades the cluster, and a
-            re-resolved version must never churn it.
-        maintenance_window: when GKE may upgrade, or None for any time.
-        maintenance_exclusion: upgrades GKE must not make (a running job's nodes), or None.
-        private_nodes: nodes get internal IPs only (egress through Cloud NAT).
-        private_endpoint: the control plane has no public endpoint.
-        master_ipv4_cidr: the /28 of the control plane's private endpoint.
-        authorized_networks: CIDRs allowed to reach the control plane; empty leaves the
-            public endpoint open to any address (still authenticated).
-        control_plane_ports: TCP ports on the nodes the control plane must reach beyond GKE's
-            own (admission webhooks, aggregated APIs). With private nodes and a peered control
-            plane, GKE's firewall rules admit only 443 and 10250 from the control plane's range,
-            so a webhook elsewhere times out; a rule from `master_ipv4_cidr` admits these.
-        multi_networking: Dataplane V2 plus multi-networking, for pools with extra NICs.
-        filestore_csi: enable the Filestore CSI driver.
-        deletion_protection: GKE refuses to delete the cluster while true, and Pulumi protects
-            it too, so `pulumi destroy` stops before it deletes anything rather than half-way.
-        labels: GCP resource labels.
-    """
+class GkeClusterArgs(Args):
+    """Arguments of GkeCluster."""
 
     project: str
+    """The cluster's project."""
     location: str
+    """Its region (a regional control plane)."""
     name: str
-    node_locations: Sequence[str]
+    """The cluster's name."""
+    node_locations: list[str]
+    """Zones nodes may use (the pools pick their own subset)."""
     network: NetworkRef
+    """The VPC, subnet and secondary ranges (VPC-native)."""
     node_service_account: pulumi.Input[str]
-    release_channel: str = "REGULAR"
+    """Email of the account nodes run as (also used by the transient default pool GKE creates
+    before it is removed)."""
+    release_channel: str | None = "REGULAR"
+    """RAPID, REGULAR, STABLE or EXTENDED."""
     version_prefix: str | None = None
+    """A minor version prefix (`1.33.`) resolved at deploy time to the newest version GKE offers
+    with it; None: the channel's default. Later changes of the resolved version are ignored: the
+    release channel upgrades the cluster, and a re-resolved version must never churn it."""
     maintenance_window: MaintenanceWindow | None = None
+    """When GKE may upgrade, or None for any time."""
     maintenance_exclusion: MaintenanceExclusion | None = None
-    private_nodes: bool = True
-    private_endpoint: bool = False
-    master_ipv4_cidr: str = MASTER_IPV4_CIDR
-    authorized_networks: Sequence[AuthorizedNetwork] = ()
-    control_plane_ports: Sequence[int] = ()
-    multi_networking: bool = False
-    filestore_csi: bool = False
-    deletion_protection: bool = True
-    labels: Mapping[str, str] = field(default_factory=dict)
+    """Upgrades GKE must not make (a running job's nodes), or None."""
+    private_nodes: bool | None = True
+    """Nodes get internal IPs only (egress through Cloud NAT)."""
+    private_endpoint: bool | None = False
+    """The control plane has no public endpoint."""
+    master_ipv4_cidr: str | None = MASTER_IPV4_CIDR
+    """The /28 of the control plane's private endpoint."""
+    authorized_networks: list[AuthorizedNetwork] | None = field(default_factory=list)
+    """CIDRs allowed to reach the control plane; empty leaves the public endpoint open to any
+    address (still authenticated)."""
+    control_plane_ports: list[int] | None = field(default_factory=list)
+    """TCP ports on the nodes the control plane must reach beyond GKE's own (admission webhooks,
+    aggregated APIs). With private nodes and a peered control plane, GKE's firewall rules admit
+    only 443 and 10250 from the control plane's range, so a webhook elsewhere times out; a rule
+    from `master_ipv4_cidr` admits these."""
+    multi_networking: bool | None = False
+    """Dataplane V2 plus multi-networking, for pools with extra NICs."""
+    filestore_csi: bool | None = False
+    """Enable the Filestore CSI driver."""
+    deletion_protection: bool | None = True
+    """GKE refuses to delete the cluster while true, and Pulumi protects it too, so `pulumi
+    destroy` stops before it deletes anything rather than half-way."""
+    labels: dict[str, str] | None = field(default_factory=dict)
+    """GCP resource labels."""
+
+    _checks = {
+        "project": rules.PROJECT_ID,
+        "location": rules.LOCATION,
+        "name": rules.CLUSTER_NAME,
+        "node_locations": (not_empty, Each(rules.ZONE_ID)),
+        "release_channel": one_of(*rules.RELEASE_CHANNEL_NAMES),
+        "version_prefix": rules.VERSION_PREFIX,
+        "master_ipv4_cidr": (rules.cidr, rules.master_cidr),
+        "control_plane_ports": Each(rules.PORT),
+        "labels": rules.gcp_labels,
+    }
+
+    def _cross(self) -> Iterator[Problem]:
+        # GKE PrivateClusterConfig: a private endpoint needs private nodes.
+        if self.private_endpoint and not self.private_nodes:
+            yield "private_endpoint", True, "a private endpoint needs private_nodes: true"
+        # GKE MaintenancePolicy: every policy has a window, an exclusion included.
+        if self.maintenance_exclusion is not None and self.maintenance_window is None:
+            yield "maintenance_exclusion", self.maintenance_exclusion.name, "needs a maintenance_window: GKE requires a window in every maintenance policy"
 
 
 class GkeCluster(pulumi.ComponentResource):
@@ -105,26 +142,27 @@ class GkeCluster(pulumi.ComponentResource):
     and the add-ons training needs: GCS FUSE CSI (and Filestore CSI when asked), DCGM metrics
     into Managed Service for Prometheus, Workload Identity, shielded nodes.
 
-    Attributes:
-        cluster: the cluster resource.
-        cluster_id: `projects/<p>/locations/<l>/clusters/<name>`, what node pools attach to.
-        name, location: its name and region.
-        identity: names this cluster instance (`cluster_identity`): a replaced cluster has
-            another, so what is bound to it follows it.
-        kubeconfig: a kubeconfig (secret) that authenticates with gke-gcloud-auth-plugin.
-        provider: the Kubernetes provider of this cluster; every Kubernetes object of the stack
-            uses it, and it is replaced (with them) when the cluster is.
+    In Python, `provider` is the Kubernetes provider of this cluster: every Kubernetes object of
+    the stack uses it, and it is replaced (with them) when the cluster is. Other languages build
+    theirs from `kubeconfig`.
     """
 
     cluster: gcp.container.Cluster
+    """The cluster resource."""
     cluster_id: pulumi.Output[str]
+    """`projects/<p>/locations/<l>/clusters/<name>`, what node pools attach to."""
     name: pulumi.Output[str]
+    """The cluster's name."""
     location: str
+    """The cluster's region."""
     identity: pulumi.Output[str]
+    """Names this cluster instance (`cluster_identity`): a replaced cluster has another, so what
+    is bound to it follows it."""
     kubeconfig: pulumi.Output[str]
-    provider: k8s.Provider
+    """A kubeconfig (secret) that authenticates with gke-gcloud-auth-plugin."""
 
     def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        args = GkeClusterArgs.checked(args, type(self), name)
         super().__init__("trainstack:gcp:GkeCluster", name, None, opts)
         kids = Children(self, name, opts)
         self.cluster = gcp.container.Cluster(
@@ -234,8 +272,6 @@ def maintenance_policy(args: GkeClusterArgs) -> gcp.container.ClusterMaintenance
     window, exclusion = args.maintenance_window, args.maintenance_exclusion
     if window is None and exclusion is None:
         return None
-    if window is None:
-        raise ValueError("maintenance_exclusion needs a maintenance_window: GKE requires a window in every maintenance policy")
     return gcp.container.ClusterMaintenancePolicyArgs(
         recurring_window=gcp.container.ClusterMaintenancePolicyRecurringWindowArgs(
             start_time=window.start, end_time=window.end, recurrence=window.recurrence

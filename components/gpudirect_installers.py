@@ -12,12 +12,13 @@ GKE's troubleshooting steps (`kubectl -n kube-system get ds nccl-tcpxo-installer
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
-from trainstack.core import catalog
+from trainstack.components.args import Args, Problem
+from trainstack.core import catalog, rules
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, metadata
 from trainstack.components.options import ChildArgs, Children
 
@@ -177,11 +178,24 @@ def _on_accelerator(accelerator: str) -> core.NodeSelectorRequirementArgs:
 
 
 @dataclass(frozen=True)
-class GpuDirectInstallersArgs:
+class GpuDirectInstallersArgs(Args):
     """The GPU machine whose GPUDirect stack to install, on every node with its accelerator."""
 
-    machine: catalog.Machine
-    namespace: str = "kube-system"
+    machine_type: str
+    """The GPU machine type (`a3-megagpu-8g`): its catalog record gives the stack and images."""
+    namespace: str | None = "kube-system"
+    """The DaemonSets' namespace."""
+
+    _checks = {"machine_type": rules.gpu_machine, "namespace": rules.K8S_NAME}
+
+    @property
+    def machine(self) -> catalog.Machine:
+        """The machine's catalog record."""
+        return catalog.machine(self.machine_type)
+
+    def _cross(self) -> Iterator[Problem]:
+        if not rules.gpu_machine(self.machine_type) and (_POD_BUILDERS.get(self.machine.gpudirect) is None or self.machine.gpudirect_images is None):
+            yield "machine_type", self.machine_type, f"{self.machine_type} uses GPUDirect {self.machine.gpudirect.value!r}: there is nothing to install"
 
 
 class GpuDirectInstallers(pulumi.ComponentResource):
@@ -189,17 +203,16 @@ class GpuDirectInstallers(pulumi.ComponentResource):
     plugin; TCPXO (A3 Mega): host setup and the TCPXO plugin; and the NRI device injector where the catalog lists one for the stack (TCPXO).
     Wait for it (the pool's nodes must exist for the DaemonSets to report ready) before
     starting a job.
-
-    Attributes:
-        daemonsets: the installer DaemonSets.
     """
 
+    daemonsets: list[k8s.apps.v1.DaemonSet]
+    """The installer DaemonSets."""
+
     def __init__(self, name: str, args: GpuDirectInstallersArgs, opts: pulumi.ResourceOptions | None = None):
+        args = GpuDirectInstallersArgs.checked(args, type(self), name)
         super().__init__("trainstack:k8s:GpuDirectInstallers", name, None, opts)
         machine = args.machine
-        builder = _POD_BUILDERS.get(machine.gpudirect)
-        if builder is None or machine.gpudirect_images is None:
-            raise ValueError(f"{machine.name} uses GPUDirect {machine.gpudirect.value!r}: there is nothing to install")
+        builder = _POD_BUILDERS[machine.gpudirect]
         images = machine.gpudirect_images
         pods = builder(images)
         if images.nri_device_injector is not None:
@@ -213,11 +226,15 @@ class GpuDirectInstallers(pulumi.ComponentResource):
 
 
 @dataclass(frozen=True)
-class NvidiaDriverInstallerArgs:
+class NvidiaDriverInstallerArgs(Args):
     """GPU nodes (by accelerator) whose NVIDIA driver GKE does not install (`gpuDriver: daemonset`)."""
 
     accelerator: str
-    namespace: str = "kube-system"
+    """The GKE accelerator type of the nodes (`nvidia-a100-80gb`)."""
+    namespace: str | None = "kube-system"
+    """The DaemonSet's namespace."""
+
+    _checks = {"accelerator": rules.accelerator, "namespace": rules.K8S_NAME}
 
 
 class NvidiaDriverInstaller(pulumi.ComponentResource):
@@ -225,12 +242,13 @@ class NvidiaDriverInstaller(pulumi.ComponentResource):
     nodes (never pulled). It skips nodes whose driver GKE manages (they carry
     `cloud.google.com/gke-gpu-driver-version`) and nodes whose driver is already loaded.
     MIG partitioning (upstream's `partition-gpus` step) is not used by training pools.
-
-    Attributes:
-        daemonset: the installer DaemonSet.
     """
 
+    daemonset: k8s.apps.v1.DaemonSet
+    """The installer DaemonSet."""
+
     def __init__(self, name: str, args: NvidiaDriverInstallerArgs, opts: pulumi.ResourceOptions | None = None):
+        args = NvidiaDriverInstallerArgs.checked(args, type(self), name)
         super().__init__("trainstack:k8s:NvidiaDriverInstaller", name, None, opts)
         nvidia = f"{_HOME_BIN}/nvidia"
         env = {

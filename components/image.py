@@ -26,7 +26,6 @@ import hashlib
 import json
 import re
 import shlex
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,8 @@ from typing import Any
 import pulumi
 import pulumi_command as command
 import pulumi_gcp as gcp
-from trainstack.core import catalog
+from trainstack.components.args import Args
+from trainstack.core import catalog, rules
 from trainstack.components.options import Children
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
@@ -61,18 +61,17 @@ def pinned_reference(image: str, build_stdout: str | None) -> str:
 
 
 @dataclass(frozen=True)
-class RegistryLogin:
-    """A registry the build logs in to before it builds.
-
-    Attributes:
-        server: the registry host (`nvcr.io`).
-        username: the user name (NGC API keys log in as `$oauthtoken`).
-        secret: the Secret Manager secret, in the build's project, whose latest version is the password.
-    """
+class RegistryLogin(Args):
+    """A registry the build logs in to before it builds."""
 
     server: str
+    """The registry host (`nvcr.io`)."""
     username: str
+    """The user name (NGC API keys log in as `$oauthtoken`)."""
     secret: str
+    """The Secret Manager secret, in the build's project, whose latest version is the password."""
+
+    _checks = {"secret": rules.SECRET_ID}
 
 
 # NGC logs in with the literal user name `$oauthtoken` and an API key as the password
@@ -86,56 +85,67 @@ def ngc_login(secret: str) -> RegistryLogin:
 
 
 @dataclass(frozen=True)
-class WorkloadImageArgs:
-    """Arguments of WorkloadImage.
-
-    Attributes:
-        project, region: where the repository lives and the build runs.
-        repository_id: the Artifact Registry repository (Docker format).
-        image_name, tag: the image pushed (`<region>-docker.pkg.dev/<project>/<repo>/<name>:<tag>`).
-        context: the build context, relative to the Pulumi project root (where the engine runs
-            the command), holding a `Dockerfile`.
-        context_digest: `context_digest()` of that directory; a change triggers a rebuild.
-        machine_type: a Cloud Build machine type (`e2-highcpu-32`).
-        timeout: the build's timeout (`2h`).
-        builder_account_id: the build service account's id (6-30 characters).
-        staging_bucket: the bucket the build's source and logs are staged in (created here,
-            emptied on destroy: it holds nothing but build inputs and logs).
-        labels: GCP labels on the repository and the bucket.
-        registry_login: a registry to log in to before building (a base image that needs one).
-    """
+class WorkloadImageArgs(Args):
+    """Arguments of WorkloadImage."""
 
     project: str
+    """Where the repository lives and the build runs."""
     region: str
+    """The repository's and the build's region."""
     repository_id: str
+    """The Artifact Registry repository (Docker format)."""
     image_name: str
+    """The image pushed (`<region>-docker.pkg.dev/<project>/<repo>/<name>:<tag>`)."""
     tag: str
+    """The image's tag."""
     context: str
+    """The build context, relative to the Pulumi project root (where the engine runs the
+    command), holding a `Dockerfile`."""
     context_digest: str
+    """`context_digest()` of that directory; a change triggers a rebuild."""
     builder_account_id: str
+    """The build service account's id (6-30 characters)."""
     staging_bucket: str
-    machine_type: str = "e2-highcpu-32"
-    timeout: str = "2h"
-    labels: Mapping[str, str] = field(default_factory=dict)
+    """The bucket the build's source and logs are staged in (created here, emptied on destroy:
+    it holds nothing but build inputs and logs)."""
+    machine_type: str | None = "e2-highcpu-32"
+    """A Cloud Build machine type (`e2-highcpu-32`)."""
+    timeout: str | None = "2h"
+    """The build's timeout (`2h`)."""
+    labels: dict[str, str] | None = field(default_factory=dict)
+    """GCP labels on the repository and the bucket."""
     registry_login: RegistryLogin | None = None
+    """A registry to log in to before building (a base image that needs one)."""
+
+    _checks = {
+        "project": rules.PROJECT_ID,
+        "region": rules.REGION_ID,
+        "repository_id": rules.REPOSITORY_ID,
+        "image_name": rules.K8S_NAME,
+        "tag": rules.IMAGE_TAG,
+        "builder_account_id": rules.ACCOUNT_ID,
+        "staging_bucket": rules.bucket_name,
+        "machine_type": rules.cloud_build_machine,
+        "timeout": rules.DURATION,
+        "labels": rules.gcp_labels,
+    }
 
 
 class WorkloadImage(pulumi.ComponentResource):
-    """A Docker repository and a Cloud Build of one image into it.
-
-    Attributes:
-        repository: the Artifact Registry repository.
-        builder: the service account the build runs as.
-        tagged: `<registry>/<name>:<tag>`.
-        reference: `<registry>/<name>@sha256:<digest>` once built (the tag reference if the
-            build printed no digest).
-    """
+    """A Docker repository and a Cloud Build of one image into it."""
 
     repository: gcp.artifactregistry.Repository
+    """The Artifact Registry repository."""
+    builder: gcp.serviceaccount.Account
+    """The service account the build runs as."""
     tagged: pulumi.Output[str]
+    """`<registry>/<name>:<tag>`."""
     reference: pulumi.Output[str]
+    """`<registry>/<name>@sha256:<digest>` once built (the tag reference if the build printed no
+    digest)."""
 
     def __init__(self, name: str, args: WorkloadImageArgs, opts: pulumi.ResourceOptions | None = None):
+        args = WorkloadImageArgs.checked(args, type(self), name)
         super().__init__("trainstack:gcp:WorkloadImage", name, None, opts)
         kids = Children(self, name, opts)
         self.repository = gcp.artifactregistry.Repository(

@@ -5,30 +5,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pulumi
+import pulumi_kubernetes as k8s
+from trainstack.components.args import Args
 from trainstack.core import catalog
 from trainstack.components.k8s_provider import Placement, controller_release
 from trainstack.components.options import Children
 
 
 @dataclass(frozen=True)
-class JobSetArgs:
-    """The JobSet controller.
+class JobSetArgs(Args):
+    """The JobSet controller."""
 
-    Attributes:
-        placement: where the controller runs (chart values `controller.nodeSelector` and
-            `controller.tolerations`, JobSet v0.12.0).
-        chart: the pinned chart; its CRDs serve catalog.JOBSET_API.
-    """
-
-    placement: Placement = Placement()
-    chart: catalog.HelmChart = catalog.JOBSET_CHART
+    placement: Placement | None = Placement()
+    """Where the controller runs (chart values `controller.nodeSelector` and
+    `controller.tolerations`, JobSet v0.12.0)."""
+    chart: catalog.HelmChart | None = catalog.JOBSET_CHART
+    """The pinned chart; its CRDs serve catalog.JOBSET_API."""
 
 
 class JobSet(pulumi.ComponentResource):
     """The JobSet controller and CRDs. Anything that creates a JobSet depends on `release`,
     which is ready only once the controller (and so its webhook) is."""
 
+    release: k8s.helm.v3.Release
+    """The controller's Helm release."""
+    version: str
+    """The chart version installed."""
+
     def __init__(self, name: str, args: JobSetArgs, opts: pulumi.ResourceOptions | None = None):
+        args = JobSetArgs.checked(args, type(self), name)
         super().__init__("trainstack:k8s:JobSet", name, None, opts)
         values = {"controller": args.placement.pod_fields()}
         self.release = controller_release(Children(self, name, opts).main(), args.chart, values)

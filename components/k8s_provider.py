@@ -3,12 +3,13 @@ GKE's node labels, object metadata, controller placement and the Helm release of
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+from trainstack.components.args import Args
 from trainstack.components.options import ChildArgs
 from trainstack.core import catalog
 
@@ -64,12 +65,13 @@ def cluster_provider(name: str, args: ClusterProviderArgs, opts: pulumi.Resource
 
 
 @dataclass(frozen=True)
-class Placement:
-    """Where a controller's pods run: a node selector, and tolerations for its nodes' taints
-    (as the Kubernetes API writes them: `{"key", "operator", "value", "effect"}`)."""
+class Placement(Args):
+    """Where a controller's pods run: a node selector, and tolerations for its nodes' taints."""
 
-    node_selector: Mapping[str, str] = field(default_factory=dict)
-    tolerations: Sequence[Mapping[str, str]] = ()
+    node_selector: dict[str, str] | None = field(default_factory=dict)
+    """The labels of the nodes the pods run on."""
+    tolerations: list[dict[str, str]] | None = field(default_factory=list)
+    """Tolerations as the Kubernetes API writes them (`key`, `operator`, `value`, `effect`)."""
 
     def pod_fields(self) -> dict[str, Any]:
         """`nodeSelector` and `tolerations` for a pod spec or a chart's values."""

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
-from trainstack.core import catalog
+from trainstack.components.args import Args, Problem, not_empty, one_of
+from trainstack.core import catalog, rules
 from trainstack.components.k8s_provider import (
     MANAGED_BY,
     Placement,
@@ -50,27 +51,39 @@ CONFIG_HASH_ANNOTATION = "trainstack/config-sha256"
 
 
 @dataclass(frozen=True)
-class WaitForPodsReady:
-    """All-or-nothing admission: `waitForPodsReady` of config.kueue.x-k8s.io/v1beta2.
+class WaitForPodsReady(Args):
+    """All-or-nothing admission: `waitForPodsReady` of config.kueue.x-k8s.io/v1beta2."""
 
-    Attributes:
-        timeout: how long an admitted workload may take to get all its pods ready before it
-            is evicted and requeued (a Go duration, `10m`).
-        block_admission: admit nothing else in the meantime, so two large jobs never hold
-            half the nodes each.
-        recovery_timeout: how long a running workload may have a pod not ready (a node lost,
-            a pod replaced) before it is requeued; None: Kueue uses `timeout`; `0s`: never.
-        requeue_timestamp, backoff_limit_count, backoff_base_seconds, backoff_max_seconds:
-            the requeuing strategy (backoff_limit_count None: requeue forever).
-    """
-
-    timeout: str = "10m"
-    block_admission: bool = True
+    timeout: str | None = "10m"
+    """How long an admitted workload may take to get all its pods ready before it is evicted and
+    requeued (a Go duration, `10m`)."""
+    block_admission: bool | None = True
+    """Admit nothing else in the meantime, so two large jobs never hold half the nodes each."""
     recovery_timeout: str | None = None
-    requeue_timestamp: str = "Eviction"
+    """How long a running workload may have a pod not ready (a node lost, a pod replaced) before
+    it is requeued; None: Kueue uses `timeout`; `0s`: never."""
+    requeue_timestamp: str | None = "Eviction"
+    """What the requeuing backoff counts from: `Eviction` or `Creation`."""
     backoff_limit_count: int | None = None
-    backoff_base_seconds: int = 60
-    backoff_max_seconds: int = 3600
+    """Requeues before the workload is deactivated; None: requeue forever."""
+    backoff_base_seconds: int | None = 60
+    """The first requeue's backoff, doubled at each requeue."""
+    backoff_max_seconds: int | None = 3600
+    """The longest backoff."""
+
+    # Kueue 0.19.2 apis/config/v1beta2 WaitForPodsReady and RequeuingStrategy.
+    _checks = {
+        "timeout": (rules.DURATION, rules.positive_duration),
+        "recovery_timeout": rules.DURATION,
+        "requeue_timestamp": one_of("Eviction", "Creation"),
+        "backoff_limit_count": rules.NON_NEGATIVE,
+        "backoff_base_seconds": rules.POSITIVE,
+        "backoff_max_seconds": rules.POSITIVE,
+    }
+
+    def _cross(self) -> Iterator[Problem]:
+        if message := rules.at_least(self.backoff_max_seconds, self.backoff_base_seconds, "backoff_base_seconds"):
+            yield "backoff_max_seconds", self.backoff_max_seconds, message
 
     def configuration(self) -> dict[str, Any]:
         """The `waitForPodsReady` block. Kueue 0.19.2 fills in and applies the block whether the
@@ -88,25 +101,34 @@ class WaitForPodsReady:
 
 
 @dataclass(frozen=True)
-class GpuFlavor:
-    """A GPU node pool as a Kueue ResourceFlavor, with the quota its nodes give.
-
-    Attributes:
-        name: the ResourceFlavor's name.
-        node_pool: the GKE node pool's name (its nodes' `cloud.google.com/gke-nodepool`).
-        machine: the pool's machine record.
-        nodes: the most nodes the pool can have (its size, or its autoscaling maximum).
-        topology_aware: place admitted jobs with Topology Aware Scheduling. TAS assigns pods
-            to nodes that exist, so it suits a pool of fixed size; a pool that scales up for a
-            job (from zero) would never be scaled up for one it cannot place, unless a
-            ProvisioningRequest admission check provisions the nodes first.
-    """
+class GpuFlavor(Args):
+    """A GPU node pool as a Kueue ResourceFlavor, with the quota its nodes give."""
 
     name: str
+    """The ResourceFlavor's name."""
     node_pool: str
-    machine: catalog.Machine
+    """The GKE node pool's name (its nodes' `cloud.google.com/gke-nodepool`)."""
+    machine_type: str
+    """The pool's GPU machine type (`a3-megagpu-8g`)."""
     nodes: int
-    topology_aware: bool = True
+    """The most nodes the pool can have (its size, or its autoscaling maximum)."""
+    topology_aware: bool | None = True
+    """Place admitted jobs with Topology Aware Scheduling. TAS assigns pods to nodes that exist,
+    so it suits a pool of fixed size; a pool that scales up for a job (from zero) would never be
+    scaled up for one it cannot place, unless a ProvisioningRequest admission check provisions
+    the nodes first."""
+
+    _checks = {
+        "name": rules.K8S_NAME,
+        "node_pool": rules.DNS1035_NAME,
+        "machine_type": rules.gpu_machine,
+        "nodes": rules.NODE_COUNT,
+    }
+
+    @property
+    def machine(self) -> catalog.Machine:
+        """The machine's catalog record."""
+        return catalog.machine(self.machine_type)
 
     def node_labels(self) -> dict[str, str]:
         return gpu_pool_selector(self.node_pool, self.machine)
@@ -121,47 +143,68 @@ class GpuFlavor:
 
 
 @dataclass(frozen=True)
-class PriorityClass:
+class PriorityClass(Args):
     """A WorkloadPriorityClass: jobs labelled `kueue.x-k8s.io/priority-class: <name>` get `value`."""
 
     name: str
+    """The class's name."""
     value: int
-    description: str = ""
+    """Its priority (an int32); a higher one preempts a lower in the queue."""
+    description: str | None = ""
+    """What it is for."""
+
+    _checks = {"name": rules.K8S_NAME, "value": rules.INT32}
 
 
 @dataclass(frozen=True)
-class KueueArgs:
-    """Kueue and its queues.
-
-    Attributes:
-        cluster_queue: the ClusterQueue holding the GPU quota.
-        local_queue: the LocalQueue jobs name (`kueue.x-k8s.io/queue-name`).
-        namespace: the LocalQueue's namespace (an Output of the Namespace, so it waits for it).
-        flavors: one per GPU pool.
-        topology_name, topology_levels: the Topology for Topology Aware Scheduling (created
-            when a flavor is topology-aware).
-        wait_for_pods_ready: all-or-nothing admission (always on in Kueue 0.19.2).
-        priority_classes: WorkloadPriorityClasses; lower ones are preempted in the queue.
-        frameworks: Kueue integrations to enable.
-        feature_gates: set on the manager's command line (`--feature-gates`).
-        placement: where the controller runs.
-        chart: the pinned chart.
-    """
+class KueueArgs(Args):
+    """Kueue and its queues."""
 
     cluster_queue: str
+    """The ClusterQueue holding the GPU quota."""
     local_queue: str
+    """The LocalQueue jobs name (`kueue.x-k8s.io/queue-name`)."""
     namespace: pulumi.Input[str]
-    flavors: Sequence[GpuFlavor]
-    topology_name: str = TOPOLOGY_NAME
-    topology_levels: Sequence[str] = GKE_TOPOLOGY_LEVELS
-    wait_for_pods_ready: WaitForPodsReady = WaitForPodsReady()
-    priority_classes: Sequence[PriorityClass] = ()
-    frameworks: Sequence[str] = FRAMEWORKS
+    """The LocalQueue's namespace (an Output of the Namespace, so it waits for it). Checked when
+    plain; an Output is not checked."""
+    flavors: list[GpuFlavor]
+    """One per GPU pool."""
+    topology_name: str | None = TOPOLOGY_NAME
+    """The Topology for Topology Aware Scheduling (created when a flavor is topology-aware)."""
+    topology_levels: list[str] | None = field(default_factory=lambda: list(GKE_TOPOLOGY_LEVELS))
+    """The Topology's node labels, widest first."""
+    wait_for_pods_ready: WaitForPodsReady | None = WaitForPodsReady()
+    """All-or-nothing admission (always on in Kueue 0.19.2)."""
+    priority_classes: list[PriorityClass] | None = field(default_factory=list)
+    """WorkloadPriorityClasses; lower ones are preempted in the queue."""
+    frameworks: list[str] | None = field(default_factory=lambda: list(FRAMEWORKS))
+    """Kueue integrations to enable."""
     # TopologyAwareScheduling is Beta and on by default since Kueue 0.14; set explicitly, it
     # states the intent and survives a change of default.
-    feature_gates: Mapping[str, bool] = field(default_factory=lambda: {"TopologyAwareScheduling": True})
-    placement: Placement = Placement()
-    chart: catalog.HelmChart = catalog.KUEUE_CHART
+    feature_gates: dict[str, bool] | None = field(default_factory=lambda: {"TopologyAwareScheduling": True})
+    """Set on the manager's command line (`--feature-gates`)."""
+    placement: Placement | None = Placement()
+    """Where the controller runs."""
+    chart: catalog.HelmChart | None = catalog.KUEUE_CHART
+    """The pinned chart."""
+
+    _checks = {
+        "cluster_queue": rules.K8S_NAME,
+        "local_queue": rules.K8S_NAME,
+        "namespace": rules.K8S_NAME,
+        "flavors": not_empty,
+        "topology_name": rules.K8S_NAME,
+        "topology_levels": not_empty,
+    }
+
+    def _cross(self) -> Iterator[Problem]:
+        # Kueue object names are unique: one ResourceFlavor and one WorkloadPriorityClass a name.
+        for key, kind, items in (("flavors", "flavor", self.flavors), ("priority_classes", "priority class", self.priority_classes)):
+            seen: set[str] = set()
+            for i, item in enumerate(items):
+                if item.name in seen:
+                    yield f"{key}[{i}].name", item.name, rules.duplicate(kind)
+                seen.add(item.name)
 
 
 def manager_configuration(args: KueueArgs) -> dict[str, Any]:
@@ -254,14 +297,19 @@ class Kueue(pulumi.ComponentResource):
     """Kueue from its pinned chart, and its Topology, ResourceFlavors, ClusterQueue, LocalQueue
     and WorkloadPriorityClasses (kueue.x-k8s.io/v1beta2).
 
-    Attributes:
-        release: the Helm release; every queue object depends on it.
-        configuration: the manager Configuration (YAML) passed to the chart.
-        cluster_queue, local_queue: the queue objects; `local_queue_name` the LocalQueue's name.
-        objects: every queue object, in creation order.
+    In Python, `cluster_queue` and `local_queue` are the queue objects and `objects` every queue
+    object in creation order (what a job depends on).
     """
 
+    release: k8s.helm.v3.Release
+    """The Helm release; every queue object depends on it."""
+    configuration: str
+    """The manager Configuration (YAML) passed to the chart."""
+    local_queue_name: str
+    """The LocalQueue's name, what jobs are submitted to."""
+
     def __init__(self, name: str, args: KueueArgs, opts: pulumi.ResourceOptions | None = None):
+        args = KueueArgs.checked(args, type(self), name)
         super().__init__("trainstack:k8s:Kueue", name, None, opts)
         self.configuration = render_configuration(args)
         kids = Children(self, name, opts)

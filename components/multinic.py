@@ -9,13 +9,13 @@ used by TCPX/TCPXO, and A3 Ultra's `gvnic-1`), `RDMA` for A3 Ultra's RDMA NICs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
-from trainstack.core import catalog
+from trainstack.components.args import Args, Problem, not_empty, one_of
+from trainstack.core import catalog, rules
 from trainstack.components.k8s_provider import metadata
 from trainstack.components.options import Children
 
@@ -24,19 +24,19 @@ _GROUP = catalog.GKE_NETWORKING_API.split("/")[0]
 
 
 @dataclass(frozen=True)
-class NicAttachment:
-    """One extra NIC network.
-
-    Attributes:
-        name: the Network (and parameter set) name pods reference (`rdma-0`, `vpc1`).
-        kind: `gvnic` or `rdma`; decides the device mode.
-        vpc, subnet: the GCP VPC and subnet names behind it.
-    """
+class NicAttachment(Args):
+    """One extra NIC network."""
 
     name: str
-    kind: Literal["gvnic", "rdma"]
+    """The Network (and parameter set) name pods reference (`rdma-0`, `vpc1`)."""
+    kind: str
+    """`gvnic` or `rdma`; decides the device mode."""
     vpc: pulumi.Input[str]
+    """The GCP VPC's name behind it."""
     subnet: pulumi.Input[str]
+    """The GCP subnet's name behind it."""
+
+    _checks = {"name": rules.K8S_NAME, "kind": one_of(*DEVICE_MODES)}
 
     @property
     def device_mode(self) -> str:
@@ -44,21 +44,31 @@ class NicAttachment:
 
 
 @dataclass(frozen=True)
-class GpuNetworksArgs:
+class GpuNetworksArgs(Args):
     """The extra NIC networks, in interface order (eth1, eth2, ...)."""
 
-    attachments: Sequence[NicAttachment]
+    attachments: list[NicAttachment]
+    """One per extra NIC network."""
+
+    _checks = {"attachments": not_empty}
+
+    def _cross(self) -> Iterator[Problem]:
+        seen: set[str] = set()
+        for i, attachment in enumerate(self.attachments):
+            if attachment.name in seen:
+                yield f"attachments[{i}].name", attachment.name, rules.duplicate("network")
+            seen.add(attachment.name)
 
 
 class GpuNetworks(pulumi.ComponentResource):
-    """GKENetworkParamSet + Network (networking.gke.io/v1) per extra NIC network.
+    """GKENetworkParamSet + Network (networking.gke.io/v1) per extra NIC network. In Python,
+    `objects` lists every parameter set and Network."""
 
-    Attributes:
-        network_names: the Network names, in interface order.
-        objects: every parameter set and Network.
-    """
+    network_names: list[str]
+    """The Network names, in interface order."""
 
     def __init__(self, name: str, args: GpuNetworksArgs, opts: pulumi.ResourceOptions | None = None):
+        args = GpuNetworksArgs.checked(args, type(self), name)
         super().__init__("trainstack:k8s:GpuNetworks", name, None, opts)
         self.network_names = [a.name for a in args.attachments]
         self.objects: list[pulumi.Resource] = []

@@ -8,13 +8,13 @@ Pods choose a pool by the labels GKE puts on every node (the pool's name, the ac
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal
 
 import pulumi
 import pulumi_gcp as gcp
-from trainstack.core import catalog
+from trainstack.components.args import Args, Each, Problem, not_empty, one_of
+from trainstack.core import catalog, rules
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABEL
 from trainstack.components.options import Children
 from trainstack.core.config import CPU_BOOT_DISK_GB, GPU_BOOT_DISK_GB
@@ -48,9 +48,9 @@ def gpu_pool_selector(pool: str, machine: catalog.Machine) -> dict[str, str]:
     return {ACCELERATOR_LABEL: machine.accelerator, NODE_POOL_LABEL: pool}
 
 
-def gpu_tolerations() -> tuple[dict[str, str], ...]:
+def gpu_tolerations() -> list[dict[str, str]]:
     """What a pod on a GPU pool tolerates."""
-    return (GPU_TAINT.toleration(),)
+    return [GPU_TAINT.toleration()]
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
@@ -67,16 +67,15 @@ _DRIVER_VERSIONS = {"default": "DEFAULT", "latest": "LATEST", "daemonset": "INST
 
 
 @dataclass(frozen=True)
-class NodeServiceAccountArgs:
-    """Arguments of NodeServiceAccount.
-
-    Attributes:
-        project: the project of the account and its role grants.
-        account_id: 6-30 characters, unique in the project.
-    """
+class NodeServiceAccountArgs(Args):
+    """Arguments of NodeServiceAccount."""
 
     project: str
+    """The project of the account and its role grants."""
     account_id: str
+    """The account ID: 6-30 characters, unique in the project."""
+
+    _checks = {"project": rules.PROJECT_ID, "account_id": rules.ACCOUNT_ID}
 
 
 class NodeServiceAccount(pulumi.ComponentResource):
@@ -85,9 +84,12 @@ class NodeServiceAccount(pulumi.ComponentResource):
     Depend on this component (not only on `email`) so nodes start after the grants exist."""
 
     account: gcp.serviceaccount.Account
+    """The service account."""
     email: pulumi.Output[str]
+    """The account's email, what a node pool runs as."""
 
     def __init__(self, name: str, args: NodeServiceAccountArgs, opts: pulumi.ResourceOptions | None = None):
+        args = NodeServiceAccountArgs.checked(args, type(self), name)
         super().__init__("trainstack:gcp:NodeServiceAccount", name, None, opts)
         kids = Children(self, name, opts)
         self.account = gcp.serviceaccount.Account(
@@ -108,26 +110,27 @@ class NodeServiceAccount(pulumi.ComponentResource):
 
 
 @dataclass(frozen=True)
-class Reservation:
-    """Which Compute Engine reservation a pool consumes.
+class Reservation(Args):
+    """Which Compute Engine reservation a pool consumes."""
 
-    Attributes:
-        affinity: `none`, `any` (any matching reservation, else on-demand) or `specific`.
-        name: the reservation (`specific` only); may name a block (`<name>/reservationBlocks/<b>`).
-        project: the owner project of a shared reservation, else None.
-    """
-
-    affinity: Literal["none", "any", "specific"] = "any"
+    affinity: str | None = "any"
+    """`none`, `any` (any matching reservation, else on-demand) or `specific`."""
     name: str | None = None
+    """The reservation (`specific` only); may name a block (`<name>/reservationBlocks/<b>`)."""
     project: str | None = None
+    """The owner project of a shared reservation, else None."""
+
+    # terraform-provider-google container node_config reservation_affinity.consume_reservation_type.
+    _checks = {"affinity": one_of("none", "any", "specific"), "project": rules.PROJECT_ID}
+
+    def _cross(self) -> Iterator[Problem]:
+        yield from rules.reservation(self.affinity, self.name, self.project)
 
     def args(self) -> gcp.container.NodePoolNodeConfigReservationAffinityArgs:
         if self.affinity == "none":
             return gcp.container.NodePoolNodeConfigReservationAffinityArgs(consume_reservation_type="NO_RESERVATION")
         if self.affinity == "any":
             return gcp.container.NodePoolNodeConfigReservationAffinityArgs(consume_reservation_type="ANY_RESERVATION")
-        if not self.name:
-            raise ValueError("a specific reservation needs its name")
         value = f"projects/{self.project}/reservations/{self.name}" if self.project else self.name
         return gcp.container.NodePoolNodeConfigReservationAffinityArgs(
             consume_reservation_type="SPECIFIC_RESERVATION",
@@ -137,57 +140,113 @@ class Reservation:
 
 
 @dataclass(frozen=True)
-class Autoscaling:
+class Autoscaling(Args):
     """Cluster-autoscaler bounds for the whole pool (not per zone)."""
 
     min_nodes: int
+    """The fewest nodes the autoscaler keeps (0 lets the pool empty)."""
     max_nodes: int
+    """The most nodes the autoscaler makes."""
+
+    _checks = {"min_nodes": rules.NODE_COUNT, "max_nodes": rules.AUTOSCALING_MAX}
+
+    def _cross(self) -> Iterator[Problem]:
+        if message := rules.min_max(self.min_nodes, self.max_nodes, "max_nodes"):
+            yield "min_nodes", self.min_nodes, message
 
 
 @dataclass(frozen=True)
-class GpuNodePoolArgs:
-    """Arguments of GpuNodePool.
+class ExtraNetwork(Args):
+    """The VPC and subnet of one additional node NIC."""
 
-    Attributes:
-        project, location: the cluster's project and region.
-        cluster: the cluster's id (`projects/<p>/locations/<l>/clusters/<name>`).
-        name: the pool's name.
-        zones: where nodes go; one zone for compact placement.
-        machine: the GPU machine record (type, accelerator, GPUs, local SSDs, NICs).
-        node_count: a fixed size for the whole pool, or None with `autoscaling`.
-        autoscaling: autoscaler bounds, or None for a fixed size.
-        compact: a COMPACT placement policy (nodes physically close; single zone).
-        reservation: the reservation the nodes consume.
-        provisioning: `on-demand`, `spot`, or `flex-start` (Dynamic Workload Scheduler
-            flex-start VMs, obtained by the autoscaler when pods are pending).
-        gpu_driver: `default` or `latest` (GKE installs the driver), or `daemonset` (GKE
-            installs none; the Kubernetes layer runs the installer DaemonSet).
-        boot_disk_gb: boot disk size; the type follows the machine (catalog `boot_disk_type`).
-        max_surge, max_unavailable: upgrade settings; the defaults (0, 1) upgrade one node
-            at a time without asking for capacity beyond the reservation.
-        service_account: email of the account nodes run as.
-        extra_networks: (VPC name, subnet name) per extra NIC, in interface order.
-        labels: GCP labels on the node VMs.
-    """
+    network: pulumi.Input[str]
+    """The VPC's name."""
+    subnetwork: pulumi.Input[str]
+    """The subnet's name."""
+
+
+@dataclass(frozen=True)
+class GpuNodePoolArgs(Args):
+    """Arguments of GpuNodePool."""
 
     project: str
+    """The cluster's project."""
     location: str
+    """The cluster's region (or zone)."""
     cluster: pulumi.Input[str]
+    """The cluster's id (`projects/<p>/locations/<l>/clusters/<name>`)."""
     name: str
-    zones: Sequence[str]
-    machine: catalog.Machine
+    """The pool's name."""
+    zones: list[str]
+    """Where nodes go; one zone for compact placement."""
+    machine_type: str
+    """The GPU machine type (`a3-megagpu-8g`): its catalog record gives the accelerator, GPUs,
+    local SSDs and NICs."""
     service_account: pulumi.Input[str]
+    """Email of the account nodes run as."""
     node_count: int | None = None
+    """A fixed size for the whole pool, or None with `autoscaling`."""
     autoscaling: Autoscaling | None = None
-    compact: bool = True
-    reservation: Reservation = Reservation()
-    provisioning: Literal["on-demand", "spot", "flex-start"] = "on-demand"
-    gpu_driver: Literal["default", "latest", "daemonset"] = "latest"
-    boot_disk_gb: int = GPU_BOOT_DISK_GB
-    max_surge: int = 0
-    max_unavailable: int = 1
-    extra_networks: Sequence[tuple[pulumi.Input[str], pulumi.Input[str]]] = ()
-    labels: Mapping[str, str] = field(default_factory=dict)
+    """Autoscaler bounds, or None for a fixed size."""
+    compact: bool | None = True
+    """A COMPACT placement policy (nodes physically close; single zone)."""
+    reservation: Reservation | None = Reservation()
+    """The reservation the nodes consume."""
+    provisioning: str | None = "on-demand"
+    """`on-demand`, `spot`, or `flex-start` (Dynamic Workload Scheduler flex-start VMs,
+    obtained by the autoscaler when pods are pending)."""
+    gpu_driver: str | None = "latest"
+    """`default` or `latest` (GKE installs the driver), or `daemonset` (GKE installs none; the
+    Kubernetes layer runs the installer DaemonSet)."""
+    boot_disk_gb: int | None = GPU_BOOT_DISK_GB
+    """Boot disk size; the type follows the machine (catalog `boot_disk_type`)."""
+    max_surge: int | None = 0
+    """Upgrade surge nodes; 0 upgrades without asking for capacity beyond the reservation."""
+    max_unavailable: int | None = 1
+    """Nodes an upgrade may take down at once (1: one node at a time)."""
+    extra_networks: list[ExtraNetwork] | None = field(default_factory=list)
+    """One VPC and subnet per extra NIC, in interface order."""
+    labels: dict[str, str] | None = field(default_factory=dict)
+    """GCP labels on the node VMs."""
+
+    _checks = {
+        "project": rules.PROJECT_ID,
+        "location": rules.LOCATION,
+        "name": rules.DNS1035_NAME,
+        "zones": (not_empty, Each(rules.ZONE_ID)),
+        "machine_type": rules.gpu_machine,
+        "node_count": rules.NODE_COUNT,
+        # GKE NodeConfig.Provisioning, node_config.spot/flex_start.
+        "provisioning": one_of("on-demand", "spot", "flex-start"),
+        # GKE GPUDriverInstallationConfig.gpu_driver_version (DEFAULT, LATEST, INSTALLATION_DISABLED).
+        "gpu_driver": one_of("default", "latest", "daemonset"),
+        "boot_disk_gb": rules.GPU_BOOT_DISK_GB,
+        "max_surge": rules.NON_NEGATIVE,
+        "max_unavailable": rules.NON_NEGATIVE,
+        "labels": rules.gcp_labels,
+    }
+
+    @property
+    def machine(self) -> catalog.Machine:
+        """The machine's catalog record."""
+        return catalog.machine(self.machine_type)
+
+    def _cross(self) -> Iterator[Problem]:
+        if (self.node_count is None) == (self.autoscaling is None):
+            yield "node_count", self.node_count, "set exactly one of node_count (fixed size) and autoscaling"
+        if self.node_count and (message := rules.nodes_per_zone(self.node_count, sorted(set(self.zones)), "node_count")):
+            yield "node_count", self.node_count, message
+        # GKE upgrade settings: maxSurge and maxUnavailable cannot both be 0.
+        if self.max_surge == 0 and self.max_unavailable == 0:
+            yield "max_unavailable", 0, "max_surge and max_unavailable cannot both be 0"
+        # GKE: flex-start VMs are obtained by the autoscaler and consume no reservation; spot VMs neither.
+        if self.provisioning == "flex-start" and self.autoscaling is None:
+            yield "autoscaling", None, "flex-start provisioning needs autoscaling"
+        if self.provisioning in ("spot", "flex-start") and self.reservation.affinity != "none":
+            yield "reservation.affinity", self.reservation.affinity, f"{self.provisioning} nodes cannot consume a reservation; set affinity none"
+        # A compact placement policy places nodes in one zone (GKE compact placement docs).
+        if self.compact and len(set(self.zones)) > 1:
+            yield "zones", self.zones, "compact placement needs exactly one zone"
 
 
 class GpuNodePool(pulumi.ComponentResource):
@@ -197,25 +256,20 @@ class GpuNodePool(pulumi.ComponentResource):
 
     A fixed-size pool owns `node_count`; an autoscaled pool leaves it to the autoscaler
     (changes to it are ignored, so `pulumi up` never resizes a running job's pool).
-
-    Attributes:
-        pool: the node pool resource.
-        node_selector: what a pod selects to land on this pool.
-        tolerations: what a pod tolerates to land on this pool (its taint).
     """
 
     pool: gcp.container.NodePool
+    """The node pool resource."""
     node_selector: dict[str, str]
-    tolerations: tuple[dict[str, str], ...]
+    """What a pod selects to land on this pool."""
+    tolerations: list[dict[str, str]]
+    """What a pod tolerates to land on this pool (its taint)."""
 
     def __init__(self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
+        args = GpuNodePoolArgs.checked(args, type(self), name)
         super().__init__("trainstack:gcp:GpuNodePool", name, None, opts)
-        if (args.node_count is None) == (args.autoscaling is None):
-            raise ValueError("set exactly one of node_count and autoscaling")
         machine = args.machine
         zones = sorted(set(args.zones))
-        if args.node_count is not None and args.node_count % len(zones):
-            raise ValueError(f"node_count {args.node_count} is not a multiple of {len(zones)} zones")
         flex = args.provisioning == "flex-start"
         autoscaled = args.autoscaling is not None
         node_config = gcp.container.NodePoolNodeConfigArgs(
@@ -272,8 +326,8 @@ class GpuNodePool(pulumi.ComponentResource):
             node_config=node_config,
             network_config=gcp.container.NodePoolNetworkConfigArgs(
                 additional_node_network_configs=[
-                    gcp.container.NodePoolNetworkConfigAdditionalNodeNetworkConfigArgs(network=network, subnetwork=subnetwork)
-                    for network, subnetwork in args.extra_networks
+                    gcp.container.NodePoolNetworkConfigAdditionalNodeNetworkConfigArgs(network=extra.network, subnetwork=extra.subnetwork)
+                    for extra in args.extra_networks
                 ]
             )
             if args.extra_networks
@@ -291,30 +345,44 @@ class GpuNodePool(pulumi.ComponentResource):
 
 
 @dataclass(frozen=True)
-class CpuNodePoolArgs:
-    """Arguments of CpuNodePool.
-
-    Attributes:
-        project, location, cluster: as for GpuNodePoolArgs.
-        name: the pool's name.
-        zones: where nodes go.
-        machine_type: a CPU machine type (`e2-standard-8`).
-        node_count: nodes in the whole pool (a multiple of the number of zones).
-        boot_disk_gb: boot disk size; the type follows the machine (catalog `boot_disk_type`).
-        service_account: email of the account nodes run as.
-        labels: GCP labels on the node VMs.
-    """
+class CpuNodePoolArgs(Args):
+    """Arguments of CpuNodePool."""
 
     project: str
+    """The cluster's project."""
     location: str
+    """The cluster's region (or zone)."""
     cluster: pulumi.Input[str]
+    """The cluster's id (`projects/<p>/locations/<l>/clusters/<name>`)."""
     name: str
-    zones: Sequence[str]
+    """The pool's name."""
+    zones: list[str]
+    """Where nodes go."""
     machine_type: str
+    """A CPU machine type (`e2-standard-8`)."""
     node_count: int
+    """Nodes in the whole pool (a multiple of the number of zones)."""
     service_account: pulumi.Input[str]
-    boot_disk_gb: int = CPU_BOOT_DISK_GB
-    labels: Mapping[str, str] = field(default_factory=dict)
+    """Email of the account nodes run as."""
+    boot_disk_gb: int | None = CPU_BOOT_DISK_GB
+    """Boot disk size; the type follows the machine (catalog `boot_disk_type`)."""
+    labels: dict[str, str] | None = field(default_factory=dict)
+    """GCP labels on the node VMs."""
+
+    _checks = {
+        "project": rules.PROJECT_ID,
+        "location": rules.LOCATION,
+        "name": rules.DNS1035_NAME,
+        "zones": (not_empty, Each(rules.ZONE_ID)),
+        "machine_type": rules.cpu_machine,
+        "node_count": rules.CPU_NODE_COUNT,
+        "boot_disk_gb": rules.CPU_BOOT_DISK_GB,
+        "labels": rules.gcp_labels,
+    }
+
+    def _cross(self) -> Iterator[Problem]:
+        if message := rules.nodes_per_zone(self.node_count, sorted(set(self.zones)), "node_count"):
+            yield "node_count", self.node_count, message
 
 
 class CpuNodePool(pulumi.ComponentResource):
@@ -322,12 +390,12 @@ class CpuNodePool(pulumi.ComponentResource):
     (`cloud.google.com/gke-nodepool`)."""
 
     pool: gcp.container.NodePool
+    """The node pool resource."""
 
     def __init__(self, name: str, args: CpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
+        args = CpuNodePoolArgs.checked(args, type(self), name)
         super().__init__("trainstack:gcp:CpuNodePool", name, None, opts)
         zones = sorted(set(args.zones))
-        if args.node_count % len(zones):
-            raise ValueError(f"node_count {args.node_count} is not a multiple of {len(zones)} zones")
         self.pool = gcp.container.NodePool(
             **Children(self, name, opts).main(),
             project=args.project,

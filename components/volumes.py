@@ -9,11 +9,12 @@ data belongs to the bucket, share or disk the GCP layer owns, never to the claim
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
-from trainstack.core import catalog
+from trainstack.components.args import Args
+from trainstack.core import catalog, rules
 from trainstack.components.k8s_provider import Placement, metadata
 from trainstack.components.options import Children
 
@@ -93,32 +94,48 @@ def _claim(
 
 
 @dataclass(frozen=True)
-class GcsFuseVolumeArgs:
+class GcsFuseVolumeArgs(Args):
     """A bucket mounted through the GCS FUSE CSI driver.
-
-    Attributes:
-        bucket: the bucket name (an Output of the bucket, so the volume waits for it).
-        claim_name, namespace: the claim pods mount.
-        file_cache: cache file contents on the node (see GCSFUSE_FILE_CACHE_OPTIONS).
-        capacity: nominal: Kubernetes requires one; a bucket has no size.
-        volume_name: the PersistentVolume's name, unique in the cluster; None: the component's name.
 
     Pods mounting it need the `gke-gcsfuse/volumes: "true"` annotation (the driver injects its
     sidecar) and a service account the bucket grants access to.
     """
 
     bucket: pulumi.Input[str]
+    """The bucket name (an Output of the bucket, so the volume waits for it). Checked when plain;
+    an Output is not checked."""
     claim_name: str
+    """The claim pods mount (the volume takes the same name)."""
     namespace: pulumi.Input[str]
-    file_cache: bool = False
-    capacity: str = "2048Gi"
+    """The claim's namespace. Checked when plain; an Output is not checked."""
+    file_cache: bool | None = False
+    """Cache file contents on the node (see GCSFUSE_FILE_CACHE_OPTIONS)."""
+    capacity: str | None = "2048Gi"
+    """Nominal: Kubernetes requires one; a bucket has no size."""
     volume_name: str | None = None
+    """The PersistentVolume's name, unique in the cluster; None: the component's name."""
+
+    _checks = {
+        "bucket": rules.bucket_name,
+        "claim_name": rules.K8S_NAME,
+        "namespace": rules.K8S_NAME,
+        "capacity": rules.QUANTITY,
+        "volume_name": rules.K8S_NAME,
+    }
 
 
 class GcsFuseVolume(pulumi.ComponentResource):
-    """A ReadWriteMany GCS FUSE volume and its claim. Attributes: `claim_name`, `volume`, `claim`."""
+    """A ReadWriteMany GCS FUSE volume and its claim."""
+
+    claim_name: str
+    """The claim pods mount."""
+    volume: k8s.core.v1.PersistentVolume
+    """The PersistentVolume."""
+    claim: k8s.core.v1.PersistentVolumeClaim
+    """The PersistentVolumeClaim bound to it."""
 
     def __init__(self, name: str, args: GcsFuseVolumeArgs, opts: pulumi.ResourceOptions | None = None):
+        args = GcsFuseVolumeArgs.checked(args, type(self), name)
         super().__init__("trainstack:k8s:GcsFuseVolume", name, None, opts)
         csi = core.CSIPersistentVolumeSourceArgs(
             driver=GCSFUSE_DRIVER,
@@ -141,32 +158,46 @@ class GcsFuseVolume(pulumi.ComponentResource):
 
 
 @dataclass(frozen=True)
-class NfsVolumeArgs:
-    """An NFS export as a ReadWriteMany volume.
-
-    Attributes:
-        server: the server's address, an Output of the resource that has it (a Filestore
-            instance's IP, an NFS Service's cluster IP), never a copied literal.
-        path: the exported path (`/share1` on Filestore; `/` on the in-cluster server, NFSv4).
-        claim_name, namespace: the claim pods mount.
-        capacity: the export's size.
-        mount_options: NFS client options; none: the client negotiates the highest version.
-        volume_name: the PersistentVolume's name, unique in the cluster; None: the component's name.
-    """
+class NfsVolumeArgs(Args):
+    """An NFS export as a ReadWriteMany volume."""
 
     server: pulumi.Input[str]
+    """The server's address, an Output of the resource that has it (a Filestore instance, the
+    in-cluster server's Service), so the volume waits for it."""
     path: str
+    """The exported path (`/share1` on Filestore; `/` on the in-cluster server, NFSv4)."""
     claim_name: str
+    """The claim pods mount (the volume takes the same name)."""
     namespace: pulumi.Input[str]
+    """The claim's namespace. Checked when plain; an Output is not checked."""
     capacity: str
-    mount_options: Sequence[str] = ()
+    """The export's size (a Kubernetes quantity, `1024Gi`)."""
+    mount_options: list[str] | None = field(default_factory=list)
+    """NFS client options; none: the client negotiates the highest version."""
     volume_name: str | None = None
+    """The PersistentVolume's name, unique in the cluster; None: the component's name."""
+
+    _checks = {
+        "path": rules.ABSOLUTE_PATH,
+        "claim_name": rules.K8S_NAME,
+        "namespace": rules.K8S_NAME,
+        "capacity": rules.QUANTITY,
+        "volume_name": rules.K8S_NAME,
+    }
 
 
 class NfsVolume(pulumi.ComponentResource):
-    """A ReadWriteMany NFS volume and its claim. Attributes: `claim_name`, `volume`, `claim`."""
+    """A ReadWriteMany NFS volume and its claim."""
+
+    claim_name: str
+    """The claim pods mount."""
+    volume: k8s.core.v1.PersistentVolume
+    """The PersistentVolume."""
+    claim: k8s.core.v1.PersistentVolumeClaim
+    """The PersistentVolumeClaim bound to it."""
 
     def __init__(self, name: str, args: NfsVolumeArgs, opts: pulumi.ResourceOptions | None = None):
+        args = NfsVolumeArgs.checked(args, type(self), name)
         super().__init__("trainstack:k8s:NfsVolume", name, None, opts)
         nfs = core.NFSVolumeSourceArgs(server=args.server, path=args.path)
         self.claim_name = args.claim_name
@@ -178,26 +209,35 @@ class NfsVolume(pulumi.ComponentResource):
 
 
 @dataclass(frozen=True)
-class NfsServerArgs:
-    """An NFS server exporting a persistent disk.
-
-    Attributes:
-        disk_name: the Compute Engine disk (an Output of it), in `zone` of `project`.
-        project, zone: where the disk is; the server runs in that zone.
-        size_gb: the disk's size.
-        namespace: where the server, its Service and its disk claim live.
-        placement: which nodes may run the server (it must be a pool with nodes in `zone`).
-        name: the Deployment's and Service's name (the disk's volume and claim: `<name>-disk`);
-            None: the component's name.
-    """
+class NfsServerArgs(Args):
+    """An NFS server exporting a persistent disk."""
 
     disk_name: pulumi.Input[str]
+    """The Compute Engine disk (an Output of it), in `zone` of `project`. Checked when plain; an
+    Output is not checked."""
     project: str
+    """The disk's project."""
     zone: str
+    """The disk's zone; the server runs in that zone."""
     size_gb: int
+    """The disk's size."""
     namespace: pulumi.Input[str]
-    placement: Placement = Placement()
+    """Where the server, its Service and its disk claim live. Checked when plain; an Output is
+    not checked."""
+    placement: Placement | None = Placement()
+    """Which nodes may run the server (it must be a pool with nodes in `zone`)."""
     name: str | None = None
+    """The Deployment's and Service's name (the disk's volume and claim: `<name>-disk`); None: the
+    component's name."""
+
+    _checks = {
+        "disk_name": rules.GCP_NAME,
+        "project": rules.PROJECT_ID,
+        "zone": rules.ZONE_ID,
+        "size_gb": rules.PD_SIZE_GB,
+        "namespace": rules.K8S_NAME,
+        "name": rules.DNS1035_NAME,
+    }
 
 
 _NFS_PORTS = {"nfs": 2049, "mountd": 20048, "rpcbind": 111}
@@ -207,16 +247,16 @@ class NfsServer(pulumi.ComponentResource):
     """A one-replica NFS server Deployment on a persistent disk (PD CSI volume, zone-pinned by
     the volume's node affinity) and a ClusterIP Service in front of it. The kubelet mounts NFS
     from the node, without cluster DNS, so clients use `cluster_ip`.
-
-    Attributes:
-        cluster_ip: the Service's cluster IP (an Output: an NFS volume made from it waits for
-            the Service, which Pulumi reports ready once the server pod is).
-        export_path: the NFSv4 path of the export.
     """
 
-    export_path = "/"
+    cluster_ip: pulumi.Output[str]
+    """The Service's cluster IP (an NFS volume made from it waits for the Service, which Pulumi
+    reports ready once the server pod is)."""
+    export_path: str = "/"
+    """The NFSv4 path of the export."""
 
     def __init__(self, name: str, args: NfsServerArgs, opts: pulumi.ResourceOptions | None = None):
+        args = NfsServerArgs.checked(args, type(self), name)
         super().__init__("trainstack:k8s:NfsServer", name, None, opts)
         kids = Children(self, name, opts)
         server = args.name or name

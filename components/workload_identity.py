@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
+from trainstack.components.args import Args
+from trainstack.core import rules
 from trainstack.components.k8s_provider import metadata
 from trainstack.components.options import Children
 
@@ -22,24 +24,30 @@ BUILT_IN_NAMESPACES = frozenset({"default"})
 
 
 @dataclass(frozen=True)
-class WorkloadIdentityArgs:
+class WorkloadIdentityArgs(Args):
     """The workload's namespace (created unless built in) and its service account's name."""
 
     namespace: str
+    """The namespace; `default` is used, any other is created."""
     service_account: str
+    """The Kubernetes service account's name."""
+
+    _checks = {"namespace": rules.K8S_NAME, "service_account": rules.K8S_NAME}
 
 
 class WorkloadIdentity(pulumi.ComponentResource):
-    """The workload namespace and service account.
+    """The workload namespace and service account."""
 
-    Attributes:
-        namespace: the namespace's name, an Output that resolves once the namespace exists
-            (objects placed in it by this value wait for it).
-        service_account_name: the service account's name.
-        service_account: the ServiceAccount resource.
-    """
+    namespace: pulumi.Output[str]
+    """The namespace's name, resolved once the namespace exists (objects placed in it by this
+    value wait for it)."""
+    service_account_name: str
+    """The service account's name."""
+    service_account: k8s.core.v1.ServiceAccount
+    """The ServiceAccount resource."""
 
     def __init__(self, name: str, args: WorkloadIdentityArgs, opts: pulumi.ResourceOptions | None = None):
+        args = WorkloadIdentityArgs.checked(args, type(self), name)
         super().__init__("trainstack:k8s:WorkloadIdentity", name, None, opts)
         kids = Children(self, name, opts)
         if args.namespace in BUILT_IN_NAMESPACES:

@@ -385,9 +385,13 @@ class HelmChart:
     """An upstream Helm chart pinned by version (OCI registry)."""
 
     name: str
+    """The chart's name, also the release's."""
     repo: str
+    """The OCI repository (`oci://registry.k8s.io/kueue/charts`)."""
     version: str
+    """The chart version."""
     namespace: str
+    """The namespace the release installs into."""
 
 
 # registry.k8s.io OCI charts; versions match the CRDs in trainstack/schemas/crds.

@@ -8,10 +8,7 @@ reports the key as the user writes it; `load` collects every violation into one 
 
 from __future__ import annotations
 
-import ipaddress
-import re
 from collections.abc import Iterator
-from datetime import datetime
 from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -28,7 +25,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 from pydantic_core import InitErrorDetails, PydanticCustomError
-from trainstack.core import catalog
+from trainstack.core import catalog, rules
 from trainstack.core.errors import ConfigError
 
 # ---------------------------------------------------------------------------------------------
@@ -56,75 +53,45 @@ def _rule_errors(title: str, problems: list[Problem]) -> None:
         )
 
 
-def _pattern(regex: str, rule: str):
-    compiled = re.compile(regex)
+def _rule(rule: rules.Rule) -> AfterValidator:
+    """A pydantic validator of one of `rules`: its message becomes the config error's rule."""
 
-    def check(value: str) -> str:
-        if not compiled.fullmatch(value):
-            raise PydanticCustomError("rule", rule)
+    def check(value: Any) -> Any:
+        message = rule(value)
+        if message:
+            raise PydanticCustomError("rule", message)
         return value
 
     return AfterValidator(check)
 
 
-_DURATION = re.compile(r"(?:\d+(?:\.\d+)?(?:h|m|s|ms))+")
-Duration = Annotated[
-    str, _pattern(_DURATION.pattern, "must be a duration such as 90s, 10m or 1h30m")
-]
-K8sName = Annotated[
-    str,
-    Field(max_length=63),
-    _pattern(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", "must be a DNS-1123 label: lowercase letters, digits and '-'"),
-]
+def _pattern(regex: str, rule: str) -> AfterValidator:
+    return _rule(rules.pattern(regex, rule))
+
+
+def _bounded(bounds: rules.Bounds) -> Any:
+    """pydantic's own ge/le constraint, from the bounds the components check too."""
+    return Field(ge=bounds.low, le=bounds.high)
+
+
+Duration = Annotated[str, _rule(rules.DURATION)]
+K8sName = Annotated[str, Field(max_length=63), _rule(rules.K8S_NAME)]
 # A DNS-1035 label: what a Service name (an Indexed Job's headless Service is named like its job)
 # and a GKE node pool name must be: it starts with a letter.
-Dns1035Name = Annotated[
-    str,
-    Field(max_length=63),
-    _pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a DNS-1035 label: a lowercase letter, then lowercase letters, digits and '-'"),
-]
-# An environment variable name a shell and every runtime accept (a C identifier).
-EnvName = Annotated[str, _pattern(r"[A-Za-z_][A-Za-z0-9_]*", "must be an environment variable name: letters, digits and '_', not starting with a digit")]
+Dns1035Name = Annotated[str, Field(max_length=63), _rule(rules.DNS1035_NAME)]
+EnvName = Annotated[str, _rule(rules.ENV_NAME)]
 # A GCP resource name such as a reservation's (RFC 1035, at most 63 characters).
-GcpName = Annotated[
-    str, Field(max_length=63), _pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP resource name: a lowercase letter, then lowercase letters, digits and '-'")
-]
-_REGION_ID = r"[a-z]+-[a-z]+\d+"
-_ZONE_ID = r"[a-z]+-[a-z]+\d+-[a-z]"
-ProjectId = Annotated[str, _pattern(r"[a-z][a-z0-9-]{4,28}[a-z0-9]", "must be a GCP project ID: 6-30 lowercase letters, digits or '-'")]
-RegionId = Annotated[str, _pattern(_REGION_ID, "must be a GCP region such as us-central1")]
-ZoneId = Annotated[str, _pattern(_ZONE_ID, "must be a GCP zone such as us-central1-b")]
-Quantity = Annotated[
-    str, _pattern(r"\d+(\.\d+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?", "must be a Kubernetes quantity such as 500Gi")
-]
-def _cidr(value: str) -> str:
-    try:
-        ipaddress.IPv4Network(value, strict=True)
-    except ValueError as exc:
-        reason = "its host bits are set (not on a boundary of its prefix)" if "host bits" in str(exc) else "not an IPv4 network"
-        raise PydanticCustomError("rule", "must be an IPv4 CIDR block such as 10.0.0.0/20: {reason}", {"reason": reason}) from None
-    if "/" not in value:
-        raise PydanticCustomError("rule", "must be an IPv4 CIDR block with a prefix length, such as 10.0.0.0/20")
-    return value
+GcpName = Annotated[str, Field(max_length=63), _rule(rules.GCP_NAME)]
+ProjectId = Annotated[str, _rule(rules.PROJECT_ID)]
+RegionId = Annotated[str, _rule(rules.REGION_ID)]
+ZoneId = Annotated[str, _rule(rules.ZONE_ID)]
+Quantity = Annotated[str, _rule(rules.QUANTITY)]
+Cidr = Annotated[str, _rule(rules.cidr)]
+INT32_MAX = rules.INT32_MAX
+AbsolutePath = Annotated[str, _rule(rules.ABSOLUTE_PATH)]
 
 
-Cidr = Annotated[str, AfterValidator(_cidr)]
-INT32_MAX = 2**31 - 1  # Kubernetes integer fields are int32
-
-
-def _utc(value: str) -> datetime:
-    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ")
-
-
-def _rfc3339(value: str) -> str:
-    try:
-        _utc(value)
-    except ValueError:
-        raise PydanticCustomError("rule", "must be an RFC 3339 UTC time such as 2026-01-03T03:00:00Z") from None
-    return value
-
-
-UtcTime = Annotated[str, AfterValidator(_rfc3339)]
+UtcTime = Annotated[str, _rule(rules.utc_time)]
 
 
 def _text_only(annotation: Any) -> bool:
@@ -153,12 +120,6 @@ def _as_text(value: Any, annotation: Any) -> Any:
     if isinstance(value, dict) and get_origin(annotation) is dict:
         return {k: _as_text(v, get_args(annotation)[1]) for k, v in value.items()}
     return value
-
-
-def duration_seconds(value: str) -> float:
-    """Seconds in a Go-style duration string such as `1h30m`."""
-    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-    return sum(float(n) * units[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", value))
 
 
 class Section(BaseModel):
@@ -191,17 +152,12 @@ class MaintenanceWindow(Section):
 
     start: UtcTime = "2026-01-03T03:00:00Z"
     end: UtcTime = "2026-01-03T11:00:00Z"
-    recurrence: Annotated[str, _pattern(r"FREQ=(DAILY|WEEKLY)(;BYDAY=[A-Z,]+)?", "must be an RFC 5545 rule such as FREQ=WEEKLY;BYDAY=SA,SU")] = "FREQ=WEEKLY;BYDAY=SA,SU"
+    recurrence: Annotated[str, _rule(rules.RECURRENCE)] = "FREQ=WEEKLY;BYDAY=SA,SU"
 
     @model_validator(mode="after")
     def _rules(self) -> MaintenanceWindow:
-        hours = (_utc(self.end) - _utc(self.start)).total_seconds() / 3600
-        _rule_errors(
-            "MaintenanceWindow",
-            [(("end",), self.end, f"must be 4 to 24 hours after start (it is {hours:g} h): GKE needs at least 4 hours a window")]
-            if not 4 <= hours <= 24
-            else [],
-        )
+        wrong = rules.window_length(self.start, self.end)
+        _rule_errors("MaintenanceWindow", [(("end",), self.end, wrong)] if wrong else [])
         return self
 
 
@@ -230,11 +186,7 @@ ANY_ADDRESS = "0.0.0.0/0"
 # A GKE cluster name: at most 40 lowercase letters, digits and '-', starting with a letter and
 # ending with a letter or digit (GKE API v1 Cluster.name,
 # cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#Cluster).
-ClusterName = Annotated[
-    str,
-    Field(max_length=40),
-    _pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must start with a letter, use lowercase letters, digits and '-', and be at most 40 characters"),
-]
+ClusterName = Annotated[str, Field(max_length=40), _rule(rules.CLUSTER_NAME)]
 
 
 class ClusterConfig(Section):
@@ -244,10 +196,10 @@ class ClusterConfig(Section):
     release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"] = "REGULAR"
     # A minor version prefix such as "1.33." resolved against the versions GKE offers at deploy
     # time; None: the release channel's default.
-    version_prefix: Annotated[str, _pattern(r"1\.\d{2}\.", "must be a minor version prefix such as 1.33. (GKE picks the patch)")] | None = None
+    version_prefix: Annotated[str, _rule(rules.VERSION_PREFIX)] | None = None
     private_nodes: bool = True
     private_endpoint: bool = False
-    master_ipv4_cidr: Cidr = MASTER_IPV4_CIDR
+    master_ipv4_cidr: Annotated[Cidr, _rule(rules.master_cidr)] = MASTER_IPV4_CIDR
     authorized_networks: list[AuthorizedNetwork] = []
     allow_any_address: bool = False  # the explicit opt-in for 0.0.0.0/0 in authorizedNetworks
     deletion_protection: bool = True
@@ -290,32 +242,19 @@ class NetworkConfig(Section):
     pods_cidr: Cidr = "10.4.0.0/14"
     services_cidr: Cidr = "10.8.0.0/20"
     # Extra GPU NIC subnets are carved from this /16 as consecutive /24s.
-    gpu_nic_cidr: Annotated[Cidr, _pattern(r".*/16", "must be a /16; GPU NIC subnets are carved from it as /24s")] = "192.168.0.0/16"
+    gpu_nic_cidr: Annotated[Cidr, _rule(rules.NIC_CIDR)] = "192.168.0.0/16"
 
     @model_validator(mode="after")
     def _rules(self) -> NetworkConfig:
         ranges = {"gpuNicCidr": self.gpu_nic_cidr}
         if self.existing is None:  # the primary ranges are ours only when we create the VPC
             ranges = {"subnetCidr": self.subnet_cidr, "podsCidr": self.pods_cidr, "servicesCidr": self.services_cidr, **ranges}
-        problems = []
-        nets: dict[str, ipaddress.IPv4Network] = {}
-        for key, value in ranges.items():
-            try:
-                nets[key] = ipaddress.IPv4Network(value)
-            except ValueError:
-                problems.append(((key,), value, "is not a network address: host bits are set or an octet exceeds 255"))
-        keys = list(nets)
-        for i, key in enumerate(keys):
-            for other in keys[:i]:
-                if nets[key].overlaps(nets[other]):
-                    problems.append(((key,), ranges[key], f"overlaps {other} ({ranges[other]})"))
-        _rule_errors("NetworkConfig", problems)
+        _rule_errors("NetworkConfig", [((key,), value, rule) for key, value, rule in rules.overlaps(ranges)])
         return self
 
 
-# GKE: at most 1000 nodes a node pool per zone (cloud.google.com/kubernetes-engine/quotas): the
-# largest GPU pool a config describes, so the most nodes a job can ask for.
-MAX_POOL_NODES = 1000
+# The largest GPU pool a config describes (rules.NODE_COUNT), so the most nodes a job can ask for.
+MAX_POOL_NODES = rules.NODE_COUNT.high
 
 
 def _pool_sized(nodes: int) -> int:
@@ -325,15 +264,15 @@ def _pool_sized(nodes: int) -> int:
 
 
 class Autoscaling(Section):
-    min_nodes: Annotated[int, Field(ge=0, le=MAX_POOL_NODES)] = 0
-    max_nodes: Annotated[int, Field(ge=1, le=MAX_POOL_NODES)]
+    min_nodes: Annotated[int, _bounded(rules.NODE_COUNT)] = 0
+    max_nodes: Annotated[int, _bounded(rules.AUTOSCALING_MAX)]
 
     @model_validator(mode="after")
     def _rules(self) -> Autoscaling:
         _rule_errors(
             "Autoscaling",
-            [(("minNodes",), self.min_nodes, f"must not exceed maxNodes ({self.max_nodes})")]
-            if self.min_nodes > self.max_nodes
+            [(("minNodes",), self.min_nodes, rules.min_max(self.min_nodes, self.max_nodes))]
+            if rules.min_max(self.min_nodes, self.max_nodes)
             else [],
         )
         return self
@@ -348,12 +287,7 @@ class Reservation(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> Reservation:
-        problems = []
-        if self.affinity == "specific" and not self.name:
-            problems.append((("name",), None, "affinity 'specific' needs the reservation's name"))
-        if self.affinity != "specific" and (self.name or self.project):
-            problems.append((("name",), self.name or self.project, f"a reservation name is used only with affinity 'specific', not {self.affinity!r}"))
-        _rule_errors("Reservation", problems)
+        _rule_errors("Reservation", [((key,), value, rule) for key, value, rule in rules.reservation(self.affinity, self.name, self.project)])
         return self
 
 
@@ -374,24 +308,8 @@ class UpgradeSettings(Section):
         return self
 
 
-def _known_gpu_machine(name: str) -> str:
-    if name not in catalog.MACHINES:
-        raise PydanticCustomError(
-            "rule", "unknown GPU machine type; known: {known}", {"known": ", ".join(sorted(catalog.MACHINES))}
-        )
-    return name
-
-
-def _known_cpu_machine(name: str) -> str:
-    if name not in catalog.CPU_MACHINES:
-        raise PydanticCustomError(
-            "rule", "unknown CPU machine type; known: {known}", {"known": ", ".join(sorted(catalog.CPU_MACHINES))}
-        )
-    return name
-
-
-GpuMachineName = Annotated[str, AfterValidator(_known_gpu_machine)]
-CpuMachineName = Annotated[str, AfterValidator(_known_cpu_machine)]
+GpuMachineName = Annotated[str, _rule(rules.gpu_machine)]
+CpuMachineName = Annotated[str, _rule(rules.cpu_machine)]
 
 
 class GpuPoolConfig(Section):
@@ -399,7 +317,7 @@ class GpuPoolConfig(Section):
 
     name: Dns1035Name = "gpu-pool"
     machine_type: GpuMachineName
-    node_count: Annotated[int, Field(ge=0, le=MAX_POOL_NODES)] | None = None
+    node_count: Annotated[int, _bounded(rules.NODE_COUNT)] | None = None
     autoscaling: Autoscaling | None = None
     zones: list[str] | None = None  # defaults to [gcp:zone]
     # auto: compact where GKE allows it (see `compact`); compact: insist; none: no policy.
@@ -407,7 +325,7 @@ class GpuPoolConfig(Section):
     reservation: Reservation = Reservation()
     provisioning: Literal["on-demand", "spot", "flex-start"] = "on-demand"
     gpu_driver: Literal["default", "latest", "daemonset"] = "latest"
-    boot_disk_gb: Annotated[int, Field(ge=100, le=65536)] = GPU_BOOT_DISK_GB
+    boot_disk_gb: Annotated[int, _bounded(rules.GPU_BOOT_DISK_GB)] = GPU_BOOT_DISK_GB
     upgrade: UpgradeSettings = UpgradeSettings()
     # GPUDirect is fixed by the machine; the key exists so a stack can state it and be checked.
     gpudirect: Literal["rdma", "tcpxo", "tcpx", "none"] | None = None
@@ -469,10 +387,8 @@ class GpuPoolConfig(Section):
             )
         if machine and machine.rdma_subnets and self.zones is not None and len(self.zones) != 1:
             problems.append((("zones",), self.zones, f"{machine.name} needs exactly one zone: its RDMA VPC is bound to one zone's RoCE profile"))
-        if self.node_count and self.zones and self.node_count % len(self.zones):
-            problems.append(
-                (("nodeCount",), self.node_count, f"must be a multiple of the number of zones ({len(self.zones)}); GKE puts nodeCount/zones nodes in each zone")
-            )
+        if self.node_count and self.zones and rules.nodes_per_zone(self.node_count, self.zones):
+            problems.append((("nodeCount",), self.node_count, rules.nodes_per_zone(self.node_count, self.zones)))
         if self.provisioning == "spot" and self.reservation.affinity != "none":
             problems.append((("reservation", "affinity"), self.reservation.affinity, "spot nodes cannot consume a reservation; set affinity: none"))
         if self.provisioning == "flex-start" and self.autoscaling is None:
@@ -490,38 +406,23 @@ class CpuPoolConfig(Section):
 
     name: Dns1035Name = "cpu-pool"
     machine_type: CpuMachineName = "e2-standard-8"
-    node_count: Annotated[int, Field(ge=1, le=100)] = 2
+    node_count: Annotated[int, _bounded(rules.CPU_NODE_COUNT)] = 2
     zones: list[str] | None = None  # defaults to the GPU pool's zones
-    boot_disk_gb: Annotated[int, Field(ge=10, le=65536)] = CPU_BOOT_DISK_GB
+    boot_disk_gb: Annotated[int, _bounded(rules.CPU_BOOT_DISK_GB)] = CPU_BOOT_DISK_GB
 
     @model_validator(mode="after")
     def _rules(self) -> CpuPoolConfig:
         _rule_errors(
             "CpuPoolConfig",
-            [(("nodeCount",), self.node_count, f"must be a multiple of the number of zones ({len(self.zones)}); GKE puts nodeCount/zones nodes in each zone")]
-            if self.zones and self.node_count % len(self.zones)
+            [(("nodeCount",), self.node_count, rules.nodes_per_zone(self.node_count, self.zones))]
+            if self.zones and rules.nodes_per_zone(self.node_count, self.zones)
             else [],
         )
         return self
 
 
-def _bucket_name(value: str) -> str:
-    """Cloud Storage bucket naming rules (cloud.google.com/storage/docs/buckets#naming)."""
-    if not (3 <= len(value) <= 222 and re.fullmatch(r"[a-z0-9][-a-z0-9_.]*[a-z0-9]", value)):
-        raise PydanticCustomError("rule", "must be a valid bucket name: 3-63 lowercase letters, digits, '-', '_' or '.' (up to 222 with dots), starting and ending with a letter or digit")
-    if max(len(part) for part in value.split(".")) > 63:
-        raise PydanticCustomError("rule", "must be at most 63 characters, or, with dots, at most 63 between dots")
-    if re.search(r"\.\.|-\.|\.-", value):
-        raise PydanticCustomError("rule", "must not hold two dots in a row or a dash next to a dot")
-    if value.startswith("goog") or "google" in value or "g00gle" in value:
-        raise PydanticCustomError("rule", "must not begin with 'goog' or contain 'google' (Cloud Storage reserves them)")
-    if re.fullmatch(r"\d+\.\d+\.\d+\.\d+", value):
-        raise PydanticCustomError("rule", "must not look like an IP address")
-    return value
-
-
 class BucketConfig(Section):
-    name: Annotated[str, AfterValidator(_bucket_name)] | None = None  # defaults to <project>-<stack>
+    name: Annotated[str, _rule(rules.bucket_name)] | None = None  # defaults to <project>-<stack>
     location: str | None = None  # defaults to gcp:region
     hierarchical_namespace: bool = True
     uniform_access: bool = True
@@ -531,7 +432,7 @@ class BucketConfig(Section):
     def _rules(self) -> BucketConfig:
         _rule_errors(
             "BucketConfig",
-            [(("uniformAccess",), False, "a hierarchical-namespace bucket needs uniform bucket-level access")]
+            [(("uniformAccess",), False, rules.HNS_NEEDS_UNIFORM_ACCESS)]
             if self.hierarchical_namespace and not self.uniform_access
             else [],
         )
@@ -541,30 +442,25 @@ class BucketConfig(Section):
 class FilestoreConfig(Section):
     tier: Literal["BASIC_HDD", "BASIC_SSD", "ZONAL", "REGIONAL", "ENTERPRISE"] = "ZONAL"
     capacity_gib: Annotated[int, Field(ge=1)] = 1024
-    share_name: Annotated[str, _pattern(r"[a-z][a-z0-9_]{0,15}", "must be 1-16 lowercase letters, digits or '_', starting with a letter")] = "share1"
+    share_name: Annotated[str, _rule(rules.SHARE_NAME)] = "share1"
 
     @model_validator(mode="after")
     def _rules(self) -> FilestoreConfig:
-        limits = catalog.FILESTORE_TIERS[self.tier]
-        _rule_errors(
-            "FilestoreConfig",
-            [(("capacityGib",), self.capacity_gib, f"tier {self.tier} takes {limits.min_gib} to {limits.max_gib} GiB")]
-            if not limits.min_gib <= self.capacity_gib <= limits.max_gib
-            else [],
-        )
+        wrong = rules.filestore_capacity(self.tier, self.capacity_gib)
+        _rule_errors("FilestoreConfig", [(("capacityGib",), self.capacity_gib, wrong)] if wrong else [])
         return self
 
 
 class NfsConfig(Section):
     disk_type: Literal["pd-ssd", "pd-balanced"] = "pd-ssd"
-    disk_size_gb: Annotated[int, Field(ge=10, le=65536)] = 1000
+    disk_size_gb: Annotated[int, _bounded(rules.PD_SIZE_GB)] = 1000
 
 
 class StorageConfig(Section):
     """`trainstack:storage`: where checkpoints, logs and data live, mounted at `mountPath`."""
 
     kind: Literal["gcs", "filestore", "nfs"]
-    mount_path: Annotated[str, _pattern(r"/[^\s]*", "must be an absolute path")] = "/job-logs"
+    mount_path: AbsolutePath = "/job-logs"
     # false (the default): `pulumi destroy` leaves the bucket, share or disk and its data in the
     # project and only forgets it; true: destroy deletes it with its data (benchmarks, CI).
     disposable: bool = False
@@ -596,10 +492,9 @@ class StorageConfig(Section):
 
 # Image references by the grammar of github.com/distribution/reference (regexp.go): an optional
 # registry host, lowercase path components joined by one '.' or '_', '__' or dashes, an ASCII tag.
-_IMAGE_TAG = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
 _HOST_PART = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
 _PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
-_IMAGE_REFERENCE = rf"(?:{_HOST_PART}(?:\.{_HOST_PART})*(?::\d+)?/)?{_PATH_PART}(?:/{_PATH_PART})*(?::{_IMAGE_TAG})?(?:@sha256:[0-9a-f]{{64}})?"
+_IMAGE_REFERENCE = rf"(?:{_HOST_PART}(?:\.{_HOST_PART})*(?::\d+)?/)?{_PATH_PART}(?:/{_PATH_PART})*(?::{rules.IMAGE_TAG_REGEX})?(?:@sha256:[0-9a-f]{{64}})?"
 
 
 class BuildConfig(Section):
@@ -610,26 +505,22 @@ class BuildConfig(Section):
         str, Field(max_length=200), _pattern(r"(?!.*(^|/)\.\.?(/|$))[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*", "must be a relative path inside the repository, such as images/nemo-24.07")
     ]
     image_name: K8sName
-    tag: Annotated[str, _pattern(_IMAGE_TAG, "must be a valid image tag: up to 128 ASCII letters, digits, '_', '.' or '-', not starting with '.' or '-'")]
+    tag: Annotated[str, _rule(rules.IMAGE_TAG)]
     machine_type: CpuMachineName = "e2-highcpu-32"
     timeout: Duration = "2h"
     # A Secret Manager secret in the stack's project holding an NGC API key: the build logs in to
     # nvcr.io with it before building (needed for a base in NGC's early-access organization).
-    ngc_api_key_secret: Annotated[str, _pattern(r"[A-Za-z0-9_-]{1,255}", "must be a Secret Manager secret ID: 1-255 letters, digits, '_' or '-'")] | None = None
+    ngc_api_key_secret: Annotated[str, _rule(rules.SECRET_ID)] | None = None
 
     @model_validator(mode="after")
     def _rules(self) -> BuildConfig:
         _rule_errors(
             "BuildConfig",
-            [(("machineType",), self.machine_type, f"is not a Cloud Build machine type; use one of {', '.join(sorted(CLOUD_BUILD_MACHINES))}")]
-            if self.machine_type not in CLOUD_BUILD_MACHINES
+            [(("machineType",), self.machine_type, rules.cloud_build_machine(self.machine_type))]
+            if rules.cloud_build_machine(self.machine_type)
             else [],
         )
         return self
-
-
-# The machine types `gcloud builds submit --machine-type` accepts (Cloud Build BuildOptions.MachineType).
-CLOUD_BUILD_MACHINES = frozenset({"e2-medium", "e2-highcpu-8", "e2-highcpu-32", "n1-highcpu-8", "n1-highcpu-32"})
 
 
 class ImageConfig(Section):
@@ -666,8 +557,8 @@ class Requeuing(Section):
     def _rules(self) -> Requeuing:
         _rule_errors(
             "Requeuing",
-            [(("backoffMaxSeconds",), self.backoff_max_seconds, f"must be at least backoffBaseSeconds ({self.backoff_base_seconds})")]
-            if self.backoff_max_seconds < self.backoff_base_seconds
+            [(("backoffMaxSeconds",), self.backoff_max_seconds, rules.at_least(self.backoff_max_seconds, self.backoff_base_seconds, "backoffBaseSeconds"))]
+            if rules.at_least(self.backoff_max_seconds, self.backoff_base_seconds, "backoffBaseSeconds")
             else [],
         )
         return self
@@ -685,8 +576,8 @@ class WaitForPodsReady(Section):
     def _rules(self) -> WaitForPodsReady:
         _rule_errors(
             "WaitForPodsReady",
-            [(("timeout",), self.timeout, "must be longer than 0s; Kueue rejects a zero timeout")]
-            if duration_seconds(self.timeout) <= 0
+            [(("timeout",), self.timeout, rules.positive_duration(self.timeout))]
+            if rules.positive_duration(self.timeout)
             else [],
         )
         return self
@@ -726,7 +617,7 @@ class KueueConfig(Section):
         problems = []
         for i, priority_class in enumerate(self.priority_classes):
             if priority_class.name in seen:
-                problems.append((("priorityClasses", i, "name"), priority_class.name, "is already used by another priority class"))
+                problems.append((("priorityClasses", i, "name"), priority_class.name, rules.duplicate("priority class")))
             seen.add(priority_class.name)
         _rule_errors("KueueConfig", problems)
         return self
@@ -814,8 +705,8 @@ class Parallelism(Section):
 class Dataset(Section):
     """Training data copied from Cloud Storage to node-local disk before the job starts."""
 
-    source: Annotated[str, _pattern(r"gs://[a-z0-9][-a-z0-9_.]*[a-z0-9](/\S*)?", "must be a gs:// URI")]
-    path: Annotated[str, _pattern(r"/[^\s]*", "must be an absolute path")] = "/data"
+    source: Annotated[str, _rule(rules.GCS_URI)]
+    path: AbsolutePath = "/data"
 
 
 class WorkloadConfig(Section):
@@ -918,31 +809,8 @@ class WorkloadConfig(Section):
 # ---------------------------------------------------------------------------------------------
 # The whole stack
 
-# Labels trainstack sets itself: who manages a resource, which stack owns it, and what
-# `trainstack reap` reads to delete an expired benchmark. A user label may not set them.
-MANAGED_BY = ("managed-by", "trainstack")
-STACK_LABEL = "trainstack-stack"
-EPHEMERAL = ("trainstack-ephemeral", "true")
-EXPIRES_LABEL = "trainstack-expires"
-RESERVED_LABELS = frozenset({MANAGED_BY[0], STACK_LABEL, EPHEMERAL[0], EXPIRES_LABEL})
-MAX_USER_LABELS = 64 - len(RESERVED_LABELS)  # GCP allows 64 labels a resource
-
-
-def _labels(value: dict[str, str]) -> dict[str, str]:
-    """GCP label rules (cloud.google.com/compute/docs/labeling-resources#requirements)."""
-    if len(value) > MAX_USER_LABELS:
-        raise PydanticCustomError("rule", "at most {n} labels: GCP allows 64 and trainstack sets 4", {"n": MAX_USER_LABELS})
-    for key, label in value.items():
-        if key in RESERVED_LABELS:
-            raise PydanticCustomError("rule", "label '{key}' is trainstack's own (it marks what `trainstack reap` may delete)", {"key": key})
-        if not re.fullmatch(r"[a-z][a-z0-9_-]{0,62}", key):
-            raise PydanticCustomError("rule", "label key '{key}' must start with a lowercase letter and hold at most 63 lowercase letters, digits, '_' or '-'", {"key": key})
-        if not re.fullmatch(r"[a-z0-9_-]{0,63}", label):
-            raise PydanticCustomError("rule", "label value '{label}' may hold at most 63 lowercase letters, digits, '_' or '-'", {"label": label})
-    return value
-
-
-Labels = Annotated[dict[str, str], AfterValidator(_labels)]
+# A stack's own labels: none may set the ones trainstack sets itself (rules.RESERVED_LABELS).
+Labels = Annotated[dict[str, str], _rule(rules.labels)]
 
 
 class Ephemeral(Section):
@@ -1091,7 +959,7 @@ class ExistingStorage(Section):
 
     kind: Literal["gcs", "filestore", "nfs"]
     claim_name: K8sName
-    mount_path: Annotated[str, _pattern(r"/[^\s]*", "must be an absolute path")] = "/job-logs"
+    mount_path: AbsolutePath = "/job-logs"
 
 
 class ExistingCluster(Section):
@@ -1099,11 +967,11 @@ class ExistingCluster(Section):
     needs to know of it. The cluster itself is read with the provider's lookup."""
 
     project: ProjectId
-    location: Annotated[str, _pattern(rf"{_REGION_ID}(-[a-z])?", "must be a GCP region or zone such as us-central1 or us-central1-c")]
+    location: Annotated[str, _rule(rules.LOCATION)]
     name: ClusterName
     zone: ZoneId
     machine_type: GpuMachineName
-    node_count: Annotated[int, Field(ge=1, le=MAX_POOL_NODES)]
+    node_count: Annotated[int, Field(ge=1, le=rules.NODE_COUNT.high)]
     gpu_pool: K8sName  # the GPU node pool's name: pods select it
     cpu_pool: K8sName  # the CPU pool the supervisor (and controllers, if installed here) run on
     local_queue: K8sName

@@ -9,15 +9,12 @@ from typing import Any
 
 from trainstack.core import catalog
 from trainstack.core.config import (
-    EPHEMERAL,
-    EXPIRES_LABEL,
-    MANAGED_BY,
-    STACK_LABEL,
     StackConfig,
     WorkloadConfig,
     WorkloadStackConfig,
 )
 from trainstack.core.contract import WORKLOAD_SERVICE_ACCOUNT, Contract
+from trainstack.core.rules import EPHEMERAL, EXPIRES_LABEL, MANAGED_BY, STACK_LABEL
 
 
 @dataclass(frozen=True)

@@ -28,3 +28,16 @@ class UnknownStackError(TrainstackError, LookupError):
 
 class StackFileError(TrainstackError, ValueError):
     """A stack file that is not a readable YAML mapping of config keys."""
+
+
+class ArgsError(TrainstackError, ValueError):
+    """A component's Args that break one or more rules; `problems` holds (field path, value,
+    rule) for each, the path as the Args field is written (`flavors[0].nodes`)."""
+
+    def __init__(self, component: str, name: str, problems: list[tuple[str, object, str]]):
+        self.component = component
+        self.name = name
+        self.problems = problems
+        lines = "\n".join(f"  - {path} = {value!r}: {rule}" for path, value, rule in problems)
+        noun = "problem" if len(problems) == 1 else "problems"
+        super().__init__(f"{component} {name!r} has {len(problems)} Args {noun}:\n{lines}")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pulumi
 import pulumi_gcp as gcp
-from trainstack.core import catalog
+from trainstack.core import catalog, rules
 from trainstack.components import gcp_services as apis
 from trainstack.components.gcp_network import (
     GpuNicNetworks,
@@ -46,6 +46,7 @@ from trainstack.components.node_pools import (
     Autoscaling,
     CpuNodePool,
     CpuNodePoolArgs,
+    ExtraNetwork,
     GpuNodePool,
     GpuNodePoolArgs,
     NodeServiceAccount,
@@ -58,7 +59,6 @@ from trainstack.core.contract import KUBECONFIG_OUTPUT
 from trainstack.infra.platform import GcpPlatform
 
 # Filestore tiers whose instances live in a zone; the others are regional.
-_ZONAL_FILESTORE_TIERS = frozenset({"BASIC_HDD", "BASIC_SSD", "ZONAL"})
 
 
 def image_build_services(build: BuildConfig) -> tuple[str, ...]:
@@ -188,8 +188,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
                 region=region,
                 zone=config.gpu_zones[0],
                 name_prefix=config.cluster.name,
-                machine=machine,
-                nics=nics,
+                machine_type=machine.name,
                 nic_cidr=config.network.gpu_nic_cidr,
             ),
             opts=pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE)),
@@ -245,7 +244,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
             cluster=cluster.cluster_id,
             name=pool.name,
             zones=config.gpu_zones,
-            machine=machine,
+            machine_type=machine.name,
             service_account=node_account.email,
             node_count=pool.node_count,
             autoscaling=Autoscaling(pool.autoscaling.min_nodes, pool.autoscaling.max_nodes) if pool.autoscaling else None,
@@ -256,7 +255,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
             boot_disk_gb=pool.boot_disk_gb,
             max_surge=pool.upgrade.max_surge,
             max_unavailable=pool.upgrade.max_unavailable,
-            extra_networks=[(vpc, subnet) for _, vpc, subnet in nic_nets.networks] if nic_nets else (),
+            extra_networks=[ExtraNetwork(vpc, subnet) for _, vpc, subnet in nic_nets.networks] if nic_nets else [],
             labels=labels,
         ),
         opts=pulumi.ResourceOptions(depends_on=[node_account, *services.need(apis.CONTAINER)]),
@@ -321,7 +320,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
             FilestoreShareArgs(
                 project=project,
                 name=ctx.physical_name("filestore"),
-                location=config.gpu_zones[0] if share.tier in _ZONAL_FILESTORE_TIERS else region,
+                location=config.gpu_zones[0] if share.tier in rules.ZONAL_FILESTORE_TIERS else region,
                 tier=share.tier,
                 capacity_gib=share.capacity_gib,
                 share_name=share.share_name,

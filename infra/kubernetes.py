@@ -48,7 +48,7 @@ def controller_placement(config: StackConfig) -> Placement:
 def gpu_flavor(config: StackConfig) -> GpuFlavor:
     """The Kueue flavor of the stack's GPU pool."""
     pool = config.gpu_pool
-    return GpuFlavor(name=pool.name, node_pool=pool.name, machine=pool.machine, nodes=pool.max_nodes, topology_aware=pool.topology_aware)
+    return GpuFlavor(name=pool.name, node_pool=pool.name, machine_type=pool.machine_type, nodes=pool.max_nodes, topology_aware=pool.topology_aware)
 
 
 def kueue_args(
@@ -163,7 +163,7 @@ def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform) -> Kubernete
     machine = config.gpu_pool.machine
     node_setup: list[pulumi.Resource] = []
     if machine.gpudirect in NODE_INSTALLED:
-        installers = GpuDirectInstallers("gpudirect", GpuDirectInstallersArgs(machine), opts=on_gpu_nodes)
+        installers = GpuDirectInstallers("gpudirect", GpuDirectInstallersArgs(machine.name), opts=on_gpu_nodes)
         node_setup += installers.daemonsets
     if config.gpu_pool.gpu_driver == "daemonset":
         driver = NvidiaDriverInstaller("nvidia-driver", NvidiaDriverInstallerArgs(machine.accelerator), opts=on_gpu_nodes)

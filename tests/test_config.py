@@ -16,11 +16,11 @@ from trainstack.app.stacks import raw_stack_config, stack_names
 from trainstack.core.config import (
     StackConfig,
     WorkloadStackConfig,
-    duration_seconds,
     key_path,
     load,
 )
 from trainstack.core.errors import ConfigError
+from trainstack.core.rules import duration_seconds
 
 CORPUS = sorted((Path(__file__).parent / "invalid_configs").glob("*.yaml"))
 

@@ -8,7 +8,9 @@ import pytest
 import yaml
 from gcp_support import CLUSTER, FIREWALL, PROJECT, REGION, ZONE, by_name, render
 from trainstack.app.plan.recorder import SECRET
-from trainstack.components.gke_cluster import MaintenanceExclusion, cluster_identity, maintenance_policy
+from trainstack.components.gcp_network import NetworkRef
+from trainstack.components.gke_cluster import GkeCluster, GkeClusterArgs, MaintenanceExclusion, cluster_identity
+from trainstack.core.errors import ArgsError
 
 
 def cluster(variant: str = "a3ultra", **changes) -> dict:
@@ -74,12 +76,10 @@ def test_an_exclusion_without_a_window_is_refused_before_gke_sees_it() -> None:
     """The provider schema requires exactly one window in every maintenancePolicy
     (terraform-provider-google resource_container_cluster.go, ExactlyOneOf)."""
 
-    class Args:
-        maintenance_window = None
-        maintenance_exclusion = MaintenanceExclusion("x", "2026-01-01T00:00:00Z")
-
-    with pytest.raises(ValueError, match="needs a maintenance_window"):
-        maintenance_policy(Args())  # type: ignore[arg-type]
+    args = GkeClusterArgs("my-project", "us-central1", "c", ["us-central1-a"], NetworkRef("v", "s", "pods", "services"), "sa",
+                          maintenance_exclusion=MaintenanceExclusion("x", "2026-01-01T00:00:00Z"))
+    with pytest.raises(ArgsError, match="maintenance_exclusion = 'x': needs a maintenance_window"):
+        GkeCluster("cluster", args)
 
 
 def test_private_nodes_authorized_networks_shielded_nodes() -> None:

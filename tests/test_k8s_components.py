@@ -40,7 +40,7 @@ MEGA = catalog.machine("a3-megagpu-8g")
 
 def _args(**changes: Any) -> KueueArgs:
     base: dict[str, Any] = dict(
-        cluster_queue="gpus", local_queue="team", namespace="ml", flavors=[GpuFlavor("a3-ultra", "a3-ultra", ULTRA, 2)]
+        cluster_queue="gpus", local_queue="team", namespace="ml", flavors=[GpuFlavor("a3-ultra", "a3-ultra", ULTRA.name, 2)]
     )
     return KueueArgs(**{**base, **changes})
 
@@ -88,8 +88,8 @@ def test_placement_goes_to_the_chart_values() -> None:
 
 
 def test_flavor_quota_is_nodes_times_the_machine() -> None:
-    assert GpuFlavor("f", "pool", MEGA, 32).quota() == {"cpu": 208 * 32, "memory": f"{1872 * 32}Gi", "nvidia.com/gpu": 256}
-    assert GpuFlavor("f", "pool", MEGA, 0).quota()["nvidia.com/gpu"] == 0
+    assert GpuFlavor("f", "pool", MEGA.name, 32).quota() == {"cpu": 208 * 32, "memory": f"{1872 * 32}Gi", "nvidia.com/gpu": 256}
+    assert GpuFlavor("f", "pool", MEGA.name, 0).quota()["nvidia.com/gpu"] == 0
 
 
 def _render_kueue(args: KueueArgs):
@@ -101,7 +101,7 @@ def _render_kueue(args: KueueArgs):
 
 
 def test_one_flavor_per_gpu_pool_in_one_cluster_queue() -> None:
-    flavors = [GpuFlavor("a3-ultra", "ultra-pool", ULTRA, 4), GpuFlavor("a3-mega", "mega-pool", MEGA, 2)]
+    flavors = [GpuFlavor("a3-ultra", "ultra-pool", ULTRA.name, 4), GpuFlavor("a3-mega", "mega-pool", MEGA.name, 2)]
     rendered = _render_kueue(_args(flavors=flavors))
     names = {r.name.removeprefix("kueue-flavor-"): r for r in of_type(rendered, f"{KUEUE}:ResourceFlavor")}
     assert set(names) == {"a3-ultra", "a3-mega"}
@@ -178,14 +178,14 @@ def test_gpu_networks_render_valid_pairs() -> None:
 
 def test_no_gpudirect_stack_has_nothing_to_install() -> None:
     def body(ctx: Any) -> None:
-        GpuDirectInstallers("gpudirect", GpuDirectInstallersArgs(catalog.machine("a2-highgpu-8g")))
+        GpuDirectInstallers("gpudirect", GpuDirectInstallersArgs("a2-highgpu-8g"))
 
     with pytest.raises(Exception, match="a2-highgpu-8g uses GPUDirect 'none': there is nothing to install"):
         render_with(body)
 
 
 def test_topology_only_for_topology_aware_flavors() -> None:
-    rendered = _render_kueue(_args(flavors=[GpuFlavor("a2", "a2-pool", catalog.machine("a2-highgpu-8g"), 8, topology_aware=False)]))
+    rendered = _render_kueue(_args(flavors=[GpuFlavor("a2", "a2-pool", "a2-highgpu-8g", 8, topology_aware=False)]))
     assert not of_type(rendered, f"{KUEUE}:Topology")
     flavor = one(rendered, f"{KUEUE}:ResourceFlavor")
     assert "topologyName" not in flavor.inputs["spec"]
@@ -220,7 +220,7 @@ def test_a_changed_topology_is_a_new_topology_and_a_new_flavor_the_queue_moves_t
 
 def test_a_flavor_with_other_node_labels_is_a_new_flavor() -> None:
     before = _kueue_objects(_args())
-    after = _kueue_objects(_args(flavors=[GpuFlavor("a3-ultra", "other-pool", ULTRA, 2)]))
+    after = _kueue_objects(_args(flavors=[GpuFlavor("a3-ultra", "other-pool", ULTRA.name, 2)]))
     assert before["ResourceFlavor"].options["replaceOnChanges"] == ["spec.nodeLabels", "spec.topologyName"]
     assert before["ResourceFlavor"].inputs["metadata"]["name"] != after["ResourceFlavor"].inputs["metadata"]["name"]
     # The same flavor renders the same name: no churn on an unchanged stack.

@@ -18,7 +18,7 @@ from trainstack.app.cli import main
 from trainstack.app.ops.bench import DEPLOY_AND_TEARDOWN_S
 from trainstack.app.ops.cli import COMMANDS
 from trainstack.app.stacks import raw_stack_config, stack_names
-from trainstack.core.config import duration_seconds
+from trainstack.core.rules import duration_seconds
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -19,9 +19,9 @@ from trainstack.core.catalog import nic_networks
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
 from trainstack.core.config import load
 from trainstack.core.context import StackContext
-from trainstack.core.errors import ConfigError
+from trainstack.core.errors import ArgsError, ConfigError
 from trainstack.infra.platform import KubernetesPlatform, Platform
-from trainstack.workloads.tensorboard import TensorBoardArgs
+from trainstack.workloads.tensorboard import TensorBoard, TensorBoardArgs
 
 STACKS = ["a3ultra-405b", "a3high-nemo-gpt5b", "a3mega-gpt3-175b", "a3high-litgpt", "a2-gpt2-deepspeed"]
 JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
@@ -407,8 +407,8 @@ def test_tensorboard_only_where_asked() -> None:
 
 
 def test_tensorboard_refuses_a_log_directory_off_the_shared_storage() -> None:
-    with pytest.raises(ValueError, match="not on the shared storage at /nfs"):
-        TensorBoardArgs(name="tb", namespace="ns", claim_name="c", mount_path="/nfs", log_dir="/tmp/logs", node_pool="p")
+    with pytest.raises(ArgsError, match="TensorBoard 'tb' has 1 Args problem:\n  - log_dir = '/tmp/logs': is not on the shared storage at /nfs"):
+        TensorBoard("tb", TensorBoardArgs(name="tb", namespace="ns", claim_name="c", mount_path="/nfs", log_dir="/tmp/logs", node_pool="p"))
 
 
 # --- outputs --------------------------------------------------------------------------------------

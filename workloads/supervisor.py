@@ -11,13 +11,14 @@ src/helm-charts/resiliency); every key it reads is rendered with a value.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-from trainstack.core import catalog
+from trainstack.components.args import Args, Problem
+from trainstack.core import catalog, rules
 from trainstack.components.options import child_options
 from trainstack.workloads.pod import REPLICATED_JOB, WORKLOAD_CONTAINER
 
@@ -40,57 +41,74 @@ Json = dict[str, Any]
 
 
 @dataclass(frozen=True)
-class SupervisorSettings:
-    """How the supervisor reacts: heartbeats, restarts, and scaling by data-parallel replicas.
+class SupervisorSettings(Args):
+    """How the supervisor reacts: heartbeats, restarts, and scaling by data-parallel replicas."""
 
-    Attributes:
-        heartbeat_polling_period_s, heartbeat_timeout_s: how often it polls the workers, and
-            after how long without a heartbeat a worker counts as hung.
-        max_in_job_restarts: in-process restarts before the job is restarted (0: none).
-        max_workload_restarts: job restarts before a faulty node is hot-swapped (0: at once).
-        workload_scaling: drop or add whole data-parallel replicas as nodes fail or return.
-        pod_termination_threshold_s, workload_downtime_threshold_s: how long a pod may take to
-            terminate, and the job to stay down, before the supervisor acts.
-    """
+    heartbeat_polling_period_s: int | None = 15
+    """How often it polls the workers."""
+    heartbeat_timeout_s: int | None = 30
+    """After how long without a heartbeat a worker counts as hung."""
+    max_in_job_restarts: int | None = 0
+    """In-process restarts before the job is restarted (0: none)."""
+    max_workload_restarts: int | None = 0
+    """Job restarts before a faulty node is hot-swapped (0: at once)."""
+    workload_scaling: bool | None = True
+    """Drop or add whole data-parallel replicas as nodes fail or return."""
+    pod_termination_threshold_s: int | None = 60
+    """How long a pod may take to terminate before the supervisor acts."""
+    workload_downtime_threshold_s: int | None = 180
+    """How long the job may stay down before the supervisor acts."""
 
-    heartbeat_polling_period_s: int = 15
-    heartbeat_timeout_s: int = 30
-    max_in_job_restarts: int = 0
-    max_workload_restarts: int = 0
-    workload_scaling: bool = True
-    pod_termination_threshold_s: int = 60
-    workload_downtime_threshold_s: int = 180
+    _checks = {
+        "heartbeat_polling_period_s": rules.POSITIVE,
+        "heartbeat_timeout_s": rules.POSITIVE,
+        "max_in_job_restarts": rules.NON_NEGATIVE,
+        "max_workload_restarts": rules.NON_NEGATIVE,
+        "pod_termination_threshold_s": rules.POSITIVE,
+        "workload_downtime_threshold_s": rules.POSITIVE,
+    }
 
 
 @dataclass(frozen=True)
-class SupervisorArgs:
-    """What the supervisor watches and where it runs.
-
-    Attributes:
-        jobset: the JobSet it supervises.
-        namespace: the JobSet's namespace; the supervisor runs there too.
-        project: the GCP project (the library logs to Cloud Logging there).
-        cpu_pool: the node pool its Deployments run on (`cloud.google.com/gke-nodepool`).
-        gpus_per_node: training processes per node (one per GPU).
-        nodes: the JobSet's nodes.
-        nodes_per_replica: nodes one data-parallel replica spans.
-        gpu_tolerations: what lets the host monitor onto the GPU nodes (`GpuNodePool`'s).
-        settings: heartbeat, restart and scaling settings.
-        image: the library's image.
-
-    Order it after what it needs (the CPU pool, the JobSet CRD) with `opts.depends_on`.
-    """
+class SupervisorArgs(Args):
+    """What the supervisor watches and where it runs. Order it after what it needs (the CPU
+    pool, the JobSet CRD) with `opts.depends_on`."""
 
     jobset: str
+    """The JobSet it supervises."""
     namespace: str
+    """The JobSet's namespace; the supervisor runs there too."""
     project: str
+    """The GCP project (the library logs to Cloud Logging there)."""
     cpu_pool: str
+    """The node pool its Deployments run on (`cloud.google.com/gke-nodepool`)."""
     gpus_per_node: int
+    """Training processes per node (one per GPU)."""
     nodes: int
+    """The JobSet's nodes."""
     nodes_per_replica: int
-    gpu_tolerations: Sequence[Mapping[str, str]] = ()
-    settings: SupervisorSettings = SupervisorSettings()
-    image: str = field(default_factory=lambda: catalog.image("resiliency").ref)
+    """Nodes one data-parallel replica spans."""
+    gpu_tolerations: list[dict[str, str]] | None = field(default_factory=list)
+    """What lets the host monitor onto the GPU nodes (`GpuNodePool`'s)."""
+    settings: SupervisorSettings | None = SupervisorSettings()
+    """Heartbeat, restart and scaling settings."""
+    image: str | None = field(default_factory=lambda: catalog.image("resiliency").ref)
+    """The library's image."""
+
+    _checks = {
+        "jobset": rules.DNS1035_NAME,
+        "namespace": rules.K8S_NAME,
+        "project": rules.PROJECT_ID,
+        "cpu_pool": rules.DNS1035_NAME,
+        "gpus_per_node": rules.POSITIVE,
+        "nodes": rules.POSITIVE,
+        "nodes_per_replica": rules.POSITIVE,
+    }
+
+    def _cross(self) -> Iterator[Problem]:
+        # The supervisor scales by whole data-parallel replicas: they tile the job's nodes.
+        if self.nodes_per_replica > 0 and self.nodes % self.nodes_per_replica:
+            yield "nodes_per_replica", self.nodes_per_replica, f"must divide nodes ({self.nodes}): the job scales by whole replicas"
 
     @property
     def prefix(self) -> str:
@@ -217,8 +235,10 @@ class ResiliencySupervisor(pulumi.ComponentResource):
     """The supervisor of one JobSet; `host_monitor_port` is where its launcher reports."""
 
     host_monitor_port: int = HOST_MONITOR_PORT
+    """The port of the host monitor the training launcher reports to."""
 
     def __init__(self, name: str, args: SupervisorArgs, opts: pulumi.ResourceOptions | None = None):
+        args = SupervisorArgs.checked(args, type(self), name)
         super().__init__("trainstack:workload:ResiliencySupervisor", name, None, opts)
 
         def meta(suffix: str = "", namespaced: bool = True) -> Json:

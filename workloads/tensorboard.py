@@ -7,12 +7,14 @@ cluster credentials reaches it with `kubectl port-forward` (the `access_command`
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-from trainstack.core import catalog
+from trainstack.components.args import Args, Problem
+from trainstack.core import catalog, rules
 from trainstack.components.options import child_options
 from trainstack.workloads.pod import mount
 
@@ -23,32 +25,37 @@ Json = dict[str, Any]
 
 
 @dataclass(frozen=True)
-class TensorBoardArgs:
-    """Where the logs are and where TensorBoard runs.
-
-    Attributes:
-        name: the Deployment and Service name.
-        namespace: where both live (the training job's namespace, where the claim is).
-        claim_name: the shared storage's PersistentVolumeClaim.
-        mount_path: where the claim is mounted (the same path the training pods use).
-        log_dir: the directory to serve, under `mount_path`.
-        node_pool: the CPU pool it runs on.
-        image: an image with the `tensorboard` command.
-
-    Order it after what it needs (the claim, the CPU pool) with `opts.depends_on`.
-    """
+class TensorBoardArgs(Args):
+    """Where the logs are and where TensorBoard runs. Order it after what it needs (the claim,
+    the CPU pool) with `opts.depends_on`."""
 
     name: str
+    """The Deployment and Service name."""
     namespace: str
+    """Where both live (the training job's namespace, where the claim is)."""
     claim_name: str
+    """The shared storage's PersistentVolumeClaim."""
     mount_path: str
+    """Where the claim is mounted (the same path the training pods use)."""
     log_dir: str
+    """The directory to serve, under `mount_path`."""
     node_pool: str
-    image: str = field(default_factory=lambda: catalog.image("tensorboard").ref)
+    """The CPU pool it runs on."""
+    image: str | None = field(default_factory=lambda: catalog.image("tensorboard").ref)
+    """An image with the `tensorboard` command."""
 
-    def __post_init__(self) -> None:
+    _checks = {
+        "name": rules.DNS1035_NAME,
+        "namespace": rules.K8S_NAME,
+        "claim_name": rules.K8S_NAME,
+        "mount_path": rules.ABSOLUTE_PATH,
+        "log_dir": rules.ABSOLUTE_PATH,
+        "node_pool": rules.DNS1035_NAME,
+    }
+
+    def _cross(self) -> Iterator[Problem]:
         if not (self.log_dir == self.mount_path or self.log_dir.startswith(self.mount_path.rstrip("/") + "/")):
-            raise ValueError(f"TensorBoard log directory {self.log_dir} is not on the shared storage at {self.mount_path}")
+            yield "log_dir", self.log_dir, f"is not on the shared storage at {self.mount_path}"
 
 
 def labels(args: TensorBoardArgs) -> dict[str, str]:
@@ -88,7 +95,11 @@ def access_command(args: TensorBoardArgs) -> str:
 class TensorBoard(pulumi.ComponentResource):
     """TensorBoard for one log directory; `access_command` is how a user reaches it."""
 
+    access_command: str
+    """The `kubectl port-forward` command that reaches it."""
+
     def __init__(self, name: str, args: TensorBoardArgs, opts: pulumi.ResourceOptions | None = None):
+        args = TensorBoardArgs.checked(args, type(self), name)
         super().__init__("trainstack:workload:TensorBoard", name, None, opts)
         metadata = {"name": args.name, "namespace": args.namespace, "labels": labels(args)}
         k8s.apps.v1.Deployment(

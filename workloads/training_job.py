@@ -30,7 +30,8 @@ from typing import Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
-from trainstack.core import catalog
+from trainstack.components.args import Args, one_of
+from trainstack.core import catalog, rules
 from trainstack.components.options import child_options
 from trainstack.workloads.launchers.base import Launch
 from trainstack.workloads.pod import (
@@ -73,20 +74,25 @@ Controller = Literal["jobset", "job"]
 
 
 @dataclass(frozen=True)
-class Topology:
+class Topology(Args):
     """A Kueue Topology Aware Scheduling request: keep the pods within one domain of `level`,
     `required` or only `preferred`."""
 
     level: str
     mode: Literal["preferred", "required"] = "preferred"
 
+    # Kueue podset annotations kueue.x-k8s.io/podset-{required,preferred}-topology.
+    _checks = {"mode": one_of("preferred", "required")}
+
 
 @dataclass(frozen=True)
-class Dataset:
+class Dataset(Args):
     """Training data copied from Cloud Storage (`source`, a gs:// URI) to node-local `path`."""
 
     source: str
     path: str = "/data"
+
+    _checks = {"source": rules.GCS_URI, "path": rules.ABSOLUTE_PATH}
 
 
 def pod_hostname(name: str, controller: Controller, index: int) -> str:
@@ -103,7 +109,7 @@ def pod_hosts(name: str, controller: Controller, nodes: int) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class TrainingJobArgs:
+class TrainingJobArgs(Args):
     """One distributed training job.
 
     Attributes:
@@ -135,6 +141,24 @@ class TrainingJobArgs:
     Order it after what it needs (controllers, queue, claim, networks, node installers) with
     `opts.depends_on`.
     """
+
+    _checks = {
+        # The Job's headless Service is named like it: a DNS-1035 label.
+        "name": rules.DNS1035_NAME,
+        "namespace": rules.K8S_NAME,
+        "nodes": rules.POSITIVE,
+        "queue": rules.K8S_NAME,
+        "service_account": rules.K8S_NAME,
+        "claim_name": rules.K8S_NAME,
+        "mount_path": rules.ABSOLUTE_PATH,
+        "controller": one_of("jobset", "job"),
+        # JobSet failurePolicy.maxRestarts and Job backoffLimit are int32.
+        "max_restarts": rules.Bounds(0, rules.INT32_MAX, "a Kubernetes int32"),
+        "shared_memory": rules.QUANTITY,
+        "env": rules.env_names,
+        "secret_env": rules.env_names,
+        "priority_class": rules.K8S_NAME,
+    }
 
     name: str
     namespace: str
@@ -409,6 +433,7 @@ class TrainingJob(pulumi.ComponentResource):
     """
 
     def __init__(self, name: str, args: TrainingJobArgs, opts: pulumi.ResourceOptions | None = None):
+        args = TrainingJobArgs.checked(args, type(self), name)
         super().__init__("trainstack:workload:TrainingJob", name, None, opts)
         after = child_options(self, opts)
         files = [

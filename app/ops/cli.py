@@ -19,7 +19,7 @@ import click
 import yaml
 from trainstack.app.console import fail
 from trainstack.app.stacks import project_root, raw_stack_config, stack_names
-from trainstack.core.config import duration_seconds
+from trainstack.core.rules import duration_seconds
 from trainstack.core.errors import TrainstackError
 
 

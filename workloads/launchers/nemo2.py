@@ -10,7 +10,8 @@ dataset is NeMo's default for pretraining recipes.
 from __future__ import annotations
 
 from trainstack.core import catalog, memory
-from trainstack.core.config import Problem, WorkloadConfig, duration_seconds
+from trainstack.core.config import Problem, WorkloadConfig
+from trainstack.core.rules import duration_seconds
 from trainstack.workloads import supervisor
 from trainstack.workloads.launchers import resilient_script
 from trainstack.workloads.launchers.base import (

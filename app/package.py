@@ -1,0 +1,62 @@
+"""The public components as one Pulumi package, `trainstack`, for programs in any Pulumi language.
+
+`provider/` is the source-based plugin `pulumi package add` loads: its `__main__.py` hosts
+`COMPONENTS` with the SDK's `component_provider_host`, which infers the schema from the type
+annotations of each component's `args` and its annotated attributes (the outputs). The host passes
+the args as a dict; each component builds and checks its Args from it (`components.args`).
+
+Not in the package: `TrainingJob`, whose launch command and GPUDirect pod parts come from Python
+launchers and profiles (`workloads.launchers`, `workloads.profiles`), not from plain values.
+"""
+
+import inspect
+import typing
+from importlib.metadata import version
+from typing import Any
+
+import pulumi
+from trainstack import components, workloads
+
+NAME = "trainstack"
+
+COMPONENTS: list[type[pulumi.ComponentResource]] = [
+    getattr(module, name)
+    for module in (components, workloads)
+    for name in module.__all__
+    if isinstance(getattr(module, name), type) and issubclass(getattr(module, name), pulumi.ComponentResource)
+    and getattr(module, name) is not workloads.TrainingJob
+]
+
+
+def _classes(hint: Any) -> list[type]:
+    """The trainstack classes a type hint names (inside Optional, list, dict, Input...)."""
+    if isinstance(hint, type):
+        return [hint] if hint.__module__.startswith(f"{NAME}.") else []
+    return [c for arg in typing.get_args(hint) for c in _classes(arg)]
+
+
+def _resolve(obj: Any, seen: set[Any]) -> None:
+    """Evaluate `obj`'s string annotations (the modules use `from __future__ import
+    annotations`) in place, and those of the classes they name: the SDK's analyzer reads
+    `__annotations__` as they are."""
+    if obj in seen:
+        return
+    seen.add(obj)
+    obj.__annotations__ = inspect.get_annotations(obj, eval_str=True)
+    for hint in obj.__annotations__.values():
+        for cls in _classes(hint):
+            _resolve(cls, seen)
+
+
+def prepared() -> list[type[pulumi.ComponentResource]]:
+    """`COMPONENTS`, their constructors' and Args' annotations evaluated for the analyzer."""
+    seen: set[Any] = set()
+    for component in COMPONENTS:
+        _resolve(component, seen)
+        _resolve(component.__init__, seen)
+    return COMPONENTS
+
+
+def package_version() -> str:
+    """The installed distribution's version, the package's."""
+    return version(NAME)

@@ -1,0 +1,130 @@
+"""The base of every component's Args: built from the dataclass or from the plain dict the
+Pulumi component provider passes (`provider/`), and checked before any child registers.
+
+A field's rule comes from `trainstack.core.rules`, the same function the stack config's types
+call. Values not yet known (a `pulumi.Output`, an awaitable) are not checked; a plain value of an
+`Input` field is. A field typed `T | None` with a default other than None takes None (an input
+a caller leaves out) as that default.
+"""
+
+import dataclasses
+import inspect
+import types
+import typing
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar, Self
+
+import pulumi
+from trainstack.core import rules
+from trainstack.core.errors import ArgsError
+
+# A broken rule: the field's path (`flavors[0].nodes`), its value, and the rule.
+Problem = tuple[str, Any, str]
+
+
+@dataclass(frozen=True)
+class Each:
+    """A rule for every item of a list field (reported as `field[i]`)."""
+
+    rule: rules.Rule
+
+
+def one_of(*allowed: str) -> rules.Rule:
+    """A rule that the value is one of `allowed` (the schema types these fields as strings)."""
+
+    def rule(value: Any) -> str | None:
+        return None if value in allowed else f"must be one of {', '.join(allowed)}"
+
+    return rule
+
+
+def not_empty(value: Any) -> str | None:
+    """A list that needs at least one item."""
+    if not isinstance(value, list | tuple):
+        return "must be a list"
+    return None if value else "must not be empty"
+
+
+def _known(value: Any) -> bool:
+    return not isinstance(value, pulumi.Output) and not inspect.isawaitable(value)
+
+
+class Args:
+    """Mixed into each component's frozen Args dataclass. `_checks` maps a field to its rule,
+    `Each(rule)`, or a tuple of them; `_cross` yields the rules between fields, checked once
+    every field follows its own."""
+
+    _checks: ClassVar[dict[str, rules.Rule | Each | tuple[rules.Rule | Each, ...]]] = {}
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            if getattr(self, f.name) is None:
+                if f.default is not dataclasses.MISSING and f.default is not None:
+                    object.__setattr__(self, f.name, f.default)
+                elif f.default_factory is not dataclasses.MISSING:
+                    object.__setattr__(self, f.name, f.default_factory())
+
+    def _cross(self) -> Iterator[Problem]:
+        return iter(())
+
+    def problems(self, path: str = "") -> list[Problem]:
+        """Every broken rule of these Args and of the Args nested in them."""
+        found: list[Problem] = []
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            key, value = f"{path}{f.name}", getattr(self, f.name)
+            checks = self._checks.get(f.name, ())
+            for check in checks if isinstance(checks, tuple) else (checks,):
+                if isinstance(check, Each) and isinstance(value, list | tuple):
+                    found += [(f"{key}[{i}]", v, m) for i, v in enumerate(value) if _known(v) and (m := check.rule(v))]
+                elif not isinstance(check, Each) and value is not None and _known(value) and (message := check(value)):
+                    found.append((key, value, message))
+            if isinstance(value, Args):
+                found += value.problems(f"{key}.")
+            elif isinstance(value, list | tuple):
+                for i, item in enumerate(value):
+                    if isinstance(item, Args):
+                        found += item.problems(f"{key}[{i}].")
+        if not found:  # rules between fields read fields that follow their own rules
+            found = [(f"{path}{k}", v, m) for k, v, m in self._cross()]
+        return found
+
+    @classmethod
+    def checked(cls, args: "Self | dict[str, Any]", component: type, name: str) -> Self:
+        """`args` (or the dict of them) as this class, checked: one ArgsError names the component
+        and every broken rule. Called before the component registers anything."""
+        try:
+            built = _build(cls, args)
+        except (TypeError, ValueError) as exc:
+            raise ArgsError(component.__name__, name, [("args", args, str(exc))]) from None
+        problems = built.problems()
+        if problems:
+            raise ArgsError(component.__name__, name, problems)
+        return built
+
+
+def _build(typ: Any, value: Any) -> Any:
+    """`value` as `typ`: a dict becomes the Args (or plain dataclass) it describes, recursively;
+    a whole float an int (the engine sends every number as a float)."""
+    typ = _unwrap(typ)
+    if isinstance(value, dict) and dataclasses.is_dataclass(typ):
+        hints = inspect.get_annotations(typ, eval_str=True)
+        unknown = set(value) - {f.name for f in dataclasses.fields(typ)}
+        if unknown:
+            raise TypeError(f"{typ.__name__} has no field {', '.join(sorted(unknown))}")
+        return typ(**{k: _build(hints[k], v) for k, v in value.items()})
+    if isinstance(value, list) and typing.get_origin(typ) is list:
+        (item,) = typing.get_args(typ)
+        return [_build(item, v) for v in value]
+    if typ is int and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _unwrap(typ: Any) -> Any:
+    """The type inside `T | None`, else `typ`."""
+    if typing.get_origin(typ) in (typing.Union, types.UnionType):
+        members = [a for a in typing.get_args(typ) if a is not type(None)]
+        if len(members) == 1:
+            return members[0]
+    return typ

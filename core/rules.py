@@ -1,0 +1,335 @@
+"""The rules a value must follow, defined once: the stack config's pydantic types (core/config.py)
+and the components' Args checks (components/args.py) call these same functions.
+
+A rule returns None for a good value, else what is wrong with it (the message a user reads). Each
+cites its source beside it.
+"""
+
+import ipaddress
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from trainstack.core import catalog
+
+Rule = Callable[[Any], str | None]
+
+
+def pattern(regex: str, message: str, max_length: int | None = None) -> Rule:
+    """A rule that the whole text matches `regex` (and, given `max_length`, is at most that long)."""
+    compiled = re.compile(regex)
+
+    def rule(value: Any) -> str | None:
+        if not isinstance(value, str):
+            return "must be a string"
+        if max_length is not None and len(value) > max_length:
+            return f"must be at most {max_length} characters"
+        return None if compiled.fullmatch(value) else message
+
+    return rule
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """An inclusive range of integers and where it comes from."""
+
+    low: int | None
+    high: int | None
+    source: str
+
+    def __call__(self, value: Any) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            return "must be an integer"
+        if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
+            if self.high is None:
+                return f"must be at least {self.low} ({self.source})"
+            if self.low is None:
+                return f"must be at most {self.high} ({self.source})"
+            return f"must be between {self.low} and {self.high} ({self.source})"
+        return None
+
+
+# --- names -------------------------------------------------------------------------------------
+
+# Kubernetes object names: DNS-1123 labels
+# (kubernetes.io/docs/concepts/overview/working-with-objects/names/#dns-label-names).
+K8S_NAME = pattern(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", "must be a DNS-1123 label: lowercase letters, digits and '-'", 63)
+# DNS-1035 labels: a Service name and a GKE node pool name start with a letter (same page,
+# #rfc-1035-label-names).
+DNS1035_NAME = pattern(
+    r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a DNS-1035 label: a lowercase letter, then lowercase letters, digits and '-'", 63
+)
+# GCP resource names (RFC 1035; terraform-provider-google verify.ValidateGCEName).
+GCP_NAME = pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP resource name: a lowercase letter, then lowercase letters, digits and '-'", 63)
+# GKE cluster names: at most 40 characters (cloud.google.com/kubernetes-engine/docs/how-to/creating-a-regional-cluster).
+CLUSTER_NAME = pattern(
+    r"[a-z]([-a-z0-9]*[a-z0-9])?", "must start with a letter, use lowercase letters, digits and '-', and be at most 40 characters", 40
+)
+# terraform-provider-google verify.ValidateProjectID (cloud.google.com/resource-manager/docs/creating-managing-projects).
+PROJECT_ID = pattern(r"[a-z][a-z0-9-]{4,28}[a-z0-9]", "must be a GCP project ID: 6-30 lowercase letters, digits or '-'")
+# Compute Engine region and zone names (cloud.google.com/compute/docs/regions-zones).
+REGION_ID = pattern(r"[a-z]+-[a-z]+\d+", "must be a GCP region such as us-central1")
+ZONE_ID = pattern(r"[a-z]+-[a-z]+\d+-[a-z]", "must be a GCP zone such as us-central1-b")
+# A GKE location: a region (regional cluster) or a zone.
+LOCATION = pattern(r"[a-z]+-[a-z]+\d+(-[a-z])?", "must be a GCP region or zone such as us-central1 or us-central1-c")
+# Service account IDs (terraform-provider-google serviceaccount ValidateRFC1035Name(6, 30)).
+ACCOUNT_ID = pattern(r"[a-z]([-a-z0-9]{4,28}[a-z0-9])", "must be a service account ID: 6-30 lowercase letters, digits or '-', starting with a letter")
+# Filestore file share names (cloud.google.com/filestore/docs/reference/rest/v1/projects.locations.instances#FileShareConfig).
+SHARE_NAME = pattern(r"[a-z][a-z0-9_]{0,15}", "must be 1-16 lowercase letters, digits or '_', starting with a letter")
+# An environment variable name a shell and every runtime accept (a C identifier; POSIX.1-2017 8.1).
+ENV_NAME = pattern(r"[A-Za-z_][A-Za-z0-9_]*", "must be an environment variable name: letters, digits and '_', not starting with a digit")
+# Docker image tags (distribution/reference: [\w][\w.-]{0,127}).
+# An image tag by the grammar of github.com/distribution/reference (regexp.go): ASCII only.
+IMAGE_TAG_REGEX = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
+IMAGE_TAG = pattern(IMAGE_TAG_REGEX, "must be a valid image tag: up to 128 ASCII letters, digits, '_', '.' or '-', not starting with '.' or '-'")
+# Secret Manager secret IDs (cloud.google.com/secret-manager/docs/reference/rest/v1/projects.secrets/create).
+SECRET_ID = pattern(r"[A-Za-z0-9_-]{1,255}", "must be a Secret Manager secret ID: 1-255 letters, digits, '_' or '-'")
+# Artifact Registry repository IDs (cloud.google.com/artifact-registry/docs/repositories/create-repos).
+REPOSITORY_ID = pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a repository ID: a lowercase letter, then lowercase letters, digits and '-'", 63)
+# The machine types `gcloud builds submit --machine-type` accepts (Cloud Build BuildOptions.MachineType).
+CLOUD_BUILD_MACHINES = frozenset({"e2-medium", "e2-highcpu-8", "e2-highcpu-32", "n1-highcpu-8", "n1-highcpu-32"})
+
+
+def cloud_build_machine(value: Any) -> str | None:
+    """A machine type Cloud Build offers."""
+    return None if value in CLOUD_BUILD_MACHINES else f"is not a Cloud Build machine type; use one of {', '.join(sorted(CLOUD_BUILD_MACHINES))}"
+
+
+def accelerator(value: Any) -> str | None:
+    """A GKE accelerator type of a catalog machine (its `cloud.google.com/gke-accelerator` label)."""
+    known = sorted({m.accelerator for m in catalog.MACHINES.values()})
+    return None if value in known else f"must be one of {', '.join(known)}"
+
+
+# A path in a container (Kubernetes VolumeMount.mountPath is absolute).
+ABSOLUTE_PATH = pattern(r"/[^\s]*", "must be an absolute path")
+# Cloud Storage URIs (gs://<bucket>[/<object path>]).
+GCS_URI = pattern(r"gs://[a-z0-9][-a-z0-9_.]*[a-z0-9](/\S*)?", "must be a gs:// URI")
+
+
+def env_names(value: Any) -> str | None:
+    """Environment variable names as keys of a mapping (ENV_NAME each)."""
+    for key in value:
+        if message := ENV_NAME(key):
+            return f"key {key!r} {message}"
+    return None
+
+
+# Go durations as Kueue and the Kubernetes API parse them (pkg.go.dev/time#ParseDuration).
+DURATION = pattern(r"(?:\d+(?:\.\d+)?(?:h|m|s|ms))+", "must be a duration such as 90s, 10m or 1h30m")
+# Kubernetes resource quantities (kubernetes.io/docs/reference/kubernetes-api/common-definitions/quantity/).
+QUANTITY = pattern(r"\d+(\.\d+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?", "must be a Kubernetes quantity such as 500Gi")
+
+
+# GKE release channels (terraform-provider-google container release_channel.channel).
+RELEASE_CHANNEL_NAMES = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
+# A GKE minor version prefix, resolved with the container engine versions lookup (version_prefix).
+VERSION_PREFIX = pattern(r"1\.\d{2}\.", "must be a minor version prefix such as 1.33. (GKE picks the patch)")
+# GKE maintenance recurrences: RFC 5545 RRULEs (cloud.google.com/kubernetes-engine/docs/how-to/maintenance-windows-and-exclusions).
+RECURRENCE = pattern(r"FREQ=(DAILY|WEEKLY)(;BYDAY=[A-Z,]+)?", "must be an RFC 5545 rule such as FREQ=WEEKLY;BYDAY=SA,SU")
+
+
+def utc(value: str) -> datetime:
+    """An RFC 3339 UTC time as GKE maintenance policies write it."""
+    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ")
+
+
+def utc_time(value: Any) -> str | None:
+    """An RFC 3339 UTC time (GKE MaintenanceWindow.startTime/endTime)."""
+    try:
+        utc(value)
+    except (TypeError, ValueError):
+        return "must be an RFC 3339 UTC time such as 2026-01-03T03:00:00Z"
+    return None
+
+
+def window_length(start: str, end: str) -> str | None:
+    """A maintenance window of 4 to 24 hours (GKE needs at least 4 hours a recurring window)."""
+    hours = (utc(end) - utc(start)).total_seconds() / 3600
+    return None if 4 <= hours <= 24 else f"must be 4 to 24 hours after start (it is {hours:g} h): GKE needs at least 4 hours a window"
+
+
+def cidr(value: Any) -> str | None:
+    """An IPv4 network with a prefix length, on its prefix boundary (as GCP subnet and GKE
+    master ranges are; terraform-provider-google verify.ValidateIpCidrRange)."""
+    if not isinstance(value, str):
+        return "must be a string"
+    try:
+        ipaddress.IPv4Network(value, strict=True)
+    except ValueError as exc:
+        reason = "its host bits are set (not on a boundary of its prefix)" if "host bits" in str(exc) else "not an IPv4 network"
+        return f"must be an IPv4 CIDR block such as 10.0.0.0/20: {reason}"
+    if "/" not in value:
+        return "must be an IPv4 CIDR block with a prefix length, such as 10.0.0.0/20"
+    return None
+
+
+def master_cidr(value: Any) -> str | None:
+    """GKE private clusters take a /28 for the control plane (PrivateClusterConfig.masterIpv4CidrBlock)."""
+    return None if str(value).endswith("/28") else "must be a /28 (GKE's control plane range)"
+
+
+# GPU NIC subnets are consecutive /24s of one /16 (catalog.nic_networks; at most 9 NICs a machine).
+NIC_CIDR = pattern(r".*/16", "must be a /16; GPU NIC subnets are carved from it as /24s")
+
+
+def overlaps(ranges: dict[str, str]) -> Iterator[tuple[str, str, str]]:
+    """(key, value, rule) for each range that is not a network, or overlaps an earlier one (GCP
+    refuses overlapping primary and secondary ranges in a VPC)."""
+    nets: dict[str, ipaddress.IPv4Network] = {}
+    for key, value in ranges.items():
+        try:
+            nets[key] = ipaddress.IPv4Network(value)
+        except ValueError:
+            yield key, value, "is not a network address: host bits are set or an octet exceeds 255"
+    keys = list(nets)
+    for i, key in enumerate(keys):
+        for other in keys[:i]:
+            if nets[key].overlaps(nets[other]):
+                yield key, ranges[key], f"overlaps {other} ({ranges[other]})"
+
+
+def bucket_name(value: Any) -> str | None:
+    """Cloud Storage bucket naming rules (cloud.google.com/storage/docs/buckets#naming)."""
+    if not isinstance(value, str):
+        return "must be a string"
+    if not (3 <= len(value) <= 222 and re.fullmatch(r"[a-z0-9][-a-z0-9_.]*[a-z0-9]", value)):
+        return "must be a valid bucket name: 3-63 lowercase letters, digits, '-', '_' or '.' (up to 222 with dots), starting and ending with a letter or digit"
+    if max(len(part) for part in value.split(".")) > 63:
+        return "must be at most 63 characters, or, with dots, at most 63 between dots"
+    if re.search(r"\.\.|-\.|\.-", value):
+        return "must not hold two dots in a row or a dash next to a dot"
+    if value.startswith("goog") or "google" in value or "g00gle" in value:
+        return "must not begin with 'goog' or contain 'google' (Cloud Storage reserves them)"
+    if re.fullmatch(r"\d+\.\d+\.\d+\.\d+", value):
+        return "must not look like an IP address"
+    return None
+
+
+# Labels trainstack sets itself on every resource of a stack.
+MANAGED_BY = ("managed-by", "trainstack")
+STACK_LABEL = "trainstack-stack"
+EPHEMERAL = ("trainstack-ephemeral", "true")
+EXPIRES_LABEL = "trainstack-expires"
+RESERVED_LABELS = frozenset({MANAGED_BY[0], STACK_LABEL, EPHEMERAL[0], EXPIRES_LABEL})
+MAX_USER_LABELS = 64 - len(RESERVED_LABELS)  # GCP allows 64 labels a resource
+
+
+def labels(value: Any) -> str | None:
+    """A stack's own GCP labels: GCP's rules, and none of trainstack's reserved keys."""
+    return gcp_labels(value, RESERVED_LABELS, MAX_USER_LABELS)
+
+
+def gcp_labels(value: Any, reserved: frozenset[str] = frozenset(), limit: int = 64) -> str | None:
+    """GCP labels (cloud.google.com/compute/docs/labeling-resources#requirements): at most 64 a
+    resource, keys and values of lowercase letters, digits, '_' and '-'."""
+    if not isinstance(value, dict):
+        return "must be a mapping of label keys to values"
+    if len(value) > limit:
+        return f"at most {limit} labels: GCP allows 64 and trainstack sets 4" if reserved else f"at most {limit} labels (GCP's limit)"
+    for key, label in value.items():
+        if key in reserved:
+            return f"label '{key}' is trainstack's own (it marks what `trainstack reap` may delete)"
+        if not isinstance(key, str) or not re.fullmatch(r"[a-z][a-z0-9_-]{0,62}", key):
+            return f"label key '{key}' must start with a lowercase letter and hold at most 63 lowercase letters, digits, '_' or '-'"
+        if not isinstance(label, str) or not re.fullmatch(r"[a-z0-9_-]{0,63}", label):
+            return f"label value '{label}' may hold at most 63 lowercase letters, digits, '_' or '-'"
+    return None
+
+
+def gpu_machine(value: Any) -> str | None:
+    """A GPU machine type trainstack knows (core/catalog.py MACHINES)."""
+    return None if isinstance(value, str) and value in catalog.MACHINES else f"unknown GPU machine type; known: {', '.join(sorted(catalog.MACHINES))}"
+
+
+def cpu_machine(value: Any) -> str | None:
+    """A CPU machine type trainstack knows (core/catalog.py CPU_MACHINES)."""
+    return None if isinstance(value, str) and value in catalog.CPU_MACHINES else f"unknown CPU machine type; known: {', '.join(sorted(catalog.CPU_MACHINES))}"
+
+
+# --- numbers -----------------------------------------------------------------------------------
+
+INT32_MAX = 2**31 - 1  # Kubernetes integer fields are int32
+# GKE: at most 1000 nodes a node pool per zone (cloud.google.com/kubernetes-engine/quotas).
+NODE_COUNT = Bounds(0, 1000, "GKE allows at most 1000 nodes a pool per zone")
+AUTOSCALING_MAX = Bounds(1, 1000, "GKE allows at most 1000 nodes a pool per zone")
+CPU_NODE_COUNT = Bounds(1, 100, "a controller pool needs a node and trainstack caps it at 100")
+# Boot disks: GKE's node pool minimum is 10 GB; a GPU node's images and drivers need 100 GB;
+# a persistent disk is at most 64 TiB (cloud.google.com/compute/docs/disks#pdspecs).
+GPU_BOOT_DISK_GB = Bounds(100, 65536, "a GPU node's images need 100 GB; a persistent disk holds at most 64 TiB")
+CPU_BOOT_DISK_GB = Bounds(10, 65536, "GKE's minimum boot disk is 10 GB; a persistent disk holds at most 64 TiB")
+PD_SIZE_GB = Bounds(10, 65536, "a persistent disk holds 10 GB to 64 TiB")
+NON_NEGATIVE = Bounds(0, None, "a count")
+POSITIVE = Bounds(1, None, "a count of at least one")
+INT32 = Bounds(-INT32_MAX - 1, INT32_MAX, "a Kubernetes int32")
+# TCP ports (RFC 793; Kubernetes ContainerPort and the GCP firewall take 1-65535).
+PORT = Bounds(1, 65535, "a TCP port")
+
+
+FILESTORE_TIER_NAMES = tuple(catalog.FILESTORE_TIERS)
+# Tiers whose instances live in a zone; the others in a region (cloud.google.com/filestore/docs/service-tiers).
+ZONAL_FILESTORE_TIERS = frozenset({"BASIC_HDD", "BASIC_SSD", "ZONAL"})
+
+
+def duplicate(kind: str) -> str:
+    """Kubernetes object names are unique in their kind (and namespace)."""
+    return f"is already used by another {kind}"
+
+
+def duration_seconds(value: str) -> float:
+    """Seconds in a Go-style duration string such as `1h30m`."""
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+    return sum(float(n) * units[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", value))
+
+
+def positive_duration(value: Any) -> str | None:
+    """Kueue rejects a zero waitForPodsReady timeout (apis/config/v1beta2 validation)."""
+    return None if duration_seconds(str(value)) > 0 else "must be longer than 0s; Kueue rejects a zero timeout"
+
+
+def at_least(value: int, floor: int, floor_key: str) -> str | None:
+    """A maximum not below its base (Kueue requeuing backoff: backoffMaxSeconds >= backoffBaseSeconds)."""
+    return f"must be at least {floor_key} ({floor})" if value < floor else None
+
+
+def filestore_capacity(tier: str, capacity_gib: int) -> str | None:
+    """A Filestore tier's capacity range (core/catalog.py FILESTORE_TIERS, from
+    cloud.google.com/filestore/docs/service-tiers)."""
+    limits = catalog.FILESTORE_TIERS[tier]
+    if not limits.min_gib <= capacity_gib <= limits.max_gib:
+        return f"tier {tier} takes {limits.min_gib} to {limits.max_gib} GiB"
+    return None
+
+
+def filestore_location(tier: str, location: str) -> str | None:
+    """A zonal tier's instance takes a zone, the others a region."""
+    if tier in ZONAL_FILESTORE_TIERS:
+        return ZONE_ID(location) and f"tier {tier} is zonal: {ZONE_ID(location)}"
+    return REGION_ID(location) and f"tier {tier} is regional: {REGION_ID(location)}"
+
+
+def reservation(affinity: str, name: str | None, project: str | None) -> Iterator[tuple[str, Any, str]]:
+    """(key, value, rule) of a reservation affinity that GKE refuses: SPECIFIC_RESERVATION needs
+    the reservation's name, and the other affinities take none (NodeConfig.reservationAffinity)."""
+    if affinity == "specific" and not name:
+        yield "name", None, "affinity 'specific' needs the reservation's name"
+    if affinity != "specific" and (name or project):
+        yield "name", name or project, f"a reservation name is used only with affinity 'specific', not {affinity!r}"
+
+
+# Cloud Storage: a hierarchical namespace needs uniform bucket-level access (cloud.google.com/storage/docs/hns-overview).
+HNS_NEEDS_UNIFORM_ACCESS = "a hierarchical-namespace bucket needs uniform bucket-level access"
+
+
+def nodes_per_zone(node_count: int, zones: Sequence[str], key: str = "nodeCount") -> str | None:
+    """GKE sizes a pool per zone (NodePool.node_count is per zone), so the total divides evenly."""
+    if zones and node_count % len(zones):
+        return f"must be a multiple of the number of zones ({len(zones)}); GKE puts {key}/zones nodes in each zone"
+    return None
+
+
+def min_max(low: int, high: int, high_key: str = "maxNodes") -> str | None:
+    """A lower bound not above its upper bound (GKE rejects total_min_node_count > total_max_node_count)."""
+    return f"must not exceed {high_key} ({high})" if low > high else None

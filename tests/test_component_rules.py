@@ -1,0 +1,161 @@
+"""Args checked at the component boundary: each kind of rule, just inside and just outside its
+limit, on a component built under the mock engine. Outside, one ArgsError names the component
+(class and resource name), the field as the Args write it, the value and the rule, and nothing
+registers. The stack config and the components share each rule (core/rules.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pulumi
+import pytest
+from helpers import render_with
+from pydantic import ValidationError
+from trainstack.components import (
+    Autoscaling,
+    CheckpointBucket,
+    CheckpointBucketArgs,
+    CpuNodePool,
+    CpuNodePoolArgs,
+    FilestoreShare,
+    FilestoreShareArgs,
+    GkeCluster,
+    GkeClusterArgs,
+    GpuFlavor,
+    GpuNodePool,
+    GpuNodePoolArgs,
+    Kueue,
+    KueueArgs,
+    MaintenanceWindow,
+    NetworkRef,
+    NodeServiceAccount,
+    NodeServiceAccountArgs,
+    Reservation,
+    WaitForPodsReady,
+)
+from trainstack.core import rules
+from trainstack.core.config import GpuPoolConfig
+from trainstack.core.errors import ArgsError, TrainstackError
+from trainstack.workloads import ResiliencySupervisor, SupervisorArgs
+
+SA = "nodes@my-project.iam.gserviceaccount.com"
+ZONE = "us-central1-a"
+POOL = GpuNodePoolArgs(
+    project="my-project", location="us-central1", cluster="projects/my-project/locations/us-central1/clusters/c",
+    name="gpus", zones=[ZONE], machine_type="a3-megagpu-8g", service_account=SA, node_count=2,
+)
+CPU_POOL = CpuNodePoolArgs("my-project", "us-central1", "c", "cpu", [ZONE], "e2-standard-8", 2, SA)
+CLUSTER = GkeClusterArgs("my-project", "us-central1", "research", [ZONE], NetworkRef("vpc", "subnet", "pods", "services"), SA)
+KUEUE = KueueArgs("cq", "lq", "ml", [GpuFlavor("mega", "gpus", "a3-megagpu-8g", 2)])
+FILESTORE = FilestoreShareArgs("my-project", "fs", ZONE, "ZONAL", 1024, "share1", "vpc")
+SUPERVISOR = SupervisorArgs(jobset="hello", namespace="ml", project="my-project", cpu_pool="cpu", gpus_per_node=8, nodes=4, nodes_per_replica=2)
+
+
+def build(component: type, args: Any) -> tuple[ArgsError | None, list[str]]:
+    """Construct `component("res", args)` under the mock engine: the ArgsError it raised (or
+    None) and the types of everything registered."""
+    caught: list[ArgsError] = []
+
+    def body(ctx: Any) -> None:
+        try:
+            component("res", args)
+        except ArgsError as exc:
+            caught.append(exc)
+
+    rendered = render_with(body)
+    return (caught[0] if caught else None), [r.type for r in rendered.registrations if r.type != "pulumi:pulumi:Stack"]
+
+
+# (component, good Args, their changes just inside the limit, just outside it, the field, the rule)
+CASES = [
+    # a name pattern: GCP resource names (RFC 1035)
+    ("gcp-name", GpuNodePool, POOL, {"name": "a" * 63}, {"name": "a" * 64}, "name", "must be at most 63 characters"),
+    ("dns-label", GpuNodePool, POOL, {"name": "gpus-2"}, {"name": "2gpus"}, "name", "must be a DNS-1035 label"),
+    ("project-id", GpuNodePool, POOL, {"project": "abcdef"}, {"project": "abcde"}, "project", "must be a GCP project ID: 6-30 lowercase letters"),
+    ("cluster-name", GkeCluster, CLUSTER, {"name": "c" * 40}, {"name": "c" * 41}, "name", "must be at most 40 characters"),
+    ("account-id", NodeServiceAccount, NodeServiceAccountArgs("my-project", "nodes-1"), {"account_id": "node-1"}, {"account_id": "node1"}, "account_id", "must be a service account ID"),
+    # bounds with their source
+    ("node-count-max", GpuNodePool, POOL, {"node_count": 1000}, {"node_count": 1001}, "node_count", "must be between 0 and 1000 (GKE allows at most 1000 nodes a pool per zone)"),
+    ("node-count-min", GpuNodePool, POOL, {"node_count": 0}, {"node_count": -1}, "node_count", "must be between 0 and 1000"),
+    ("boot-disk", GpuNodePool, POOL, {"boot_disk_gb": 100}, {"boot_disk_gb": 99}, "boot_disk_gb", "must be between 100 and 65536"),
+    ("cpu-nodes", CpuNodePool, CPU_POOL, {"node_count": 100}, {"node_count": 101}, "node_count", "must be between 1 and 100"),
+    ("port", GkeCluster, CLUSTER, {"control_plane_ports": [65535]}, {"control_plane_ports": [65536]}, "control_plane_ports[0]", "must be between 1 and 65535 (a TCP port)"),
+    # a list that needs an item (the ZeroDivisionError of a pool without zones), and each item's rule
+    ("zones-not-empty", GpuNodePool, POOL, {"zones": [ZONE]}, {"zones": []}, "zones", "must not be empty"),
+    ("zones-each", GpuNodePool, POOL, {"zones": ["us-central1-b"]}, {"zones": ["us-central1"]}, "zones[0]", "must be a GCP zone such as us-central1-b"),
+    # CIDRs
+    ("cidr", GkeCluster, CLUSTER, {"master_ipv4_cidr": "172.16.0.16/28"}, {"master_ipv4_cidr": "172.16.0.17/28"}, "master_ipv4_cidr", "its host bits are set"),
+    ("cidr-prefix", GkeCluster, CLUSTER, {"master_ipv4_cidr": "172.16.0.16/28"}, {"master_ipv4_cidr": "172.16.0.0/27"}, "master_ipv4_cidr", "must be a /28"),
+    # one of a set
+    ("one-of", GpuNodePool, POOL, {"provisioning": "spot", "reservation": Reservation("none")}, {"provisioning": "preemptible"}, "provisioning", "must be one of on-demand, spot, flex-start"),
+    ("known-machine", GpuNodePool, POOL, {"machine_type": "a3-highgpu-8g"}, {"machine_type": "a3-highgpu-4g"}, "machine_type", "unknown GPU machine type; known: a2-highgpu-8g"),
+    ("bucket-name", CheckpointBucket, CheckpointBucketArgs("my-project", "abc", "us-central1"), {"name": "a" * 63}, {"name": "ab"}, "name", "must be a valid bucket name"),
+    ("labels", GpuNodePool, POOL, {"labels": {"team": "ml"}}, {"labels": {"Team": "ml"}}, "labels", "label key 'Team' must start with a lowercase letter"),
+    # rules between fields
+    ("min-max", GpuNodePool, POOL, {"node_count": None, "autoscaling": Autoscaling(2, 2)}, {"node_count": None, "autoscaling": Autoscaling(3, 2)}, "autoscaling.min_nodes", "must not exceed max_nodes (2)"),
+    ("exactly-one", GpuNodePool, POOL, {"node_count": 2}, {"node_count": None}, "node_count", "set exactly one of node_count (fixed size) and autoscaling"),
+    ("per-zone", GpuNodePool, POOL, {"zones": [ZONE, "us-central1-b"], "node_count": 4, "compact": False}, {"zones": [ZONE, "us-central1-b"], "node_count": 3, "compact": False}, "node_count", "must be a multiple of the number of zones (2)"),
+    ("capacity-by-tier", FilestoreShare, FILESTORE, {"capacity_gib": 1024}, {"capacity_gib": 1023}, "capacity_gib", "tier ZONAL takes 1024 to"),
+    ("window", GkeCluster, CLUSTER, {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T07:00:00Z", "FREQ=DAILY")},
+     {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T06:59:59Z", "FREQ=DAILY")}, "maintenance_window.end", "must be 4 to 24 hours after start"),
+    ("nested-item", Kueue, KUEUE, {"flavors": [GpuFlavor("mega", "gpus", "a3-megagpu-8g", 1000)]}, {"flavors": [GpuFlavor("mega", "gpus", "a3-megagpu-8g", 1001)]}, "flavors[0].nodes", "must be between 0 and 1000"),
+    ("duplicate", Kueue, KUEUE, {"flavors": [GpuFlavor("a", "gpus", "a3-megagpu-8g", 1), GpuFlavor("b", "gpus", "a3-megagpu-8g", 1)]},
+     {"flavors": [GpuFlavor("a", "gpus", "a3-megagpu-8g", 1), GpuFlavor("a", "gpus", "a3-megagpu-8g", 1)]}, "flavors[1].name", "is already used by another flavor"),
+    ("duration", Kueue, KUEUE, {"wait_for_pods_ready": WaitForPodsReady(timeout="1s")}, {"wait_for_pods_ready": WaitForPodsReady(timeout="0s")}, "wait_for_pods_ready.timeout", "must be longer than 0s"),
+    ("divides", ResiliencySupervisor, SUPERVISOR, {"nodes_per_replica": 4}, {"nodes_per_replica": 3}, "nodes_per_replica", "must divide nodes (4)"),
+]
+
+
+@pytest.mark.parametrize("component, args, inside, outside, field, rule", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_a_rule_just_inside_and_just_outside(component: type, args: Any, inside: dict[str, Any], outside: dict[str, Any], field: str, rule: str) -> None:
+    error, registered = build(component, dataclasses.replace(args, **inside))
+    assert error is None and registered, error
+
+    bad = dataclasses.replace(args, **outside)
+    error, registered = build(component, bad)
+    assert error is not None and registered == [], "refused before anything registers"
+    assert isinstance(error, TrainstackError) and (error.component, error.name) == (component.__name__, "res")
+    (problem,) = [p for p in error.problems if p[0] == field]
+    assert rule in problem[2]
+    assert f"{component.__name__} 'res' has" in str(error)
+    assert f"  - {field} = {problem[1]!r}: {problem[2]}" in str(error)
+
+
+def test_every_problem_is_in_the_one_error() -> None:
+    bad = dataclasses.replace(POOL, project="p", zones=[], node_count=-1, machine_type="a9", provisioning="free")
+    error, registered = build(GpuNodePool, bad)
+    assert registered == [] and error is not None
+    assert [p[0] for p in error.problems] == ["project", "zones", "machine_type", "node_count", "provisioning"]
+    assert str(error).startswith("GpuNodePool 'res' has 5 Args problems:\n  - project = 'p': must be a GCP project ID")
+
+
+def test_dict_args_are_checked_with_their_nested_paths() -> None:
+    args = {"cluster_queue": "cq", "local_queue": "lq", "namespace": "ml", "flavors": [{"name": "f", "node_pool": "gpus", "machine_type": "a3-megagpu-8g", "nodes": -2}]}
+    error, registered = build(Kueue, args)
+    assert registered == [] and error is not None and error.problems == [("flavors[0].nodes", -2, rules.NODE_COUNT(-2))]
+
+
+def test_outputs_are_checked_only_once_known() -> None:
+    """An Output's value is unknown at construction: the Args docstring says it is unchecked."""
+
+    def body(ctx: Any) -> None:
+        GkeCluster("res", dataclasses.replace(CLUSTER, node_service_account=pulumi.Output.from_input("not an email")))
+
+    assert render_with(body).registrations
+
+
+def test_config_and_component_share_the_rule_function() -> None:
+    """The same function decides for both paths: one message, word for word."""
+    with pytest.raises(ValidationError) as config_error:
+        GpuPoolConfig.model_validate({"name": "2gpus", "machineType": "a3-megagpu-8g", "nodeCount": 2})
+    error, _ = build(GpuNodePool, dataclasses.replace(POOL, name="2gpus"))
+    assert error is not None
+    message = rules.DNS1035_NAME("2gpus")
+    assert message and config_error.value.errors()[0]["msg"] == message
+    assert error.problems == [("name", "2gpus", message)]
+
+
+def test_a_value_of_the_wrong_type_is_a_clean_error() -> None:
+    error, registered = build(GpuNodePool, dataclasses.replace(POOL, node_count="3"))
+    assert registered == [] and error is not None and error.problems == [("node_count", "3", "must be an integer")]
