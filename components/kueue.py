@@ -40,6 +40,14 @@ GKE_TOPOLOGY_LEVELS = (
     "kubernetes.io/hostname",
 )
 GPU_RESOURCE = "nvidia.com/gpu"
+# GKE taints the nodes of a queued-provisioning pool with this (Cluster Toolkit gke-node-pool
+# main.tf: "GKE automatically applies the taint"); a queued flavor's pods tolerate it.
+QUEUED_TOLERATION = {"key": "cloud.google.com/gke-queued", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+# Kueue's ProvisioningRequest admission check controller and GKE's DWS provisioning class
+# (kueue v0.19.2 apis/kueue/v1beta2 ProvisioningRequestControllerName; GKE "Run a large-scale
+# workload with flex-start with queued provisioning").
+PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+QUEUED_PROVISIONING_CLASS = "queued-provisioning.gke.io"
 # Kueue integrations enabled. Each one puts Kueue's webhook in the path of creating that kind
 # (failurePolicy Fail), so only what trainstack submits: `pod`, `deployment` or `statefulset`
 # would make every pod or Deployment creation wait on the Kueue controller.
@@ -118,11 +126,23 @@ class GpuFlavor(Args):
     scaled up for one it cannot place, unless a ProvisioningRequest admission check provisions
     the nodes first."""
 
+    queued: bool | None = False
+    """The pool is a DWS queued-provisioning pool: jobs admitted on this flavor wait for a
+    ProvisioningRequest (an admission check on this flavor only) and tolerate the pool's taint."""
+    max_run_duration_s: int | None = None
+    """How long GKE keeps a queued pool's nodes (the ProvisioningRequest's `maxRunDurationSeconds`);
+    None: GKE's default (7 days)."""
+    queue: str | None = None
+    """The LocalQueue (and ClusterQueue of the same name) whose flavors this one is of; None: the
+    Kueue's main queue. One queue per machine type: a job is built for one machine."""
+
     _checks = {
         "name": rules.K8S_NAME,
         "node_pool": rules.DNS1035_NAME,
         "machine_type": rules.gpu_machine,
         "nodes": rules.NODE_COUNT,
+        "max_run_duration_s": rules.POSITIVE,
+        "queue": rules.K8S_NAME,
     }
 
     @property
@@ -132,6 +152,15 @@ class GpuFlavor(Args):
 
     def node_labels(self) -> dict[str, str]:
         return gpu_pool_selector(self.node_pool, self.machine)
+
+    def tolerations(self) -> list[dict[str, str]]:
+        """What Kueue adds to the pods it admits on this flavor."""
+        return [*gpu_tolerations(), *([QUEUED_TOLERATION] if self.queued else [])]
+
+    def check_name(self) -> str:
+        """The name of this flavor's ProvisioningRequestConfig and AdmissionCheck (cluster-wide,
+        as the flavor's own name is)."""
+        return f"{self.name}-provisioning"
 
     def quota(self) -> dict[str, int | str]:
         """Nominal quota: the whole pool at its largest (GPUs, vCPUs and memory of every node)."""
@@ -197,7 +226,19 @@ class KueueArgs(Args):
         "topology_levels": not_empty,
     }
 
+    def queues(self) -> list[tuple[str, str, list[GpuFlavor]]]:
+        """(ClusterQueue, LocalQueue, its flavors in the order Kueue tries them), the main queue first."""
+        found: dict[str | None, list[GpuFlavor]] = {None: []}
+        for flavor in self.flavors:
+            found.setdefault(flavor.queue if flavor.queue != self.local_queue else None, []).append(flavor)
+        return [(self.cluster_queue, self.local_queue, found[None]), *((q, q, fl) for q, fl in found.items() if q is not None)]
+
     def _cross(self) -> Iterator[Problem]:
+        if self.flavors and not self.queues()[0][2]:
+            yield "flavors", [f.name for f in self.flavors], f"none is of the main queue {self.local_queue}"
+        for cluster_queue, _, flavors in self.queues():
+            if len({f.machine_type for f in flavors}) > 1:
+                yield "flavors", [f.name for f in flavors], f"queue {cluster_queue} mixes machine types; give each machine type a queue of its own (GpuFlavor.queue)"
         # Kueue object names are unique: one ResourceFlavor and one WorkloadPriorityClass a name.
         for key, kind, items in (("flavors", "flavor", self.flavors), ("priority_classes", "priority class", self.priority_classes)):
             seen: set[str] = set()
@@ -272,7 +313,7 @@ def topology_object_name(args: KueueArgs) -> str:
 def flavor_spec(flavor: GpuFlavor, args: KueueArgs) -> dict[str, Any]:
     return {
         "nodeLabels": flavor.node_labels(),
-        "tolerations": list(gpu_tolerations()),  # added to admitted pods
+        "tolerations": flavor.tolerations(),  # added to admitted pods
         **({"topologyName": topology_object_name(args)} if flavor.topology_aware else {}),
     }
 
@@ -282,6 +323,44 @@ def flavor_object_name(flavor: GpuFlavor, args: KueueArgs) -> str:
     immutable (v0.19.2 CRD transition rules)."""
     spec = flavor_spec(flavor, args)
     return _content_name(flavor.name, {k: spec[k] for k in ("nodeLabels", "topologyName") if k in spec})
+
+
+def cluster_queue_spec(flavors: list[GpuFlavor], args: KueueArgs) -> dict[str, Any]:
+    """A ClusterQueue trying `flavors` in order (kueue.x-k8s.io/v1beta2 at v0.19.2)."""
+    spec: dict[str, Any] = {
+        "namespaceSelector": {},  # every namespace may have a LocalQueue pointing here
+        "queueingStrategy": "BestEffortFIFO",
+        # a job of a higher WorkloadPriorityClass may evict lower ones to be admitted
+        "preemption": {"withinClusterQueue": "LowerPriority"},
+        "resourceGroups": [{
+            "coveredResources": ["cpu", "memory", GPU_RESOURCE],
+            "flavors": [
+                {"name": flavor_object_name(flavor, args), "resources": [{"name": r, "nominalQuota": q} for r, q in flavor.quota().items()]}
+                for flavor in flavors
+            ],
+        }],
+    }
+    if len(flavors) > 1:
+        # A job that could be admitted on an earlier flavor only by borrowing or preempting moves
+        # on to the next flavor instead of waiting there (Kueue docs, concepts/cluster_queue
+        # "Flavor fungibility"; a flavor without room is always skipped).
+        spec["flavorFungibility"] = {"whenCanBorrow": "TryNextFlavor", "whenCanPreempt": "TryNextFlavor"}
+    queued = [f for f in flavors if f.queued]
+    if queued:
+        # The provisioning check on the queued flavors only (v1beta2 admissionChecksStrategy).
+        spec["admissionChecksStrategy"] = {
+            "admissionChecks": [{"name": f.check_name(), "onFlavors": [flavor_object_name(f, args)]} for f in queued]
+        }
+    return spec
+
+
+def provisioning_config_spec(flavor: GpuFlavor) -> dict[str, Any]:
+    """The ProvisioningRequestConfig of a queued flavor: GKE's queued-provisioning class, for the
+    pods that ask for GPUs (kueue v0.19.2 apis/kueue/v1beta2/provisioningrequestconfig_types.go)."""
+    spec: dict[str, Any] = {"provisioningClassName": QUEUED_PROVISIONING_CLASS, "managedResources": [GPU_RESOURCE]}
+    if flavor.max_run_duration_s is not None:
+        spec["parameters"] = {"maxRunDurationSeconds": str(flavor.max_run_duration_s)}
+    return spec
 
 
 class _TopLevelObject(pulumi.CustomResource):
@@ -336,31 +415,37 @@ class Kueue(pulumi.ComponentResource):
             )
             for flavor in args.flavors
         ]
-        self.cluster_queue = custom(
-            "cluster-queue", "ClusterQueue", metadata(args.cluster_queue),
-            {
-                "namespaceSelector": {},  # every namespace may have a LocalQueue pointing here
-                "queueingStrategy": "BestEffortFIFO",
-                # a job of a higher WorkloadPriorityClass may evict lower ones to be admitted
-                "preemption": {"withinClusterQueue": "LowerPriority"},
-                "resourceGroups": [{
-                    "coveredResources": ["cpu", "memory", GPU_RESOURCE],
-                    "flavors": [
-                        {"name": flavor_object_name(flavor, args), "resources": [{"name": r, "nominalQuota": q} for r, q in flavor.quota().items()]}
-                        for flavor in args.flavors
-                    ],
-                }],
-            },
-            *flavors,  # and so deleted before them: a flavor in use cannot be deleted
-        )
-        self.local_queue = custom(
-            "local-queue", "LocalQueue", metadata(args.local_queue, args.namespace),
-            {"clusterQueue": args.cluster_queue},
-            self.cluster_queue,
-            # Immutable (Kueue v0.19.2 CRD: `self == oldSelf`), and jobs name the queue: same name,
-            # so the old one goes first.
-            replace_on_changes=["spec.clusterQueue"], delete_before_replace=True,
-        )
+        checks = []
+        for flavor in (f for f in args.flavors if f.queued):
+            config = custom(
+                f"provisioning-{flavor.name}", "ProvisioningRequestConfig", metadata(flavor.check_name()), provisioning_config_spec(flavor)
+            )
+            checks.append(custom(
+                f"admission-check-{flavor.name}", "AdmissionCheck", metadata(flavor.check_name()),
+                {
+                    "controllerName": PROVISIONING_CONTROLLER,
+                    "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": flavor.check_name()},
+                },
+                config,
+                replace_on_changes=["spec.controllerName"],  # immutable (v0.19.2 CRD)
+            ))
+        queues = []
+        for i, (cluster_queue, local_queue, queue_flavors) in enumerate(args.queues()):
+            suffix = "" if i == 0 else f"-{local_queue}"
+            cq = custom(
+                f"cluster-queue{suffix}", "ClusterQueue", metadata(cluster_queue), cluster_queue_spec(queue_flavors, args),
+                *flavors, *checks,  # and so deleted before them: a flavor or check in use cannot be deleted
+            )
+            lq = custom(
+                f"local-queue{suffix}", "LocalQueue", metadata(local_queue, args.namespace),
+                {"clusterQueue": cluster_queue},
+                cq,
+                # Immutable (Kueue v0.19.2 CRD: `self == oldSelf`), and jobs name the queue: same
+                # name, so the old one goes first.
+                replace_on_changes=["spec.clusterQueue"], delete_before_replace=True,
+            )
+            queues += [cq, lq]
+        self.cluster_queue, self.local_queue = queues[0], queues[1]
         self.local_queue_name = args.local_queue
         priority_classes = [
             _TopLevelObject(
@@ -373,5 +458,5 @@ class Kueue(pulumi.ComponentResource):
             )
             for pc in args.priority_classes
         ]
-        self.objects: list[pulumi.Resource] = [*topology, *flavors, self.cluster_queue, self.local_queue, *priority_classes]
+        self.objects: list[pulumi.Resource] = [*topology, *flavors, *checks, *queues, *priority_classes]
         self.register_outputs({"localQueue": self.local_queue_name, "clusterQueue": args.cluster_queue})

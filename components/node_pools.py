@@ -193,8 +193,12 @@ class GpuNodePoolArgs(Args):
     reservation: Reservation | None = Reservation()
     """The reservation the nodes consume."""
     provisioning: str | None = "on-demand"
-    """`on-demand`, `spot`, or `flex-start` (Dynamic Workload Scheduler flex-start VMs,
-    obtained by the autoscaler when pods are pending)."""
+    """`on-demand`, `spot`, `flex-start` (Dynamic Workload Scheduler flex-start VMs, obtained
+    by the autoscaler when pods are pending) or `queued` (DWS queued provisioning: nodes only
+    through a ProvisioningRequest, all at once; Kueue's provisioning admission check makes it)."""
+    max_run_duration: str | None = None
+    """How long flex-start or queued VMs run before GKE reclaims them (a duration, at most 7
+    days); None: GKE's default (7 days)."""
     gpu_driver: str | None = "latest"
     """`default` or `latest` (GKE installs the driver), or `daemonset` (GKE installs none; the
     Kubernetes layer runs the installer DaemonSet)."""
@@ -217,7 +221,8 @@ class GpuNodePoolArgs(Args):
         "machine_type": rules.gpu_machine,
         "node_count": rules.NODE_COUNT,
         # GKE NodeConfig.Provisioning, node_config.spot/flex_start.
-        "provisioning": one_of("on-demand", "spot", "flex-start"),
+        "provisioning": one_of("on-demand", "spot", "flex-start", "queued"),
+        "max_run_duration": rules.DURATION,
         # GKE GPUDriverInstallationConfig.gpu_driver_version (DEFAULT, LATEST, INSTALLATION_DISABLED).
         "gpu_driver": one_of("default", "latest", "daemonset"),
         "boot_disk_gb": rules.GPU_BOOT_DISK_GB,
@@ -239,10 +244,14 @@ class GpuNodePoolArgs(Args):
         # GKE upgrade settings: maxSurge and maxUnavailable cannot both be 0.
         if self.max_surge == 0 and self.max_unavailable == 0:
             yield "max_unavailable", 0, "max_surge and max_unavailable cannot both be 0"
-        # GKE: flex-start VMs are obtained by the autoscaler and consume no reservation; spot VMs neither.
-        if self.provisioning == "flex-start" and self.autoscaling is None:
-            yield "autoscaling", None, "flex-start provisioning needs autoscaling"
-        if self.provisioning in ("spot", "flex-start") and self.reservation.affinity != "none":
+        # GKE: DWS VMs are obtained by the autoscaler and consume no reservation; spot VMs neither.
+        if self.provisioning in ("flex-start", "queued") and self.autoscaling is None:
+            yield "autoscaling", None, f"{self.provisioning} provisioning needs autoscaling"
+        placement = "compact" if self.compact else "none"
+        yield from (("provisioning", self.provisioning, m) for m in rules.queued_pool(self.provisioning, self.autoscaling and self.autoscaling.min_nodes, placement))
+        if self.max_run_duration is not None and (message := rules.max_run_duration(self.provisioning, self.max_run_duration)):
+            yield "max_run_duration", self.max_run_duration, message
+        if self.provisioning in ("spot", "flex-start", "queued") and self.reservation.affinity != "none":
             yield "reservation.affinity", self.reservation.affinity, f"{self.provisioning} nodes cannot consume a reservation; set affinity none"
         # A compact placement policy places nodes in one zone (GKE compact placement docs).
         if self.compact and len(set(self.zones)) > 1:
@@ -271,6 +280,7 @@ class GpuNodePool(pulumi.ComponentResource):
         machine = args.machine
         zones = sorted(set(args.zones))
         flex = args.provisioning == "flex-start"
+        queued = args.provisioning == "queued"
         autoscaled = args.autoscaling is not None
         node_config = gcp.container.NodePoolNodeConfigArgs(
             machine_type=machine.name,
@@ -296,7 +306,10 @@ class GpuNodePool(pulumi.ComponentResource):
             resource_labels=dict(args.labels),
             reservation_affinity=args.reservation.args(),
             spot=True if args.provisioning == "spot" else None,
-            flex_start=True if flex else None,
+            # GKE's queued-provisioning pools take flex-start VMs too (GKE docs, provisioningrequest:
+            # "add the --flex-start and --enable-queued-provisioning flags").
+            flex_start=True if flex or queued else None,
+            max_run_duration=args.max_run_duration and f"{int(rules.duration_seconds(args.max_run_duration))}s",
             service_account=args.service_account,
             oauth_scopes=[CLOUD_PLATFORM_SCOPE],
             workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
@@ -319,7 +332,7 @@ class GpuNodePool(pulumi.ComponentResource):
                 total_max_node_count=args.autoscaling.max_nodes,
                 # ANY lets the autoscaler take whatever capacity exists (required by flex-start;
                 # best for reservations and spot); BALANCED spreads on-demand nodes over zones.
-                location_policy="ANY" if flex or args.provisioning == "spot" or args.reservation.affinity != "none" else "BALANCED",
+                location_policy="ANY" if flex or queued or args.provisioning == "spot" or args.reservation.affinity != "none" else "BALANCED",
             )
             if args.autoscaling
             else None,
@@ -334,7 +347,11 @@ class GpuNodePool(pulumi.ComponentResource):
             else None,
             placement_policy=gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT") if args.compact else None,
             # Flex-start VMs are not repaired in place (GKE requires auto-repair off for them).
-            management=gcp.container.NodePoolManagementArgs(auto_repair=not flex, auto_upgrade=True),
+            # DWS VMs are not repaired in place (GKE requires auto-repair off for them); queued
+            # nodes run their request's duration, not upgraded under it (Cluster Toolkit's
+            # dws-flex-start-queued-provisioning example: "auto_upgrade: false # queued provisioning requirement").
+            management=gcp.container.NodePoolManagementArgs(auto_repair=not (flex or queued), auto_upgrade=not queued),
+            queued_provisioning=gcp.container.NodePoolQueuedProvisioningArgs(enabled=True) if queued else None,
             upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(
                 strategy="SURGE", max_surge=args.max_surge, max_unavailable=args.max_unavailable
             ),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from types import UnionType
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import (
@@ -313,7 +314,8 @@ CpuMachineName = Annotated[str, _rule(rules.cpu_machine)]
 
 
 class GpuPoolConfig(Section):
-    """`trainstack:gpuPool`: the GPU node pool. Size is `nodeCount` or `autoscaling`."""
+    """A GPU node pool (`trainstack:gpuPool`, or an item of `trainstack:gpuPools`). Size is
+    `nodeCount` or `autoscaling`; capacity is `reservation` and `provisioning`."""
 
     name: Dns1035Name = "gpu-pool"
     machine_type: GpuMachineName
@@ -323,7 +325,12 @@ class GpuPoolConfig(Section):
     # auto: compact where GKE allows it (see `compact`); compact: insist; none: no policy.
     placement: Literal["auto", "compact", "none"] = "auto"
     reservation: Reservation = Reservation()
-    provisioning: Literal["on-demand", "spot", "flex-start"] = "on-demand"
+    # on-demand, spot, DWS flex-start (VMs when the autoscaler finds capacity, at most 7 days),
+    # or DWS queued provisioning (flex-start VMs obtained all at once through a Kueue
+    # ProvisioningRequest admission check).
+    provisioning: Literal["on-demand", "spot", "flex-start", "queued"] = "on-demand"
+    # How long flex-start / queued VMs run before GKE reclaims them (at most 7 days).
+    max_run_duration: Duration | None = None
     gpu_driver: Literal["default", "latest", "daemonset"] = "latest"
     boot_disk_gb: Annotated[int, _bounded(rules.GPU_BOOT_DISK_GB)] = GPU_BOOT_DISK_GB
     upgrade: UpgradeSettings = UpgradeSettings()
@@ -344,6 +351,7 @@ class GpuPoolConfig(Section):
             machine is not None
             and machine.compact_placement
             and self.reservation.affinity != "specific"
+            and self.provisioning != "queued"
             and (self.provisioning != "flex-start" or machine.compact_with_flex_start)
             and (self.zones is None or len(self.zones) == 1)
         )
@@ -355,6 +363,11 @@ class GpuPoolConfig(Section):
         labels the nodes with every topology level (catalog `topology_labels`), on a pool of
         fixed size (an autoscaled pool has no nodes to place a job on until its pods ask)."""
         return self.machine.topology_labels and self.autoscaling is None
+
+    @property
+    def dws(self) -> bool:
+        """Whether the pool's VMs come from the Dynamic Workload Scheduler (flex-start or queued)."""
+        return self.provisioning in ("flex-start", "queued")
 
     @property
     def max_nodes(self) -> int:
@@ -381,18 +394,21 @@ class GpuPoolConfig(Section):
                 problems.append(
                     (("placement",), "compact", "a specific reservation is placed by its own deployment (dense/compact); GKE rejects a placement policy with it here: use placement auto or none")
                 )
-        if self.provisioning == "flex-start" and self.reservation.affinity != "none":
+        if self.dws and self.reservation.affinity != "none":
             problems.append(
-                (("reservation", "affinity"), self.reservation.affinity, "flex-start capacity cannot consume a reservation; set affinity: none")
+                (("reservation", "affinity"), self.reservation.affinity, f"{self.provisioning} capacity cannot consume a reservation; set affinity: none")
             )
+        problems += [(("provisioning",), self.provisioning, m) for m in rules.queued_pool(self.provisioning, self.autoscaling and self.autoscaling.min_nodes, self.placement)]
+        if self.max_run_duration is not None and (message := rules.max_run_duration(self.provisioning, self.max_run_duration)):
+            problems.append((("maxRunDuration",), self.max_run_duration, message))
         if machine and machine.rdma_subnets and self.zones is not None and len(self.zones) != 1:
             problems.append((("zones",), self.zones, f"{machine.name} needs exactly one zone: its RDMA VPC is bound to one zone's RoCE profile"))
         if self.node_count and self.zones and rules.nodes_per_zone(self.node_count, self.zones):
             problems.append((("nodeCount",), self.node_count, rules.nodes_per_zone(self.node_count, self.zones)))
         if self.provisioning == "spot" and self.reservation.affinity != "none":
             problems.append((("reservation", "affinity"), self.reservation.affinity, "spot nodes cannot consume a reservation; set affinity: none"))
-        if self.provisioning == "flex-start" and self.autoscaling is None:
-            problems.append((("autoscaling",), None, "flex-start provisioning needs autoscaling"))
+        if self.dws and self.autoscaling is None:
+            problems.append((("autoscaling",), None, f"{self.provisioning} provisioning needs autoscaling"))
         if self.node_count is not None and self.node_count > 0 and self.upgrade.max_unavailable >= self.node_count > 1:
             problems.append(
                 (("upgrade", "maxUnavailable"), self.upgrade.max_unavailable, f"must be less than nodeCount ({self.node_count}) so an upgrade never takes the whole pool down")
@@ -741,6 +757,9 @@ class WorkloadConfig(Section):
     run_id: K8sName | None = None
     # A cap on the run's wall time (the resilient NeMo 2.0 script's --max-runtime).
     max_runtime: Duration = "24h"
+    # The LocalQueue the job is submitted to, which picks the machine it runs on (one queue per
+    # GPU machine type); default: the first pool's.
+    queue: K8sName | None = None
     # A WorkloadPriorityClass of the platform's Kueue (label kueue.x-k8s.io/priority-class).
     priority_class: K8sName | None = None
     # How model states and activations are held (None: the framework's default, see its launcher):
@@ -833,7 +852,10 @@ class StackConfig(BaseModel):
     zone: ZoneId = Field(alias="gcp:zone")
     cluster: ClusterConfig = Field(alias="trainstack:cluster")
     network: NetworkConfig = Field(NetworkConfig(), alias="trainstack:network")
-    gpu_pool: GpuPoolConfig = Field(alias="trainstack:gpuPool")
+    # One GPU pool (`trainstack:gpuPool`) or several (`trainstack:gpuPools`, in the order Kueue
+    # tries them): exactly one of the two keys.
+    single_pool: GpuPoolConfig | None = Field(None, alias="trainstack:gpuPool")
+    pool_list: Annotated[list[GpuPoolConfig], Field(min_length=1, max_length=rules.MAX_FLAVORS)] | None = Field(None, alias="trainstack:gpuPools")
     cpu_pool: CpuPoolConfig = Field(CpuPoolConfig(), alias="trainstack:cpuPool")
     storage: StorageConfig = Field(alias="trainstack:storage")
     image: ImageConfig = Field(alias="trainstack:image")
@@ -851,10 +873,14 @@ class StackConfig(BaseModel):
     def _problems(self) -> Iterator[Problem]:
         if not self.zone.startswith(self.region + "-"):
             yield ("gcp:zone",), self.zone, f"must be a zone of gcp:region ({self.region})"
-        for section, zones in (("trainstack:gpuPool", self.gpu_pool.zones), ("trainstack:cpuPool", self.cpu_pool.zones)):
+        if (self.single_pool is None) == (self.pool_list is None):
+            yield ("trainstack:gpuPool",), None, "set exactly one of trainstack:gpuPool (one pool) and trainstack:gpuPools (a list)"
+            return
+        yield from self._pool_problems()
+        for section, zones in (*((self.pool_key(i), p.zones) for i, p in enumerate(self.pools)), (("trainstack:cpuPool",), self.cpu_pool.zones)):
             for i, zone in enumerate(zones or []):
                 if not zone.startswith(self.region + "-"):
-                    yield (section, "zones", i), zone, f"must be a zone of gcp:region ({self.region})"
+                    yield (*section, "zones", i), zone, f"must be a zone of gcp:region ({self.region})"
         if self.cpu_pool.zones is None and self.cpu_pool.node_count % len(self.gpu_zones):
             yield (
                 ("trainstack:cpuPool", "nodeCount"),
@@ -876,17 +902,19 @@ class StackConfig(BaseModel):
                     f"a hierarchical-namespace bucket must be in the cluster's region ({self.region})",
                 )
         if self.workload is not None:
-            pool = "trainstack:gpuPool"
+            queue = self.queue_of(self.workload.queue)
+            if queue is None:
+                yield ("trainstack:workload", "queue"), self.workload.queue, f"is not a queue of this stack ({', '.join(q.local_queue for q in self.queues)})"
+                return
+            pool = key_path(self.pool_key(self.pools.index(queue.pools[0])))
+            first = queue.pools[0]
             topology = (
-                f"{self.gpu_pool.machine_type} nodes carry no GKE topology labels"
-                if not self.gpu_pool.machine.topology_labels
+                f"{first.machine_type} nodes carry no GKE topology labels"
+                if not first.machine.topology_labels
                 else f"{pool}.autoscaling: an autoscaled pool has no nodes to place on"
             )
             sources = {"nodes": pool, "machine": f"{pool}.machineType", "storage": "trainstack:storage.kind", "topology": topology}
-            pool_config = self.gpu_pool
-            yield from workload_problems(
-                self.workload, pool_config.machine, pool_config.max_nodes, self.storage.kind, pool_config.topology_aware, sources
-            )
+            yield from workload_problems(self.workload, queue.machine, queue.max_nodes, self.storage.kind, queue.topology_aware, sources)
             yield from priority_problems(self.workload, [pc.name for pc in self.kueue.priority_classes], "trainstack:kueue.priorityClasses")
 
     # Derived values components read, so no caller recomputes them.
@@ -896,9 +924,68 @@ class StackConfig(BaseModel):
         """Where workloads run: the workload's namespace, or `default` on a platform-only stack."""
         return self.workload.namespace if self.workload else "default"
 
+    def _pool_problems(self) -> Iterator[Problem]:
+        """Rules between the GPU pools: names, NIC families, driver installers, queues."""
+        seen: dict[str, int] = {}
+        for i, pool in enumerate(self.pools):
+            if pool.name in seen or pool.name == self.cpu_pool.name:
+                yield (*self.pool_key(i), "name"), pool.name, "must differ from every other node pool's name"
+            seen.setdefault(pool.name, i)
+        nic_machines = sorted({p.machine_type for p in self.pools if p.machine_type in catalog.MACHINES and p.machine.extra_nics})
+        if len(nic_machines) > 1:
+            yield ("trainstack:gpuPools",), nic_machines, "pools of one machine with extra GPU NICs per cluster: each family's NIC VPCs would share names and ranges"
+        drivers = sorted({p.machine.accelerator for p in self.pools if p.gpu_driver == "daemonset" and p.machine_type in catalog.MACHINES})
+        if len(drivers) > 1:
+            yield ("trainstack:gpuPools",), drivers, "gpuDriver daemonset on one accelerator per cluster: the installer DaemonSet is one per cluster"
+        names = [q.local_queue for q in self.queues]
+        for name in {n for n in names if names.count(n) > 1}:
+            yield ("trainstack:kueue", "localQueue"), name, "two machine types would share this queue; each machine type has a queue of its own (set trainstack:kueue.localQueue)"
+
+    def pool_key(self, index: int) -> tuple[str | int, ...]:
+        """Where pool `index` is in the stack file, as the user wrote it."""
+        return ("trainstack:gpuPool",) if self.single_pool is not None else ("trainstack:gpuPools", index)
+
+    @property
+    def pools(self) -> list[GpuPoolConfig]:
+        """The GPU pools, in the order Kueue tries them."""
+        return [self.single_pool] if self.single_pool is not None else list(self.pool_list or [])
+
+    @property
+    def gpu_pool(self) -> GpuPoolConfig:
+        """The first GPU pool: where the NFS disk, the NIC VPCs' zone and the default queue follow."""
+        return self.pools[0]
+
+    @property
+    def queues(self) -> list[Queue]:
+        """One Kueue queue per GPU machine type, in the order of its first pool: the first takes
+        `trainstack:kueue.localQueue`/`clusterQueue`, the others their machine's default name."""
+        by_machine: dict[str, list[GpuPoolConfig]] = {}
+        for pool in self.pools:
+            by_machine.setdefault(pool.machine_type, []).append(pool)
+        out = []
+        for i, pools in enumerate(by_machine.values()):
+            local = self.local_queue if i == 0 else pools[0].machine.default_queue
+            out.append(Queue(local, self.cluster_queue if i == 0 else local, pools))
+        return out
+
+    @property
+    def job_queue(self) -> Queue:
+        """The queue this stack's job is submitted to (`trainstack:workload.queue`; the first
+        queue on a platform stack or by default). Validation refuses an unknown name."""
+        return self.queue_of(self.workload.queue if self.workload else None) or self.queues[0]
+
+    def queue_of(self, name: str | None) -> Queue | None:
+        """The queue named `name` (None: the first)."""
+        return self.queues[0] if name is None else next((q for q in self.queues if q.local_queue == name), None)
+
     @property
     def gpu_zones(self) -> list[str]:
         return self.gpu_pool.zones or [self.zone]
+
+    @property
+    def all_gpu_zones(self) -> list[str]:
+        """Every zone of every GPU pool, each once, in order."""
+        return list(dict.fromkeys(z for p in self.pools for z in (p.zones or [self.zone])))
 
     @property
     def cpu_zones(self) -> list[str]:
@@ -911,6 +998,30 @@ class StackConfig(BaseModel):
     @property
     def cluster_queue(self) -> str:
         return self.kueue.cluster_queue or self.local_queue
+
+
+@dataclass(frozen=True)
+class Queue:
+    """A Kueue queue of the stack: its names, and the GPU pools (one machine type) it tries in order."""
+
+    local_queue: str
+    cluster_queue: str
+    pools: list[GpuPoolConfig]
+
+    @property
+    def machine(self) -> catalog.Machine:
+        return self.pools[0].machine
+
+    @property
+    def max_nodes(self) -> int:
+        """The most nodes one job can have: Kueue admits a job's pods on one flavor (pool)."""
+        return max(p.max_nodes for p in self.pools)
+
+    @property
+    def topology_aware(self) -> bool:
+        """Topology Aware Scheduling only where every pool has it: a job that asks for a
+        topology is never admitted on a flavor without one."""
+        return all(p.topology_aware for p in self.pools)
 
 
 def priority_problems(workload: WorkloadConfig, known: list[str], source: str) -> Iterator[Problem]:

@@ -72,7 +72,7 @@ class StackContext:
     def machine(self) -> catalog.Machine:
         """The GPU pool's machine: this stack's, or its platform's."""
         if isinstance(self.config, StackConfig):
-            return self.config.gpu_pool.machine
+            return self.config.job_queue.machine
         assert self.contract is not None
         return catalog.machine(self.contract.gpu_machine_type)
 
@@ -80,7 +80,7 @@ class StackContext:
     def gpu_nodes(self) -> int:
         """The GPU pool's largest size: this stack's, or its platform's."""
         if isinstance(self.config, StackConfig):
-            return self.config.gpu_pool.max_nodes
+            return self.config.job_queue.max_nodes
         assert self.contract is not None
         return self.contract.gpu_nodes
 
@@ -95,7 +95,7 @@ class StackContext:
     @property
     def local_queue(self) -> str:
         if isinstance(self.config, StackConfig):
-            return self.config.local_queue
+            return self.config.job_queue.local_queue
         assert self.contract is not None
         return self.contract.local_queue
 

@@ -253,6 +253,9 @@ def cpu_machine(value: Any) -> str | None:
 
 INT32_MAX = 2**31 - 1  # Kubernetes integer fields are int32
 # GKE: at most 1000 nodes a node pool per zone (cloud.google.com/kubernetes-engine/quotas).
+# A ClusterQueue resource group holds at most 64 flavors (Kueue v0.19.2 CRD clusterqueues
+# spec.resourceGroups[].flavors maxItems): one per GPU pool of a queue.
+MAX_FLAVORS = 64
 NODE_COUNT = Bounds(0, 1000, "GKE allows at most 1000 nodes a pool per zone")
 AUTOSCALING_MAX = Bounds(1, 1000, "GKE allows at most 1000 nodes a pool per zone")
 CPU_NODE_COUNT = Bounds(1, 100, "a controller pool needs a node and trainstack caps it at 100")
@@ -276,6 +279,36 @@ ZONAL_FILESTORE_TIERS = frozenset({"BASIC_HDD", "BASIC_SSD", "ZONAL"})
 def duplicate(kind: str) -> str:
     """Kubernetes object names are unique in their kind (and namespace)."""
     return f"is already used by another {kind}"
+
+
+# DWS flex-start VMs run at most 7 days (cloud.google.com/kubernetes-engine/docs/concepts/dws;
+# terraform-provider-google node_config max_run_duration, e.g. "604800s").
+MAX_RUN_DURATION_S = 7 * 24 * 3600
+
+
+def max_run_duration(provisioning: str, value: str) -> str | None:
+    """A pool's `maxRunDuration`: only for DWS capacity, and at most 7 days."""
+    if provisioning not in ("flex-start", "queued"):
+        return f"applies only to flex-start or queued provisioning, not {provisioning}"
+    if duration_seconds(value) > MAX_RUN_DURATION_S:
+        return f"must be at most 7 days ({MAX_RUN_DURATION_S}s): GKE reclaims DWS VMs by then"
+    return None
+
+
+def queued_pool(provisioning: str, min_nodes: int | None, placement: str) -> list[str]:
+    """What a DWS queued-provisioning pool needs beside its setting: autoscaling from 0 (GKE's
+    `--enable-queued-provisioning --num-nodes=0`, cloud.google.com/kubernetes-engine/docs/how-to/
+    provisioningrequest; Cluster Toolkit gke-node-pool main.tf precondition "autoscaling_total_min_nodes
+    should be 0") and no compact placement for GPUs (same file: "placement_policy cannot be COMPACT
+    when enable_queued_provisioning is true, unless using TPUs")."""
+    if provisioning != "queued":
+        return []
+    found = []
+    if min_nodes not in (None, 0):
+        found.append(f"queued provisioning needs autoscaling.minNodes 0, not {min_nodes}: nodes come only through a ProvisioningRequest")
+    if placement == "compact":
+        found.append("queued provisioning takes no compact placement policy on GPU machines; use placement auto or none")
+    return found
 
 
 def duration_seconds(value: str) -> float:

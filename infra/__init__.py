@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from trainstack.components.k8s_provider import ACCELERATOR_LABEL
 from trainstack.core import contract
 from trainstack.core.config import ImageConfig, Problem, WorkloadStackConfig
 from trainstack.core.context import StackContext
@@ -27,16 +28,20 @@ def build(ctx: StackContext) -> Platform:
     terms = contract.of_platform(
         config, kube.claim_name, gcp_layer.bucket_name, gcp_layer.image_registry, gcp_layer.cluster.identity
     )
-    pool = config.gpu_pool
+    queue = config.job_queue
+    pool = queue.pools[0]
+    first = gcp_layer.gpu_pools[config.pools.index(pool)]
     return Platform(
         project=config.project,
-        zone=config.gpu_zones[0],
+        zone=(pool.zones or [config.zone])[0],
         machine=pool.machine,
         gpu_pool=pool.name,
-        gpu_nodes=pool.max_nodes,
+        gpu_nodes=queue.max_nodes,
         cpu_pool=config.cpu_pool.name,
-        node_selector=gcp_layer.gpu_pool.node_selector,
-        tolerations=gcp_layer.gpu_pool.tolerations,
+        # One pool: its selector. Several: the machine's alone; Kueue adds the pool of the flavor
+        # it admits the job on (the flavor's nodeLabels), so the job never pins a pool itself.
+        node_selector=first.node_selector if len(queue.pools) == 1 else {ACCELERATOR_LABEL: pool.machine.accelerator},
+        tolerations=first.tolerations,
         storage_kind=config.storage.kind,
         mount_path=config.storage.mount_path,
         kubernetes=kube,

@@ -177,23 +177,23 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
         )
         network = primary.ref
 
-    pool = config.gpu_pool
-    machine = pool.machine
-    nics = catalog.nic_networks(machine, config.network.gpu_nic_cidr)
+    # The GPU machine with extra NICs (validation allows one such machine a cluster), and its first pool's zone.
+    nic_pool = next((p for p in config.pools if p.machine.extra_nics), None)
+    nics = catalog.nic_networks(nic_pool.machine, config.network.gpu_nic_cidr) if nic_pool else []
     nic_nets = (
         GpuNicNetworks(
             "gpu-nics",
             GpuNicNetworksArgs(
                 project=project,
                 region=region,
-                zone=config.gpu_zones[0],
+                zone=(nic_pool.zones or [config.zone])[0],
                 name_prefix=config.cluster.name,
-                machine_type=machine.name,
+                machine_type=nic_pool.machine_type,
                 nic_cidr=config.network.gpu_nic_cidr,
             ),
             opts=pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE)),
         )
-        if nics
+        if nic_pool
         else None
     )
 
@@ -214,7 +214,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
             project=project,
             location=region,
             name=cluster_config.name,
-            node_locations=[*config.gpu_zones, *config.cpu_zones],
+            node_locations=[*config.all_gpu_zones, *config.cpu_zones],
             network=network,
             node_service_account=node_account.email,
             release_channel=cluster_config.release_channel,
@@ -236,30 +236,34 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
         opts=pulumi.ResourceOptions(depends_on=services.need(apis.CONTAINER, apis.COMPUTE, apis.LOGGING, apis.MONITORING)),
     )
 
-    gpu_pool = GpuNodePool(
-        "gpu-pool",
-        GpuNodePoolArgs(
-            project=project,
-            location=region,
-            cluster=cluster.cluster_id,
-            name=pool.name,
-            zones=config.gpu_zones,
-            machine_type=machine.name,
-            service_account=node_account.email,
-            node_count=pool.node_count,
-            autoscaling=Autoscaling(pool.autoscaling.min_nodes, pool.autoscaling.max_nodes) if pool.autoscaling else None,
-            compact=pool.compact,
-            reservation=Reservation(pool.reservation.affinity, pool.reservation.name, pool.reservation.project),
-            provisioning=pool.provisioning,
-            gpu_driver=pool.gpu_driver,
-            boot_disk_gb=pool.boot_disk_gb,
-            max_surge=pool.upgrade.max_surge,
-            max_unavailable=pool.upgrade.max_unavailable,
-            extra_networks=[ExtraNetwork(vpc, subnet) for _, vpc, subnet in nic_nets.networks] if nic_nets else [],
-            labels=labels,
-        ),
-        opts=pulumi.ResourceOptions(depends_on=[node_account, *services.need(apis.CONTAINER)]),
-    )
+    gpu_pools = [
+        GpuNodePool(
+            "gpu-pool" if i == 0 else f"gpu-pool-{pool.name}",
+            GpuNodePoolArgs(
+                project=project,
+                location=region,
+                cluster=cluster.cluster_id,
+                name=pool.name,
+                zones=pool.zones or [config.zone],
+                machine_type=pool.machine_type,
+                service_account=node_account.email,
+                node_count=pool.node_count,
+                autoscaling=Autoscaling(pool.autoscaling.min_nodes, pool.autoscaling.max_nodes) if pool.autoscaling else None,
+                compact=pool.compact,
+                reservation=Reservation(pool.reservation.affinity, pool.reservation.name, pool.reservation.project),
+                provisioning=pool.provisioning,
+                max_run_duration=pool.max_run_duration,
+                gpu_driver=pool.gpu_driver,
+                boot_disk_gb=pool.boot_disk_gb,
+                max_surge=pool.upgrade.max_surge,
+                max_unavailable=pool.upgrade.max_unavailable,
+                extra_networks=[ExtraNetwork(vpc, subnet) for _, vpc, subnet in nic_nets.networks] if nic_nets and pool.machine.extra_nics else [],
+                labels=labels,
+            ),
+            opts=pulumi.ResourceOptions(depends_on=[node_account, *services.need(apis.CONTAINER)]),
+        )
+        for i, pool in enumerate(config.pools)
+    ]
     cpu_pool = CpuNodePool(
         "cpu-pool",
         CpuNodePoolArgs(
@@ -283,8 +287,8 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
         "getCredentials": f"gcloud container clusters get-credentials {cluster_config.name} --region {region} --project {project}",
         # A secret: authenticates through gke-gcloud-auth-plugin; `trainstack bench` runs kubectl with it.
         KUBECONFIG_OUTPUT: cluster.kubeconfig,
-        "gpuNodes": pool.max_nodes,
-        "gpus": pool.max_nodes * machine.gpus_per_node,
+        "gpuNodes": sum(p.max_nodes for p in config.pools),
+        "gpus": sum(p.max_nodes * p.machine.gpus_per_node for p in config.pools),
     }
     storage = config.storage
     bucket = filestore = nfs = None
@@ -353,8 +357,8 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
 
     return GcpPlatform(
         cluster=cluster,
-        gpu_pool=gpu_pool,
-        node_pools=[gpu_pool, cpu_pool],
+        gpu_pools=gpu_pools,
+        node_pools=[*gpu_pools, cpu_pool],
         cpu_pool=cpu_pool,
         nic_networks=nic_nets.networks if nic_nets else [],
         image=image,

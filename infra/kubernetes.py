@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pulumi
 
-from trainstack.core import catalog
+from trainstack.core import catalog, rules
 from trainstack.components.gpudirect_installers import (
     NODE_INSTALLED,
     GpuDirectInstallers,
@@ -45,22 +45,35 @@ def controller_placement(config: StackConfig) -> Placement:
     return Placement(node_selector={NODE_POOL_LABEL: config.cpu_pool.name})
 
 
-def gpu_flavor(config: StackConfig) -> GpuFlavor:
-    """The Kueue flavor of the stack's GPU pool."""
-    pool = config.gpu_pool
-    return GpuFlavor(name=pool.name, node_pool=pool.name, machine_type=pool.machine_type, nodes=pool.max_nodes, topology_aware=pool.topology_aware)
+def gpu_flavors(config: StackConfig) -> list[GpuFlavor]:
+    """The Kueue flavors of the stack's GPU pools, queue by queue, each queue's in config order."""
+    first = config.queues[0].local_queue
+    return [
+        GpuFlavor(
+            name=pool.name,
+            node_pool=pool.name,
+            machine_type=pool.machine_type,
+            nodes=pool.max_nodes,
+            topology_aware=pool.topology_aware,
+            queued=pool.provisioning == "queued",
+            max_run_duration_s=int(rules.duration_seconds(pool.max_run_duration)) if pool.max_run_duration else None,
+            queue=None if queue.local_queue == first else queue.local_queue,
+        )
+        for queue in config.queues
+        for pool in queue.pools
+    ]
 
 
 def kueue_args(
-    kueue: KueueConfig, flavor: GpuFlavor, local_queue: str, cluster_queue: str, namespace: pulumi.Input[str], placement: Placement
+    kueue: KueueConfig, flavors: list[GpuFlavor], local_queue: str, cluster_queue: str, namespace: pulumi.Input[str], placement: Placement
 ) -> KueueArgs:
-    """Kueue's arguments from `trainstack:kueue`, the GPU pool's flavor and the queue names."""
+    """Kueue's arguments from `trainstack:kueue`, the GPU pools' flavors and the main queue's names."""
     wait = kueue.wait_for_pods_ready
     return KueueArgs(
         cluster_queue=cluster_queue,
         local_queue=local_queue,
         namespace=namespace,
-        flavors=[flavor],
+        flavors=flavors,
         topology_name=kueue.topology_name,
         wait_for_pods_ready=WaitForPodsReady(
             timeout=wait.timeout,
@@ -138,7 +151,7 @@ def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform) -> Kubernete
     jobset = JobSet("jobset", JobSetArgs(placement=placement), opts=on_controller_nodes)
     kueue = Kueue(
         "kueue",
-        kueue_args(config.kueue, gpu_flavor(config), config.local_queue, config.cluster_queue, identity.namespace, placement),
+        kueue_args(config.kueue, gpu_flavors(config), config.local_queue, config.cluster_queue, identity.namespace, placement),
         opts=on_controller_nodes,
     )
     storage = _storage(config, gcp, identity.namespace, placement, on_cluster, controller_nodes)
@@ -160,25 +173,31 @@ def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform) -> Kubernete
     # Node installers wait for the GPU pool: a DaemonSet is ready once it runs on every node,
     # so a job that waits for them starts on nodes that have their plugin and driver.
     on_gpu_nodes = pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(depends_on=list(gcp.node_pools)))
-    machine = config.gpu_pool.machine
+    # One installer set per machine type with a node-installed GPUDirect stack, selecting that
+    # machine's accelerator; the job waits only for its own machine's.
+    queue = config.job_queue
     node_setup: list[pulumi.Resource] = []
-    if machine.gpudirect in NODE_INSTALLED:
-        installers = GpuDirectInstallers("gpudirect", GpuDirectInstallersArgs(machine.name), opts=on_gpu_nodes)
-        node_setup += installers.daemonsets
-    if config.gpu_pool.gpu_driver == "daemonset":
-        driver = NvidiaDriverInstaller("nvidia-driver", NvidiaDriverInstallerArgs(machine.accelerator), opts=on_gpu_nodes)
-        node_setup.append(driver.daemonset)
+    machines = list(dict.fromkeys(p.machine_type for p in config.pools))
+    for i, machine_type in enumerate(m for m in machines if catalog.machine(m).gpudirect in NODE_INSTALLED):
+        installers = GpuDirectInstallers("gpudirect" if i == 0 else f"gpudirect-{machine_type}", GpuDirectInstallersArgs(machine_type), opts=on_gpu_nodes)
+        if machine_type == queue.machine.name:
+            node_setup += installers.daemonsets
+    driven = next((p for p in config.pools if p.gpu_driver == "daemonset"), None)  # one accelerator a cluster (validated)
+    if driven is not None:
+        driver = NvidiaDriverInstaller("nvidia-driver", NvidiaDriverInstallerArgs(driven.machine.accelerator), opts=on_gpu_nodes)
+        if driven.machine.accelerator == queue.machine.accelerator:
+            node_setup.append(driver.daemonset)
 
     return KubernetesPlatform(
         provider=provider,
         namespace=config.workload_namespace,
         service_account=ctx.workload_service_account,
-        local_queue=config.local_queue,
+        local_queue=queue.local_queue,
         claim_name=storage.claim_name,
-        nics=[nic for nic, _, _ in gcp.nic_networks],
+        nics=[nic for nic, _, _ in gcp.nic_networks] if queue.machine.extra_nics else [],
         ready=ready,
         node_setup=node_setup,
-        topology_aware=config.gpu_pool.topology_aware,
+        topology_aware=queue.topology_aware,
         outputs={
             "localQueue": config.local_queue,
             "clusterQueue": config.cluster_queue,

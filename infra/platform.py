@@ -22,7 +22,7 @@ class GcpPlatform:
 
     Attributes:
         cluster: the GKE cluster component (its `provider` reaches the cluster).
-        gpu_pool: the GPU node pool component (its `node_selector` and `tolerations`).
+        gpu_pools: the GPU node pool components, in config order (their `node_selector` and `tolerations`).
         node_pools: the GPU and CPU node pools (Kubernetes objects that need nodes wait on them).
         cpu_pool: the CPU pool the controllers run on; Kubernetes objects placed there wait
             for it alone, not for a GPU pool that may take long to fill.
@@ -36,7 +36,7 @@ class GcpPlatform:
     """
 
     cluster: GkeCluster
-    gpu_pool: GpuNodePool
+    gpu_pools: list[GpuNodePool]
     node_pools: list[pulumi.Resource]
     cpu_pool: pulumi.Resource
     nic_networks: list[tuple[NicNetwork, pulumi.Output[str], pulumi.Output[str]]]

@@ -87,7 +87,7 @@ def build(ctx: StackContext, config: WorkloadStackConfig) -> Platform:
     machine = catalog.machine(terms.gpu_machine_type)
     if existing is not None and existing.install_kueue:
         flavor = GpuFlavor(terms.gpu_pool, terms.gpu_pool, machine.name, terms.gpu_nodes, terms.topology_aware)
-        args = kueue_args(KueueConfig(), flavor, terms.local_queue, terms.cluster_queue, terms.namespace, placement)
+        args = kueue_args(KueueConfig(), [flavor], terms.local_queue, terms.cluster_queue, terms.namespace, placement)
         ready += Kueue("kueue", args, opts=on_cluster).objects
     kube = KubernetesPlatform(
         provider=provider,

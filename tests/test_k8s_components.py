@@ -11,6 +11,7 @@ import pytest
 import yaml
 from helpers import of_type, one, render_with
 from trainstack.core import catalog
+from trainstack.core.errors import ArgsError
 from trainstack.app.schemas.validate import validate_object
 from trainstack.components.gpudirect_installers import (
     GpuDirectInstallers,
@@ -100,8 +101,9 @@ def _render_kueue(args: KueueArgs):
     return render_with(body)
 
 
-def test_one_flavor_per_gpu_pool_in_one_cluster_queue() -> None:
-    flavors = [GpuFlavor("a3-ultra", "ultra-pool", ULTRA.name, 4), GpuFlavor("a3-mega", "mega-pool", MEGA.name, 2)]
+def test_one_flavor_per_gpu_pool_and_one_cluster_queue_per_machine_type() -> None:
+    """A job is built for one machine: two machine types get a ClusterQueue (and LocalQueue) each."""
+    flavors = [GpuFlavor("a3-ultra", "ultra-pool", ULTRA.name, 4), GpuFlavor("a3-mega", "mega-pool", MEGA.name, 2, queue="a3-mega")]
     rendered = _render_kueue(_args(flavors=flavors))
     names = {r.name.removeprefix("kueue-flavor-"): r for r in of_type(rendered, f"{KUEUE}:ResourceFlavor")}
     assert set(names) == {"a3-ultra", "a3-mega"}
@@ -110,16 +112,25 @@ def test_one_flavor_per_gpu_pool_in_one_cluster_queue() -> None:
         "cloud.google.com/gke-accelerator": "nvidia-h100-mega-80gb",
         "cloud.google.com/gke-nodepool": "mega-pool",
     }
-    queue = one(rendered, f"{KUEUE}:ClusterQueue")
-    quotas = {f["name"]: {r["name"]: r["nominalQuota"] for r in f["resources"]} for f in queue.inputs["spec"]["resourceGroups"][0]["flavors"]}
+    queues = {r.inputs["metadata"]["name"]: r for r in of_type(rendered, f"{KUEUE}:ClusterQueue")}
     flavor_name = {n: r.inputs["metadata"]["name"] for n, r in names.items()}
-    assert quotas[flavor_name["a3-ultra"]]["nvidia.com/gpu"] == 32 and quotas[flavor_name["a3-mega"]]["nvidia.com/gpu"] == 16
-    for flavor in names.values():
-        assert flavor.urn in queue.dependencies
+    for queue_name, flavor, gpus in (("gpus", "a3-ultra", 32), ("a3-mega", "a3-mega", 16)):
+        (group,) = queues[queue_name].inputs["spec"]["resourceGroups"]
+        assert [(f["name"], {r["name"]: r["nominalQuota"] for r in f["resources"]}["nvidia.com/gpu"]) for f in group["flavors"]] == [(flavor_name[flavor], gpus)]
+        assert names[flavor].urn in queues[queue_name].dependencies
+        assert "flavorFungibility" not in queues[queue_name].inputs["spec"]  # one flavor: nothing to fall back to
+    local = {r.inputs["metadata"]["name"]: r.inputs["spec"]["clusterQueue"] for r in of_type(rendered, f"{KUEUE}:LocalQueue")}
+    assert local == {"team": "gpus", "a3-mega": "a3-mega"}
     for reg in rendered.registrations:
         if reg.custom and reg.type.startswith(KUEUE):
             assert validate_object(reg.inputs) == []
     assert not of_type(rendered, f"{KUEUE}:WorkloadPriorityClass")  # none asked for
+
+
+def test_one_cluster_queue_never_mixes_machine_types() -> None:
+    flavors = [GpuFlavor("a3-ultra", "ultra-pool", ULTRA.name, 4), GpuFlavor("a3-mega", "mega-pool", MEGA.name, 2)]
+    with pytest.raises(ArgsError, match="mixes machine types"):
+        _render_kueue(_args(flavors=flavors))
 
 
 def test_component_passes_its_depends_on_to_every_child() -> None:

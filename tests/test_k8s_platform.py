@@ -87,7 +87,7 @@ def _stand_in_gcp(ctx: Any, pools: dict[str, str]) -> GcpPlatform:
     )
     return GcpPlatform(
         cluster=SimpleNamespace(provider=provider),  # type: ignore[arg-type]  # the layer reads only the provider
-        gpu_pool=SimpleNamespace(),  # type: ignore[arg-type]
+        gpu_pools=[SimpleNamespace()],  # type: ignore[list-item]
         node_pools=[gpu_pool, cpu_pool],
         nic_networks=[
             (nic, pulumi.Output.from_input(ctx.physical_name(f"{nic.name}-net")), pulumi.Output.from_input(ctx.physical_name(f"{nic.name}-sub")))
