@@ -37,7 +37,14 @@ def check(stack: str, config: StackConfig | WorkloadStackConfig, root: Path, pla
         else:
             assert ref.existing_cluster is not None
             terms = contract.of_existing(ref.existing_cluster)
-        problems += contract.workload_stack_problems(config, terms)
+        narrowed = contract.for_queue(terms, config.workload.queue)
+        if narrowed is None:
+            problems.append(
+                (("trainstack:workload", "queue"), config.workload.queue, f"is not a queue of the platform ({', '.join(contract.queues(terms))})")
+            )
+        else:
+            terms = narrowed
+            problems += contract.workload_stack_problems(config, terms)
     ctx = StackContext(stack, config, root, contract=terms)
     if config.workload is not None and (terms is None or config.workload.nodes <= terms.gpu_nodes):
         # A job its pool cannot hold is refused for that alone: nothing more that scales with nodes.

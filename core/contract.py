@@ -3,7 +3,8 @@
 Every platform stack exports one output, `platform` (this contract, versioned), and the secret
 `kubeconfig`. A workload stack reads them through a StackReference (or, on a cluster trainstack
 did not make, from its own config) and checks its workload against them before it registers a
-resource. Version history: 1, the first.
+resource. Version history: 1, the first (`pools`, every GPU pool with its queue, added
+without a version change: a contract without it describes one pool).
 """
 
 from __future__ import annotations
@@ -52,6 +53,10 @@ class Contract:
         cluster_identity: the cluster instance (`GkeCluster.identity`); a workload stack's
             Kubernetes provider follows it. Absent from contracts of older platform stacks.
         priority_classes: the names of the platform's Kueue WorkloadPriorityClasses.
+        pools: every GPU pool, in the order its queue tries them: `name`, `machineType`, `zone`,
+            `nodes` (largest size), `queue` and `clusterQueue`, `topologyAware`, `provisioning`
+            and `reservation` (affinity). The flat GPU fields above describe the first queue's
+            first pool. Absent from contracts of older platform stacks (one pool).
     """
 
     project: str
@@ -76,6 +81,7 @@ class Contract:
     image_registry: Any = None
     cluster_identity: Any = None
     priority_classes: Any = None
+    pools: Any = None
 
     def to_output(self) -> dict[str, Any]:
         # Not dataclasses.asdict: it deep-copies, and a platform's bucket or registry is an Output.
@@ -127,7 +133,53 @@ def of_platform(config: StackConfig, claim: str, bucket: Any, registry: Any, clu
         image_registry=registry,
         cluster_identity=cluster_identity,
         priority_classes=[pc.name for pc in config.kueue.priority_classes],
+        pools=[
+            {
+                "name": p.name,
+                "machineType": p.machine_type,
+                "zone": (p.zones or [config.zone])[0],
+                "nodes": p.max_nodes,
+                "queue": queue.local_queue,
+                "clusterQueue": queue.cluster_queue,
+                "topologyAware": p.topology_aware,
+                "provisioning": p.provisioning,
+                "reservation": p.reservation.affinity,
+            }
+            for queue in config.queues
+            for p in queue.pools
+        ],
     )
+
+
+def for_queue(terms: Contract, queue: str | None) -> Contract | None:
+    """The contract as a job on `queue` sees it (None: the platform's default queue): the flat
+    GPU fields become that queue's machine, first pool, largest pool and Topology Aware
+    Scheduling (only where every pool has it), and `pools` its pools. None: no such queue."""
+    name = queue or terms.local_queue
+    if not terms.pools:
+        return terms if name == terms.local_queue else None
+    pools = [p for p in terms.pools if p["queue"] == name]
+    if not pools:
+        return None
+    first = pools[0]
+    machine = catalog.machine(first["machineType"])
+    return replace(
+        terms,
+        zone=first["zone"],
+        gpu_machine_type=first["machineType"],
+        gpu_pool=first["name"],
+        gpu_nodes=max(int(p["nodes"]) for p in pools),
+        topology_aware=all(p["topologyAware"] for p in pools),
+        local_queue=name,
+        cluster_queue=first["clusterQueue"],
+        network_names=terms.network_names if machine.extra_nics else [],
+        pools=pools,
+    )
+
+
+def queues(terms: Contract) -> list[str]:
+    """The LocalQueues of the platform, in order."""
+    return list(dict.fromkeys(p["queue"] for p in terms.pools)) if terms.pools else [terms.local_queue]
 
 
 def of_existing(cluster: ExistingCluster) -> Contract:

@@ -15,7 +15,7 @@ from trainstack.core import catalog, contract
 from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
 from trainstack.components.gke_cluster import cluster_identity, kubeconfig
 from trainstack.components.jobset import JobSet, JobSetArgs
-from trainstack.components.k8s_provider import NODE_POOL_LABEL, ClusterProviderArgs, Placement, cluster_provider
+from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABEL, ClusterProviderArgs, Placement, cluster_provider
 from trainstack.components.kueue import GpuFlavor, Kueue
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
 from trainstack.core.config import KueueConfig, WorkloadStackConfig
@@ -114,7 +114,9 @@ def build(ctx: StackContext, config: WorkloadStackConfig) -> Platform:
         gpu_pool=terms.gpu_pool,
         gpu_nodes=terms.gpu_nodes,
         cpu_pool=terms.cpu_pool,
-        node_selector=gpu_pool_selector(terms.gpu_pool, machine),
+        # One pool: its selector. Several behind the queue: the machine's alone; Kueue adds the
+        # pool of the flavor it admits the job on.
+        node_selector=gpu_pool_selector(terms.gpu_pool, machine) if len(terms.pools or [terms.gpu_pool]) == 1 else {ACCELERATOR_LABEL: machine.accelerator},
         tolerations=gpu_tolerations(),
         storage_kind=terms.storage_kind,
         mount_path=terms.mount_path,
