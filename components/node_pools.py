@@ -121,7 +121,7 @@ class Reservation(Args):
     """The owner project of a shared reservation, else None."""
 
     # terraform-provider-google container node_config reservation_affinity.consume_reservation_type.
-    _checks = {"affinity": one_of("none", "any", "specific"), "project": rules.PROJECT_ID}
+    _checks = {"affinity": one_of("none", "any", "specific"), "name": rules.RESERVATION_NAME, "project": rules.PROJECT_ID}
 
     def _cross(self) -> Iterator[Problem]:
         yield from rules.reservation(self.affinity, self.name, self.project)

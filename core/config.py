@@ -283,7 +283,9 @@ class Reservation(Section):
     """Which Compute Engine reservation the pool consumes."""
 
     affinity: Literal["none", "any", "specific"] = "any"
-    name: GcpName | None = None
+    # A reservation (also a calendar-mode one, consumed the same way once it starts), or one of its
+    # blocks: `<reservation>/reservationBlocks/<block>`.
+    name: Annotated[str, _rule(rules.RESERVATION_NAME)] | None = None
     project: ProjectId | None = None  # a shared reservation's owner project
 
     @model_validator(mode="after")

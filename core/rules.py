@@ -343,6 +343,17 @@ def filestore_location(tier: str, location: str) -> str | None:
     return REGION_ID(location) and f"tier {tier} is regional: {REGION_ID(location)}"
 
 
+# A specific reservation, optionally one of its blocks and sub-blocks: GKE's
+# compute.googleapis.com/reservation-name value `<reservation>[/reservationBlocks/<block>
+# [/reservationSubBlocks/<sub-block>]]` (Cluster Toolkit 1047080 modules/compute/gke-node-pool/
+# reservation_definitions.tf; xpk 367c838 src/xpk/core/reservation.py), each part a GCE name.
+_GCE = r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?"
+RESERVATION_NAME = pattern(
+    rf"{_GCE}(/reservationBlocks/{_GCE}(/reservationSubBlocks/{_GCE})?)?",
+    "must be a reservation name, optionally with /reservationBlocks/<block> (and /reservationSubBlocks/<sub-block>), each a GCP resource name",
+)
+
+
 def reservation(affinity: str, name: str | None, project: str | None) -> Iterator[tuple[str, Any, str]]:
     """(key, value, rule) of a reservation affinity that GKE refuses: SPECIFIC_RESERVATION needs
     the reservation's name, and the other affinities take none (NodeConfig.reservationAffinity)."""

@@ -29,7 +29,7 @@ REFUSED = [
     ({"trainstack:network": {"subnetCidr": "10.0.0.0/33"}}, "trainstack:network.subnetCidr = '10.0.0.0/33': must be an IPv4 CIDR block"),
     ({"trainstack:network": {"subnetCidr": "999.1.1.1/32"}}, "trainstack:network.subnetCidr = '999.1.1.1/32': must be an IPv4 CIDR block"),
     ({"trainstack:cluster": {"masterIpv4Cidr": "172.16.0.33/28"}}, "its host bits are set"),
-    ({"trainstack:gpuPool": {"reservation": {"name": "-x"}}}, "trainstack:gpuPool.reservation.name = '-x': must be a GCP resource name"),
+    ({"trainstack:gpuPool": {"reservation": {"name": "-x"}}}, "trainstack:gpuPool.reservation.name = '-x': must be a reservation name, optionally with /reservationBlocks/<block>"),
     ({"trainstack:storage": {"bucket": {"name": "goog-data"}}}, "must not begin with 'goog' or contain 'google'"),
     ({"trainstack:storage": {"bucket": {"name": "my-google-data"}}}, "must not begin with 'goog' or contain 'google'"),
     ({"trainstack:storage": {"bucket": {"name": "10.0.0.1"}}}, "must not look like an IP address"),

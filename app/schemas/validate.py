@@ -89,6 +89,12 @@ def crd_for(api_version: str, kind: str) -> dict[str, Any] | None:
     return _crds().get((group, kind))
 
 
+def _python_pattern(pattern: str) -> str:
+    """A CRD's (Go RE2) pattern as Python reads it: RE2 takes a flag group after `^` (Kueue's
+    AdmissionCheck names: `^(?i)[a-z]...`), Python only at the start, where it means the same."""
+    return "(?i)^" + pattern[len("^(?i)"):] if pattern.startswith("^(?i)") else pattern
+
+
 def _strict(node: dict[str, Any], structural: bool = True) -> dict[str, Any]:
     """Translate an OpenAPI v3 CRD schema node to JSON Schema that rejects unknown fields.
 
@@ -96,6 +102,8 @@ def _strict(node: dict[str, Any], structural: bool = True) -> dict[str, Any]:
     constraints, so they must not reject fields the structural schema declares.
     """
     out = {key: node[key] for key in _SAME_IN_JSON_SCHEMA if key in node}
+    if "pattern" in out:
+        out["pattern"] = _python_pattern(out["pattern"])
     for bound in ("minimum", "maximum"):  # OpenAPI v3.0's boolean exclusiveMinimum/Maximum
         exclusive = f"exclusive{bound.capitalize()}"
         if node.get(exclusive) is True and bound in out:
