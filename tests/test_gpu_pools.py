@@ -15,11 +15,13 @@ Sources of the rules (cited beside each in core/rules.py and components/):
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import raw_config, render
 from trainstack.app.plan.plan import render as plan_of
+from trainstack.app.plan.report import describe
 from trainstack.app.schemas.validate import validate_object
 from trainstack.app.stacks import raw_stack_config
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABEL
@@ -251,3 +253,18 @@ def test_the_contract_carries_the_pools_and_a_job_sees_its_queue(platform: dict[
     job["trainstack:workload"] = {**job["trainstack:workload"], "queue": "a3-mega", "nodes": 64}
     with pytest.raises(ConfigError, match="trainstack:workload.nodes = 64"):
         plan_of(JOB, job)
+
+
+def test_cost_speaks_per_pool_and_flags_spot_and_dws_as_upper_bounds() -> None:
+    """The catalog has no spot or DWS price (they vary by region and day): those pools are priced
+    at the on-demand list price, and say so; the total is the pools' sum plus the rest."""
+    plan = plan_of(PLATFORM, raw_stack_config(PLATFORM))
+    pools = plan.cost.to_dict()["pools"]
+    assert {name: (p["capacity"], p.get("priceIsUpperBound", False)) for name, p in pools.items() if name != "cpu-pool"} == {
+        "a3-mega-reserved": ("reservation", False), "a3-mega-queued": ("queued", True), "a3-mega-spot": ("spot", True),
+    }
+    assert plan.cost.max_usd == round(plan.cost.fixed_usd + sum(p["maxNodes"] * p["usdPerNodeHour"] for p in pools.values()), 2)
+    table = describe(plan, Path("out"), "table")
+    assert "pool a3-mega-spot" in table and "0-32 x a3-megagpu-8g, spot" in table and "an upper bound" in table
+    single = describe(plan_of("a3mega-gpt3-175b", raw_stack_config("a3mega-gpt3-175b")), Path("out"), "table")
+    assert "  pool " not in single  # one GPU pool: the total says it all

@@ -7,10 +7,12 @@ from pathlib import Path
 
 from trainstack.core import catalog
 from trainstack.app.plan.plan import Plan
+from trainstack.app.reports.cost import PoolSize
 
 
 def _rows(plan: Plan) -> list[tuple[str, str]]:
     cost = plan.cost
+    gpu_pools = [p for p in cost.pools if p.gpus_per_node]
     usd = f"${cost.max_usd:,.2f}"
     if cost.min_usd != cost.max_usd:
         usd = f"${cost.min_usd:,.2f} (scaled in) to ${cost.max_usd:,.2f} (full size)"
@@ -20,10 +22,19 @@ def _rows(plan: Plan) -> list[tuple[str, str]]:
         ("GPUs", str(cost.gpus)),
         ("CPU nodes", str(cost.cpu_nodes)),
         ("est. cost per hour", f"{usd} (list prices as of {catalog.PRICES_AS_OF}, an estimate)"),
+        *((f"  pool {p.name}", _pool(p)) for p in gpu_pools if len(gpu_pools) > 1),
         *((("GPU memory", _memory(plan.memory)),) if plan.memory else ()),
         ("pulumi destroy", plan.destroy_effect()),
         *(("WARNING", w) for w in plan.warnings()),
     ]
+
+
+def _pool(pool: PoolSize) -> str:
+    """One GPU pool of several: size, capacity and its share of the cost."""
+    nodes = f"{pool.max_nodes}" if pool.min_nodes == pool.max_nodes else f"{pool.min_nodes}-{pool.max_nodes}"
+    usd = f"${pool.max_nodes * pool.hourly_usd:,.2f}/h at full size"
+    bound = " (at the on-demand list price: an upper bound)" if pool.upper_bound else ""
+    return f"{nodes} x {pool.machine_type}, {pool.capacity}, {usd}{bound}"
 
 
 def _memory(memory: dict) -> str:

@@ -24,6 +24,13 @@ class PoolSize:
     max_nodes: int
     gpus_per_node: int
     hourly_usd: float
+    capacity: str = "on-demand"
+
+    @property
+    def upper_bound(self) -> bool:
+        """Priced at the on-demand list price though it is cheaper: the catalog holds no spot or
+        DWS price (they vary by region and, for spot, by day), so the figure is an upper bound."""
+        return self.capacity in ("spot", "flex-start", "queued")
 
 
 @dataclass(frozen=True)
@@ -68,7 +75,10 @@ class CostEstimate:
             "usdPerHourAtMax": self.max_usd,
             "usdPerHourAtMin": self.min_usd,
             "pools": {
-                p.name: {"machineType": p.machine_type, "minNodes": p.min_nodes, "maxNodes": p.max_nodes, "usdPerNodeHour": p.hourly_usd}
+                p.name: {
+                    "machineType": p.machine_type, "minNodes": p.min_nodes, "maxNodes": p.max_nodes, "usdPerNodeHour": p.hourly_usd,
+                    "capacity": p.capacity, **({"priceIsUpperBound": True} if p.upper_bound else {}),
+                }
                 for p in self.pools
             },
             "other": {k: round(v, 4) for k, v in sorted(self.lines.items())},
@@ -94,7 +104,20 @@ def _pool(resource: dict[str, Any]) -> PoolSize | None:
             low, high = scaling.get("minNodeCount", 0) * zones, scaling.get("maxNodeCount", 0) * zones
     else:
         low = high = int(inputs.get("nodeCount", inputs.get("initialNodeCount", 0))) * zones
-    return PoolSize(resource["name"], machine_type, int(low), int(high), gpus, hourly)
+    return PoolSize(inputs.get("name") or resource["name"], machine_type, int(low), int(high), gpus, hourly, _capacity(inputs))
+
+
+def _capacity(inputs: dict[str, Any]) -> str:
+    """How the pool gets its VMs: `queued`, `flex-start`, `spot`, `reservation`, or `on-demand`."""
+    config = inputs.get("nodeConfig") or {}
+    if (inputs.get("queuedProvisioning") or {}).get("enabled"):
+        return "queued"
+    if config.get("flexStart"):
+        return "flex-start"
+    if config.get("spot"):
+        return "spot"
+    affinity = (config.get("reservationAffinity") or {}).get("consumeReservationType")
+    return "reservation" if affinity in ("SPECIFIC_RESERVATION", "ANY_RESERVATION") else "on-demand"
 
 
 def _storage_line(resource: dict[str, Any]) -> tuple[str, float] | None:
