@@ -159,6 +159,8 @@ class GpuNicNetworksArgs(Args):
     """The GPU machine type: its catalog record gives the NICs, GPUDirect stack and MTU."""
     nic_cidr: str
     """A /16 the NIC subnets are carved from as /24s (the firewall's source)."""
+    nic_prefix: str | None = ""
+    """Starts the NIC networks' names (`tcpx-vpc1`): a second machine family on the cluster."""
 
     _checks = {
         "project": rules.PROJECT_ID,
@@ -167,6 +169,7 @@ class GpuNicNetworksArgs(Args):
         "name_prefix": rules.pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP name prefix: a lowercase letter, then lowercase letters, digits and '-'", 48),
         "machine_type": rules.gpu_machine,
         "nic_cidr": (rules.cidr, rules.NIC_CIDR),
+        "nic_prefix": rules.pattern(r"([a-z][-a-z0-9]*-)?", "must be empty or a lowercase name ending in '-'", 16),
     }
 
     @property
@@ -177,7 +180,7 @@ class GpuNicNetworksArgs(Args):
     @property
     def nics(self) -> list[NicNetwork]:
         """The extra NIC networks, in interface order (`catalog.nic_networks`)."""
-        return catalog.nic_networks(self.machine, self.nic_cidr)
+        return catalog.nic_networks(self.machine, self.nic_cidr, self.nic_prefix)
 
 
 class GpuNicNetworks(pulumi.ComponentResource):

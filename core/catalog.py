@@ -221,16 +221,17 @@ class NicNetwork:
     cidr: str
 
 
-def nic_networks(machine: Machine, gpu_nic_cidr: str) -> list[NicNetwork]:
-    """The extra NIC networks a machine needs, in interface order."""
+def nic_networks(machine: Machine, gpu_nic_cidr: str, prefix: str = "") -> list[NicNetwork]:
+    """The extra NIC networks a machine needs, in interface order; `prefix` starts their names (a
+    second machine family on one cluster keeps its Networks apart from the first's)."""
     subnets = ipaddress.ip_network(gpu_nic_cidr).subnets(new_prefix=24)
     rdma = machine.gpudirect == GpuDirect.RDMA
     nets: list[NicNetwork] = []
     for i in range(machine.gvnic_networks):
         name = f"gvnic-{i + 1}" if rdma else f"vpc{i + 1}"
-        nets.append(NicNetwork(name, "gvnic", f"eth{len(nets) + 1}", str(next(subnets))))
+        nets.append(NicNetwork(f"{prefix}{name}", "gvnic", f"eth{len(nets) + 1}", str(next(subnets))))
     for i in range(machine.rdma_subnets):
-        nets.append(NicNetwork(f"rdma-{i}", "rdma", f"eth{len(nets) + 1}", str(next(subnets))))
+        nets.append(NicNetwork(f"{prefix}rdma-{i}", "rdma", f"eth{len(nets) + 1}", str(next(subnets))))
     return nets
 
 

@@ -933,9 +933,12 @@ class StackConfig(BaseModel):
             if pool.name in seen or pool.name == self.cpu_pool.name:
                 yield (*self.pool_key(i), "name"), pool.name, "must differ from every other node pool's name"
             seen.setdefault(pool.name, i)
-        nic_machines = sorted({p.machine_type for p in self.pools if p.machine_type in catalog.MACHINES and p.machine.extra_nics})
-        if len(nic_machines) > 1:
-            yield ("trainstack:gpuPools",), nic_machines, "pools of one machine with extra GPU NICs per cluster: each family's NIC VPCs would share names and ranges"
+        stacks: dict[str, str] = {}
+        for pool in self.pools:
+            if pool.machine_type in catalog.MACHINES and pool.machine.extra_nics:
+                other = stacks.setdefault(pool.machine.gpudirect.value, pool.machine_type)
+                if other != pool.machine_type:
+                    yield ("trainstack:gpuPools",), [other, pool.machine_type], f"two machine types with GPUDirect {pool.machine.gpudirect.value} on one cluster: their NIC networks would share names"
         drivers = sorted({p.machine.accelerator for p in self.pools if p.gpu_driver == "daemonset" and p.machine_type in catalog.MACHINES})
         if len(drivers) > 1:
             yield ("trainstack:gpuPools",), drivers, "gpuDriver daemonset on one accelerator per cluster: the installer DaemonSet is one per cluster"
@@ -981,6 +984,17 @@ class StackConfig(BaseModel):
         return self.queues[0] if name is None else next((q for q in self.queues if q.local_queue == name), None)
 
     @property
+    def nic_families(self) -> list[NicFamily]:
+        """The GPU machines with extra NICs, in config order: each gets its NIC VPCs (in its first
+        pool's zone) and Networks; the first family's names are unprefixed, as they always were."""
+        found: dict[str, NicFamily] = {}
+        for pool in self.pools:
+            if pool.machine.extra_nics and pool.machine_type not in found:
+                prefix = f"{pool.machine.gpudirect.value}-" if found else ""
+                found[pool.machine_type] = NicFamily(pool.machine, prefix, (pool.zones or [self.zone])[0])
+        return list(found.values())
+
+    @property
     def gpu_zones(self) -> list[str]:
         return self.gpu_pool.zones or [self.zone]
 
@@ -1000,6 +1014,15 @@ class StackConfig(BaseModel):
     @property
     def cluster_queue(self) -> str:
         return self.kueue.cluster_queue or self.local_queue
+
+
+@dataclass(frozen=True)
+class NicFamily:
+    """A GPU machine's extra NICs on one cluster: `prefix` starts their Network names."""
+
+    machine: catalog.Machine
+    prefix: str
+    zone: str
 
 
 @dataclass(frozen=True)

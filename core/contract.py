@@ -123,7 +123,7 @@ def of_platform(config: StackConfig, claim: str, bucket: Any, registry: Any, clu
         cpu_pool=config.cpu_pool.name,
         local_queue=config.local_queue,
         cluster_queue=config.cluster_queue,
-        network_names=[n.name for n in catalog.nic_networks(pool.machine, config.network.gpu_nic_cidr)],
+        network_names=network_names(config, pool.machine_type),
         namespace=config.workload_namespace,
         service_account=WORKLOAD_SERVICE_ACCOUNT,
         storage_kind=config.storage.kind,
@@ -144,11 +144,18 @@ def of_platform(config: StackConfig, claim: str, bucket: Any, registry: Any, clu
                 "topologyAware": p.topology_aware,
                 "provisioning": p.provisioning,
                 "reservation": p.reservation.affinity,
+                "networkNames": network_names(config, p.machine_type),
             }
             for queue in config.queues
             for p in queue.pools
         ],
     )
+
+
+def network_names(config: StackConfig, machine_type: str) -> list[str]:
+    """The Kubernetes Network names of a machine's extra NICs on this platform, in interface order."""
+    family = next((f for f in config.nic_families if f.machine.name == machine_type), None)
+    return [n.name for n in catalog.nic_networks(family.machine, config.network.gpu_nic_cidr, family.prefix)] if family else []
 
 
 def for_queue(terms: Contract, queue: str | None) -> Contract | None:
@@ -172,7 +179,7 @@ def for_queue(terms: Contract, queue: str | None) -> Contract | None:
         topology_aware=all(p["topologyAware"] for p in pools),
         local_queue=name,
         cluster_queue=first["clusterQueue"],
-        network_names=terms.network_names if machine.extra_nics else [],
+        network_names=first.get("networkNames", terms.network_names if machine.extra_nics else []),
         pools=pools,
     )
 

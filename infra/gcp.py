@@ -177,25 +177,23 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
         )
         network = primary.ref
 
-    # The GPU machine with extra NICs (validation allows one such machine a cluster), and its first pool's zone.
-    nic_pool = next((p for p in config.pools if p.machine.extra_nics), None)
-    nics = catalog.nic_networks(nic_pool.machine, config.network.gpu_nic_cidr) if nic_pool else []
-    nic_nets = (
-        GpuNicNetworks(
-            "gpu-nics",
+    # Each GPU machine with extra NICs gets its NIC VPCs (separate VPCs: the families' ranges may repeat).
+    nic_nets = {
+        family.machine.name: GpuNicNetworks(
+            "gpu-nics" if i == 0 else f"gpu-nics-{family.machine.name}",
             GpuNicNetworksArgs(
                 project=project,
                 region=region,
-                zone=(nic_pool.zones or [config.zone])[0],
+                zone=family.zone,
                 name_prefix=config.cluster.name,
-                machine_type=nic_pool.machine_type,
+                machine_type=family.machine.name,
                 nic_cidr=config.network.gpu_nic_cidr,
+                nic_prefix=family.prefix,
             ),
             opts=pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE)),
         )
-        if nic_pool
-        else None
-    )
+        for i, family in enumerate(config.nic_families)
+    }
 
     node_account = NodeServiceAccount(
         "node-sa",
@@ -228,7 +226,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
             master_ipv4_cidr=cluster_config.master_ipv4_cidr,
             authorized_networks=[AuthorizedNetwork(n.cidr_block, n.display_name) for n in cluster_config.authorized_networks],
             control_plane_ports=[catalog.CONTROLLER_WEBHOOK_PORT, catalog.KUEUE_VISIBILITY_PORT],
-            multi_networking=bool(nics),
+            multi_networking=bool(nic_nets),
             filestore_csi=config.storage.kind == "filestore",
             deletion_protection=cluster_config.deletion_protection,
             labels=labels,
@@ -257,7 +255,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
                 boot_disk_gb=pool.boot_disk_gb,
                 max_surge=pool.upgrade.max_surge,
                 max_unavailable=pool.upgrade.max_unavailable,
-                extra_networks=[ExtraNetwork(vpc, subnet) for _, vpc, subnet in nic_nets.networks] if nic_nets and pool.machine.extra_nics else [],
+                extra_networks=[ExtraNetwork(vpc, subnet) for _, vpc, subnet in nic_nets[pool.machine_type].networks] if pool.machine_type in nic_nets else [],
                 labels=labels,
             ),
             opts=pulumi.ResourceOptions(depends_on=[node_account, *services.need(apis.CONTAINER)]),
@@ -360,7 +358,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
         gpu_pools=gpu_pools,
         node_pools=[*gpu_pools, cpu_pool],
         cpu_pool=cpu_pool,
-        nic_networks=nic_nets.networks if nic_nets else [],
+        nic_networks={machine: nets.networks for machine, nets in nic_nets.items()},
         image=image,
         image_registry=registry,
         bucket_name=bucket.name if bucket else None,

@@ -162,20 +162,21 @@ def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform) -> Kubernete
         storage.claim,
     ]
 
-    if gcp.nic_networks:
+    queue = config.job_queue
+    for i, (machine_type, nets) in enumerate(gcp.nic_networks.items()):
         networks = GpuNetworks(
-            "gpu-networks",
-            GpuNetworksArgs([NicAttachment(nic.name, nic.kind, vpc, subnet) for nic, vpc, subnet in gcp.nic_networks]),
+            "gpu-networks" if i == 0 else f"gpu-networks-{machine_type}",
+            GpuNetworksArgs([NicAttachment(nic.name, nic.kind, vpc, subnet) for nic, vpc, subnet in nets]),
             opts=on_cluster,
         )
-        ready += networks.objects
+        if machine_type == queue.machine.name:
+            ready += networks.objects
 
     # Node installers wait for the GPU pool: a DaemonSet is ready once it runs on every node,
     # so a job that waits for them starts on nodes that have their plugin and driver.
     on_gpu_nodes = pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(depends_on=list(gcp.node_pools)))
     # One installer set per machine type with a node-installed GPUDirect stack, selecting that
     # machine's accelerator; the job waits only for its own machine's.
-    queue = config.job_queue
     node_setup: list[pulumi.Resource] = []
     machines = list(dict.fromkeys(p.machine_type for p in config.pools))
     for i, machine_type in enumerate(m for m in machines if catalog.machine(m).gpudirect in NODE_INSTALLED):
@@ -194,7 +195,7 @@ def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform) -> Kubernete
         service_account=ctx.workload_service_account,
         local_queue=queue.local_queue,
         claim_name=storage.claim_name,
-        nics=[nic for nic, _, _ in gcp.nic_networks] if queue.machine.extra_nics else [],
+        nics=[nic for nic, _, _ in gcp.nic_networks.get(queue.machine.name, [])],
         ready=ready,
         node_setup=node_setup,
         topology_aware=queue.topology_aware,

@@ -26,7 +26,7 @@ class GcpPlatform:
         node_pools: the GPU and CPU node pools (Kubernetes objects that need nodes wait on them).
         cpu_pool: the CPU pool the controllers run on; Kubernetes objects placed there wait
             for it alone, not for a GPU pool that may take long to fill.
-        nic_networks: the extra NIC networks with the GCP VPC and subnet names behind each.
+        nic_networks: by GPU machine type, its extra NIC networks with the GCP VPC and subnet names behind each.
         image: the workload image reference (digest-pinned when built here).
         image_registry: the Artifact Registry repository the image was pushed to, if built here.
         bucket_name: the checkpoint/log bucket (storage kind gcs), else None.
@@ -39,7 +39,7 @@ class GcpPlatform:
     gpu_pools: list[GpuNodePool]
     node_pools: list[pulumi.Resource]
     cpu_pool: pulumi.Resource
-    nic_networks: list[tuple[NicNetwork, pulumi.Output[str], pulumi.Output[str]]]
+    nic_networks: dict[str, list[tuple[NicNetwork, pulumi.Output[str], pulumi.Output[str]]]]
     image: pulumi.Output[str]
     image_registry: pulumi.Output[str] | None = None
     bucket_name: pulumi.Output[str] | None = None

@@ -85,7 +85,7 @@ def _export(layer: Any) -> None:
         pulumi.export(key, value)
     pulumi.export("_kubeconfig", pulumi.Output.unsecret(layer.cluster.kubeconfig))
     pulumi.export("_kubeconfigSecret", layer.cluster.kubeconfig)
-    pulumi.export("_nics", [{"name": n.name, "network": v, "subnetwork": s} for n, v, s in layer.nic_networks])
+    pulumi.export("_nics", [{"name": n.name, "network": v, "subnetwork": s} for nets in layer.nic_networks.values() for n, v, s in nets])
     pulumi.export("_nodePools", len(layer.node_pools))
 
 

@@ -15,6 +15,7 @@ Sources of the rules (cited beside each in core/rules.py and components/):
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ NODE_POOL = "gcp:container/nodePool:NodePool"
 RESERVED = {"name": "reserved", "machineType": "a3-megagpu-8g", "nodeCount": 4, "reservation": {"affinity": "specific", "name": "r"}}
 QUEUED = {"name": "queued", "machineType": "a3-megagpu-8g", "provisioning": "queued", "autoscaling": {"minNodes": 0, "maxNodes": 8}, "reservation": {"affinity": "none"}}
 SPOT = {"name": "spot", "machineType": "a3-megagpu-8g", "provisioning": "spot", "autoscaling": {"minNodes": 0, "maxNodes": 2}, "reservation": {"affinity": "none"}}
+HIGH = {"name": "high", "machineType": "a3-highgpu-8g", "nodeCount": 2, "reservation": {"affinity": "none"}}
 A2 = {"name": "a100", "machineType": "a2-highgpu-8g", "nodeCount": 2, "reservation": {"affinity": "none"}}
 
 
@@ -109,12 +111,42 @@ def test_spot_and_flex_start_take_no_reservation() -> None:
     assert "flex-start capacity cannot consume a reservation" in problems(pools_config({**flex, "reservation": {"affinity": "any"}}))
 
 
-def test_one_gpu_nic_family_and_one_driver_installer_per_cluster() -> None:
-    high = {"name": "high", "machineType": "a3-highgpu-8g", "nodeCount": 2, "reservation": {"affinity": "none"}}
-    assert "pools of one machine with extra GPU NICs per cluster" in problems(pools_config(RESERVED, high))
-    load(PLATFORM, pools_config(RESERVED, A2))  # A2 has no extra NICs: it may join
+def test_one_driver_installer_and_one_machine_per_gpudirect_stack_per_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
     driven = [{**RESERVED, "gpuDriver": "daemonset"}, {**A2, "gpuDriver": "daemonset"}]
     assert "gpuDriver daemonset on one accelerator per cluster" in problems(pools_config(*driven))
+    load(PLATFORM, pools_config(RESERVED, HIGH, A2))  # TCPXO, TCPX and none: Networks named apart
+    twin = dataclasses.replace(catalog.machine("a3-highgpu-8g"), name="a3-twin-8g")
+    monkeypatch.setitem(catalog.MACHINES, "a3-twin-8g", twin)
+    message = problems(pools_config(HIGH, {**HIGH, "name": "twin", "machineType": "a3-twin-8g"}))
+    assert "two machine types with GPUDirect tcpx on one cluster: their NIC networks would share names" in message
+
+
+def test_two_machine_families_each_get_their_nics_installers_and_queue_and_nothing_of_the_others() -> None:
+    """A3 Mega (TCPXO, 8 NICs) and A3 High (TCPX, 4 NICs) on one cluster: VPCs, subnets and
+    Networks of each family apart (the second's names start `tcpx-`), each pool attached to its
+    own family's VPCs, each installer on its own accelerator, a queue per machine."""
+    raw = pools_config(RESERVED, HIGH)
+    rendered = render(PLATFORM, raw)
+    regs = rendered.registrations
+    pools = {r.inputs["name"]: r.inputs for r in regs if r.type == NODE_POOL and "guestAccelerators" in r.inputs["nodeConfig"]}
+    mega_vpcs = [n["network"] for n in pools["reserved"]["networkConfig"]["additionalNodeNetworkConfigs"]]
+    high_vpcs = [n["network"] for n in pools["high"]["networkConfig"]["additionalNodeNetworkConfigs"]]
+    assert len(mega_vpcs) == 8 and len(high_vpcs) == 4 and not set(mega_vpcs) & set(high_vpcs)
+    assert all("-tcpx-vpc" in v for v in high_vpcs) and not any("-tcpx-" in v for v in mega_vpcs)
+    networks = {r.inputs["metadata"]["name"] for r in regs if r.type == "kubernetes:networking.gke.io/v1:Network"}
+    assert networks == {f"vpc{i}" for i in range(1, 9)} | {f"tcpx-vpc{i}" for i in range(1, 5)}
+    installers = {
+        r.inputs["metadata"]["name"]: r.inputs["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"]
+        for r in regs if r.type == "kubernetes:apps/v1:DaemonSet"
+    }
+    assert installers["nccl-tcpx-installer"] == [catalog.machine("a3-highgpu-8g").accelerator]
+    assert installers["nccl-tcpxo-installer"] == [catalog.machine("a3-megagpu-8g").accelerator]
+    urns = [r.urn for r in regs]
+    assert len(urns) == len(set(urns))
+    terms = contract.from_output(PLATFORM, rendered.outputs[contract.OUTPUT])
+    high = contract.for_queue(terms, "a3-queue")
+    assert high is not None and high.network_names == [f"tcpx-vpc{i}" for i in range(1, 5)]
+    assert [n.name for n in contract.nics(high)] == high.network_names
 
 
 def test_each_machine_type_has_a_queue_and_a_job_names_an_existing_one() -> None:

@@ -89,10 +89,12 @@ def _stand_in_gcp(ctx: Any, pools: dict[str, str]) -> GcpPlatform:
         cluster=SimpleNamespace(provider=provider),  # type: ignore[arg-type]  # the layer reads only the provider
         gpu_pools=[SimpleNamespace()],  # type: ignore[list-item]
         node_pools=[gpu_pool, cpu_pool],
-        nic_networks=[
-            (nic, pulumi.Output.from_input(ctx.physical_name(f"{nic.name}-net")), pulumi.Output.from_input(ctx.physical_name(f"{nic.name}-sub")))
-            for nic in nic_networks(config.gpu_pool.machine, config.network.gpu_nic_cidr)
-        ],
+        nic_networks={
+            config.gpu_pool.machine_type: [
+                (nic, pulumi.Output.from_input(ctx.physical_name(f"{nic.name}-net")), pulumi.Output.from_input(ctx.physical_name(f"{nic.name}-sub")))
+                for nic in nic_networks(config.gpu_pool.machine, config.network.gpu_nic_cidr)
+            ]
+        } if config.gpu_pool.machine.extra_nics else {},
         image=pulumi.Output.from_input("us-docker.pkg.dev/p/r/i:t"),
         cpu_pool=cpu_pool,
         **extra,
