@@ -300,3 +300,12 @@ def test_cost_speaks_per_pool_and_flags_spot_and_dws_as_upper_bounds() -> None:
     assert "pool a3-mega-spot" in table and "0-32 x a3-megagpu-8g, spot" in table and "an upper bound" in table
     single = describe(plan_of("a3mega-gpt3-175b", raw_stack_config("a3mega-gpt3-175b")), Path("out"), "table")
     assert "  pool " not in single  # one GPU pool: the total says it all
+
+
+@pytest.mark.parametrize("stack", ["a3mega-gpt3-175b", "a3ultra-405b", "a2-gpt2-deepspeed"])
+def test_one_pool_as_a_list_plans_exactly_as_trainstack_gpu_pool(stack: str) -> None:
+    """`trainstack:gpuPools: [X]` is `trainstack:gpuPool: X`: moving a stack to the list form (to
+    add a pool after it) changes no resource, so nothing of a live cluster is replaced."""
+    raw = raw_stack_config(stack)
+    listed = {k: v for k, v in raw.items() if k != "trainstack:gpuPool"} | {"trainstack:gpuPools": [raw["trainstack:gpuPool"]]}
+    assert plan_of(stack, listed).resources == plan_of(stack, raw).resources
