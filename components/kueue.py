@@ -427,7 +427,8 @@ class Kueue(pulumi.ComponentResource):
                     "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": flavor.check_name()},
                 },
                 config,
-                replace_on_changes=["spec.controllerName"],  # immutable (v0.19.2 CRD)
+                # Immutable (v0.19.2 CRD), and the name stays: the old one goes first.
+                replace_on_changes=["spec.controllerName"], delete_before_replace=True,
             ))
         queues = []
         for i, (cluster_queue, local_queue, queue_flavors) in enumerate(args.queues()):
