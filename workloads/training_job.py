@@ -31,7 +31,7 @@ from typing import Literal
 import pulumi
 import pulumi_kubernetes as k8s
 from trainstack.components.args import Args, one_of
-from trainstack.core import catalog, rules
+from trainstack.core import catalog, names, rules
 from trainstack.components.options import child_options
 from trainstack.workloads.launchers.base import Launch
 from trainstack.workloads.pod import (
@@ -98,7 +98,7 @@ class Dataset(Args):
 def pod_hostname(name: str, controller: Controller, index: int) -> str:
     """The hostname of the pod of completion index `index`: with JobSet's DNS hostnames
     `<jobset>-<replicatedJob>-<job index>-<pod index>`; of an Indexed Job `<job>-<index>`."""
-    return f"{name}-{REPLICATED_JOB}-0-{index}" if controller == "jobset" else f"{name}-{index}"
+    return names.pod_hostname(name, controller, index)
 
 
 def pod_hosts(name: str, controller: Controller, nodes: int) -> tuple[str, ...]:
