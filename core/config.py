@@ -998,8 +998,8 @@ class ExistingCluster(Section):
     zone: ZoneId
     machine_type: GpuMachineName
     node_count: Annotated[int, Field(ge=1, le=rules.NODE_COUNT.high)]
-    gpu_pool: K8sName  # the GPU node pool's name: pods select it
-    cpu_pool: K8sName  # the CPU pool the supervisor (and controllers, if installed here) run on
+    gpu_pool: NodePoolName  # the GPU node pool's name: pods select it
+    cpu_pool: NodePoolName  # the CPU pool the supervisor (and controllers, if installed here) run on
     local_queue: K8sName
     namespace: Annotated[K8sName, _rule(rules.workload_namespace)] = "default"
     service_account: K8sName = "default"

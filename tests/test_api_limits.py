@@ -4,11 +4,15 @@ Every source is cited beside its rule in core/rules.py or core/names.py."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from click.testing import CliRunner
 from helpers import merge
 from trainstack.app import validation
+from trainstack.app.cli import main
 from trainstack.app.stacks import project_root, raw_stack_config
 from trainstack.core import names, rules
 from trainstack.core.errors import ConfigError
@@ -100,6 +104,23 @@ def test_a_limit_just_inside_and_just_outside(stack: str, inside: dict[str, Any]
     assert found(stack, inside) == []
     problems = found(stack, outside)
     assert len(problems) == 1 and problems[0].startswith(key) and rule in problems[0], problems
+
+
+@pytest.mark.parametrize("command", ["validate", "plan"])
+def test_a_custom_resource_outside_its_crd_schema_exits_2_naming_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    """Kueue v0.19.2's WorkloadPriorityClass CRD: description maxLength 2048. validate and plan
+    render offline and check every Kueue and JobSet object against its bundled CRD schema."""
+    (tmp_path / "stacks").mkdir()
+    platform = raw_stack_config("a3ultra-platform")
+    monkeypatch.setenv("TRAINSTACK_ROOT", str(tmp_path))
+    for length, code in ((2048, 0), (2049, 2)):
+        changes = {"trainstack:kueue": {"priorityClasses": [{"name": "p", "value": 1, "description": "d" * length}]}}
+        config = merge(platform, changes)
+        (tmp_path / "stacks" / "Pulumi.crd.yaml").write_text(yaml.safe_dump({"config": config}))
+        result = CliRunner().invoke(main, [command, "crd", *(["--out", str(tmp_path / "out")] if command == "plan" else [])])
+        assert result.exit_code == code, result.output
+    assert "trainstack:kueue.priorityClasses = 'p': renders WorkloadPriorityClass/p: description: 'dddd" in result.output
+    assert "is too long: refused by its CRD schema (kueue.x-k8s.io/v1beta2)" in result.output and "Traceback" not in result.output
 
 
 def test_a_long_prefix_is_shortened_keeping_its_suffix_so_siblings_never_collide() -> None:
