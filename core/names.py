@@ -75,3 +75,11 @@ def workload_names(name: str, controller: str, nodes: int, supervisor: bool, ten
             yield "supervisor Service", f"{supervisor_prefix(name)}-{service}", DNS_LABEL_MAX, "a Service name is a DNS-1035 label"
     if tensorboard_on:
         yield "TensorBoard Service", tensorboard(name), DNS_LABEL_MAX, "a Service name is a DNS-1035 label"
+
+
+def too_long(name: str, controller: str, nodes: int, supervisor: bool = False, tensorboard_on: bool = False) -> str | None:
+    """The rule a workload `name` breaks through the derived name furthest over its limit, or None."""
+    what, derived, limit, source = max(workload_names(name, controller, nodes, supervisor, tensorboard_on), key=lambda d: len(d[1]) - d[2])
+    if len(derived) > limit:
+        return f"is too long for {nodes} nodes: {what} {derived!r} has {len(derived)} characters, over {limit} ({source})"
+    return None

@@ -142,11 +142,12 @@ MAINTENANCE_HOURS, MAINTENANCE_DAYS = 48, 32
 
 
 def maintenance_availability(start: str, end: str, recurrence: str) -> str | None:
-    """At least 48 hours of maintenance in every 32 days: a daily window recurs 32 times in them,
-    a weekly one at least 4 times on each of its days (the start's weekday without BYDAY)."""
+    """At least 48 hours of maintenance in every 32 days: a window recurs at least 4 times on each
+    of its BYDAY days in them; without BYDAY, a daily one 32 times, a weekly one 4 times."""
     hours = (utc(end) - utc(start)).total_seconds() / 3600
     days = recurrence.partition("BYDAY=")[2]
-    times = MAINTENANCE_DAYS if recurrence.startswith("FREQ=DAILY") else (MAINTENANCE_DAYS // 7) * len(set(days.split(",")) if days else {0})
+    weeks = MAINTENANCE_DAYS // 7  # BYDAY limits even a daily rule to its days (RFC 5545)
+    times = weeks * len(set(days.split(","))) if days else (MAINTENANCE_DAYS if recurrence.startswith("FREQ=DAILY") else weeks)
     if hours * times < MAINTENANCE_HOURS:
         return f"allows {hours * times:g} h of maintenance in 32 days; GKE requires at least {MAINTENANCE_HOURS} h: lengthen the window or add days"
     return None

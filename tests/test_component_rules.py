@@ -120,6 +120,8 @@ CASES = [
     ("duplicate", Kueue, KUEUE, {"flavors": [GpuFlavor("a", "gpus", "a3-megagpu-8g", 1), GpuFlavor("b", "gpus", "a3-megagpu-8g", 1)]},
      {"flavors": [GpuFlavor("a", "gpus", "a3-megagpu-8g", 1), GpuFlavor("a", "gpus", "a3-megagpu-8g", 1)]}, "flavors[1].name", "is already used by another flavor"),
     ("duration", Kueue, KUEUE, {"wait_for_pods_ready": WaitForPodsReady(timeout="1s")}, {"wait_for_pods_ready": WaitForPodsReady(timeout="0s")}, "wait_for_pods_ready.timeout", "must be longer than 0s"),
+    # `<jobset>-supervisor-controller` is a Service name (DNS-1035, 63): core/names.py, as the config's rule
+    ("derived-service", ResiliencySupervisor, SUPERVISOR, {"jobset": "j" * 41}, {"jobset": "j" * 42}, "jobset", "supervisor Service"),
     ("divides", ResiliencySupervisor, SUPERVISOR, {"nodes_per_replica": 4}, {"nodes_per_replica": 3}, "nodes_per_replica", "must divide nodes (4)"),
 ]
 

@@ -57,10 +57,7 @@ def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem
     found = launchers.problems(workload, machine)
     if not found:  # the estimate needs a model and a split the launcher accepts
         found += fit.problems(workload, machine)
-    derived = names.workload_names(workload.name, workload.controller, workload.nodes, workload.resiliency.enabled, workload.tensorboard)
-    what, name, limit, source = max(derived, key=lambda d: len(d[1]) - d[2])  # the name furthest over
-    if len(name) > limit:
-        rule = f"is too long for {workload.nodes} nodes: {what} {name!r} has {len(name)} characters, over {limit} ({source})"
+    if rule := names.too_long(workload.name, workload.controller, workload.nodes, workload.resiliency.enabled, workload.tensorboard):
         found.append((("trainstack:workload", "name"), workload.name, rule))
     return found
 
