@@ -34,11 +34,12 @@ def stacks_command() -> None:
 @main.command("validate")
 @click.argument("stack")
 def validate_command(stack: str) -> None:
-    """Check a stack's configuration only (no engine, no resources)."""
-    from trainstack.app.plan.engine import load_stack  # start-up laziness
+    """Check a stack's configuration: every rule, then the custom resources it renders (offline,
+    under the mock engine) against their CRD schemas. Nothing is created."""
+    from trainstack.app.plan.engine import run  # start-up laziness
 
     try:
-        ctx = load_stack(stack)
+        ctx = run(stack, raw_stack_config(stack)).context
     except TrainstackError as exc:
         fail(str(exc))
     machine = ctx.machine

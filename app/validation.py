@@ -49,7 +49,17 @@ def check(stack: str, config: StackConfig | WorkloadStackConfig, root: Path, pla
     if config.workload is not None and (terms is None or config.workload.nodes <= terms.gpu_nodes):
         # A job its pool cannot hold is refused for that alone: nothing more that scales with nodes.
         problems += workloads.problems(config.workload, ctx.machine)
+        problems += workloads.mount_problems(config.workload, ctx.machine, _storage_mount(config, terms))
     problems += infra.problems(config.image, root)
     if problems:
         raise ConfigError(stack, [describe(p) for p in problems])
     return ctx
+
+
+def _storage_mount(config: StackConfig | WorkloadStackConfig, terms: contract.Contract | None) -> tuple[tuple[str, ...], str]:
+    """Where the shared storage is mounted, and the key that says so."""
+    if isinstance(config, StackConfig):
+        return ("trainstack:storage", "mountPath"), config.storage.mount_path
+    assert terms is not None
+    existing = config.platform.existing_cluster
+    return (("trainstack:platform", "existingCluster", "storage", "mountPath") if existing else ("trainstack:platform", "stack")), terms.mount_path

@@ -96,7 +96,7 @@ def main() -> None:
 
     print(f"\nplan time by GPU pool size ({args.growth_stack})")
     base = None
-    for nodes in (2, 100, 1000):
+    for nodes in (2, 100, 252):  # 252: the most nodes a GPU NIC subnet (a /24) holds
         # A synthetic stack: the recipe's pool and job at `nodes`, without the 18-node replicas
         # and without parallelism, so it would not fit: the memory check is off.
         changes = {

@@ -46,7 +46,9 @@ class MaintenanceWindow(Args):
     _checks = {"start": rules.utc_time, "end": rules.utc_time, "recurrence": rules.RECURRENCE}
 
     def _cross(self) -> Iterator[Problem]:
-        if not rules.utc_time(self.start) and not rules.utc_time(self.end) and (message := rules.window_length(self.start, self.end)):
+        if rules.utc_time(self.start) or rules.utc_time(self.end) or rules.RECURRENCE(self.recurrence):
+            return
+        if message := rules.window_length(self.start, self.end) or rules.maintenance_availability(self.start, self.end, self.recurrence):
             yield "end", self.end, message
 
 
@@ -62,7 +64,7 @@ class MaintenanceExclusion(Args):
     """NO_MINOR_OR_NODE_UPGRADES, NO_MINOR_UPGRADES or NO_UPGRADES."""
 
     # terraform-provider-google container maintenance_exclusion.exclusion_options.scope.
-    _checks = {"start": rules.utc_time, "scope": one_of("NO_MINOR_OR_NODE_UPGRADES", "NO_MINOR_UPGRADES", "NO_UPGRADES")}
+    _checks = {"start": rules.utc_time, "scope": (one_of("NO_MINOR_OR_NODE_UPGRADES", "NO_MINOR_UPGRADES", "NO_UPGRADES"), rules.exclusion_scope)}
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,12 @@ class GkeClusterArgs(Args):
         # GKE PrivateClusterConfig: a private endpoint needs private nodes.
         if self.private_endpoint and not self.private_nodes:
             yield "private_endpoint", True, "a private endpoint needs private_nodes: true"
+        networks = self.authorized_networks or []
+        if message := rules.authorized_networks(len(networks), bool(self.private_endpoint)):
+            yield "authorized_networks", "...", message
+        for i, network in enumerate(networks):
+            if self.private_endpoint and not rules.cidr(network.cidr_block) and (message := rules.private_endpoint_network(network.cidr_block)):
+                yield f"authorized_networks[{i}].cidr_block", network.cidr_block, message
         # GKE MaintenancePolicy: every policy has a window, an exclusion included.
         if self.maintenance_exclusion is not None and self.maintenance_window is None:
             yield "maintenance_exclusion", self.maintenance_exclusion.name, "needs a maintenance_window: GKE requires a window in every maintenance policy"

@@ -216,7 +216,7 @@ class GpuNodePoolArgs(Args):
     _checks = {
         "project": rules.PROJECT_ID,
         "location": rules.LOCATION,
-        "name": rules.DNS1035_NAME,
+        "name": rules.NODE_POOL_NAME,
         "zones": (not_empty, Each(rules.ZONE_ID)),
         "machine_type": rules.gpu_machine,
         "node_count": rules.NODE_COUNT,
@@ -389,7 +389,7 @@ class CpuNodePoolArgs(Args):
     _checks = {
         "project": rules.PROJECT_ID,
         "location": rules.LOCATION,
-        "name": rules.DNS1035_NAME,
+        "name": rules.NODE_POOL_NAME,
         "zones": (not_empty, Each(rules.ZONE_ID)),
         "machine_type": rules.cpu_machine,
         "node_count": rules.CPU_NODE_COUNT,

@@ -434,18 +434,30 @@ GKE_CLUSTER_HOURLY_USD = 0.10
 
 @dataclass(frozen=True)
 class FilestoreTier:
-    """Capacity limits of a Filestore tier, in GiB (cloud.google.com/filestore/docs/service-tiers)."""
+    """The capacities a Filestore tier takes, in GiB: (minimum, maximum, step) ranges; a capacity
+    is the minimum of its range plus a whole number of steps."""
 
-    min_gib: int
-    max_gib: int
+    ranges: tuple[tuple[int, int, int], ...]
+
+    @property
+    def min_gib(self) -> int:
+        return self.ranges[0][0]
+
+    @property
+    def max_gib(self) -> int:
+        return self.ranges[-1][1]
 
 
+# cloud.google.com/filestore/docs/service-tiers (basic: 1 TiB (HDD) or 2.5 TiB (SSD) to 63.9 TiB
+# in GiB steps), .../service-tiers-zonal (1 TiB to 9.75 TiB in 256 GiB steps; 10 TiB to 100 TiB
+# in 2.5 TiB steps) and .../service-tiers-regional (higher range as zonal), read 2026-11-25.
+# REGIONAL's lower range and ENTERPRISE keep trainstack's 1 TiB minimum in 256 GiB steps.
 FILESTORE_TIERS: dict[str, FilestoreTier] = {
-    "BASIC_HDD": FilestoreTier(1024, 65434),
-    "BASIC_SSD": FilestoreTier(2560, 65434),
-    "ZONAL": FilestoreTier(1024, 102400),
-    "REGIONAL": FilestoreTier(1024, 102400),
-    "ENTERPRISE": FilestoreTier(1024, 10240),
+    "BASIC_HDD": FilestoreTier(((1024, 65434, 1),)),
+    "BASIC_SSD": FilestoreTier(((2560, 65434, 1),)),
+    "ZONAL": FilestoreTier(((1024, 9984, 256), (10240, 102400, 2560))),
+    "REGIONAL": FilestoreTier(((1024, 9984, 256), (10240, 102400, 2560))),
+    "ENTERPRISE": FilestoreTier(((1024, 10240, 256),)),
 }
 
 # Other pinned images, by role. Sources: the resiliency recipe (supervisor and trainer image:

@@ -8,6 +8,7 @@ reports the key as the user writes it; `load` collects every violation into one 
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterator
 from types import UnionType
 from dataclasses import dataclass
@@ -80,6 +81,7 @@ K8sName = Annotated[str, Field(max_length=63), _rule(rules.K8S_NAME)]
 # A DNS-1035 label: what a Service name (an Indexed Job's headless Service is named like its job)
 # and a GKE node pool name must be: it starts with a letter.
 Dns1035Name = Annotated[str, Field(max_length=63), _rule(rules.DNS1035_NAME)]
+NodePoolName = Annotated[str, _rule(rules.NODE_POOL_NAME)]
 EnvName = Annotated[str, _rule(rules.ENV_NAME)]
 # A GCP resource name such as a reservation's (RFC 1035, at most 63 characters).
 GcpName = Annotated[str, Field(max_length=63), _rule(rules.GCP_NAME)]
@@ -157,7 +159,7 @@ class MaintenanceWindow(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> MaintenanceWindow:
-        wrong = rules.window_length(self.start, self.end)
+        wrong = rules.window_length(self.start, self.end) or rules.maintenance_availability(self.start, self.end, self.recurrence)
         _rule_errors("MaintenanceWindow", [(("end",), self.end, wrong)] if wrong else [])
         return self
 
@@ -168,7 +170,7 @@ class MaintenanceExclusion(Section):
     `pulumi up` (or `gcloud container clusters update --remove-maintenance-exclusion`)."""
 
     enabled: bool = True
-    scope: Literal["NO_MINOR_OR_NODE_UPGRADES", "NO_MINOR_UPGRADES", "NO_UPGRADES"] = "NO_MINOR_OR_NODE_UPGRADES"
+    scope: Annotated[Literal["NO_MINOR_OR_NODE_UPGRADES", "NO_MINOR_UPGRADES", "NO_UPGRADES"], _rule(rules.exclusion_scope)] = "NO_MINOR_OR_NODE_UPGRADES"
     start: UtcTime = "2026-01-01T00:00:00Z"
 
 
@@ -215,8 +217,12 @@ class ClusterConfig(Section):
             problems.append(
                 (("authorizedNetworks",), [], "list the networks that may reach the control plane (your VPN or CI ranges); to allow any address, list 0.0.0.0/0 and set allowAnyAddress: true")
             )
+        if rules.authorized_networks(len(self.authorized_networks), self.private_endpoint):
+            problems.append((("authorizedNetworks",), "...", rules.authorized_networks(len(self.authorized_networks), self.private_endpoint)))
         for i, network in enumerate(self.authorized_networks):
-            if network.cidr_block == ANY_ADDRESS and not self.allow_any_address:
+            if self.private_endpoint and rules.private_endpoint_network(network.cidr_block):
+                problems.append((("authorizedNetworks", i, "cidrBlock"), network.cidr_block, rules.private_endpoint_network(network.cidr_block)))
+            elif network.cidr_block == ANY_ADDRESS and not self.allow_any_address:
                 problems.append(
                     (("authorizedNetworks", i, "cidrBlock"), ANY_ADDRESS, "opens the control plane to any address; narrow it, or set allowAnyAddress: true to accept that")
                 )
@@ -319,7 +325,7 @@ class GpuPoolConfig(Section):
     """A GPU node pool (`trainstack:gpuPool`, or an item of `trainstack:gpuPools`). Size is
     `nodeCount` or `autoscaling`; capacity is `reservation` and `provisioning`."""
 
-    name: Dns1035Name = "gpu-pool"
+    name: NodePoolName = "gpu-pool"
     machine_type: GpuMachineName
     node_count: Annotated[int, _bounded(rules.NODE_COUNT)] | None = None
     autoscaling: Autoscaling | None = None
@@ -422,7 +428,7 @@ class GpuPoolConfig(Section):
 class CpuPoolConfig(Section):
     """`trainstack:cpuPool`: the pool the controllers (Kueue, JobSet, supervisor) run on."""
 
-    name: Dns1035Name = "cpu-pool"
+    name: NodePoolName = "cpu-pool"
     machine_type: CpuMachineName = "e2-standard-8"
     node_count: Annotated[int, _bounded(rules.CPU_NODE_COUNT)] = 2
     zones: list[str] | None = None  # defaults to the GPU pool's zones
@@ -549,7 +555,7 @@ class ImageConfig(Section):
     repository: K8sName | None = None
     build: BuildConfig | None = None
     prebuilt: Annotated[
-        str, Field(max_length=1024), _pattern(_IMAGE_REFERENCE, "must be an image reference such as nvcr.io/nvidia/nemo:24.07")
+        str, Field(max_length=1024), _pattern(_IMAGE_REFERENCE, "must be an image reference such as nvcr.io/nvidia/nemo:24.07"), _rule(rules.pinned_image)
     ] | None = None
 
     @model_validator(mode="after")
@@ -731,7 +737,7 @@ class WorkloadConfig(Section):
     """`trainstack:workload`: the training job."""
 
     name: Dns1035Name
-    namespace: K8sName = "default"
+    namespace: Annotated[K8sName, _rule(rules.workload_namespace)] = "default"
     framework: Literal["nemo2", "nemo-megatron", "litgpt", "deepspeed"]
     model: str
     nodes: Annotated[int, Field(ge=1), AfterValidator(_pool_sized)]  # bounded before anything scales with it
@@ -895,6 +901,7 @@ class StackConfig(BaseModel):
                 self.cpu_zones,
                 f"must include {self.gpu_zones[0]}, the zone of the NFS server's disk, or the server cannot start",
             )
+        yield from self._range_problems()
         bucket = self.storage.bucket
         if self.storage.kind == "gcs" and bucket and bucket.location and bucket.hierarchical_namespace:
             if bucket.location.lower() != self.region:
@@ -918,6 +925,23 @@ class StackConfig(BaseModel):
             sources = {"nodes": pool, "machine": f"{pool}.machineType", "storage": "trainstack:storage.kind", "topology": topology}
             yield from workload_problems(self.workload, queue.machine, queue.max_nodes, self.storage.kind, queue.topology_aware, sources)
             yield from priority_problems(self.workload, [pc.name for pc in self.kueue.priority_classes], "trainstack:kueue.priorityClasses")
+
+    def _range_problems(self) -> Iterator[Problem]:
+        """Address ranges against each other and against the nodes the pools may have."""
+        network, master = self.network, ("trainstack:cluster", "masterIpv4Cidr")
+        nodes = self.gpu_pool.max_nodes + self.cpu_pool.node_count
+        if network.existing is None:  # the primary ranges are ours only when we create the VPC
+            ranges = {"subnetCidr": network.subnet_cidr, "podsCidr": network.pods_cidr, "servicesCidr": network.services_cidr}
+            for key, value, rule in rules.overlaps({**ranges, "master": self.cluster.master_ipv4_cidr}):
+                if key == "master":  # the network's own overlaps are trainstack:network's rule
+                    yield master, value, rule.replace("overlaps ", "overlaps trainstack:network.")
+            if wrong := rules.pods_range_fits(network.pods_cidr, nodes):
+                yield ("trainstack:network", "podsCidr"), network.pods_cidr, wrong
+            if wrong := rules.subnet_fits(ipaddress.IPv4Network(network.subnet_cidr).prefixlen, nodes):
+                yield ("trainstack:network", "subnetCidr"), network.subnet_cidr, wrong
+        if self.gpu_pool.machine.gvnic_networks + self.gpu_pool.machine.rdma_subnets:
+            if wrong := rules.subnet_fits(rules.NIC_SUBNET_PREFIX, self.gpu_pool.max_nodes, "the GPU pool's"):
+                yield ("trainstack:gpuPool", "nodeCount" if self.gpu_pool.node_count else "autoscaling"), self.gpu_pool.max_nodes, f"each GPU NIC subnet (a /24) {wrong.replace('; widen it', '')}"
 
     # Derived values components read, so no caller recomputes them.
 
@@ -1072,6 +1096,8 @@ def workload_problems(
             workload.topology.level,
             f"the queue has no Topology Aware Scheduling ({sources['topology']}), so Kueue would never admit a job asking for a topology; set topology: null",
         )
+    if workload.topology is not None and (wrong := rules.topology_admissible(workload.topology.mode, workload.topology.level, workload.nodes)):
+        yield ("trainstack:workload", "topology", "mode"), workload.topology.mode, wrong
     if workload.nodes > max_nodes:
         yield ("trainstack:workload", "nodes"), workload.nodes, f"exceeds the GPU pool's maximum of {max_nodes} nodes ({sources['nodes']})"
     else:
@@ -1108,10 +1134,10 @@ class ExistingCluster(Section):
     zone: ZoneId
     machine_type: GpuMachineName
     node_count: Annotated[int, Field(ge=1, le=rules.NODE_COUNT.high)]
-    gpu_pool: K8sName  # the GPU node pool's name: pods select it
-    cpu_pool: K8sName  # the CPU pool the supervisor (and controllers, if installed here) run on
+    gpu_pool: NodePoolName  # the GPU node pool's name: pods select it
+    cpu_pool: NodePoolName  # the CPU pool the supervisor (and controllers, if installed here) run on
     local_queue: K8sName
-    namespace: K8sName = "default"
+    namespace: Annotated[K8sName, _rule(rules.workload_namespace)] = "default"
     service_account: K8sName = "default"
     network_names: list[K8sName] | None = None  # defaults to the names the catalog's NICs get here
     storage: ExistingStorage

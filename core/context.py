@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trainstack.core import catalog
+from trainstack.core import catalog, names
 from trainstack.core.config import (
     StackConfig,
     WorkloadConfig,
@@ -109,9 +109,8 @@ class StackContext:
         return self.contract.cluster_name
 
     def physical_name(self, suffix: str, max_length: int = 63) -> str:
-        """`<name prefix>-<suffix>`, trimmed to `max_length`: names of cloud resources."""
-        name = f"{self.name_prefix}-{suffix}" if suffix else self.name_prefix
-        return name[:max_length].rstrip("-")
+        """`<name prefix>-<suffix>` within `max_length` (names.physical): names of cloud resources."""
+        return names.physical(self.name_prefix, suffix, max_length)
 
 
 def label_value(value: str) -> str:

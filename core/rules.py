@@ -61,6 +61,11 @@ K8S_NAME = pattern(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", "must be a DNS-1123 label: 
 DNS1035_NAME = pattern(
     r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a DNS-1035 label: a lowercase letter, then lowercase letters, digits and '-'", 63
 )
+# GKE node pool names: 1-40 characters, a lowercase letter first, no '-' last (`gcloud container
+# node-pools create` NAME; the pool's name also prefixes its instance groups and VM names).
+NODE_POOL_NAME = pattern(
+    r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GKE node pool name: a lowercase letter, then lowercase letters, digits and '-', at most 40 characters", 40
+)
 # GCP resource names (RFC 1035; terraform-provider-google verify.ValidateGCEName).
 GCP_NAME = pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP resource name: a lowercase letter, then lowercase letters, digits and '-'", 63)
 # GKE cluster names: at most 40 characters (cloud.google.com/kubernetes-engine/docs/how-to/creating-a-regional-cluster).
@@ -128,7 +133,33 @@ RELEASE_CHANNEL_NAMES = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
 # A GKE minor version prefix, resolved with the container engine versions lookup (version_prefix).
 VERSION_PREFIX = pattern(r"1\.\d{2}\.", "must be a minor version prefix such as 1.33. (GKE picks the patch)")
 # GKE maintenance recurrences: RFC 5545 RRULEs (cloud.google.com/kubernetes-engine/docs/how-to/maintenance-windows-and-exclusions).
-RECURRENCE = pattern(r"FREQ=(DAILY|WEEKLY)(;BYDAY=[A-Z,]+)?", "must be an RFC 5545 rule such as FREQ=WEEKLY;BYDAY=SA,SU")
+RECURRENCE = pattern(
+    r"FREQ=(DAILY|WEEKLY)(;BYDAY=(MO|TU|WE|TH|FR|SA|SU)(,(MO|TU|WE|TH|FR|SA|SU))*)?", "must be an RFC 5545 rule such as FREQ=WEEKLY;BYDAY=SA,SU (days MO TU WE TH FR SA SU)"
+)
+# GKE: a maintenance policy allows at least 48 hours of maintenance in any 32 days, counting only
+# windows of 4 hours or more (cloud.google.com/kubernetes-engine/docs/how-to/maintenance-windows-and-exclusions).
+MAINTENANCE_HOURS, MAINTENANCE_DAYS = 48, 32
+
+
+def maintenance_availability(start: str, end: str, recurrence: str) -> str | None:
+    """At least 48 hours of maintenance in every 32 days: a window recurs at least 4 times on each
+    of its BYDAY days in them; without BYDAY, a daily one 32 times, a weekly one 4 times."""
+    hours = (utc(end) - utc(start)).total_seconds() / 3600
+    days = recurrence.partition("BYDAY=")[2]
+    weeks = MAINTENANCE_DAYS // 7  # BYDAY limits even a daily rule to its days (RFC 5545)
+    times = weeks * len(set(days.split(","))) if days else (MAINTENANCE_DAYS if recurrence.startswith("FREQ=DAILY") else weeks)
+    if hours * times < MAINTENANCE_HOURS:
+        return f"allows {hours * times:g} h of maintenance in 32 days; GKE requires at least {MAINTENANCE_HOURS} h: lengthen the window or add days"
+    return None
+
+
+def exclusion_scope(value: Any) -> str | None:
+    """trainstack's exclusion lasts until the end of the minor version's support, which GKE allows
+    for NO_MINOR_UPGRADES and NO_MINOR_OR_NODE_UPGRADES only: a NO_UPGRADES exclusion lasts at most
+    30 days (GKE maintenance exclusions; terraform-provider-google end_time_behavior UNTIL_END_OF_SUPPORT)."""
+    if value == "NO_UPGRADES":
+        return "lasts at most 30 days in GKE, and trainstack's exclusion runs until the end of support; use NO_MINOR_OR_NODE_UPGRADES or NO_MINOR_UPGRADES"
+    return None
 
 
 def utc(value: str) -> datetime:
@@ -171,7 +202,54 @@ def master_cidr(value: Any) -> str | None:
     return None if str(value).endswith("/28") else "must be a /28 (GKE's control plane range)"
 
 
+# GCP reserves 4 addresses of every subnet's primary range (cloud.google.com/vpc/docs/subnets#unusable-ip-addresses-in-every-subnet).
+SUBNET_RESERVED = 4
+# GKE gives each node a pods range of twice its maximum pods rounded up to a power of two: the
+# default 110 pods a node take a /24 (cloud.google.com/kubernetes-engine/docs/how-to/flexible-pod-cidr).
+MAX_PODS_PER_NODE = 110
+# GKE: up to 50 authorized networks, 100 when the control plane has only its private endpoint
+# (cloud.google.com/kubernetes-engine/docs/how-to/authorized-networks, limitations).
+AUTHORIZED_NETWORKS, AUTHORIZED_NETWORKS_PRIVATE = 50, 100
+
+
+def node_range_prefix(max_pods_per_node: int) -> int:
+    """The prefix of one node's pods range (flexible-pod-cidr: 2 x max pods, a power of two)."""
+    return 32 - (2 * max_pods_per_node - 1).bit_length()
+
+
+def pods_range_fits(pods_cidr: str, max_nodes: int, max_pods_per_node: int = MAX_PODS_PER_NODE) -> str | None:
+    """A pods range holds a per-node range for every node the pools may have."""
+    per_node = node_range_prefix(max_pods_per_node)
+    holds = 2 ** max(per_node - ipaddress.IPv4Network(pods_cidr).prefixlen, 0)
+    if holds < max_nodes:
+        return f"holds the pods of {holds} nodes (a /{per_node} each for {max_pods_per_node} pods a node), fewer than the pools' {max_nodes}; widen it"
+    return None
+
+
+def subnet_fits(prefix: int, max_nodes: int, what: str = "the pools'") -> str | None:
+    """A subnet's primary range (a /`prefix`) holds an address for every node, less GCP's 4 reserved ones."""
+    holds = 2 ** (32 - prefix) - SUBNET_RESERVED
+    if holds < max_nodes:
+        return f"holds {holds} node addresses (GCP reserves {SUBNET_RESERVED}), fewer than {what} {max_nodes} nodes; widen it"
+    return None
+
+
+def authorized_networks(count: int, private_endpoint: bool) -> str | None:
+    """No more authorized networks than GKE takes."""
+    limit = AUTHORIZED_NETWORKS_PRIVATE if private_endpoint else AUTHORIZED_NETWORKS
+    return f"lists {count} networks; GKE takes at most {limit} here" if count > limit else None
+
+
+def private_endpoint_network(cidr_block: str) -> str | None:
+    """A control plane with only its private endpoint is reachable from internal addresses only:
+    GKE refuses a public authorized network ('is not a reserved network, which is required for
+    private endpoints')."""
+    net = ipaddress.IPv4Network(cidr_block)
+    return None if net.is_private and net.prefixlen > 0 else "is a public range; a private endpoint takes only internal (RFC 1918 or other reserved) ranges"
+
+
 # GPU NIC subnets are consecutive /24s of one /16 (catalog.nic_networks; at most 9 NICs a machine).
+NIC_SUBNET_PREFIX = 24
 NIC_CIDR = pattern(r".*/16", "must be a /16; GPU NIC subnets are carved from it as /24s")
 
 
@@ -276,6 +354,48 @@ FILESTORE_TIER_NAMES = tuple(catalog.FILESTORE_TIERS)
 ZONAL_FILESTORE_TIERS = frozenset({"BASIC_HDD", "BASIC_SSD", "ZONAL"})
 
 
+# Namespaces a workload must not run in, nor trainstack create: Kubernetes reserves `kube-`
+# (kubernetes.io/docs/concepts/overview/working-with-objects/namespaces), GKE manages `gke-` and
+# `gmp-` ones (GKE managed namespaces, Managed Service for Prometheus), and Kueue and JobSet's
+# charts install their controllers in kueue-system and jobset-system.
+RESERVED_NAMESPACES = frozenset({"kueue-system", "jobset-system"})
+RESERVED_NAMESPACE_PREFIXES = ("kube-", "gke-", "gmp-")
+
+
+def workload_namespace(value: Any) -> str | None:
+    """A namespace of one's own: not Kubernetes', GKE's or the controllers'."""
+    if value in RESERVED_NAMESPACES or str(value).startswith(RESERVED_NAMESPACE_PREFIXES):
+        return "is a system namespace (kube-*, gke-*, gmp-*, kueue-system, jobset-system); run the workload in a namespace of its own"
+    return None
+
+
+def pinned_image(value: Any) -> str | None:
+    """A prebuilt image names a tag or a digest: without one every node pulls whatever `latest`
+    is when it starts, so the pods of one job may run different images."""
+    last = str(value).rsplit("/", 1)[-1]
+    return None if ":" in last or "@" in last else "names no tag or digest; pin one, such as nvcr.io/nvidia/nemo:24.07"
+
+
+def topology_admissible(mode: str, level: str, nodes: int) -> str | None:
+    """Kueue admits a `required` topology only where one domain of `level` holds every pod; a
+    host holds one training pod (each takes all its GPUs), so a multi-node job can never be
+    required on one host (Kueue Topology Aware Scheduling)."""
+    if mode == "required" and nodes > 1 and level in ("kubernetes.io/hostname", "cloud.google.com/gce-topology-host"):
+        return f"requires all {nodes} pods on one host, which holds one; Kueue would never admit it: use a block or subblock level, or mode preferred"
+    return None
+
+
+def mount_paths(mounts: dict[str, str], taken: dict[str, str]) -> Iterator[tuple[str, str, str]]:
+    """(key, path, rule) of each user mount whose path another mount of the container already
+    has: Kubernetes refuses two volumeMounts at one mountPath (ValidateVolumeMounts, 'must be unique')."""
+    seen = dict(taken)
+    for key, path in mounts.items():
+        normal = path.rstrip("/") or "/"
+        if normal in seen:
+            yield key, path, f"is already the mount path of {seen[normal]} in the training container"
+        seen.setdefault(normal, key)
+
+
 def duplicate(kind: str) -> str:
     """Kubernetes object names are unique in their kind (and namespace)."""
     return f"is already used by another {kind}"
@@ -328,12 +448,13 @@ def at_least(value: int, floor: int, floor_key: str) -> str | None:
 
 
 def filestore_capacity(tier: str, capacity_gib: int) -> str | None:
-    """A Filestore tier's capacity range (core/catalog.py FILESTORE_TIERS, from
-    cloud.google.com/filestore/docs/service-tiers)."""
-    limits = catalog.FILESTORE_TIERS[tier]
-    if not limits.min_gib <= capacity_gib <= limits.max_gib:
-        return f"tier {tier} takes {limits.min_gib} to {limits.max_gib} GiB"
-    return None
+    """A capacity a Filestore tier takes: in one of its ranges, on a step of it (core/catalog.py
+    FILESTORE_TIERS, from cloud.google.com/filestore/docs/service-tiers and its tier pages)."""
+    ranges = catalog.FILESTORE_TIERS[tier].ranges
+    if any(low <= capacity_gib <= high and (capacity_gib - low) % step == 0 for low, high, step in ranges):
+        return None
+    takes = " or ".join(f"{low} to {high} GiB" + (f" in steps of {step}" if step > 1 else "") for low, high, step in ranges)
+    return f"tier {tier} takes {takes}"
 
 
 def filestore_location(tier: str, location: str) -> str | None:

@@ -10,12 +10,11 @@ project's identity pool).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pulumi
 import pulumi_gcp as gcp
-from trainstack.core import catalog, rules
+from trainstack.core import catalog, names, rules
 from trainstack.components import gcp_services as apis
 from trainstack.components.gcp_network import (
     GpuNicNetworks,
@@ -69,8 +68,8 @@ def image_build_services(build: BuildConfig) -> tuple[str, ...]:
 
 
 def project_bucket_name(project: str, name: str) -> str:
-    """`<project>-<name>`, a valid bucket name (bucket names are global, so the project leads)."""
-    return re.sub(r"[^a-z0-9-]", "-", f"{project}-{name}".lower())[:63].strip("-")
+    """`<project>-<name>`, a valid bucket name (names.bucket)."""
+    return names.bucket(project, name)
 
 
 def required_services(config: StackConfig) -> list[str]:

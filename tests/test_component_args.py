@@ -1001,3 +1001,11 @@ def test_tensorboard_serves_its_log_dir_read_only_on_the_cpu_pool() -> None:
 def test_tensorboard_args_need_a_log_dir_on_the_shared_storage(mount_path: str, log_dir: str, accepted: bool) -> None:
     problems = dataclasses.replace(TENSORBOARD_ARGS, mount_path=mount_path, log_dir=log_dir).problems()
     assert problems == ([] if accepted else [("log_dir", log_dir, f"is not on the shared storage at {mount_path}")])
+
+
+def test_training_job_args_refuse_a_name_whose_pod_names_outgrow_63() -> None:
+    """JobSet v0.12.0's webhook: `<name>-workload-0-<last pod>` plus 5 characters is a DNS-1035
+    label (core/names.py, the rule the config's workload name follows too)."""
+    assert dataclasses.replace(JOB_ARGS, name="j" * 44).problems() == []  # 44 + len("-workload-0-2-abcde") = 63
+    (problem,) = dataclasses.replace(JOB_ARGS, name="j" * 45).problems()
+    assert problem[0] == "name" and "has 64 characters, over 63 (JobSet v0.12.0's webhook" in problem[2]

@@ -13,6 +13,7 @@ import pytest
 from helpers import render_with
 from pydantic import ValidationError
 from trainstack.components import (
+    AuthorizedNetwork,
     Autoscaling,
     CheckpointBucket,
     CheckpointBucketArgs,
@@ -27,6 +28,7 @@ from trainstack.components import (
     GpuNodePoolArgs,
     Kueue,
     KueueArgs,
+    MaintenanceExclusion,
     MaintenanceWindow,
     NetworkRef,
     NodeServiceAccount,
@@ -69,9 +71,9 @@ def build(component: type, args: Any) -> tuple[ArgsError | None, list[str]]:
 
 # (component, good Args, their changes just inside the limit, just outside it, the field, the rule)
 CASES = [
-    # a name pattern: GCP resource names (RFC 1035)
-    ("gcp-name", GpuNodePool, POOL, {"name": "a" * 63}, {"name": "a" * 64}, "name", "must be at most 63 characters"),
-    ("dns-label", GpuNodePool, POOL, {"name": "gpus-2"}, {"name": "2gpus"}, "name", "must be a DNS-1035 label"),
+    # a name pattern: GKE node pool names (RFC 1035, at most 40 characters)
+    ("node-pool-name", GpuNodePool, POOL, {"name": "a" * 40}, {"name": "a" * 41}, "name", "must be at most 40 characters"),
+    ("dns-label", GpuNodePool, POOL, {"name": "gpus-2"}, {"name": "2gpus"}, "name", "must be a GKE node pool name: a lowercase letter"),
     ("project-id", GpuNodePool, POOL, {"project": "abcdef"}, {"project": "abcde"}, "project", "must be a GCP project ID: 6-30 lowercase letters"),
     ("cluster-name", GkeCluster, CLUSTER, {"name": "c" * 40}, {"name": "c" * 41}, "name", "must be at most 40 characters"),
     ("account-id", NodeServiceAccount, NodeServiceAccountArgs("my-project", "nodes-1"), {"account_id": "node-1"}, {"account_id": "node1"}, "account_id", "must be a service account ID"),
@@ -99,10 +101,27 @@ CASES = [
     ("capacity-by-tier", FilestoreShare, FILESTORE, {"capacity_gib": 1024}, {"capacity_gib": 1023}, "capacity_gib", "tier ZONAL takes 1024 to"),
     ("window", GkeCluster, CLUSTER, {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T07:00:00Z", "FREQ=DAILY")},
      {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T06:59:59Z", "FREQ=DAILY")}, "maintenance_window.end", "must be 4 to 24 hours after start"),
+    # GKE: 48 h of maintenance in 32 days (a weekly 6 h window on 2 days: 48 h; 5 h 59 m: less)
+    ("maintenance-availability", GkeCluster, CLUSTER, {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T09:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SU")},
+     {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T08:59:00Z", "FREQ=WEEKLY;BYDAY=SA,SU")}, "maintenance_window.end", "GKE requires at least 48 h"),
+    ("recurrence-days", GkeCluster, CLUSTER, {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T09:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SU")},
+     {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T09:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SX")}, "maintenance_window.recurrence", "must be an RFC 5545 rule"),
+    ("exclusion-scope", GkeCluster, dataclasses.replace(CLUSTER, maintenance_window=MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T11:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SU")),
+     {"maintenance_exclusion": MaintenanceExclusion("x", "2026-01-01T00:00:00Z", "NO_MINOR_UPGRADES")}, {"maintenance_exclusion": MaintenanceExclusion("x", "2026-01-01T00:00:00Z", "NO_UPGRADES")},
+     "maintenance_exclusion.scope", "lasts at most 30 days"),
+    # GKE authorized networks: 50 with a public endpoint; a private endpoint takes internal ranges only
+    ("authorized-networks", GkeCluster, CLUSTER, {"authorized_networks": [AuthorizedNetwork(f"10.0.{i}.0/24") for i in range(50)]},
+     {"authorized_networks": [AuthorizedNetwork(f"10.0.{i}.0/24") for i in range(51)]}, "authorized_networks", "GKE takes at most 50"),
+    ("private-endpoint-networks", GkeCluster, dataclasses.replace(CLUSTER, private_endpoint=True), {"authorized_networks": [AuthorizedNetwork("10.1.0.0/16")]},
+     {"authorized_networks": [AuthorizedNetwork("8.8.8.0/24")]}, "authorized_networks[0].cidr_block", "is a public range"),
+    # Filestore capacity steps: ZONAL's lower range is 1-9.75 TiB in 256 GiB steps, then 10 TiB
+    ("capacity-step", FilestoreShare, FILESTORE, {"capacity_gib": 9984}, {"capacity_gib": 10000}, "capacity_gib", "1024 to 9984 GiB in steps of 256 or 10240 to 102400 GiB in steps of 2560"),
     ("nested-item", Kueue, KUEUE, {"flavors": [GpuFlavor("mega", "gpus", "a3-megagpu-8g", 1000)]}, {"flavors": [GpuFlavor("mega", "gpus", "a3-megagpu-8g", 1001)]}, "flavors[0].nodes", "must be between 0 and 1000"),
     ("duplicate", Kueue, KUEUE, {"flavors": [GpuFlavor("a", "gpus", "a3-megagpu-8g", 1), GpuFlavor("b", "gpus", "a3-megagpu-8g", 1)]},
      {"flavors": [GpuFlavor("a", "gpus", "a3-megagpu-8g", 1), GpuFlavor("a", "gpus", "a3-megagpu-8g", 1)]}, "flavors[1].name", "is already used by another flavor"),
     ("duration", Kueue, KUEUE, {"wait_for_pods_ready": WaitForPodsReady(timeout="1s")}, {"wait_for_pods_ready": WaitForPodsReady(timeout="0s")}, "wait_for_pods_ready.timeout", "must be longer than 0s"),
+    # `<jobset>-supervisor-controller` is a Service name (DNS-1035, 63): core/names.py, as the config's rule
+    ("derived-service", ResiliencySupervisor, SUPERVISOR, {"jobset": "j" * 41}, {"jobset": "j" * 42}, "jobset", "supervisor Service"),
     ("divides", ResiliencySupervisor, SUPERVISOR, {"nodes_per_replica": 4}, {"nodes_per_replica": 3}, "nodes_per_replica", "must divide nodes (4)"),
 ]
 
@@ -151,7 +170,7 @@ def test_config_and_component_share_the_rule_function() -> None:
         GpuPoolConfig.model_validate({"name": "2gpus", "machineType": "a3-megagpu-8g", "nodeCount": 2})
     error, _ = build(GpuNodePool, dataclasses.replace(POOL, name="2gpus"))
     assert error is not None
-    message = rules.DNS1035_NAME("2gpus")
+    message = rules.NODE_POOL_NAME("2gpus")
     assert message and config_error.value.errors()[0]["msg"] == message
     assert error.problems == [("name", "2gpus", message)]
 

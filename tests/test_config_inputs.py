@@ -34,7 +34,7 @@ REFUSED = [
     ({"trainstack:storage": {"bucket": {"name": "my-google-data"}}}, "must not begin with 'goog' or contain 'google'"),
     ({"trainstack:storage": {"bucket": {"name": "10.0.0.1"}}}, "must not look like an IP address"),
     ({"trainstack:workload": {"name": "1abc"}}, "trainstack:workload.name = '1abc': must be a DNS-1035 label"),
-    ({"trainstack:gpuPool": {"name": "1abc"}}, "trainstack:gpuPool.name = '1abc': must be a DNS-1035 label"),
+    ({"trainstack:gpuPool": {"name": "1abc"}}, "trainstack:gpuPool.name = '1abc': must be a GKE node pool name"),
     ({"trainstack:workload": {"env": {"A=B": "1"}}}, "trainstack:workload.env.A=B"),
     ({"trainstack:workload": {"env": {"": "1"}}}, "must be an environment variable name"),
     ({"trainstack:image": {"prebuilt": ""}}, "trainstack:image.prebuilt = '': must be an image reference"),
@@ -189,8 +189,8 @@ def test_validation_builds_no_hostname_list(monkeypatch: pytest.MonkeyPatch) -> 
         raise AssertionError("validation listed every pod's hostname")
 
     monkeypatch.setattr(workloads, "pod_hosts", refuse)
-    assert found(STACK, {"trainstack:workload": {"name": "j" * 49}}) == []
-    assert "exceeds 63 characters" in found(STACK, {"trainstack:workload": {"name": "j" * 50}})[0]
+    assert found(STACK, {"trainstack:workload": {"name": "j" * 41}}) == []
+    assert "over 63" in found(STACK, {"trainstack:workload": {"name": "j" * 42}})[0]
 
 
 @pytest.mark.parametrize(

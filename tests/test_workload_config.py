@@ -53,7 +53,8 @@ def problems(stack: str = "a3ultra-405b", **workload: Any) -> list[str]:
         (
             "a3mega-gpt3-175b",
             {"name": "g" * 61},
-            f"trainstack:workload.name = '{'g' * 56}...: is too long for 32 nodes: pod hostname '{'g' * 61}-31' exceeds 63 characters",
+            f"trainstack:workload.name = '{'g' * 56}...: is too long for 32 nodes: pod hostname '{'g' * 61}-31' has 64 characters, "
+            "over 63 (a pod hostname is a DNS-1123 label (Kubernetes ValidatePodSpec))",
         ),
     ],
 )
@@ -90,10 +91,26 @@ def test_a_node_count_over_the_pool_reports_the_pool_first() -> None:
     assert problems(nodes=64) == ["trainstack:workload.nodes = 64: exceeds the GPU pool's maximum of 54 nodes (trainstack:gpuPool)"]
 
 
-def test_a_jobset_hostname_counts_its_replicated_job() -> None:
-    name = "j" * 49  # `<name>-workload-0-53` is 63 characters
+def test_a_jobset_pod_name_counts_its_replicated_job_and_the_webhooks_suffix() -> None:
+    """JobSet v0.12.0 pkg/webhooks/jobset_webhook.go: GenPodName(<jobset>, <rjob>, <last job>,
+    <last pod>) + "-abcde" must be a DNS-1035 label (63)."""
+    name = "j" * 43  # `<name>-workload-0-31-abcde` is 63 characters
+    assert problems("a3mega-gpt3-175b", name=name, controller="jobset") == []
+    too_long = problems("a3mega-gpt3-175b", name=name + "j", controller="jobset")[0]
+    assert f"pod name '{name}j-workload-0-31-abcde' has 64 characters" in too_long
+
+
+def test_the_supervisors_service_names_bound_the_workload_name() -> None:
+    """a3ultra-405b runs the resiliency supervisor: `<name>-supervisor-controller` is a Service name (DNS-1035, 63)."""
+    name = "j" * 41
     assert problems("a3ultra-405b", name=name) == []
-    assert "exceeds 63 characters" in problems("a3ultra-405b", name=name + "j")[0]
+    assert f"supervisor Service '{name}j-supervisor-controller' has 64 characters" in problems("a3ultra-405b", name=name + "j")[0]
+
+
+def test_the_tensorboard_service_name_bounds_the_workload_name() -> None:
+    name = "j" * 51  # `<name>-tensorboard` is 63 characters
+    assert problems("a3high-nemo-gpt5b", name=name, controller="job") == []
+    assert f"TensorBoard Service '{name}j-tensorboard' has 64 characters" in problems("a3high-nemo-gpt5b", name=name + "j", controller="job")[0]
 
 
 def test_resiliency_defaults_to_one_replica_of_every_node() -> None:

@@ -11,11 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-from trainstack.core import catalog
-from trainstack.core.config import Problem, WorkloadConfig
+from trainstack.core import catalog, names, rules
+from trainstack.core.config import NetworkConfig, Problem, WorkloadConfig, key_path
 from trainstack.infra.platform import Platform
 from trainstack.workloads import fit, launchers, profiles
-from trainstack.workloads.launchers.base import ConfigFiles, Launch
+from trainstack.workloads.launchers.base import CONFIG_DIR, ConfigFiles, Launch
+from trainstack.workloads.pod import NVIDIA_DIR
 from trainstack.workloads.supervisor import (
     ResiliencySupervisor,
     SupervisorArgs,
@@ -23,6 +24,7 @@ from trainstack.workloads.supervisor import (
 )
 from trainstack.workloads.tensorboard import TensorBoard, TensorBoardArgs
 from trainstack.workloads.training_job import (
+    LOCAL_SSD_DIR,
     MASTER_PORT,
     Dataset,
     Topology,
@@ -50,17 +52,31 @@ __all__ = [
 
 
 def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
-    """What the workload's job cannot be on `machine`: its framework's rules, and pod names
-    that are not DNS labels."""
+    """What the workload's job cannot be on `machine`: its framework's rules, and names derived
+    from its name (after every suffix the controllers add) over their limits."""
     found = launchers.problems(workload, machine)
     if not found:  # the estimate needs a model and a split the launcher accepts
         found += fit.problems(workload, machine)
-    last = pod_hostname(workload.name, workload.controller, workload.nodes - 1)  # the longest
-    if len(last) > 63:
-        found.append(
-            (("trainstack:workload", "name"), workload.name, f"is too long for {workload.nodes} nodes: pod hostname {last!r} exceeds 63 characters")
-        )
+    if rule := names.too_long(workload.name, workload.controller, workload.nodes, workload.resiliency.enabled, workload.tensorboard):
+        found.append((("trainstack:workload", "name"), workload.name, rule))
     return found
+
+
+def container_mounts(machine: catalog.Machine) -> dict[str, str]:
+    """The mount paths the training container has whatever the config says, and what mounts there."""
+    parts = profiles.for_machine(machine, catalog.nic_networks(machine, NetworkConfig().gpu_nic_cidr))
+    taken = {"/dev/shm": "shared memory", NVIDIA_DIR: "the NVIDIA libraries", CONFIG_DIR: "the launcher's config files"}
+    taken |= {m["mountPath"]: f"GPUDirect ({machine.gpudirect.value})" for m in parts.volume_mounts}
+    return taken | ({LOCAL_SSD_DIR: "the local SSDs"} if machine.local_ssds else {})
+
+
+def mount_problems(workload: WorkloadConfig, machine: catalog.Machine, storage: tuple[tuple[str, ...], str]) -> list[Problem]:
+    """User mount paths (the shared storage's, the dataset's) that another mount of the training
+    container already has (Kubernetes refuses two volumeMounts at one mountPath)."""
+    keys = {storage[0]: storage[1], **({("trainstack:workload", "dataset", "path"): workload.dataset.path} if workload.dataset else {})}
+    by_name = {key_path(loc): loc for loc in keys}
+    mounts = {key_path(loc): path for loc, path in keys.items()}
+    return [(by_name[key], path, rule) for key, path, rule in rules.mount_paths(mounts, container_mounts(machine))]
 
 
 def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
@@ -147,7 +163,7 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
         tensorboard = TensorBoard(
             "tensorboard",
             TensorBoardArgs(
-                name=f"{workload.name}-tensorboard",
+                name=names.tensorboard(workload.name),
                 namespace=kube.namespace,
                 claim_name=kube.claim_name,
                 mount_path=platform.mount_path,

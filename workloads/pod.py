@@ -11,10 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from trainstack.core import names
+
 # The main container of every training pod and the JobSet's one replicated job; the resiliency
 # supervisor and `kubectl logs` address them by these names.
 WORKLOAD_CONTAINER = "workload"
-REPLICATED_JOB = "workload"
+REPLICATED_JOB = names.REPLICATED_JOB
 
 # GKE installs the NVIDIA driver's user-space libraries here on every GPU node; pods mount
 # them at /usr/local/nvidia (cloud.google.com/kubernetes-engine/docs/how-to/gpus).

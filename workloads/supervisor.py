@@ -18,7 +18,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 from trainstack.components.args import Args, Problem
-from trainstack.core import catalog, rules
+from trainstack.core import catalog, names, rules
 from trainstack.components.options import child_options
 from trainstack.workloads.pod import REPLICATED_JOB, WORKLOAD_CONTAINER
 
@@ -27,7 +27,7 @@ from trainstack.workloads.pod import REPLICATED_JOB, WORKLOAD_CONTAINER
 HOST_MONITOR_PORT = 60010
 
 # The supervisor's services and their ports.
-SERVICES = {"actuator": 60080, "sensor": 60081, "controller": 60082}
+SERVICES = dict(zip(names.SUPERVISOR_SERVICES, (60080, 60081, 60082), strict=True))
 
 # The host monitor of the image's era (gpu-recipes 5014bf9 supervisor chart; resiliency 02c17b7)
 # takes no arguments: it reads the supervisor's ConfigMap and watches ECC and Xid errors itself.
@@ -106,13 +106,16 @@ class SupervisorArgs(Args):
     }
 
     def _cross(self) -> Iterator[Problem]:
+        # Its Services are named `<jobset>-supervisor-<service>`: DNS-1035 labels.
+        if message := names.too_long(self.jobset, "jobset", self.nodes, supervisor=True):
+            yield "jobset", self.jobset, message
         # The supervisor scales by whole data-parallel replicas: they tile the job's nodes.
         if self.nodes_per_replica > 0 and self.nodes % self.nodes_per_replica:
             yield "nodes_per_replica", self.nodes_per_replica, f"must divide nodes ({self.nodes}): the job scales by whole replicas"
 
     @property
     def prefix(self) -> str:
-        return f"{self.jobset}-supervisor"
+        return names.supervisor_prefix(self.jobset)
 
 
 def service_address(args: SupervisorArgs, service: str) -> str:

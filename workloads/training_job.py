@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
-from trainstack.components.args import Args, one_of
-from trainstack.core import catalog, rules
+from trainstack.components.args import Args, Problem, one_of
+from trainstack.core import catalog, names, rules
 from trainstack.components.options import child_options
 from trainstack.workloads.launchers.base import Launch
 from trainstack.workloads.pod import (
@@ -98,7 +98,7 @@ class Dataset(Args):
 def pod_hostname(name: str, controller: Controller, index: int) -> str:
     """The hostname of the pod of completion index `index`: with JobSet's DNS hostnames
     `<jobset>-<replicatedJob>-<job index>-<pod index>`; of an Indexed Job `<job>-<index>`."""
-    return f"{name}-{REPLICATED_JOB}-0-{index}" if controller == "jobset" else f"{name}-{index}"
+    return names.pod_hostname(name, controller, index)
 
 
 def pod_hosts(name: str, controller: Controller, nodes: int) -> tuple[str, ...]:
@@ -183,6 +183,11 @@ class TrainingJobArgs(Args):
     run_id: str | None = None
     secret_env: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
     priority_class: str | None = None
+
+    def _cross(self) -> Iterator[Problem]:
+        # The pod, Job and Service names the JobSet (or Job) controller derives from `name`.
+        if self.nodes > 0 and (message := names.too_long(self.name, self.controller, self.nodes)):
+            yield "name", self.name, message
 
     @property
     def run_name(self) -> str:

@@ -19,8 +19,10 @@ from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 from trainstack.app import program, secrets, validation
+from trainstack.app.plan import crdcheck
 from trainstack.app.plan.recorder import RecordingMonitor, Registration, redact
 from trainstack.app.stacks import project_root, raw_stack_config, stack_names
+from trainstack.core.config import describe
 from trainstack.core.context import StackContext
 from trainstack.core.contract import OUTPUT
 from trainstack.core.errors import ConfigError
@@ -40,13 +42,17 @@ class Rendered:
 
 
 def run(stack: str, raw: dict[str, Any]) -> Rendered:
-    """Validate `raw` (ConfigError before anything registers), then run the program offline.
+    """Validate `raw` (ConfigError before anything registers), then run the program offline;
+    ConfigError too when a custom resource it renders fails its bundled CRD schema.
 
     A workload stack on a trainstack platform stack (`trainstack:platform.stack`) reads that
     stack's outputs: they are rendered first, offline, from the platform's own stack file (the
     last part of its name), so the plan shows the real names."""
     references = _references(stack, raw)
-    return execute(_validate(stack, raw, references), raw, program.main, references)
+    rendered = execute(_validate(stack, raw, references), raw, program.main, references)
+    if found := crdcheck.problems(rendered.registrations):
+        raise ConfigError(stack, [describe(p) for p in found])
+    return rendered
 
 
 def validate_offline(stack: str, raw: dict[str, Any]) -> StackContext:

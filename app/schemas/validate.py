@@ -8,11 +8,14 @@ unknown field is an error, as with `kubectl apply --validate=strict`.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 from collections.abc import Iterable
 from functools import lru_cache
 from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -73,14 +76,23 @@ def _builtin_kinds() -> dict[tuple[str, str, str], str]:
 
 @lru_cache(maxsize=1)
 def _crds() -> dict[tuple[str, str], dict[str, Any]]:
-    """(group, kind) -> CRD, for every CRD bundled in `crds/`."""
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    crds: dict[tuple[str, str], dict[str, Any]] = {}
-    for path in (files("trainstack.app.schemas") / "crds").iterdir():
-        if path.name.endswith(".yaml"):
-            for crd in yaml.load_all(path.read_text(), Loader=loader):
-                crds[(crd["spec"]["group"], crd["spec"]["names"]["kind"])] = crd
-    return crds
+    """(group, kind) -> CRD, for every CRD bundled in `crds/`. Parsed once per content into a JSON
+    copy in the user's cache (`validate` and `plan` check against them on every run; the JobSet
+    CRD alone is 0.8 MB of YAML)."""
+    texts = sorted((p.name, p.read_text()) for p in (files("trainstack.app.schemas") / "crds").iterdir() if p.name.endswith(".yaml"))
+    digest = hashlib.sha256(json.dumps(texts).encode()).hexdigest()[:16]
+    cached = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "trainstack" / f"crds-{digest}.json"
+    try:
+        documents = json.loads(cached.read_text())
+    except (OSError, ValueError):
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        documents = [crd for _, text in texts for crd in yaml.load_all(text, Loader=loader)]
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            cached.write_text(json.dumps(documents))
+        except (OSError, TypeError):
+            pass  # a read-only home (or a value JSON cannot hold): parse again next time
+    return {(crd["spec"]["group"], crd["spec"]["names"]["kind"]): crd for crd in documents}
 
 
 def crd_for(api_version: str, kind: str) -> dict[str, Any] | None:
