@@ -929,7 +929,7 @@ class StackConfig(BaseModel):
     def _range_problems(self) -> Iterator[Problem]:
         """Address ranges against each other and against the nodes the pools may have."""
         network, master = self.network, ("trainstack:cluster", "masterIpv4Cidr")
-        nodes = self.gpu_pool.max_nodes + self.cpu_pool.node_count
+        nodes = sum(p.max_nodes for p in self.pools) + self.cpu_pool.node_count
         if network.existing is None:  # the primary ranges are ours only when we create the VPC
             ranges = {"subnetCidr": network.subnet_cidr, "podsCidr": network.pods_cidr, "servicesCidr": network.services_cidr}
             for key, value, rule in rules.overlaps({**ranges, "master": self.cluster.master_ipv4_cidr}):
@@ -939,9 +939,12 @@ class StackConfig(BaseModel):
                 yield ("trainstack:network", "podsCidr"), network.pods_cidr, wrong
             if wrong := rules.subnet_fits(ipaddress.IPv4Network(network.subnet_cidr).prefixlen, nodes):
                 yield ("trainstack:network", "subnetCidr"), network.subnet_cidr, wrong
-        if self.gpu_pool.machine.gvnic_networks + self.gpu_pool.machine.rdma_subnets:
-            if wrong := rules.subnet_fits(rules.NIC_SUBNET_PREFIX, self.gpu_pool.max_nodes, "the GPU pool's"):
-                yield ("trainstack:gpuPool", "nodeCount" if self.gpu_pool.node_count else "autoscaling"), self.gpu_pool.max_nodes, f"each GPU NIC subnet (a /24) {wrong.replace('; widen it', '')}"
+        for family in self.nic_families:  # a family's pools share its NIC subnets
+            pools = [(i, p) for i, p in enumerate(self.pools) if p.machine_type == family.machine.name]
+            family_nodes = sum(p.max_nodes for _, p in pools)
+            if wrong := rules.subnet_fits(rules.NIC_SUBNET_PREFIX, family_nodes, f"the {family.machine.name} pools'"):
+                i, first = pools[0]
+                yield (*self.pool_key(i), "nodeCount" if first.node_count else "autoscaling"), family_nodes, f"each GPU NIC subnet (a /24) {wrong.replace('; widen it', '')}"
 
     # Derived values components read, so no caller recomputes them.
 
