@@ -2,9 +2,9 @@
 
 GCP (`trainstack:gcp:*`): ProjectServices, PrimaryNetwork, GpuNicNetworks, GkeCluster (which
 hands out its Kubernetes `provider`), NodeServiceAccount, GpuNodePool (its `node_selector` and
-`tolerations`), CpuNodePool, CheckpointBucket, FilestoreShare, NfsDisk, WorkloadImage.
+`tolerations`), CpuNodePool, CheckpointBucket, FilestoreShare, LustreInstance, NfsDisk, WorkloadImage.
 Kubernetes (`trainstack:k8s:*`): Kueue, JobSet, GpuNetworks, GpuDirectInstallers,
-NvidiaDriverInstaller, GcsFuseVolume, NfsVolume, NfsServer, WorkloadIdentity.
+NvidiaDriverInstaller, GcsFuseVolume, LustreVolume, NfsVolume, NfsServer, WorkloadIdentity.
 
 Each takes one documented, frozen Args dataclass of plain values (or the same as a dict, as the
 Pulumi package passes them), checks it before registering anything (`components.args`), and is
@@ -25,6 +25,8 @@ from trainstack.components.gcp_storage import (
     CheckpointBucketArgs,
     FilestoreShare,
     FilestoreShareArgs,
+    LustreInstance,
+    LustreInstanceArgs,
     NfsDisk,
     NfsDiskArgs,
 )
@@ -70,6 +72,8 @@ from trainstack.components.node_pools import (
 from trainstack.components.volumes import (
     GcsFuseVolume,
     GcsFuseVolumeArgs,
+    LustreVolume,
+    LustreVolumeArgs,
     NfsServer,
     NfsServerArgs,
     NfsVolume,
@@ -93,6 +97,10 @@ __all__ = [
     "FilestoreShareArgs",
     "GcsFuseVolume",
     "GcsFuseVolumeArgs",
+    "LustreInstance",
+    "LustreInstanceArgs",
+    "LustreVolume",
+    "LustreVolumeArgs",
     "GkeCluster",
     "GkeClusterArgs",
     "GpuDirectInstallers",

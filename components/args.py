@@ -30,11 +30,11 @@ class Each:
     rule: rules.Rule
 
 
-def one_of(*allowed: str) -> rules.Rule:
-    """A rule that the value is one of `allowed` (the schema types these fields as strings)."""
+def one_of(*allowed: str | int) -> rules.Rule:
+    """A rule that the value is one of `allowed` (the schema types these fields as strings or integers)."""
 
     def rule(value: Any) -> str | None:
-        return None if value in allowed else f"must be one of {', '.join(allowed)}"
+        return None if value in allowed else f"must be one of {', '.join(map(str, allowed))}"
 
     return rule
 

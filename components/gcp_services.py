@@ -14,6 +14,8 @@ from trainstack.components.options import Children
 CONTAINER = "container.googleapis.com"
 COMPUTE = "compute.googleapis.com"
 FILESTORE = "file.googleapis.com"
+LUSTRE = "lustre.googleapis.com"
+SERVICE_NETWORKING = "servicenetworking.googleapis.com"  # private services access (Managed Lustre)
 ARTIFACT_REGISTRY = "artifactregistry.googleapis.com"
 CLOUD_BUILD = "cloudbuild.googleapis.com"
 STORAGE = "storage.googleapis.com"

@@ -1,5 +1,5 @@
-"""Shared storage for checkpoints, logs and data: a GCS bucket, a Filestore share, or a PD for
-an in-cluster NFS server."""
+"""Shared storage for checkpoints, logs and data: a GCS bucket, a Filestore share, a Managed
+Lustre instance, or a PD for an in-cluster NFS server."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pulumi
 import pulumi_gcp as gcp
 from trainstack.components.args import Args, Problem, one_of
 from trainstack.components.options import Children
-from trainstack.core import rules
+from trainstack.core import catalog, rules
 
 # Read, write, overwrite and delete objects (and HNS folders) without bucket admin rights.
 OBJECT_USER_ROLE = "roles/storage.objectUser"
@@ -232,3 +232,101 @@ class NfsDisk(pulumi.ComponentResource):
         )
         self.name = self.disk.name
         self.register_outputs({"name": self.name})
+
+
+@dataclass(frozen=True)
+class LustreInstanceArgs(Args):
+    """Arguments of LustreInstance."""
+
+    project: str
+    """The instance's project (the VPC's)."""
+    zone: str
+    """The instance's zone: the GPU nodes' (Managed Lustre is zonal)."""
+    instance_id: str
+    """The instance's ID; also starts its address range's and firewall rule's names."""
+    network: pulumi.Input[str]
+    """The cluster's VPC, by name: the instance is reached over private services access on it."""
+    capacity_gib: int
+    """The file system's size (core/catalog.py LUSTRE_TIERS: minimum and step by throughput)."""
+    throughput: int | None = 1000
+    """Per-unit storage throughput, MB/s per TiB: 125, 250, 500 or 1000, fixed at creation."""
+    filesystem: str | None = "lustrefs"
+    """The Lustre file system name: 1-8 letters or digits, starting with a letter."""
+    disposable: bool | None = False
+    """`pulumi destroy` deletes the instance, its files and its address range; otherwise destroy
+    leaves them in the project (`retained`)."""
+    labels: dict[str, str] | None = field(default_factory=dict)
+    """GCP labels."""
+
+    _checks = {
+        "project": rules.PROJECT_ID,
+        "zone": rules.ZONE_ID,
+        "instance_id": rules.GCP_NAME,
+        "capacity_gib": rules.POSITIVE,
+        "throughput": one_of(*catalog.LUSTRE_TIERS),
+        "filesystem": rules.pattern(catalog.LUSTRE_FILESYSTEM, "must be 1-8 letters or digits, starting with a letter"),
+        "labels": rules.gcp_labels,
+    }
+
+    def _cross(self) -> Iterator[Problem]:
+        if message := rules.lustre_capacity(self.throughput, self.capacity_gib):
+            yield "capacity_gib", self.capacity_gib, message
+
+
+class LustreInstance(pulumi.ComponentResource):
+    """A Managed Lustre instance on the cluster's VPC, with the private services access it is
+    reached through (a VPC_PEERING range and the Service Networking connection) and a firewall
+    rule admitting LNet from that range. Mount it with LustreVolume."""
+
+    instance: gcp.lustre.Instance
+    """The Managed Lustre instance."""
+    ip: pulumi.Output[str]
+    """The instance's LNet address (from its mount point `<ip>@tcp:/<filesystem>`)."""
+    volume_handle: pulumi.Output[str]
+    """`<project>/<zone>/<instance>`, the CSI driver's static volume handle."""
+
+    def __init__(self, name: str, args: LustreInstanceArgs, opts: pulumi.ResourceOptions | None = None):
+        args = LustreInstanceArgs.checked(args, type(self), name)
+        super().__init__("trainstack:gcp:LustreInstance", name, None, opts)
+        kids = Children(self, name, opts)
+        keep = retained(args.disposable)
+        network = pulumi.Output.concat("projects/", args.project, "/global/networks/", args.network)
+        peering_range = gcp.compute.GlobalAddress(
+            **kids("psa-range", **keep),
+            project=args.project,
+            name=f"{args.instance_id}-psa",
+            purpose="VPC_PEERING",
+            address_type="INTERNAL",
+            prefix_length=catalog.LUSTRE_PSA_PREFIX,
+            network=network,
+        )
+        peering = gcp.servicenetworking.Connection(
+            **kids("psa", **keep),
+            network=network,
+            service="servicenetworking.googleapis.com",
+            reserved_peering_ranges=[peering_range.name],
+        )
+        gcp.compute.Firewall(
+            **kids("lnet"),
+            project=args.project,
+            name=f"{args.instance_id}-lnet",
+            network=args.network,
+            direction="INGRESS",
+            source_ranges=[pulumi.Output.concat(peering_range.address, f"/{catalog.LUSTRE_PSA_PREFIX}")],
+            allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(catalog.LUSTRE_LNET_PORT)])],
+            description="Managed Lustre's LNet traffic from its private services access range",
+        )
+        self.instance = gcp.lustre.Instance(
+            **kids.main(peering, **keep),
+            project=args.project,
+            location=args.zone,
+            instance_id=args.instance_id,
+            network=network,
+            filesystem=args.filesystem,
+            capacity_gib=str(args.capacity_gib),  # the provider types it as a string
+            per_unit_storage_throughput=str(args.throughput),
+            labels=dict(args.labels),
+        )
+        self.ip = self.instance.mount_point.apply(lambda point: point.split("@", 1)[0] if point else "")
+        self.volume_handle = pulumi.Output.concat(args.project, "/", args.zone, "/", args.instance_id)
+        self.register_outputs({"ip": self.ip, "volumeHandle": self.volume_handle})

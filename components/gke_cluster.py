@@ -112,6 +112,9 @@ class GkeClusterArgs(Args):
     """Dataplane V2 plus multi-networking, for pools with extra NICs."""
     filestore_csi: bool | None = False
     """Enable the Filestore CSI driver."""
+    lustre_csi: bool | None = False
+    """Enable the Managed Lustre CSI driver (GKE 1.33.2-gke.1111000 or newer, COS nodes; without
+    the legacy LNet port, which only instances made with gke_support_enabled need)."""
     deletion_protection: bool | None = True
     """GKE refuses to delete the cluster while true, and Pulumi protects it too, so `pulumi
     destroy` stops before it deletes anything rather than half-way."""
@@ -213,6 +216,9 @@ class GkeCluster(pulumi.ComponentResource):
                 gcp_filestore_csi_driver_config=gcp.container.ClusterAddonsConfigGcpFilestoreCsiDriverConfigArgs(
                     enabled=args.filestore_csi
                 ),
+                lustre_csi_driver_config=gcp.container.ClusterAddonsConfigLustreCsiDriverConfigArgs(enabled=True)
+                if args.lustre_csi
+                else None,
             ),
             monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
                 enable_components=["SYSTEM_COMPONENTS", "DCGM"],

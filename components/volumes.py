@@ -158,6 +158,57 @@ class GcsFuseVolume(pulumi.ComponentResource):
 
 
 @dataclass(frozen=True)
+class LustreVolumeArgs(Args):
+    """A Managed Lustre instance as a ReadWriteMany volume (a static PersistentVolume of GKE's
+    Managed Lustre CSI driver, which the cluster enables: GkeClusterArgs.lustre_csi)."""
+
+    volume_handle: pulumi.Input[str]
+    """`<project>/<zone>/<instance>` (LustreInstance.volume_handle)."""
+    ip: pulumi.Input[str]
+    """The instance's LNet address (LustreInstance.ip), an Output so the volume waits for it."""
+    filesystem: str
+    """The Lustre file system name."""
+    claim_name: str
+    """The claim pods mount."""
+    namespace: pulumi.Input[str]
+    """The claim's namespace. Checked when plain; an Output is not checked."""
+    capacity_gib: int
+    """The instance's size."""
+    volume_name: str | None = None
+    """The PersistentVolume's name, unique in the cluster; None: the component's name."""
+
+    _checks = {
+        "filesystem": rules.pattern(catalog.LUSTRE_FILESYSTEM, "must be 1-8 letters or digits, starting with a letter"),
+        "claim_name": rules.K8S_NAME,
+        "namespace": rules.K8S_NAME,
+        "capacity_gib": rules.POSITIVE,
+        "volume_name": rules.K8S_NAME,
+    }
+
+
+class LustreVolume(pulumi.ComponentResource):
+    """A ReadWriteMany Managed Lustre volume and its claim."""
+
+    claim_name: str
+    """The claim pods mount."""
+
+    def __init__(self, name: str, args: LustreVolumeArgs, opts: pulumi.ResourceOptions | None = None):
+        args = LustreVolumeArgs.checked(args, type(self), name)
+        super().__init__("trainstack:k8s:LustreVolume", name, None, opts)
+        csi = core.CSIPersistentVolumeSourceArgs(
+            driver=catalog.LUSTRE_CSI_DRIVER,
+            volume_handle=args.volume_handle,
+            volume_attributes={"ip": args.ip, "filesystem": args.filesystem},
+        )
+        self.claim_name = args.claim_name
+        self.volume, self.claim = _claim(
+            Children(self, name, opts), "", args.claim_name, args.volume_name or name, args.claim_name, args.namespace,
+            f"{args.capacity_gib}Gi", "ReadWriteMany", {"csi": csi},
+        )
+        self.register_outputs({"claimName": self.claim_name})
+
+
+@dataclass(frozen=True)
 class NfsVolumeArgs(Args):
     """An NFS export as a ReadWriteMany volume."""
 

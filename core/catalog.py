@@ -433,9 +433,9 @@ GKE_CLUSTER_HOURLY_USD = 0.10
 
 
 @dataclass(frozen=True)
-class FilestoreTier:
-    """The capacities a Filestore tier takes, in GiB: (minimum, maximum, step) ranges; a capacity
-    is the minimum of its range plus a whole number of steps."""
+class StorageTier:
+    """The capacities a storage tier (Filestore, Managed Lustre) takes, in GiB: (minimum, maximum,
+    step) ranges; a capacity is the minimum of its range plus a whole number of steps."""
 
     ranges: tuple[tuple[int, int, int], ...]
 
@@ -452,13 +452,39 @@ class FilestoreTier:
 # in GiB steps), .../service-tiers-zonal (1 TiB to 9.75 TiB in 256 GiB steps; 10 TiB to 100 TiB
 # in 2.5 TiB steps) and .../service-tiers-regional (higher range as zonal), read 2026-11-25.
 # REGIONAL's lower range and ENTERPRISE keep trainstack's 1 TiB minimum in 256 GiB steps.
-FILESTORE_TIERS: dict[str, FilestoreTier] = {
-    "BASIC_HDD": FilestoreTier(((1024, 65434, 1),)),
-    "BASIC_SSD": FilestoreTier(((2560, 65434, 1),)),
-    "ZONAL": FilestoreTier(((1024, 9984, 256), (10240, 102400, 2560))),
-    "REGIONAL": FilestoreTier(((1024, 9984, 256), (10240, 102400, 2560))),
-    "ENTERPRISE": FilestoreTier(((1024, 10240, 256),)),
+FILESTORE_TIERS: dict[str, StorageTier] = {
+    "BASIC_HDD": StorageTier(((1024, 65434, 1),)),
+    "BASIC_SSD": StorageTier(((2560, 65434, 1),)),
+    "ZONAL": StorageTier(((1024, 9984, 256), (10240, 102400, 2560))),
+    "REGIONAL": StorageTier(((1024, 9984, 256), (10240, 102400, 2560))),
+    "ENTERPRISE": StorageTier(((1024, 10240, 256),)),
 }
+
+# Managed Lustre, by per-unit throughput (MB/s per TiB; the instance's perUnitStorageThroughput):
+# Managed Lustre docs "Performance tiers" and "Increase capacity"
+# (docs.cloud.google.com/managed-lustre/docs/performance-tiers), read 2026-11-25 from stored
+# copies: minimum, maximum, and the step, which grows past a threshold (1000: 9,000 GiB up to
+# 1,530,000, then 72,000). The larger step's range starts at its first multiple above the
+# threshold, as each maximum is a multiple of it. The Dynamic tier is not offered here.
+LUSTRE_TIERS: dict[int, StorageTier] = {
+    1000: StorageTier(((9000, 1530000, 9000), (1584000, 10008000, 72000))),
+    500: StorageTier(((18000, 3060000, 18000), (3168000, 20016000, 144000))),
+    250: StorageTier(((36000, 6120000, 36000), (6336000, 40032000, 288000))),
+    125: StorageTier(((72000, 12240000, 72000),)),
+}
+# A Lustre file system name: at most 8 letters and digits, starting with a letter
+# (pulumi-gcp lustre.Instance `filesystem`; Managed Lustre CSI driver reference, `filesystem`).
+LUSTRE_FILESYSTEM = r"[A-Za-z][A-Za-z0-9]{0,7}"
+# Private services access for Managed Lustre: a VPC_PEERING range on the cluster's VPC (the
+# driver's e2e test and Cluster Toolkit's examples reserve /20 and /16; the docs ask /23 or larger).
+LUSTRE_PSA_PREFIX = 20
+# The CSI driver of GKE's Managed Lustre addon (GoogleCloudPlatform/lustre-csi-driver 89f1eb7
+# pkg/csi_driver/lustre_driver.go); its static volumeHandle is `<project>/<zone>/<instance>`
+# (pkg/util/util.go ParseVolumeID), its volumeAttributes `ip` and `filesystem` (controller.go).
+LUSTRE_CSI_DRIVER = "lustre.csi.storage.gke.io"
+# LNet's port on the instance, which the VPC admits from the private services access range
+# (lustre-csi-driver kmod_installer.go: 988; 6988 only for gke-support-enabled instances, not made here).
+LUSTRE_LNET_PORT = 988
 
 # Other pinned images, by role. Sources: the resiliency recipe (supervisor and trainer image:
 # gpu-recipes 27b47e7 .../nemo-pretraining-gke-resiliency/values.yaml workload.image, the same era

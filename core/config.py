@@ -480,10 +480,25 @@ class NfsConfig(Section):
     disk_size_gb: Annotated[int, _bounded(rules.PD_SIZE_GB)] = 1000
 
 
+class LustreConfig(Section):
+    """A Managed Lustre instance in the first GPU pool's zone, on the cluster's VPC."""
+
+    capacity_gib: int = 9000
+    # Per-unit storage throughput, MB/s per TiB: the instance's tier, fixed at creation.
+    throughput: Literal[125, 250, 500, 1000] = 1000
+    filesystem: Annotated[str, _pattern(catalog.LUSTRE_FILESYSTEM, "must be 1-8 letters or digits, starting with a letter")] = "lustrefs"
+
+    @model_validator(mode="after")
+    def _rules(self) -> LustreConfig:
+        wrong = rules.lustre_capacity(self.throughput, self.capacity_gib)
+        _rule_errors("LustreConfig", [(("capacityGib",), self.capacity_gib, wrong)] if wrong else [])
+        return self
+
+
 class StorageConfig(Section):
     """`trainstack:storage`: where checkpoints, logs and data live, mounted at `mountPath`."""
 
-    kind: Literal["gcs", "filestore", "nfs"]
+    kind: Literal["gcs", "filestore", "nfs", "lustre"]
     mount_path: AbsolutePath = "/job-logs"
     # false (the default): `pulumi destroy` leaves the bucket, share or disk and its data in the
     # project and only forgets it; true: destroy deletes it with its data (benchmarks, CI).
@@ -491,11 +506,12 @@ class StorageConfig(Section):
     bucket: BucketConfig | None = None
     filestore: FilestoreConfig | None = None
     nfs: NfsConfig | None = None
+    lustre: LustreConfig | None = None
 
     @model_validator(mode="after")
     def _rules(self) -> StorageConfig:
         problems = []
-        for kind, block in (("gcs", "bucket"), ("filestore", "filestore"), ("nfs", "nfs")):
+        for kind, block in (("gcs", "bucket"), ("filestore", "filestore"), ("nfs", "nfs"), ("lustre", "lustre")):
             if kind != self.kind and getattr(self, block) is not None:
                 problems.append(((block,), "...", f"is used only with kind {kind!r}, not {self.kind!r}"))
         _rule_errors("StorageConfig", problems)
@@ -512,6 +528,10 @@ class StorageConfig(Section):
     @property
     def nfs_config(self) -> NfsConfig:
         return self.nfs or NfsConfig()
+
+    @property
+    def lustre_config(self) -> LustreConfig:
+        return self.lustre or LustreConfig()
 
 
 # Image references by the grammar of github.com/distribution/reference (regexp.go): an optional
@@ -902,6 +922,8 @@ class StackConfig(BaseModel):
                 f"must include {self.gpu_zones[0]}, the zone of the NFS server's disk, or the server cannot start",
             )
         yield from self._range_problems()
+        if self.storage.kind == "lustre" and self.network.existing is not None:
+            yield ("trainstack:storage", "kind"), "lustre", "Managed Lustre peers with the stack's own VPC (private services access made here); with trainstack:network.existing, mount your instance through trainstack:platform.existingCluster"
         bucket = self.storage.bucket
         if self.storage.kind == "gcs" and bucket and bucket.location and bucket.hierarchical_namespace:
             if bucket.location.lower() != self.region:
@@ -1122,7 +1144,7 @@ def workload_problems(
 class ExistingStorage(Section):
     """The shared storage of an existing cluster: a claim in the workload namespace."""
 
-    kind: Literal["gcs", "filestore", "nfs"]
+    kind: Literal["gcs", "filestore", "nfs", "lustre"]
     claim_name: K8sName
     mount_path: AbsolutePath = "/job-logs"
 

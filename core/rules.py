@@ -450,11 +450,19 @@ def at_least(value: int, floor: int, floor_key: str) -> str | None:
 def filestore_capacity(tier: str, capacity_gib: int) -> str | None:
     """A capacity a Filestore tier takes: in one of its ranges, on a step of it (core/catalog.py
     FILESTORE_TIERS, from cloud.google.com/filestore/docs/service-tiers and its tier pages)."""
-    ranges = catalog.FILESTORE_TIERS[tier].ranges
-    if any(low <= capacity_gib <= high and (capacity_gib - low) % step == 0 for low, high, step in ranges):
+    return _tier_capacity(catalog.FILESTORE_TIERS[tier], capacity_gib, f"tier {tier}")
+
+
+def lustre_capacity(throughput: int, capacity_gib: int) -> str | None:
+    """A capacity a Managed Lustre throughput tier takes (core/catalog.py LUSTRE_TIERS)."""
+    return _tier_capacity(catalog.LUSTRE_TIERS[throughput], capacity_gib, f"throughput {throughput} MB/s per TiB")
+
+
+def _tier_capacity(tier: catalog.StorageTier, capacity_gib: int, what: str) -> str | None:
+    if any(low <= capacity_gib <= high and (capacity_gib - low) % step == 0 for low, high, step in tier.ranges):
         return None
-    takes = " or ".join(f"{low} to {high} GiB" + (f" in steps of {step}" if step > 1 else "") for low, high, step in ranges)
-    return f"tier {tier} takes {takes}"
+    takes = " or ".join(f"{low} to {high} GiB" + (f" in steps of {step}" if step > 1 else "") for low, high, step in tier.ranges)
+    return f"{what} takes {takes}"
 
 
 def filestore_location(tier: str, location: str) -> str | None:

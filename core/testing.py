@@ -181,6 +181,19 @@ def _filestore(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any
     return f"projects/{fake.project}/locations/{state.get('location', fake.zone)}/instances/{name}"
 
 
+def _global_address(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any], name: str) -> str:
+    """A private services access range: the start of an aligned block of its prefix length."""
+    state["address"] = "10.232.0.0" if state.get("purpose") == "VPC_PEERING" else fake_ip("34.120", "address", name)
+    state["selfLink"] = f"{COMPUTE}/projects/{fake.project}/global/addresses/{name}"
+    return f"projects/{fake.project}/global/addresses/{name}"
+
+
+def _lustre(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any], name: str) -> str:
+    instance = state.get("instanceId", name)
+    state["mountPoint"] = f"{fake_ip('10.232', 'lustre', instance)}@tcp:/{state.get('filesystem', 'lustrefs')}"
+    return f"projects/{fake.project}/locations/{state.get('location', fake.zone)}/instances/{instance}"
+
+
 def _repository(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any], name: str) -> str:
     repo = state.get("repositoryId", name)
     location = state.get("location", fake.region)
@@ -207,6 +220,8 @@ _FILLERS = {
     "gcp:serviceaccount/account:Account": _service_account,
     "gcp:storage/bucket:Bucket": _bucket,
     "gcp:filestore/instance:Instance": _filestore,
+    "gcp:compute/globalAddress:GlobalAddress": _global_address,
+    "gcp:lustre/instance:Instance": _lustre,
     "gcp:artifactregistry/repository:Repository": _repository,
     "kubernetes:core/v1:Service": _service,
 }

@@ -29,6 +29,8 @@ from trainstack.components.gcp_storage import (
     CheckpointBucketArgs,
     FilestoreShare,
     FilestoreShareArgs,
+    LustreInstance,
+    LustreInstanceArgs,
     NfsDisk,
     NfsDiskArgs,
     workload_identity_principal,
@@ -77,6 +79,8 @@ def required_services(config: StackConfig) -> list[str]:
     services = [apis.CONTAINER, apis.COMPUTE, apis.IAM, apis.CLOUD_RESOURCE_MANAGER, apis.STORAGE, apis.LOGGING, apis.MONITORING]
     if config.storage.kind == "filestore":
         services.append(apis.FILESTORE)
+    if config.storage.kind == "lustre":
+        services += [apis.LUSTRE, apis.SERVICE_NETWORKING]
     if config.image.build is not None:
         services += image_build_services(config.image.build)
     return sorted(set(services))
@@ -227,6 +231,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
             control_plane_ports=[catalog.CONTROLLER_WEBHOOK_PORT, catalog.KUEUE_VISIBILITY_PORT],
             multi_networking=bool(nic_nets),
             filestore_csi=config.storage.kind == "filestore",
+            lustre_csi=config.storage.kind == "lustre",
             deletion_protection=cluster_config.deletion_protection,
             labels=labels,
         ),
@@ -288,7 +293,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
         "gpus": sum(p.max_nodes * p.machine.gpus_per_node for p in config.pools),
     }
     storage = config.storage
-    bucket = filestore = nfs = None
+    bucket = filestore = nfs = lustre = None
     if storage.kind == "gcs":
         bucket_config = storage.bucket_config
         project_number = gcp.organizations.get_project_output(
@@ -332,6 +337,24 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
             opts=pulumi.ResourceOptions(depends_on=services.need(apis.FILESTORE)),
         )
         outputs["filestoreAddress"] = filestore.ip.apply(lambda ip: f"{ip}:/{share.share_name}")
+    elif storage.kind == "lustre":
+        spec = storage.lustre_config
+        lustre = LustreInstance(
+            "lustre",
+            LustreInstanceArgs(
+                project=project,
+                zone=config.gpu_zones[0],
+                instance_id=ctx.physical_name("lustre"),
+                network=network.network,
+                capacity_gib=spec.capacity_gib,
+                throughput=spec.throughput,
+                filesystem=spec.filesystem,
+                disposable=storage.disposable,
+                labels=labels,
+            ),
+            opts=pulumi.ResourceOptions(depends_on=services.need(apis.LUSTRE, apis.SERVICE_NETWORKING, apis.COMPUTE)),
+        )
+        outputs["lustreMountPoint"] = lustre.instance.mount_point
     else:
         disk = storage.nfs_config
         nfs = NfsDisk(
@@ -364,5 +387,6 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
         filestore_ip=filestore.ip if filestore else None,
         filestore_share=filestore.share_name if filestore else None,
         nfs_disk_name=nfs.name if nfs else None,
+        lustre=lustre,
         outputs=outputs,
     )

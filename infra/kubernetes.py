@@ -23,6 +23,8 @@ from trainstack.components.multinic import GpuNetworks, GpuNetworksArgs, NicAtta
 from trainstack.components.volumes import (
     GcsFuseVolume,
     GcsFuseVolumeArgs,
+    LustreVolume,
+    LustreVolumeArgs,
     NfsServer,
     NfsServerArgs,
     NfsVolume,
@@ -96,7 +98,7 @@ def _storage(
     placement: Placement,
     opts: pulumi.ResourceOptions,
     controller_nodes: list[pulumi.Resource],
-) -> GcsFuseVolume | NfsVolume:
+) -> GcsFuseVolume | LustreVolume | NfsVolume:
     """The shared volume of `trainstack:storage.kind`, claimed as CLAIM_NAME."""
     storage = config.storage
     if storage.kind == "gcs":
@@ -116,6 +118,17 @@ def _storage(
         return NfsVolume(
             "storage",
             NfsVolumeArgs(gcp.filestore_ip, f"/{gcp.filestore_share}", CLAIM_NAME, namespace, f"{share.capacity_gib}Gi", volume_name=CLAIM_NAME),
+            opts=opts,
+        )
+    if storage.kind == "lustre":
+        if gcp.lustre is None:
+            raise ValueError("storage kind 'lustre' needs the GCP layer's instance (GcpPlatform.lustre)")
+        spec = storage.lustre_config
+        return LustreVolume(
+            "storage",
+            LustreVolumeArgs(
+                gcp.lustre.volume_handle, gcp.lustre.ip, spec.filesystem, CLAIM_NAME, namespace, spec.capacity_gib, volume_name=CLAIM_NAME
+            ),
             opts=opts,
         )
     if gcp.nfs_disk_name is None:

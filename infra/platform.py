@@ -13,6 +13,7 @@ import pulumi
 from trainstack.core import catalog
 from trainstack.core.catalog import NicNetwork
 from trainstack.components.gke_cluster import GkeCluster
+from trainstack.components.gcp_storage import LustreInstance
 from trainstack.components.node_pools import GpuNodePool
 
 
@@ -32,6 +33,7 @@ class GcpPlatform:
         bucket_name: the checkpoint/log bucket (storage kind gcs), else None.
         filestore_ip, filestore_share: the Filestore export (kind filestore), else None.
         nfs_disk_name: the PD for the NFS server (kind nfs), else None.
+        lustre: the Managed Lustre instance (kind lustre), else None.
         outputs: stack outputs this layer contributes.
     """
 
@@ -46,6 +48,7 @@ class GcpPlatform:
     filestore_ip: pulumi.Output[str] | None = None
     filestore_share: str | None = None
     nfs_disk_name: pulumi.Output[str] | None = None
+    lustre: LustreInstance | None = None
     outputs: dict[str, Any] = field(default_factory=dict)
 
 

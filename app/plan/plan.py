@@ -27,6 +27,9 @@ _KINDS = {
     "gcp:storage/bucket:Bucket": "the bucket",
     "gcp:filestore/instance:Instance": "the Filestore instance",
     "gcp:compute/disk:Disk": "the NFS disk",
+    "gcp:lustre/instance:Instance": "the Lustre instance",
+    "gcp:compute/globalAddress:GlobalAddress": "its private services access range",
+    "gcp:servicenetworking/connection:Connection": "its peering",
 }
 _ANY_ADDRESS = "0.0.0.0/0"
 
