@@ -62,6 +62,9 @@ class PrimaryNetworkArgs(Args):
     """The secondary range for pod IPs (VPC-native)."""
     services_cidr: str
     """The secondary range for Service IPs."""
+    keep_vpc: bool | None = False
+    """`pulumi destroy` leaves the VPC in the project: storage kept on destroy (a Filestore
+    instance, a Managed Lustre instance) stays peered with it, and GCP deletes no VPC that has a peering."""
 
     # The longest suffix is `-router` (7): the names stay GCP names of at most 63 characters.
     _checks = {
@@ -94,7 +97,7 @@ class PrimaryNetwork(pulumi.ComponentResource):
         super().__init__("trainstack:gcp:PrimaryNetwork", name, None, opts)
         kids = Children(self, name, opts)
         self.network = gcp.compute.Network(
-            **kids("vpc"),
+            **kids("vpc", retain_on_delete=args.keep_vpc or None),
             project=args.project,
             name=f"{args.name_prefix}-net",
             auto_create_subnetworks=False,

@@ -74,6 +74,11 @@ def project_bucket_name(project: str, name: str) -> str:
     return names.bucket(project, name)
 
 
+# Storage kinds whose instance peers with the stack's VPC (Filestore DIRECT_PEERING, Managed
+# Lustre's private services access): while such an instance is kept, its VPC must be kept too.
+PEERED_STORAGE = ("filestore", "lustre")
+
+
 def required_services(config: StackConfig) -> list[str]:
     """The APIs this stack calls."""
     services = [apis.CONTAINER, apis.COMPUTE, apis.IAM, apis.CLOUD_RESOURCE_MANAGER, apis.STORAGE, apis.LOGGING, apis.MONITORING]
@@ -175,6 +180,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
                 subnet_cidr=config.network.subnet_cidr,
                 pods_cidr=config.network.pods_cidr,
                 services_cidr=config.network.services_cidr,
+                keep_vpc=config.storage.kind in PEERED_STORAGE and not config.storage.disposable,
             ),
             opts=pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE)),
         )

@@ -110,3 +110,16 @@ def test_destroy_keeps_the_instance_its_range_and_peering_unless_disposable(plan
     disposable = render(STACK, lustre(disposable=True)).to_dict()
     assert not any(one(disposable, t)["options"].get("retainOnDelete") for t in kept)
     assert "Lustre" in render(STACK, lustre()).destroy_effect()
+
+
+@pytest.mark.parametrize("kind", ["filestore", "lustre"])
+def test_a_kept_peered_instance_keeps_its_vpc(kind: str) -> None:
+    """GCP deletes no VPC that still has a peering: while destroy keeps a Filestore or Lustre
+    instance (peered with the VPC), it keeps the VPC too; a disposable one takes the VPC with it."""
+    def vpc(disposable: bool) -> dict[str, Any]:
+        raw = raw_config(STACK, trainstack_storage={"kind": kind, "disposable": disposable})
+        (network,) = [r for r in render(STACK, raw).to_dict()["resources"] if r["type"] == "gcp:compute/network:Network" and r["name"] == "network-vpc"]
+        return network["options"]
+
+    assert vpc(False).get("retainOnDelete") is True
+    assert not vpc(True).get("retainOnDelete")

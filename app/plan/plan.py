@@ -28,8 +28,9 @@ _KINDS = {
     "gcp:filestore/instance:Instance": "the Filestore instance",
     "gcp:compute/disk:Disk": "the NFS disk",
     "gcp:lustre/instance:Instance": "the Lustre instance",
-    "gcp:compute/globalAddress:GlobalAddress": "its private services access range",
-    "gcp:servicenetworking/connection:Connection": "its peering",
+    "gcp:compute/globalAddress:GlobalAddress": "the Lustre address range",
+    "gcp:servicenetworking/connection:Connection": "the Lustre peering",
+    "gcp:compute/network:Network": "the VPC",
 }
 _ANY_ADDRESS = "0.0.0.0/0"
 
@@ -67,7 +68,8 @@ class Plan:
             return f"refused before anything is deleted: {' and '.join(protected)} is protected (trainstack:cluster.deletionProtection)"
         kept = self._kinds("retainOnDelete")
         if kept:
-            return f"deletes every resource but leaves {' and '.join(kept)} with its data in the project (trainstack:storage.disposable: false)"
+            listed = kept[0] if len(kept) == 1 else f"{', '.join(kept[:-1])} and {kept[-1]}"
+            return f"deletes every resource but leaves {listed} in the project, with the data (trainstack:storage.disposable: false)"
         return "deletes every resource"
 
     def warnings(self) -> list[str]:
