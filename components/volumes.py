@@ -284,6 +284,7 @@ class NfsServer(pulumi.ComponentResource):
                 template=core.PodTemplateSpecArgs(
                     metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
                     spec=core.PodSpecArgs(
+                        automount_service_account_token=False,  # it serves files, never calls the API
                         node_selector=dict(args.placement.node_selector) or None,
                         tolerations=[dict(t) for t in args.placement.tolerations] or None,
                         containers=[core.ContainerArgs(

@@ -59,5 +59,8 @@ class WorkloadIdentity(pulumi.ComponentResource):
         self.service_account = k8s.core.v1.ServiceAccount(
             **kids("service-account"),
             metadata=metadata(args.service_account, self.namespace),
+            # Training pods call Google Cloud through the metadata server, never the Kubernetes
+            # API: no token is mounted unless a pod asks for one.
+            automount_service_account_token=False,
         )
         self.register_outputs({"namespace": self.namespace, "serviceAccount": self.service_account_name})

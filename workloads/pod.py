@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from trainstack.components.pod_security import container_security
+
 # The main container of every training pod and the JobSet's one replicated job; the resiliency
 # supervisor and `kubectl logs` address them by these names.
 WORKLOAD_CONTAINER = "workload"
@@ -119,6 +121,7 @@ def plugin_installer(image: str, script: str, volume: Json) -> Json:
         "command": ["/bin/sh", "-c"],
         "args": ["set -ex\n" + script],
         "volumeMounts": [volume],
+        "securityContext": container_security(),
     }
 
 
