@@ -204,6 +204,14 @@ class ClusterConfig(Section):
     allow_any_address: bool = False  # the explicit opt-in for 0.0.0.0/0 in authorizedNetworks
     deletion_protection: bool = True
     maintenance: Maintenance = Maintenance()
+    # Dataplane V2, which enforces the jobs' NetworkPolicies, on a cluster without extra NICs
+    # (clusters with them have it already). Fixed at creation: changing it replaces the cluster.
+    dataplane_v2: bool = False
+    # Application-layer secrets encryption with this Cloud KMS key (CMEK), in gcp:region.
+    database_encryption_key: Annotated[str, _rule(rules.KMS_KEY)] | None = None
+    # audit: Binary Authorization evaluates every image against the project's policy; keep that
+    # policy in dry run (enforcementMode DRYRUN_AUDIT_LOG_ONLY) to log without blocking.
+    binary_authorization: Literal["off", "audit"] = "off"
 
     @model_validator(mode="after")
     def _rules(self) -> ClusterConfig:
@@ -243,6 +251,8 @@ class NetworkConfig(Section):
     services_cidr: Cidr = "10.8.0.0/20"
     # Extra GPU NIC subnets are carved from this /16 as consecutive /24s.
     gpu_nic_cidr: Annotated[Cidr, _rule(rules.NIC_CIDR)] = "192.168.0.0/16"
+    # VPC flow logs on the GPU NICs' gVNIC subnets (RDMA subnets carry RoCE, which flow logs do not see).
+    flow_logs: bool = False
 
     @model_validator(mode="after")
     def _rules(self) -> NetworkConfig:

@@ -190,6 +190,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
                 name_prefix=config.cluster.name,
                 machine_type=machine.name,
                 nic_cidr=config.network.gpu_nic_cidr,
+                flow_logs=config.network.flow_logs,
             ),
             opts=pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE)),
         )
@@ -229,6 +230,9 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
             authorized_networks=[AuthorizedNetwork(n.cidr_block, n.display_name) for n in cluster_config.authorized_networks],
             control_plane_ports=[catalog.CONTROLLER_WEBHOOK_PORT, catalog.KUEUE_VISIBILITY_PORT],
             multi_networking=bool(nics),
+            dataplane_v2=cluster_config.dataplane_v2,
+            database_encryption_key=cluster_config.database_encryption_key,
+            binary_authorization=cluster_config.binary_authorization,
             filestore_csi=config.storage.kind == "filestore",
             deletion_protection=cluster_config.deletion_protection,
             labels=labels,

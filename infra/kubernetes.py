@@ -179,6 +179,7 @@ def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform) -> Kubernete
         ready=ready,
         node_setup=node_setup,
         topology_aware=config.gpu_pool.topology_aware,
+        network_policy=bool(gcp.nic_networks) or config.cluster.dataplane_v2,
         outputs={
             "localQueue": config.local_queue,
             "clusterQueue": config.cluster_queue,

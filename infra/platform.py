@@ -66,6 +66,7 @@ class KubernetesPlatform:
         topology_aware: whether the queue places jobs with Topology Aware Scheduling; a job
             may request a topology (`kueue.x-k8s.io/podset-*-topology`) only then, else Kueue
             never admits it.
+        network_policy: whether the cluster enforces NetworkPolicy (Dataplane V2).
         outputs: stack outputs this layer contributes.
     """
 
@@ -78,6 +79,7 @@ class KubernetesPlatform:
     ready: list[pulumi.Resource]
     node_setup: list[pulumi.Resource] = field(default_factory=list)
     topology_aware: bool = True
+    network_policy: bool = False
     outputs: dict[str, Any] = field(default_factory=dict)
 
 

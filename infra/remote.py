@@ -98,6 +98,8 @@ def build(ctx: StackContext, config: WorkloadStackConfig) -> Platform:
         nics=contract.nics(terms),
         ready=ready,
         topology_aware=terms.topology_aware,
+        # GKE multi-networking needs Dataplane V2, so a cluster with GPU NICs enforces policies.
+        network_policy=machine.extra_nics > 0,
         outputs={
             "platform": config.platform.stack or _cluster_path(terms),
             "localQueue": terms.local_queue,

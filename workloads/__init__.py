@@ -16,6 +16,7 @@ from trainstack.core.config import Problem, WorkloadConfig
 from trainstack.infra.platform import Platform
 from trainstack.workloads import fit, launchers, profiles
 from trainstack.workloads.launchers.base import ConfigFiles, Launch
+from trainstack.workloads.network_policy import JobNetworkPolicies, JobNetworkPoliciesArgs
 from trainstack.workloads.supervisor import (
     ResiliencySupervisor,
     SupervisorArgs,
@@ -35,6 +36,8 @@ from trainstack.workloads.training_job import (
 __all__ = [
     "ConfigFiles",
     "Dataset",
+    "JobNetworkPolicies",
+    "JobNetworkPoliciesArgs",
     "Launch",
     "ResiliencySupervisor",
     "SupervisorArgs",
@@ -140,6 +143,18 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
                     pod_termination_threshold_s=resiliency.pod_termination_threshold_s,
                     workload_downtime_threshold_s=resiliency.workload_downtime_threshold_s,
                 ),
+            ),
+            opts,
+        )
+    if kube.network_policy:
+        JobNetworkPolicies(
+            "network-policies",
+            JobNetworkPoliciesArgs(
+                job=workload.name,
+                namespace=kube.namespace,
+                controller=workload.controller,
+                supervised=resiliency.enabled,
+                tensorboard=workload.tensorboard,
             ),
             opts,
         )
