@@ -14,10 +14,11 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
-from trainstack.components.args import Args
+from trainstack.components.args import Args, one_of
 from trainstack.core import rules
 from trainstack.components.k8s_provider import metadata
 from trainstack.components.options import Children
+from trainstack.components.pod_security import namespace_labels
 
 # Namespaces every cluster already has: used, never created (nor deleted on destroy).
 BUILT_IN_NAMESPACES = frozenset({"default"})
@@ -31,8 +32,13 @@ class WorkloadIdentityArgs(Args):
     """The namespace; `default` is used, any other is created."""
     service_account: str
     """The Kubernetes service account's name."""
+    pod_security: str | None = "privileged"
+    """The Pod Security Standard a created namespace enforces (it warns and audits at
+    `restricted`). GPU training pods mount the host's NVIDIA libraries (a hostPath, which
+    `baseline` refuses), and the GPUDirect sidecars and the supervisor's host monitor run
+    privileged or on the host network: `privileged` is the lowest level they run at."""
 
-    _checks = {"namespace": rules.K8S_NAME, "service_account": rules.K8S_NAME}
+    _checks = {"namespace": rules.K8S_NAME, "service_account": rules.K8S_NAME, "pod_security": one_of("privileged", "baseline", "restricted")}
 
 
 class WorkloadIdentity(pulumi.ComponentResource):
@@ -53,7 +59,9 @@ class WorkloadIdentity(pulumi.ComponentResource):
         if args.namespace in BUILT_IN_NAMESPACES:
             self.namespace: pulumi.Output[str] = pulumi.Output.from_input(args.namespace)
         else:
-            namespace = k8s.core.v1.Namespace(**kids("namespace"), metadata=metadata(args.namespace))
+            namespace = k8s.core.v1.Namespace(
+                **kids("namespace"), metadata=metadata(args.namespace, labels=namespace_labels(args.pod_security))
+            )
             self.namespace = namespace.metadata.apply(lambda meta: meta.name)
         self.service_account_name = args.service_account
         self.service_account = k8s.core.v1.ServiceAccount(

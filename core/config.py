@@ -723,7 +723,9 @@ class WorkloadConfig(Section):
     """`trainstack:workload`: the training job."""
 
     name: Dns1035Name
-    namespace: K8sName = "default"
+    # The stack's own namespace, created with Pod Security labels. Stacks made before it was the
+    # default set `namespace: default`: moving a live job's namespace replaces its objects.
+    namespace: K8sName = "trainstack"
     framework: Literal["nemo2", "nemo-megatron", "litgpt", "deepspeed"]
     model: str
     nodes: Annotated[int, Field(ge=1), AfterValidator(_pool_sized)]  # bounded before anything scales with it
