@@ -21,7 +21,7 @@ from trainstack.components.args import Args, Problem
 from trainstack.core import catalog, rules
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, metadata
 from trainstack.components.options import ChildArgs, Children
-from trainstack.components.pod_security import container_security
+from trainstack.components.pod_security import POD_SECURITY, container_security
 
 core = k8s.core.v1
 
@@ -160,6 +160,7 @@ def _node_daemonset(
         host_network=True,
         host_pid=True,
         automount_service_account_token=False,  # installers never call the Kubernetes API
+        security_context=POD_SECURITY,
         init_containers=list(node_pod.init_containers) or None,
         containers=list(node_pod.containers),
         volumes=list(node_pod.volumes) or None,

@@ -15,6 +15,10 @@ Level = Literal["privileged", "baseline", "restricted"]
 
 POD_SECURITY_API = "pod-security.kubernetes.io"
 
+# Every pod's own securityContext: RuntimeDefault seccomp for all its containers (a privileged
+# container runs unconfined whatever the pod says).
+POD_SECURITY: dict[str, Any] = {"seccompProfile": {"type": "RuntimeDefault"}}
+
 
 def container_security(*add: str, non_root: int | None = None) -> dict[str, Any]:
     """The securityContext of an unprivileged container: no escalation, every capability

@@ -17,6 +17,7 @@ from trainstack.components.args import Args
 from trainstack.core import catalog, rules
 from trainstack.components.k8s_provider import Placement, metadata
 from trainstack.components.options import Children
+from trainstack.components.pod_security import POD_SECURITY
 
 core = k8s.core.v1
 
@@ -285,6 +286,7 @@ class NfsServer(pulumi.ComponentResource):
                     metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
                     spec=core.PodSpecArgs(
                         automount_service_account_token=False,  # it serves files, never calls the API
+                        security_context=POD_SECURITY,
                         node_selector=dict(args.placement.node_selector) or None,
                         tolerations=[dict(t) for t in args.placement.tolerations] or None,
                         containers=[core.ContainerArgs(

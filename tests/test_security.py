@@ -61,6 +61,7 @@ def test_only_pods_that_call_the_api_mount_a_token(stack: str) -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_unprivileged_containers_drop_everything_and_privileged_ones_add_nothing(stack: str) -> None:
     for name, spec in pods(stack):
+        assert spec["securityContext"] == {"seccompProfile": {"type": "RuntimeDefault"}}, name
         for c in containers(spec):
             context = c.get("securityContext") or {}
             if context.get("privileged"):

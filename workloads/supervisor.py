@@ -23,7 +23,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 from trainstack.components.args import Args, Problem
-from trainstack.components.pod_security import container_security
+from trainstack.components.pod_security import POD_SECURITY, container_security
 from trainstack.core import catalog, rules
 from trainstack.components.options import child_options
 from trainstack.workloads.pod import REPLICATED_JOB, WORKLOAD_CONTAINER
@@ -218,6 +218,7 @@ def deployment_spec(args: SupervisorArgs, service: str) -> Json:
             "spec": {
                 "serviceAccountName": args.prefix,
                 "automountServiceAccountToken": service in CALLS_API,
+                "securityContext": POD_SECURITY,
                 "nodeSelector": {"cloud.google.com/gke-nodepool": args.cpu_pool},
                 "containers": [
                     {
@@ -247,6 +248,7 @@ def host_monitor_spec(args: SupervisorArgs) -> Json:
             "spec": {
                 "serviceAccountName": args.prefix,
                 "automountServiceAccountToken": True,  # its KubernetesCallbacks (host.py:126)
+                "securityContext": POD_SECURITY,
                 "hostNetwork": True,
                 "hostPID": True,
                 "dnsPolicy": "ClusterFirstWithHostNet",

@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 from trainstack.components.args import Args, Problem
-from trainstack.components.pod_security import container_security
+from trainstack.components.pod_security import POD_SECURITY, container_security
 from trainstack.core import catalog, rules
 from trainstack.components.options import child_options
 from trainstack.workloads.pod import mount
@@ -73,6 +73,7 @@ def deployment_spec(args: TensorBoardArgs) -> Json:
             "metadata": {"labels": labels(args)},
             "spec": {
                 "automountServiceAccountToken": False,
+                "securityContext": POD_SECURITY,
                 "nodeSelector": {"cloud.google.com/gke-nodepool": args.node_pool},
                 "containers": [
                     {

@@ -31,7 +31,7 @@ from typing import Literal
 import pulumi
 import pulumi_kubernetes as k8s
 from trainstack.components.args import Args, one_of
-from trainstack.components.pod_security import container_security
+from trainstack.components.pod_security import POD_SECURITY, container_security
 from trainstack.core import catalog, rules
 from trainstack.components.options import child_options
 from trainstack.workloads.launchers.base import Launch
@@ -321,6 +321,7 @@ def pod_template(args: TrainingJobArgs) -> Json:
         # Nothing in the pod calls the Kubernetes API; Google Cloud is reached through Workload
         # Identity's metadata server, which needs no token in the pod.
         "automountServiceAccountToken": False,
+        "securityContext": POD_SECURITY,
         "nodeSelector": dict(args.node_selector),
         "tolerations": list(parts.tolerations),
         **({"initContainers": list(parts.init_containers)} if parts.init_containers else {}),
