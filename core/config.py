@@ -765,6 +765,10 @@ class WorkloadConfig(Section):
     recompute: Literal["none", "selective", "full"] | None = None
     # The GPU memory estimate before anything is created: error (refuse), warn, or off.
     memory_check: Literal["error", "warn", "off"] = "error"
+    # A workload stack on a trainstack platform: the job runs as a service account of its own
+    # that may write only <bucket>/<name>/, where it keeps its logs and checkpoints, so no other
+    # job can overwrite them. Off: the platform's shared account and the bucket's root.
+    own_identity: bool = True
 
     @model_validator(mode="after")
     def _rules(self) -> WorkloadConfig:

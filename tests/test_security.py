@@ -4,6 +4,7 @@ test_plans keeps equal to the program's), and the options that are off by defaul
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -159,3 +160,42 @@ def test_flow_logs_on_the_gpu_gvnic_subnets_only() -> None:
     subnets = {r.inputs["name"]: r.inputs.get("logConfig") for r in of_type(render("a3ultra-405b", raw), "gcp:compute/subnetwork:Subnetwork")}
     logged = sorted(name for name, log in subnets.items() if log)
     assert logged == [name for name in sorted(subnets) if "gvnic" in name] and logged
+
+
+def writable(grants: list[dict[str, Any]], bucket: str, path: str) -> bool:
+    """Whether any of the grants lets its member write object `path` of `bucket`: an objectUser
+    grant, unconditional or with a condition of startsWith terms the object's name matches."""
+    name = f"projects/_/buckets/{bucket}/objects/{path}"
+    for grant in grants:
+        if grant["role"] != "roles/storage.objectUser":
+            continue
+        condition = grant.get("condition")
+        if condition is None:
+            return True
+        prefixes = re.findall(r'resource\.name\.startsWith\("([^"]+)"\)', condition["expression"])
+        assert condition["expression"] == " || ".join(f'resource.name.startsWith("{p}")' for p in prefixes)
+        if any(name.startswith(p) for p in prefixes):
+            return True
+    return False
+
+
+def test_two_jobs_on_one_platform_cannot_write_each_others_data() -> None:
+    rendered = {}
+    for job in ("team-a", "team-b"):
+        raw = raw_config("a3ultra-405b-job")
+        raw["trainstack:workload"] |= {"name": job, "ownIdentity": True}
+        rendered[job] = render("a3ultra-405b-job", raw)
+    for job, plan in rendered.items():
+        other = "team-b" if job == "team-a" else "team-a"
+        account = one(plan, "kubernetes:core/v1:ServiceAccount", "job-identity-service-account").inputs["metadata"]
+        assert account["name"] == f"{job}-trainer"
+        pod = one(plan, "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet").inputs["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+        assert pod["serviceAccountName"] == f"{job}-trainer"
+        grants = [r.inputs for r in of_type(plan, "gcp:storage/bucketIAMMember:BucketIAMMember")]
+        # The member is exactly the job's KSA (Workload Identity's principal for ns/<namespace>/sa/<name>).
+        assert {g["member"].split("/subject/")[1] for g in grants} == {f"ns/{account['namespace']}/sa/{job}-trainer"}
+        (bucket,) = {g["bucket"] for g in grants}
+        assert f"/{job}/checkpoints" in json.dumps(pod)
+        assert writable(grants, bucket, f"{job}/checkpoints/step-20/shard-0")
+        assert not writable(grants, bucket, f"{other}/checkpoints/step-20/shard-0")
+        assert not writable(grants, bucket, "checkpoints/step-20/shard-0")

@@ -80,7 +80,7 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
         gpus_per_node=machine.gpus_per_node,
         hosts=pod_hosts(workload.name, workload.controller, workload.nodes),
         master_port=MASTER_PORT,
-        storage_path=platform.mount_path,
+        storage_path=platform.storage_path,
         workload=workload,
     )
     launch = launchers.launch(job)
