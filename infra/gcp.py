@@ -122,9 +122,12 @@ def bucket_name(stack: str, config: StackConfig) -> str:
     return config.storage.bucket_config.name or project_bucket_name(config.project, stack)
 
 
-def workload_image(ctx: StackContext, services: ProjectServices | None) -> tuple[pulumi.Output[str], pulumi.Output[str] | None]:
+def workload_image(
+    ctx: StackContext, services: ProjectServices | None, node_accounts: list[pulumi.Input[str]]
+) -> tuple[pulumi.Output[str], pulumi.Output[str] | None]:
     """The workload image reference and the registry it was pushed to: built here with Cloud
-    Build (`trainstack:image.build`), else the prebuilt reference and no registry."""
+    Build (`trainstack:image.build`), else the prebuilt reference and no registry. The nodes'
+    accounts (emails) may pull from that repository."""
     image = ctx.config.image
     spec = image.build
     if spec is None:
@@ -145,6 +148,7 @@ def workload_image(ctx: StackContext, services: ProjectServices | None) -> tuple
             staging_bucket=project_bucket_name(ctx.project, ctx.physical_name("builds")),
             labels=ctx.labels,
             registry_login=ngc_login(spec.ngc_api_key_secret) if spec.ngc_api_key_secret else None,
+            readers=[pulumi.Output.concat("serviceAccount:", email) for email in node_accounts],
         ),
         opts=pulumi.ResourceOptions(depends_on=services.need(*image_build_services(spec)) if services else []),
     )
@@ -352,7 +356,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
         )
         outputs["nfsDisk"] = nfs.name
 
-    image, registry = workload_image(ctx, services)
+    image, registry = workload_image(ctx, services, [node_account.email])
     outputs["image"] = image
 
     return GcpPlatform(

@@ -151,4 +151,8 @@ def _image(ctx: StackContext, config: WorkloadStackConfig) -> tuple[pulumi.Outpu
     services = None
     if config.image.build is not None:
         services = ProjectServices("services", ProjectServicesArgs(ctx.project, sorted(image_build_services(config.image.build))))
-    return workload_image(ctx, services)
+    # A trainstack platform's nodes run as <cluster>-nodes (infra.gcp); an existing cluster's
+    # node account is its own to grant.
+    assert ctx.contract is not None
+    nodes = [] if config.platform.existing_cluster else [f"{ctx.physical_name('nodes', 30)}@{ctx.contract.project}.iam.gserviceaccount.com"]
+    return workload_image(ctx, services, nodes)

@@ -199,3 +199,18 @@ def test_two_jobs_on_one_platform_cannot_write_each_others_data() -> None:
         assert writable(grants, bucket, f"{job}/checkpoints/step-20/shard-0")
         assert not writable(grants, bucket, f"{other}/checkpoints/step-20/shard-0")
         assert not writable(grants, bucket, "checkpoints/step-20/shard-0")
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_nodes_pull_from_the_stacks_repository_only(stack: str) -> None:
+    project_roles = {r["inputs"]["role"] for r in resources(stack) if r["type"] == "gcp:projects/iAMMember:IAMMember"}
+    assert "roles/artifactregistry.reader" not in project_roles
+    readers = [r["inputs"] for r in resources(stack) if r["type"] == "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember" and r["inputs"]["role"] == "roles/artifactregistry.reader"]
+    accounts = [r["inputs"]["accountId"] for r in resources(stack) if r["type"] == "gcp:serviceaccount/account:Account" and r["inputs"]["accountId"].endswith("-nodes")]
+    repositories = [r for r in resources(stack) if r["type"] == "gcp:artifactregistry/repository:Repository"]
+    if repositories and not stack.startswith("toolkit-"):  # an existing cluster's nodes are its own to grant
+        (reader,) = readers
+        assert reader["member"].startswith("serviceAccount:") and reader["member"].split(":")[1].split("@")[0].endswith("-nodes")
+        assert not accounts or reader["member"].split(":")[1].startswith(accounts[0] + "@")
+    else:
+        assert not readers
