@@ -13,6 +13,7 @@ import pytest
 from helpers import of_type, one, raw_config, render
 from trainstack.components.pod_security import namespace_labels
 from trainstack.workloads import supervisor
+from trainstack.workloads.training_job import MASTER_PORT
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 STACKS = sorted(p.stem for p in GOLDEN.glob("*.json"))
@@ -151,7 +152,7 @@ def test_gcp_hardening_options() -> None:
     assert cluster["datapathProvider"] == "ADVANCED_DATAPATH"
     assert cluster["databaseEncryption"] == {"state": "ENCRYPTED", "keyName": key}
     assert cluster["binaryAuthorization"] == {"evaluationMode": "PROJECT_SINGLETON_POLICY_ENFORCE"}
-    assert [r.inputs["metadata"]["name"] for r in of_type(plan, "kubernetes:networking.k8s.io/v1:NetworkPolicy")] == ["gpt2-micro-deny-ingress", "gpt2-micro-training"]
+    assert [r.inputs["metadata"]["name"] for r in of_type(plan, "kubernetes:networking.k8s.io/v1:NetworkPolicy")] == ["nfs-server", "gpt2-micro-deny-ingress", "gpt2-micro-training"]
 
 
 def test_flow_logs_on_the_gpu_gvnic_subnets_only() -> None:
@@ -214,3 +215,32 @@ def test_nodes_pull_from_the_stacks_repository_only(stack: str) -> None:
         assert not accounts or reader["member"].split(":")[1].startswith(accounts[0] + "@")
     else:
         assert not readers
+
+
+def test_with_dataplane_v2_the_nfs_server_admits_nfs_from_the_nodes() -> None:
+    raw = raw_config("a2-gpt2-deepspeed")
+    raw["trainstack:cluster"] |= {"dataplaneV2": True}
+    (policy,) = [r.inputs for r in of_type(render("a2-gpt2-deepspeed", raw), "kubernetes:networking.k8s.io/v1:NetworkPolicy") if r.inputs["metadata"]["name"] == "nfs-server"]
+    (rule,) = policy["spec"]["ingress"]
+    assert rule["from"] == [{"ipBlock": {"cidr": "0.0.0.0/0"}}]
+    assert sorted(p["port"] for p in rule["ports"]) == [111, 2049, 20048]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_launchers_rendezvous_is_admitted(stack: str) -> None:
+    """Each job's pods reach its first pod's rendezvous port (torchrun, NeMo, DeepSpeed render
+    MASTER_PORT; NCCL and Gloo then pick ephemeral ports): the job's own policy admits its pods on
+    every port, and nothing else selects them."""
+    policies = [r["inputs"] for r in resources(stack) if kind(r) == "NetworkPolicy"]
+    if not policies:
+        return
+    for name, spec in pods(stack):
+        if not any(c["name"] == "workload" for c in spec["containers"]):
+            continue
+        (workload,) = [c for c in spec["containers"] if c["name"] == "workload"]
+        env = {e["name"]: e.get("value") for e in workload["env"]}
+        assert env["MASTER_PORT"] == str(MASTER_PORT)
+        ports = re.findall(r"--master[_-]port[= ](\d+)", " ".join(workload["args"]))
+        assert set(ports) <= {str(MASTER_PORT)}
+        (training,) = [p for p in policies if p["metadata"]["name"] == f"{name}-training"]
+        assert "ports" not in training["spec"]["ingress"][0]

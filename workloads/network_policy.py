@@ -10,7 +10,9 @@ Ingress in the job's namespace is denied unless a policy here allows it:
   network namespace through the kubelet and needs no rule).
 
 Pods on the host network (A3 Ultra trainers, the host monitor, node installers) are outside any
-NetworkPolicy: it selects pod addresses, and theirs are the node's. The admission webhooks the
+NetworkPolicy: it selects pod addresses, and theirs are the node's. So is the GPUDirect traffic on
+the extra NICs (GKE applies policies to the pod's default network only). An NFS server in the
+namespace admits NFS itself (`NfsServerArgs.network_policy`). The admission webhooks the
 control plane calls (Kueue, JobSet: catalog.CONTROLLER_WEBHOOK_PORT) live in their own
 namespaces, which these policies leave alone.
 """
