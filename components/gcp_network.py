@@ -164,6 +164,8 @@ class GpuNicNetworksArgs(Args):
     """A /16 the NIC subnets are carved from as /24s (the firewall's source)."""
     nic_prefix: str | None = ""
     """Starts the NIC networks' names (`tcpx-vpc1`): a second machine family on the cluster."""
+    flow_logs: bool | None = False
+    """VPC flow logs on the gVNIC subnets (5 s aggregation, half the flows sampled, all metadata)."""
 
     _checks = {
         "project": rules.PROJECT_ID,
@@ -240,6 +242,11 @@ class GpuNicNetworks(pulumi.ComponentResource):
                 name=f"{args.name_prefix}-{nic.name}-subnet",
                 network=vpc.id,
                 ip_cidr_range=nic.cidr,
+                log_config=gcp.compute.SubnetworkLogConfigArgs(
+                    aggregation_interval="INTERVAL_5_SEC", flow_sampling=0.5, metadata="INCLUDE_ALL_METADATA"
+                )
+                if args.flow_logs and nic.kind == "gvnic"
+                else None,
             )
             self.networks.append((nic, vpc.name, subnet.name))
         self.register_outputs({"networks": [{"name": n.name, "network": v, "subnetwork": s} for n, v, s in self.networks]})

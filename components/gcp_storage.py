@@ -15,6 +15,7 @@ from trainstack.core import catalog, rules
 
 # Read, write, overwrite and delete objects (and HNS folders) without bucket admin rights.
 OBJECT_USER_ROLE = "roles/storage.objectUser"
+OBJECT_VIEWER_ROLE = "roles/storage.objectViewer"
 
 
 def workload_identity_principal(project_number: str, project: str, namespace: str, service_account: str) -> str:

@@ -110,6 +110,16 @@ class GkeClusterArgs(Args):
     from `master_ipv4_cidr` admits these."""
     multi_networking: bool | None = False
     """Dataplane V2 plus multi-networking, for pools with extra NICs."""
+    dataplane_v2: bool | None = False
+    """Dataplane V2 (which enforces NetworkPolicy) without multi-networking. Fixed at creation:
+    changing it replaces the cluster."""
+    database_encryption_key: str | None = None
+    """A Cloud KMS key (`projects/P/locations/L/keyRings/R/cryptoKeys/K`, in the cluster's
+    region) that encrypts Secrets in etcd (application-layer secrets encryption); GKE's service
+    agent must be allowed to use it (roles/cloudkms.cryptoKeyEncrypterDecrypter)."""
+    binary_authorization: str | None = "off"
+    """`audit`: Binary Authorization checks every pod's image against the project's policy
+    (`PROJECT_SINGLETON_POLICY_ENFORCE`); with a dry-run policy it logs, never blocks."""
     filestore_csi: bool | None = False
     """Enable the Filestore CSI driver."""
     lustre_csi: bool | None = False
@@ -128,6 +138,8 @@ class GkeClusterArgs(Args):
         "node_locations": (not_empty, Each(rules.ZONE_ID)),
         "release_channel": one_of(*rules.RELEASE_CHANNEL_NAMES),
         "version_prefix": rules.VERSION_PREFIX,
+        "database_encryption_key": rules.KMS_KEY,
+        "binary_authorization": one_of("off", "audit"),
         "master_ipv4_cidr": (rules.cidr, rules.master_cidr),
         "control_plane_ports": Each(rules.PORT),
         "labels": rules.gcp_labels,
@@ -188,7 +200,7 @@ class GkeCluster(pulumi.ComponentResource):
                 cluster_secondary_range_name=args.network.pods_range,
                 services_secondary_range_name=args.network.services_range,
             ),
-            datapath_provider="ADVANCED_DATAPATH" if args.multi_networking else None,
+            datapath_provider="ADVANCED_DATAPATH" if args.multi_networking or args.dataplane_v2 else None,
             enable_multi_networking=True if args.multi_networking else None,
             # Node pools are separate resources; GKE needs a default pool at creation and
             # removes it at once. It runs as the node account so no default account is needed.
@@ -242,6 +254,12 @@ class GkeCluster(pulumi.ComponentResource):
             if args.authorized_networks
             else None,
             enable_shielded_nodes=True,
+            database_encryption=gcp.container.ClusterDatabaseEncryptionArgs(state="ENCRYPTED", key_name=args.database_encryption_key)
+            if args.database_encryption_key
+            else None,
+            binary_authorization=gcp.container.ClusterBinaryAuthorizationArgs(evaluation_mode="PROJECT_SINGLETON_POLICY_ENFORCE")
+            if args.binary_authorization == "audit"
+            else None,
             deletion_protection=args.deletion_protection,
             resource_labels=dict(args.labels),
             # The default pool's config matters only at creation; a later change to it would

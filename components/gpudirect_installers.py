@@ -21,6 +21,7 @@ from trainstack.components.args import Args, Problem
 from trainstack.core import catalog, rules
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, metadata
 from trainstack.components.options import ChildArgs, Children
+from trainstack.components.pod_security import POD_SECURITY, container_security
 
 core = k8s.core.v1
 
@@ -65,7 +66,7 @@ def _privileged(
 
 def _pause() -> core.ContainerArgs:
     """Keeps the pod (and so the DaemonSet's readiness) up once the init containers are done."""
-    return core.ContainerArgs(name="pause", image=catalog.image("pause").ref)
+    return core.ContainerArgs(name="pause", image=catalog.image("pause").ref, security_context=container_security())
 
 
 def _plugin_install_script(stack: str) -> str:
@@ -158,6 +159,8 @@ def _node_daemonset(
         tolerations=[core.TolerationArgs(operator="Exists")],
         host_network=True,
         host_pid=True,
+        automount_service_account_token=False,  # installers never call the Kubernetes API
+        security_context=POD_SECURITY,
         init_containers=list(node_pod.init_containers) or None,
         containers=list(node_pod.containers),
         volumes=list(node_pod.volumes) or None,

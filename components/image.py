@@ -116,6 +116,8 @@ class WorkloadImageArgs(Args):
     """GCP labels on the repository and the bucket."""
     registry_login: RegistryLogin | None = None
     """A registry to log in to before building (a base image that needs one)."""
+    readers: list[pulumi.Input[str]] | None = field(default_factory=list)
+    """IAM members allowed to pull from the repository, and from it only (the nodes' account)."""
 
     _checks = {
         "project": rules.PROJECT_ID,
@@ -198,6 +200,11 @@ class WorkloadImage(pulumi.ComponentResource):
                     **kids("builder-registry-login"), project=args.project, secret_id=args.registry_login.secret,
                     role="roles/secretmanager.secretAccessor", member=member,
                 )
+            )
+        for i, reader in enumerate(args.readers):
+            gcp.artifactregistry.RepositoryIamMember(
+                **kids(f"reader-{i}"), project=args.project, location=args.region, repository=self.repository.repository_id,
+                role="roles/artifactregistry.reader", member=reader,
             )
         self.tagged = self.repository.registry_uri.apply(lambda uri: f"{uri}/{args.image_name}:{args.tag}")
         build = command.local.Command(

@@ -54,13 +54,13 @@ def gpu_tolerations() -> list[dict[str, str]]:
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
-# What a node needs and no more: write logs and metrics, read its own metadata, pull images.
+# What a node needs and no more: write logs and metrics, read its own metadata. Pulling images
+# is granted on the stack's own repository (WorkloadImageArgs.readers), not the project's.
 NODE_ROLES = (
     "roles/logging.logWriter",
     "roles/monitoring.metricWriter",
     "roles/monitoring.viewer",
     "roles/stackdriver.resourceMetadata.writer",
-    "roles/artifactregistry.reader",
 )
 
 _DRIVER_VERSIONS = {"default": "DEFAULT", "latest": "LATEST", "daemonset": "INSTALLATION_DISABLED"}

@@ -17,6 +17,7 @@ from trainstack.components.args import Args
 from trainstack.core import catalog, rules
 from trainstack.components.k8s_provider import Placement, metadata
 from trainstack.components.options import Children
+from trainstack.components.pod_security import POD_SECURITY
 
 core = k8s.core.v1
 
@@ -280,6 +281,10 @@ class NfsServerArgs(Args):
     name: str | None = None
     """The Deployment's and Service's name (the disk's volume and claim: `<name>-disk`); None: the
     component's name."""
+    network_policy: bool | None = False
+    """Admit NFS (its ports only) from any address by NetworkPolicy, for a namespace whose ingress
+    is denied by default: the kubelets mount from their nodes' addresses, which no pod selector
+    matches."""
 
     _checks = {
         "disk_name": rules.GCP_NAME,
@@ -335,6 +340,8 @@ class NfsServer(pulumi.ComponentResource):
                 template=core.PodTemplateSpecArgs(
                     metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
                     spec=core.PodSpecArgs(
+                        automount_service_account_token=False,  # it serves files, never calls the API
+                        security_context=POD_SECURITY,
                         node_selector=dict(args.placement.node_selector) or None,
                         tolerations=[dict(t) for t in args.placement.tolerations] or None,
                         containers=[core.ContainerArgs(
@@ -364,5 +371,18 @@ class NfsServer(pulumi.ComponentResource):
                 ports=[core.ServicePortArgs(name=port, port=number, protocol="TCP") for port, number in _NFS_PORTS.items()],
             ),
         )
+        if args.network_policy:
+            k8s.networking.v1.NetworkPolicy(
+                **kids("ingress", was=kids.name("ingress")),
+                metadata=metadata(server, args.namespace, labels),
+                spec=k8s.networking.v1.NetworkPolicySpecArgs(
+                    pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=labels),
+                    policy_types=["Ingress"],
+                    ingress=[k8s.networking.v1.NetworkPolicyIngressRuleArgs(
+                        from_=[k8s.networking.v1.NetworkPolicyPeerArgs(ip_block=k8s.networking.v1.IPBlockArgs(cidr="0.0.0.0/0"))],
+                        ports=[k8s.networking.v1.NetworkPolicyPortArgs(port=n, protocol="TCP") for n in _NFS_PORTS.values()],
+                    )],
+                ),
+            )
         self.cluster_ip: pulumi.Output[str] = service.spec.apply(lambda spec: spec.cluster_ip)
         self.register_outputs({"clusterIp": self.cluster_ip})

@@ -6,6 +6,9 @@ reads) to `principal://iam.googleapis.com/projects/<number>/locations/global/wor
 <project>.svc.id.goog/subject/ns/<namespace>/sa/<name>`. No Google service account is
 impersonated, so the service account carries no `iam.gke.io/gcp-service-account` annotation
 (cloud.google.com/kubernetes-engine/docs/how-to/workload-identity).
+
+On a platform shared by many job stacks, `JobIdentity` gives one job a service account of its
+own, allowed to write only its own prefix of the platform's bucket.
 """
 
 from __future__ import annotations
@@ -13,11 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pulumi
+import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
-from trainstack.components.args import Args
+from trainstack.components.args import Args, one_of
+from trainstack.components.gcp_storage import OBJECT_USER_ROLE, OBJECT_VIEWER_ROLE, workload_identity_principal
 from trainstack.core import rules
 from trainstack.components.k8s_provider import metadata
 from trainstack.components.options import Children
+from trainstack.components.pod_security import namespace_labels
 
 # Namespaces every cluster already has: used, never created (nor deleted on destroy).
 BUILT_IN_NAMESPACES = frozenset({"default"})
@@ -31,8 +37,13 @@ class WorkloadIdentityArgs(Args):
     """The namespace; `default` is used, any other is created."""
     service_account: str
     """The Kubernetes service account's name."""
+    pod_security: str | None = "privileged"
+    """The Pod Security Standard a created namespace enforces (it warns and audits at
+    `restricted`). GPU training pods mount the host's NVIDIA libraries (a hostPath, which
+    `baseline` refuses), and the GPUDirect sidecars and the supervisor's host monitor run
+    privileged or on the host network: `privileged` is the lowest level they run at."""
 
-    _checks = {"namespace": rules.K8S_NAME, "service_account": rules.K8S_NAME}
+    _checks = {"namespace": rules.K8S_NAME, "service_account": rules.K8S_NAME, "pod_security": one_of("privileged", "baseline", "restricted")}
 
 
 class WorkloadIdentity(pulumi.ComponentResource):
@@ -53,11 +64,84 @@ class WorkloadIdentity(pulumi.ComponentResource):
         if args.namespace in BUILT_IN_NAMESPACES:
             self.namespace: pulumi.Output[str] = pulumi.Output.from_input(args.namespace)
         else:
-            namespace = k8s.core.v1.Namespace(**kids("namespace"), metadata=metadata(args.namespace))
+            namespace = k8s.core.v1.Namespace(
+                **kids("namespace"), metadata=metadata(args.namespace, labels=namespace_labels(args.pod_security))
+            )
             self.namespace = namespace.metadata.apply(lambda meta: meta.name)
         self.service_account_name = args.service_account
         self.service_account = k8s.core.v1.ServiceAccount(
             **kids("service-account"),
             metadata=metadata(args.service_account, self.namespace),
+            # Training pods call Google Cloud through the metadata server, never the Kubernetes
+            # API: no token is mounted unless a pod asks for one.
+            automount_service_account_token=False,
         )
         self.register_outputs({"namespace": self.namespace, "serviceAccount": self.service_account_name})
+
+
+@dataclass(frozen=True)
+class JobIdentityArgs(Args):
+    """One job's own identity on a shared platform: its service account and the one prefix of
+    the platform's bucket it may write."""
+
+    namespace: str
+    """The platform's workload namespace."""
+    service_account: str
+    """The job's Kubernetes service account."""
+    prefix: str
+    """The job's directory in the bucket (no slashes)."""
+    project: str
+    """The cluster's project (its Workload Identity pool)."""
+    project_number: pulumi.Input[str] | None = None
+    """The project's number (the principal names it)."""
+    bucket: pulumi.Input[str] | None = None
+    """The platform's bucket; None (a file share): the service account alone."""
+
+    _checks = {"namespace": rules.K8S_NAME, "service_account": rules.K8S_NAME, "prefix": rules.K8S_NAME, "project": rules.PROJECT_ID}
+
+
+def prefix_condition(bucket: str, prefix: str) -> str:
+    """CEL: an object or (hierarchical namespace) folder under `prefix/` of `bucket`
+    (cloud.google.com/storage/docs/access-control/iam#conditions)."""
+    root = f"projects/_/buckets/{bucket}"
+    return f'resource.name.startsWith("{root}/objects/{prefix}/") || resource.name.startsWith("{root}/folders/{prefix}/")'
+
+
+class JobIdentity(pulumi.ComponentResource):
+    """A job's Kubernetes service account, allowed (Workload Identity principal) to write only
+    `<bucket>/<prefix>/` and to list the bucket, so one job cannot overwrite another's
+    checkpoints. Pass the Kubernetes provider in `opts.providers`."""
+
+    def __init__(self, name: str, args: JobIdentityArgs, opts: pulumi.ResourceOptions | None = None):
+        args = JobIdentityArgs.checked(args, type(self), name)
+        super().__init__("trainstack:k8s:JobIdentity", name, None, opts)
+        kids = Children(self, name, opts)
+        account = k8s.core.v1.ServiceAccount(
+            **kids("service-account"), metadata=metadata(args.service_account, args.namespace), automount_service_account_token=False
+        )
+        self.service_account_name = args.service_account
+        if args.bucket is not None:
+            member = pulumi.Output.from_input(args.project_number).apply(
+                lambda number: workload_identity_principal(number, args.project, args.namespace, args.service_account)
+            )
+            bucket = pulumi.Output.from_input(args.bucket)
+            gcp.storage.BucketIAMMember(
+                **kids("own-prefix", account),
+                bucket=bucket,
+                role=OBJECT_USER_ROLE,
+                member=member,
+                condition=gcp.storage.BucketIAMMemberConditionArgs(
+                    title=f"only-{args.prefix}", expression=bucket.apply(lambda b: prefix_condition(b, args.prefix))
+                ),
+            )
+            # Listing is a call on the bucket itself; object reads elsewhere stay refused.
+            gcp.storage.BucketIAMMember(
+                **kids("list-bucket", account),
+                bucket=bucket,
+                role=OBJECT_VIEWER_ROLE,
+                member=member,
+                condition=gcp.storage.BucketIAMMemberConditionArgs(
+                    title="bucket-listing", expression=bucket.apply(lambda b: f'resource.name == "projects/_/buckets/{b}"')
+                ),
+            )
+        self.register_outputs({"serviceAccount": self.service_account_name})

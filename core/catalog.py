@@ -32,7 +32,9 @@ class GpuDirect(StrEnum):
 
 @dataclass(frozen=True)
 class Image:
-    """A container image pinned by tag, or by digest where upstream publishes only digests."""
+    """A container image pinned by tag, by digest (with its tag beside it where there is one, as
+    `repository:tag@digest`: the digest is what is pulled), or by digest alone where upstream
+    publishes only digests."""
 
     repository: str
     tag: str = ""
@@ -40,7 +42,8 @@ class Image:
 
     @property
     def ref(self) -> str:
-        return f"{self.repository}@{self.digest}" if self.digest else f"{self.repository}:{self.tag}"
+        tag = f":{self.tag}" if self.tag else ""
+        return f"{self.repository}{tag}@{self.digest}" if self.digest else f"{self.repository}{tag}"
 
 
 @dataclass(frozen=True)
@@ -497,7 +500,8 @@ IMAGES: dict[str, Image] = {
         "nemo24.12.01-A3Mega-20250605",
     ),
     "nvidia-driver-installer-cos": Image("cos-nvidia-installer", "fixed"),
-    "pause": Image("registry.k8s.io/pause", "3.10"),
+    # Digest of the multi-arch index as cilium/alpine-curl's Dockerfile pins it.
+    "pause": Image("registry.k8s.io/pause", "3.10", "sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a"),
     # Kubernetes' own e2e NFS server (kubernetes/kubernetes test/utils/image/manifest.go), an OCI
     # image containerd 2 pulls; `volume-nfs:0.8` is Docker schema 1, which GKE 1.33+ cannot pull.
     # Same contract: privileged, exports /exports. (Pinned by tag: no registry to read its digest

@@ -207,6 +207,14 @@ class ClusterConfig(Section):
     allow_any_address: bool = False  # the explicit opt-in for 0.0.0.0/0 in authorizedNetworks
     deletion_protection: bool = True
     maintenance: Maintenance = Maintenance()
+    # Dataplane V2, which enforces the jobs' NetworkPolicies, on a cluster without extra NICs
+    # (clusters with them have it already). Fixed at creation: changing it replaces the cluster.
+    dataplane_v2: bool = False
+    # Application-layer secrets encryption with this Cloud KMS key (CMEK), in gcp:region.
+    database_encryption_key: Annotated[str, _rule(rules.KMS_KEY)] | None = None
+    # audit: Binary Authorization evaluates every image against the project's policy; keep that
+    # policy in dry run (enforcementMode DRYRUN_AUDIT_LOG_ONLY) to log without blocking.
+    binary_authorization: Literal["off", "audit"] = "off"
 
     @model_validator(mode="after")
     def _rules(self) -> ClusterConfig:
@@ -250,6 +258,8 @@ class NetworkConfig(Section):
     services_cidr: Cidr = "10.8.0.0/20"
     # Extra GPU NIC subnets are carved from this /16 as consecutive /24s.
     gpu_nic_cidr: Annotated[Cidr, _rule(rules.NIC_CIDR)] = "192.168.0.0/16"
+    # VPC flow logs on the GPU NICs' gVNIC subnets (RDMA subnets carry RoCE, which flow logs do not see).
+    flow_logs: bool = False
 
     @model_validator(mode="after")
     def _rules(self) -> NetworkConfig:
@@ -757,7 +767,9 @@ class WorkloadConfig(Section):
     """`trainstack:workload`: the training job."""
 
     name: Dns1035Name
-    namespace: Annotated[K8sName, _rule(rules.workload_namespace)] = "default"
+    # The stack's own namespace, created with Pod Security labels. Stacks made before it was the
+    # default set `namespace: default`: moving a live job's namespace replaces its objects.
+    namespace: Annotated[K8sName, _rule(rules.workload_namespace)] = "trainstack"
     framework: Literal["nemo2", "nemo-megatron", "litgpt", "deepspeed"]
     model: str
     nodes: Annotated[int, Field(ge=1), AfterValidator(_pool_sized)]  # bounded before anything scales with it
@@ -800,6 +812,10 @@ class WorkloadConfig(Section):
     recompute: Literal["none", "selective", "full"] | None = None
     # The GPU memory estimate before anything is created: error (refuse), warn, or off.
     memory_check: Literal["error", "warn", "off"] = "error"
+    # A workload stack on a trainstack platform: the job runs as a service account of its own
+    # that may write only <bucket>/<name>/, where it keeps its logs and checkpoints, so no other
+    # job can overwrite them. Off: the platform's shared account and the bucket's root.
+    own_identity: bool = True
 
     @model_validator(mode="after")
     def _rules(self) -> WorkloadConfig:

@@ -236,7 +236,8 @@ def workload_stack_problems(config: WorkloadStackConfig, terms: Contract) -> lis
         where = f"platform stack {config.platform.stack}"
         sources = {"nodes": where, "machine": where, "storage": where, "topology": where}
     problems: list[Problem] = []
-    if config.workload.namespace not in ("default", terms.namespace):
+    # Unset, a job runs in the platform's namespace; set, it must be that one.
+    if "namespace" in config.workload.model_fields_set and config.workload.namespace != terms.namespace:
         problems.append(
             (("trainstack:workload", "namespace"), config.workload.namespace, f"the platform's storage and service account are in {terms.namespace!r} ({where})")
         )

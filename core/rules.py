@@ -131,6 +131,8 @@ QUANTITY = pattern(r"\d+(\.\d+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?", "must be a Kuberne
 # GKE release channels (terraform-provider-google container release_channel.channel).
 RELEASE_CHANNEL_NAMES = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
 # A GKE minor version prefix, resolved with the container engine versions lookup (version_prefix).
+# A Cloud KMS key's resource name (cloud.google.com/kms/docs/resource-hierarchy#keys).
+KMS_KEY = pattern(r"projects/[^/]+/locations/[^/]+/keyRings/[^/]+/cryptoKeys/[^/]+", "must be a Cloud KMS key: projects/P/locations/L/keyRings/R/cryptoKeys/K")
 VERSION_PREFIX = pattern(r"1\.\d{2}\.", "must be a minor version prefix such as 1.33. (GKE picks the patch)")
 # GKE maintenance recurrences: RFC 5545 RRULEs (cloud.google.com/kubernetes-engine/docs/how-to/maintenance-windows-and-exclusions).
 RECURRENCE = pattern(

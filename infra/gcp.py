@@ -130,9 +130,12 @@ def bucket_name(stack: str, config: StackConfig) -> str:
     return config.storage.bucket_config.name or project_bucket_name(config.project, stack)
 
 
-def workload_image(ctx: StackContext, services: ProjectServices | None) -> tuple[pulumi.Output[str], pulumi.Output[str] | None]:
+def workload_image(
+    ctx: StackContext, services: ProjectServices | None, node_accounts: list[pulumi.Input[str]]
+) -> tuple[pulumi.Output[str], pulumi.Output[str] | None]:
     """The workload image reference and the registry it was pushed to: built here with Cloud
-    Build (`trainstack:image.build`), else the prebuilt reference and no registry."""
+    Build (`trainstack:image.build`), else the prebuilt reference and no registry. The nodes'
+    accounts (emails) may pull from that repository."""
     image = ctx.config.image
     spec = image.build
     if spec is None:
@@ -153,6 +156,7 @@ def workload_image(ctx: StackContext, services: ProjectServices | None) -> tuple
             staging_bucket=project_bucket_name(ctx.project, ctx.physical_name("builds")),
             labels=ctx.labels,
             registry_login=ngc_login(spec.ngc_api_key_secret) if spec.ngc_api_key_secret else None,
+            readers=[pulumi.Output.concat("serviceAccount:", email) for email in node_accounts],
         ),
         opts=pulumi.ResourceOptions(depends_on=services.need(*image_build_services(spec)) if services else []),
     )
@@ -198,6 +202,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
                 machine_type=family.machine.name,
                 nic_cidr=config.network.gpu_nic_cidr,
                 nic_prefix=family.prefix,
+                flow_logs=config.network.flow_logs,
             ),
             opts=pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE)),
         )
@@ -236,6 +241,9 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
             authorized_networks=[AuthorizedNetwork(n.cidr_block, n.display_name) for n in cluster_config.authorized_networks],
             control_plane_ports=[catalog.CONTROLLER_WEBHOOK_PORT, catalog.KUEUE_VISIBILITY_PORT],
             multi_networking=bool(nic_nets),
+            dataplane_v2=cluster_config.dataplane_v2,
+            database_encryption_key=cluster_config.database_encryption_key,
+            binary_authorization=cluster_config.binary_authorization,
             filestore_csi=config.storage.kind == "filestore",
             lustre_csi=config.storage.kind == "lustre",
             deletion_protection=cluster_config.deletion_protection,
@@ -378,7 +386,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
         )
         outputs["nfsDisk"] = nfs.name
 
-    image, registry = workload_image(ctx, services)
+    image, registry = workload_image(ctx, services, [node_account.email])
     outputs["image"] = image
 
     return GcpPlatform(

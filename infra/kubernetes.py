@@ -47,6 +47,11 @@ def controller_placement(config: StackConfig) -> Placement:
     return Placement(node_selector={NODE_POOL_LABEL: config.cpu_pool.name})
 
 
+def network_policy(config: StackConfig, gcp: GcpPlatform) -> bool:
+    """Whether the cluster enforces NetworkPolicy: Dataplane V2, which multi-networking needs."""
+    return bool(gcp.nic_networks) or config.cluster.dataplane_v2
+
+
 def gpu_flavors(config: StackConfig) -> list[GpuFlavor]:
     """The Kueue flavors of the stack's GPU pools, queue by queue, each queue's in config order."""
     first = config.queues[0].local_queue
@@ -138,7 +143,10 @@ def _storage(
     # scheduled there by its volume's zone affinity.
     server = NfsServer(
         "nfs-server",
-        NfsServerArgs(gcp.nfs_disk_name, config.project, config.gpu_zones[0], disk.disk_size_gb, namespace, placement),
+        NfsServerArgs(
+            gcp.nfs_disk_name, config.project, config.gpu_zones[0], disk.disk_size_gb, namespace, placement,
+            network_policy=network_policy(config, gcp),
+        ),
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=controller_nodes)),
     )
     return NfsVolume(
@@ -212,6 +220,7 @@ def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform) -> Kubernete
         ready=ready,
         node_setup=node_setup,
         topology_aware=queue.topology_aware,
+        network_policy=network_policy(config, gcp),
         outputs={
             "localQueue": config.local_queue,
             "clusterQueue": config.cluster_queue,

@@ -69,6 +69,7 @@ class KubernetesPlatform:
         topology_aware: whether the queue places jobs with Topology Aware Scheduling; a job
             may request a topology (`kueue.x-k8s.io/podset-*-topology`) only then, else Kueue
             never admits it.
+        network_policy: whether the cluster enforces NetworkPolicy (Dataplane V2).
         outputs: stack outputs this layer contributes.
     """
 
@@ -81,6 +82,7 @@ class KubernetesPlatform:
     ready: list[pulumi.Resource]
     node_setup: list[pulumi.Resource] = field(default_factory=list)
     topology_aware: bool = True
+    network_policy: bool = False
     outputs: dict[str, Any] = field(default_factory=dict)
 
 
@@ -96,6 +98,8 @@ class Platform:
         gpu_pool, gpu_nodes: the GPU pool's name and its largest size.
         cpu_pool: the pool the supervisor and TensorBoard run on.
         node_selector, tolerations: what a pod needs to land on the GPU pool.
+        storage_prefix: the job's own directory under `mount_path`, where it writes ('' for the
+            storage's root).
         storage_kind, mount_path: the shared storage (`gcs`, `filestore`, `nfs`) and where jobs
             mount its claim.
         kubernetes: the Kubernetes layer.
@@ -117,4 +121,10 @@ class Platform:
     kubernetes: KubernetesPlatform
     image: pulumi.Output[str]
     node_pools: list[pulumi.Resource] = field(default_factory=list)
+    storage_prefix: str = ""
     outputs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def storage_path(self) -> str:
+        """Where the job keeps its logs and checkpoints."""
+        return f"{self.mount_path}/{self.storage_prefix}" if self.storage_prefix else self.mount_path

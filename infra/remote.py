@@ -18,6 +18,7 @@ from trainstack.components.jobset import JobSet, JobSetArgs
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABEL, ClusterProviderArgs, Placement, cluster_provider
 from trainstack.components.kueue import GpuFlavor, Kueue
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
+from trainstack.components.workload_identity import JobIdentity, JobIdentityArgs
 from trainstack.core.config import KueueConfig, WorkloadStackConfig
 from trainstack.core.context import StackContext
 from trainstack.core.errors import ConfigError
@@ -89,15 +90,35 @@ def build(ctx: StackContext, config: WorkloadStackConfig) -> Platform:
         flavor = GpuFlavor(terms.gpu_pool, terms.gpu_pool, machine.name, terms.gpu_nodes, terms.topology_aware)
         args = kueue_args(KueueConfig(), [flavor], terms.local_queue, terms.cluster_queue, terms.namespace, placement)
         ready += Kueue("kueue", args, opts=on_cluster).objects
+    service_account, prefix = terms.service_account, ""
+    workload = config.workload
+    if workload.own_identity and existing is None:
+        prefix = workload.name
+        identity = JobIdentity(
+            "job-identity",
+            JobIdentityArgs(
+                namespace=terms.namespace,
+                service_account=f"{workload.name}-trainer",
+                prefix=prefix,
+                project=terms.project,
+                project_number=gcp.organizations.get_project_output(project_id=terms.project).number,
+                bucket=terms.bucket,
+            ),
+            opts=pulumi.ResourceOptions(providers=[provider]),
+        )
+        service_account = identity.service_account_name
+        ready.append(identity)
     kube = KubernetesPlatform(
         provider=provider,
         namespace=terms.namespace,
-        service_account=terms.service_account,
+        service_account=service_account,
         local_queue=terms.local_queue,
         claim_name=terms.storage_claim,
         nics=contract.nics(terms),
         ready=ready,
         topology_aware=terms.topology_aware,
+        # GKE multi-networking needs Dataplane V2, so a cluster with GPU NICs enforces policies.
+        network_policy=machine.extra_nics > 0,
         outputs={
             "platform": config.platform.stack or _cluster_path(terms),
             "localQueue": terms.local_queue,
@@ -120,6 +141,7 @@ def build(ctx: StackContext, config: WorkloadStackConfig) -> Platform:
         tolerations=gpu_tolerations(),
         storage_kind=terms.storage_kind,
         mount_path=terms.mount_path,
+        storage_prefix=prefix,
         kubernetes=kube,
         image=image,
         outputs=dict(kube.outputs),
@@ -131,4 +153,8 @@ def _image(ctx: StackContext, config: WorkloadStackConfig) -> tuple[pulumi.Outpu
     services = None
     if config.image.build is not None:
         services = ProjectServices("services", ProjectServicesArgs(ctx.project, sorted(image_build_services(config.image.build))))
-    return workload_image(ctx, services)
+    # A trainstack platform's nodes run as <cluster>-nodes (infra.gcp); an existing cluster's
+    # node account is its own to grant.
+    assert ctx.contract is not None
+    nodes = [] if config.platform.existing_cluster else [f"{ctx.physical_name('nodes', 30)}@{ctx.contract.project}.iam.gserviceaccount.com"]
+    return workload_image(ctx, services, nodes)

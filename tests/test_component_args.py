@@ -83,6 +83,8 @@ from trainstack.components.node_pools import NODE_ROLES
 from trainstack.core.testing import SECRET as SECRET_VALUE
 from trainstack.workloads import (
     ConfigFiles,
+    JobNetworkPolicies,
+    JobNetworkPoliciesArgs,
     Launch,
     ResiliencySupervisor,
     SupervisorArgs,
@@ -312,6 +314,7 @@ CASES = [
     Case(TrainingJob, lambda n, o: TrainingJob(n, job_args(controller="job"), o), "job"),
     Case(ResiliencySupervisor, lambda n, o: ResiliencySupervisor(n, SUPERVISOR_ARGS, o)),
     Case(TensorBoard, lambda n, o: TensorBoard(n, TENSORBOARD_ARGS, o)),
+    Case(JobNetworkPolicies, lambda n, o: JobNetworkPolicies(n, JobNetworkPoliciesArgs("llama", "ml", supervised=True, tensorboard=True), o)),
 ]
 
 

@@ -181,7 +181,6 @@ def test_node_account_roles() -> None:
             "roles/monitoring.metricWriter",
             "roles/monitoring.viewer",
             "roles/stackdriver.resourceMetadata.writer",
-            "roles/artifactregistry.reader",
         ]
     )
     assert {g.inputs["member"] for g in grants} == {f"serviceAccount:{NODE_SA}"}

@@ -21,6 +21,7 @@ from trainstack.core.config import load
 from trainstack.core.context import StackContext
 from trainstack.core.errors import ArgsError, ConfigError
 from trainstack.infra.platform import KubernetesPlatform, Platform
+from trainstack.workloads import supervisor
 from trainstack.workloads.tensorboard import TensorBoard, TensorBoardArgs
 
 STACKS = ["a3ultra-405b", "a3high-nemo-gpt5b", "a3mega-gpt3-175b", "a3high-litgpt", "a2-gpt2-deepspeed"]
@@ -312,18 +313,40 @@ def test_an_indexed_job_gets_a_headless_service_for_its_pod_names() -> None:
 # --- the resiliency supervisor (recipe 000) -------------------------------------------------------
 
 
-def test_supervisor_may_act_on_pods_nodes_and_jobsets() -> None:
+def test_supervisor_may_do_only_what_its_source_calls() -> None:
+    """Every verb granted, on the resource it names, with the library line that needs it; pods
+    and JobSets in the job's namespace only, nodes cluster-wide, and nothing may create a node."""
     b = built("a3ultra-405b")
-    role = b.one("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole")
-    verbs = ["create", "delete", "deletecollection", "get", "list", "patch", "watch"]
-    assert role["rules"] == [
-        {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": verbs},
-        {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": verbs},
-    ]
+    granted = []
+    for kind in ("ClusterRole", "Role"):
+        role = b.one(f"kubernetes:rbac.authorization.k8s.io/v1:{kind}")
+        granted += [(kind, res, verb) for rule in role["rules"] for res in rule["resources"] for verb in rule["verbs"]]
+    lines = {(kind, res, verb): supervisor.API_CALLS[res, verb] for kind, res, verb in granted}
+    assert sorted(lines) == sorted(
+        [("ClusterRole", "nodes", v) for v in ("get", "list", "patch", "watch")]
+        + [("Role", "pods", v) for v in ("delete", "list", "watch")]
+        + [("Role", "jobsets", v) for v in ("create", "delete", "get", "list")]
+    )
+    assert {(res, verb) for _, res, verb in granted} == set(supervisor.API_CALLS)
+    for source in lines.values():
+        assert source and all(line.startswith(supervisor.SUPERVISOR_SOURCE + ":") for line in source)
     binding = b.one("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding")
-    assert binding["roleRef"]["name"] == role["metadata"]["name"] == "training-llama31-405b-supervisor"
+    assert binding["roleRef"]["name"] == "training-llama31-405b-supervisor"
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "llama31-405b-supervisor", "namespace": "training"}]
-    assert b.names("kubernetes:core/v1:ServiceAccount") == ["llama31-405b-supervisor"]
+    role_binding = b.one("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding")
+    assert role_binding["metadata"]["namespace"] == "training"
+    assert role_binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "llama31-405b-supervisor"}
+    assert role_binding["subjects"] == binding["subjects"]
+    assert b.one("kubernetes:core/v1:ServiceAccount")["automountServiceAccountToken"] is False
+
+
+def test_only_the_supervisor_processes_that_call_the_api_mount_its_token() -> None:
+    b = built("a3ultra-405b")
+    mounts = {s: b.one("kubernetes:apps/v1:Deployment", f"llama31-405b-supervisor-{s}")["spec"]["template"]["spec"]["automountServiceAccountToken"] for s in supervisor.SERVICES}
+    assert mounts == {"actuator": False, "sensor": False, "controller": True}
+    monitor = b.one("kubernetes:apps/v1:DaemonSet")["spec"]["template"]["spec"]
+    assert monitor["automountServiceAccountToken"] is True
+    assert monitor["containers"][0]["securityContext"] == {"privileged": True}
 
 
 @pytest.mark.parametrize(("service", "port"), [("actuator", 60080), ("sensor", 60081), ("controller", 60082)])

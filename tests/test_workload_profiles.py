@@ -90,7 +90,8 @@ def test_tcpxo_installs_the_pinned_plugin_then_runs_rxdm_as_a_native_sidecar() -
     assert "/scripts/container_entry.sh install --install-nccl" in installer["args"][0]
     assert daemon["image"] == "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.21"
     assert daemon["restartPolicy"] == "Always"
-    assert daemon["securityContext"] == {"capabilities": {"add": ["NET_ADMIN", "NET_BIND_SERVICE"]}}
+    assert daemon["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["NET_ADMIN", "NET_BIND_SERVICE"]}
+    assert daemon["securityContext"]["allowPrivilegeEscalation"] is False
     assert "--num_nics=8" in daemon["command"]
     assert {m["mountPath"] for m in daemon["volumeMounts"]} == {"/usr/local/nvidia", "/hostsysfs", "/hostprocsysfs"}
 

@@ -16,6 +16,7 @@ from trainstack.core.config import NetworkConfig, Problem, WorkloadConfig, key_p
 from trainstack.infra.platform import Platform
 from trainstack.workloads import fit, launchers, profiles
 from trainstack.workloads.launchers.base import CONFIG_DIR, ConfigFiles, Launch
+from trainstack.workloads.network_policy import JobNetworkPolicies, JobNetworkPoliciesArgs
 from trainstack.workloads.pod import NVIDIA_DIR
 from trainstack.workloads.supervisor import (
     ResiliencySupervisor,
@@ -37,6 +38,8 @@ from trainstack.workloads.training_job import (
 __all__ = [
     "ConfigFiles",
     "Dataset",
+    "JobNetworkPolicies",
+    "JobNetworkPoliciesArgs",
     "Launch",
     "ResiliencySupervisor",
     "SupervisorArgs",
@@ -93,7 +96,7 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
         gpus_per_node=machine.gpus_per_node,
         hosts=pod_hosts(workload.name, workload.controller, workload.nodes),
         master_port=MASTER_PORT,
-        storage_path=platform.mount_path,
+        storage_path=platform.storage_path,
         workload=workload,
     )
     launch = launchers.launch(job)
@@ -156,6 +159,19 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
                     pod_termination_threshold_s=resiliency.pod_termination_threshold_s,
                     workload_downtime_threshold_s=resiliency.workload_downtime_threshold_s,
                 ),
+            ),
+            opts,
+        )
+    if kube.network_policy:
+        JobNetworkPolicies(
+            "network-policies",
+            JobNetworkPoliciesArgs(
+                job=workload.name,
+                namespace=kube.namespace,
+                controller=workload.controller,
+                supervised=resiliency.enabled,
+                tensorboard=workload.tensorboard,
+                deny_namespace=kube.namespace != "default",
             ),
             opts,
         )

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from trainstack.components.pod_security import container_security
 from trainstack.core import names
 
 # The main container of every training pod and the JobSet's one replicated job; the resiliency
@@ -121,6 +122,7 @@ def plugin_installer(image: str, script: str, volume: Json) -> Json:
         "command": ["/bin/sh", "-c"],
         "args": ["set -ex\n" + script],
         "volumeMounts": [volume],
+        "securityContext": container_security(),
     }
 
 

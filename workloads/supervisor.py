@@ -4,9 +4,14 @@ Three Deployments on the CPU pool (Sensor: collects heartbeats and host-monitor 
 Controller: decides; Actuator: cordons nodes, deletes pods, restarts or rescales the JobSet),
 each behind a ClusterIP Service, and a Host Monitor DaemonSet on every GPU node that watches
 ECC and Xid errors and serves the training processes' heartbeats on a host port. All share one
-ConfigMap and one service account allowed to act on pods, nodes and JobSets. Ports, flags and
-the ConfigMap's keys follow the library's supervisor chart (AI-Hypercomputer/gpu-recipes
-src/helm-charts/resiliency); every key it reads is rendered with a value.
+ConfigMap and one service account. Ports, flags and the ConfigMap's keys follow the library's
+supervisor chart (AI-Hypercomputer/gpu-recipes src/helm-charts/resiliency); every key it reads is
+rendered with a value.
+
+Least privilege: the account may do exactly what API_CALLS lists, each verb with the line of the
+library that calls it: pods and JobSets through a Role in the job's namespace, nodes (cluster
+scoped) through a ClusterRole. Only the processes that call the API (the controller and the host
+monitor) mount its token.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 from trainstack.components.args import Args, Problem
+from trainstack.components.pod_security import POD_SECURITY, container_security
 from trainstack.core import catalog, names, rules
 from trainstack.components.options import child_options
 from trainstack.workloads.pod import REPLICATED_JOB, WORKLOAD_CONTAINER
@@ -38,6 +44,31 @@ SERVICES = dict(zip(names.SUPERVISOR_SERVICES, (60080, 60081, 60082), strict=Tru
 FAULT_INJECTION_PERIOD_S = 3600
 
 Json = dict[str, Any]
+
+# What the supervisor calls on the Kubernetes API, and where. The image's `resiliency/supervisor/
+# {controller,host_daemon}.py` (AI-Hypercomputer/resiliency@02c17b7 supervisor/controller.py:18,
+# supervisor/host_daemon.py:18) import the `supervisor` package, published as PyPI's
+# google-cloud-resiliency-supervisor (1.0.5, its only release): the controller's and the host
+# monitor's `KubernetesCallbacks` (supervisor/client/python/controller.py:90, host.py:126) make
+# every call; the sensor and the actuator make none. `kubectl cordon`/`uncordon` read and patch
+# the node. (resource, verb) -> the lines that need it.
+SUPERVISOR_SOURCE = "google-cloud-resiliency-supervisor==1.0.5:supervisor/client/python/orchestrators/gke_callbacks.py"
+API_CALLS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("nodes", "get"): (f"{SUPERVISOR_SOURCE}:318", f"{SUPERVISOR_SOURCE}:334"),  # read_node; kubectl cordon
+    ("nodes", "list"): (f"{SUPERVISOR_SOURCE}:104", f"{SUPERVISOR_SOURCE}:115"),  # list_node
+    ("nodes", "watch"): (f"{SUPERVISOR_SOURCE}:119",),  # watch.stream(list_node)
+    ("nodes", "patch"): (f"{SUPERVISOR_SOURCE}:334", f"{SUPERVISOR_SOURCE}:362"),  # kubectl cordon, uncordon
+    ("pods", "list"): (f"{SUPERVISOR_SOURCE}:166", f"{SUPERVISOR_SOURCE}:646", f"{SUPERVISOR_SOURCE}:1012"),
+    ("pods", "watch"): (f"{SUPERVISOR_SOURCE}:181",),  # watch.stream(list_namespaced_pod)
+    ("pods", "delete"): (f"{SUPERVISOR_SOURCE}:672",),  # delete_namespaced_pod
+    ("jobsets", "create"): (f"{SUPERVISOR_SOURCE}:695",),  # create_namespaced_custom_object
+    ("jobsets", "delete"): (f"{SUPERVISOR_SOURCE}:723",),  # delete_namespaced_custom_object
+    ("jobsets", "get"): (f"{SUPERVISOR_SOURCE}:742", f"{SUPERVISOR_SOURCE}:958"),  # get_namespaced_custom_object
+    ("jobsets", "list"): (f"{SUPERVISOR_SOURCE}:787",),  # list_namespaced_custom_object
+}
+# The Deployments that construct KubernetesCallbacks, so mount the account's token (the host
+# monitor does too).
+CALLS_API = frozenset({"controller"})
 
 
 @dataclass(frozen=True)
@@ -153,11 +184,20 @@ def settings_data(args: SupervisorArgs) -> dict[str, str]:
     }
 
 
+def _verbs(resource: str) -> list[str]:
+    return sorted(verb for res, verb in API_CALLS if res == resource)
+
+
 def cluster_role_rules() -> list[Json]:
-    verbs = ["create", "delete", "deletecollection", "get", "list", "patch", "watch"]
+    """Nodes, the one cluster-scoped resource it acts on (read, watch, cordon)."""
+    return [{"apiGroups": [""], "resources": ["nodes"], "verbs": _verbs("nodes")}]
+
+
+def role_rules() -> list[Json]:
+    """The job's pods and JobSets, in its namespace only."""
     return [
-        {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": verbs},
-        {"apiGroups": [catalog.JOBSET_API.split("/")[0]], "resources": ["jobsets"], "verbs": verbs},
+        {"apiGroups": [""], "resources": ["pods"], "verbs": _verbs("pods")},
+        {"apiGroups": [catalog.JOBSET_API.split("/")[0]], "resources": ["jobsets"], "verbs": _verbs("jobsets")},
     ]
 
 
@@ -180,6 +220,8 @@ def deployment_spec(args: SupervisorArgs, service: str) -> Json:
             "metadata": {"labels": labels(args, service)},
             "spec": {
                 "serviceAccountName": args.prefix,
+                "automountServiceAccountToken": service in CALLS_API,
+                "securityContext": POD_SECURITY,
                 "nodeSelector": {"cloud.google.com/gke-nodepool": args.cpu_pool},
                 "containers": [
                     {
@@ -190,6 +232,7 @@ def deployment_spec(args: SupervisorArgs, service: str) -> Json:
                         "env": [{"name": "PORT", "value": str(port)}],
                         "envFrom": [{"configMapRef": {"name": f"{args.prefix}-config"}}],
                         "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}},
+                        "securityContext": container_security(),
                     }
                 ],
             },
@@ -207,6 +250,8 @@ def host_monitor_spec(args: SupervisorArgs) -> Json:
             "metadata": {"labels": labels(args, "host-monitor")},
             "spec": {
                 "serviceAccountName": args.prefix,
+                "automountServiceAccountToken": True,  # its KubernetesCallbacks (host.py:126)
+                "securityContext": POD_SECURITY,
                 "hostNetwork": True,
                 "hostPID": True,
                 "dnsPolicy": "ClusterFirstWithHostNet",
@@ -220,10 +265,8 @@ def host_monitor_spec(args: SupervisorArgs) -> Json:
                         "command": [
                             "python3", "resiliency/supervisor/host_daemon.py",
                         ],
-                        "securityContext": {
-                            "privileged": True,
-                            "capabilities": {"add": ["SYS_ADMIN", "SYS_PTRACE", "IPC_LOCK"]},
-                        },
+                        # Privileged holds every capability: the chart's added ones would be redundant.
+                        "securityContext": {"privileged": True},
                         "ports": [{"name": "host-monitor", "containerPort": HOST_MONITOR_PORT, "hostPort": HOST_MONITOR_PORT, "protocol": "TCP"}],
                         "envFrom": [{"configMapRef": {"name": f"{args.prefix}-config"}}],
                         "env": [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
@@ -251,7 +294,17 @@ class ResiliencySupervisor(pulumi.ComponentResource):
                 "labels": labels(args, "supervisor"),
             }
 
-        account = k8s.core.v1.ServiceAccount(f"{name}-sa", metadata=meta(), opts=child_options(self, opts))
+        account = k8s.core.v1.ServiceAccount(
+            f"{name}-sa", metadata=meta(), automount_service_account_token=False, opts=child_options(self, opts)
+        )
+        jobs_role = k8s.rbac.v1.Role(f"{name}-jobs-role", metadata=meta(), rules=role_rules(), opts=child_options(self, opts))
+        jobs_binding = k8s.rbac.v1.RoleBinding(
+            f"{name}-jobs-binding",
+            metadata=meta(),
+            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": args.prefix},
+            subjects=[{"kind": "ServiceAccount", "name": args.prefix, "namespace": args.namespace}],
+            opts=child_options(self, opts, jobs_role, account),
+        )
         # ClusterRole names are cluster-wide: the namespace keeps two stacks' supervisors apart.
         role_name = f"{args.namespace}-{args.prefix}"
         role = k8s.rbac.v1.ClusterRole(
@@ -268,7 +321,7 @@ class ResiliencySupervisor(pulumi.ComponentResource):
             opts=child_options(self, opts, role, account),
         )
         config = k8s.core.v1.ConfigMap(f"{name}-config", metadata=meta("-config"), data=settings_data(args), opts=child_options(self, opts))
-        ready = [account, binding, config]
+        ready = [account, binding, jobs_binding, config]
         for service, port in SERVICES.items():
             k8s.core.v1.Service(
                 f"{name}-{service}",

@@ -14,11 +14,14 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 from trainstack.components.args import Args, Problem
+from trainstack.components.pod_security import POD_SECURITY, container_security
 from trainstack.core import catalog, rules
 from trainstack.components.options import child_options
 from trainstack.workloads.pod import mount
 
 PORT = 6006
+# The user it runs as: any but root (the image's tensorboard needs no home of its own).
+NON_ROOT_USER = 65534
 SHARED_VOLUME = "shared"
 
 Json = dict[str, Any]
@@ -69,6 +72,8 @@ def deployment_spec(args: TensorBoardArgs) -> Json:
         "template": {
             "metadata": {"labels": labels(args)},
             "spec": {
+                "automountServiceAccountToken": False,
+                "securityContext": POD_SECURITY,
                 "nodeSelector": {"cloud.google.com/gke-nodepool": args.node_pool},
                 "containers": [
                     {
@@ -79,6 +84,8 @@ def deployment_spec(args: TensorBoardArgs) -> Json:
                         "readinessProbe": {"httpGet": {"path": "/", "port": PORT}, "periodSeconds": 10},
                         "resources": {"requests": {"cpu": "500m", "memory": "2Gi"}},
                         "volumeMounts": [mount(SHARED_VOLUME, args.mount_path, read_only=True)],
+                        # It reads world-readable logs and serves an unprivileged port: restricted.
+                        "securityContext": container_security(non_root=NON_ROOT_USER),
                     }
                 ],
                 "volumes": [{"name": SHARED_VOLUME, "persistentVolumeClaim": {"claimName": args.claim_name, "readOnly": True}}],

@@ -31,6 +31,7 @@ from typing import Literal
 import pulumi
 import pulumi_kubernetes as k8s
 from trainstack.components.args import Args, Problem, one_of
+from trainstack.components.pod_security import POD_SECURITY, container_security
 from trainstack.core import catalog, names, rules
 from trainstack.components.options import child_options
 from trainstack.workloads.launchers.base import Launch
@@ -254,6 +255,7 @@ def dataset_parts(dataset: Dataset | None) -> PodParts:
         "image": catalog.image("cloud-sdk").ref,
         "command": ["gcloud", "storage", "rsync", "--recursive", dataset.source, dataset.path],
         "volumeMounts": [mount(DATASET_VOLUME, dataset.path)],
+        "securityContext": container_security(),
     }
     return PodParts(
         volumes=(empty_dir(DATASET_VOLUME),),
@@ -315,12 +317,16 @@ def pod_template(args: TrainingJobArgs) -> Json:
         "env": [*env_list({k: v for k, v in parts.env.items() if k not in args.secret_env}), *secret_env_list(args)],
         "resources": {"limits": {"nvidia.com/gpu": args.machine.gpus_per_node}},
         "volumeMounts": list(parts.volume_mounts),
-        **({"securityContext": {"privileged": True}} if parts.privileged else {}),
+        "securityContext": {"privileged": True} if parts.privileged else container_security(),
     }
     spec: Json = {
         "restartPolicy": "Never",
         **({"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"} if parts.host_network else {}),
         "serviceAccountName": args.service_account,
+        # Nothing in the pod calls the Kubernetes API; Google Cloud is reached through Workload
+        # Identity's metadata server, which needs no token in the pod.
+        "automountServiceAccountToken": False,
+        "securityContext": POD_SECURITY,
         "nodeSelector": dict(args.node_selector),
         "tolerations": list(parts.tolerations),
         **({"initContainers": list(parts.init_containers)} if parts.init_containers else {}),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from trainstack.components.pod_security import container_security
 from trainstack.core import catalog
 from trainstack.core.catalog import NicNetwork
 from trainstack.workloads.pod import (
@@ -62,7 +63,9 @@ def parts(machine: catalog.Machine, nics: Sequence[NicNetwork]) -> PodParts:
             "bash", "/fts/entrypoint_rxdm_container.sh",
             "--num_hops=2", f"--num_nics={len(interfaces)}", "--uid=", "--alsologtostderr",
         ],
-        "securityContext": {"capabilities": {"add": ["NET_ADMIN", "NET_BIND_SERVICE"]}},
+        # NET_ADMIN and NET_BIND_SERVICE, as GKE's TCPXO manifests add them (its flow steering
+        # and its listening ports); every other capability dropped.
+        "securityContext": container_security("NET_ADMIN", "NET_BIND_SERVICE"),
         "env": [{"name": "LD_LIBRARY_PATH", "value": f"{NVIDIA_DIR}/lib64"}],
         "volumeMounts": [
             mount(NVIDIA_VOLUME, NVIDIA_DIR),

@@ -1,0 +1,252 @@
+"""Each least-privilege control, asserted on every shipped stack's plan (the golden plans, which
+test_plans keeps equal to the program's), and the options that are off by default."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import of_type, one, raw_config, render
+from trainstack.components.pod_security import namespace_labels
+from trainstack.workloads import supervisor
+from trainstack.workloads.training_job import MASTER_PORT
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+STACKS = sorted(p.stem for p in GOLDEN.glob("*.json"))
+POD_OWNERS = {"Deployment", "DaemonSet", "Job", "JobSet"}
+
+
+def resources(stack: str) -> list[dict[str, Any]]:
+    return json.loads((GOLDEN / f"{stack}.json").read_text())["resources"]
+
+
+def kind(resource: dict[str, Any]) -> str:
+    """The Kubernetes kind of a Kubernetes object ('' for anything else)."""
+    return resource["type"].rsplit(":", 1)[-1] if resource["type"].startswith("kubernetes:") and resource["custom"] else ""
+
+
+def pods(stack: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(object name, pod spec) of every pod template the stack renders."""
+    for r in resources(stack):
+        if kind(r) not in POD_OWNERS:
+            continue
+        spec = r["inputs"]["spec"]
+        if kind(r) == "JobSet":
+            templates = [job["template"]["spec"]["template"] for job in spec["replicatedJobs"]]
+        else:
+            templates = [spec["template"]]
+        for template in templates:
+            yield r["inputs"]["metadata"]["name"], template["spec"]
+
+
+def containers(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    return [*spec.get("initContainers", []), *spec["containers"]]
+
+
+# The two processes of the supervisor that call the Kubernetes API (supervisor.API_CALLS).
+API_CALLERS = {"llama31-405b-supervisor-controller", "llama31-405b-supervisor-host-monitor"}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_only_pods_that_call_the_api_mount_a_token(stack: str) -> None:
+    for name, spec in pods(stack):
+        assert spec["automountServiceAccountToken"] is (name in API_CALLERS), name
+    for r in resources(stack):
+        if kind(r) == "ServiceAccount":
+            assert r["inputs"]["automountServiceAccountToken"] is False
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_unprivileged_containers_drop_everything_and_privileged_ones_add_nothing(stack: str) -> None:
+    for name, spec in pods(stack):
+        assert spec["securityContext"] == {"seccompProfile": {"type": "RuntimeDefault"}}, name
+        for c in containers(spec):
+            context = c.get("securityContext") or {}
+            if context.get("privileged"):
+                assert "capabilities" not in context, (name, c["name"])
+                continue
+            assert context["allowPrivilegeEscalation"] is False, (name, c["name"])
+            assert context["capabilities"]["drop"] == ["ALL"], (name, c["name"])
+            assert context["seccompProfile"] == {"type": "RuntimeDefault"}, (name, c["name"])
+            # Capabilities added back: the TCPXO receive daemon's, as GKE's manifests add them.
+            assert set(context["capabilities"].get("add", [])) <= {"NET_ADMIN", "NET_BIND_SERVICE"}, (name, c["name"])
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_no_role_grants_more_than_the_supervisor_calls(stack: str) -> None:
+    for r in resources(stack):
+        if kind(r) in ("Role", "ClusterRole"):
+            for rule in r["inputs"]["rules"]:
+                for res in rule["resources"]:
+                    for verb in rule["verbs"]:
+                        assert (res, verb) in supervisor.API_CALLS, (r["urn"], res, verb)
+                        assert (kind(r) == "ClusterRole") == (res == "nodes")
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_network_policies_deny_ingress_where_dataplane_v2_enforces_them(stack: str) -> None:
+    """Clusters with GPU NICs run Dataplane V2 (multi-networking needs it), so their jobs get
+    policies; a2 (no extra NICs, Dataplane V2 off unless asked) gets none."""
+    policies = {r["inputs"]["metadata"]["name"]: r["inputs"]["spec"] for r in resources(stack) if kind(r) == "NetworkPolicy"}
+    jobs = [r["inputs"] for r in resources(stack) if kind(r) in ("JobSet", "Job")]
+    clusters = [r["inputs"] for r in resources(stack) if r["type"] == "gcp:container/cluster:Cluster"]
+    enforced = clusters[0].get("datapathProvider") == "ADVANCED_DATAPATH" if clusters else True  # workload stacks: multi-NIC platforms
+    assert enforced == (stack != "a2-gpt2-deepspeed")
+    if not (jobs and enforced):
+        assert not policies
+        return
+    job = jobs[0]
+    name = job["metadata"]["name"]
+    owner = "jobset.sigs.k8s.io/jobset-name" if job["kind"] == "JobSet" else "batch.kubernetes.io/job-name"
+    if job["metadata"]["namespace"] == "default":  # shared with other workloads: only the job's own pods are isolated
+        assert f"{name}-deny-ingress" not in policies
+    else:
+        assert policies[f"{name}-deny-ingress"] == {"podSelector": {}, "policyTypes": ["Ingress"]}
+    selector = {"matchLabels": {owner: name}}
+    assert policies[f"{name}-training"]["podSelector"] == selector
+    assert policies[f"{name}-training"]["ingress"] == [{"from": [{"podSelector": selector}]}]
+    if f"{name}-supervisor" in policies:
+        (rule,) = policies[f"{name}-supervisor"]["ingress"]
+        assert sorted(p["port"] for p in rule["ports"]) == sorted(supervisor.SERVICES.values())
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_workload_identity_binds_exactly_the_jobs_service_account(stack: str) -> None:
+    """Workload Identity Federation's principal for a KSA is .../subject/ns/<namespace>/sa/<name>
+    (cloud.google.com/kubernetes-engine/docs/how-to/workload-identity): the bucket's member names
+    the namespace and account the job's pods run as, and no other."""
+    grants = [
+        r["inputs"] for r in resources(stack)
+        if r["type"] == "gcp:storage/bucketIAMMember:BucketIAMMember" and r["inputs"]["member"].startswith("principal://")
+    ]
+    jobsets = [r["inputs"] for r in resources(stack) if kind(r) == "JobSet"]
+    for grant in grants:
+        namespace, account = grant["member"].split("/subject/ns/")[1].split("/sa/")
+        accounts = {(r["inputs"]["metadata"]["namespace"], r["inputs"]["metadata"]["name"]) for r in resources(stack) if kind(r) == "ServiceAccount"}
+        assert (namespace, account) in accounts
+        for jobset in jobsets:
+            pod = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+            assert (jobset["metadata"]["namespace"], pod["serviceAccountName"]) == (namespace, account)
+
+
+def test_a_new_stacks_job_runs_in_its_own_namespace_with_pod_security_labels() -> None:
+    raw = raw_config("a3ultra-405b")
+    del raw["trainstack:workload"]["namespace"]
+    plan = render("a3ultra-405b", raw)
+    namespace = one(plan, "kubernetes:core/v1:Namespace").inputs["metadata"]
+    assert namespace["name"] == "trainstack"
+    assert {k: v for k, v in namespace["labels"].items() if k.startswith("pod-security")} == namespace_labels("privileged")
+    assert namespace_labels("privileged")["pod-security.kubernetes.io/warn"] == "restricted"
+    assert {r.inputs["metadata"]["namespace"] for r in plan.registrations if r.type.startswith("kubernetes:") and r.custom and "namespace" in r.inputs.get("metadata", {})} == {"trainstack"}
+    (grant,) = of_type(plan, "gcp:storage/bucketIAMMember:BucketIAMMember")
+    assert grant.inputs["member"].endswith("/subject/ns/trainstack/sa/trainstack-workload")
+    # Its own namespace: every other pod there is denied ingress too.
+    deny = [r.inputs for r in of_type(plan, "kubernetes:networking.k8s.io/v1:NetworkPolicy") if r.inputs["metadata"]["name"].endswith("-deny-ingress")]
+    assert [d["spec"] for d in deny] == [{"podSelector": {}, "policyTypes": ["Ingress"]}]
+
+
+def test_gcp_hardening_options() -> None:
+    raw = raw_config("a2-gpt2-deepspeed")
+    key = "projects/p/locations/us-central1/keyRings/gke/cryptoKeys/secrets"
+    raw["trainstack:cluster"] |= {"dataplaneV2": True, "databaseEncryptionKey": key, "binaryAuthorization": "audit"}
+    plan = render("a2-gpt2-deepspeed", raw)
+    cluster = one(plan, "gcp:container/cluster:Cluster").inputs
+    assert cluster["datapathProvider"] == "ADVANCED_DATAPATH"
+    assert cluster["databaseEncryption"] == {"state": "ENCRYPTED", "keyName": key}
+    assert cluster["binaryAuthorization"] == {"evaluationMode": "PROJECT_SINGLETON_POLICY_ENFORCE"}
+    assert [r.inputs["metadata"]["name"] for r in of_type(plan, "kubernetes:networking.k8s.io/v1:NetworkPolicy")] == ["nfs-server", "gpt2-micro-training"]  # `default`: no namespace-wide deny
+
+
+def test_flow_logs_on_the_gpu_gvnic_subnets_only() -> None:
+    raw = raw_config("a3ultra-405b")
+    raw.setdefault("trainstack:network", {})["flowLogs"] = True
+    subnets = {r.inputs["name"]: r.inputs.get("logConfig") for r in of_type(render("a3ultra-405b", raw), "gcp:compute/subnetwork:Subnetwork")}
+    logged = sorted(name for name, log in subnets.items() if log)
+    assert logged == [name for name in sorted(subnets) if "gvnic" in name] and logged
+
+
+def writable(grants: list[dict[str, Any]], bucket: str, path: str) -> bool:
+    """Whether any of the grants lets its member write object `path` of `bucket`: an objectUser
+    grant, unconditional or with a condition of startsWith terms the object's name matches."""
+    name = f"projects/_/buckets/{bucket}/objects/{path}"
+    for grant in grants:
+        if grant["role"] != "roles/storage.objectUser":
+            continue
+        condition = grant.get("condition")
+        if condition is None:
+            return True
+        prefixes = re.findall(r'resource\.name\.startsWith\("([^"]+)"\)', condition["expression"])
+        assert condition["expression"] == " || ".join(f'resource.name.startsWith("{p}")' for p in prefixes)
+        if any(name.startswith(p) for p in prefixes):
+            return True
+    return False
+
+
+def test_two_jobs_on_one_platform_cannot_write_each_others_data() -> None:
+    rendered = {}
+    for job in ("team-a", "team-b"):
+        raw = raw_config("a3ultra-405b-job")
+        raw["trainstack:workload"] |= {"name": job, "ownIdentity": True}
+        rendered[job] = render("a3ultra-405b-job", raw)
+    for job, plan in rendered.items():
+        other = "team-b" if job == "team-a" else "team-a"
+        account = one(plan, "kubernetes:core/v1:ServiceAccount", "job-identity-service-account").inputs["metadata"]
+        assert account["name"] == f"{job}-trainer"
+        pod = one(plan, "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet").inputs["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+        assert pod["serviceAccountName"] == f"{job}-trainer"
+        grants = [r.inputs for r in of_type(plan, "gcp:storage/bucketIAMMember:BucketIAMMember")]
+        # The member is exactly the job's KSA (Workload Identity's principal for ns/<namespace>/sa/<name>).
+        assert {g["member"].split("/subject/")[1] for g in grants} == {f"ns/{account['namespace']}/sa/{job}-trainer"}
+        (bucket,) = {g["bucket"] for g in grants}
+        assert f"/{job}/checkpoints" in json.dumps(pod)
+        assert writable(grants, bucket, f"{job}/checkpoints/step-20/shard-0")
+        assert not writable(grants, bucket, f"{other}/checkpoints/step-20/shard-0")
+        assert not writable(grants, bucket, "checkpoints/step-20/shard-0")
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_nodes_pull_from_the_stacks_repository_only(stack: str) -> None:
+    project_roles = {r["inputs"]["role"] for r in resources(stack) if r["type"] == "gcp:projects/iAMMember:IAMMember"}
+    assert "roles/artifactregistry.reader" not in project_roles
+    readers = [r["inputs"] for r in resources(stack) if r["type"] == "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember" and r["inputs"]["role"] == "roles/artifactregistry.reader"]
+    accounts = [r["inputs"]["accountId"] for r in resources(stack) if r["type"] == "gcp:serviceaccount/account:Account" and r["inputs"]["accountId"].endswith("-nodes")]
+    repositories = [r for r in resources(stack) if r["type"] == "gcp:artifactregistry/repository:Repository"]
+    if repositories and not stack.startswith("toolkit-"):  # an existing cluster's nodes are its own to grant
+        (reader,) = readers
+        assert reader["member"].startswith("serviceAccount:") and reader["member"].split(":")[1].split("@")[0].endswith("-nodes")
+        assert not accounts or reader["member"].split(":")[1].startswith(accounts[0] + "@")
+    else:
+        assert not readers
+
+
+def test_with_dataplane_v2_the_nfs_server_admits_nfs_from_the_nodes() -> None:
+    raw = raw_config("a2-gpt2-deepspeed")
+    raw["trainstack:cluster"] |= {"dataplaneV2": True}
+    (policy,) = [r.inputs for r in of_type(render("a2-gpt2-deepspeed", raw), "kubernetes:networking.k8s.io/v1:NetworkPolicy") if r.inputs["metadata"]["name"] == "nfs-server"]
+    (rule,) = policy["spec"]["ingress"]
+    assert rule["from"] == [{"ipBlock": {"cidr": "0.0.0.0/0"}}]
+    assert sorted(p["port"] for p in rule["ports"]) == [111, 2049, 20048]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_launchers_rendezvous_is_admitted(stack: str) -> None:
+    """Each job's pods reach its first pod's rendezvous port (torchrun, NeMo, DeepSpeed render
+    MASTER_PORT; NCCL and Gloo then pick ephemeral ports): the job's own policy admits its pods on
+    every port, and nothing else selects them."""
+    policies = [r["inputs"] for r in resources(stack) if kind(r) == "NetworkPolicy"]
+    if not policies:
+        return
+    for name, spec in pods(stack):
+        if not any(c["name"] == "workload" for c in spec["containers"]):
+            continue
+        (workload,) = [c for c in spec["containers"] if c["name"] == "workload"]
+        env = {e["name"]: e.get("value") for e in workload["env"]}
+        assert env["MASTER_PORT"] == str(MASTER_PORT)
+        ports = re.findall(r"--master[_-]port[= ](\d+)", " ".join(workload["args"]))
+        assert set(ports) <= {str(MASTER_PORT)}
+        (training,) = [p for p in policies if p["metadata"]["name"] == f"{name}-training"]
+        assert "ports" not in training["spec"]["ingress"][0]
