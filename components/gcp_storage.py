@@ -264,8 +264,8 @@ class LustreInstanceArgs(Args):
         "zone": rules.ZONE_ID,
         "instance_id": rules.GCP_NAME,
         "capacity_gib": rules.POSITIVE,
-        "throughput": one_of(*catalog.LUSTRE_TIERS),
-        "filesystem": rules.pattern(catalog.LUSTRE_FILESYSTEM, "must be 1-8 letters or digits, starting with a letter"),
+        "throughput": rules.lustre_throughput,
+        "filesystem": rules.LUSTRE_FILESYSTEM,
         "labels": rules.gcp_labels,
     }
 

@@ -179,7 +179,7 @@ class LustreVolumeArgs(Args):
     """The PersistentVolume's name, unique in the cluster; None: the component's name."""
 
     _checks = {
-        "filesystem": rules.pattern(catalog.LUSTRE_FILESYSTEM, "must be 1-8 letters or digits, starting with a letter"),
+        "filesystem": rules.LUSTRE_FILESYSTEM,
         "claim_name": rules.K8S_NAME,
         "namespace": rules.K8S_NAME,
         "capacity_gib": rules.POSITIVE,

@@ -475,9 +475,6 @@ LUSTRE_TIERS: dict[int, StorageTier] = {
     250: StorageTier(((36000, 6120000, 36000), (6336000, 40032000, 288000))),
     125: StorageTier(((72000, 12240000, 72000),)),
 }
-# A Lustre file system name: at most 8 letters and digits, starting with a letter
-# (pulumi-gcp lustre.Instance `filesystem`; Managed Lustre CSI driver reference, `filesystem`).
-LUSTRE_FILESYSTEM = r"[A-Za-z][A-Za-z0-9]{0,7}"
 # Private services access for Managed Lustre: a VPC_PEERING range on the cluster's VPC (the
 # driver's e2e test and Cluster Toolkit's examples reserve /20 and /16; the docs ask /23 or larger).
 LUSTRE_PSA_PREFIX = 20

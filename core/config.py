@@ -495,8 +495,8 @@ class LustreConfig(Section):
 
     capacity_gib: int = 9000
     # Per-unit storage throughput, MB/s per TiB: the instance's tier, fixed at creation.
-    throughput: Literal[125, 250, 500, 1000] = 1000
-    filesystem: Annotated[str, _pattern(catalog.LUSTRE_FILESYSTEM, "must be 1-8 letters or digits, starting with a letter")] = "lustrefs"
+    throughput: Annotated[int, _rule(rules.lustre_throughput)] = 1000
+    filesystem: Annotated[str, _rule(rules.LUSTRE_FILESYSTEM)] = "lustrefs"
 
     @model_validator(mode="after")
     def _rules(self) -> LustreConfig:

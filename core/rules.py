@@ -89,6 +89,9 @@ ENV_NAME = pattern(r"[A-Za-z_][A-Za-z0-9_]*", "must be an environment variable n
 # An image tag by the grammar of github.com/distribution/reference (regexp.go): ASCII only.
 IMAGE_TAG_REGEX = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
 IMAGE_TAG = pattern(IMAGE_TAG_REGEX, "must be a valid image tag: up to 128 ASCII letters, digits, '_', '.' or '-', not starting with '.' or '-'")
+# A Lustre file system name: at most 8 letters and digits, starting with a letter
+# (pulumi-gcp lustre.Instance `filesystem`; Managed Lustre CSI driver reference, `filesystem`).
+LUSTRE_FILESYSTEM = pattern(r"[A-Za-z][A-Za-z0-9]{0,7}", "must be 1-8 letters or digits, starting with a letter")
 # Secret Manager secret IDs (cloud.google.com/secret-manager/docs/reference/rest/v1/projects.secrets/create).
 SECRET_ID = pattern(r"[A-Za-z0-9_-]{1,255}", "must be a Secret Manager secret ID: 1-255 letters, digits, '_' or '-'")
 # Artifact Registry repository IDs (cloud.google.com/artifact-registry/docs/repositories/create-repos).
@@ -453,6 +456,11 @@ def filestore_capacity(tier: str, capacity_gib: int) -> str | None:
     """A capacity a Filestore tier takes: in one of its ranges, on a step of it (core/catalog.py
     FILESTORE_TIERS, from cloud.google.com/filestore/docs/service-tiers and its tier pages)."""
     return _tier_capacity(catalog.FILESTORE_TIERS[tier], capacity_gib, f"tier {tier}")
+
+
+def lustre_throughput(value: Any) -> str | None:
+    """A Managed Lustre throughput tier (core/catalog.py LUSTRE_TIERS), in MB/s per TiB."""
+    return None if value in catalog.LUSTRE_TIERS and not isinstance(value, bool) else f"must be one of {', '.join(map(str, catalog.LUSTRE_TIERS))} (MB/s per TiB)"
 
 
 def lustre_capacity(throughput: int, capacity_gib: int) -> str | None:
