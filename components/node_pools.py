@@ -256,6 +256,9 @@ class GpuNodePoolArgs(Args):
         # A compact placement policy places nodes in one zone (GKE compact placement docs).
         if self.compact and len(set(self.zones)) > 1:
             yield "zones", self.zones, "compact placement needs exactly one zone"
+        if self.compact:
+            for key, rule in rules.compact_placement(self.machine, self.provisioning, self.reservation.affinity):
+                yield ("compact" if key == "placement" else key), getattr(self, "compact" if key == "placement" else key), rule
 
 
 class GpuNodePool(pulumi.ComponentResource):

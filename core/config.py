@@ -404,14 +404,8 @@ class GpuPoolConfig(Section):
         if self.placement == "compact":
             if self.zones is not None and len(self.zones) != 1:
                 problems.append((("zones",), self.zones, "compact placement needs exactly one zone"))
-            if self.provisioning == "flex-start" and machine and not machine.compact_with_flex_start:
-                problems.append((("provisioning",), "flex-start", f"GKE allows compact placement with flex-start on A3 Ultra and newer, not on {machine.name}"))
-            if machine and not machine.compact_placement:
-                problems.append((("placement",), "compact", f"{machine.name} does not support compact placement"))
-            if self.reservation.affinity == "specific":
-                problems.append(
-                    (("placement",), "compact", "a specific reservation is placed by its own deployment (dense/compact); GKE rejects a placement policy with it here: use placement auto or none")
-                )
+            if machine:
+                problems += [((key,), getattr(self, key), rule) for key, rule in rules.compact_placement(machine, self.provisioning, self.reservation.affinity)]
         if self.dws and self.reservation.affinity != "none":
             problems.append(
                 (("reservation", "affinity"), self.reservation.affinity, f"{self.provisioning} capacity cannot consume a reservation; set affinity: none")

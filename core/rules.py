@@ -420,6 +420,21 @@ def max_run_duration(provisioning: str, value: str) -> str | None:
     return None
 
 
+def compact_placement(machine: catalog.Machine, provisioning: str, reservation_affinity: str) -> list[tuple[str, str]]:
+    """(key, rule) of what forbids a COMPACT placement policy on a pool: the machine (catalog
+    `compact_placement`), flex-start on machines before A3 Ultra (Cluster Toolkit gke-node-pool
+    main.tf precondition `^(a3-ultragpu-|a4-|h4d-)`), and a specific reservation, whose own
+    deployment places its VMs (Cluster Toolkit's A3 Ultra and A3 Mega blueprints set no policy)."""
+    found = []
+    if provisioning == "flex-start" and not machine.compact_with_flex_start:
+        found.append(("provisioning", f"GKE allows compact placement with flex-start on A3 Ultra and newer, not on {machine.name}"))
+    if not machine.compact_placement:
+        found.append(("placement", f"{machine.name} does not support compact placement"))
+    if reservation_affinity == "specific":
+        found.append(("placement", "a specific reservation is placed by its own deployment (dense/compact); GKE rejects a placement policy with it here: use placement auto or none"))
+    return found
+
+
 def queued_pool(provisioning: str, min_nodes: int | None, placement: str) -> list[str]:
     """What a DWS queued-provisioning pool needs beside its setting: autoscaling from 0 (GKE's
     `--enable-queued-provisioning --num-nodes=0`, cloud.google.com/kubernetes-engine/docs/how-to/

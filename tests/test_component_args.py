@@ -627,7 +627,8 @@ def test_gpu_node_pool_is_fixed_or_autoscaled_over_its_zones(
 
 @pytest.mark.parametrize("provisioning", ["on-demand", "spot", "flex-start"])
 def test_gpu_node_pool_provisioning(provisioning: str) -> None:
-    args = gpu_pool_args(provisioning=provisioning, node_count=None, autoscaling=Autoscaling(0, 2), reservation=Reservation("none"))
+    # A3 Mega takes no compact placement with flex-start (GpuNodePool refuses it: see below).
+    args = gpu_pool_args(provisioning=provisioning, node_count=None, autoscaling=Autoscaling(0, 2), reservation=Reservation("none"), compact=provisioning != "flex-start")
     pool = run(lambda o: GpuNodePool("gpu", args, o)).inputs(NODE_POOL)
     assert pool["nodeConfig"].get("spot") is (True if provisioning == "spot" else None)
     assert pool["nodeConfig"].get("flexStart") is (True if provisioning == "flex-start" else None)
@@ -641,8 +642,13 @@ def test_gpu_node_pool_provisioning(provisioning: str) -> None:
         ({"node_count": None}, "node_count = None: set exactly one of node_count"),
         ({"node_count": 3, "zones": ["us-central1-a", "us-central1-b"]}, r"node_count = 3: must be a multiple of the number of zones \(2\)"),
         ({"reservation": Reservation("specific")}, "reservation.name = None: affinity 'specific' needs the reservation's name"),
+        (
+            {"node_count": None, "autoscaling": Autoscaling(0, 2), "reservation": Reservation("none"), "provisioning": "flex-start"},
+            "provisioning = 'flex-start': GKE allows compact placement with flex-start on A3 Ultra and newer, not on a3-megagpu-8g",
+        ),
+        ({"reservation": Reservation("specific", "r")}, "compact = True: a specific reservation is placed by its own deployment"),
     ],
-    ids=["both", "neither", "uneven", "unnamed-reservation"],
+    ids=["both", "neither", "uneven", "unnamed-reservation", "compact-flex-start", "compact-specific-reservation"],
 )
 def test_gpu_node_pool_refuses_inconsistent_args(changes: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
