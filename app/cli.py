@@ -47,6 +47,9 @@ def validate_command(stack: str) -> None:
         f"{stack}: valid ({ctx.gpu_nodes} x {machine.name}, {machine.gpus(ctx.gpu_nodes)} GPUs, "
         f"GPUDirect {machine.gpudirect.value}, queue {ctx.local_queue})"
     )
+    pools = getattr(ctx.config, "pools", [])  # a platform's; a workload stack has none of its own
+    if len(pools) > 1:
+        click.echo("  GPU pools, in the order their queues try them: " + ", ".join(f"{p.name} ({p.max_nodes} x {p.machine_type}, {p.capacity})" for p in pools))
     if ctx.workload is not None:
         result = fit.estimate(ctx.workload, machine)
         figures = fit.summary(result)

@@ -383,6 +383,11 @@ class GpuPoolConfig(Section):
         return self.machine.topology_labels and self.autoscaling is None
 
     @property
+    def capacity(self) -> str:
+        """How the pool gets its VMs: `reservation`, `on-demand`, `spot`, `flex-start` or `queued`."""
+        return "reservation" if self.provisioning == "on-demand" and self.reservation.affinity != "none" else self.provisioning
+
+    @property
     def dws(self) -> bool:
         """Whether the pool's VMs come from the Dynamic Workload Scheduler (flex-start or queued)."""
         return self.provisioning in ("flex-start", "queued")

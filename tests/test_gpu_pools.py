@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from helpers import raw_config, render
+from trainstack.app.cli import main
 from trainstack.app.plan.plan import render as plan_of
 from trainstack.app.plan.report import describe
 from trainstack.app.schemas.validate import validate_object
@@ -309,3 +311,14 @@ def test_one_pool_as_a_list_plans_exactly_as_trainstack_gpu_pool(stack: str) -> 
     raw = raw_stack_config(stack)
     listed = {k: v for k, v in raw.items() if k != "trainstack:gpuPool"} | {"trainstack:gpuPools": [raw["trainstack:gpuPool"]]}
     assert plan_of(stack, listed).resources == plan_of(stack, raw).resources
+
+
+def test_validate_names_every_pool_with_its_capacity_in_queue_order() -> None:
+    result = CliRunner().invoke(main, ["validate", PLATFORM])
+    assert result.exit_code == 0, result.output
+    assert (
+        "GPU pools, in the order their queues try them: a3-mega-reserved (32 x a3-megagpu-8g, reservation), "
+        "a3-mega-queued (32 x a3-megagpu-8g, queued), a3-mega-spot (32 x a3-megagpu-8g, spot)"
+    ) in result.output
+    single = CliRunner().invoke(main, ["validate", "a3mega-gpt3-175b"])
+    assert single.exit_code == 0 and "GPU pools" not in single.output
