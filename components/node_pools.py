@@ -258,7 +258,8 @@ class GpuNodePoolArgs(Args):
             yield "zones", self.zones, "compact placement needs exactly one zone"
         if self.compact:
             for key, rule in rules.compact_placement(self.machine, self.provisioning, self.reservation.affinity):
-                yield ("compact" if key == "placement" else key), getattr(self, "compact" if key == "placement" else key), rule
+                field = "compact" if key == "placement" else key  # the config's `placement` is this Args' `compact`
+                yield field, getattr(self, field), rule
 
 
 class GpuNodePool(pulumi.ComponentResource):

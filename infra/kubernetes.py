@@ -53,8 +53,8 @@ def network_policy(config: StackConfig, gcp: GcpPlatform) -> bool:
 
 
 def gpu_flavors(config: StackConfig) -> list[GpuFlavor]:
-    """The Kueue flavors of the stack's GPU pools, queue by queue, each queue's in config order."""
-    first = config.queues[0].local_queue
+    """The Kueue flavors of the stack's GPU pools, queue by queue, each queue's in config order
+    (KueueArgs takes a flavor of its main queue's name as one of the main queue)."""
     return [
         GpuFlavor(
             name=pool.name,
@@ -64,7 +64,7 @@ def gpu_flavors(config: StackConfig) -> list[GpuFlavor]:
             topology_aware=pool.topology_aware,
             queued=pool.provisioning == "queued",
             max_run_duration_s=int(rules.duration_seconds(pool.max_run_duration)) if pool.max_run_duration else None,
-            queue=None if queue.local_queue == first else queue.local_queue,
+            queue=queue.local_queue,
         )
         for queue in config.queues
         for pool in queue.pools
