@@ -11,7 +11,8 @@ pricing pages; they are estimates (no discounts, no taxes) and are reported as s
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Literal
 
@@ -34,16 +35,25 @@ class GpuDirect(StrEnum):
 class Image:
     """A container image pinned by tag, by digest (with its tag beside it where there is one, as
     `repository:tag@digest`: the digest is what is pulled), or by digest alone where upstream
-    publishes only digests."""
+    publishes only digests.
+
+    `platforms` are the `os/arch` pairs the image is published for, recorded only where a source
+    shows them (a manifest list, an `-arm64` image name, the upstream running it on such nodes),
+    cited beside the record; None: not recorded, so unknown (refused on Arm, see `runs_on`)."""
 
     repository: str
     tag: str = ""
     digest: str = ""
+    platforms: tuple[str, ...] | None = None
 
     @property
     def ref(self) -> str:
         tag = f":{self.tag}" if self.tag else ""
         return f"{self.repository}{tag}@{self.digest}" if self.digest else f"{self.repository}{tag}"
+
+    def runs_on(self, architecture: str) -> bool | None:
+        """Whether the image is published for linux/`architecture`; None where unknown."""
+        return None if self.platforms is None else f"linux/{architecture}" in self.platforms
 
 
 @dataclass(frozen=True)
@@ -79,7 +89,12 @@ class Gpu:
 # uses 1978). H200 has the same tensor cores as H100 SXM. A100 datasheet: 312 BF16/FP16 dense,
 # no FP8. Memory as nvidia-smi reports it: H100 80GB 81559 MiB (NVIDIA/nccl#1264), H200 143771
 # MiB, A100 40GB 40960 MiB, A100 80GB 81920 MiB ("80 GB" is about 85.5e9 bytes, not 80e9).
+# GB200 (A4X): NVIDIA's GB200 NVL72 specifications (nvidia.com/en-us/data-center/gb200-nvl72,
+# per rack of 72 GPUs, with sparsity: FP16/BF16 360 PFLOPS, FP8 720 PFLOPS): 2,500 and 5,000 dense
+# TFLOPS per GPU. Memory as nvidia-smi reports it on GB200 nodes: 189471 MiB (186 GB a GPU,
+# cloud.google.com/compute/docs/instances/arm-on-compute, A4X).
 GPUS: dict[str, Gpu] = {
+    "gb200": Gpu("gb200", 189471, {"bf16": 2500.0, "fp16": 2500.0, "fp8": 5000.0}),
     "h200": Gpu("h200", 143771, {"bf16": 989.0, "fp16": 989.0, "fp8": 1979.0}),
     "h100": Gpu("h100", 81559, {"bf16": 989.0, "fp16": 989.0, "fp8": 1979.0}),
     "a100": Gpu("a100", 40960, {"bf16": 312.0, "fp16": 312.0}),
@@ -165,11 +180,21 @@ class Machine:
         topology_labels: whether GKE labels the nodes with every level Kueue's Topology
             names (`cloud.google.com/gce-topology-block`, `-subblock`, `-host`); Kueue
             ignores a node that lacks one, so Topology Aware Scheduling is used only here.
-        hourly_usd: list on-demand price per node-hour (estimate, see PRICES_AS_OF).
+        hourly_usd: list on-demand price per node-hour (estimate, see PRICES_AS_OF); None where
+            no public list price exists (the machine is not priced, and plans say so).
         boot_disk_type: the boot disk type the machine attaches.
         default_queue: the Kueue queue name the upstream recipes use for the machine family.
         nic_cpu_bindings: per extra NIC, the CPU cores of the NCCL plugin's send and receive
             threads (`(tx, rx)`), where the GPUDirect stack binds them (TCPX); else empty.
+        architecture: the CPU architecture of its nodes, as their `kubernetes.io/arch` label
+            writes it; every image that runs there must be published for linux/<architecture>.
+        nccl_plugin: the machine's own build of its GPUDirect stack's NCCL plugin where it
+            differs from the stack's (`GPUDIRECT_IMAGES`), else None.
+        accelerator_topology: the accelerator topology of the GPUs one multi-node NVLink domain
+            joins (`1x72`), set in the pool's HIGH_THROUGHPUT workload policy; None where
+            NVLink stays inside a node.
+        min_gke_minor: the oldest GKE minor version (`1.34`) its pools and their add-ons run
+            on, else None.
     """
 
     name: str
@@ -184,16 +209,27 @@ class Machine:
     rdma_subnets: int
     mtu: int
     compact_placement: bool
-    hourly_usd: float
+    hourly_usd: float | None
     boot_disk_type: str = "pd-balanced"
     default_queue: str = "gpu-queue"
     compact_with_flex_start: bool = False
     topology_labels: bool = False
     nic_cpu_bindings: tuple[tuple[str, str], ...] = ()
+    architecture: str = "amd64"
+    nccl_plugin: Image | None = None
+    accelerator_topology: str | None = None
+    min_gke_minor: str | None = None
 
     def gpus(self, nodes: int) -> int:
         """GPUs on `nodes` nodes of this machine."""
         return nodes * self.gpus_per_node
+
+    @property
+    def nvlink_domain_nodes(self) -> int | None:
+        """Nodes in one multi-node NVLink domain (its topology's GPUs over the node's), or None."""
+        if self.accelerator_topology is None:
+            return None
+        return math.prod(int(n) for n in self.accelerator_topology.split("x")) // self.gpus_per_node
 
     @property
     def extra_nics(self) -> int:
@@ -202,7 +238,9 @@ class Machine:
 
     @property
     def gpudirect_images(self) -> GpuDirectImages | None:
-        return GPUDIRECT_IMAGES.get(self.gpudirect)
+        """The images of its GPUDirect stack, with the machine's own NCCL plugin where it has one."""
+        images = GPUDIRECT_IMAGES.get(self.gpudirect)
+        return replace(images, nccl_plugin=self.nccl_plugin) if images and self.nccl_plugin else images
 
 
 @dataclass(frozen=True)
@@ -265,6 +303,48 @@ MACHINES: dict[str, Machine] = {
             default_queue="a3-ultra",
             compact_with_flex_start=True,
             topology_labels=True,
+        ),
+        # A4X (cloud.google.com/compute/docs/instances/arm-on-compute, "A4X Max and A4X machine
+        # series"): 140 vCPUs and 884 GB on two NVIDIA Grace (Arm) sockets, four GB200 GPUs of
+        # 186 GB, 12,000 GiB of bundled Local SSD (32 x 375 GiB, the A3 Ultra layout), Hyperdisk
+        # only. NICs (cloud.google.com/compute/docs/gpus/gpu-network-bandwidth, "A4X machine
+        # types"): two Titanium (gVNIC) NICs and four CX-7 RDMA NICs, that is one extra gVNIC and
+        # four RDMA subnets of one RoCE VPC, as Cluster Toolkit's gke-a4x built them before it
+        # moved to DRANET (GoogleCloudPlatform/cluster-toolkit d1236e228^ examples/gke-a4x/
+        # gke-a4x.yaml: gke-a4x-net-1, gke-a4x-rdma-net `<zone>-vpc-roce` with 4 subnets) and
+        # NVIDIA's GKE GB200 guide names them (gvnic-1, rdma-0..rdma-3; docs.nvidia.com/aicr/
+        # integrator-guide/gke-gb200-networking); MTU 8896 (Toolkit 1047080 modules/network/
+        # gpu-rdma-vpc `mtu` default). gIB's arm64 build v1.1.0 (AI-Hypercomputer/gpu-recipes
+        # 2e1fd5e training/a4x/llama3_70b/nemo-gke/nemo2602/64gpus-bf16-gbs256/values.yaml
+        # `network.gibVersion`; Toolkit 1047080 examples/gke-a4x/gke-a4x.yaml gib template_vars).
+        # One NVLink domain joins 72 GPUs (`accelerator_topology: "1x72"` of the HIGH_THROUGHPUT
+        # workload policy in Toolkit 1047080 examples/gke-a4x/gke-a4x.yaml): 18 nodes. GKE labels
+        # the nodes with block, sub-block and host (Toolkit's gke-a4x kueue-configuration.yaml.tftpl
+        # Topology). DRA, through which IMEX reaches the pods, needs GKE 1.34 or later
+        # (cloud.google.com/kubernetes-engine/docs/how-to/set-up-dra, "Requirements"). Not priced:
+        # Google publishes no on-demand list price for a4x-highgpu-4g (capacity comes only as
+        # reservations; cloud.google.com/compute/vm-instance-pricing lists none, read 2026-11-25).
+        Machine(
+            name="a4x-highgpu-4g",
+            accelerator="nvidia-gb200",
+            gpu=GPUS["gb200"],
+            gpus_per_node=4,
+            vcpus=140,
+            memory_gb=884,
+            local_ssds=32,
+            gpudirect=GpuDirect.RDMA,
+            gvnic_networks=1,
+            rdma_subnets=4,
+            mtu=8896,
+            compact_placement=True,
+            hourly_usd=None,
+            boot_disk_type="hyperdisk-balanced",
+            default_queue="a4x",
+            topology_labels=True,
+            architecture="arm64",
+            nccl_plugin=Image("us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-arm64", "v1.1.0", platforms=("linux/arm64",)),
+            accelerator_topology="1x72",
+            min_gke_minor="1.34",
         ),
         Machine(
             name="a3-megagpu-8g",
@@ -386,12 +466,13 @@ def cpu_machine(name: str) -> CpuMachine:
 
 @dataclass(frozen=True)
 class HelmChart:
-    """An upstream Helm chart pinned by version (OCI registry)."""
+    """An upstream Helm chart pinned by version (OCI registry or HTTP chart repository)."""
 
     name: str
     """The chart's name, also the release's."""
     repo: str
-    """The OCI repository (`oci://registry.k8s.io/kueue/charts`)."""
+    """The OCI repository (`oci://registry.k8s.io/kueue/charts`) or the chart repository's URL
+    (`https://helm.ngc.nvidia.com/nvidia`)."""
     version: str
     """The chart version."""
     namespace: str
@@ -401,6 +482,22 @@ class HelmChart:
 # registry.k8s.io OCI charts; versions match the CRDs in trainstack/schemas/crds.
 KUEUE_CHART = HelmChart("kueue", "oci://registry.k8s.io/kueue/charts", "0.19.2", "kueue-system")
 JOBSET_CHART = HelmChart("jobset", "oci://registry.k8s.io/jobset/charts", "0.12.0", "jobset-system")
+# NVIDIA's DRA Driver for GPUs, for its ComputeDomains (IMEX across a multi-node NVLink domain):
+# the chart repository, version and namespace Cluster Toolkit installs it from
+# (GoogleCloudPlatform/cluster-toolkit 1047080 modules/management/kubectl-apply/main.tf
+# install_nvidia_dra_driver, variables.tf `nvidia_dra_driver.version` v25.3.0); the chart is
+# NVIDIA/k8s-dra-driver-gpu v25.3.0 (06db1a7) deployments/helm/nvidia-dra-driver-gpu, whose CRD
+# is bundled in app/schemas/crds.
+DRA_DRIVER_CHART = HelmChart("nvidia-dra-driver-gpu", "https://helm.ngc.nvidia.com/nvidia", "25.3.0", "nvidia-dra-driver-gpu")
+# The chart's DeviceClasses are resource.k8s.io/v1beta1 (its templates/deviceclass-*.yaml), beta
+# APIs a GKE cluster serves only when asked: the four Toolkit's gke-a4x enables (1047080
+# examples/gke-a4x/gke-a4x.yaml a4x-cluster `enable_k8s_beta_apis`).
+DRA_BETA_APIS = (
+    "resource.k8s.io/v1beta1/deviceclasses",
+    "resource.k8s.io/v1beta1/resourceclaims",
+    "resource.k8s.io/v1beta1/resourceclaimtemplates",
+    "resource.k8s.io/v1beta1/resourceslices",
+)
 
 # Ports on the nodes the control plane calls for the pinned controllers: the Kueue and JobSet
 # admission webhooks (their charts' manager `--webhook-port`/Configuration `webhook.port`) and
@@ -413,6 +510,7 @@ KUEUE_API = "kueue.x-k8s.io/v1beta2"
 KUEUE_CONFIG_API = "config.kueue.x-k8s.io/v1beta2"
 JOBSET_API = "jobset.x-k8s.io/v1alpha2"
 GKE_NETWORKING_API = "networking.gke.io/v1"
+COMPUTE_DOMAIN_API = "resource.nvidia.com/v1beta1"  # the DRA driver's ComputeDomain (chart 25.3.0 CRD)
 
 # The Kubernetes minor version rendered objects are validated against.
 KUBERNETES_VERSION = "1.32"
@@ -486,7 +584,8 @@ LUSTRE_CSI_DRIVER = "lustre.csi.storage.gke.io"
 # (lustre-csi-driver kmod_installer.go: 988; 6988 only for gke-support-enabled instances, not made here).
 LUSTRE_LNET_PORT = 988
 
-# Other pinned images, by role. Sources: the resiliency recipe (supervisor and trainer image:
+# Other pinned images, by role. An image without `platforms` has none recorded (unknown), so it
+# runs on amd64 nodes only (see Image.runs_on and workloads.platform_problems). Sources: the resiliency recipe (supervisor and trainer image:
 # gpu-recipes 27b47e7 .../nemo-pretraining-gke-resiliency/values.yaml workload.image, the same era
 # as its 1800 s heartbeat timeouts); GoogleCloudPlatform/container-engine-accelerators
 # nvidia-driver-installer/cos/daemonset-preloaded.yaml (COS driver installer); the Kubernetes
@@ -506,6 +605,11 @@ IMAGES: dict[str, Image] = {
     "nfs-server": Image("registry.k8s.io/e2e-test-images/volume/nfs", "1.4"),
     "tensorboard": Image("tensorflow/tensorflow", "2.17.0"),
     "nemo-24.07": Image("nvcr.io/nvidia/nemo", "24.07"),
+    # Published for both architectures: the upstream recipes run this tag on A4X's arm64 nodes
+    # and on A3 Ultra's amd64 ones (AI-Hypercomputer/gpu-recipes 2e1fd5e training/a4x/llama3_70b/
+    # nemo-gke/nemo2602/64gpus-bf16-gbs256/values.yaml and training/a3ultra/deepseek_v3/
+    # megatron-bridge-gke/nemo2602/256gpus-bf16-seq4096-gbs2048/recipe/values.yaml `workload.image`).
+    "nemo-26.02": Image("nvcr.io/nvidia/nemo", "26.02", platforms=("linux/amd64", "linux/arm64")),
     "nemofw-training-23.05": Image("nvcr.io/ea-bignlp/nemofw-training", "23.05-py3"),
     "pytorch-23.05": Image("nvcr.io/nvidia/pytorch", "23.05-py3"),
     # Recipe 003's base: GoogleCloudPlatform/ai-infra-cluster-provisioning 26e3b34

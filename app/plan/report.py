@@ -21,7 +21,7 @@ def _rows(plan: Plan) -> list[tuple[str, str]]:
         ("GPU nodes", str(cost.gpu_nodes)),
         ("GPUs", str(cost.gpus)),
         ("CPU nodes", str(cost.cpu_nodes)),
-        ("est. cost per hour", f"{usd} (list prices as of {catalog.PRICES_AS_OF}, an estimate)"),
+        ("est. cost per hour", f"{usd} (list prices as of {catalog.PRICES_AS_OF}, an estimate){_not_priced(cost.not_priced)}"),
         *((f"  pool {p.name}", _pool(p)) for p in gpu_pools if len(gpu_pools) > 1),
         *((("GPU memory", _memory(plan.memory)),) if plan.memory else ()),
         ("pulumi destroy", plan.destroy_effect()),
@@ -29,10 +29,15 @@ def _rows(plan: Plan) -> list[tuple[str, str]]:
     ]
 
 
+def _not_priced(pools: list[PoolSize]) -> str:
+    """The pools the estimate leaves out, for want of a list price."""
+    return f"; NOT PRICED, no list price: {', '.join(f'{p.name} ({p.max_nodes} x {p.machine_type})' for p in pools)}" if pools else ""
+
+
 def _pool(pool: PoolSize) -> str:
     """One GPU pool of several: size, capacity and its share of the cost."""
     nodes = f"{pool.max_nodes}" if pool.min_nodes == pool.max_nodes else f"{pool.min_nodes}-{pool.max_nodes}"
-    usd = f"${pool.max_nodes * pool.hourly_usd:,.2f}/h at full size"
+    usd = "not priced" if pool.hourly_usd is None else f"${pool.max_nodes * pool.hourly_usd:,.2f}/h at full size"
     bound = " (at the on-demand list price: an upper bound)" if pool.upper_bound else ""
     return f"{nodes} x {pool.machine_type}, {pool.capacity}, {usd}{bound}"
 
