@@ -212,6 +212,9 @@ class GpuNodePoolArgs(Args):
     """One VPC and subnet per extra NIC, in interface order."""
     labels: dict[str, str] | None = field(default_factory=dict)
     """GCP labels on the node VMs."""
+    workload_policy_name: str | None = None
+    """The name of the NVLink domain's workload policy (a machine with one only), unique in the
+    project and region; None: `<name>-nvlink`."""
 
     _checks = {
         "project": rules.PROJECT_ID,
@@ -219,6 +222,7 @@ class GpuNodePoolArgs(Args):
         "name": rules.NODE_POOL_NAME,
         "zones": (not_empty, Each(rules.ZONE_ID)),
         "machine_type": rules.gpu_machine,
+        "workload_policy_name": rules.GCP_NAME,
         "node_count": rules.NODE_COUNT,
         # GKE NodeConfig.Provisioning, node_config.spot/flex_start.
         "provisioning": one_of("on-demand", "spot", "flex-start", "queued"),
@@ -260,12 +264,19 @@ class GpuNodePoolArgs(Args):
             for key, rule in rules.compact_placement(self.machine, self.provisioning, self.reservation.affinity):
                 field = "compact" if key == "placement" else key  # the config's `placement` is this Args' `compact`
                 yield field, getattr(self, field), rule
+        if wrong := rules.nvlink_placement(self.machine, self.compact):
+            yield "compact", self.compact, wrong
+        sizes = {"node_count": self.node_count}
+        if self.autoscaling:
+            sizes |= {"autoscaling.min_nodes": self.autoscaling.min_nodes, "autoscaling.max_nodes": self.autoscaling.max_nodes}
+        yield from ((key, n, wrong) for key, n in sizes.items() if n is not None and (wrong := rules.nvlink_domains(self.machine, n)))
 
 
 class GpuNodePool(pulumi.ComponentResource):
     """A GPU node pool shaped by the machine's catalog record: accelerators and driver, local
     SSDs as ephemeral storage, gVNIC, one additional node network per extra NIC, compact
-    placement, the reservation and the GPU taint.
+    placement (on a machine with a multi-node NVLink domain, through a HIGH_THROUGHPUT workload
+    policy of its accelerator topology, `<name>-workload-policy`), the reservation and the GPU taint.
 
     A fixed-size pool owns `node_count`; an autoscaled pool leaves it to the autoscaler
     (changes to it are ignored, so `pulumi up` never resizes a running job's pool).
@@ -273,6 +284,8 @@ class GpuNodePool(pulumi.ComponentResource):
 
     pool: gcp.container.NodePool
     """The node pool resource."""
+    workload_policy: gcp.compute.ResourcePolicy | None
+    """The NVLink domain's workload policy the pool is placed by, or None."""
     node_selector: dict[str, str]
     """What a pod selects to land on this pool."""
     tolerations: list[dict[str, str]]
@@ -321,8 +334,10 @@ class GpuNodePool(pulumi.ComponentResource):
                 enable_secure_boot=True, enable_integrity_monitoring=True
             ),
         )
+        kids = Children(self, name, opts)
+        self.workload_policy = _workload_policy(kids, args) if args.compact and machine.accelerator_topology else None
         self.pool = gcp.container.NodePool(
-            **Children(self, name, opts).main(ignore_changes=["nodeCount", "initialNodeCount"] if autoscaled else None),
+            **kids.main(ignore_changes=["nodeCount", "initialNodeCount"] if autoscaled else None),
             project=args.project,
             location=args.location,
             cluster=args.cluster,
@@ -349,7 +364,11 @@ class GpuNodePool(pulumi.ComponentResource):
             )
             if args.extra_networks
             else None,
-            placement_policy=gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT") if args.compact else None,
+            placement_policy=gcp.container.NodePoolPlacementPolicyArgs(
+                type="COMPACT", policy_name=self.workload_policy.name if self.workload_policy else None
+            )
+            if args.compact
+            else None,
             # Flex-start VMs are not repaired in place (GKE requires auto-repair off for them).
             # DWS VMs are not repaired in place (GKE requires auto-repair off for them); queued
             # nodes run their request's duration, not upgraded under it (Cluster Toolkit's
@@ -363,6 +382,22 @@ class GpuNodePool(pulumi.ComponentResource):
         self.node_selector = gpu_pool_selector(args.name, machine)
         self.tolerations = gpu_tolerations()
         self.register_outputs({"name": self.pool.name})
+
+
+def _workload_policy(kids: Children, args: GpuNodePoolArgs) -> gcp.compute.ResourcePolicy:
+    """The HIGH_THROUGHPUT workload policy of the machine's accelerator topology in the pool's
+    region, which a COMPACT placement names (Cluster Toolkit 1047080 modules/compute/
+    resource-policy/main.tf `workload_policy`, outputs.tf `placement_policy`; gke-node-pool
+    main.tf `placement_policy { type, policy_name }`)."""
+    return gcp.compute.ResourcePolicy(
+        **kids("workload-policy"),
+        project=args.project,
+        region=args.zones[0].rsplit("-", 1)[0],
+        name=args.workload_policy_name or f"{args.name}-nvlink",
+        workload_policy=gcp.compute.ResourcePolicyWorkloadPolicyArgs(
+            type="HIGH_THROUGHPUT", accelerator_topology=args.machine.accelerator_topology
+        ),
+    )
 
 
 @dataclass(frozen=True)

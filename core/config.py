@@ -368,7 +368,7 @@ class GpuPoolConfig(Section):
         allowed = (
             machine is not None
             and machine.compact_placement
-            and self.reservation.affinity != "specific"
+            and (self.reservation.affinity != "specific" or machine.accelerator_topology is not None)
             and self.provisioning != "queued"
             and (self.provisioning != "flex-start" or machine.compact_with_flex_start)
             and (self.zones is None or len(self.zones) == 1)
@@ -418,6 +418,13 @@ class GpuPoolConfig(Section):
         problems += [(("provisioning",), self.provisioning, m) for m in rules.queued_pool(self.provisioning, self.autoscaling and self.autoscaling.min_nodes, self.placement)]
         if self.max_run_duration is not None and (message := rules.max_run_duration(self.provisioning, self.max_run_duration)):
             problems.append((("maxRunDuration",), self.max_run_duration, message))
+        if machine and (wrong := rules.nvlink_placement(machine, self.compact)):
+            problems.append((("placement",), self.placement, wrong))
+        if machine:
+            sizes = {("nodeCount",): self.node_count}
+            if self.autoscaling:
+                sizes |= {("autoscaling", "minNodes"): self.autoscaling.min_nodes, ("autoscaling", "maxNodes"): self.autoscaling.max_nodes}
+            problems += [(key, n, wrong) for key, n in sizes.items() if n is not None and (wrong := rules.nvlink_domains(machine, n))]
         if machine and machine.rdma_subnets and self.zones is not None and len(self.zones) != 1:
             problems.append((("zones",), self.zones, f"{machine.name} needs exactly one zone: its RDMA VPC is bound to one zone's RoCE profile"))
         if self.node_count and self.zones and rules.nodes_per_zone(self.node_count, self.zones):
@@ -920,6 +927,10 @@ class StackConfig(BaseModel):
             yield ("trainstack:gpuPool",), None, "set exactly one of trainstack:gpuPool (one pool) and trainstack:gpuPools (a list)"
             return
         yield from self._pool_problems()
+        for i, pool in enumerate(self.pools):
+            if pool.machine_type in catalog.MACHINES and (wrong := rules.gke_minor(pool.machine, self.cluster.version_prefix)):
+                yield ("trainstack:cluster", "versionPrefix"), self.cluster.version_prefix, f"{wrong} ({key_path((*self.pool_key(i), 'machineType'))})"
+                break
         for section, zones in (*((self.pool_key(i), p.zones) for i, p in enumerate(self.pools)), (("trainstack:cpuPool",), self.cpu_pool.zones)):
             for i, zone in enumerate(zones or []):
                 if not zone.startswith(self.region + "-"):

@@ -396,7 +396,15 @@ def test_every_catalog_machine_builds_its_networks_pool_installers_and_job(name:
 
     def build(o: pulumi.ResourceOptions) -> GpuNodePool:
         networks = GpuNicNetworks("nics", nic_args(machine), o).networks if nics else []
-        pool = GpuNodePool("gpu", gpu_pool_args(machine_type=machine.name, extra_networks=[ExtraNetwork(vpc, subnet) for _, vpc, subnet in networks]), o)
+        pool = GpuNodePool(
+            "gpu",
+            gpu_pool_args(
+                machine_type=machine.name,
+                node_count=machine.nvlink_domain_nodes or GPU_POOL_ARGS.node_count,
+                extra_networks=[ExtraNetwork(vpc, subnet) for _, vpc, subnet in networks],
+            ),
+            o,
+        )
         TrainingJob("train", job_args(machine=machine, gpudirect=profile, node_selector=pool.node_selector, tolerations=pool.tolerations), o)
         if machine.gpudirect in NODE_INSTALLED:
             GpuDirectInstallers("gpudirect", GpuDirectInstallersArgs(machine.name), o)
