@@ -48,9 +48,15 @@ def gpu_pool_selector(pool: str, machine: catalog.Machine) -> dict[str, str]:
     return {ACCELERATOR_LABEL: machine.accelerator, NODE_POOL_LABEL: pool}
 
 
-def gpu_tolerations() -> list[dict[str, str]]:
-    """What a pod on a GPU pool tolerates."""
-    return [GPU_TAINT.toleration()]
+# GKE taints every Arm node with this (cloud.google.com/kubernetes-engine/docs/how-to/
+# prepare-arm-workloads-for-deployment); the A4X recipe's pods and Toolkit's gke-a4x job
+# templates tolerate it (gpu-recipes 2e1fd5e a4x llama3_70b templates/workload-job.yaml).
+ARM_TAINT = Taint("kubernetes.io/arch", "arm64", "NoSchedule")
+
+
+def gpu_tolerations(machine: catalog.Machine) -> list[dict[str, str]]:
+    """What a pod on a GPU pool of `machine` tolerates: the GPU taint, and GKE's Arm taint on Arm nodes."""
+    return [GPU_TAINT.toleration(), *([ARM_TAINT.toleration()] if machine.architecture == ARM_TAINT.value else [])]
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
@@ -380,7 +386,7 @@ class GpuNodePool(pulumi.ComponentResource):
             ),
         )
         self.node_selector = gpu_pool_selector(args.name, machine)
-        self.tolerations = gpu_tolerations()
+        self.tolerations = gpu_tolerations(machine)
         self.register_outputs({"name": self.pool.name})
 
 

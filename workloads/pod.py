@@ -42,6 +42,8 @@ class PodParts:
         tolerations: pod tolerations.
         host_network: the pod runs in the node's network namespace (and resolves cluster names).
         privileged: the workload container runs privileged.
+        resource_claims: the pod's DRA resource claims (`name`, `resourceClaimTemplateName`),
+            each claimed by the workload container.
     """
 
     annotations: Mapping[str, str] = field(default_factory=dict)
@@ -52,6 +54,7 @@ class PodParts:
     tolerations: tuple[Json, ...] = ()
     host_network: bool = False
     privileged: bool = False
+    resource_claims: tuple[Json, ...] = ()
 
 
 def compose(*parts: PodParts) -> PodParts:
@@ -69,6 +72,7 @@ def compose(*parts: PodParts) -> PodParts:
     volumes = _unique([v for p in parts for v in p.volumes], "name", "volume")
     mounts = _unique([m for p in parts for m in p.volume_mounts], "mountPath", "mount path")
     inits = _unique([c for p in parts for c in p.init_containers], "name", "init container")
+    claims = _unique([c for p in parts for c in p.resource_claims], "name", "resource claim")
     tolerations = [t for p in parts for t in p.tolerations]
     return PodParts(
         annotations=annotations,
@@ -79,6 +83,7 @@ def compose(*parts: PodParts) -> PodParts:
         tolerations=tuple(t for i, t in enumerate(tolerations) if t not in tolerations[:i]),
         host_network=any(p.host_network for p in parts),
         privileged=any(p.privileged for p in parts),
+        resource_claims=tuple(claims),
     )
 
 

@@ -34,6 +34,7 @@ from trainstack.components.args import Args, Problem, one_of
 from trainstack.components.pod_security import POD_SECURITY, container_security
 from trainstack.core import catalog, names, rules
 from trainstack.components.options import child_options
+from trainstack.workloads import imex
 from trainstack.workloads.launchers.base import Launch
 from trainstack.workloads.pod import (
     REPLICATED_JOB,
@@ -294,6 +295,7 @@ def pod_parts(args: TrainingJobArgs) -> PodParts:
         base_parts(args),
         dataset_parts(args.dataset),
         args.gpudirect,
+        imex.parts(args.name) if args.machine.accelerator_topology else PodParts(),
         file_parts(args),
         PodParts(env=args.launch.env),
         PodParts(env=args.env),
@@ -315,7 +317,10 @@ def pod_template(args: TrainingJobArgs) -> Json:
         "command": container_command(args.launch),
         "args": list(args.launch.command),
         "env": [*env_list({k: v for k, v in parts.env.items() if k not in args.secret_env}), *secret_env_list(args)],
-        "resources": {"limits": {"nvidia.com/gpu": args.machine.gpus_per_node}},
+        "resources": {
+            "limits": {"nvidia.com/gpu": args.machine.gpus_per_node},
+            **({"claims": [{"name": claim["name"]} for claim in parts.resource_claims]} if parts.resource_claims else {}),
+        },
         "volumeMounts": list(parts.volume_mounts),
         "securityContext": {"privileged": True} if parts.privileged else container_security(),
     }
@@ -330,6 +335,7 @@ def pod_template(args: TrainingJobArgs) -> Json:
         "nodeSelector": dict(args.node_selector),
         "tolerations": list(parts.tolerations),
         **({"initContainers": list(parts.init_containers)} if parts.init_containers else {}),
+        **({"resourceClaims": list(parts.resource_claims)} if parts.resource_claims else {}),
         "containers": [workload],
         "volumes": list(parts.volumes),
     }
@@ -463,6 +469,18 @@ class TrainingJob(pulumi.ComponentResource):
                     metadata={"name": secret_name(args), "namespace": args.namespace, "labels": {"app.kubernetes.io/managed-by": "trainstack"}},
                     string_data={k: pulumi.Output.secret(v) for k, v in sorted(args.secret_env.items())},
                     opts=after,
+                )
+            )
+        if args.machine.accelerator_topology:
+            # The job's IMEX domain, sized to its nodes; its channel's ResourceClaimTemplate is made
+            # by the DRA driver's controller. Its spec is immutable (the CRD's CEL rule), so a
+            # change replaces it, as it does the job.
+            domain = imex.compute_domain(args.name, args.namespace, args.nodes)
+            files.append(
+                k8s.apiextensions.CustomResource(
+                    f"{name}-compute-domain", api_version=domain["apiVersion"], kind=domain["kind"],
+                    metadata=domain["metadata"], spec=domain["spec"],
+                    opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(replace_on_changes=["spec"], delete_before_replace=True)),
                 )
             )
         replace = pulumi.ResourceOptions.merge(

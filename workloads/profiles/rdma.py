@@ -1,4 +1,4 @@
-"""GPUDirect-RDMA over RoCE with the gIB NCCL plugin (A3 Ultra), as recipe 000 runs it.
+"""GPUDirect-RDMA over RoCE with the gIB NCCL plugin (A3 Ultra, A4X), as recipe 000 runs it.
 
 Facts from AI-Hypercomputer/gpu-recipes (27b47e7, training/a3ultra/llama3-1-405b/
 nemo-pretraining-gke-resiliency/values.yaml `network.hostNetwork: true`, and the a3ultra JobSet
@@ -24,7 +24,8 @@ GIB_DIR = "/usr/local/gib"
 
 def parts(machine: catalog.Machine, nics: Sequence[NicNetwork]) -> PodParts:
     """The gIB pieces of a training pod on `machine` with the given extra networks."""
-    images = catalog.GPUDIRECT_IMAGES[catalog.GpuDirect.RDMA]
+    images = machine.gpudirect_images  # the machine's own gIB build where it has one (A4X: arm64)
+    assert images is not None
     installer = plugin_installer(
         images.nccl_plugin.ref,
         "/scripts/container_entry.sh install --install-nccl\n" f"cp -R /var/lib/gib/. /target{GIB_DIR}\n",
