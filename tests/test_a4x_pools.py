@@ -24,6 +24,7 @@ def a4x_raw(pool: dict[str, Any] | None = None, **changes: Any) -> dict[str, Any
     base = raw_config(
         trainstack_gpuPool={**POOL, **(pool or {})},
         trainstack_cluster={"versionPrefix": "1.35."},
+        trainstack_image={"prebuilt": catalog.image("nemo-26.02").ref},  # published for arm64
         trainstack_workload={"nodes": 16, "parallelism": None, "resiliency": {"enabled": False}, "memoryCheck": "off"},
     )
     return merge(base, {k.replace("_", ":", 1): v for k, v in changes.items()})
