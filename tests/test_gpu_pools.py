@@ -329,3 +329,17 @@ def test_validate_names_every_pool_with_its_capacity_in_queue_order() -> None:
     ) in result.output
     single = CliRunner().invoke(main, ["validate", "a3mega-gpt3-175b"])
     assert single.exit_code == 0 and "GPU pools" not in single.output
+
+
+def test_critical_path_says_when_each_gpu_pool_is_ready() -> None:
+    """A fixed reserved pool waits for its nodes; pools that autoscale from 0 are ready once
+    created empty, so jobs queued on them wait for their nodes instead (ProvisioningRequest or
+    the autoscaler), not the deploy."""
+    path = plan_of(PLATFORM, raw_stack_config(PLATFORM)).critical_path
+    ready = {p.name: p.ready for p in path.pools}
+    assert set(ready) == {"a3-mega-reserved", "a3-mega-queued", "a3-mega-spot"}
+    assert ready["a3-mega-reserved"] > ready["a3-mega-queued"] == ready["a3-mega-spot"]
+    assert path.to_dict()["pools"]["a3-mega-reserved"]["readyAt"] == round(ready["a3-mega-reserved"], 1)
+    assert "GPU pool a3-mega-spot ready at" in path.to_table()
+    single = plan_of("a3mega-gpt3-175b", raw_stack_config("a3mega-gpt3-175b")).critical_path
+    assert len(single.pools) == 1 and "GPU pool a3-mega ready" not in single.to_table()
