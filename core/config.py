@@ -776,7 +776,7 @@ class WorkloadConfig(Section):
     # The stack's own namespace, created with Pod Security labels. Stacks made before it was the
     # default set `namespace: default`: moving a live job's namespace replaces its objects.
     namespace: Annotated[K8sName, _rule(rules.workload_namespace)] = "trainstack"
-    framework: Literal["nemo2", "nemo-megatron", "litgpt", "deepspeed"]
+    framework: Literal["nemo2", "megatron-bridge", "nemo-megatron", "litgpt", "deepspeed"]
     model: str
     nodes: Annotated[int, Field(ge=1), AfterValidator(_pool_sized)]  # bounded before anything scales with it
     steps: Annotated[int, Field(ge=1)]
