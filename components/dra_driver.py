@@ -17,9 +17,11 @@ from trainstack.components.node_pools import GPU_TAINT, gpu_tolerations
 from trainstack.components.options import Children
 from trainstack.core import catalog, rules
 
-# GKE admits the system-node-critical and system-cluster-critical priority classes the chart's
-# pods use outside kube-system only under a ResourceQuota that names them (Toolkit's
-# nvidia-dra-driver.yaml: pods 100).
+# The chart's pods take the system-node-critical priority class (its values.yaml
+# priorityClassName). GKE Standard ships a kube-system ResourceQuota scoped to the
+# system-*-critical classes, after which Kubernetes admits such pods only in namespaces with a
+# matching quota (NVIDIA/aicr#921); Toolkit's examples/gke-a4x/nvidia-dra-driver.yaml creates
+# this one (pods 100).
 _CRITICAL = ["system-node-critical", "system-cluster-critical"]
 _CRITICAL_PODS = "100"
 

@@ -48,9 +48,11 @@ def gpu_pool_selector(pool: str, machine: catalog.Machine) -> dict[str, str]:
     return {ACCELERATOR_LABEL: machine.accelerator, NODE_POOL_LABEL: pool}
 
 
-# GKE taints every Arm node with this (cloud.google.com/kubernetes-engine/docs/how-to/
-# prepare-arm-workloads-for-deployment); the A4X recipe's pods and Toolkit's gke-a4x job
-# templates tolerate it (gpu-recipes 2e1fd5e a4x llama3_70b templates/workload-job.yaml).
+# GKE's taint on Arm nodes, which everything upstream runs on A4X tolerates: the recipe's pods
+# (gpu-recipes 2e1fd5e training/a4x/llama3_70b/nemo-gke/nemo2602/64gpus-bf16-gbs256/templates/
+# workload-job.yaml), Toolkit's job templates, Kueue flavor and DRA kubelet plugin (cluster-toolkit
+# 1047080 examples/gke-a4x/gke-a4x.yaml, kueue-configuration.yaml.tftpl, modules/management/
+# kubectl-apply/main.tf).
 ARM_TAINT = Taint("kubernetes.io/arch", "arm64", "NoSchedule")
 
 

@@ -380,8 +380,8 @@ MACHINES: dict[str, Machine] = {
         # four RDMA subnets of one RoCE VPC, as Cluster Toolkit's gke-a4x built them before it
         # moved to DRANET (GoogleCloudPlatform/cluster-toolkit d1236e228^ examples/gke-a4x/
         # gke-a4x.yaml: gke-a4x-net-1, gke-a4x-rdma-net `<zone>-vpc-roce` with 4 subnets) and
-        # NVIDIA's GKE GB200 guide names them (gvnic-1, rdma-0..rdma-3; docs.nvidia.com/aicr/
-        # integrator-guide/gke-gb200-networking); MTU 8896 (Toolkit 1047080 modules/network/
+        # NVIDIA's GKE guide names them (A4X: Network + GKENetworkParamSet pairs gvnic-1, rdma-0..
+        # rdma-3; docs.nvidia.com/aicr/integrator-guide/gke-a-4-x-max-networking); MTU 8896 (Toolkit 1047080 modules/network/
         # gpu-rdma-vpc `mtu` default). gIB's arm64 build v1.1.0 (AI-Hypercomputer/gpu-recipes
         # 2e1fd5e training/a4x/llama3_70b/nemo-gke/nemo2602/64gpus-bf16-gbs256/values.yaml
         # `network.gibVersion`; Toolkit 1047080 examples/gke-a4x/gke-a4x.yaml gib template_vars).
