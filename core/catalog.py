@@ -533,6 +533,9 @@ IMAGES: dict[str, Image] = {
     # multi-platform tag (moby/buildkit d0f8125 util/imageutil/config.go: Config returns desc.Digest).
     "pytorch-23.09": Image("nvcr.io/nvidia/pytorch", "23.09-py3", "sha256:b62b664b830dd9f602e2657f471286a075e463ac75d10ab8e8073596fcb36639"),
     "cloud-sdk": Image("gcr.io/google.com/cloudsdktool/google-cloud-cli", "502.0.0-slim"),
+    # Cloud Build's Docker builder: the steps of a build that logs in to a registry first
+    # (components/image.py); `gcloud builds submit --tag` runs the same builder unnamed.
+    "cloud-builder": Image("gcr.io/cloud-builders/docker"),
     # Runs `nsenter` into the host for the TCPXO node setup (aperture devices, import-helper);
     # container-engine-accelerators gpudirect-tcpxo/nccl-tcpxo-installer.yaml uses unpinned
     # `ubuntu`, pinned here to the Ubuntu 24.04 build of 2026-09-11 (GKE pulls Docker Hub through

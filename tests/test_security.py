@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import fields
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 from helpers import of_type, one, raw_config, render
 from trainstack.components.pod_security import namespace_labels
+from trainstack.core import catalog
 from trainstack.workloads import supervisor
 from trainstack.workloads.training_job import MASTER_PORT
 
@@ -250,3 +252,48 @@ def test_the_launchers_rendezvous_is_admitted(stack: str) -> None:
         assert set(ports) <= {str(MASTER_PORT)}
         (training,) = [p for p in policies if p["metadata"]["name"] == f"{name}-training"]
         assert "ports" not in training["spec"]["ingress"][0]
+
+
+EXCEPTIONS = Path(__file__).resolve().parent.parent / "docs" / "security-exceptions.md"
+
+
+def images_left_on_tags() -> set[str]:
+    """The images docs/security-exceptions.md lists as left on their tags (first cell of each row)."""
+    table = EXCEPTIONS.read_text().split("Left on their tags", 1)[1]
+    return set(re.findall(r"^\| `([^`]+)` \|", table, flags=re.MULTILINE))
+
+
+def unpinned(images: set[str]) -> set[str]:
+    return {i for i in images if "@sha256:" not in i}
+
+
+def test_every_catalog_image_is_pinned_by_digest_or_listed_with_why() -> None:
+    """The catalog's images (installers, sidecars, the NFS server, TensorBoard, build bases and the
+    builder) each carry a digest, or docs/security-exceptions.md says why not; a listed image that
+    gained a digest leaves the list."""
+    images = {i.ref for i in catalog.IMAGES.values()}
+    images |= {i.ref for g in catalog.GPUDIRECT_IMAGES.values() for i in (getattr(g, f.name) for f in fields(g)) if i}
+    listed = images_left_on_tags()
+    assert unpinned(images) <= listed, sorted(unpinned(images) - listed)
+    for image in images - unpinned(images):
+        assert image not in listed and image.split("@")[0] not in listed, image
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_third_party_image_a_stack_runs_is_pinned_by_digest_or_listed(stack: str) -> None:
+    """Every container image in the plan but the stack's own build (pushed to the Artifact
+    Registry repository the stack creates, pinned by the build's digest at `pulumi up`) carries a
+    digest or is listed with why."""
+    own = tuple(
+        f"{r['inputs']['location']}-docker.pkg.dev/{r['inputs']['project']}/{r['inputs']['repositoryId']}/"
+        for r in resources(stack) if r["type"] == "gcp:artifactregistry/repository:Repository"
+    )
+    images = {c["image"] for _, spec in pods(stack) for c in containers(spec) if not c["image"].startswith(own)}
+    listed = images_left_on_tags()
+    assert unpinned(images) <= listed, sorted(unpinned(images) - listed)
+
+
+def test_a_new_unpinned_image_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(catalog.IMAGES, "busybox", catalog.Image("busybox", "1.37"))
+    with pytest.raises(AssertionError, match="busybox:1.37"):
+        test_every_catalog_image_is_pinned_by_digest_or_listed_with_why()
