@@ -358,6 +358,7 @@ def test_every_catalog_image_is_pinned_by_digest_or_listed_with_why() -> None:
     gained a digest leaves the list."""
     images = {i.ref for i in catalog.IMAGES.values()}
     images |= {i.ref for g in catalog.GPUDIRECT_IMAGES.values() for i in (getattr(g, f.name) for f in fields(g)) if i}
+    images |= {m.nccl_plugin.ref for m in catalog.MACHINES.values() if m.nccl_plugin}
     listed = images_left_on_tags()
     assert unpinned(images) <= listed, sorted(unpinned(images) - listed)
     for image in images - unpinned(images):
