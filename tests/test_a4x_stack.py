@@ -8,6 +8,7 @@ f7a9428 scripts/performance/argument_parser.py (the script's flags).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -68,13 +69,21 @@ def test_the_launch_is_the_recipes_run_script_flags(plan: Plan) -> None:
 
 
 def test_the_pod_runs_as_the_a4x_chart(plan: Plan) -> None:
-    """RECIPE values.yaml (hostNetwork, gibVersion nccl-plugin-gib-arm64:v1.1.0, NCCL_DEBUG WARN,
+    """RECIPE values.yaml (gibVersion nccl-plugin-gib-arm64:v1.1.0, NCCL_DEBUG WARN,
     GLOO_SOCKET_IFNAME eth0) and templates/workload-job.yaml (the arm64 toleration, the
-    ComputeDomain claim, NCCL_SOCKET_IFNAME eth0,eth1 and the A3 Ultra tuner after the init script)."""
-    spec = pod(plan)["spec"]
+    ComputeDomain claim, NCCL_SOCKET_IFNAME eth0,eth1 and the A3 Ultra tuner after the init script;
+    with hostNetwork false, eth0 default, eth1 gvnic-1 and eth2..eth5 rdma-0..3)."""
+    template = pod(plan)
+    spec = template["spec"]
     workload = spec["containers"][0]
     env = {e["name"]: e.get("value") for e in workload["env"]}
-    assert spec["hostNetwork"] and workload["securityContext"]["privileged"]
+    assert "hostNetwork" not in spec and "privileged" not in workload["securityContext"]
+    interfaces = json.loads(template["metadata"]["annotations"]["networking.gke.io/interfaces"])
+    assert interfaces == [
+        {"interfaceName": "eth0", "network": "default"},
+        {"interfaceName": "eth1", "network": "gvnic-1"},
+        *({"interfaceName": f"eth{i + 2}", "network": f"rdma-{i}"} for i in range(4)),
+    ]
     assert (env["NCCL_DEBUG"], env["GLOO_SOCKET_IFNAME"]) == ("WARN", "eth0")
     assert [c["image"] for c in spec["initContainers"]] == ["us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-arm64:v1.1.0"]
     assert {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"} in spec["tolerations"]
