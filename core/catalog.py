@@ -403,16 +403,18 @@ MACHINES: dict[str, Machine] = {
         # gpu-rdma-vpc `mtu` default). gIB's arm64 build v1.1.0 (AI-Hypercomputer/gpu-recipes
         # 2e1fd5e training/a4x/llama3_70b/nemo-gke/nemo2602/64gpus-bf16-gbs256/values.yaml
         # `network.gibVersion`; Toolkit 1047080 examples/gke-a4x/gke-a4x.yaml gib template_vars).
+        # Accelerator nvidia-gb200 x 4 and the queue `a4x`: Toolkit 1047080 examples/gke-a4x/
+        # gke-a4x.yaml (vars.accelerator_type, guest_accelerator count) and kueue-configuration.yaml.tftpl.
         # One NVLink domain joins 72 GPUs (`accelerator_topology: "1x72"` of the HIGH_THROUGHPUT
         # workload policy in Toolkit 1047080 examples/gke-a4x/gke-a4x.yaml): 18 nodes. GKE labels
         # the nodes with block, sub-block and host (Toolkit's gke-a4x kueue-configuration.yaml.tftpl
         # Topology). DRA, through which IMEX reaches the pods, needs GKE 1.34 or later
         # (cloud.google.com/kubernetes-engine/docs/how-to/set-up-dra, "Requirements"). vCPUs and
         # memory also: Cyclenerd/google-cloud-pricing-cost-calculator dac3128 tools/machinetypes.csv
-        # (140, 884.00). Not priced: no source here gives a price: the billing-catalog snapshot has
-        # no a4x-highgpu-4g row (SNAPSHOT_PRICES_SOURCE: a4-highgpu-8g is followed by c2-standard-16),
-        # Cyclenerd's calculator lists the machine type without a price, and A4X capacity comes
-        # only as reservations (docs.cloud.google.com/ai-hypercomputer/docs/create/create-mig-with-a4x).
+        # (140, 884.00). Not priced: neither billing-catalog copy has an a4x-highgpu-4g row
+        # (SNAPSHOT_PRICES_SOURCE: a4-highgpu-8g is followed by c2-standard-16; CALCULATOR_PRICES_SOURCE:
+        # a3-megagpu-8g is followed by c2-standard-16), and A4X capacity comes only as reservations
+        # (docs.cloud.google.com/ai-hypercomputer/docs/create/create-mig-with-a4x).
         Machine(
             name="a4x-highgpu-4g",
             accelerator="nvidia-gb200",
