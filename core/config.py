@@ -363,12 +363,15 @@ class GpuPoolConfig(Section):
     def compact(self) -> bool:
         """Whether the pool gets a COMPACT placement policy. Never with a specific reservation:
         the reservation's own (dense) deployment places its VMs, as Cluster Toolkit's A3 Ultra
-        and A3 Mega blueprints do; with flex-start only on machines GKE allows it for."""
+        and A3 Mega blueprints do; with flex-start only on machines GKE allows it for. Always on a
+        machine whose NVLink domain a workload policy places (placement none is refused)."""
         machine = catalog.MACHINES.get(self.machine_type)
+        if machine is not None and machine.accelerator_topology is not None:
+            return self.placement != "none"
         allowed = (
             machine is not None
             and machine.compact_placement
-            and (self.reservation.affinity != "specific" or machine.accelerator_topology is not None)
+            and self.reservation.affinity != "specific"
             and self.provisioning != "queued"
             and (self.provisioning != "flex-start" or machine.compact_with_flex_start)
             and (self.zones is None or len(self.zones) == 1)
@@ -406,7 +409,8 @@ class GpuPoolConfig(Section):
             problems.append(
                 (("gpudirect",), self.gpudirect, f"{machine.name} uses GPUDirect {machine.gpudirect.value!r}; the catalog fixes it")
             )
-        if self.placement == "compact":
+        # An explicit compact placement, or the one an NVLink domain's workload policy always is.
+        if self.placement == "compact" or (machine and machine.accelerator_topology and self.compact):
             if self.zones is not None and len(self.zones) != 1:
                 problems.append((("zones",), self.zones, "compact placement needs exactly one zone"))
             if machine:
@@ -415,7 +419,7 @@ class GpuPoolConfig(Section):
             problems.append(
                 (("reservation", "affinity"), self.reservation.affinity, f"{self.provisioning} capacity cannot consume a reservation; set affinity: none")
             )
-        problems += [(("provisioning",), self.provisioning, m) for m in rules.queued_pool(self.provisioning, self.autoscaling and self.autoscaling.min_nodes, self.placement)]
+        problems += [(("provisioning",), self.provisioning, m) for m in rules.queued_pool(self.provisioning, self.autoscaling and self.autoscaling.min_nodes, "compact" if self.compact else self.placement)]
         if self.max_run_duration is not None and (message := rules.max_run_duration(self.provisioning, self.max_run_duration)):
             problems.append((("maxRunDuration",), self.max_run_duration, message))
         if machine and (wrong := rules.nvlink_placement(machine, self.compact)):

@@ -128,3 +128,15 @@ def test_gpu_node_pool_refuses_an_a4x_pool_without_its_placement() -> None:
     error, registered = build(dataclasses.replace(ARGS, compact=False))
     assert registered == [] and error is not None
     assert error.problems == [("compact", False, rules.nvlink_placement(A4X, False))]
+
+
+def test_flex_start_and_queued_pools_are_refused_as_toolkit_refuses_their_compact_placement() -> None:
+    """Toolkit's gke-node-pool allows compact placement with flex-start only on ^(a3-ultragpu-|a4-|h4d-)
+    and never with queued provisioning; an A4X pool is always compact (its workload policy)."""
+    dws = {"nodeCount": None, "autoscaling": {"minNodes": 0, "maxNodes": 18}, "reservation": {"affinity": "none", "name": None}}
+    assert problems(a4x_raw({**dws, "provisioning": "flex-start"})) == [
+        "trainstack:gpuPool.provisioning = 'flex-start': GKE allows compact placement with flex-start on A3 Ultra and newer, not on a4x-highgpu-4g"
+    ]
+    assert problems(a4x_raw({**dws, "provisioning": "queued"}))[0].startswith(
+        "trainstack:gpuPool.provisioning = 'queued': queued provisioning takes no compact placement policy"
+    )
