@@ -446,7 +446,9 @@ def logs_command(args: TrainingJobArgs) -> str:
 
 
 class TrainingJob(pulumi.ComponentResource):
-    """A distributed training job submitted to Kueue.
+    """A distributed training job submitted to Kueue; on a machine whose NVLink spans nodes, with
+    a ComputeDomain of its nodes (named like the job) whose IMEX channel every pod claims (the
+    cluster needs NVIDIA's DRA driver: order the job after it).
 
     Attributes: `job_name`, `namespace`, `hosts` (pod DNS names, rank order),
     `watch_command` and `logs_command` (what a user runs next).
@@ -474,12 +476,13 @@ class TrainingJob(pulumi.ComponentResource):
                     opts=after,
                 )
             )
+        # What the job's pods need before they start: their files, and the IMEX domain, sized to
+        # the job's nodes, whose channel's ResourceClaimTemplate the DRA driver's controller makes.
+        # The domain's spec is immutable (its CRD's CEL rule): a change replaces it, as the job's.
+        needs: list[pulumi.Resource] = list(files)
         if args.machine.accelerator_topology:
-            # The job's IMEX domain, sized to its nodes; its channel's ResourceClaimTemplate is made
-            # by the DRA driver's controller. Its spec is immutable (the CRD's CEL rule), so a
-            # change replaces it, as it does the job.
             domain = imex.compute_domain(args.name, args.namespace, args.nodes)
-            files.append(
+            needs.append(
                 k8s.apiextensions.CustomResource(
                     f"{name}-compute-domain", api_version=domain["apiVersion"], kind=domain["kind"],
                     metadata=domain["metadata"], spec=domain["spec"],
@@ -487,7 +490,7 @@ class TrainingJob(pulumi.ComponentResource):
                 )
             )
         replace = pulumi.ResourceOptions.merge(
-            child_options(self, opts, *files),
+            child_options(self, opts, *needs),
             pulumi.ResourceOptions(replace_on_changes=["spec"], delete_before_replace=True),
         )
         if args.controller == "jobset":
