@@ -27,15 +27,17 @@ _CRITICAL_PODS = "100"
 
 
 def values(machine: catalog.Machine, placement: Placement) -> dict[str, object]:
-    """The chart's values: GKE's driver root, GPU allocation off (GKE's device plugin keeps
-    serving nvidia.com/gpu), the controller off the GPU nodes (on the controller pool), the kubelet
+    """The chart's values: its image as the catalog pins it, GKE's driver root, GPU allocation off
+    (GKE's device plugin keeps serving nvidia.com/gpu), the controller off the GPU nodes (on the controller pool), the kubelet
     plugin on the machine's nodes, tolerating their taints."""
 
     def on(*requirements: dict[str, object]) -> dict[str, object]:
         terms = [{"matchExpressions": list(requirements)}]
         return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
 
+    image = catalog.image("nvidia-dra-driver")  # the chart's own, named so its platforms are checked
     return {
+        "image": {"repository": image.repository, "tag": image.tag},
         "nvidiaDriverRoot": "/home/kubernetes/bin/nvidia",
         "resources": {"gpus": {"enabled": False}},
         "controller": {

@@ -717,6 +717,12 @@ IMAGES: dict[str, Image] = {
     # nemo-gke/nemo2602/64gpus-bf16-gbs256/values.yaml and training/a3ultra/deepseek_v3/
     # megatron-bridge-gke/nemo2602/256gpus-bf16-seq4096-gbs2048/recipe/values.yaml `workload.image`).
     "nemo-26.02": Image("nvcr.io/nvidia/nemo", "26.02", platforms=("linux/amd64", "linux/arm64")),
+    # The DRA driver chart's image (DRA_DRIVER_CHART 25.3.0 renders nvcr.io/nvidia/k8s-dra-driver-gpu
+    # at its appVersion, v25.3.0): Toolkit's gke-a4x runs its controller on the x86 system pool
+    # (e2-standard-16, affinity nvidia.com/gpu DoesNotExist) and its kubelet plugin on the arm64
+    # GB200 nodes (cluster-toolkit 1047080 examples/gke-a4x/gke-a4x.yaml, modules/management/
+    # kubectl-apply/main.tf), so it is published for both.
+    "nvidia-dra-driver": Image("nvcr.io/nvidia/k8s-dra-driver-gpu", "v25.3.0", platforms=("linux/amd64", "linux/arm64")),
     "nemofw-training-23.05": Image("nvcr.io/ea-bignlp/nemofw-training", "23.05-py3"),
     # Digest as tensorwavecloud/ScalarLM 80b89ce Dockerfile pins the tag (it does not say whether
     # index or amd64 manifest; the image is built on Cloud Build's x86 workers either way).

@@ -83,6 +83,7 @@ def test_the_driver_is_installed_as_toolkit_installs_it_on_gke(rendered) -> None
         "nvidia-dra-driver-gpu", "25.3.0", {"repo": "https://helm.ngc.nvidia.com/nvidia"}, "nvidia-dra-driver-gpu"
     )
     values = inputs["values"]
+    assert values["image"] == {"repository": "nvcr.io/nvidia/k8s-dra-driver-gpu", "tag": "v25.3.0"}  # the chart's appVersion
     assert values["nvidiaDriverRoot"] == "/home/kubernetes/bin/nvidia"
     assert values["resources"] == {"gpus": {"enabled": False}}
     controller_terms = values["controller"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]

@@ -74,3 +74,12 @@ def test_the_supervisors_host_monitor_and_a_driver_installer_run_on_the_gpu_node
 def test_amd64_machines_still_accept_images_of_unknown_platforms() -> None:
     assert catalog.image("resiliency").platforms is None
     assert problems(raw_config()) == []  # recipe 000: the resiliency image on A3 Ultra
+
+
+def test_the_dra_drivers_kubelet_plugin_runs_on_the_a4x_nodes_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(catalog.IMAGES, "nvidia-dra-driver", catalog.Image("nvcr.io/nvidia/k8s-dra-driver-gpu", "v25.3.0"))
+    assert problems(on_a4x()) == [
+        "trainstack:gpuPool.machineType = 'a4x-highgpu-4g': runs nvcr.io/nvidia/k8s-dra-driver-gpu:v25.3.0 on a4x-highgpu-4g's "
+        "linux/arm64 nodes, an image with no platforms recorded in the catalog (core/catalog.py), so unknown, and unknown is "
+        "refused on Arm; use one published for linux/arm64"
+    ]

@@ -5,8 +5,9 @@ image has always run there, and refused on any other (Arm), where an amd64-only 
 start with `exec format error` after the nodes are paid for.
 
 The images that run on the job's nodes: the training image, the GPUDirect stack's images (its
-NCCL plugin, sidecars and node installers), the dataset downloader, the resiliency supervisor's
-host monitor (a DaemonSet on the GPU nodes) and a driver installer DaemonSet. TensorBoard and the
+NCCL plugin, sidecars and node installers), the DRA driver's kubelet plugin (IMEX), the dataset
+downloader, the resiliency supervisor's host monitor (a DaemonSet on the GPU nodes) and a driver
+installer DaemonSet. TensorBoard and the
 supervisor's controller run on the controller pool (x86-64 CPU machines), so they are not checked
 here.
 """
@@ -49,6 +50,8 @@ def node_images(workload: WorkloadConfig, machine: catalog.Machine, image: Image
         found += [(machine_key, machine.name, catalog.image("pause"))]
     if machine.gpudirect is catalog.GpuDirect.TCPXO:
         found += [(machine_key, machine.name, catalog.image("node-setup"))]
+    if machine.accelerator_topology is not None:  # the DRA driver's kubelet plugin, for IMEX
+        found.append((machine_key, machine.name, catalog.image("nvidia-dra-driver")))
     if workload.dataset is not None:
         found.append(((WORKLOAD, "dataset", "source"), workload.dataset.source, catalog.image("cloud-sdk")))
     if workload.resiliency.enabled:
