@@ -272,7 +272,8 @@ def bridge_job(**workload: Any) -> launchers.JobSpec:
 
 def test_megatron_bridge_clones_the_pinned_tree_and_runs_in_the_runs_directory_on_shared_storage() -> None:
     launch = launchers.launch(bridge_job())
-    assert launch.setup[:4] == (
+    assert launch.setup[:5] == (
+        'export LD_LIBRARY_PATH="/usr/local/cuda/compat/lib:${LD_LIBRARY_PATH}"',
         "rm -rf /opt/Megatron-Bridge",
         "git clone https://github.com/NVIDIA-NeMo/Megatron-Bridge.git /opt/Megatron-Bridge",
         f"git -C /opt/Megatron-Bridge checkout {megatron_bridge.COMMIT}",

@@ -36,6 +36,7 @@ REPOSITORY = "https://github.com/NVIDIA-NeMo/Megatron-Bridge.git"
 COMMIT = "f7a9428f301fa17ac374d5e7166a63b0aa4771af"
 HOME = "/opt/Megatron-Bridge"
 SCRIPT = f"{HOME}/scripts/performance/run_script.py"
+CUDA_COMPAT = "/usr/local/cuda/compat/lib"
 
 # Model name (as the stack writes it) -> (--model_family_name, --model_recipe_name), as the
 # recipe passes them.
@@ -109,6 +110,8 @@ def launch(job: JobSpec) -> Launch:
         command=(*torchrun(job), SCRIPT, *flags(job)),
         log_dir=log_dir,
         setup=(
+            # The recipe's launcher.sh puts the image's CUDA forward-compatibility libraries first.
+            f'export LD_LIBRARY_PATH="{CUDA_COMPAT}:${{LD_LIBRARY_PATH}}"',
             f"rm -rf {HOME}",
             f"git clone {REPOSITORY} {HOME}",
             f"git -C {HOME} checkout {COMMIT}",
