@@ -110,8 +110,10 @@ class Gpu:
 # so 2,250 and 4,500 dense per GPU; nvidia-smi on a4-highgpu-8g reports 183359 MiB.
 # GB200 (A4X): NVIDIA's GB200 NVL72 specifications (nvidia.com/en-us/data-center/gb200-nvl72,
 # per rack of 72 GPUs, with sparsity: FP16/BF16 360 PFLOPS, FP8 720 PFLOPS): 2,500 and 5,000 dense
-# TFLOPS per GPU. Memory as nvidia-smi reports it on GB200 nodes: 189471 MiB (186 GB a GPU,
-# cloud.google.com/compute/docs/instances/arm-on-compute, A4X).
+# TFLOPS per GPU. Memory as nvidia-smi reports it on GB200 nodes: 189471 MiB, in every public
+# nvidia-smi table of a GB200 found (several, in the stored GitHub index, whose repositories it
+# does not name), 185 GiB, which Google rounds to 186 GB a GPU
+# (cloud.google.com/compute/docs/instances/arm-on-compute, A4X).
 GPUS: dict[str, Gpu] = {
     "gb200": Gpu("gb200", 189471, {"bf16": 2500.0, "fp16": 2500.0, "fp8": 5000.0}),
     "b200": Gpu("b200", 183359, {"bf16": 2250.0, "fp16": 2250.0, "fp8": 4500.0}),
