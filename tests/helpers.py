@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from trainstack.app.plan import engine
+from trainstack.app.plan.plan import Plan
 from trainstack.app.plan.recorder import Registration
 from trainstack.app.stacks import project_root, raw_stack_config
 from trainstack.core.config import load
@@ -51,3 +52,15 @@ def one(rendered: engine.Rendered, type_token: str, name: str | None = None) -> 
     found = [r for r in of_type(rendered, type_token) if name is None or r.name == name]
     assert len(found) == 1, f"expected one {type_token} {name or ''}, found {[r.name for r in found]}"
     return found[0]
+
+
+def plan_inputs(plan: Plan, type_token: str, name: str | None = None) -> dict[str, Any]:
+    """The inputs of the one resource of `type_token` (named `name`) in a plan."""
+    (found,) = [r["inputs"] for r in plan.resources if r["type"] == type_token and name in (None, r["name"])]
+    return found
+
+
+def job_pod_template(plan: Plan) -> dict[str, Any]:
+    """The training pod template of a plan's JobSet."""
+    jobset = plan_inputs(plan, "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet")
+    return jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]

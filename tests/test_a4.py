@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 import pytest
-from helpers import raw_config
+from helpers import job_pod_template, plan_inputs, raw_config
 from trainstack.app.plan.plan import Plan, render
 from trainstack.app.stacks import raw_stack_config
 from trainstack.core import catalog
@@ -26,16 +26,6 @@ A4 = catalog.machine("a4-highgpu-8g")
 @pytest.fixture(scope="module")
 def plan() -> Plan:
     return render(STACK, raw_stack_config(STACK))
-
-
-def inputs(plan: Plan, type_token: str, name: str | None = None) -> dict[str, Any]:
-    (found,) = [r["inputs"] for r in plan.resources if r["type"] == type_token and name in (None, r["name"])]
-    return found
-
-
-def pod(plan: Plan) -> dict[str, Any]:
-    jobset = inputs(plan, "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet")
-    return jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
 
 
 @pytest.mark.parametrize(
@@ -75,7 +65,7 @@ def test_the_a4_gib_release_is_its_own_and_a3_ultra_keeps_its_own() -> None:
 
 
 def test_node_pool_is_the_toolkits_a4_pool(plan: Plan) -> None:
-    pool = inputs(plan, "gcp:container/nodePool:NodePool", "gpu-pool")
+    pool = plan_inputs(plan, "gcp:container/nodePool:NodePool", "gpu-pool")
     config = pool["nodeConfig"]
     assert config["machineType"] == "a4-highgpu-8g" and pool["nodeCount"] == 8
     assert config["guestAccelerators"][0]["type"] == "nvidia-b200" and config["guestAccelerators"][0]["count"] == 8
@@ -109,7 +99,7 @@ def test_launch_is_the_recipes_split(plan: Plan) -> None:
     ):
         assert line in script, RECIPE
     assert "precision" not in script  # bf16: the recipe's own default plugin
-    workload = pod(plan)["spec"]["containers"][0]
+    workload = job_pod_template(plan)["spec"]["containers"][0]
     assert workload["image"] == "nvcr.io/nvidia/nemo:25.07"
     assert workload["args"][:3] == ["torchrun", "--nproc-per-node=8", "--nnodes=8"]
 
@@ -119,7 +109,7 @@ def test_pod_runs_as_the_a4_chart_off_the_host_network(plan: Plan) -> None:
     with `hostNetwork: false` (no supervisor needs the node's network): the NICs through
     multi-networking, unprivileged; gIB v1.1.0 installed by an init container, set_nccl_env.sh
     sourced, then NCCL_SOCKET_IFNAME and the A4 tuner exported over it."""
-    template = pod(plan)
+    template = job_pod_template(plan)
     spec = template["spec"]
     workload = spec["containers"][0]
     env = {e["name"]: e.get("value") for e in workload["env"]}
@@ -140,7 +130,7 @@ def test_pod_runs_as_the_a4_chart_off_the_host_network(plan: Plan) -> None:
 
 def test_the_stacks_own_setting_is_not_exported_over() -> None:
     raw = raw_config(STACK, trainstack_workload={"env": {"NCCL_SOCKET_IFNAME": "eth0"}})
-    workload = pod(render(STACK, raw))["spec"]["containers"][0]
+    workload = job_pod_template(render(STACK, raw))["spec"]["containers"][0]
     assert "export NCCL_SOCKET_IFNAME" not in workload["command"][2]
     assert {e["name"]: e.get("value") for e in workload["env"]}["NCCL_SOCKET_IFNAME"] == "eth0"
 
@@ -156,6 +146,6 @@ def test_reports_cost_memory_and_queue(plan: Plan) -> None:
     assert cost["pools"]["a4"]["usdPerNodeHour"] == 90.22 and cost["pools"]["a4"]["priceSource"] == catalog.SNAPSHOT_PRICES_SOURCE
     assert cost["gpus"] == 64
     assert plan.memory is not None and plan.memory["gpu_memory"] == round(183359 * 2**20 / 1e9, 2)
-    flavor = inputs(plan, "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor")
+    flavor = plan_inputs(plan, "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor")
     assert flavor["spec"]["nodeLabels"]["cloud.google.com/gke-accelerator"] == "nvidia-b200"
     assert plan.critical_path.to_markdown()

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 import pytest
-from helpers import raw_config
+from helpers import job_pod_template, plan_inputs, raw_config
 from trainstack.app.plan.plan import Plan, render
 from trainstack.app.stacks import raw_stack_config
 from trainstack.core import catalog
@@ -30,19 +30,9 @@ def plan() -> Plan:
     return render(STACK, raw_stack_config(STACK))
 
 
-def inputs(plan: Plan, type_token: str, name: str | None = None) -> dict[str, Any]:
-    (found,) = [r["inputs"] for r in plan.resources if r["type"] == type_token and name in (None, r["name"])]
-    return found
-
-
-def pod(plan: Plan) -> dict[str, Any]:
-    jobset = inputs(plan, "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet")
-    return jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
-
-
 def test_the_launch_is_the_recipes_run_script_flags(plan: Plan) -> None:
     """RECIPE launcher.sh: torchrun --nproc-per-node=4 --nnodes=16 and the script's flags."""
-    workload = pod(plan)["spec"]["containers"][0]
+    workload = job_pod_template(plan)["spec"]["containers"][0]
     args = workload["args"]
     assert args[:3] == ["torchrun", "--nproc-per-node=4", "--nnodes=16"]
     assert args[args.index(megatron_bridge.SCRIPT) + 1:] == [
@@ -73,7 +63,7 @@ def test_the_pod_runs_as_the_a4x_chart(plan: Plan) -> None:
     GLOO_SOCKET_IFNAME eth0) and templates/workload-job.yaml (the arm64 toleration, the
     ComputeDomain claim, NCCL_SOCKET_IFNAME eth0,eth1 and the A3 Ultra tuner after the init script;
     with hostNetwork false, eth0 default, eth1 gvnic-1 and eth2..eth5 rdma-0..3)."""
-    template = pod(plan)
+    template = job_pod_template(plan)
     spec = template["spec"]
     workload = spec["containers"][0]
     env = {e["name"]: e.get("value") for e in workload["env"]}
@@ -96,9 +86,9 @@ def test_the_pod_runs_as_the_a4x_chart(plan: Plan) -> None:
 
 
 def test_the_compute_domain_is_the_jobs_16_nodes_in_an_18_node_domain(plan: Plan) -> None:
-    domain = inputs(plan, "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain")
+    domain = plan_inputs(plan, "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain")
     assert domain["spec"] == {"numNodes": 16, "channel": {"resourceClaimTemplate": {"name": "llama3-70b-channel"}}}
-    pool = inputs(plan, "gcp:container/nodePool:NodePool", "gpu-pool")
+    pool = plan_inputs(plan, "gcp:container/nodePool:NodePool", "gpu-pool")
     assert pool["nodeCount"] == 18 == catalog.machine("a4x-highgpu-4g").nvlink_domain_nodes
 
 
@@ -106,20 +96,20 @@ def test_the_cluster_is_toolkits_gke_a4x(plan: Plan) -> None:
     """TOOLKIT gke-a4x.yaml: version_prefix 1.35., the four resource.k8s.io/v1beta1 APIs, the
     workload policy HIGH_THROUGHPUT 1x72, a specific reservation, hyperdisk-balanced, nvidia-gb200
     x 4; gke-a4x-net-1 and the 4-subnet RoCE VPC before DRANET (d1236e228^)."""
-    pool = inputs(plan, "gcp:container/nodePool:NodePool", "gpu-pool")
+    pool = plan_inputs(plan, "gcp:container/nodePool:NodePool", "gpu-pool")
     config = pool["nodeConfig"]
     assert (config["machineType"], config["diskType"]) == ("a4x-highgpu-4g", "hyperdisk-balanced")
     assert (config["guestAccelerators"][0]["type"], config["guestAccelerators"][0]["count"]) == ("nvidia-gb200", 4)
     assert config["reservationAffinity"]["consumeReservationType"] == "SPECIFIC_RESERVATION"
     assert config["ephemeralStorageLocalSsdConfig"] == {"localSsdCount": 32}
-    policy = inputs(plan, "gcp:compute/resourcePolicy:ResourcePolicy")
+    policy = plan_inputs(plan, "gcp:compute/resourcePolicy:ResourcePolicy")
     assert policy["workloadPolicy"] == {"type": "HIGH_THROUGHPUT", "acceleratorTopology": "1x72"}
     assert pool["placementPolicy"] == {"type": "COMPACT", "policyName": policy["name"]}
     networks = [n["subnetwork"] for n in pool["networkConfig"]["additionalNodeNetworkConfigs"]]
     assert networks == [f"{STACK}-gvnic-1-subnet", *(f"{STACK}-rdma-{i}-subnet" for i in range(4))]
     (rdma,) = [r["inputs"] for r in plan.resources if r["type"] == "gcp:compute/network:Network" and r["inputs"]["name"].endswith("-rdma-net")]
     assert rdma["networkProfile"].endswith("/networkProfiles/us-central1-b-vpc-roce") and rdma["mtu"] == 8896
-    cluster = inputs(plan, "gcp:container/cluster:Cluster")
+    cluster = plan_inputs(plan, "gcp:container/cluster:Cluster")
     assert cluster["enableK8sBetaApis"]["enabledApis"] == list(catalog.DRA_BETA_APIS)
     assert load(STACK, raw_stack_config(STACK)).cluster.version_prefix == "1.35."
 
@@ -127,10 +117,10 @@ def test_the_cluster_is_toolkits_gke_a4x(plan: Plan) -> None:
 def test_queue_flavor_and_driver(plan: Plan) -> None:
     """TOOLKIT kueue-configuration.yaml.tftpl: queue a4x, flavor on nvidia-gb200 tolerating the
     arm64 taint; the DRA driver 25.3.0 from NGC's chart repository."""
-    flavor = inputs(plan, "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor")
+    flavor = plan_inputs(plan, "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor")
     assert flavor["spec"]["nodeLabels"]["cloud.google.com/gke-accelerator"] == "nvidia-gb200"
-    assert inputs(plan, "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue")["metadata"]["name"] == "a4x"
-    driver = inputs(plan, "kubernetes:helm.sh/v3:Release", "nvidia-dra-driver")
+    assert plan_inputs(plan, "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue")["metadata"]["name"] == "a4x"
+    driver = plan_inputs(plan, "kubernetes:helm.sh/v3:Release", "nvidia-dra-driver")
     assert (driver["chart"], driver["version"]) == ("nvidia-dra-driver-gpu", "25.3.0")
 
 
