@@ -241,6 +241,9 @@ class GpuNodePoolArgs(Args):
             yield "node_count", self.node_count, "set exactly one of node_count (fixed size) and autoscaling"
         if self.node_count and (message := rules.nodes_per_zone(self.node_count, sorted(set(self.zones)), "node_count")):
             yield "node_count", self.node_count, message
+        for zone in self.zones:
+            if isinstance(zone, str) and (message := rules.machine_zone(self.machine_type, zone)):
+                yield "zones", zone, message
         # GKE upgrade settings: maxSurge and maxUnavailable cannot both be 0.
         if self.max_surge == 0 and self.max_unavailable == 0:
             yield "max_unavailable", 0, "max_surge and max_unavailable cannot both be 0"

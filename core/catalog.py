@@ -339,6 +339,38 @@ MACHINES: dict[str, Machine] = {
 }
 
 
+# The zones offering each GPU machine type, as Compute Engine listed them: skypilot-org/skypilot-catalog
+# @8427bbff988abdd050a9f51addd314ef31cb4e85 catalogs/v8/gcp/vms.csv (AvailabilityZone of each row of the
+# machine type; a listing SkyPilot generates from the Compute Engine API), read 2026-11-25. It is one
+# project's view at one date, not Google's "GPU regions and zones" page (no stored copy of that page
+# held these rows), so validate refuses only what it is sure of (rules.machine_zone): a zone the
+# table lists, of a region that offers the machine in none of its zones. a4x-highgpu-4g (GB200) has
+# no row: neither the listing nor any stored source names its zones (xpk's gb200-4 recipe uses
+# us-central1-a as a golden fixture only), so any zone of the region passes for it.
+MACHINE_ZONES_AS_OF = "2026-11-25"
+MACHINE_ZONES_SOURCE = "skypilot-org/skypilot-catalog@8427bbf catalogs/v8/gcp/vms.csv"
+MACHINE_ZONES: dict[str, frozenset[str]] = {
+    machine: frozenset(zones.split())
+    for machine, zones in {
+        "a4-highgpu-8g": "asia-northeast1-b asia-southeast1-b europe-north1-b europe-west4-b us-central1-b us-east1-b "
+        "us-east4-b us-south1-b us-west2-c us-west3-b us-west3-c",
+        "a3-ultragpu-8g": "asia-south1-b asia-south2-c europe-west1-b europe-west4-a us-central1-b us-east4-b us-east5-a "
+        "us-south1-b us-west1-c",
+        "a3-megagpu-8g": "asia-east1-c asia-northeast1-b asia-southeast1-b asia-southeast1-c australia-southeast1-c "
+        "europe-north1-c europe-west1-b europe-west1-c europe-west3-c europe-west4-b europe-west4-c us-central1-a "
+        "us-central1-b us-central1-c us-east4-a us-east4-b us-east4-c us-east5-a us-west1-a us-west1-b us-west4-a",
+        "a3-highgpu-8g": "asia-east1-c asia-northeast1-b asia-south1-c asia-south2-b asia-southeast1-b asia-southeast1-c "
+        "australia-southeast1-c europe-north1-c europe-west1-b europe-west1-c europe-west3-c europe-west4-b "
+        "europe-west4-c europe-west9-c us-central1-a us-central1-b us-central1-c us-east4-a us-east4-b us-east4-c "
+        "us-east5-a us-west1-a us-west1-b us-west4-a",
+        "a2-ultragpu-8g": "asia-southeast1-c europe-west4-a us-central1-a us-central1-c us-east4-c us-east5-a us-east5-b",
+        "a2-highgpu-8g": "asia-northeast1-a asia-northeast1-c asia-northeast3-a asia-northeast3-b asia-southeast1-b "
+        "asia-southeast1-c europe-west4-a europe-west4-b me-west1-a me-west1-c us-central1-a us-central1-b "
+        "us-central1-c us-central1-f us-east1-b us-west1-b us-west3-b us-west4-b",
+    }.items()
+}
+
+
 @dataclass(frozen=True)
 class CpuMachine:
     """A CPU machine type for controller pools, build machines and servers."""
@@ -454,12 +486,16 @@ class StorageTier:
 # cloud.google.com/filestore/docs/service-tiers (basic: 1 TiB (HDD) or 2.5 TiB (SSD) to 63.9 TiB
 # in GiB steps), .../service-tiers-zonal (1 TiB to 9.75 TiB in 256 GiB steps; 10 TiB to 100 TiB
 # in 2.5 TiB steps) and .../service-tiers-regional (higher range as zonal), read 2026-11-25.
-# REGIONAL's lower range and ENTERPRISE keep trainstack's 1 TiB minimum in 256 GiB steps.
+# REGIONAL's lower range is 100 GiB to 10,239 GiB (docs.cloud.google.com/filestore/docs/
+# service-tiers-regional.md.txt, read 2026-11-25); the stored copy breaks off at its minimum
+# scaling size, and 10,239 - 100 = 10,139 is prime: no step above 1 GiB reaches that maximum.
+# ENTERPRISE keeps trainstack's 1 TiB minimum in 256 GiB steps: no stored copy of its current
+# tier page was found (the older "enterprise-limited" page gave 512 GiB to 20 TiB in 1 GiB steps).
 FILESTORE_TIERS: dict[str, StorageTier] = {
     "BASIC_HDD": StorageTier(((1024, 65434, 1),)),
     "BASIC_SSD": StorageTier(((2560, 65434, 1),)),
     "ZONAL": StorageTier(((1024, 9984, 256), (10240, 102400, 2560))),
-    "REGIONAL": StorageTier(((1024, 9984, 256), (10240, 102400, 2560))),
+    "REGIONAL": StorageTier(((100, 10239, 1), (10240, 102400, 2560))),
     "ENTERPRISE": StorageTier(((1024, 10240, 256),)),
 }
 

@@ -225,8 +225,8 @@ class ClusterConfig(Section):
             problems.append(
                 (("authorizedNetworks",), [], "list the networks that may reach the control plane (your VPN or CI ranges); to allow any address, list 0.0.0.0/0 and set allowAnyAddress: true")
             )
-        if rules.authorized_networks(len(self.authorized_networks), self.private_endpoint):
-            problems.append((("authorizedNetworks",), "...", rules.authorized_networks(len(self.authorized_networks), self.private_endpoint)))
+        if rules.authorized_networks(len(self.authorized_networks)):
+            problems.append((("authorizedNetworks",), "...", rules.authorized_networks(len(self.authorized_networks))))
         for i, network in enumerate(self.authorized_networks):
             if self.private_endpoint and rules.private_endpoint_network(network.cidr_block):
                 problems.append((("authorizedNetworks", i, "cidrBlock"), network.cidr_block, rules.private_endpoint_network(network.cidr_block)))
@@ -924,6 +924,11 @@ class StackConfig(BaseModel):
             for i, zone in enumerate(zones or []):
                 if not zone.startswith(self.region + "-"):
                     yield (*section, "zones", i), zone, f"must be a zone of gcp:region ({self.region})"
+        for i, pool in enumerate(self.pools):
+            keys = [(*self.pool_key(i), "zones", j) for j in range(len(pool.zones))] if pool.zones else [("gcp:zone",)]
+            for key, zone in zip(keys, pool.zones or [self.zone]):
+                if zone.startswith(self.region + "-") and (wrong := rules.machine_zone(pool.machine_type, zone)):
+                    yield key, zone, f"cannot hold {key_path(self.pool_key(i))}.machineType: {wrong}"
         if self.cpu_pool.zones is None and self.cpu_pool.node_count % len(self.gpu_zones):
             yield (
                 ("trainstack:cpuPool", "nodeCount"),
