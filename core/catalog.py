@@ -484,7 +484,8 @@ class StorageTier:
 
 
 # cloud.google.com/filestore/docs/service-tiers (basic: 1 TiB (HDD) or 2.5 TiB (SSD) to 63.9 TiB
-# in GiB steps), .../service-tiers-zonal (1 TiB to 9.75 TiB in 256 GiB steps; 10 TiB to 100 TiB
+# in GiB steps; the minimums as hashicorp/terraform-provider-google@e03b762 website/docs/r/
+# filestore_instance.html.markdown `capacity_gb` gives them), .../service-tiers-zonal (1 TiB to 9.75 TiB in 256 GiB steps; 10 TiB to 100 TiB
 # in 2.5 TiB steps) and .../service-tiers-regional (higher range as zonal), read 2026-11-25.
 # REGIONAL's lower range is 100 GiB to 10,239 GiB (docs.cloud.google.com/filestore/docs/
 # service-tiers-regional.md.txt, read 2026-11-25); the stored copy breaks off at its minimum

@@ -1191,6 +1191,12 @@ class ExistingCluster(Section):
     install_kueue: bool = False  # assumed present on a foreign cluster
     install_job_set: bool = False
 
+    @model_validator(mode="after")
+    def _rules(self) -> ExistingCluster:
+        wrong = rules.cluster_zone(self.location, self.zone)
+        _rule_errors("ExistingCluster", [(("zone",), self.zone, wrong)] if wrong else [])
+        return self
+
 
 class PlatformRef(Section):
     """`trainstack:platform`: where a workload stack runs."""

@@ -171,8 +171,10 @@ VERSION_PREFIX = pattern(r"1\.\d{2}\.", "must be a minor version prefix such as 
 RECURRENCE = pattern(
     r"FREQ=(DAILY|WEEKLY)(;BYDAY=(MO|TU|WE|TH|FR|SA|SU)(,(MO|TU|WE|TH|FR|SA|SU))*)?", "must be an RFC 5545 rule such as FREQ=WEEKLY;BYDAY=SA,SU (days MO TU WE TH FR SA SU)"
 )
-# GKE: a maintenance policy allows at least 48 hours of maintenance in any 32 days, counting only
-# windows of 4 hours or more (cloud.google.com/kubernetes-engine/docs/how-to/maintenance-windows-and-exclusions).
+# GKE: a maintenance policy allows at least 48 hours of maintenance in a 32-day rolling window,
+# counting only contiguous windows of 4 hours or more (cloud.google.com/kubernetes-engine/docs/how-to/
+# maintenance-windows-and-exclusions, "Considerations when configuring a maintenance window", read
+# 2026-11-25). A weekly day recurs 4 or 5 times in any 32 days (32 = 4 x 7 + 4): 4 is the floor.
 MAINTENANCE_HOURS, MAINTENANCE_DAYS = 48, 32
 
 
@@ -522,6 +524,13 @@ def _tier_capacity(tier: catalog.StorageTier, capacity_gib: int, what: str) -> s
         return None
     takes = " or ".join(f"{low} to {high} GiB" + (f" in steps of {step}" if step > 1 else "") for low, high, step in tier.ranges)
     return f"{what} takes {takes}"
+
+
+def cluster_zone(location: str, zone: str) -> str | None:
+    """A zone of the cluster's region: GKE places a cluster's nodes in the zones of its location's
+    region (a zonal cluster's extra node locations included; NodePool.locations)."""
+    region = location if not REGION_ID(location) else region_of(location)
+    return None if region_of(zone) == region else f"must be a zone of the cluster's region ({region})"
 
 
 def filestore_location(tier: str, location: str) -> str | None:

@@ -83,6 +83,9 @@ CASES = [
      {"trainstack:storage": {"filestore": {"tier": "ZONAL", "capacityGib": 1279}}}, "trainstack:storage.filestore.capacityGib = 1279", "in steps of 256"),
     ("filestore-gap", "a3high-nemo-gpt5b", {"trainstack:storage": {"filestore": {"tier": "ZONAL", "capacityGib": 10240}}},
      {"trainstack:storage": {"filestore": {"tier": "ZONAL", "capacityGib": 10239}}}, "trainstack:storage.filestore.capacityGib = 10239", "10240 to 102400 GiB"),
+    # Filestore BASIC_SSD: at least 2560 GiB (terraform-provider-google filestore_instance capacity_gb)
+    ("filestore-basic-ssd", "a3high-nemo-gpt5b", {"trainstack:storage": {"filestore": {"tier": "BASIC_SSD", "capacityGib": 2560}}},
+     {"trainstack:storage": {"filestore": {"tier": "BASIC_SSD", "capacityGib": 2559}}}, "trainstack:storage.filestore.capacityGib = 2559", "2560 to 65434 GiB"),
     # Filestore REGIONAL: 100 GiB to 10,239 GiB, then 10 TiB to 100 TiB
     ("filestore-regional", "a3high-nemo-gpt5b", {"trainstack:storage": {"filestore": {"tier": "REGIONAL", "capacityGib": 100}}},
      {"trainstack:storage": {"filestore": {"tier": "REGIONAL", "capacityGib": 99}}}, "trainstack:storage.filestore.capacityGib = 99", "100 to 10239 GiB"),
