@@ -340,13 +340,15 @@ MACHINES: dict[str, Machine] = {
 
 
 # The zones offering each GPU machine type, as Compute Engine listed them: skypilot-org/skypilot-catalog
-# @8427bbff988abdd050a9f51addd314ef31cb4e85 catalogs/v8/gcp/vms.csv (AvailabilityZone of each row of the
-# machine type; a listing SkyPilot generates from the Compute Engine API), read 2026-11-25. It is one
-# project's view at one date, not Google's "GPU regions and zones" page (no stored copy of that page
-# held these rows), so validate refuses only what it is sure of (rules.machine_zone): a zone the
-# table lists, of a region that offers the machine in none of its zones. a4x-highgpu-4g (GB200) has
-# no row: neither the listing nor any stored source names its zones (xpk's gb200-4 recipe uses
-# us-central1-a as a golden fixture only), so any zone of the region passes for it.
+# @8427bbff988abdd050a9f51addd314ef31cb4e85 catalogs/v8/gcp/vms.csv (the AvailabilityZone of each row of
+# the machine type), read 2026-11-25. SkyPilot builds it from the Compute Engine API: zones().list,
+# then machineTypes().list in each zone, keeping the series it prices and dropping a row whose price
+# it cannot find (skypilot-org/skypilot@a2f08cf sky/catalog/data_fetchers/fetch_gcp.py). So it is one
+# project's view on one date that may miss a zone but names none that lacks the machine, and it is
+# not Google's "GPU regions and zones" page (no stored copy of that page held these rows): validate
+# refuses only what it is sure of (rules.machine_zone). a4x-highgpu-4g (GB200) has no row: the fetcher
+# keeps no a4x series and no stored source lists its zones (xpk's gb200-4 recipe uses us-central1-a
+# as a golden fixture only), so any zone of the region passes for it.
 MACHINE_ZONES_AS_OF = "2026-11-25"
 MACHINE_ZONES_SOURCE = "skypilot-org/skypilot-catalog@8427bbf catalogs/v8/gcp/vms.csv"
 MACHINE_ZONES: dict[str, frozenset[str]] = {
