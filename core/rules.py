@@ -248,9 +248,10 @@ MAX_PODS_PER_NODE = 110
 # says "up to 50" with no exception (cloud.google.com/kubernetes-engine/docs/reference/rest/v1/
 # projects.locations.clusters, as pulumi-google-native's container.MasterAuthorizedNetworksConfig
 # docs carry it), and the how-to's Limitations open with "Public clusters can have up to 50"
-# (cloud.google.com/kubernetes-engine/docs/how-to/authorized-networks), both read 2026-11-25. The
-# 100 earlier copies gave private clusters could not be read in any stored copy, so every cluster
-# is held to the API's 50.
+# (cloud.google.com/kubernetes-engine/docs/how-to/authorized-networks), both read 2026-11-25;
+# hashicorp/terraform-provider-google@e03b762 google/services/container/resource_container_cluster.go
+# sets no MaxItems on cidr_blocks and leaves the limit to the API. The 100 for private clusters that
+# earlier copies gave could not be read in any stored copy, so every cluster is held to the API's 50.
 AUTHORIZED_NETWORKS = 50
 
 

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from helpers import merge
 from trainstack.app import validation
 from trainstack.app.cli import main
-from trainstack.app.stacks import project_root, raw_stack_config
-from trainstack.core import names, rules
+from trainstack.app.stacks import project_root, raw_stack_config, stack_names
+from trainstack.core import catalog, names, rules
 from trainstack.core.errors import ConfigError
 
 
@@ -178,3 +178,13 @@ def test_a_zone_is_refused_only_where_the_dated_table_is_sure(machine: str, zone
     """catalog.MACHINE_ZONES (skypilot-catalog's Compute Engine listing, read 2026-11-25) refuses a
     zone it knows in a region it knows lacks the machine; a new zone or region never is."""
     assert bool(rules.machine_zone(machine, zone)) is refused
+
+
+@pytest.mark.parametrize("stack", [s for s in stack_names() if "trainstack:platform" not in raw_stack_config(s)])
+def test_every_shipped_pool_sits_in_a_zone_the_table_lists_for_its_machine(stack: str) -> None:
+    """Stronger than the rule: each shipped stack's GPU pools are in zones catalog.MACHINE_ZONES
+    lists for their machine (or the machine has no row)."""
+    config = validation.load(stack, raw_stack_config(stack))
+    for pool in config.pools:
+        offered = catalog.MACHINE_ZONES.get(pool.machine_type)
+        assert offered is None or set(pool.zones or [config.zone]) <= offered, (stack, pool.name)
