@@ -491,9 +491,11 @@ class StorageTier:
 # in 2.5 TiB steps) and .../service-tiers-regional (higher range as zonal), read 2026-11-25.
 # REGIONAL's lower range is 100 GiB to 10,239 GiB (docs.cloud.google.com/filestore/docs/
 # service-tiers-regional.md.txt, read 2026-11-25); the stored copy breaks off at its minimum
-# scaling size, and 10,239 - 100 = 10,139 is prime: no step above 1 GiB reaches that maximum.
-# ENTERPRISE keeps trainstack's 1 TiB minimum in 256 GiB steps: no stored copy of its current
-# tier page was found (the older "enterprise-limited" page gave 512 GiB to 20 TiB in 1 GiB steps).
+# scaling size, and 10,239 - 100 = 10,139 is prime: no step above 1 GiB reaches that maximum (an
+# earlier copy of .../service-tiers gave REGIONAL 1 TiB to 9.75 TiB in 256 GiB units; the tier page
+# has since widened it). ENTERPRISE: 1 TiB to 10 TiB, up or down in 256 GiB units (the comparison
+# table of cloud.google.com/filestore/docs/service-tiers#enterprise_tier, a stored copy read
+# 2026-11-25; the retired "enterprise-limited" page's 512 GiB to 20 TiB no longer applies).
 FILESTORE_TIERS: dict[str, StorageTier] = {
     "BASIC_HDD": StorageTier(((1024, 65434, 1),)),
     "BASIC_SSD": StorageTier(((2560, 65434, 1),)),

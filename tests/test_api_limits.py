@@ -89,6 +89,9 @@ CASES = [
     # Filestore REGIONAL: 100 GiB to 10,239 GiB, then 10 TiB to 100 TiB
     ("filestore-regional", "a3high-nemo-gpt5b", {"trainstack:storage": {"filestore": {"tier": "REGIONAL", "capacityGib": 100}}},
      {"trainstack:storage": {"filestore": {"tier": "REGIONAL", "capacityGib": 99}}}, "trainstack:storage.filestore.capacityGib = 99", "100 to 10239 GiB"),
+    # Filestore ENTERPRISE: 1 TiB to 10 TiB in 256 GiB units
+    ("filestore-enterprise", "a3high-nemo-gpt5b", {"trainstack:storage": {"filestore": {"tier": "ENTERPRISE", "capacityGib": 10240}}},
+     {"trainstack:storage": {"filestore": {"tier": "ENTERPRISE", "capacityGib": 10496}}}, "trainstack:storage.filestore.capacityGib = 10496", "1024 to 10240 GiB in steps of 256"),
     # GKE: 48 h of maintenance in 32 days; a weekly day recurs at least 4 times in any 32 days (12 h x 4 = 48 h)
     ("maintenance-one-day", "a3mega-gpt3-175b", window(12, "FREQ=WEEKLY;BYDAY=SA"), window(11.5, "FREQ=WEEKLY;BYDAY=SA"),
      "trainstack:cluster.maintenance.window.end = '2026-01-03T14:30:00Z'", "allows 46 h of maintenance in 32 days"),
