@@ -146,6 +146,9 @@ class GkeClusterArgs(Args):
     }
 
     def _cross(self) -> Iterator[Problem]:
+        for zone in self.node_locations:
+            if isinstance(self.location, str) and isinstance(zone, str) and (message := rules.cluster_zone(self.location, zone)):
+                yield "node_locations", zone, message
         # GKE PrivateClusterConfig: a private endpoint needs private nodes.
         if self.private_endpoint and not self.private_nodes:
             yield "private_endpoint", True, "a private endpoint needs private_nodes: true"

@@ -87,6 +87,10 @@ CASES = [
     ("zones-not-empty", GpuNodePool, POOL, {"zones": [ZONE]}, {"zones": []}, "zones", "must not be empty"),
     ("zones-each", GpuNodePool, POOL, {"zones": ["us-central1-b"]}, {"zones": ["us-central1"]}, "zones[0]", "must be a GCP zone such as us-central1-b"),
     ("ai-zone", GpuNodePool, POOL, {"zones": ["us-central1-ai1a"]}, {"zones": ["us-central1-ai"]}, "zones[0]", "must be a GCP zone such as us-central1-b"),
+    # a zone of the location's region (GKE NodePool.locations, Cluster.locations)
+    ("pool-zone-region", GpuNodePool, POOL, {"zones": ["us-central1-f"]}, {"zones": ["us-east1-b"]}, "zones", "must be a zone of the cluster's region (us-central1)"),
+    ("cpu-zone-region", CpuNodePool, CPU_POOL, {"zones": ["us-central1-f"]}, {"zones": ["us-east1-b"]}, "zones", "must be a zone of the cluster's region (us-central1)"),
+    ("cluster-zone-region", GkeCluster, CLUSTER, {"node_locations": ["us-central1-f"]}, {"node_locations": ["us-east1-b"]}, "node_locations", "must be a zone of the cluster's region"),
     # the zone holds the machine (catalog.MACHINE_ZONES): asia-south1 has A3 High and Ultra, no A3 Mega
     ("machine-zone", GpuNodePool, POOL, {"location": "europe-west4", "zones": ["europe-west4-b"]}, {"location": "asia-south1", "zones": ["asia-south1-b"]},
      "zones", "asia-south1 offers no a3-megagpu-8g"),
