@@ -914,20 +914,20 @@ class StackConfig(BaseModel):
         return self
 
     def _problems(self) -> Iterator[Problem]:
-        if not self.zone.startswith(self.region + "-"):
-            yield ("gcp:zone",), self.zone, f"must be a zone of gcp:region ({self.region})"
+        if wrong := rules.cluster_zone(self.region, self.zone, "gcp:region"):
+            yield ("gcp:zone",), self.zone, wrong
         if (self.single_pool is None) == (self.pool_list is None):
             yield ("trainstack:gpuPool",), None, "set exactly one of trainstack:gpuPool (one pool) and trainstack:gpuPools (a list)"
             return
         yield from self._pool_problems()
         for section, zones in (*((self.pool_key(i), p.zones) for i, p in enumerate(self.pools)), (("trainstack:cpuPool",), self.cpu_pool.zones)):
             for i, zone in enumerate(zones or []):
-                if not zone.startswith(self.region + "-"):
-                    yield (*section, "zones", i), zone, f"must be a zone of gcp:region ({self.region})"
+                if wrong := rules.cluster_zone(self.region, zone, "gcp:region"):
+                    yield (*section, "zones", i), zone, wrong
         for i, pool in enumerate(self.pools):
             keys = [(*self.pool_key(i), "zones", j) for j in range(len(pool.zones))] if pool.zones else [("gcp:zone",)]
             for key, zone in zip(keys, pool.zones or [self.zone]):
-                if zone.startswith(self.region + "-") and (wrong := rules.machine_zone(pool.machine_type, zone)):
+                if not rules.cluster_zone(self.region, zone) and (wrong := rules.machine_zone(pool.machine_type, zone)):
                     yield key, zone, f"cannot hold {key_path(self.pool_key(i))}.machineType: {wrong}"
         if self.cpu_pool.zones is None and self.cpu_pool.node_count % len(self.gpu_zones):
             yield (

@@ -527,11 +527,11 @@ def _tier_capacity(tier: catalog.StorageTier, capacity_gib: int, what: str) -> s
     return f"{what} takes {takes}"
 
 
-def cluster_zone(location: str, zone: str) -> str | None:
+def cluster_zone(location: str, zone: str, region_key: str = "the cluster's region") -> str | None:
     """A zone of the cluster's region: GKE places a cluster's nodes in the zones of its location's
     region (a zonal cluster's extra node locations included; NodePool.locations)."""
     region = location if not REGION_ID(location) else region_of(location)
-    return None if region_of(zone) == region else f"must be a zone of the cluster's region ({region})"
+    return None if region_of(zone) == region else f"must be a zone of {region_key} ({region})"
 
 
 def filestore_location(tier: str, location: str) -> str | None:
