@@ -11,7 +11,7 @@ pricing pages; they are estimates (no discounts, no taxes) and are reported as s
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Literal
 
@@ -19,6 +19,17 @@ from trainstack.core.errors import CatalogError
 
 PRICES_AS_OF = "2025-06-01"
 PRICES_SOURCE = "cloud.google.com/compute/vm-instance-pricing and /compute/gpus-pricing, us-central1"
+
+# Spot and A4 prices: a snapshot of Google's Cloud Billing Catalog as SkyPilot's catalog records it
+# (skypilot-org/skypilot-catalog 2c3d7ea catalogs/v9/gcp/vms.csv, us-central1, VM row plus GPU row;
+# its date is not recorded in the copy read). Spot prices "can change up to once every day"
+# (cloud.google.com/spot-vms/pricing), so these are estimates of a moving price.
+SNAPSHOT_PRICES_SOURCE = "Cloud Billing Catalog snapshot: skypilot-org/skypilot-catalog 2c3d7ea catalogs/v9/gcp/vms.csv, us-central1"
+
+# DWS (flex-start and queued provisioning) is billed at a discount on vCPUs, GPUs and TPUs of "up
+# to 53%" (cloud.google.com/kubernetes-engine/docs/concepts/dws); no per-machine price was found,
+# so a DWS pool is reported between on-demand and on-demand less that discount.
+DWS_MAX_DISCOUNT = 0.53
 
 
 class GpuDirect(StrEnum):
@@ -79,7 +90,10 @@ class Gpu:
 # uses 1978). H200 has the same tensor cores as H100 SXM. A100 datasheet: 312 BF16/FP16 dense,
 # no FP8. Memory as nvidia-smi reports it: H100 80GB 81559 MiB (NVIDIA/nccl#1264), H200 143771
 # MiB, A100 40GB 40960 MiB, A100 80GB 81920 MiB ("80 GB" is about 85.5e9 bytes, not 80e9).
+# B200: NVIDIA HGX B200 datasheet, 8 GPUs 36 PFLOPS FP16/BF16 and 72 PFLOPS FP8 with sparsity,
+# so 2,250 and 4,500 dense per GPU; nvidia-smi on a4-highgpu-8g reports 183359 MiB.
 GPUS: dict[str, Gpu] = {
+    "b200": Gpu("b200", 183359, {"bf16": 2250.0, "fp16": 2250.0, "fp8": 4500.0}),
     "h200": Gpu("h200", 143771, {"bf16": 989.0, "fp16": 989.0, "fp8": 1979.0}),
     "h100": Gpu("h100", 81559, {"bf16": 989.0, "fp16": 989.0, "fp8": 1979.0}),
     "a100": Gpu("a100", 40960, {"bf16": 312.0, "fp16": 312.0}),
@@ -102,6 +116,8 @@ class GpuDirectImages:
     rxdm: Image | None = None
     nri_device_injector: Image | None = None
 
+
+GIB_REPOSITORY = "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib"
 
 # GKE "Maximize GPU network bandwidth" guides and the recipes: TCPX plugin v3.1.6 with RxDM
 # v2.0.7 (recipe 003 pins these); TCPXO plugin v1.0.3 with RxDM v1.0.9 (recipe 002); gIB
@@ -138,9 +154,7 @@ GPUDIRECT_IMAGES: dict[GpuDirect, GpuDirectImages] = {
     ),
     # gIB v1.0.5: recipe 000 (gpu-recipes 27b47e7 training/a3ultra/llama3-1-405b/
     # nemo-pretraining-gke-resiliency/values.yaml network.gibVersion), also Cluster Toolkit v1.50's.
-    GpuDirect.RDMA: GpuDirectImages(
-        nccl_plugin=Image("us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib", "v1.0.5"),
-    ),
+    GpuDirect.RDMA: GpuDirectImages(nccl_plugin=Image(GIB_REPOSITORY, "v1.0.5")),
 }
 
 
@@ -165,11 +179,20 @@ class Machine:
         topology_labels: whether GKE labels the nodes with every level Kueue's Topology
             names (`cloud.google.com/gce-topology-block`, `-subblock`, `-host`); Kueue
             ignores a node that lacks one, so Topology Aware Scheduling is used only here.
-        hourly_usd: list on-demand price per node-hour (estimate, see PRICES_AS_OF).
+        hourly_usd: list on-demand price per node-hour (estimate, see PRICES_AS_OF, or
+            SNAPSHOT_PRICES_SOURCE where `price_source` says so).
+        spot_hourly_usd: spot price per node-hour (SNAPSHOT_PRICES_SOURCE), else None.
+        price_source: where `hourly_usd` comes from when it is not PRICES_SOURCE.
         boot_disk_type: the boot disk type the machine attaches.
         default_queue: the Kueue queue name the upstream recipes use for the machine family.
         nic_cpu_bindings: per extra NIC, the CPU cores of the NCCL plugin's send and receive
             threads (`(tx, rx)`), where the GPUDirect stack binds them (TCPX); else empty.
+        nccl_plugin: the machine's own NCCL plugin image where it differs from its GPUDirect
+            stack's (GPUDIRECT_IMAGES), else None.
+        nccl_tuner_config: the NCCL tuner file in the plugin for this machine (gIB ships one
+            per machine), else "".
+        nccl_socket_interfaces: the interfaces NCCL's bootstrap sockets use, where the recipes
+            set them over the plugin's script, else empty.
     """
 
     name: str
@@ -190,6 +213,11 @@ class Machine:
     compact_with_flex_start: bool = False
     topology_labels: bool = False
     nic_cpu_bindings: tuple[tuple[str, str], ...] = ()
+    nccl_plugin: Image | None = None
+    nccl_tuner_config: str = ""
+    nccl_socket_interfaces: tuple[str, ...] = ()
+    spot_hourly_usd: float | None = None
+    price_source: str = PRICES_SOURCE
 
     def gpus(self, nodes: int) -> int:
         """GPUs on `nodes` nodes of this machine."""
@@ -202,7 +230,11 @@ class Machine:
 
     @property
     def gpudirect_images(self) -> GpuDirectImages | None:
-        return GPUDIRECT_IMAGES.get(self.gpudirect)
+        """The GPUDirect stack's images, with the machine's own NCCL plugin where it has one."""
+        images = GPUDIRECT_IMAGES.get(self.gpudirect)
+        if images is None or self.nccl_plugin is None:
+            return images
+        return replace(images, nccl_plugin=self.nccl_plugin)
 
 
 @dataclass(frozen=True)
@@ -261,10 +293,51 @@ MACHINES: dict[str, Machine] = {
             mtu=8896,
             compact_placement=True,
             hourly_usd=84.81,
+            spot_hourly_usd=47.66,  # 6.68552 VM + 8 x 5.1215 H200
             boot_disk_type="hyperdisk-balanced",
             default_queue="a3-ultra",
             compact_with_flex_start=True,
             topology_labels=True,
+            nccl_tuner_config="tuner_config_a3u.txtpb",
+        ),
+        # A4: what differs from A3 Ultra is the GPU, memory and the gIB release. Same RDMA
+        # path: one extra gVNIC and eight RDMA NICs on the zone's RoCE VPC, MTU 8896 (Cluster
+        # Toolkit 1047080 examples/gke-a4/gke-a4.yaml gke-a4-net-1 and gke-a4-rdma-net, 8
+        # subnets; modules/network/gpu-rdma-vpc mtu default 8896), accelerator nvidia-b200 and
+        # the queue `a4` (same file, kueue-configuration.yaml.tftpl, which gives the flavor the
+        # gce-topology block/subblock/host levels), 32 local SSDs (modules/compute/gke-node-pool/
+        # disk_definitions.tf). gIB v1.1.0 and tuner_config_a4.txtpb: gpu-recipes e515bfc
+        # training/a4/llama3_70b/nemo-gke/nemo2507/64gpus-bf16-gbs256/recipe (values.yaml
+        # network.gibVersion; templates/workload-job.yaml), as Toolkit's gke-a4 installs it.
+        # Compact placement with flex-start: Toolkit gke-node-pool precondition `^(a3-ultragpu-|a4-|h4d-)`.
+        # vCPUs, memory (GiB) and the only us-central1 zone (b): SNAPSHOT_PRICES_SOURCE.
+        Machine(
+            name="a4-highgpu-8g",
+            accelerator="nvidia-b200",
+            gpu=GPUS["b200"],
+            gpus_per_node=8,
+            vcpus=224,
+            memory_gb=3968,
+            local_ssds=32,
+            gpudirect=GpuDirect.RDMA,
+            gvnic_networks=1,
+            rdma_subnets=8,
+            mtu=8896,
+            compact_placement=True,
+            # A4 is billed as one B200 SKU for the whole node (no separate vCPU/memory price):
+            # 8 x 11.277 on demand, 8 x 4.7183 spot. The same snapshot lists 8 x 8.055 in other
+            # regions; which SKU is standard and which DWS it does not say, so the higher is used.
+            hourly_usd=90.22,
+            spot_hourly_usd=37.75,
+            price_source=SNAPSHOT_PRICES_SOURCE,
+            boot_disk_type="hyperdisk-balanced",
+            default_queue="a4",
+            compact_with_flex_start=True,
+            topology_labels=True,
+            nccl_plugin=Image(GIB_REPOSITORY, "v1.1.0"),
+            nccl_tuner_config="tuner_config_a4.txtpb",
+            # Every A4 chart of gpu-recipes (src/helm-charts/a4/*) exports "eth0,eth1".
+            nccl_socket_interfaces=("eth0", "eth1"),
         ),
         Machine(
             name="a3-megagpu-8g",
@@ -280,6 +353,7 @@ MACHINES: dict[str, Machine] = {
             mtu=8244,
             compact_placement=True,
             hourly_usd=92.15,
+            spot_hourly_usd=50.2,  # 5.15632 VM + 8 x 5.6299 H100 Mega
             default_queue="a3-mega",
         ),
         Machine(
@@ -296,6 +370,7 @@ MACHINES: dict[str, Machine] = {
             mtu=8244,
             compact_placement=True,
             hourly_usd=88.49,
+            spot_hourly_usd=47.87,  # 5.15632 VM + 8 x 5.3387 H100
             default_queue="a3-queue",
             # GKE TCPX guide: the first two NICs sit on NUMA node 0, the last two on node 1.
             nic_cpu_bindings=(
@@ -319,6 +394,7 @@ MACHINES: dict[str, Machine] = {
             mtu=1460,
             compact_placement=True,
             hourly_usd=29.39,
+            spot_hourly_usd=15.42,  # 3.10496 VM + 8 x 1.5399 A100
         ),
         Machine(
             name="a2-ultragpu-8g",
@@ -334,6 +410,7 @@ MACHINES: dict[str, Machine] = {
             mtu=1460,
             compact_placement=True,
             hourly_usd=40.55,
+            spot_hourly_usd=21.9,  # 4.61728 VM + 8 x 2.1604 A100 80GB
         ),
     )
 }

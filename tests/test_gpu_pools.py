@@ -289,17 +289,24 @@ def test_the_contract_carries_the_pools_and_a_job_sees_its_queue(platform: dict[
         plan_of(JOB, job)
 
 
-def test_cost_speaks_per_pool_and_flags_spot_and_dws_as_upper_bounds() -> None:
-    """The catalog has no spot or DWS price (they vary by region and day): those pools are priced
-    at the on-demand list price, and say so; the total is the pools' sum plus the rest."""
+def test_cost_speaks_per_pool_prices_spot_as_spot_and_dws_as_a_range() -> None:
+    """Spot at the catalog's spot snapshot (catalog.SNAPSHOT_PRICES_SOURCE); DWS, which has no
+    per-machine price, at on-demand as an upper bound with the floor at Google's "up to 53%"
+    discount; the total is the pools' sum plus the rest."""
     plan = plan_of(PLATFORM, raw_stack_config(PLATFORM))
     pools = plan.cost.to_dict()["pools"]
     assert {name: (p["capacity"], p.get("priceIsUpperBound", False)) for name, p in pools.items() if name != "cpu-pool"} == {
-        "a3-mega-reserved": ("reservation", False), "a3-mega-queued": ("queued", True), "a3-mega-spot": ("spot", True),
+        "a3-mega-reserved": ("reservation", False), "a3-mega-queued": ("queued", True), "a3-mega-spot": ("spot", False),
     }
+    mega = catalog.machine("a3-megagpu-8g")
+    assert (pools["a3-mega-spot"]["usdPerNodeHour"], pools["a3-mega-spot"]["priceSource"]) == (mega.spot_hourly_usd, catalog.SNAPSHOT_PRICES_SOURCE)
+    assert pools["a3-mega-reserved"]["usdPerNodeHour"] == mega.hourly_usd and "priceSource" not in pools["a3-mega-reserved"]
+    queued = pools["a3-mega-queued"]
+    assert (queued["usdPerNodeHour"], queued["usdPerNodeHourAtMostDiscount"]) == (mega.hourly_usd, round(mega.hourly_usd * 0.47, 4))
     assert plan.cost.max_usd == round(plan.cost.fixed_usd + sum(p["maxNodes"] * p["usdPerNodeHour"] for p in pools.values()), 2)
     table = describe(plan, Path("out"), "table")
-    assert "pool a3-mega-spot" in table and "0-32 x a3-megagpu-8g, spot" in table and "an upper bound" in table
+    assert "pool a3-mega-spot" in table and "0-32 x a3-megagpu-8g, spot" in table and "it changes daily" in table
+    assert "at DWS's largest stated discount" in table
     single = describe(plan_of("a3mega-gpt3-175b", raw_stack_config("a3mega-gpt3-175b")), Path("out"), "table")
     assert "  pool " not in single  # one GPU pool: the total says it all
 
@@ -322,3 +329,17 @@ def test_validate_names_every_pool_with_its_capacity_in_queue_order() -> None:
     ) in result.output
     single = CliRunner().invoke(main, ["validate", "a3mega-gpt3-175b"])
     assert single.exit_code == 0 and "GPU pools" not in single.output
+
+
+def test_critical_path_says_when_each_gpu_pool_is_ready() -> None:
+    """A fixed reserved pool waits for its nodes; pools that autoscale from 0 are ready once
+    created empty, so jobs queued on them wait for their nodes instead (ProvisioningRequest or
+    the autoscaler), not the deploy."""
+    path = plan_of(PLATFORM, raw_stack_config(PLATFORM)).critical_path
+    ready = {p.name: p.ready for p in path.pools}
+    assert set(ready) == {"a3-mega-reserved", "a3-mega-queued", "a3-mega-spot"}
+    assert ready["a3-mega-reserved"] > ready["a3-mega-queued"] == ready["a3-mega-spot"]
+    assert path.to_dict()["pools"]["a3-mega-reserved"]["readyAt"] == round(ready["a3-mega-reserved"], 1)
+    assert "GPU pool a3-mega-spot ready at" in path.to_table()
+    single = plan_of("a3mega-gpt3-175b", raw_stack_config("a3mega-gpt3-175b")).critical_path
+    assert len(single.pools) == 1 and "GPU pool a3-mega ready" not in single.to_table()

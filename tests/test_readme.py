@@ -9,6 +9,7 @@ import yaml
 from trainstack.app import validation
 from trainstack.app.plan.plan import render
 from trainstack.app.stacks import project_root
+from trainstack.core import catalog
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 
@@ -32,3 +33,10 @@ def test_readme_names_the_set_up_and_test_commands() -> None:
 
 def validate_stack(stack: str, raw: dict, platform_output: object = None):  # noqa: ANN201
     return validation.validate(stack, raw, project_root(), platform_output)
+
+
+def test_which_machine_lists_every_catalog_machine_with_its_gpu_memory() -> None:
+    table = README.split("### Which machine", 1)[1].split("\n\n", 2)[1]
+    for machine in catalog.MACHINES.values():
+        (row,) = [line for line in table.splitlines() if f"`{machine.name}`" in line]
+        assert f"{machine.gpu.memory_mib / 1024:.0f}" in row.split("|")[3], machine.name

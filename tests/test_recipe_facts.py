@@ -128,7 +128,6 @@ A3ULTRA_ENV = [
     ("GLOO_SOCKET_IFNAME", "eth0", A3ULTRA),
     ("NVTE_FWD_LAYERNORM_SM_MARGIN", "8", A3ULTRA),
     ("NVTE_BWD_LAYERNORM_SM_MARGIN", "8", A3ULTRA),
-    ("NCCL_TUNER_CONFIG_PATH", "/usr/local/gib/configs/tuner_config_a3u.txtpb", A3ULTRA_LAUNCHER),
     ("HOST_DAEMON_PORT", "60010", A3ULTRA),  # how the era's launcher finds its host monitor
 ]
 A3ULTRA_FLAGS = [
@@ -155,6 +154,16 @@ def a3ultra_pod(plans: dict[str, Plan]) -> dict[str, Any]:
 def test_a3ultra_env_is_the_recipes(plans: dict[str, Plan], name: str, value: str, source: str) -> None:
     env = {e["name"]: e.get("value") for e in a3ultra_pod(plans)["spec"]["containers"][0]["env"]}
     assert env[name] == value, source
+
+
+def test_a3ultra_tuner_is_exported_after_the_gib_script(plans: dict[str, Plan]) -> None:
+    """The launcher exports gIB's A3 Ultra tuner after sourcing set_nccl_env.sh, so the script
+    cannot set another; the container env does not carry it."""
+    workload = a3ultra_pod(plans)["spec"]["containers"][0]
+    script = workload["command"][2]
+    export = "export NCCL_TUNER_CONFIG_PATH=/usr/local/gib/configs/tuner_config_a3u.txtpb"
+    assert script.index('source "${NCCL_INIT_SCRIPT}"') < script.index(export), A3ULTRA_LAUNCHER
+    assert "NCCL_TUNER_CONFIG_PATH" not in {e["name"] for e in workload["env"]}
 
 
 @pytest.mark.parametrize("flag", A3ULTRA_FLAGS)

@@ -125,12 +125,28 @@ def test_rdma_runs_on_the_host_network_and_installs_gib_in_the_pod() -> None:
     assert "networking.gke.io/interfaces" not in p.annotations
     assert list(containers(p)) == ["nccl-plugin-installer"]
     assert containers(p)["nccl-plugin-installer"]["image"] == "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib:v1.0.5"
-    assert p.env["NCCL_TUNER_CONFIG_PATH"] == "/usr/local/gib/configs/tuner_config_a3u.txtpb"
+    assert p.after_init == {"NCCL_TUNER_CONFIG_PATH": "/usr/local/gib/configs/tuner_config_a3u.txtpb"}
     assert p.env["NCCL_PLUGIN_PATH"] == "/usr/local/gib/lib64"
     assert p.env["NCCL_INIT_SCRIPT"] == "/usr/local/gib/scripts/set_nccl_env.sh"
     assert p.volume_mounts == ({"name": "gib", "mountPath": "/usr/local/gib"},)
     assert not any(c.get("restartPolicy") for c in p.init_containers)  # no RxDM on RDMA
     assert not any(k.startswith("devices.gke.io/") for k in p.annotations)
+
+
+def test_a4_takes_the_rdma_path_with_its_own_gib_release_tuner_and_socket_interfaces() -> None:
+    """gpu-recipes e515bfc training/a4/llama3_70b/nemo-gke/nemo2507/64gpus-bf16-gbs256/recipe:
+    gIB v1.1.0, and after set_nccl_env.sh NCCL_SOCKET_IFNAME "eth0,eth1" and the A4 tuner."""
+    a4 = catalog.machine("a4-highgpu-8g")
+    p = profiles.for_machine(a4, networks(a4))
+    a3u = parts("rdma")
+    assert containers(p)["nccl-plugin-installer"]["image"] == "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib:v1.1.0"
+    assert p.after_init == {
+        "NCCL_SOCKET_IFNAME": "eth0,eth1",
+        "NCCL_TUNER_CONFIG_PATH": "/usr/local/gib/configs/tuner_config_a4.txtpb",
+    }
+    assert (p.env, p.volumes, p.volume_mounts, p.host_network, p.privileged) == (
+        a3u.env, a3u.volumes, a3u.volume_mounts, a3u.host_network, a3u.privileged
+    )
 
 
 def test_none_adds_nothing() -> None:

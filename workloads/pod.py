@@ -42,6 +42,8 @@ class PodParts:
         tolerations: pod tolerations.
         host_network: the pod runs in the node's network namespace (and resolves cluster names).
         privileged: the workload container runs privileged.
+        after_init: variables the workload's shell exports after sourcing the NCCL plugin's
+            own settings script, so they override it (as the recipes export them after it).
     """
 
     annotations: Mapping[str, str] = field(default_factory=dict)
@@ -52,6 +54,7 @@ class PodParts:
     tolerations: tuple[Json, ...] = ()
     host_network: bool = False
     privileged: bool = False
+    after_init: Mapping[str, str] = field(default_factory=dict)
 
 
 def compose(*parts: PodParts) -> PodParts:
@@ -60,7 +63,9 @@ def compose(*parts: PodParts) -> PodParts:
     container or annotation differently is a bug, reported as a ValueError."""
     annotations: dict[str, str] = {}
     env: dict[str, str] = {}
+    after_init: dict[str, str] = {}
     for part in parts:
+        after_init.update(part.after_init)
         for key, value in part.annotations.items():
             if annotations.get(key, value) != value:
                 raise ValueError(f"pod annotation {key!r} set twice with different values")
@@ -79,6 +84,7 @@ def compose(*parts: PodParts) -> PodParts:
         tolerations=tuple(t for i, t in enumerate(tolerations) if t not in tolerations[:i]),
         host_network=any(p.host_network for p in parts),
         privileged=any(p.privileged for p in parts),
+        after_init=after_init,
     )
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -300,9 +301,10 @@ def pod_parts(args: TrainingJobArgs) -> PodParts:
     )
 
 
-def container_command(launch: Launch) -> list[str]:
-    """`bash -c <prologue, setup, exec "$@"> launch <argv...>`."""
-    script = _PROLOGUE + "".join(f"{line}\n" for line in launch.setup) + _EXEC
+def container_command(launch: Launch, after_init: Mapping[str, str]) -> list[str]:
+    """`bash -c <prologue, exports after the NCCL script, setup, exec "$@"> launch <argv...>`."""
+    exports = "".join(f"export {name}={shlex.quote(value)}\n" for name, value in after_init.items())
+    script = _PROLOGUE + exports + "".join(f"{line}\n" for line in launch.setup) + _EXEC
     return ["bash", "-c", script, "launch"]
 
 
@@ -312,7 +314,8 @@ def pod_template(args: TrainingJobArgs) -> Json:
         "name": WORKLOAD_CONTAINER,
         "image": args.image,
         "imagePullPolicy": "Always",  # as the recipes' charts: a re-pushed tag is never stale
-        "command": container_command(args.launch),
+        # A variable the stack sets itself is not exported over.
+        "command": container_command(args.launch, {k: v for k, v in parts.after_init.items() if k not in args.env}),
         "args": list(args.launch.command),
         "env": [*env_list({k: v for k, v in parts.env.items() if k not in args.secret_env}), *secret_env_list(args)],
         "resources": {"limits": {"nvidia.com/gpu": args.machine.gpus_per_node}},

@@ -21,7 +21,7 @@ def _rows(plan: Plan) -> list[tuple[str, str]]:
         ("GPU nodes", str(cost.gpu_nodes)),
         ("GPUs", str(cost.gpus)),
         ("CPU nodes", str(cost.cpu_nodes)),
-        ("est. cost per hour", f"{usd} (list prices as of {catalog.PRICES_AS_OF}, an estimate)"),
+        ("est. cost per hour", f"{usd} ({_price_basis(cost.pools)}, an estimate)"),
         *((f"  pool {p.name}", _pool(p)) for p in gpu_pools if len(gpu_pools) > 1),
         *((("GPU memory", _memory(plan.memory)),) if plan.memory else ()),
         ("pulumi destroy", plan.destroy_effect()),
@@ -29,11 +29,27 @@ def _rows(plan: Plan) -> list[tuple[str, str]]:
     ]
 
 
+def _price_basis(pools: list[PoolSize]) -> str:
+    """Where the figure's prices come from: the list prices, and a billing-catalog snapshot for
+    the machines priced from it (A4; spot)."""
+    snapshot = sorted({p.machine_type for p in pools if p.price_source == catalog.SNAPSHOT_PRICES_SOURCE})
+    basis = f"list prices as of {catalog.PRICES_AS_OF}"
+    return f"{basis}; {', '.join(snapshot)} from a billing-catalog snapshot" if snapshot else basis
+
+
 def _pool(pool: PoolSize) -> str:
     """One GPU pool of several: size, capacity and its share of the cost."""
     nodes = f"{pool.max_nodes}" if pool.min_nodes == pool.max_nodes else f"{pool.min_nodes}-{pool.max_nodes}"
     usd = f"${pool.max_nodes * pool.hourly_usd:,.2f}/h at full size"
-    bound = " (at the on-demand list price: an upper bound)" if pool.upper_bound else ""
+    if pool.dws_floor_usd is not None:
+        low = pool.max_nodes * pool.dws_floor_usd
+        bound = f" (at the on-demand list price: an upper bound; ${low:,.2f}/h at DWS's largest stated discount)"
+    elif pool.upper_bound:
+        bound = " (at the on-demand list price: an upper bound)"
+    elif pool.capacity == "spot":
+        bound = " (spot price of a billing-catalog snapshot: it changes daily)"
+    else:
+        bound = ""
     return f"{nodes} x {pool.machine_type}, {pool.capacity}, {usd}{bound}"
 
 

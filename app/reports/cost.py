@@ -16,7 +16,8 @@ NODE_POOL = "gcp:container/nodePool:NodePool"
 
 @dataclass(frozen=True)
 class PoolSize:
-    """A node pool's size: nodes at minimum and at maximum (equal for a fixed pool)."""
+    """A node pool's size: nodes at minimum and at maximum (equal for a fixed pool), priced for
+    its capacity (`hourly_usd`: spot at the catalog's spot price, the rest at on-demand list)."""
 
     name: str
     machine_type: str
@@ -25,12 +26,18 @@ class PoolSize:
     gpus_per_node: int
     hourly_usd: float
     capacity: str = "on-demand"
+    price_source: str = catalog.PRICES_SOURCE
 
     @property
     def upper_bound(self) -> bool:
-        """Priced at the on-demand list price though it is cheaper: the catalog holds no spot or
-        DWS price (they vary by region and, for spot, by day), so the figure is an upper bound."""
-        return self.capacity in ("spot", "flex-start", "queued")
+        """Priced at on-demand though it costs less: DWS (discounted by up to
+        catalog.DWS_MAX_DISCOUNT), or spot where the catalog has no spot price."""
+        return self.capacity in ("flex-start", "queued") or (self.capacity == "spot" and self.price_source != catalog.SNAPSHOT_PRICES_SOURCE)
+
+    @property
+    def dws_floor_usd(self) -> float | None:
+        """A DWS pool's node-hour at the largest discount Google states; else None."""
+        return round(self.hourly_usd * (1 - catalog.DWS_MAX_DISCOUNT), 4) if self.capacity in ("flex-start", "queued") else None
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,8 @@ class CostEstimate:
                 p.name: {
                     "machineType": p.machine_type, "minNodes": p.min_nodes, "maxNodes": p.max_nodes, "usdPerNodeHour": p.hourly_usd,
                     "capacity": p.capacity, **({"priceIsUpperBound": True} if p.upper_bound else {}),
+                    **({"usdPerNodeHourAtMostDiscount": p.dws_floor_usd} if p.dws_floor_usd is not None else {}),
+                    **({"priceSource": p.price_source} if p.price_source != catalog.PRICES_SOURCE else {}),
                 }
                 for p in self.pools
             },
@@ -88,9 +97,13 @@ class CostEstimate:
 def _pool(resource: dict[str, Any]) -> PoolSize | None:
     inputs = resource["inputs"]
     machine_type = (inputs.get("nodeConfig") or {}).get("machineType", "")
+    capacity = _capacity(inputs)
+    source = catalog.PRICES_SOURCE
     if machine_type in catalog.MACHINES:
         m = catalog.MACHINES[machine_type]
-        hourly, gpus = m.hourly_usd, m.gpus_per_node
+        hourly, gpus, source = m.hourly_usd, m.gpus_per_node, m.price_source
+        if capacity == "spot" and m.spot_hourly_usd is not None:
+            hourly, source = m.spot_hourly_usd, catalog.SNAPSHOT_PRICES_SOURCE
     elif machine_type in catalog.CPU_MACHINES:
         hourly, gpus = catalog.CPU_MACHINES[machine_type].hourly_usd, 0
     else:
@@ -104,7 +117,7 @@ def _pool(resource: dict[str, Any]) -> PoolSize | None:
             low, high = scaling.get("minNodeCount", 0) * zones, scaling.get("maxNodeCount", 0) * zones
     else:
         low = high = int(inputs.get("nodeCount", inputs.get("initialNodeCount", 0))) * zones
-    return PoolSize(inputs.get("name") or resource["name"], machine_type, int(low), int(high), gpus, hourly, _capacity(inputs))
+    return PoolSize(inputs.get("name") or resource["name"], machine_type, int(low), int(high), gpus, hourly, capacity, source)
 
 
 def _capacity(inputs: dict[str, Any]) -> str:

@@ -62,6 +62,16 @@ class PathStep:
 
 
 @dataclass(frozen=True)
+class PoolReady:
+    """A GPU node pool's own creation time and when it is ready (seconds from the start of
+    `pulumi up`): a job on that pool can start no earlier."""
+
+    name: str
+    seconds: float
+    ready: float
+
+
+@dataclass(frozen=True)
 class CriticalPath:
     """The longest chain of creations (`total_seconds`, `steps` in order), the floor (the longest
     chain of essential resources present: primary network and subnetwork, cluster, GPU node pool,
@@ -72,6 +82,7 @@ class CriticalPath:
     floor_seconds: float
     floor_urns: tuple[str, ...]
     defaulted_types: tuple[str, ...]
+    pools: tuple[PoolReady, ...] = ()
 
     @property
     def ratio(self) -> float | None:
@@ -135,6 +146,7 @@ class CriticalPath:
             ],
             "floor": list(self.floor_urns),
             "defaultedTypes": list(self.defaulted_types),
+            "pools": {p.name: {"seconds": round(p.seconds, 1), "readyAt": round(p.ready, 1)} for p in self.pools},
         }
 
     def to_markdown(self) -> str:
@@ -145,8 +157,13 @@ class CriticalPath:
                 f"{number}. `{s.name}` `{s.type}`: {_minutes(s.seconds)} min, "
                 f"cumulative {_minutes(s.finish)} min{mark}"
             )
+        lines += [f"- GPU pool `{p.name}` ready at {_minutes(p.ready)} min" for p in self._several_pools()]
         lines += ["", f"**Verdict:** {self.verdict()}", "", self._footnote()]
         return "\n".join(lines)
+
+    def _several_pools(self) -> tuple[PoolReady, ...]:
+        """The GPU pools, when there are several (with one, the path says it)."""
+        return self.pools if len(self.pools) > 1 else ()
 
     def to_table(self) -> str:
         lines = [f"deploy critical path: {self._summary()}", ""]
@@ -159,6 +176,7 @@ class CriticalPath:
                     f"  {number:>3}  {_minutes(s.seconds):>6}  {_minutes(s.finish):>8}  {s.name:<{width}}  {s.type}{mark}"
                 )
             lines.append("")
+        lines += [f"  GPU pool {p.name} ready at {_minutes(p.ready)} min" for p in self._several_pools()]
         lines += [f"verdict: {self.verdict()}", self._footnote()]
         return "\n".join(lines)
 
@@ -348,10 +366,16 @@ def critical_path(resources: list[dict[str, Any]], weights: Mapping[str, float] 
     steps = tuple(
         PathStep(u, custom[u]["type"], custom[u]["name"], seconds[u], start[u], finish[u], u in essential) for u in path
     )
+    pools = tuple(
+        PoolReady(r["inputs"].get("name") or r["name"], seconds[u], finish[u])
+        for u, r in sorted(custom.items())
+        if r["type"] == NODE_POOL and is_gpu_pool(r)
+    )
     return CriticalPath(
         total_seconds=finish[path[-1]] if path else 0.0,
         steps=steps,
         floor_seconds=sum(seconds[u] for u in floor),
         floor_urns=tuple(floor),
         defaulted_types=tuple(sorted(defaulted)),
+        pools=pools,
     )

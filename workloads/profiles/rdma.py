@@ -1,4 +1,4 @@
-"""GPUDirect-RDMA over RoCE with the gIB NCCL plugin (A3 Ultra), as recipe 000 runs it.
+"""GPUDirect-RDMA over RoCE with the gIB NCCL plugin (A3 Ultra, A4), as recipe 000 runs it.
 
 Facts from AI-Hypercomputer/gpu-recipes (27b47e7, training/a3ultra/llama3-1-405b/
 nemo-pretraining-gke-resiliency/values.yaml `network.hostNetwork: true`, and the a3ultra JobSet
@@ -6,7 +6,10 @@ chart it renders): the training pod runs on the node's network (it sees the gVNI
 RDMA NICs directly, and reaches the resiliency host monitor on the node's own port), with
 ClusterFirstWithHostNet DNS and a privileged container; an init container installs the gIB
 plugin into a pod volume at /usr/local/gib, whose `set_nccl_env.sh` sets the NCCL environment,
-and the launcher points NCCL at gIB's A3 Ultra tuner config.
+and the launcher points NCCL at gIB's tuner config for the machine after sourcing that script.
+The A4 recipe (gpu-recipes e515bfc training/a4/llama3_70b/nemo-gke/nemo2507/64gpus-bf16-gbs256/
+recipe/templates/workload-job.yaml) runs the same way and also exports NCCL_SOCKET_IFNAME
+"eth0,eth1" after the script; the A3 Ultra recipe sets no socket interfaces.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ GIB_DIR = "/usr/local/gib"
 
 def parts(machine: catalog.Machine, nics: Sequence[NicNetwork]) -> PodParts:
     """The gIB pieces of a training pod on `machine` with the given extra networks."""
-    images = catalog.GPUDIRECT_IMAGES[catalog.GpuDirect.RDMA]
+    images = machine.gpudirect_images
+    assert images is not None
     installer = plugin_installer(
         images.nccl_plugin.ref,
         "/scripts/container_entry.sh install --install-nccl\n" f"cp -R /var/lib/gib/. /target{GIB_DIR}\n",
@@ -35,9 +39,13 @@ def parts(machine: catalog.Machine, nics: Sequence[NicNetwork]) -> PodParts:
         env={
             "NCCL_PLUGIN_PATH": f"{GIB_DIR}/lib64",
             "NCCL_INIT_SCRIPT": f"{GIB_DIR}/scripts/set_nccl_env.sh",
-            # gpu-recipes src/launchers/grl-nemo-20-launcher-a3u.sh exports it after set_nccl_env.sh.
-            "NCCL_TUNER_CONFIG_PATH": f"{GIB_DIR}/configs/tuner_config_a3u.txtpb",
             "GLOO_SOCKET_IFNAME": multinetwork.PRIMARY_INTERFACE,
+        },
+        # gpu-recipes src/launchers/grl-nemo-20-launcher-a3u.sh and the A4 chart export these
+        # after set_nccl_env.sh.
+        after_init={
+            **({"NCCL_SOCKET_IFNAME": ",".join(machine.nccl_socket_interfaces)} if machine.nccl_socket_interfaces else {}),
+            "NCCL_TUNER_CONFIG_PATH": f"{GIB_DIR}/configs/{machine.nccl_tuner_config}",
         },
         host_network=True,
         privileged=True,
