@@ -222,15 +222,16 @@ def login_build_config(login: RegistryLogin, project: str, reference: str) -> di
     for a literal `$`, so the step's shell expands `$REGISTRY_PASSWORD` (the secret) and Docker
     gets the user name as written."""
     username = login.username.replace("$", "$$")
+    builder = catalog.image("cloud-builder").ref
     return {
         "steps": [
             {
-                "name": "gcr.io/cloud-builders/docker",
+                "name": builder,
                 "entrypoint": "bash",
                 "args": ["-c", f"printf '%s' \"$$REGISTRY_PASSWORD\" | docker login {login.server} --username '{username}' --password-stdin"],
                 "secretEnv": ["REGISTRY_PASSWORD"],
             },
-            {"name": "gcr.io/cloud-builders/docker", "args": ["build", "--tag", reference, "."]},
+            {"name": builder, "args": ["build", "--tag", reference, "."]},
         ],
         "images": [reference],
         "availableSecrets": {

@@ -139,14 +139,24 @@ GPUDIRECT_IMAGES: dict[GpuDirect, GpuDirectImages] = {
     # nccl-test-latest.yaml), on GKE 1.32+ with GKE's default or latest driver. Recipe 002 pinned
     # v1.0.3 / v1.0.9 (2024, for GKE 1.28-1.30); trainstack's clusters follow their release
     # channel (1.32 and later), so the versions validated there are the ones pinned here.
+    # Digests as NVIDIA/aicr pins each tag: the plugin in 17ec22a recipes/components/gke-nccl-tcpxo/
+    # manifests/nccl-tcpxo-installer.yaml, RxDM in 3c2108c recipes/components/kubeflow-trainer/
+    # manifests/torch-distributed-tcpxo-cluster-training-runtime.yaml (neither says index or
+    # manifest; both are x86-only, for a3-megagpu-8g).
     GpuDirect.TCPXO: GpuDirectImages(
         nccl_plugin=Image(
             "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev",
             "v1.0.15",
+            "sha256:4c9f0de3f39455a2ea35e844e0fc92564ca5629f6b03250fde40e8160719dae4",
         ),
-        rxdm=Image("us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev", "v1.0.21"),
-        # GKE's injector (container-engine-accelerators nri_device_injector, 2026-05) reads the
-        # devices.gke.io/container.<name> annotations; it is published by digest only.
+        rxdm=Image(
+            "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev",
+            "v1.0.21",
+            "sha256:8d9e10fd589a34ab8a0aa64f7e70ad075c8f1c69bea176350f8d211367697e3d",
+        ),
+        # GKE's injector (GoogleCloudPlatform/container-engine-accelerators 3491157
+        # nri_device_injector/nri-device-injector.yaml) reads the devices.gke.io/container.<name>
+        # annotations; it is published by digest only.
         nri_device_injector=Image(
             "gcr.io/gke-release/nri-device-injector",
             digest="sha256:6e79483d52abdc28454bf186320b10a56b0f117a10e8d65d5c74dbb821a76970",
@@ -620,21 +630,37 @@ IMAGES: dict[str, Image] = {
     "pause": Image("registry.k8s.io/pause", "3.10", "sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a"),
     # Kubernetes' own e2e NFS server (kubernetes/kubernetes test/utils/image/manifest.go), an OCI
     # image containerd 2 pulls; `volume-nfs:0.8` is Docker schema 1, which GKE 1.33+ cannot pull.
-    # Same contract: privileged, exports /exports. (Pinned by tag: no registry to read its digest
-    # from here.)
-    "nfs-server": Image("registry.k8s.io/e2e-test-images/volume/nfs", "1.4"),
+    # Same contract: privileged, exports /exports. The digest is the one registry.k8s.io promotes
+    # as tag 1.4 (kubernetes/k8s.io e10ab5f registry.k8s.io/images/k8s-staging-e2e-test-images/
+    # images.yaml); that tag is a manifest list (kubernetes/kubernetes 00dd02f test/images/
+    # image-util.sh pushes one per tag) of linux/amd64, arm64, ppc64le and s390x (f9cfc9d
+    # test/images/volume/nfs/BASEIMAGE).
+    "nfs-server": Image(
+        "registry.k8s.io/e2e-test-images/volume/nfs", "1.4", "sha256:c3e380bb5a92095288b4dd586a250c560612afbabf53fb2a057e99fff75f038f"
+    ),
     "tensorboard": Image("tensorflow/tensorflow", "2.17.0"),
     "nemo-24.07": Image("nvcr.io/nvidia/nemo", "24.07"),
     "nemofw-training-23.05": Image("nvcr.io/ea-bignlp/nemofw-training", "23.05-py3"),
-    "pytorch-23.05": Image("nvcr.io/nvidia/pytorch", "23.05-py3"),
+    # Digest as tensorwavecloud/ScalarLM 80b89ce Dockerfile pins the tag (it does not say whether
+    # index or amd64 manifest; the image is built on Cloud Build's x86 workers either way).
+    "pytorch-23.05": Image("nvcr.io/nvidia/pytorch", "23.05-py3", "sha256:d5aa1e516e68afab9cd3ecaaeac3dd2178618bd26cd7ad96762ed53e32e9e0bd"),
     # Recipe 003's base: GoogleCloudPlatform/ai-infra-cluster-provisioning 26e3b34
-    # sample_workloads/lit-gpt-demo/Dockerfile (torch 2.1, which lit-gpt 6178c7cc needs).
-    "pytorch-23.09": Image("nvcr.io/nvidia/pytorch", "23.09-py3"),
+    # sample_workloads/lit-gpt-demo/Dockerfile (torch 2.1, which lit-gpt 6178c7cc needs). Digest:
+    # the tag's, as BuildKit resolved it in the recipe's own build log (d9d860e
+    # sample_workloads/lit-gpt-demo/README.md, Troubleshooting: `[1/8] FROM ...@sha256:...`);
+    # BuildKit prints the digest of the descriptor the tag resolves to, the index for a
+    # multi-platform tag (moby/buildkit d0f8125 util/imageutil/config.go: Config returns desc.Digest).
+    "pytorch-23.09": Image("nvcr.io/nvidia/pytorch", "23.09-py3", "sha256:b62b664b830dd9f602e2657f471286a075e463ac75d10ab8e8073596fcb36639"),
     "cloud-sdk": Image("gcr.io/google.com/cloudsdktool/google-cloud-cli", "502.0.0-slim"),
+    # Cloud Build's Docker builder: the steps of a build that logs in to a registry first
+    # (components/image.py); `gcloud builds submit --tag` runs the same builder unnamed.
+    "cloud-builder": Image("gcr.io/cloud-builders/docker"),
     # Runs `nsenter` into the host for the TCPXO node setup (aperture devices, import-helper);
     # container-engine-accelerators gpudirect-tcpxo/nccl-tcpxo-installer.yaml uses unpinned
-    # `ubuntu`, pinned here to the current LTS (GKE pulls Docker Hub through mirror.gcr.io).
-    "node-setup": Image("ubuntu", "24.04"),
+    # `ubuntu`, pinned here to the Ubuntu 24.04 build of 2026-09-11 (GKE pulls Docker Hub through
+    # mirror.gcr.io). Digest of its OCI index (linux/amd64, arm/v7, arm64/v8, ppc64le):
+    # docker-library/repo-info 1c2b9d9 repos/ubuntu/remote/noble-20260911.md.
+    "node-setup": Image("ubuntu", "noble-20260911", "sha256:b648a2094b746b16f8e688364f6fa0504788b209f328c54bf9e677f238a142df"),
     # (new pinned images go above this line, each with its source in a comment)
 }
 

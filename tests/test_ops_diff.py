@@ -22,6 +22,8 @@ from trainstack.app.ops.diff import (
     resource_changes,
 )
 from trainstack.app.plan.plan import render
+from trainstack.app.stacks import raw_stack_config
+from trainstack.core import catalog
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "diff-representative.md"
 STACK = "a3ultra-405b"
@@ -301,3 +303,22 @@ def test_a_child_renamed_with_an_alias_is_the_same_resource() -> None:
     unaliased = dict(queue_new, options={})
     report = diff_plans(STACK, plan([provider_old, queue_old]), plan([provider_new, unaliased]))
     assert [r.name for r in report.added] == ["kueue-local-queue"] and [r.name for r in report.removed] == ["local-queue"]
+
+
+def test_pool_changes_show_per_pool_with_capacity_and_cost() -> None:
+    """Dropping the spot pool of a three-pool platform and growing the reserved one: a row per
+    pool, the removed one shown as none on the working tree's side."""
+    stack = "a3mega-capacity-platform"
+    raw = raw_stack_config(stack)
+    head_raw = copy.deepcopy(raw)
+    pools = head_raw["trainstack:gpuPools"]
+    pools[0]["nodeCount"] = 36
+    del pools[2]
+    diff = diff_plans(stack, render(stack, raw).to_dict(), render(stack, head_raw).to_dict())
+    markdown = DiffReport("origin/main", (diff,)).to_markdown()
+    mega = catalog.machine("a3-megagpu-8g")
+    assert f"| pool `a3-mega-reserved` | 32 x a3-megagpu-8g, reservation, ${32 * mega.hourly_usd:,.2f} | 36 x a3-megagpu-8g, reservation, ${36 * mega.hourly_usd:,.2f} | +4 nodes, +${4 * mega.hourly_usd:,.2f} |" in markdown
+    assert f"| pool `a3-mega-spot` | 32 x a3-megagpu-8g, spot, ${32 * mega.spot_hourly_usd:,.2f} | none | -32 nodes, -${32 * mega.spot_hourly_usd:,.2f} |" in markdown
+    assert set(diff.base.to_dict()["pools"]) == {"a3-mega-reserved", "a3-mega-queued", "a3-mega-spot"}
+    single = diff_plans(STACK, base_plan(), head_plan())
+    assert "| pool `" not in DiffReport("origin/main", (single,)).to_markdown()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import fields
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 from helpers import of_type, one, raw_config, render
 from trainstack.components.pod_security import namespace_labels
+from trainstack.core import catalog
 from trainstack.workloads import supervisor
 from trainstack.workloads.training_job import MASTER_PORT
 
@@ -116,21 +118,90 @@ def test_network_policies_deny_ingress_where_dataplane_v2_enforces_them(stack: s
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_workload_identity_binds_exactly_the_jobs_service_account(stack: str) -> None:
-    """Workload Identity Federation's principal for a KSA is .../subject/ns/<namespace>/sa/<name>
-    (cloud.google.com/kubernetes-engine/docs/how-to/workload-identity): the bucket's member names
-    the namespace and account the job's pods run as, and no other."""
+    """Workload Identity Federation for GKE as its guide documents it
+    (cloud.google.com/kubernetes-engine/docs/how-to/workload-identity): the cluster's workload pool
+    is <project>.svc.id.goog, every node pool runs the GKE metadata server (GKE_METADATA, which
+    gives a pod its Kubernetes service account's credentials), and IAM grants the bucket to the
+    principal principal://iam.googleapis.com/projects/<number>/locations/global/workloadIdentityPools/
+    <pool>/subject/ns/<namespace>/sa/<name>: the namespace and account the job's pods run as, and
+    no other. No Google service account is impersonated, so no account carries the
+    iam.gke.io/gcp-service-account annotation (that is the other documented path)."""
+    clusters = [r["inputs"] for r in resources(stack) if r["type"] == "gcp:container/cluster:Cluster"]
+    pools = [r["inputs"] for r in resources(stack) if r["type"] == "gcp:container/nodePool:NodePool"]
+    for pool in pools:
+        assert pool["nodeConfig"]["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}, pool["name"]
+    accounts = {(r["inputs"]["metadata"]["namespace"], r["inputs"]["metadata"]["name"]): r["inputs"]["metadata"] for r in resources(stack) if kind(r) == "ServiceAccount"}
+    for meta in accounts.values():
+        assert "iam.gke.io/gcp-service-account" not in meta.get("annotations", {}), meta["name"]
     grants = [
         r["inputs"] for r in resources(stack)
         if r["type"] == "gcp:storage/bucketIAMMember:BucketIAMMember" and r["inputs"]["member"].startswith("principal://")
     ]
     jobsets = [r["inputs"] for r in resources(stack) if kind(r) == "JobSet"]
+    principal = re.compile(r"principal://iam\.googleapis\.com/projects/(\d+)/locations/global/workloadIdentityPools/([a-z0-9-]+\.svc\.id\.goog)/subject/ns/([^/]+)/sa/([^/]+)")
     for grant in grants:
-        namespace, account = grant["member"].split("/subject/ns/")[1].split("/sa/")
-        accounts = {(r["inputs"]["metadata"]["namespace"], r["inputs"]["metadata"]["name"]) for r in resources(stack) if kind(r) == "ServiceAccount"}
+        match = principal.fullmatch(grant["member"])
+        assert match, grant["member"]
+        _, pool, namespace, account = match.groups()
+        for cluster in clusters:
+            assert cluster["workloadIdentityConfig"] == {"workloadPool": pool}
         assert (namespace, account) in accounts
         for jobset in jobsets:
             pod = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
             assert (jobset["metadata"]["namespace"], pod["serviceAccountName"]) == (namespace, account)
+
+
+# Pod Security Standards (kubernetes.io/docs/concepts/security/pod-security-standards): what
+# `baseline` admits of a container's added capabilities, and the volume types `restricted` admits.
+BASELINE_CAPABILITIES = {"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD", "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"}
+RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret"}
+
+
+def pod_security_level(spec: dict[str, Any]) -> str:
+    """The lowest Pod Security Standard that admits the pod `spec`."""
+    contexts = [c.get("securityContext") or {} for c in containers(spec)]
+    host = any(spec.get(f) for f in ("hostNetwork", "hostPID", "hostIPC")) or any("hostPath" in v for v in spec.get("volumes", []))
+    ports = any(p.get("hostPort") for c in containers(spec) for p in c.get("ports", []))
+    added = {cap for ctx in contexts for cap in ctx.get("capabilities", {}).get("add", [])}
+    if host or ports or any(ctx.get("privileged") for ctx in contexts) or not added <= BASELINE_CAPABILITIES:
+        return "privileged"
+    restricted = all(
+        ctx.get("allowPrivilegeEscalation") is False
+        and ctx.get("capabilities", {}).get("drop") == ["ALL"]
+        and set(ctx["capabilities"].get("add", [])) <= {"NET_BIND_SERVICE"}
+        and (ctx.get("runAsNonRoot") or (spec.get("securityContext") or {}).get("runAsNonRoot"))
+        and (ctx.get("seccompProfile") or (spec.get("securityContext") or {}).get("seccompProfile", {})).get("type") in ("RuntimeDefault", "Localhost")
+        for ctx in contexts
+    ) and all(set(v) - {"name"} <= RESTRICTED_VOLUMES for v in spec.get("volumes", []))
+    return "restricted" if restricted else "baseline"
+
+
+LEVELS = ["restricted", "baseline", "privileged"]
+WORKLOAD_STACKS = [s for s in STACKS if "trainstack:workload" in raw_config(s)]
+
+
+@pytest.mark.parametrize("stack", WORKLOAD_STACKS)
+def test_a_job_namespace_enforces_the_lowest_level_its_pods_need(stack: str) -> None:
+    """The stack as a new one (no namespace written): its job and supervisor land in a namespace
+    that enforces exactly the highest level any of its pods needs, and warns and audits at
+    `restricted`; a job stack on a platform uses the platform's namespace and creates none."""
+    raw = raw_config(stack)
+    raw["trainstack:workload"].pop("namespace", None)
+    plan = render(stack, raw)
+    namespaces = {r.inputs["metadata"]["name"]: r.inputs["metadata"]["labels"] for r in of_type(plan, "kubernetes:core/v1:Namespace")}
+    if "trainstack:platform" in raw or stack.startswith("toolkit-"):  # the platform's (or existing cluster's) namespace
+        assert not namespaces
+        return
+    (name, labels), = namespaces.items()
+    needed: dict[str, str] = {}
+    for r in plan.registrations:
+        if r.type.startswith("kubernetes:") and r.custom and r.type.rsplit(":", 1)[-1] in POD_OWNERS and r.inputs["metadata"].get("namespace") == name:
+            spec = r.inputs["spec"]
+            templates = [j["template"]["spec"]["template"] for j in spec["replicatedJobs"]] if r.type.endswith(":JobSet") else [spec["template"]]
+            for template in templates:
+                needed[r.inputs["metadata"]["name"]] = max(needed.get(r.inputs["metadata"]["name"], "restricted"), pod_security_level(template["spec"]), key=LEVELS.index)
+    assert needed
+    assert {k: v for k, v in labels.items() if k.startswith("pod-security")} == namespace_labels(max(needed.values(), key=LEVELS.index))
 
 
 def test_a_new_stacks_job_runs_in_its_own_namespace_with_pod_security_labels() -> None:
@@ -149,24 +220,38 @@ def test_a_new_stacks_job_runs_in_its_own_namespace_with_pod_security_labels() -
     assert [d["spec"] for d in deny] == [{"podSelector": {}, "policyTypes": ["Ingress"]}]
 
 
-def test_gcp_hardening_options() -> None:
-    raw = raw_config("a2-gpt2-deepspeed")
+CLUSTER_STACKS = [s for s in STACKS if any(r["type"] == "gcp:container/cluster:Cluster" for r in resources(s))]
+
+
+@pytest.mark.parametrize("stack", CLUSTER_STACKS)
+def test_gcp_hardening_is_off_by_default_and_applies_when_asked(stack: str) -> None:
+    """CMEK secrets encryption, Binary Authorization (the project's policy, which the stack
+    documents keeping in dry run) and VPC flow logs on every GPU NIC subnet that flow logs can see
+    (gVNIC; not RoCE, which they do not see, nor the cluster's own subnet)."""
+    cluster = next(r["inputs"] for r in resources(stack) if r["type"] == "gcp:container/cluster:Cluster")
+    assert "databaseEncryption" not in cluster and "binaryAuthorization" not in cluster
+    assert not [r for r in resources(stack) if r["type"] == "gcp:compute/subnetwork:Subnetwork" and r["inputs"].get("logConfig")]
+    raw = raw_config(stack)
     key = "projects/p/locations/us-central1/keyRings/gke/cryptoKeys/secrets"
-    raw["trainstack:cluster"] |= {"dataplaneV2": True, "databaseEncryptionKey": key, "binaryAuthorization": "audit"}
-    plan = render("a2-gpt2-deepspeed", raw)
+    raw["trainstack:cluster"] |= {"databaseEncryptionKey": key, "binaryAuthorization": "audit"}
+    raw.setdefault("trainstack:network", {})["flowLogs"] = True
+    plan = render(stack, raw)
     cluster = one(plan, "gcp:container/cluster:Cluster").inputs
-    assert cluster["datapathProvider"] == "ADVANCED_DATAPATH"
     assert cluster["databaseEncryption"] == {"state": "ENCRYPTED", "keyName": key}
     assert cluster["binaryAuthorization"] == {"evaluationMode": "PROJECT_SINGLETON_POLICY_ENFORCE"}
+    roce = {f"projects/{r.inputs['project']}/global/networks/{r.inputs['name']}" for r in of_type(plan, "gcp:compute/network:Network") if "vpc-roce" in r.inputs.get("networkProfile", "")}
+    subnets = of_type(plan, "gcp:compute/subnetwork:Subnetwork")
+    visible = sorted(r.inputs["name"] for r in subnets if r.inputs["name"] != cluster["subnetwork"] and r.inputs["network"] not in roce)
+    assert sorted(r.inputs["name"] for r in subnets if r.inputs.get("logConfig")) == visible
+    assert bool(visible) == (stack != "a2-gpt2-deepspeed")  # a2 has no GPU NICs
+
+
+def test_dataplane_v2_on_a_cluster_without_gpu_nics_enforces_the_jobs_policies() -> None:
+    raw = raw_config("a2-gpt2-deepspeed")
+    raw["trainstack:cluster"] |= {"dataplaneV2": True}
+    plan = render("a2-gpt2-deepspeed", raw)
+    assert one(plan, "gcp:container/cluster:Cluster").inputs["datapathProvider"] == "ADVANCED_DATAPATH"
     assert [r.inputs["metadata"]["name"] for r in of_type(plan, "kubernetes:networking.k8s.io/v1:NetworkPolicy")] == ["nfs-server", "gpt2-micro-training"]  # `default`: no namespace-wide deny
-
-
-def test_flow_logs_on_the_gpu_gvnic_subnets_only() -> None:
-    raw = raw_config("a3ultra-405b")
-    raw.setdefault("trainstack:network", {})["flowLogs"] = True
-    subnets = {r.inputs["name"]: r.inputs.get("logConfig") for r in of_type(render("a3ultra-405b", raw), "gcp:compute/subnetwork:Subnetwork")}
-    logged = sorted(name for name, log in subnets.items() if log)
-    assert logged == [name for name in sorted(subnets) if "gvnic" in name] and logged
 
 
 def writable(grants: list[dict[str, Any]], bucket: str, path: str) -> bool:
@@ -187,13 +272,14 @@ def writable(grants: list[dict[str, Any]], bucket: str, path: str) -> bool:
 
 
 def test_two_jobs_on_one_platform_cannot_write_each_others_data() -> None:
+    """Three job stacks on one platform, two of whose names share a prefix: each may write under
+    its own <job>/ only, never under another's nor the bucket's top level."""
     rendered = {}
-    for job in ("team-a", "team-b"):
+    for job in ("team-a", "team-b", "team-ab"):
         raw = raw_config("a3ultra-405b-job")
         raw["trainstack:workload"] |= {"name": job, "ownIdentity": True}
         rendered[job] = render("a3ultra-405b-job", raw)
     for job, plan in rendered.items():
-        other = "team-b" if job == "team-a" else "team-a"
         account = one(plan, "kubernetes:core/v1:ServiceAccount", "job-identity-service-account").inputs["metadata"]
         assert account["name"] == f"{job}-trainer"
         pod = one(plan, "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet").inputs["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
@@ -204,7 +290,8 @@ def test_two_jobs_on_one_platform_cannot_write_each_others_data() -> None:
         (bucket,) = {g["bucket"] for g in grants}
         assert f"/{job}/checkpoints" in json.dumps(pod)
         assert writable(grants, bucket, f"{job}/checkpoints/step-20/shard-0")
-        assert not writable(grants, bucket, f"{other}/checkpoints/step-20/shard-0")
+        for other in set(rendered) - {job}:
+            assert not writable(grants, bucket, f"{other}/checkpoints/step-20/shard-0"), (job, other)
         assert not writable(grants, bucket, "checkpoints/step-20/shard-0")
 
 
@@ -250,3 +337,49 @@ def test_the_launchers_rendezvous_is_admitted(stack: str) -> None:
         assert set(ports) <= {str(MASTER_PORT)}
         (training,) = [p for p in policies if p["metadata"]["name"] == f"{name}-training"]
         assert "ports" not in training["spec"]["ingress"][0]
+
+
+EXCEPTIONS = Path(__file__).resolve().parent.parent / "docs" / "security-exceptions.md"
+
+
+def images_left_on_tags() -> set[str]:
+    """The images docs/security-exceptions.md lists as left on their tags (first cell of each row)."""
+    table = EXCEPTIONS.read_text().split("Left on their tags", 1)[1]
+    return set(re.findall(r"^\| `([^`]+)` \|", table, flags=re.MULTILINE))
+
+
+def unpinned(images: set[str]) -> set[str]:
+    return {i for i in images if "@sha256:" not in i}
+
+
+def test_every_catalog_image_is_pinned_by_digest_or_listed_with_why() -> None:
+    """The catalog's images (installers, sidecars, the NFS server, TensorBoard, build bases and the
+    builder) each carry a digest, or docs/security-exceptions.md says why not; a listed image that
+    gained a digest leaves the list."""
+    images = {i.ref for i in catalog.IMAGES.values()}
+    images |= {i.ref for g in catalog.GPUDIRECT_IMAGES.values() for i in (getattr(g, f.name) for f in fields(g)) if i}
+    images |= {m.nccl_plugin.ref for m in catalog.MACHINES.values() if m.nccl_plugin}
+    listed = images_left_on_tags()
+    assert unpinned(images) <= listed, sorted(unpinned(images) - listed)
+    for image in images - unpinned(images):
+        assert image not in listed and image.split("@")[0] not in listed, image
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_third_party_image_a_stack_runs_is_pinned_by_digest_or_listed(stack: str) -> None:
+    """Every container image in the plan but the stack's own build (pushed to the Artifact
+    Registry repository the stack creates, pinned by the build's digest at `pulumi up`) carries a
+    digest or is listed with why."""
+    own = tuple(
+        f"{r['inputs']['location']}-docker.pkg.dev/{r['inputs']['project']}/{r['inputs']['repositoryId']}/"
+        for r in resources(stack) if r["type"] == "gcp:artifactregistry/repository:Repository"
+    )
+    images = {c["image"] for _, spec in pods(stack) for c in containers(spec) if not c["image"].startswith(own)}
+    listed = images_left_on_tags()
+    assert unpinned(images) <= listed, sorted(unpinned(images) - listed)
+
+
+def test_a_new_unpinned_image_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(catalog.IMAGES, "busybox", catalog.Image("busybox", "1.37"))
+    with pytest.raises(AssertionError, match="busybox:1.37"):
+        test_every_catalog_image_is_pinned_by_digest_or_listed_with_why()

@@ -85,10 +85,10 @@ def test_tcpxo_installs_the_pinned_plugin_then_runs_rxdm_as_a_native_sidecar() -
     p = parts("tcpxo")
     assert list(containers(p)) == ["nccl-plugin-installer", "tcpxo-daemon"]
     installer, daemon = containers(p).values()
-    assert installer["image"] == "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.15"  # Cluster Toolkit 1047080 examples/gke-a3-megagpu
+    assert installer["image"].startswith("us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.15@")  # Cluster Toolkit 1047080 examples/gke-a3-megagpu
     assert "restartPolicy" not in installer  # runs to completion first
     assert "/scripts/container_entry.sh install --install-nccl" in installer["args"][0]
-    assert daemon["image"] == "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.21"
+    assert daemon["image"].startswith("us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.21@")
     assert daemon["restartPolicy"] == "Always"
     assert daemon["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["NET_ADMIN", "NET_BIND_SERVICE"]}
     assert daemon["securityContext"]["allowPrivilegeEscalation"] is False

@@ -213,6 +213,23 @@ class ResourceChange:
 
 
 @dataclass(frozen=True)
+class PoolTotal:
+    """One GPU pool of a side: its machine, capacity, GPU nodes and USD per hour at full size."""
+
+    name: str
+    machine_type: str
+    capacity: str
+    gpu_nodes: int
+    usd_at_max: float
+
+    def label(self) -> str:
+        return f"{self.machine_type}, {self.capacity}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"machineType": self.machine_type, "capacity": self.capacity, "gpuNodes": self.gpu_nodes, "usdPerHourAtMax": self.usd_at_max}
+
+
+@dataclass(frozen=True)
 class Totals:
     """What a side costs: GPU nodes and GPUs at full size, estimated USD per hour; and the job's
     estimated memory per GPU (GB) and whether it fits (None: no job, or a plan without it)."""
@@ -223,12 +240,16 @@ class Totals:
     usd_at_min: float
     memory_gb: float | None = None
     fits: bool | None = None
+    pools: tuple[PoolTotal, ...] = ()
 
     @classmethod
     def of(cls, plan: dict[str, Any] | None) -> Totals:
         cost = estimate(plan["resources"] if plan else [])
         memory = ((plan or {}).get("summary") or {}).get("memory") or {}
-        return cls(cost.gpu_nodes, cost.gpus, cost.max_usd, cost.min_usd, memory.get("total"), memory.get("fits"))
+        pools = tuple(
+            PoolTotal(p.name, p.machine_type, p.capacity, p.max_nodes, round(p.max_nodes * p.hourly_usd, 2)) for p in cost.pools if p.gpus_per_node
+        )
+        return cls(cost.gpu_nodes, cost.gpus, cost.max_usd, cost.min_usd, memory.get("total"), memory.get("fits"), pools)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -238,6 +259,7 @@ class Totals:
             "usdPerHourAtMin": self.usd_at_min,
             "gpuMemoryGb": self.memory_gb,
             "fits": self.fits,
+            **({"pools": {p.name: p.to_dict() for p in self.pools}} if self.pools else {}),
         }
 
 
@@ -521,6 +543,21 @@ def _totals_table(base: Totals, head: Totals) -> Iterator[str]:
     yield f"| est. cost per hour, full size | {_usd(base.usd_at_max)} | {_usd(head.usd_at_max)} | {_usd(delta.usd_at_max, sign=True)} |"
     if base.usd_at_min != base.usd_at_max or head.usd_at_min != head.usd_at_max:
         yield f"| est. cost per hour, scaled in | {_usd(base.usd_at_min)} | {_usd(head.usd_at_min)} | {_usd(delta.usd_at_min, sign=True)} |"
+    yield from _pool_rows(base.pools, head.pools)
+
+
+def _pool_rows(base: tuple[PoolTotal, ...], head: tuple[PoolTotal, ...]) -> Iterator[str]:
+    """A row per GPU pool where either side has several, or the pools differ: GPU nodes and cost
+    at full size, with the machine and capacity."""
+    if max(len(base), len(head)) < 2 and [p.name for p in base] == [p.name for p in head]:
+        return
+    old, new = {p.name: p for p in base}, {p.name: p for p in head}
+    for name in [*old, *(n for n in new if n not in old)]:
+        b, h = old.get(name), new.get(name)
+        cells = [f"{p.gpu_nodes} x {p.label()}, {_usd(p.usd_at_max)}" if p else "none" for p in (b, h)]
+        nodes = (h.gpu_nodes if h else 0) - (b.gpu_nodes if b else 0)
+        usd = (h.usd_at_max if h else 0.0) - (b.usd_at_max if b else 0.0)
+        yield f"| pool `{name}` | {cells[0]} | {cells[1]} | {nodes:+d} nodes, {_usd(round(usd, 2), sign=True)} |"
 
 
 def _usd(value: float, sign: bool = False) -> str:
