@@ -244,14 +244,15 @@ SUBNET_RESERVED = 4
 # GKE gives each node a pods range of twice its maximum pods rounded up to a power of two: the
 # default 110 pods a node take a /24 (cloud.google.com/kubernetes-engine/docs/how-to/flexible-pod-cidr).
 MAX_PODS_PER_NODE = 110
-# GKE: at most 50 authorized networks. The API reference of MasterAuthorizedNetworksConfig.cidrBlocks
-# says "up to 50" with no exception (cloud.google.com/kubernetes-engine/docs/reference/rest/v1/
-# projects.locations.clusters, as pulumi-google-native's container.MasterAuthorizedNetworksConfig
-# docs carry it), and the how-to's Limitations open with "Public clusters can have up to 50"
-# (cloud.google.com/kubernetes-engine/docs/how-to/authorized-networks), both read 2026-11-25;
-# hashicorp/terraform-provider-google@e03b762 google/services/container/resource_container_cluster.go
-# sets no MaxItems on cidr_blocks and leaves the limit to the API. The 100 for private clusters that
-# earlier copies gave could not be read in any stored copy, so every cluster is held to the API's 50.
+# GKE: at most 50 authorized networks. The API's MasterAuthorizedNetworksConfig.cidrBlocks defines
+# "up to 50" with no exception (google.container.v1 as Google's client references carry it,
+# cloud.google.com/dotnet/docs/reference/Google.Cloud.Container.V1/3.5.0/
+# Google.Cloud.Container.V1.MasterAuthorizedNetworksConfig), and the how-to's Limitations open
+# with "Public clusters can have up to 50" (cloud.google.com/kubernetes-engine/docs/how-to/
+# authorized-networks), both read 2026-11-25; hashicorp/terraform-provider-google@e03b762
+# google/services/container/resource_container_cluster.go sets no MaxItems on cidr_blocks and
+# leaves the limit to the API. The 100 for private clusters that earlier copies gave could not be
+# read in any stored copy, so every cluster is held to the API's 50.
 AUTHORIZED_NETWORKS = 50
 
 
