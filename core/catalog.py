@@ -26,6 +26,12 @@ PRICES_SOURCE = "cloud.google.com/compute/vm-instance-pricing and /compute/gpus-
 # (cloud.google.com/spot-vms/pricing), so these are estimates of a moving price.
 SNAPSHOT_PRICES_SOURCE = "Cloud Billing Catalog snapshot: skypilot-org/skypilot-catalog 2c3d7ea catalogs/v9/gcp/vms.csv, us-central1"
 
+# A dated copy of the same catalog, per machine type: Cyclenerd/google-cloud-pricing-cost-calculator
+# dac3128 pricing.yml (generated 2026-08-20). Its us-central1 on-demand prices equal the list
+# prices above for a2-highgpu-8g, a2-ultragpu-8g and a3-highgpu-8g; it has no a3-ultragpu-8g or
+# a4 rows and no us-central1 a3-megagpu-8g row, which take SNAPSHOT_PRICES_SOURCE's.
+CALCULATOR_PRICES_SOURCE = "Cloud Billing Catalog as Cyclenerd/google-cloud-pricing-cost-calculator dac3128 pricing.yml (generated 2026-08-20) records it, us-central1"
+
 # DWS (flex-start and queued provisioning) is billed at a discount on vCPUs, GPUs and TPUs of "up
 # to 53%" (cloud.google.com/kubernetes-engine/docs/concepts/dws); no per-machine price was found,
 # so a DWS pool is reported between on-demand and on-demand less that discount.
@@ -191,8 +197,9 @@ class Machine:
             ignores a node that lacks one, so Topology Aware Scheduling is used only here.
         hourly_usd: list on-demand price per node-hour (estimate, see PRICES_AS_OF, or
             SNAPSHOT_PRICES_SOURCE where `price_source` says so).
-        spot_hourly_usd: spot price per node-hour (SNAPSHOT_PRICES_SOURCE), else None.
+        spot_hourly_usd: spot price per node-hour (from `spot_price_source`), else None.
         price_source: where `hourly_usd` comes from when it is not PRICES_SOURCE.
+        spot_price_source: where `spot_hourly_usd` comes from.
         boot_disk_type: the boot disk type the machine attaches.
         default_queue: the Kueue queue name the upstream recipes use for the machine family.
         nic_cpu_bindings: per extra NIC, the CPU cores of the NCCL plugin's send and receive
@@ -228,6 +235,7 @@ class Machine:
     nccl_socket_interfaces: tuple[str, ...] = ()
     spot_hourly_usd: float | None = None
     price_source: str = PRICES_SOURCE
+    spot_price_source: str = SNAPSHOT_PRICES_SOURCE
 
     def gpus(self, nodes: int) -> int:
         """GPUs on `nodes` nodes of this machine."""
@@ -380,7 +388,8 @@ MACHINES: dict[str, Machine] = {
             mtu=8244,
             compact_placement=True,
             hourly_usd=88.49,
-            spot_hourly_usd=47.87,  # 5.15632 VM + 8 x 5.3387 H100
+            spot_hourly_usd=53.09,
+            spot_price_source=CALCULATOR_PRICES_SOURCE,
             default_queue="a3-queue",
             # GKE TCPX guide: the first two NICs sit on NUMA node 0, the last two on node 1.
             nic_cpu_bindings=(
@@ -404,7 +413,8 @@ MACHINES: dict[str, Machine] = {
             mtu=1460,
             compact_placement=True,
             hourly_usd=29.39,
-            spot_hourly_usd=15.42,  # 3.10496 VM + 8 x 1.5399 A100
+            spot_hourly_usd=16.97,
+            spot_price_source=CALCULATOR_PRICES_SOURCE,
         ),
         Machine(
             name="a2-ultragpu-8g",
@@ -420,7 +430,8 @@ MACHINES: dict[str, Machine] = {
             mtu=1460,
             compact_placement=True,
             hourly_usd=40.55,
-            spot_hourly_usd=21.9,  # 4.61728 VM + 8 x 2.1604 A100 80GB
+            spot_hourly_usd=23.42,
+            spot_price_source=CALCULATOR_PRICES_SOURCE,
         ),
     )
 }

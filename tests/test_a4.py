@@ -8,6 +8,7 @@ catalog.SNAPSHOT_PRICES_SOURCE (vCPUs, memory, price, zone).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -113,14 +114,20 @@ def test_launch_is_the_recipes_split(plan: Plan) -> None:
     assert workload["args"][:3] == ["torchrun", "--nproc-per-node=8", "--nnodes=8"]
 
 
-def test_pod_runs_as_the_a4_chart(plan: Plan) -> None:
-    """RECIPE values.yaml (hostNetwork, NCCL_DEBUG WARN, GLOO_SOCKET_IFNAME eth0) and
-    templates/workload-job.yaml: gIB v1.1.0 installed by an init container, set_nccl_env.sh
+def test_pod_runs_as_the_a4_chart_off_the_host_network(plan: Plan) -> None:
+    """RECIPE values.yaml (NCCL_DEBUG WARN, GLOO_SOCKET_IFNAME eth0) and templates/workload-job.yaml
+    with `hostNetwork: false` (no supervisor needs the node's network): the NICs through
+    multi-networking, unprivileged; gIB v1.1.0 installed by an init container, set_nccl_env.sh
     sourced, then NCCL_SOCKET_IFNAME and the A4 tuner exported over it."""
-    spec = pod(plan)["spec"]
+    template = pod(plan)
+    spec = template["spec"]
     workload = spec["containers"][0]
     env = {e["name"]: e.get("value") for e in workload["env"]}
-    assert spec["hostNetwork"] and workload["securityContext"]["privileged"]
+    assert "hostNetwork" not in spec and not workload["securityContext"].get("privileged")
+    networks = [i["network"] for i in json.loads(template["metadata"]["annotations"]["networking.gke.io/interfaces"])]
+    assert networks == ["default", "gvnic-1", *(f"rdma-{i}" for i in range(8))]
+    gke_networks = {r["inputs"]["metadata"]["name"] for r in plan.resources if r["type"] == "kubernetes:networking.gke.io/v1:Network"}
+    assert set(networks[1:]) <= gke_networks
     assert (env["NCCL_DEBUG"], env["GLOO_SOCKET_IFNAME"], env["NCCL_INIT_SCRIPT"]) == ("WARN", "eth0", "/usr/local/gib/scripts/set_nccl_env.sh")
     assert [c["image"] for c in spec["initContainers"] if c["name"] == "nccl-plugin-installer"] == [f"{catalog.GIB_REPOSITORY}:v1.1.0"]
     script = workload["command"][2]

@@ -290,7 +290,7 @@ def test_the_contract_carries_the_pools_and_a_job_sees_its_queue(platform: dict[
 
 
 def test_cost_speaks_per_pool_prices_spot_as_spot_and_dws_as_a_range() -> None:
-    """Spot at the catalog's spot snapshot (catalog.SNAPSHOT_PRICES_SOURCE); DWS, which has no
+    """Spot at the catalog's spot snapshot (catalog.SNAPSHOT_PRICES_SOURCE for A3 Mega); DWS, which has no
     per-machine price, at on-demand as an upper bound with the floor at Google's "up to 53%"
     discount; the total is the pools' sum plus the rest."""
     plan = plan_of(PLATFORM, raw_stack_config(PLATFORM))
@@ -305,7 +305,7 @@ def test_cost_speaks_per_pool_prices_spot_as_spot_and_dws_as_a_range() -> None:
     assert (queued["usdPerNodeHour"], queued["usdPerNodeHourAtMostDiscount"]) == (mega.hourly_usd, round(mega.hourly_usd * 0.47, 4))
     assert plan.cost.max_usd == round(plan.cost.fixed_usd + sum(p["maxNodes"] * p["usdPerNodeHour"] for p in pools.values()), 2)
     table = describe(plan, Path("out"), "table")
-    assert "pool a3-mega-spot" in table and "0-32 x a3-megagpu-8g, spot" in table and "it changes daily" in table
+    assert "pool a3-mega-spot" in table and "0-32 x a3-megagpu-8g, spot" in table and "it changes up to daily" in table
     assert "at DWS's largest stated discount" in table
     single = describe(plan_of("a3mega-gpt3-175b", raw_stack_config("a3mega-gpt3-175b")), Path("out"), "table")
     assert "  pool " not in single  # one GPU pool: the total says it all

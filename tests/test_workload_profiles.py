@@ -117,10 +117,11 @@ def test_tcpxo_environment_and_volumes_are_the_fastrak_ones() -> None:
     assert {m["mountPath"] for m in p.volume_mounts} == {"/usr/local/nccl-plugin", "/dev/aperture_devices"}
 
 
-def test_rdma_runs_on_the_host_network_and_installs_gib_in_the_pod() -> None:
+def test_rdma_under_the_host_monitor_runs_on_the_host_network_and_installs_gib_in_the_pod() -> None:
     """As recipe 000 (gpu-recipes 27b47e7 values.yaml): hostNetwork, a privileged container, gIB
     v1.0.5 by an init container, and no pod-level multi-network annotations."""
-    p = parts("rdma")
+    machine = catalog.machine(MACHINES["rdma"])
+    p = profiles.for_machine(machine, networks(machine), host_monitor=True)
     assert p.host_network and p.privileged
     assert "networking.gke.io/interfaces" not in p.annotations
     assert list(containers(p)) == ["nccl-plugin-installer"]
@@ -131,6 +132,22 @@ def test_rdma_runs_on_the_host_network_and_installs_gib_in_the_pod() -> None:
     assert p.volume_mounts == ({"name": "gib", "mountPath": "/usr/local/gib"},)
     assert not any(c.get("restartPolicy") for c in p.init_containers)  # no RxDM on RDMA
     assert not any(k.startswith("devices.gke.io/") for k in p.annotations)
+
+
+def test_rdma_without_the_host_monitor_joins_the_nics_through_multinetworking_unprivileged() -> None:
+    """The charts' `hostNetwork: false` (gpu-recipes e515bfc A4 workload-job.yaml) and GKE's RDMA
+    NCCL tests (container-engine-accelerators 992db81 gpudirect-rdma/nccl-test-a4.yaml): eth0
+    default, eth1 gvnic-1, eth2..eth9 rdma-0..7; the same gIB install and NCCL settings."""
+    p = parts("rdma")
+    on_host = profiles.for_machine(catalog.machine(MACHINES["rdma"]), networks(catalog.machine(MACHINES["rdma"])), host_monitor=True)
+    assert not p.host_network and not p.privileged
+    assert p.annotations["networking.gke.io/default-interface"] == "eth0"
+    assert interfaces(p) == [
+        {"interfaceName": "eth0", "network": "default"},
+        {"interfaceName": "eth1", "network": "gvnic-1"},
+        *({"interfaceName": f"eth{i + 2}", "network": f"rdma-{i}"} for i in range(8)),
+    ]
+    assert (p.env, p.after_init, p.init_containers, p.volume_mounts) == (on_host.env, on_host.after_init, on_host.init_containers, on_host.volume_mounts)
 
 
 def test_a4_takes_the_rdma_path_with_its_own_gib_release_tuner_and_socket_interfaces() -> None:
@@ -144,8 +161,8 @@ def test_a4_takes_the_rdma_path_with_its_own_gib_release_tuner_and_socket_interf
         "NCCL_SOCKET_IFNAME": "eth0,eth1",
         "NCCL_TUNER_CONFIG_PATH": "/usr/local/gib/configs/tuner_config_a4.txtpb",
     }
-    assert (p.env, p.volumes, p.volume_mounts, p.host_network, p.privileged) == (
-        a3u.env, a3u.volumes, a3u.volume_mounts, a3u.host_network, a3u.privileged
+    assert (p.env, p.volumes, p.volume_mounts, p.host_network, p.privileged, p.annotations) == (
+        a3u.env, a3u.volumes, a3u.volume_mounts, a3u.host_network, a3u.privileged, a3u.annotations
     )
 
 

@@ -117,7 +117,7 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
             claim_name=kube.claim_name,
             mount_path=platform.mount_path,
             launch=launch,
-            gpudirect=profiles.for_machine(machine, kube.nics),
+            gpudirect=profiles.for_machine(machine, kube.nics, host_monitor=workload.resiliency.enabled),
             controller=workload.controller,
             max_restarts=workload.max_restarts,
             topology=Topology(topology.level, topology.mode) if topology else None,

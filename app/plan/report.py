@@ -32,7 +32,7 @@ def _rows(plan: Plan) -> list[tuple[str, str]]:
 def _price_basis(pools: list[PoolSize]) -> str:
     """Where the figure's prices come from: the list prices, and a billing-catalog snapshot for
     the machines priced from it (A4; spot)."""
-    snapshot = sorted({p.machine_type for p in pools if p.price_source == catalog.SNAPSHOT_PRICES_SOURCE})
+    snapshot = sorted({f"{p.machine_type}{' spot' if p.capacity == 'spot' else ''}" for p in pools if p.price_source != catalog.PRICES_SOURCE})
     basis = f"list prices as of {catalog.PRICES_AS_OF}"
     return f"{basis}; {', '.join(snapshot)} from a billing-catalog snapshot" if snapshot else basis
 
@@ -47,7 +47,7 @@ def _pool(pool: PoolSize) -> str:
     elif pool.upper_bound:
         bound = " (at the on-demand list price: an upper bound)"
     elif pool.capacity == "spot":
-        bound = " (spot price of a billing-catalog snapshot: it changes daily)"
+        bound = " (spot price of a billing-catalog snapshot: it changes up to daily)"
     else:
         bound = ""
     return f"{nodes} x {pool.machine_type}, {pool.capacity}, {usd}{bound}"

@@ -27,12 +27,9 @@ class PoolSize:
     hourly_usd: float
     capacity: str = "on-demand"
     price_source: str = catalog.PRICES_SOURCE
-
-    @property
-    def upper_bound(self) -> bool:
-        """Priced at on-demand though it costs less: DWS (discounted by up to
-        catalog.DWS_MAX_DISCOUNT), or spot where the catalog has no spot price."""
-        return self.capacity in ("flex-start", "queued") or (self.capacity == "spot" and self.price_source != catalog.SNAPSHOT_PRICES_SOURCE)
+    upper_bound: bool = False
+    """Priced at on-demand though it costs less: DWS (discounted by up to
+    catalog.DWS_MAX_DISCOUNT), or spot on a machine the catalog has no spot price for."""
 
     @property
     def dws_floor_usd(self) -> float | None:
@@ -99,11 +96,12 @@ def _pool(resource: dict[str, Any]) -> PoolSize | None:
     machine_type = (inputs.get("nodeConfig") or {}).get("machineType", "")
     capacity = _capacity(inputs)
     source = catalog.PRICES_SOURCE
+    upper_bound = capacity in ("spot", "flex-start", "queued")
     if machine_type in catalog.MACHINES:
         m = catalog.MACHINES[machine_type]
         hourly, gpus, source = m.hourly_usd, m.gpus_per_node, m.price_source
         if capacity == "spot" and m.spot_hourly_usd is not None:
-            hourly, source = m.spot_hourly_usd, catalog.SNAPSHOT_PRICES_SOURCE
+            hourly, source, upper_bound = m.spot_hourly_usd, m.spot_price_source, False
     elif machine_type in catalog.CPU_MACHINES:
         hourly, gpus = catalog.CPU_MACHINES[machine_type].hourly_usd, 0
     else:
@@ -117,7 +115,7 @@ def _pool(resource: dict[str, Any]) -> PoolSize | None:
             low, high = scaling.get("minNodeCount", 0) * zones, scaling.get("maxNodeCount", 0) * zones
     else:
         low = high = int(inputs.get("nodeCount", inputs.get("initialNodeCount", 0))) * zones
-    return PoolSize(inputs.get("name") or resource["name"], machine_type, int(low), int(high), gpus, hourly, capacity, source)
+    return PoolSize(inputs.get("name") or resource["name"], machine_type, int(low), int(high), gpus, hourly, capacity, source, upper_bound)
 
 
 def _capacity(inputs: dict[str, Any]) -> str:

@@ -21,6 +21,10 @@ PROFILES: dict[catalog.GpuDirect, Profile] = {
 }
 
 
-def for_machine(machine: catalog.Machine, nics: Sequence[NicNetwork]) -> PodParts:
-    """The pod pieces of `machine`'s GPUDirect stack, given its extra NICs in interface order."""
+def for_machine(machine: catalog.Machine, nics: Sequence[NicNetwork], host_monitor: bool = False) -> PodParts:
+    """The pod pieces of `machine`'s GPUDirect stack, given its extra NICs in interface order;
+    `host_monitor`: the job registers with the node's resiliency host monitor at localhost, so an
+    RDMA pod runs on the node's network (see `rdma`)."""
+    if machine.gpudirect == catalog.GpuDirect.RDMA:
+        return rdma.parts(machine, nics, host_network=host_monitor)
     return PROFILES[machine.gpudirect](machine, nics)

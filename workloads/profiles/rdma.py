@@ -1,10 +1,19 @@
-"""GPUDirect-RDMA over RoCE with the gIB NCCL plugin (A3 Ultra, A4), as recipe 000 runs it.
+"""GPUDirect-RDMA over RoCE with the gIB NCCL plugin (A3 Ultra, A4).
 
-Facts from AI-Hypercomputer/gpu-recipes (27b47e7, training/a3ultra/llama3-1-405b/
-nemo-pretraining-gke-resiliency/values.yaml `network.hostNetwork: true`, and the a3ultra JobSet
-chart it renders): the training pod runs on the node's network (it sees the gVNIC and the eight
-RDMA NICs directly, and reaches the resiliency host monitor on the node's own port), with
-ClusterFirstWithHostNet DNS and a privileged container; an init container installs the gIB
+Two ways to reach the NICs, both the recipes' charts' (`network.hostNetwork`):
+- Under the resiliency supervisor (recipe 000, gpu-recipes 27b47e7 training/a3ultra/llama3-1-405b/
+  nemo-pretraining-gke-resiliency/values.yaml `network.hostNetwork: true`) the pod runs on the
+  node's network: its worker registers with the node's host monitor at localhost, it sees the
+  gVNIC and the eight RDMA NICs directly, with ClusterFirstWithHostNet DNS and a privileged
+  container (a host-network pod gets no multi-network interfaces, so no RDMA devices otherwise).
+- Otherwise the pod joins the extra networks through GKE multi-networking, unprivileged and off the
+  host network: eth0 default, eth1 gvnic-1, eth2..eth9 rdma-0..7, as the charts render it with
+  `hostNetwork: false` (gpu-recipes e515bfc training/a4/llama3_70b/nemo-gke/nemo2507/
+  64gpus-bf16-gbs256/recipe/templates/workload-job.yaml) and GKE's own RDMA NCCL tests run
+  (GoogleCloudPlatform/container-engine-accelerators 992db81 gpudirect-rdma/nccl-test-a4.yaml,
+  nccl-test.yaml). The NCCL settings are the same either way.
+
+Either way an init container installs the gIB
 plugin into a pod volume at /usr/local/gib, whose `set_nccl_env.sh` sets the NCCL environment,
 and the launcher points NCCL at gIB's tuner config for the machine after sourcing that script.
 The A4 recipe (gpu-recipes e515bfc training/a4/llama3_70b/nemo-gke/nemo2507/64gpus-bf16-gbs256/
@@ -25,8 +34,9 @@ GIB_VOLUME = "gib"
 GIB_DIR = "/usr/local/gib"
 
 
-def parts(machine: catalog.Machine, nics: Sequence[NicNetwork]) -> PodParts:
-    """The gIB pieces of a training pod on `machine` with the given extra networks."""
+def parts(machine: catalog.Machine, nics: Sequence[NicNetwork], host_network: bool = False) -> PodParts:
+    """The gIB pieces of a training pod on `machine` with the given extra networks, on the node's
+    network (privileged) or through multi-networking."""
     images = machine.gpudirect_images
     assert images is not None
     installer = plugin_installer(
@@ -36,6 +46,7 @@ def parts(machine: catalog.Machine, nics: Sequence[NicNetwork]) -> PodParts:
     )
     multinetwork.data_interfaces(machine, nics)  # the node has every NIC the machine does
     return PodParts(
+        annotations={} if host_network else multinetwork.annotations(machine, nics),
         env={
             "NCCL_PLUGIN_PATH": f"{GIB_DIR}/lib64",
             "NCCL_INIT_SCRIPT": f"{GIB_DIR}/scripts/set_nccl_env.sh",
@@ -47,8 +58,8 @@ def parts(machine: catalog.Machine, nics: Sequence[NicNetwork]) -> PodParts:
             **({"NCCL_SOCKET_IFNAME": ",".join(machine.nccl_socket_interfaces)} if machine.nccl_socket_interfaces else {}),
             "NCCL_TUNER_CONFIG_PATH": f"{GIB_DIR}/configs/{machine.nccl_tuner_config}",
         },
-        host_network=True,
-        privileged=True,
+        host_network=host_network,
+        privileged=host_network,
         volumes=(empty_dir(GIB_VOLUME),),
         volume_mounts=(mount(GIB_VOLUME, GIB_DIR),),
         init_containers=(installer,),
