@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from trainstack import infra, workloads
+from trainstack.workloads import platforms
 from trainstack.core import contract
 from trainstack.core.config import Problem, StackConfig, WorkloadStackConfig, describe, load
 from trainstack.core.context import StackContext
@@ -50,6 +51,7 @@ def check(stack: str, config: StackConfig | WorkloadStackConfig, root: Path, pla
         # A job its pool cannot hold is refused for that alone: nothing more that scales with nodes.
         problems += workloads.problems(config.workload, ctx.machine)
         problems += workloads.mount_problems(config.workload, ctx.machine, _storage_mount(config, terms))
+        problems += platforms.problems(config.workload, ctx.machine, config.image, *_machine_keys(config))
     problems += infra.problems(config.image, root)
     if problems:
         raise ConfigError(stack, [describe(p) for p in problems])
@@ -63,3 +65,13 @@ def _storage_mount(config: StackConfig | WorkloadStackConfig, terms: contract.Co
     assert terms is not None
     existing = config.platform.existing_cluster
     return (("trainstack:platform", "existingCluster", "storage", "mountPath") if existing else ("trainstack:platform", "stack")), terms.mount_path
+
+
+def _machine_keys(config: StackConfig | WorkloadStackConfig) -> tuple[tuple[str | int, ...], tuple[str | int, ...] | None]:
+    """Where the job's machine is named, and where its pool asks for the driver installer DaemonSet."""
+    if isinstance(config, WorkloadStackConfig):
+        existing = config.platform.existing_cluster
+        return (("trainstack:platform", "existingCluster", "machineType") if existing else ("trainstack:platform", "stack")), None
+    index = config.pools.index(config.job_queue.pools[0])
+    pool = config.pool_key(index)
+    return (*pool, "machineType"), ((*pool, "gpuDriver") if config.pools[index].gpu_driver == "daemonset" else None)

@@ -7,7 +7,7 @@ resources, so each JobSet's pod template is written beside them as a Pod. Counte
 it, and without the node installers in kube-system, which the upstream recipes leave to the
 cluster's setup (Cluster Toolkit), so that column covers what their charts do. Upstream: the
 charts and manifests each recipe's README installs, at the commits the stack files cite
-(AI-Hypercomputer/gpu-recipes 27b47e7 for recipe 000, 916aa8e for 002;
+(AI-Hypercomputer/gpu-recipes 27b47e7 for recipe 000, 916aa8e for 002, 2e1fd5e for a4x-llama3-70b;
 GoogleCloudPlatform/ai-infra-cluster-provisioning ca1fbce for 001, 26e3b34 for 003), rendered
 with Helm (`<...>` placeholders of example values filled); recipe 004 ships none. checkov
 (in build/checkov-venv, installed on first use, never a test dependency) and Helm 3.17 (from the
@@ -49,6 +49,11 @@ UPSTREAM: dict[str, list[tuple[str, str, str | None, list[str], list[str], list[
          ["training/a3ultra/llama3-1-405b/nemo-pretraining-gke-resiliency/values-supervisor.yaml"], [], []),
         ("gpu-recipes", "27b47e7", "src/helm-charts/storage/gcs-fuse", ["training/a3ultra/llama3-1-405b/nemo-pretraining-gke-resiliency/values-gcs.yaml"],
          ["gcsVolumes[0].bucketName=bucket"], []),
+    ],
+    "a4x-llama3-70b": [
+        ("gpu-recipes", "2e1fd5e", "training/a4x/llama3_70b/nemo-gke/nemo2602/64gpus-bf16-gbs256",
+         ["training/a4x/llama3_70b/nemo-gke/nemo2602/64gpus-bf16-gbs256/values.yaml"],
+         ["volumes.gcsMounts[0].bucketName=bucket", "volumes.gcsMounts[0].mountPath=/job-logs", "queue=a4x", "workload_launcher=x"], []),
     ],
     "a3mega-gpt3-175b": [
         ("gpu-recipes", "916aa8e", "src/helm-charts/nemo-training", ["training/a3mega/GPT3-175B/nemo-pretraining-gke/values.yaml"],

@@ -4,7 +4,7 @@ GCP (`trainstack:gcp:*`): ProjectServices, PrimaryNetwork, GpuNicNetworks, GkeCl
 hands out its Kubernetes `provider`), NodeServiceAccount, GpuNodePool (its `node_selector` and
 `tolerations`), CpuNodePool, CheckpointBucket, FilestoreShare, LustreInstance, NfsDisk, WorkloadImage.
 Kubernetes (`trainstack:k8s:*`): Kueue, JobSet, GpuNetworks, GpuDirectInstallers,
-NvidiaDriverInstaller, GcsFuseVolume, LustreVolume, NfsVolume, NfsServer, WorkloadIdentity.
+NvidiaDriverInstaller, NvidiaDraDriver, GcsFuseVolume, LustreVolume, NfsVolume, NfsServer, WorkloadIdentity.
 
 Each takes one documented, frozen Args dataclass of plain values (or the same as a dict, as the
 Pulumi package passes them), checks it before registering anything (`components.args`), and is
@@ -12,6 +12,7 @@ ordered after what it needs with `opts.depends_on`. Machine facts come from
 `trainstack.core.catalog`, by machine type name.
 """
 
+from trainstack.components.dra_driver import NvidiaDraDriver, NvidiaDraDriverArgs
 from trainstack.components.gcp_network import (
     GpuNicNetworks,
     GpuNicNetworksArgs,
@@ -128,6 +129,8 @@ __all__ = [
     "NicAttachment",
     "NodeServiceAccount",
     "NodeServiceAccountArgs",
+    "NvidiaDraDriver",
+    "NvidiaDraDriverArgs",
     "NvidiaDriverInstaller",
     "NvidiaDriverInstallerArgs",
     "Placement",

@@ -122,6 +122,9 @@ class GkeClusterArgs(Args):
     (`PROJECT_SINGLETON_POLICY_ENFORCE`); with a dry-run policy it logs, never blocks."""
     filestore_csi: bool | None = False
     """Enable the Filestore CSI driver."""
+    beta_apis: list[str] | None = field(default_factory=list)
+    """Kubernetes beta APIs the cluster serves beyond its defaults (`resource.k8s.io/v1beta1/
+    deviceclasses`, ...: GKE `enable_k8s_beta_apis`), for add-ons that need them."""
     lustre_csi: bool | None = False
     """Enable the Managed Lustre CSI driver (GKE 1.33.2-gke.1111000 or newer, COS nodes; without
     the legacy LNet port, which only instances made with gke_support_enabled need)."""
@@ -205,6 +208,7 @@ class GkeCluster(pulumi.ComponentResource):
             ),
             datapath_provider="ADVANCED_DATAPATH" if args.multi_networking or args.dataplane_v2 else None,
             enable_multi_networking=True if args.multi_networking else None,
+            enable_k8s_beta_apis=gcp.container.ClusterEnableK8sBetaApisArgs(enabled_apis=list(args.beta_apis)) if args.beta_apis else None,
             # Node pools are separate resources; GKE needs a default pool at creation and
             # removes it at once. It runs as the node account so no default account is needed.
             remove_default_node_pool=True,

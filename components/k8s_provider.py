@@ -101,10 +101,12 @@ def controller_release(child: ChildArgs, chart: catalog.HelmChart, values: Mappi
     that decide them. CRDs follow Helm's rules: Kueue ships them as templates (upgraded with
     the chart), JobSet under `crds/` (installed with the first release, never upgraded).
     """
+    oci = chart.repo.startswith("oci://")
     return k8s.helm.v3.Release(
         **child,
         name=chart.name,  # the release name fixes the object names the upstream docs use
-        chart=f"{chart.repo}/{chart.name}",
+        chart=f"{chart.repo}/{chart.name}" if oci else chart.name,
+        repository_opts=None if oci else k8s.helm.v3.RepositoryOptsArgs(repo=chart.repo),
         version=chart.version,
         namespace=chart.namespace,
         create_namespace=True,

@@ -155,7 +155,7 @@ class GpuFlavor(Args):
 
     def tolerations(self) -> list[dict[str, str]]:
         """What Kueue adds to the pods it admits on this flavor."""
-        return [*gpu_tolerations(), *([QUEUED_TOLERATION] if self.queued else [])]
+        return [*gpu_tolerations(self.machine), *([QUEUED_TOLERATION] if self.queued else [])]
 
     def check_name(self) -> str:
         """The name of this flavor's ProvisioningRequestConfig and AdmissionCheck (cluster-wide,

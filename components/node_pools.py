@@ -54,9 +54,17 @@ def gpu_pool_selector(pool: str, machine: catalog.Machine) -> dict[str, str]:
     return {ACCELERATOR_LABEL: machine.accelerator, NODE_POOL_LABEL: pool}
 
 
-def gpu_tolerations() -> list[dict[str, str]]:
-    """What a pod on a GPU pool tolerates."""
-    return [GPU_TAINT.toleration()]
+# GKE's taint on Arm nodes, which everything upstream runs on A4X tolerates: the recipe's pods
+# (gpu-recipes 2e1fd5e training/a4x/llama3_70b/nemo-gke/nemo2602/64gpus-bf16-gbs256/templates/
+# workload-job.yaml), Toolkit's job templates, Kueue flavor and DRA kubelet plugin (cluster-toolkit
+# 1047080 examples/gke-a4x/gke-a4x.yaml, kueue-configuration.yaml.tftpl, modules/management/
+# kubectl-apply/main.tf).
+ARM_TAINT = Taint("kubernetes.io/arch", "arm64", "NoSchedule")
+
+
+def gpu_tolerations(machine: catalog.Machine) -> list[dict[str, str]]:
+    """What a pod on a GPU pool of `machine` tolerates: the GPU taint, and GKE's Arm taint on Arm nodes."""
+    return [GPU_TAINT.toleration(), *([ARM_TAINT.toleration()] if machine.architecture == ARM_TAINT.value else [])]
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
@@ -218,6 +226,9 @@ class GpuNodePoolArgs(Args):
     """One VPC and subnet per extra NIC, in interface order."""
     labels: dict[str, str] | None = field(default_factory=dict)
     """GCP labels on the node VMs."""
+    workload_policy_name: str | None = None
+    """The name of the NVLink domain's workload policy (a machine with one only), unique in the
+    project and region; None: `<name>-nvlink`."""
 
     _checks = {
         "project": rules.PROJECT_ID,
@@ -225,6 +236,7 @@ class GpuNodePoolArgs(Args):
         "name": rules.NODE_POOL_NAME,
         "zones": (not_empty, Each(rules.ZONE_ID)),
         "machine_type": rules.gpu_machine,
+        "workload_policy_name": rules.GCP_NAME,
         "node_count": rules.NODE_COUNT,
         # GKE NodeConfig.Provisioning, node_config.spot/flex_start.
         "provisioning": one_of("on-demand", "spot", "flex-start", "queued"),
@@ -269,12 +281,19 @@ class GpuNodePoolArgs(Args):
             for key, rule in rules.compact_placement(self.machine, self.provisioning, self.reservation.affinity):
                 field = "compact" if key == "placement" else key  # the config's `placement` is this Args' `compact`
                 yield field, getattr(self, field), rule
+        if wrong := rules.nvlink_placement(self.machine, self.compact):
+            yield "compact", self.compact, wrong
+        sizes = {"node_count": self.node_count}
+        if self.autoscaling:
+            sizes |= {"autoscaling.min_nodes": self.autoscaling.min_nodes, "autoscaling.max_nodes": self.autoscaling.max_nodes}
+        yield from ((key, n, wrong) for key, n in sizes.items() if n is not None and (wrong := rules.nvlink_domains(self.machine, n)))
 
 
 class GpuNodePool(pulumi.ComponentResource):
     """A GPU node pool shaped by the machine's catalog record: accelerators and driver, local
     SSDs as ephemeral storage, gVNIC, one additional node network per extra NIC, compact
-    placement, the reservation and the GPU taint.
+    placement (on a machine with a multi-node NVLink domain, through a HIGH_THROUGHPUT workload
+    policy of its accelerator topology, `<name>-workload-policy`), the reservation and the GPU taint.
 
     A fixed-size pool owns `node_count`; an autoscaled pool leaves it to the autoscaler
     (changes to it are ignored, so `pulumi up` never resizes a running job's pool).
@@ -282,6 +301,8 @@ class GpuNodePool(pulumi.ComponentResource):
 
     pool: gcp.container.NodePool
     """The node pool resource."""
+    workload_policy: gcp.compute.ResourcePolicy | None
+    """The NVLink domain's workload policy the pool is placed by, or None."""
     node_selector: dict[str, str]
     """What a pod selects to land on this pool."""
     tolerations: list[dict[str, str]]
@@ -330,8 +351,10 @@ class GpuNodePool(pulumi.ComponentResource):
                 enable_secure_boot=True, enable_integrity_monitoring=True
             ),
         )
+        kids = Children(self, name, opts)
+        self.workload_policy = _workload_policy(kids, args) if args.compact and machine.accelerator_topology else None
         self.pool = gcp.container.NodePool(
-            **Children(self, name, opts).main(ignore_changes=["nodeCount", "initialNodeCount"] if autoscaled else None),
+            **kids.main(ignore_changes=["nodeCount", "initialNodeCount"] if autoscaled else None),
             project=args.project,
             location=args.location,
             cluster=args.cluster,
@@ -358,7 +381,11 @@ class GpuNodePool(pulumi.ComponentResource):
             )
             if args.extra_networks
             else None,
-            placement_policy=gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT") if args.compact else None,
+            placement_policy=gcp.container.NodePoolPlacementPolicyArgs(
+                type="COMPACT", policy_name=self.workload_policy.name if self.workload_policy else None
+            )
+            if args.compact
+            else None,
             # Flex-start VMs are not repaired in place (GKE requires auto-repair off for them).
             # DWS VMs are not repaired in place (GKE requires auto-repair off for them); queued
             # nodes run their request's duration, not upgraded under it (Cluster Toolkit's
@@ -370,8 +397,24 @@ class GpuNodePool(pulumi.ComponentResource):
             ),
         )
         self.node_selector = gpu_pool_selector(args.name, machine)
-        self.tolerations = gpu_tolerations()
+        self.tolerations = gpu_tolerations(machine)
         self.register_outputs({"name": self.pool.name})
+
+
+def _workload_policy(kids: Children, args: GpuNodePoolArgs) -> gcp.compute.ResourcePolicy:
+    """The HIGH_THROUGHPUT workload policy of the machine's accelerator topology in the pool's
+    region, which a COMPACT placement names (Cluster Toolkit 1047080 modules/compute/
+    resource-policy/main.tf `workload_policy`, outputs.tf `placement_policy`; gke-node-pool
+    main.tf `placement_policy { type, policy_name }`)."""
+    return gcp.compute.ResourcePolicy(
+        **kids("workload-policy"),
+        project=args.project,
+        region=args.zones[0].rsplit("-", 1)[0],
+        name=args.workload_policy_name or f"{args.name}-nvlink",
+        workload_policy=gcp.compute.ResourcePolicyWorkloadPolicyArgs(
+            type="HIGH_THROUGHPUT", accelerator_topology=args.machine.accelerator_topology
+        ),
+    )
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ pricing pages; they are estimates (no discounts, no taxes) and are reported as s
 from __future__ import annotations
 
 import ipaddress
+import math
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Literal
@@ -51,16 +52,25 @@ class GpuDirect(StrEnum):
 class Image:
     """A container image pinned by tag, by digest (with its tag beside it where there is one, as
     `repository:tag@digest`: the digest is what is pulled), or by digest alone where upstream
-    publishes only digests."""
+    publishes only digests.
+
+    `platforms` are the `os/arch` pairs the image is published for, recorded only where a source
+    shows them (a manifest list, an `-arm64` image name, the upstream running it on such nodes),
+    cited beside the record; None: not recorded, so unknown (refused on Arm, see `runs_on`)."""
 
     repository: str
     tag: str = ""
     digest: str = ""
+    platforms: tuple[str, ...] | None = None
 
     @property
     def ref(self) -> str:
         tag = f":{self.tag}" if self.tag else ""
         return f"{self.repository}{tag}@{self.digest}" if self.digest else f"{self.repository}{tag}"
+
+    def runs_on(self, architecture: str) -> bool | None:
+        """Whether the image is published for linux/`architecture`; None where unknown."""
+        return None if self.platforms is None else f"linux/{architecture}" in self.platforms
 
 
 @dataclass(frozen=True)
@@ -98,7 +108,14 @@ class Gpu:
 # MiB, A100 40GB 40960 MiB, A100 80GB 81920 MiB ("80 GB" is about 85.5e9 bytes, not 80e9).
 # B200: NVIDIA HGX B200 datasheet, 8 GPUs 36 PFLOPS FP16/BF16 and 72 PFLOPS FP8 with sparsity,
 # so 2,250 and 4,500 dense per GPU; nvidia-smi on a4-highgpu-8g reports 183359 MiB.
+# GB200 (A4X): NVIDIA's GB200 NVL72 specifications (nvidia.com/en-us/data-center/gb200-nvl72,
+# per rack of 72 GPUs, with sparsity: FP16/BF16 360 PFLOPS, FP8 720 PFLOPS): 2,500 and 5,000 dense
+# TFLOPS per GPU. Memory as nvidia-smi reports it on GB200 nodes: 189471 MiB, in every public
+# nvidia-smi table of a GB200 found (several, in the stored GitHub index, whose repositories it
+# does not name), 185 GiB, which Google rounds to 186 GB a GPU
+# (cloud.google.com/compute/docs/instances/arm-on-compute, A4X).
 GPUS: dict[str, Gpu] = {
+    "gb200": Gpu("gb200", 189471, {"bf16": 2500.0, "fp16": 2500.0, "fp8": 5000.0}),
     "b200": Gpu("b200", 183359, {"bf16": 2250.0, "fp16": 2250.0, "fp8": 4500.0}),
     "h200": Gpu("h200", 143771, {"bf16": 989.0, "fp16": 989.0, "fp8": 1979.0}),
     "h100": Gpu("h100", 81559, {"bf16": 989.0, "fp16": 989.0, "fp8": 1979.0}),
@@ -196,7 +213,8 @@ class Machine:
             names (`cloud.google.com/gce-topology-block`, `-subblock`, `-host`); Kueue
             ignores a node that lacks one, so Topology Aware Scheduling is used only here.
         hourly_usd: list on-demand price per node-hour (estimate, see PRICES_AS_OF, or
-            SNAPSHOT_PRICES_SOURCE where `price_source` says so).
+            SNAPSHOT_PRICES_SOURCE where `price_source` says so); None where no source gives one
+            (the machine is not priced, and plans say so).
         spot_hourly_usd: spot price per node-hour (from `spot_price_source`), else None.
         price_source: where `hourly_usd` comes from when it is not PRICES_SOURCE.
         spot_price_source: where `spot_hourly_usd` comes from.
@@ -210,6 +228,13 @@ class Machine:
             per machine), else "".
         nccl_socket_interfaces: the interfaces NCCL's bootstrap sockets use, where the recipes
             set them over the plugin's script, else empty.
+        architecture: the CPU architecture of its nodes, as their `kubernetes.io/arch` label
+            writes it; every image that runs there must be published for linux/<architecture>.
+        accelerator_topology: the accelerator topology of the GPUs one multi-node NVLink domain
+            joins (`1x72`), set in the pool's HIGH_THROUGHPUT workload policy; None where
+            NVLink stays inside a node.
+        min_gke_minor: the oldest GKE minor version (`1.34`) its pools and their add-ons run
+            on, else None.
     """
 
     name: str
@@ -224,7 +249,7 @@ class Machine:
     rdma_subnets: int
     mtu: int
     compact_placement: bool
-    hourly_usd: float
+    hourly_usd: float | None
     boot_disk_type: str = "pd-balanced"
     default_queue: str = "gpu-queue"
     compact_with_flex_start: bool = False
@@ -236,10 +261,20 @@ class Machine:
     spot_hourly_usd: float | None = None
     price_source: str = PRICES_SOURCE
     spot_price_source: str = SNAPSHOT_PRICES_SOURCE
+    architecture: str = "amd64"
+    accelerator_topology: str | None = None
+    min_gke_minor: str | None = None
 
     def gpus(self, nodes: int) -> int:
         """GPUs on `nodes` nodes of this machine."""
         return nodes * self.gpus_per_node
+
+    @property
+    def nvlink_domain_nodes(self) -> int | None:
+        """Nodes in one multi-node NVLink domain (its topology's GPUs over the node's), or None."""
+        if self.accelerator_topology is None:
+            return None
+        return math.prod(int(n) for n in self.accelerator_topology.split("x")) // self.gpus_per_node
 
     @property
     def extra_nics(self) -> int:
@@ -357,6 +392,57 @@ MACHINES: dict[str, Machine] = {
             # Every A4 chart of gpu-recipes (src/helm-charts/a4/*) exports "eth0,eth1".
             nccl_socket_interfaces=("eth0", "eth1"),
         ),
+        # A4X (cloud.google.com/compute/docs/instances/arm-on-compute, "A4X Max and A4X machine
+        # series"): 140 vCPUs and 884 GB on two NVIDIA Grace (Arm) sockets, four GB200 GPUs of
+        # 186 GB, 12,000 GiB of bundled Local SSD (32 x 375 GiB, the A3 Ultra layout), Hyperdisk
+        # only. NICs (cloud.google.com/compute/docs/gpus/gpu-network-bandwidth, "A4X machine
+        # types"): two Titanium (gVNIC) NICs and four CX-7 RDMA NICs, that is one extra gVNIC and
+        # four RDMA subnets of one RoCE VPC, as Cluster Toolkit's gke-a4x built them before it
+        # moved to DRANET (GoogleCloudPlatform/cluster-toolkit d1236e228^ examples/gke-a4x/
+        # gke-a4x.yaml: gke-a4x-net-1, gke-a4x-rdma-net `<zone>-vpc-roce` with 4 subnets) and
+        # NVIDIA's GKE guide names them (A4X: Network + GKENetworkParamSet pairs gvnic-1, rdma-0..
+        # rdma-3; docs.nvidia.com/aicr/integrator-guide/gke-a-4-x-max-networking); MTU 8896 (Toolkit 1047080 modules/network/
+        # gpu-rdma-vpc `mtu` default). gIB's arm64 build v1.1.0 (AI-Hypercomputer/gpu-recipes
+        # 2e1fd5e training/a4x/llama3_70b/nemo-gke/nemo2602/64gpus-bf16-gbs256/values.yaml
+        # `network.gibVersion`; Toolkit 1047080 examples/gke-a4x/gke-a4x.yaml gib template_vars).
+        # Accelerator nvidia-gb200 x 4 and the queue `a4x`: Toolkit 1047080 examples/gke-a4x/
+        # gke-a4x.yaml (vars.accelerator_type, guest_accelerator count) and kueue-configuration.yaml.tftpl.
+        # One NVLink domain joins 72 GPUs (`accelerator_topology: "1x72"` of the HIGH_THROUGHPUT
+        # workload policy in Toolkit 1047080 examples/gke-a4x/gke-a4x.yaml): 18 nodes. GKE labels
+        # the nodes with block, sub-block and host (Toolkit's gke-a4x kueue-configuration.yaml.tftpl
+        # Topology). DRA, through which IMEX reaches the pods, needs GKE 1.34 or later
+        # (cloud.google.com/kubernetes-engine/docs/how-to/set-up-dra, "Requirements"). vCPUs and
+        # memory also: Cyclenerd/google-cloud-pricing-cost-calculator dac3128 tools/machinetypes.csv
+        # (140, 884.00). Not priced: neither billing-catalog copy has an a4x-highgpu-4g row
+        # (SNAPSHOT_PRICES_SOURCE: a4-highgpu-8g is followed by c2-standard-16; CALCULATOR_PRICES_SOURCE:
+        # a3-megagpu-8g is followed by c2-standard-16), and A4X capacity comes only as reservations
+        # (docs.cloud.google.com/ai-hypercomputer/docs/create/create-mig-with-a4x).
+        Machine(
+            name="a4x-highgpu-4g",
+            accelerator="nvidia-gb200",
+            gpu=GPUS["gb200"],
+            gpus_per_node=4,
+            vcpus=140,
+            memory_gb=884,
+            local_ssds=32,
+            gpudirect=GpuDirect.RDMA,
+            gvnic_networks=1,
+            rdma_subnets=4,
+            mtu=8896,
+            compact_placement=True,
+            hourly_usd=None,
+            boot_disk_type="hyperdisk-balanced",
+            default_queue="a4x",
+            topology_labels=True,
+            architecture="arm64",
+            nccl_plugin=Image(f"{GIB_REPOSITORY}-arm64", "v1.1.0", platforms=("linux/arm64",)),
+            # The A4X recipe exports both after set_nccl_env.sh (its templates/workload-job.yaml):
+            # gIB's A3 Ultra tuner file, and bootstrap sockets on the two gVNICs.
+            nccl_tuner_config="tuner_config_a3u.txtpb",
+            nccl_socket_interfaces=("eth0", "eth1"),
+            accelerator_topology="1x72",
+            min_gke_minor="1.34",
+        ),
         Machine(
             name="a3-megagpu-8g",
             accelerator="nvidia-h100-mega-80gb",
@@ -445,9 +531,10 @@ MACHINES: dict[str, Machine] = {
 # sky/catalog/data_fetchers/fetch_gcp.py). So it is one project's view on one date that may miss a
 # zone but names none that lacks the machine, and it is not Google's "GPU regions and zones" page (no
 # stored copy of that page held these rows): validate refuses only what it is sure of
-# (rules.machine_zone). a4x-highgpu-4g (GB200) has no row: the fetcher keeps no a4x series and no
-# stored source lists its zones (xpk's gb200-4 recipe uses us-central1-a as a golden fixture only),
-# so any zone of the region passes for it.
+# (rules.machine_zone). a4x-highgpu-4g (GB200) has no row: the fetcher keeps no a4x series, and the
+# zones found for it are single sightings, not a listing (Cluster Toolkit 1047080 tools/cloud-build/
+# daily-tests/tests/gke-a4x.yml tests in us-central1-b; xpk's gb200-4 recipe uses us-central1-a as a
+# golden fixture). A partial row would refuse every zone it misses, so any zone of the region passes.
 MACHINE_ZONES_AS_OF = "2026-11-25"
 MACHINE_ZONES_SOURCE = "skypilot-org/skypilot-catalog@2c3d7ea catalogs/v9/gcp/vms.csv"
 MACHINE_ZONES: dict[str, frozenset[str]] = {
@@ -519,12 +606,13 @@ def cpu_machine(name: str) -> CpuMachine:
 
 @dataclass(frozen=True)
 class HelmChart:
-    """An upstream Helm chart pinned by version (OCI registry)."""
+    """An upstream Helm chart pinned by version (OCI registry or HTTP chart repository)."""
 
     name: str
     """The chart's name, also the release's."""
     repo: str
-    """The OCI repository (`oci://registry.k8s.io/kueue/charts`)."""
+    """The OCI repository (`oci://registry.k8s.io/kueue/charts`) or the chart repository's URL
+    (`https://helm.ngc.nvidia.com/nvidia`)."""
     version: str
     """The chart version."""
     namespace: str
@@ -534,6 +622,22 @@ class HelmChart:
 # registry.k8s.io OCI charts; versions match the CRDs in trainstack/schemas/crds.
 KUEUE_CHART = HelmChart("kueue", "oci://registry.k8s.io/kueue/charts", "0.19.2", "kueue-system")
 JOBSET_CHART = HelmChart("jobset", "oci://registry.k8s.io/jobset/charts", "0.12.0", "jobset-system")
+# NVIDIA's DRA Driver for GPUs, for its ComputeDomains (IMEX across a multi-node NVLink domain):
+# the chart repository, version and namespace Cluster Toolkit installs it from
+# (GoogleCloudPlatform/cluster-toolkit 1047080 modules/management/kubectl-apply/main.tf
+# install_nvidia_dra_driver, variables.tf `nvidia_dra_driver.version` v25.3.0); the chart is
+# NVIDIA/k8s-dra-driver-gpu v25.3.0 (06db1a7) deployments/helm/nvidia-dra-driver-gpu, whose CRD
+# is bundled in app/schemas/crds.
+DRA_DRIVER_CHART = HelmChart("nvidia-dra-driver-gpu", "https://helm.ngc.nvidia.com/nvidia", "25.3.0", "nvidia-dra-driver-gpu")
+# The chart's DeviceClasses are resource.k8s.io/v1beta1 (its templates/deviceclass-*.yaml), beta
+# APIs a GKE cluster serves only when asked: the four Toolkit's gke-a4x enables (1047080
+# examples/gke-a4x/gke-a4x.yaml a4x-cluster `enable_k8s_beta_apis`).
+DRA_BETA_APIS = (
+    "resource.k8s.io/v1beta1/deviceclasses",
+    "resource.k8s.io/v1beta1/resourceclaims",
+    "resource.k8s.io/v1beta1/resourceclaimtemplates",
+    "resource.k8s.io/v1beta1/resourceslices",
+)
 
 # Ports on the nodes the control plane calls for the pinned controllers: the Kueue and JobSet
 # admission webhooks (their charts' manager `--webhook-port`/Configuration `webhook.port`) and
@@ -546,6 +650,7 @@ KUEUE_API = "kueue.x-k8s.io/v1beta2"
 KUEUE_CONFIG_API = "config.kueue.x-k8s.io/v1beta2"
 JOBSET_API = "jobset.x-k8s.io/v1alpha2"
 GKE_NETWORKING_API = "networking.gke.io/v1"
+COMPUTE_DOMAIN_API = "resource.nvidia.com/v1beta1"  # the DRA driver's ComputeDomain (chart 25.3.0 CRD)
 
 # The Kubernetes minor version rendered objects are validated against.
 KUBERNETES_VERSION = "1.32"
@@ -626,7 +731,8 @@ LUSTRE_CSI_DRIVER = "lustre.csi.storage.gke.io"
 # (lustre-csi-driver kmod_installer.go: 988; 6988 only for gke-support-enabled instances, not made here).
 LUSTRE_LNET_PORT = 988
 
-# Other pinned images, by role. Sources: the resiliency recipe (supervisor and trainer image:
+# Other pinned images, by role. An image without `platforms` has none recorded (unknown), so it
+# runs on amd64 nodes only (see Image.runs_on and workloads.platform_problems). Sources: the resiliency recipe (supervisor and trainer image:
 # gpu-recipes 27b47e7 .../nemo-pretraining-gke-resiliency/values.yaml workload.image, the same era
 # as its 1800 s heartbeat timeouts); GoogleCloudPlatform/container-engine-accelerators
 # nvidia-driver-installer/cos/daemonset-preloaded.yaml (COS driver installer); the Kubernetes
@@ -651,6 +757,17 @@ IMAGES: dict[str, Image] = {
     ),
     "tensorboard": Image("tensorflow/tensorflow", "2.17.0"),
     "nemo-24.07": Image("nvcr.io/nvidia/nemo", "24.07"),
+    # Published for both architectures: the upstream recipes run this tag on A4X's arm64 nodes
+    # and on A3 Ultra's amd64 ones (AI-Hypercomputer/gpu-recipes 2e1fd5e training/a4x/llama3_70b/
+    # nemo-gke/nemo2602/64gpus-bf16-gbs256/values.yaml and training/a3ultra/deepseek_v3/
+    # megatron-bridge-gke/nemo2602/256gpus-bf16-seq4096-gbs2048/recipe/values.yaml `workload.image`).
+    "nemo-26.02": Image("nvcr.io/nvidia/nemo", "26.02", platforms=("linux/amd64", "linux/arm64")),
+    # The DRA driver chart's image (DRA_DRIVER_CHART 25.3.0 renders nvcr.io/nvidia/k8s-dra-driver-gpu
+    # at its appVersion, v25.3.0): Toolkit's gke-a4x runs its controller on the x86 system pool
+    # (e2-standard-16, affinity nvidia.com/gpu DoesNotExist) and its kubelet plugin on the arm64
+    # GB200 nodes (cluster-toolkit 1047080 examples/gke-a4x/gke-a4x.yaml, modules/management/
+    # kubectl-apply/main.tf), so it is published for both.
+    "nvidia-dra-driver": Image("nvcr.io/nvidia/k8s-dra-driver-gpu", "v25.3.0", platforms=("linux/amd64", "linux/arm64")),
     "nemofw-training-23.05": Image("nvcr.io/ea-bignlp/nemofw-training", "23.05-py3"),
     # Digest as tensorwavecloud/ScalarLM 80b89ce Dockerfile pins the tag (it does not say whether
     # index or amd64 manifest; the image is built on Cloud Build's x86 workers either way).

@@ -363,8 +363,11 @@ class GpuPoolConfig(Section):
     def compact(self) -> bool:
         """Whether the pool gets a COMPACT placement policy. Never with a specific reservation:
         the reservation's own (dense) deployment places its VMs, as Cluster Toolkit's A3 Ultra
-        and A3 Mega blueprints do; with flex-start only on machines GKE allows it for."""
+        and A3 Mega blueprints do; with flex-start only on machines GKE allows it for. Always on a
+        machine whose NVLink domain a workload policy places (placement none is refused)."""
         machine = catalog.MACHINES.get(self.machine_type)
+        if machine is not None and machine.accelerator_topology is not None:
+            return self.placement != "none"
         allowed = (
             machine is not None
             and machine.compact_placement
@@ -406,7 +409,8 @@ class GpuPoolConfig(Section):
             problems.append(
                 (("gpudirect",), self.gpudirect, f"{machine.name} uses GPUDirect {machine.gpudirect.value!r}; the catalog fixes it")
             )
-        if self.placement == "compact":
+        # An explicit compact placement, or the one an NVLink domain's workload policy always is.
+        if self.placement == "compact" or (machine and machine.accelerator_topology and self.compact):
             if self.zones is not None and len(self.zones) != 1:
                 problems.append((("zones",), self.zones, "compact placement needs exactly one zone"))
             if machine:
@@ -415,9 +419,16 @@ class GpuPoolConfig(Section):
             problems.append(
                 (("reservation", "affinity"), self.reservation.affinity, f"{self.provisioning} capacity cannot consume a reservation; set affinity: none")
             )
-        problems += [(("provisioning",), self.provisioning, m) for m in rules.queued_pool(self.provisioning, self.autoscaling and self.autoscaling.min_nodes, self.placement)]
+        problems += [(("provisioning",), self.provisioning, m) for m in rules.queued_pool(self.provisioning, self.autoscaling and self.autoscaling.min_nodes, "compact" if self.compact else self.placement)]
         if self.max_run_duration is not None and (message := rules.max_run_duration(self.provisioning, self.max_run_duration)):
             problems.append((("maxRunDuration",), self.max_run_duration, message))
+        if machine and (wrong := rules.nvlink_placement(machine, self.compact)):
+            problems.append((("placement",), self.placement, wrong))
+        if machine:
+            sizes = {("nodeCount",): self.node_count}
+            if self.autoscaling:
+                sizes |= {("autoscaling", "minNodes"): self.autoscaling.min_nodes, ("autoscaling", "maxNodes"): self.autoscaling.max_nodes}
+            problems += [(key, n, wrong) for key, n in sizes.items() if n is not None and (wrong := rules.nvlink_domains(machine, n))]
         if machine and machine.rdma_subnets and self.zones is not None and len(self.zones) != 1:
             problems.append((("zones",), self.zones, f"{machine.name} needs exactly one zone: its RDMA VPC is bound to one zone's RoCE profile"))
         if self.node_count and self.zones and rules.nodes_per_zone(self.node_count, self.zones):
@@ -769,7 +780,7 @@ class WorkloadConfig(Section):
     # The stack's own namespace, created with Pod Security labels. Stacks made before it was the
     # default set `namespace: default`: moving a live job's namespace replaces its objects.
     namespace: Annotated[K8sName, _rule(rules.workload_namespace)] = "trainstack"
-    framework: Literal["nemo2", "nemo-megatron", "litgpt", "deepspeed"]
+    framework: Literal["nemo2", "megatron-bridge", "nemo-megatron", "litgpt", "deepspeed"]
     model: str
     nodes: Annotated[int, Field(ge=1), AfterValidator(_pool_sized)]  # bounded before anything scales with it
     steps: Annotated[int, Field(ge=1)]
@@ -920,6 +931,10 @@ class StackConfig(BaseModel):
             yield ("trainstack:gpuPool",), None, "set exactly one of trainstack:gpuPool (one pool) and trainstack:gpuPools (a list)"
             return
         yield from self._pool_problems()
+        for i, pool in enumerate(self.pools):
+            if pool.machine_type in catalog.MACHINES and (wrong := rules.gke_minor(pool.machine, self.cluster.version_prefix)):
+                yield ("trainstack:cluster", "versionPrefix"), self.cluster.version_prefix, f"{wrong} ({key_path((*self.pool_key(i), 'machineType'))})"
+                break
         for section, zones in (*((self.pool_key(i), p.zones) for i, p in enumerate(self.pools)), (("trainstack:cpuPool",), self.cpu_pool.zones)):
             for i, zone in enumerate(zones or []):
                 if wrong := rules.cluster_zone(self.region, zone, "gcp:region"):

@@ -150,6 +150,9 @@ class Training:
         recompute: activation recomputation: none, selective (attention scores), full (layers).
         flash_attention: a fused attention kernel that never stores the s x s scores.
         micro_batch, seq_length: sequences per micro-batch and tokens per sequence.
+        offloaded_layers: layers of a stage whose activations wait in host memory, not the GPU's,
+            until the backward pass (Megatron-core activation offloading; Megatron-Bridge
+            `--activation_offload_layers`).
     """
 
     tensor: int = 1
@@ -167,6 +170,7 @@ class Training:
     flash_attention: bool = True
     micro_batch: int = 1
     seq_length: int = 2048
+    offloaded_layers: int = 0
 
     def __post_init__(self) -> None:
         for name in ("tensor", "pipeline", "data", "context", "micro_batch", "seq_length"):
@@ -294,7 +298,8 @@ def activation_bytes(shape: ModelShape, training: Training) -> float:
     t = training.tensor
     sp = t if training.sequence_parallel else 1
     in_flight = in_flight_micro_batches(training)
-    layers = math.ceil(shape.layers / training.pipeline) * in_flight * layer_activation_bytes(shape, training)
+    kept = max(math.ceil(shape.layers / training.pipeline) - training.offloaded_layers, 0)
+    layers = kept * in_flight * layer_activation_bytes(shape, training)
     embedding_dropout = sbh * in_flight / sp
     output = 4 * sbh / sp + 4 * s * training.micro_batch * shape.vocab / t if training.pipeline == 1 else 0.0
     return layers + embedding_dropout + output

@@ -462,13 +462,15 @@ def compact_placement(machine: catalog.Machine, provisioning: str, reservation_a
     """(key, rule) of what forbids a COMPACT placement policy on a pool: the machine (catalog
     `compact_placement`), flex-start on machines before A3 Ultra (Cluster Toolkit gke-node-pool
     main.tf precondition `^(a3-ultragpu-|a4-|h4d-)`), and a specific reservation, whose own
-    deployment places its VMs (Cluster Toolkit's A3 Ultra and A3 Mega blueprints set no policy)."""
+    deployment places its VMs (Cluster Toolkit's A3 Ultra and A3 Mega blueprints set no policy),
+    except on a machine whose NVLink domain's workload policy places them, which Toolkit's
+    gke-a4x applies to a specific reservation's pool (1047080 examples/gke-a4x/gke-a4x.yaml)."""
     found = []
     if provisioning == "flex-start" and not machine.compact_with_flex_start:
         found.append(("provisioning", f"GKE allows compact placement with flex-start on A3 Ultra and newer, not on {machine.name}"))
     if not machine.compact_placement:
         found.append(("placement", f"{machine.name} does not support compact placement"))
-    if reservation_affinity == "specific":
+    if reservation_affinity == "specific" and machine.accelerator_topology is None:
         found.append(("placement", "a specific reservation is placed by its own deployment (dense/compact); GKE rejects a placement policy with it here: use placement auto or none"))
     return found
 
@@ -576,3 +578,35 @@ def nodes_per_zone(node_count: int, zones: Sequence[str], key: str = "nodeCount"
 def min_max(low: int, high: int, high_key: str = "maxNodes") -> str | None:
     """A lower bound not above its upper bound (GKE rejects total_min_node_count > total_max_node_count)."""
     return f"must not exceed {high_key} ({high})" if low > high else None
+
+
+def nvlink_placement(machine: catalog.Machine, compact: bool) -> str | None:
+    """A pool of a machine with a multi-node NVLink domain is placed by its HIGH_THROUGHPUT
+    workload policy (accelerator topology, catalog `accelerator_topology`), as Cluster Toolkit's
+    gke-a4x places every A4X pool (1047080 examples/gke-a4x/gke-a4x.yaml workload_policy)."""
+    if machine.accelerator_topology is not None and not compact:
+        return f"{machine.name} pools are placed by their NVLink domain's workload policy (accelerator topology {machine.accelerator_topology}); use placement auto or compact"
+    return None
+
+
+def nvlink_domains(machine: catalog.Machine, nodes: int) -> str | None:
+    """A pool of a machine with a multi-node NVLink domain holds whole domains (catalog
+    `nvlink_domain_nodes`: 18 A4X nodes share one 72-GPU NVLink domain), so no domain is split
+    between pools or left part empty."""
+    size = machine.nvlink_domain_nodes
+    if size is None or nodes % size == 0:
+        return None
+    below = nodes - nodes % size
+    sizes = f"{below} or {below + size}" if below else f"{size}"
+    return f"must be a whole number of NVLink domains: {machine.name} has {size} nodes in each ({machine.accelerator_topology} GPUs); use {sizes}"
+
+
+def gke_minor(machine: catalog.Machine, version_prefix: str | None) -> str | None:
+    """A cluster for a machine with a minimum GKE minor (catalog `min_gke_minor`) asks for that
+    minor or a newer one: the release channel's default may be older."""
+    if machine.min_gke_minor is None:
+        return None
+    want = tuple(int(n) for n in machine.min_gke_minor.split("."))
+    if version_prefix is None or tuple(int(n) for n in version_prefix.rstrip(".").split(".")) < want:
+        return f"{machine.name} needs GKE {machine.min_gke_minor} or newer; set a version prefix of {machine.min_gke_minor}. or later"
+    return None

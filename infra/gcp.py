@@ -246,6 +246,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
             binary_authorization=cluster_config.binary_authorization,
             filestore_csi=config.storage.kind == "filestore",
             lustre_csi=config.storage.kind == "lustre",
+            beta_apis=list(catalog.DRA_BETA_APIS) if any(p.machine.accelerator_topology for p in config.pools) else [],
             deletion_protection=cluster_config.deletion_protection,
             labels=labels,
         ),
@@ -275,8 +276,11 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
                 max_unavailable=pool.upgrade.max_unavailable,
                 extra_networks=[ExtraNetwork(vpc, subnet) for _, vpc, subnet in nic_nets[pool.machine_type].networks] if pool.machine_type in nic_nets else [],
                 labels=labels,
+                workload_policy_name=names.physical(config.cluster.name, f"{pool.name}-nvlink") if pool.machine.accelerator_topology else None,
             ),
-            opts=pulumi.ResourceOptions(depends_on=[node_account, *services.need(apis.CONTAINER)]),
+            opts=pulumi.ResourceOptions(
+                depends_on=[node_account, *services.need(apis.CONTAINER), *(services.need(apis.COMPUTE) if pool.machine.accelerator_topology else [])]
+            ),
         )
         for i, pool in enumerate(config.pools)
     ]

@@ -16,6 +16,7 @@ from trainstack.components.gpudirect_installers import (
     NvidiaDriverInstaller,
     NvidiaDriverInstallerArgs,
 )
+from trainstack.components.dra_driver import NvidiaDraDriver, NvidiaDraDriverArgs
 from trainstack.components.jobset import JobSet, JobSetArgs
 from trainstack.components.k8s_provider import NODE_POOL_LABEL, Placement
 from trainstack.components.kueue import GpuFlavor, Kueue, KueueArgs, PriorityClass, WaitForPodsReady
@@ -175,12 +176,16 @@ def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform) -> Kubernete
         kueue_args(config.kueue, gpu_flavors(config), config.local_queue, config.cluster_queue, identity.namespace, placement),
         opts=on_controller_nodes,
     )
+    # IMEX for a machine whose NVLink spans nodes: the DRA driver serves its ComputeDomains.
+    nvlink = next((p.machine for p in config.pools if p.machine.accelerator_topology), None)
+    dra = NvidiaDraDriver("nvidia-dra-driver", NvidiaDraDriverArgs(nvlink.name, placement), opts=on_controller_nodes) if nvlink else None
     storage = _storage(config, gcp, identity.namespace, placement, on_cluster, controller_nodes)
     ready: list[pulumi.Resource] = [
         identity.service_account,
         jobset.release,
         *kueue.objects,
         storage.claim,
+        *([dra.release] if dra else []),
     ]
 
     queue = config.job_queue

@@ -138,7 +138,7 @@ def build(ctx: StackContext, config: WorkloadStackConfig) -> Platform:
         # One pool: its selector. Several behind the queue: the machine's alone; Kueue adds the
         # pool of the flavor it admits the job on.
         node_selector=gpu_pool_selector(terms.gpu_pool, machine) if len(terms.pools or [terms.gpu_pool]) == 1 else {ACCELERATOR_LABEL: machine.accelerator},
-        tolerations=gpu_tolerations(),
+        tolerations=gpu_tolerations(machine),
         storage_kind=terms.storage_kind,
         mount_path=terms.mount_path,
         storage_prefix=prefix,

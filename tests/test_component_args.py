@@ -63,6 +63,8 @@ from trainstack.components import (
     NicAttachment,
     NodeServiceAccount,
     NodeServiceAccountArgs,
+    NvidiaDraDriver,
+    NvidiaDraDriverArgs,
     NvidiaDriverInstaller,
     NvidiaDriverInstallerArgs,
     Placement,
@@ -304,6 +306,7 @@ CASES = [
     Case(GpuNetworks, lambda n, o: GpuNetworks(n, GpuNetworksArgs([NicAttachment("rdma-0", "rdma", "v", "s")]), o)),
     Case(GpuDirectInstallers, lambda n, o: GpuDirectInstallers(n, GpuDirectInstallersArgs(MEGA.name), o)),
     Case(NvidiaDriverInstaller, lambda n, o: NvidiaDriverInstaller(n, NvidiaDriverInstallerArgs(A2.accelerator), o)),
+    Case(NvidiaDraDriver, lambda n, o: NvidiaDraDriver(n, NvidiaDraDriverArgs("a4x-highgpu-4g"), o)),
     Case(GcsFuseVolume, lambda n, o: GcsFuseVolume(n, GcsFuseVolumeArgs("bucket", "shared", "ml"), o)),
     Case(NfsVolume, lambda n, o: NfsVolume(n, NfsVolumeArgs("10.0.0.2", "/share1", "shared", "ml", "1Ti"), o)),
     Case(LustreVolume, lambda n, o: LustreVolume(n, LustreVolumeArgs("proj-1/us-central1-b/lustre", "10.232.0.5", "lustrefs", "shared", "ml", 9000), o)),
@@ -320,7 +323,7 @@ CASES = [
 
 # Modules whose components register Kubernetes objects (JobSet: only a Helm release).
 K8S_MODULES = tuple(f"trainstack.{m}" for m in (
-    "components.kueue", "components.multinic", "components.gpudirect_installers", "components.volumes",
+    "components.kueue", "components.multinic", "components.gpudirect_installers", "components.volumes", "components.dra_driver",
     "components.workload_identity", "workloads",
 ))
 
@@ -396,7 +399,15 @@ def test_every_catalog_machine_builds_its_networks_pool_installers_and_job(name:
 
     def build(o: pulumi.ResourceOptions) -> GpuNodePool:
         networks = GpuNicNetworks("nics", nic_args(machine), o).networks if nics else []
-        pool = GpuNodePool("gpu", gpu_pool_args(machine_type=machine.name, extra_networks=[ExtraNetwork(vpc, subnet) for _, vpc, subnet in networks]), o)
+        pool = GpuNodePool(
+            "gpu",
+            gpu_pool_args(
+                machine_type=machine.name,
+                node_count=machine.nvlink_domain_nodes or GPU_POOL_ARGS.node_count,
+                extra_networks=[ExtraNetwork(vpc, subnet) for _, vpc, subnet in networks],
+            ),
+            o,
+        )
         TrainingJob("train", job_args(machine=machine, gpudirect=profile, node_selector=pool.node_selector, tolerations=pool.tolerations), o)
         if machine.gpudirect in NODE_INSTALLED:
             GpuDirectInstallers("gpudirect", GpuDirectInstallersArgs(machine.name), o)

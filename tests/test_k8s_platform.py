@@ -123,7 +123,13 @@ MACHINES = sorted(catalog.MACHINES)
 @pytest.fixture(scope="module")
 def layers() -> dict[str, Layer]:
     """One render per GPU machine (recipe 000's stack with its machine type changed)."""
-    return {m: render_layer(raw_config(trainstack_gpuPool={"machineType": m})) for m in MACHINES}
+    return {m: render_layer(raw_config(trainstack_gpuPool={"machineType": m}, **gke_minor(m))) for m in MACHINES}
+
+
+def gke_minor(machine_type: str) -> dict[str, Any]:
+    """The cluster's version prefix where the machine needs a newer GKE than the channel's default."""
+    minor = catalog.machine(machine_type).min_gke_minor
+    return {"trainstack_cluster": {"versionPrefix": f"{minor}."}} if minor else {}
 
 
 @pytest.fixture(scope="module")

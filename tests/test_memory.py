@@ -253,3 +253,14 @@ def test_fp8_adds_a_cast_and_a_transpose_of_every_layer_weight() -> None:
     shape, run = model_shape("gpt3-175b"), replace(GPT3_175B, precision="bf16")
     extra = estimate(shape, GPT3_175B, H100).weights - estimate(shape, run, H100).weights
     assert extra == pytest.approx(2 * 12 * shape.layer_params / 4)  # 12 layers a stage, TP 4
+
+
+def test_offloaded_layers_leave_their_activations_off_the_gpu() -> None:
+    """Megatron-Bridge --activation_offload_layers: the offloaded layers' activations wait in host
+    memory, the rest stay (a4x-llama3-70b offloads 20 of Llama 3 70B's 80 layers)."""
+    shape = model_shape("llama3-70b")
+    kept = Training(data=64, zero_stage=3, seq_length=8192)
+    offloaded = replace(kept, offloaded_layers=20)
+    layer = layer_activation_bytes(shape, kept)
+    assert activation_bytes(shape, kept) - activation_bytes(shape, offloaded) == pytest.approx(20 * layer)
+    assert activation_bytes(shape, replace(kept, offloaded_layers=200)) == pytest.approx(activation_bytes(shape, kept) - 80 * layer)

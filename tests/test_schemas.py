@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 from trainstack.app.schemas.validate import _registry, _strict, crd_for, validate_object
+from trainstack.core import catalog
 
 KUEUE = "kueue.x-k8s.io/v1beta2"
 JOBSET = "jobset.x-k8s.io/v1alpha2"
@@ -275,6 +276,7 @@ def test_unknown_api_version_or_kind_fails(api_version: str, kind: str) -> None:
 def test_every_bundled_crd_is_found() -> None:
     kinds = ["ClusterQueue", "LocalQueue", "ResourceFlavor", "Topology", "WorkloadPriorityClass"]
     pairs = [(KUEUE, k) for k in kinds] + [(JOBSET, "JobSet"), (GKE_NETWORKING, "Network"), (GKE_NETWORKING, "GKENetworkParamSet")]
+    pairs.append((catalog.COMPUTE_DOMAIN_API, "ComputeDomain"))
     for api_version, kind in pairs:
         crd = crd_for(api_version, kind)
         assert crd is not None and crd["spec"]["names"]["kind"] == kind

@@ -57,7 +57,7 @@ def stand_in_platform(ctx: StackContext) -> Platform:
         gpu_nodes=config.gpu_pool.max_nodes,
         cpu_pool=config.cpu_pool.name,
         node_selector=gpu_pool_selector(config.gpu_pool.name, machine),
-        tolerations=gpu_tolerations(),
+        tolerations=gpu_tolerations(machine),
         storage_kind=config.storage.kind,
         mount_path=config.storage.mount_path,
         kubernetes=kube,

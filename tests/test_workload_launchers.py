@@ -11,7 +11,7 @@ import yaml
 from helpers import raw_config
 from trainstack.core.config import WorkloadConfig, describe, load
 from trainstack.workloads import launchers
-from trainstack.workloads.launchers import litgpt, nemo2, nemo_megatron
+from trainstack.workloads.launchers import litgpt, megatron_bridge, nemo2, nemo_megatron
 from trainstack.workloads.training_job import MASTER_PORT, pod_hosts
 
 
@@ -260,3 +260,45 @@ def test_deepspeed_rejects_fp8() -> None:
 def test_launchers_are_pure() -> None:
     spec = job("a3ultra-405b")
     assert nemo2.launch(spec) == nemo2.launch(spec)
+
+
+# --- Megatron-Bridge (a4x-llama3-70b; gpu-recipes 2e1fd5e training/a4x/llama3_70b/nemo-gke/nemo2602) --
+
+
+def bridge_job(**workload: Any) -> launchers.JobSpec:
+    spec = job("a4x-llama3-70b", **workload)
+    return launchers.JobSpec(spec.name, spec.gpus_per_node, spec.hosts, spec.master_port, spec.storage_path, spec.workload, gpu="gb200")
+
+
+def test_megatron_bridge_clones_the_pinned_tree_and_runs_in_the_runs_directory_on_shared_storage() -> None:
+    launch = launchers.launch(bridge_job())
+    assert launch.setup[:5] == (
+        'export LD_LIBRARY_PATH="/usr/local/cuda/compat/lib:${LD_LIBRARY_PATH}"',
+        "rm -rf /opt/Megatron-Bridge",
+        "git clone https://github.com/NVIDIA-NeMo/Megatron-Bridge.git /opt/Megatron-Bridge",
+        f"git -C /opt/Megatron-Bridge checkout {megatron_bridge.COMMIT}",
+        "git -C /opt/Megatron-Bridge submodule update --init --recursive",
+    )
+    assert launch.setup[-1] == 'cd "/job-logs/megatron-bridge/${JOB_IDENTIFIER}"' and launch.log_dir == "/job-logs/megatron-bridge"
+    assert launch.command[launch.command.index(megatron_bridge.SCRIPT) - 1] == f"--master-port={MASTER_PORT}"
+
+
+def test_megatron_bridge_maps_zero_stage_to_megatron_fsdp_and_passes_overrides_as_flags() -> None:
+    distributed = launchers.launch(bridge_job(zeroStage=1, overrides=["recompute_num_layers=4"])).command
+    assert flag(distributed, "--use_megatron_fsdp") == "false" and flag(distributed, "--recompute_num_layers") == "4"
+    assert flag(launchers.launch(bridge_job()).command, "--use_megatron_fsdp") == "true"
+
+
+def test_megatron_bridge_refuses_what_the_script_would() -> None:
+    def problems(**workload: Any) -> list[str]:
+        config = load("a4x-llama3-70b", raw_config("a4x-llama3-70b", trainstack_workload=workload))
+        return [describe(p) for p in launchers.problems(config.workload, config.gpu_pool.machine)]
+
+    assert problems() == []
+    assert problems(model="llama3.1-405b") == ["trainstack:workload.model = 'llama3.1-405b': the megatron-bridge launcher has no recipe for it; known: llama3-70b"]
+    assert problems(precision="fp8") == ["trainstack:workload.precision = 'fp8': Megatron-Bridge trains in bf16"]
+    assert problems(zeroStage=2) == ["trainstack:workload.zeroStage = 2: Megatron-Bridge shards with ZeRO stage 1, 3 only"]
+    assert problems(overrides=["--max_steps=5"]) == ["trainstack:workload.overrides[0] = '--max_steps=5': must be name=value, a flag of run_script.py without its dashes"]
+    assert problems(overrides=["activation_offload_layers=all"]) == [
+        "trainstack:workload.overrides[0] = 'activation_offload_layers=all': activation_offload_layers takes a number of layers"
+    ]

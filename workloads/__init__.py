@@ -98,6 +98,7 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
         master_port=MASTER_PORT,
         storage_path=platform.storage_path,
         workload=workload,
+        gpu=machine.gpu.name,
     )
     launch = launchers.launch(job)
     # Validation refused an explicit request on a queue without TAS; the default asks only where it can.

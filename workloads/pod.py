@@ -44,6 +44,8 @@ class PodParts:
         privileged: the workload container runs privileged.
         after_init: variables the workload's shell exports after sourcing the NCCL plugin's
             own settings script, so they override it (as the recipes export them after it).
+        resource_claims: the pod's DRA resource claims (`name`, `resourceClaimTemplateName`),
+            each claimed by the workload container.
     """
 
     annotations: Mapping[str, str] = field(default_factory=dict)
@@ -55,6 +57,7 @@ class PodParts:
     host_network: bool = False
     privileged: bool = False
     after_init: Mapping[str, str] = field(default_factory=dict)
+    resource_claims: tuple[Json, ...] = ()
 
 
 def compose(*parts: PodParts) -> PodParts:
@@ -74,6 +77,7 @@ def compose(*parts: PodParts) -> PodParts:
     volumes = _unique([v for p in parts for v in p.volumes], "name", "volume")
     mounts = _unique([m for p in parts for m in p.volume_mounts], "mountPath", "mount path")
     inits = _unique([c for p in parts for c in p.init_containers], "name", "init container")
+    claims = _unique([c for p in parts for c in p.resource_claims], "name", "resource claim")
     tolerations = [t for p in parts for t in p.tolerations]
     return PodParts(
         annotations=annotations,
@@ -85,6 +89,7 @@ def compose(*parts: PodParts) -> PodParts:
         host_network=any(p.host_network for p in parts),
         privileged=any(p.privileged for p in parts),
         after_init=after_init,
+        resource_claims=tuple(claims),
     )
 
 

@@ -35,6 +35,7 @@ from trainstack.components.args import Args, Problem, one_of
 from trainstack.components.pod_security import POD_SECURITY, container_security
 from trainstack.core import catalog, names, rules
 from trainstack.components.options import child_options
+from trainstack.workloads import imex
 from trainstack.workloads.launchers.base import Launch
 from trainstack.workloads.pod import (
     REPLICATED_JOB,
@@ -295,6 +296,7 @@ def pod_parts(args: TrainingJobArgs) -> PodParts:
         base_parts(args),
         dataset_parts(args.dataset),
         args.gpudirect,
+        imex.parts(args.name) if args.machine.accelerator_topology else PodParts(),
         file_parts(args),
         PodParts(env=args.launch.env),
         PodParts(env=args.env),
@@ -318,7 +320,10 @@ def pod_template(args: TrainingJobArgs) -> Json:
         "command": container_command(args.launch, {k: v for k, v in parts.after_init.items() if k not in args.env}),
         "args": list(args.launch.command),
         "env": [*env_list({k: v for k, v in parts.env.items() if k not in args.secret_env}), *secret_env_list(args)],
-        "resources": {"limits": {"nvidia.com/gpu": args.machine.gpus_per_node}},
+        "resources": {
+            "limits": {"nvidia.com/gpu": args.machine.gpus_per_node},
+            **({"claims": [{"name": claim["name"]} for claim in parts.resource_claims]} if parts.resource_claims else {}),
+        },
         "volumeMounts": list(parts.volume_mounts),
         "securityContext": {"privileged": True} if parts.privileged else container_security(),
     }
@@ -333,6 +338,7 @@ def pod_template(args: TrainingJobArgs) -> Json:
         "nodeSelector": dict(args.node_selector),
         "tolerations": list(parts.tolerations),
         **({"initContainers": list(parts.init_containers)} if parts.init_containers else {}),
+        **({"resourceClaims": list(parts.resource_claims)} if parts.resource_claims else {}),
         "containers": [workload],
         "volumes": list(parts.volumes),
     }
@@ -440,7 +446,9 @@ def logs_command(args: TrainingJobArgs) -> str:
 
 
 class TrainingJob(pulumi.ComponentResource):
-    """A distributed training job submitted to Kueue.
+    """A distributed training job submitted to Kueue; on a machine whose NVLink spans nodes, with
+    a ComputeDomain of its nodes (named like the job) whose IMEX channel every pod claims (the
+    cluster needs NVIDIA's DRA driver: order the job after it).
 
     Attributes: `job_name`, `namespace`, `hosts` (pod DNS names, rank order),
     `watch_command` and `logs_command` (what a user runs next).
@@ -468,8 +476,21 @@ class TrainingJob(pulumi.ComponentResource):
                     opts=after,
                 )
             )
+        # What the job's pods need before they start: their files, and the IMEX domain, sized to
+        # the job's nodes, whose channel's ResourceClaimTemplate the DRA driver's controller makes.
+        # The domain's spec is immutable (its CRD's CEL rule): a change replaces it, as the job's.
+        needs: list[pulumi.Resource] = list(files)
+        if args.machine.accelerator_topology:
+            domain = imex.compute_domain(args.name, args.namespace, args.nodes)
+            needs.append(
+                k8s.apiextensions.CustomResource(
+                    f"{name}-compute-domain", api_version=domain["apiVersion"], kind=domain["kind"],
+                    metadata=domain["metadata"], spec=domain["spec"],
+                    opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(replace_on_changes=["spec"], delete_before_replace=True)),
+                )
+            )
         replace = pulumi.ResourceOptions.merge(
-            child_options(self, opts, *files),
+            child_options(self, opts, *needs),
             pulumi.ResourceOptions(replace_on_changes=["spec"], delete_before_replace=True),
         )
         if args.controller == "jobset":

@@ -220,7 +220,7 @@ class PoolTotal:
     machine_type: str
     capacity: str
     gpu_nodes: int
-    usd_at_max: float
+    usd_at_max: float | None  # None: the machine is not priced
 
     def label(self) -> str:
         return f"{self.machine_type}, {self.capacity}"
@@ -247,7 +247,9 @@ class Totals:
         cost = estimate(plan["resources"] if plan else [])
         memory = ((plan or {}).get("summary") or {}).get("memory") or {}
         pools = tuple(
-            PoolTotal(p.name, p.machine_type, p.capacity, p.max_nodes, round(p.max_nodes * p.hourly_usd, 2)) for p in cost.pools if p.gpus_per_node
+            PoolTotal(p.name, p.machine_type, p.capacity, p.max_nodes, None if p.hourly_usd is None else round(p.max_nodes * p.hourly_usd, 2))
+            for p in cost.pools
+            if p.gpus_per_node
         )
         return cls(cost.gpu_nodes, cost.gpus, cost.max_usd, cost.min_usd, memory.get("total"), memory.get("fits"), pools)
 
@@ -554,8 +556,11 @@ def _pool_rows(base: tuple[PoolTotal, ...], head: tuple[PoolTotal, ...]) -> Iter
     old, new = {p.name: p for p in base}, {p.name: p for p in head}
     for name in [*old, *(n for n in new if n not in old)]:
         b, h = old.get(name), new.get(name)
-        cells = [f"{p.gpu_nodes} x {p.label()}, {_usd(p.usd_at_max)}" if p else "none" for p in (b, h)]
+        cells = [f"{p.gpu_nodes} x {p.label()}, {'not priced' if p.usd_at_max is None else _usd(p.usd_at_max)}" if p else "none" for p in (b, h)]
         nodes = (h.gpu_nodes if h else 0) - (b.gpu_nodes if b else 0)
+        if any(p is not None and p.usd_at_max is None for p in (b, h)):
+            yield f"| pool `{name}` | {cells[0]} | {cells[1]} | {nodes:+d} nodes, cost not priced |"
+            continue
         usd = (h.usd_at_max if h else 0.0) - (b.usd_at_max if b else 0.0)
         yield f"| pool `{name}` | {cells[0]} | {cells[1]} | {nodes:+d} nodes, {_usd(round(usd, 2), sign=True)} |"
 

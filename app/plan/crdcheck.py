@@ -21,6 +21,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "WorkloadPriorityClass": ("trainstack:kueue", "priorityClasses"),
     "Network": ("trainstack:network", "gpuNicCidr"),
     "GKENetworkParamSet": ("trainstack:network", "gpuNicCidr"),
+    "ComputeDomain": ("trainstack:workload", "nodes"),
 }
 
 

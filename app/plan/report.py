@@ -21,12 +21,17 @@ def _rows(plan: Plan) -> list[tuple[str, str]]:
         ("GPU nodes", str(cost.gpu_nodes)),
         ("GPUs", str(cost.gpus)),
         ("CPU nodes", str(cost.cpu_nodes)),
-        ("est. cost per hour", f"{usd} ({_price_basis(cost.pools)}, an estimate)"),
+        ("est. cost per hour", f"{usd} ({_price_basis(cost.pools)}, an estimate){_not_priced(cost.not_priced)}"),
         *((f"  pool {p.name}", _pool(p)) for p in gpu_pools if len(gpu_pools) > 1),
         *((("GPU memory", _memory(plan.memory)),) if plan.memory else ()),
         ("pulumi destroy", plan.destroy_effect()),
         *(("WARNING", w) for w in plan.warnings()),
     ]
+
+
+def _not_priced(pools: list[PoolSize]) -> str:
+    """The pools the estimate leaves out, for want of a list price."""
+    return f"; NOT PRICED, no list price: {', '.join(f'{p.name} ({p.max_nodes} x {p.machine_type})' for p in pools)}" if pools else ""
 
 
 def _price_basis(pools: list[PoolSize]) -> str:
@@ -40,6 +45,8 @@ def _price_basis(pools: list[PoolSize]) -> str:
 def _pool(pool: PoolSize) -> str:
     """One GPU pool of several: size, capacity and its share of the cost."""
     nodes = f"{pool.max_nodes}" if pool.min_nodes == pool.max_nodes else f"{pool.min_nodes}-{pool.max_nodes}"
+    if pool.hourly_usd is None:
+        return f"{nodes} x {pool.machine_type}, {pool.capacity}, not priced"
     usd = f"${pool.max_nodes * pool.hourly_usd:,.2f}/h at full size"
     if pool.dws_floor_usd is not None:
         low = pool.max_nodes * pool.dws_floor_usd

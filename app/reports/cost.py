@@ -24,7 +24,7 @@ class PoolSize:
     min_nodes: int
     max_nodes: int
     gpus_per_node: int
-    hourly_usd: float
+    hourly_usd: float | None
     capacity: str = "on-demand"
     price_source: str = catalog.PRICES_SOURCE
     upper_bound: bool = False
@@ -34,7 +34,7 @@ class PoolSize:
     @property
     def dws_floor_usd(self) -> float | None:
         """A DWS pool's node-hour at the largest discount Google states; else None."""
-        return round(self.hourly_usd * (1 - catalog.DWS_MAX_DISCOUNT), 4) if self.capacity in ("flex-start", "queued") else None
+        return round(self.hourly_usd * (1 - catalog.DWS_MAX_DISCOUNT), 4) if self.capacity in ("flex-start", "queued") and self.hourly_usd is not None else None
 
 
 @dataclass(frozen=True)
@@ -61,12 +61,17 @@ class CostEstimate:
         return sum(self.lines.values())
 
     @property
+    def not_priced(self) -> list[PoolSize]:
+        """Pools of a machine the catalog has no list price for: left out of the sums."""
+        return [p for p in self.pools if p.hourly_usd is None]
+
+    @property
     def max_usd(self) -> float:
-        return round(self.fixed_usd + sum(p.max_nodes * p.hourly_usd for p in self.pools), 2)
+        return round(self.fixed_usd + sum(p.max_nodes * p.hourly_usd for p in self.pools if p.hourly_usd is not None), 2)
 
     @property
     def min_usd(self) -> float:
-        return round(self.fixed_usd + sum(p.min_nodes * p.hourly_usd for p in self.pools), 2)
+        return round(self.fixed_usd + sum(p.min_nodes * p.hourly_usd for p in self.pools if p.hourly_usd is not None), 2)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -88,6 +93,7 @@ class CostEstimate:
                 for p in self.pools
             },
             "other": {k: round(v, 4) for k, v in sorted(self.lines.items())},
+            **({"notPriced": [p.name for p in self.not_priced]} if self.not_priced else {}),
         }
 
 

@@ -9,12 +9,13 @@ from types import ModuleType
 
 from trainstack.core import catalog, memory
 from trainstack.core.config import Problem, WorkloadConfig
-from trainstack.workloads.launchers import deepspeed, litgpt, nemo2, nemo_megatron
+from trainstack.workloads.launchers import deepspeed, litgpt, megatron_bridge, nemo2, nemo_megatron
 from trainstack.workloads.launchers.base import ConfigFiles, JobSpec, Launch
 
 # Keys are the values of `trainstack:workload.framework`.
 LAUNCHERS: dict[str, ModuleType] = {
     "nemo2": nemo2,
+    "megatron-bridge": megatron_bridge,
     "nemo-megatron": nemo_megatron,
     "litgpt": litgpt,
     "deepspeed": deepspeed,

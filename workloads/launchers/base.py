@@ -28,6 +28,7 @@ class JobSpec:
         master_port: the rendezvous port on `hosts[0]`.
         storage_path: where the shared storage (checkpoints, logs) is mounted.
         workload: the stack's workload section (model, steps, batch sizes, precision, ...).
+        gpu: the GPU model's short name (catalog `Gpu.name`), for launchers that tune by it.
     """
 
     name: str
@@ -36,6 +37,7 @@ class JobSpec:
     master_port: int
     storage_path: str
     workload: WorkloadConfig
+    gpu: str = ""
 
     @property
     def nodes(self) -> int:

@@ -1,4 +1,4 @@
-"""GPUDirect-RDMA over RoCE with the gIB NCCL plugin (A3 Ultra, A4).
+"""GPUDirect-RDMA over RoCE with the gIB NCCL plugin (A3 Ultra, A4, A4X).
 
 Two ways to reach the NICs, both the recipes' charts' (`network.hostNetwork`):
 - Under the resiliency supervisor (recipe 000, gpu-recipes 27b47e7 training/a3ultra/llama3-1-405b/
@@ -18,7 +18,10 @@ plugin into a pod volume at /usr/local/gib, whose `set_nccl_env.sh` sets the NCC
 and the launcher points NCCL at gIB's tuner config for the machine after sourcing that script.
 The A4 recipe (gpu-recipes e515bfc training/a4/llama3_70b/nemo-gke/nemo2507/64gpus-bf16-gbs256/
 recipe/templates/workload-job.yaml) runs the same way and also exports NCCL_SOCKET_IFNAME
-"eth0,eth1" after the script; the A3 Ultra recipe sets no socket interfaces.
+"eth0,eth1" after the script; the A3 Ultra recipe sets no socket interfaces. So does the A4X
+recipe (gpu-recipes 2e1fd5e training/a4x/llama3_70b/nemo-gke/nemo2602/64gpus-bf16-gbs256/templates/
+workload-job.yaml), with gIB's arm64 build and the A3 Ultra tuner; its chart with `hostNetwork:
+false` names eth0 default, eth1 gvnic-1, eth2..eth5 rdma-0..3, A4X's four RDMA NICs.
 """
 
 from __future__ import annotations

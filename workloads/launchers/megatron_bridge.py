@@ -1,0 +1,122 @@
+"""Megatron-Bridge (NeMo 26.02): its performance script, `scripts/performance/run_script.py`,
+with the model's recipe and the split, batch, sequence length and precision the stack config
+states, one process per GPU under torchrun, as the gpu-recipes nemo2602 recipes run it
+(AI-Hypercomputer/gpu-recipes 2e1fd5e training/a4x/llama3_70b/nemo-gke/nemo2602/64gpus-bf16-gbs256/
+launcher.sh: Megatron-Bridge cloned at a pinned commit into /opt, then torchrun of a wrapper that
+reruns run_script.py with the same flags through nemo_run's LocalExecutor, which this launcher
+skips). Flags and their choices: NVIDIA-NeMo/Megatron-Bridge f7a9428 scripts/performance/
+argument_parser.py. The llama recipes write their run under `<working directory>/nemo_experiments`
+(src/megatron/bridge/recipes/llama/llama3.py), so the launcher runs in a directory of the run on
+the shared storage.
+
+`zeroStage: 3` is Megatron-FSDP (`--use_megatron_fsdp`); `overrides` are further flags of the
+script as `name=value` (`activation_offload_layers=20` -> `--activation_offload_layers=20`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from trainstack.core import catalog, memory
+from trainstack.core.config import Problem, WorkloadConfig
+from trainstack.workloads.launchers.base import (
+    WORKLOAD,
+    JobSpec,
+    Launch,
+    megatron_problems,
+    model_problems,
+    precision_problems,
+    setting_problems,
+    torchrun,
+)
+from trainstack.workloads.launchers.base import training as base_training
+
+# The commit the A4X recipe checks out (its launcher.sh), and where it puts the tree.
+REPOSITORY = "https://github.com/NVIDIA-NeMo/Megatron-Bridge.git"
+COMMIT = "f7a9428f301fa17ac374d5e7166a63b0aa4771af"
+HOME = "/opt/Megatron-Bridge"
+SCRIPT = f"{HOME}/scripts/performance/run_script.py"
+CUDA_COMPAT = "/usr/local/cuda/compat/lib"
+
+# Model name (as the stack writes it) -> (--model_family_name, --model_recipe_name), as the
+# recipe passes them.
+RECIPES = {"llama3-70b": ("llama", "llama3_70b")}
+# trainstack GPU -> the script's --gpu (its choices: h100, b200, gb200, gb300, b300).
+GPUS = {"gb200": "gb200", "b200": "b200", "h100": "h100"}
+# The recipes' sequence length (the script's default comes from the model's recipe).
+SEQ_LENGTH = 8192
+
+
+def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
+    """What the script would refuse: an unknown recipe, a GPU it has no --gpu for, a precision
+    other than bf16 (its fp8 recipes differ: fp8_cs, fp8_mx), sharding other than the
+    distributed optimizer (1) or Megatron-FSDP (3), a split that does not fit."""
+    found = [
+        *model_problems("megatron-bridge", workload, RECIPES),
+        *precision_problems("Megatron-Bridge", workload, ("bf16",)),
+        *setting_problems("Megatron-Bridge", workload, (1, 3)),
+        *megatron_problems(workload, machine),
+    ]
+    if machine.gpu.name not in GPUS:
+        found.append(((WORKLOAD, "framework"), workload.framework, f"Megatron-Bridge has no --gpu for {machine.gpu.name}; it takes {', '.join(GPUS)}"))
+    for i, override in enumerate(workload.overrides):
+        name, _, value = override.partition("=")
+        if name.startswith("-"):
+            found.append(((WORKLOAD, "overrides", i), override, "must be name=value, a flag of run_script.py without its dashes"))
+        elif name == "activation_offload_layers" and not value.isdigit():
+            found.append(((WORKLOAD, "overrides", i), override, "activation_offload_layers takes a number of layers"))
+    return found
+
+
+def training(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
+    """Megatron-FSDP shards weights, gradients and optimizer state over the data-parallel ranks
+    (zeroStage 3, the recipe's), with bf16 weights and fp32 master copies; the layers an
+    `activation_offload_layers` override names keep their activations in host memory."""
+    held = base_training(workload, machine, zero_stage=3, master_weights=True, seq_length=SEQ_LENGTH)
+    offloaded = dict(o.split("=", 1) for o in workload.overrides if "=" in o).get("activation_offload_layers", "0")
+    return replace(held, offloaded_layers=int(offloaded)) if offloaded.isdigit() else held
+
+
+def flags(job: JobSpec) -> tuple[str, ...]:
+    """run_script.py's flags for the job, in the recipe's order."""
+    workload = job.workload
+    family, recipe = RECIPES[workload.model]
+    split = workload.parallelism
+    tensor, pipeline, context = (split.tensor, split.pipeline, split.context) if split else (1, 1, 1)
+    return (
+        f"--model_family_name={family}",
+        f"--model_recipe_name={recipe}",
+        f"--gpu={GPUS[job.gpu]}",
+        f"--num_gpus={job.world_size}",
+        f"--gpus_per_node={job.gpus_per_node}",
+        f"--compute_dtype={workload.precision}",
+        f"--seq_length={workload.seq_length or SEQ_LENGTH}",
+        *((f"--global_batch_size={workload.global_batch_size}",) if workload.global_batch_size else ()),
+        f"--micro_batch_size={workload.micro_batch_size or 1}",
+        f"--tensor_model_parallel_size={tensor}",
+        f"--pipeline_model_parallel_size={pipeline}",
+        f"--context_parallel_size={context}",
+        *((f"--virtual_pipeline_model_parallel_size={split.virtual_pipeline}",) if split and split.virtual_pipeline else ()),
+        f"--use_megatron_fsdp={'true' if (workload.zero_stage if workload.zero_stage is not None else 3) == 3 else 'false'}",
+        f"--max_steps={workload.steps}",
+        *(f"--{override}" for override in workload.overrides),
+    )
+
+
+def launch(job: JobSpec) -> Launch:
+    log_dir = f"{job.storage_path}/megatron-bridge"
+    run_dir = f"{log_dir}/${{JOB_IDENTIFIER}}"
+    return Launch(
+        command=(*torchrun(job), SCRIPT, *flags(job)),
+        log_dir=log_dir,
+        setup=(
+            # The recipe's launcher.sh puts the image's CUDA forward-compatibility libraries first.
+            f'export LD_LIBRARY_PATH="{CUDA_COMPAT}:${{LD_LIBRARY_PATH}}"',
+            f"rm -rf {HOME}",
+            f"git clone {REPOSITORY} {HOME}",
+            f"git -C {HOME} checkout {COMMIT}",
+            f"git -C {HOME} submodule update --init --recursive",
+            f'mkdir -p "{run_dir}"',
+            f'cd "{run_dir}"',
+        ),
+    )
