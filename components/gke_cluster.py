@@ -149,11 +149,14 @@ class GkeClusterArgs(Args):
     }
 
     def _cross(self) -> Iterator[Problem]:
+        for zone in self.node_locations:
+            if isinstance(self.location, str) and isinstance(zone, str) and (message := rules.cluster_zone(self.location, zone)):
+                yield "node_locations", zone, message
         # GKE PrivateClusterConfig: a private endpoint needs private nodes.
         if self.private_endpoint and not self.private_nodes:
             yield "private_endpoint", True, "a private endpoint needs private_nodes: true"
         networks = self.authorized_networks or []
-        if message := rules.authorized_networks(len(networks), bool(self.private_endpoint)):
+        if message := rules.authorized_networks(len(networks)):
             yield "authorized_networks", "...", message
         for i, network in enumerate(networks):
             if self.private_endpoint and not rules.cidr(network.cidr_block) and (message := rules.private_endpoint_network(network.cidr_block)):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
@@ -19,6 +20,11 @@ from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABE
 from trainstack.components.options import Children
 from trainstack.core.config import CPU_BOOT_DISK_GB, GPU_BOOT_DISK_GB
 
+
+
+def _cluster_zone(location: Any, zone: Any) -> str | None:
+    """rules.cluster_zone once both are known (not Outputs)."""
+    return rules.cluster_zone(location, zone) if isinstance(location, str) and isinstance(zone, str) else None
 
 @dataclass(frozen=True)
 class Taint:
@@ -253,6 +259,9 @@ class GpuNodePoolArgs(Args):
             yield "node_count", self.node_count, "set exactly one of node_count (fixed size) and autoscaling"
         if self.node_count and (message := rules.nodes_per_zone(self.node_count, sorted(set(self.zones)), "node_count")):
             yield "node_count", self.node_count, message
+        for zone in self.zones:
+            if isinstance(zone, str) and (message := _cluster_zone(self.location, zone) or rules.machine_zone(self.machine_type, zone)):
+                yield "zones", zone, message
         # GKE upgrade settings: maxSurge and maxUnavailable cannot both be 0.
         if self.max_surge == 0 and self.max_unavailable == 0:
             yield "max_unavailable", 0, "max_surge and max_unavailable cannot both be 0"
@@ -447,6 +456,9 @@ class CpuNodePoolArgs(Args):
     def _cross(self) -> Iterator[Problem]:
         if message := rules.nodes_per_zone(self.node_count, sorted(set(self.zones)), "node_count"):
             yield "node_count", self.node_count, message
+        for zone in self.zones:
+            if message := _cluster_zone(self.location, zone):
+                yield "zones", zone, message
 
 
 class CpuNodePool(pulumi.ComponentResource):

@@ -225,8 +225,8 @@ class ClusterConfig(Section):
             problems.append(
                 (("authorizedNetworks",), [], "list the networks that may reach the control plane (your VPN or CI ranges); to allow any address, list 0.0.0.0/0 and set allowAnyAddress: true")
             )
-        if rules.authorized_networks(len(self.authorized_networks), self.private_endpoint):
-            problems.append((("authorizedNetworks",), "...", rules.authorized_networks(len(self.authorized_networks), self.private_endpoint)))
+        if rules.authorized_networks(len(self.authorized_networks)):
+            problems.append((("authorizedNetworks",), "...", rules.authorized_networks(len(self.authorized_networks))))
         for i, network in enumerate(self.authorized_networks):
             if self.private_endpoint and rules.private_endpoint_network(network.cidr_block):
                 problems.append((("authorizedNetworks", i, "cidrBlock"), network.cidr_block, rules.private_endpoint_network(network.cidr_block)))
@@ -925,8 +925,8 @@ class StackConfig(BaseModel):
         return self
 
     def _problems(self) -> Iterator[Problem]:
-        if not self.zone.startswith(self.region + "-"):
-            yield ("gcp:zone",), self.zone, f"must be a zone of gcp:region ({self.region})"
+        if wrong := rules.cluster_zone(self.region, self.zone, "gcp:region"):
+            yield ("gcp:zone",), self.zone, wrong
         if (self.single_pool is None) == (self.pool_list is None):
             yield ("trainstack:gpuPool",), None, "set exactly one of trainstack:gpuPool (one pool) and trainstack:gpuPools (a list)"
             return
@@ -937,8 +937,13 @@ class StackConfig(BaseModel):
                 break
         for section, zones in (*((self.pool_key(i), p.zones) for i, p in enumerate(self.pools)), (("trainstack:cpuPool",), self.cpu_pool.zones)):
             for i, zone in enumerate(zones or []):
-                if not zone.startswith(self.region + "-"):
-                    yield (*section, "zones", i), zone, f"must be a zone of gcp:region ({self.region})"
+                if wrong := rules.cluster_zone(self.region, zone, "gcp:region"):
+                    yield (*section, "zones", i), zone, wrong
+        for i, pool in enumerate(self.pools):
+            keys = [(*self.pool_key(i), "zones", j) for j in range(len(pool.zones))] if pool.zones else [("gcp:zone",)]
+            for key, zone in zip(keys, pool.zones or [self.zone]):
+                if not rules.cluster_zone(self.region, zone) and (wrong := rules.machine_zone(pool.machine_type, zone)):
+                    yield key, zone, f"cannot hold {key_path(self.pool_key(i))}.machineType: {wrong}"
         if self.cpu_pool.zones is None and self.cpu_pool.node_count % len(self.gpu_zones):
             yield (
                 ("trainstack:cpuPool", "nodeCount"),
@@ -1200,6 +1205,12 @@ class ExistingCluster(Section):
     topology_aware: bool = False
     install_kueue: bool = False  # assumed present on a foreign cluster
     install_job_set: bool = False
+
+    @model_validator(mode="after")
+    def _rules(self) -> ExistingCluster:
+        wrong = rules.cluster_zone(self.location, self.zone)
+        _rule_errors("ExistingCluster", [(("zone",), self.zone, wrong)] if wrong else [])
+        return self
 
 
 class PlatformRef(Section):

@@ -74,11 +74,41 @@ CLUSTER_NAME = pattern(
 )
 # terraform-provider-google verify.ValidateProjectID (cloud.google.com/resource-manager/docs/creating-managing-projects).
 PROJECT_ID = pattern(r"[a-z][a-z0-9-]{4,28}[a-z0-9]", "must be a GCP project ID: 6-30 lowercase letters, digits or '-'")
-# Compute Engine region and zone names (cloud.google.com/compute/docs/regions-zones).
+# Compute Engine region and zone names (cloud.google.com/compute/docs/regions-zones): a zone is its
+# region, '-' and a letter, or an AI zone's `ai<n><letter>` (us-central1-ai1a, whose parent zone is
+# us-central1-a; docs.cloud.google.com/compute/docs/regions-zones/ai-zones, read 2026-11-25).
 REGION_ID = pattern(r"[a-z]+-[a-z]+\d+", "must be a GCP region such as us-central1")
-ZONE_ID = pattern(r"[a-z]+-[a-z]+\d+-[a-z]", "must be a GCP zone such as us-central1-b")
+ZONE_ID = pattern(r"[a-z]+-[a-z]+\d+-(ai\d+)?[a-z]", "must be a GCP zone such as us-central1-b (or an AI zone such as us-central1-ai1a)")
 # A GKE location: a region (regional cluster) or a zone.
-LOCATION = pattern(r"[a-z]+-[a-z]+\d+(-[a-z])?", "must be a GCP region or zone such as us-central1 or us-central1-c")
+LOCATION = pattern(r"[a-z]+-[a-z]+\d+(-(ai\d+)?[a-z])?", "must be a GCP region or zone such as us-central1 or us-central1-c")
+
+
+def region_of(zone: str) -> str:
+    """The region of a zone name (`us-central1-b`, `us-central1-ai1a` -> `us-central1`)."""
+    return zone.rpartition("-")[0]
+
+
+# Every zone the table lists, for any machine: the zones it knows exist.
+_TABLE_ZONES = frozenset().union(*catalog.MACHINE_ZONES.values())
+
+
+def machine_zone(machine_type: str, zone: str) -> str | None:
+    """A zone that can hold `machine_type`, by the catalog's dated table (catalog.MACHINE_ZONES).
+    Refused only where the table is sure: a zone it lists (for some GPU machine) in a region that
+    offers this machine in none of its zones. Whatever the table does not know passes: a zone or
+    region new since it was read (an AI zone such as us-central1-ai1a), a machine without a row,
+    and a zone of a region that offers the machine in another zone. The table is one snapshot: a
+    zone that gained the machine since must not be refused with no way round, and GKE itself
+    refuses a pool in a zone without it."""
+    offered = catalog.MACHINE_ZONES.get(machine_type)
+    if offered is None or zone not in _TABLE_ZONES or any(region_of(z) == region_of(zone) for z in offered):
+        return None
+    return (
+        f"{region_of(zone)} offers no {machine_type} ({catalog.MACHINE_ZONES_SOURCE}, read {catalog.MACHINE_ZONES_AS_OF}); "
+        f"it is offered in {', '.join(sorted(offered))}"
+    )
+
+
 # Service account IDs (terraform-provider-google serviceaccount ValidateRFC1035Name(6, 30)).
 ACCOUNT_ID = pattern(r"[a-z]([-a-z0-9]{4,28}[a-z0-9])", "must be a service account ID: 6-30 lowercase letters, digits or '-', starting with a letter")
 # Filestore file share names (cloud.google.com/filestore/docs/reference/rest/v1/projects.locations.instances#FileShareConfig).
@@ -141,8 +171,10 @@ VERSION_PREFIX = pattern(r"1\.\d{2}\.", "must be a minor version prefix such as 
 RECURRENCE = pattern(
     r"FREQ=(DAILY|WEEKLY)(;BYDAY=(MO|TU|WE|TH|FR|SA|SU)(,(MO|TU|WE|TH|FR|SA|SU))*)?", "must be an RFC 5545 rule such as FREQ=WEEKLY;BYDAY=SA,SU (days MO TU WE TH FR SA SU)"
 )
-# GKE: a maintenance policy allows at least 48 hours of maintenance in any 32 days, counting only
-# windows of 4 hours or more (cloud.google.com/kubernetes-engine/docs/how-to/maintenance-windows-and-exclusions).
+# GKE: a maintenance policy allows at least 48 hours of maintenance in a 32-day rolling window,
+# counting only contiguous windows of 4 hours or more (cloud.google.com/kubernetes-engine/docs/how-to/
+# maintenance-windows-and-exclusions, "Considerations when configuring a maintenance window", read
+# 2026-11-25). A weekly day recurs 4 or 5 times in any 32 days (32 = 4 x 7 + 4): 4 is the floor.
 MAINTENANCE_HOURS, MAINTENANCE_DAYS = 48, 32
 
 
@@ -212,9 +244,16 @@ SUBNET_RESERVED = 4
 # GKE gives each node a pods range of twice its maximum pods rounded up to a power of two: the
 # default 110 pods a node take a /24 (cloud.google.com/kubernetes-engine/docs/how-to/flexible-pod-cidr).
 MAX_PODS_PER_NODE = 110
-# GKE: up to 50 authorized networks, 100 when the control plane has only its private endpoint
-# (cloud.google.com/kubernetes-engine/docs/how-to/authorized-networks, limitations).
-AUTHORIZED_NETWORKS, AUTHORIZED_NETWORKS_PRIVATE = 50, 100
+# GKE: at most 50 authorized networks. The API's MasterAuthorizedNetworksConfig.cidrBlocks defines
+# "up to 50" with no exception (google.container.v1 as Google's client references carry it,
+# cloud.google.com/dotnet/docs/reference/Google.Cloud.Container.V1/3.5.0/
+# Google.Cloud.Container.V1.MasterAuthorizedNetworksConfig), and the how-to's Limitations open
+# with "Public clusters can have up to 50" (cloud.google.com/kubernetes-engine/docs/how-to/
+# authorized-networks), both read 2026-11-25; hashicorp/terraform-provider-google@e03b762
+# google/services/container/resource_container_cluster.go sets no MaxItems on cidr_blocks and
+# leaves the limit to the API. The 100 for private clusters that earlier copies gave could not be
+# read in any stored copy, so every cluster is held to the API's 50.
+AUTHORIZED_NETWORKS = 50
 
 
 def node_range_prefix(max_pods_per_node: int) -> int:
@@ -239,10 +278,9 @@ def subnet_fits(prefix: int, max_nodes: int, what: str = "the pools'") -> str | 
     return None
 
 
-def authorized_networks(count: int, private_endpoint: bool) -> str | None:
+def authorized_networks(count: int) -> str | None:
     """No more authorized networks than GKE takes."""
-    limit = AUTHORIZED_NETWORKS_PRIVATE if private_endpoint else AUTHORIZED_NETWORKS
-    return f"lists {count} networks; GKE takes at most {limit} here" if count > limit else None
+    return f"lists {count} networks; GKE takes at most {AUTHORIZED_NETWORKS}" if count > AUTHORIZED_NETWORKS else None
 
 
 def private_endpoint_network(cidr_block: str) -> str | None:
@@ -490,6 +528,13 @@ def _tier_capacity(tier: catalog.StorageTier, capacity_gib: int, what: str) -> s
         return None
     takes = " or ".join(f"{low} to {high} GiB" + (f" in steps of {step}" if step > 1 else "") for low, high, step in tier.ranges)
     return f"{what} takes {takes}"
+
+
+def cluster_zone(location: str, zone: str, region_key: str = "the cluster's region") -> str | None:
+    """A zone of the cluster's region: GKE places a cluster's nodes in the zones of its location's
+    region (a zonal cluster's extra node locations included; NodePool.locations)."""
+    region = location if not REGION_ID(location) else region_of(location)
+    return None if region_of(zone) == region else f"must be a zone of {region_key} ({region})"
 
 
 def filestore_location(tier: str, location: str) -> str | None:

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from helpers import merge
 from trainstack.app import validation
 from trainstack.app.cli import main
-from trainstack.app.stacks import project_root, raw_stack_config
-from trainstack.core import names, rules
+from trainstack.app.stacks import project_root, raw_stack_config, stack_names
+from trainstack.core import catalog, names, rules
 from trainstack.core.errors import ConfigError
 
 
@@ -63,6 +63,18 @@ CASES = [
     # GKE authorized networks: at most 50 with the public endpoint
     ("authorized-networks", "a3mega-gpt3-175b", {"trainstack:cluster": {"authorizedNetworks": [{"cidrBlock": f"10.200.{i}.0/24"} for i in range(50)]}},
      {"trainstack:cluster": {"authorizedNetworks": [{"cidrBlock": f"10.200.{i}.0/24"} for i in range(51)]}}, "trainstack:cluster.authorizedNetworks = ", "GKE takes at most 50"),
+    ("authorized-networks-private", "a3mega-gpt3-175b",
+     {"trainstack:cluster": {"privateEndpoint": True, "authorizedNetworks": [{"cidrBlock": f"10.200.{i}.0/24"} for i in range(50)]}},
+     {"trainstack:cluster": {"privateEndpoint": True, "authorizedNetworks": [{"cidrBlock": f"10.200.{i}.0/24"} for i in range(51)]}},
+     "trainstack:cluster.authorizedNetworks = ", "GKE takes at most 50"),
+    # the zone holds the machine (catalog.MACHINE_ZONES): asia-northeast1 offers A3 Mega and A4, no A3 Ultra
+    ("machine-zone", "a3ultra-405b", {"gcp:region": "europe-west4", "gcp:zone": "europe-west4-a"}, {"gcp:region": "asia-northeast1", "gcp:zone": "asia-northeast1-b"},
+     "gcp:zone = 'asia-northeast1-b': cannot hold trainstack:gpuPool.machineType", "asia-northeast1 offers no a3-ultragpu-8g"),
+    ("machine-zone-list", "a3mega-gpt3-175b", {"gcp:region": "us-west1", "gcp:zone": "us-west1-a", "trainstack:gpuPool": {"zones": ["us-west1-b"]}},
+     {"gcp:region": "us-south1", "gcp:zone": "us-south1-b", "trainstack:gpuPool": {"zones": ["us-south1-b"]}},
+     "trainstack:gpuPool.zones[0] = 'us-south1-b'", "us-south1 offers no a3-megagpu-8g"),
+    # an AI zone is a zone (<region>-ai<n><letter>); a name that is neither is not
+    ("ai-zone", "a3ultra-405b", {"gcp:zone": "us-central1-ai1a"}, {"gcp:zone": "us-central1-ai1"}, "gcp:zone = 'us-central1-ai1'", "must be a GCP zone"),
     # a private endpoint takes internal ranges only
     ("private-endpoint", "a3mega-gpt3-175b", {"trainstack:cluster": {"privateEndpoint": True, "authorizedNetworks": [{"cidrBlock": "10.200.0.0/16"}]}},
      {"trainstack:cluster": {"privateEndpoint": True, "authorizedNetworks": [{"cidrBlock": "8.8.8.0/24"}]}}, "trainstack:cluster.authorizedNetworks[0].cidrBlock = '8.8.8.0/24'", "is a public range"),
@@ -71,6 +83,18 @@ CASES = [
      {"trainstack:storage": {"filestore": {"tier": "ZONAL", "capacityGib": 1279}}}, "trainstack:storage.filestore.capacityGib = 1279", "in steps of 256"),
     ("filestore-gap", "a3high-nemo-gpt5b", {"trainstack:storage": {"filestore": {"tier": "ZONAL", "capacityGib": 10240}}},
      {"trainstack:storage": {"filestore": {"tier": "ZONAL", "capacityGib": 10239}}}, "trainstack:storage.filestore.capacityGib = 10239", "10240 to 102400 GiB"),
+    # Filestore BASIC_SSD: at least 2560 GiB (terraform-provider-google filestore_instance capacity_gb)
+    ("filestore-basic-ssd", "a3high-nemo-gpt5b", {"trainstack:storage": {"filestore": {"tier": "BASIC_SSD", "capacityGib": 2560}}},
+     {"trainstack:storage": {"filestore": {"tier": "BASIC_SSD", "capacityGib": 2559}}}, "trainstack:storage.filestore.capacityGib = 2559", "2560 to 65434 GiB"),
+    # Filestore REGIONAL: 100 GiB to 10,239 GiB, then 10 TiB to 100 TiB
+    ("filestore-regional", "a3high-nemo-gpt5b", {"trainstack:storage": {"filestore": {"tier": "REGIONAL", "capacityGib": 100}}},
+     {"trainstack:storage": {"filestore": {"tier": "REGIONAL", "capacityGib": 99}}}, "trainstack:storage.filestore.capacityGib = 99", "100 to 10239 GiB"),
+    # Filestore ENTERPRISE: 1 TiB to 10 TiB in 256 GiB units
+    ("filestore-enterprise", "a3high-nemo-gpt5b", {"trainstack:storage": {"filestore": {"tier": "ENTERPRISE", "capacityGib": 10240}}},
+     {"trainstack:storage": {"filestore": {"tier": "ENTERPRISE", "capacityGib": 10496}}}, "trainstack:storage.filestore.capacityGib = 10496", "1024 to 10240 GiB in steps of 256"),
+    # GKE: 48 h of maintenance in 32 days; a weekly day recurs at least 4 times in any 32 days (12 h x 4 = 48 h)
+    ("maintenance-one-day", "a3mega-gpt3-175b", window(12, "FREQ=WEEKLY;BYDAY=SA"), window(11.5, "FREQ=WEEKLY;BYDAY=SA"),
+     "trainstack:cluster.maintenance.window.end = '2026-01-03T14:30:00Z'", "allows 46 h of maintenance in 32 days"),
     # GKE: 48 h of maintenance in 32 days (a weekend window of 6 h: 4 weekends x 2 days x 6 h = 48 h)
     ("maintenance-48h", "a3mega-gpt3-175b", window(6, "FREQ=WEEKLY;BYDAY=SA,SU"), window(5.5, "FREQ=WEEKLY;BYDAY=SA,SU"),
      "trainstack:cluster.maintenance.window.end = '2026-01-03T08:30:00Z'", "allows 44 h of maintenance in 32 days"),
@@ -139,3 +163,31 @@ def test_bucket_names_over_63_characters_are_shortened_without_collisions() -> N
     assert len(long_a) == len(long_b) == 63 and long_a != long_b
     assert rules.bucket_name(long_a) is None
     assert names.bucket("my-project", "a3ultra-405b") == "my-project-a3ultra-405b"
+
+
+@pytest.mark.parametrize(
+    ("machine", "zone", "refused"),
+    [
+        ("a3-ultragpu-8g", "asia-northeast1-b", True),  # a zone the table lists, of a region without the machine
+        ("a3-ultragpu-8g", "us-central1-a", False),  # its region offers the machine in another zone: GKE decides
+        ("a3-ultragpu-8g", "asia-northeast1-ai1a", False),  # an AI zone the table does not know
+        ("a3-ultragpu-8g", "asia-northeast1-f", False),  # a zone new since the table was read
+        ("a3-ultragpu-8g", "northamerica-south1-a", False),  # a region the table does not list
+        ("a4-highgpu-8g", "us-east5-a", True),  # A4 (B200) has its row
+        ("a4x-highgpu-4g", "us-east5-a", False),  # no citable zones for A4X (GB200): no row, no refusal
+    ],
+)
+def test_a_zone_is_refused_only_where_the_dated_table_is_sure(machine: str, zone: str, refused: bool) -> None:
+    """catalog.MACHINE_ZONES (skypilot-catalog's Compute Engine listing, read 2026-11-25) refuses a
+    zone it knows in a region it knows lacks the machine; a new zone or region never is."""
+    assert bool(rules.machine_zone(machine, zone)) is refused
+
+
+@pytest.mark.parametrize("stack", [s for s in stack_names() if "trainstack:platform" not in raw_stack_config(s)])
+def test_every_shipped_pool_sits_in_a_zone_the_table_lists_for_its_machine(stack: str) -> None:
+    """Stronger than the rule: each shipped stack's GPU pools are in zones catalog.MACHINE_ZONES
+    lists for their machine (or the machine has no row)."""
+    config = validation.load(stack, raw_stack_config(stack))
+    for pool in config.pools:
+        offered = catalog.MACHINE_ZONES.get(pool.machine_type)
+        assert offered is None or set(pool.zones or [config.zone]) <= offered, (stack, pool.name)

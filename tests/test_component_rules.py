@@ -86,6 +86,14 @@ CASES = [
     # a list that needs an item (the ZeroDivisionError of a pool without zones), and each item's rule
     ("zones-not-empty", GpuNodePool, POOL, {"zones": [ZONE]}, {"zones": []}, "zones", "must not be empty"),
     ("zones-each", GpuNodePool, POOL, {"zones": ["us-central1-b"]}, {"zones": ["us-central1"]}, "zones[0]", "must be a GCP zone such as us-central1-b"),
+    ("ai-zone", GpuNodePool, POOL, {"zones": ["us-central1-ai1a"]}, {"zones": ["us-central1-ai"]}, "zones[0]", "must be a GCP zone such as us-central1-b"),
+    # a zone of the location's region (GKE NodePool.locations, Cluster.locations)
+    ("pool-zone-region", GpuNodePool, POOL, {"zones": ["us-central1-f"]}, {"zones": ["us-east1-b"]}, "zones", "must be a zone of the cluster's region (us-central1)"),
+    ("cpu-zone-region", CpuNodePool, CPU_POOL, {"zones": ["us-central1-f"]}, {"zones": ["us-east1-b"]}, "zones", "must be a zone of the cluster's region (us-central1)"),
+    ("cluster-zone-region", GkeCluster, CLUSTER, {"node_locations": ["us-central1-f"]}, {"node_locations": ["us-east1-b"]}, "node_locations", "must be a zone of the cluster's region"),
+    # the zone holds the machine (catalog.MACHINE_ZONES): asia-south1 has A3 High and Ultra, no A3 Mega
+    ("machine-zone", GpuNodePool, POOL, {"location": "europe-west4", "zones": ["europe-west4-b"]}, {"location": "asia-south1", "zones": ["asia-south1-b"]},
+     "zones", "asia-south1 offers no a3-megagpu-8g"),
     # CIDRs
     ("cidr", GkeCluster, CLUSTER, {"master_ipv4_cidr": "172.16.0.16/28"}, {"master_ipv4_cidr": "172.16.0.17/28"}, "master_ipv4_cidr", "its host bits are set"),
     ("cidr-prefix", GkeCluster, CLUSTER, {"master_ipv4_cidr": "172.16.0.16/28"}, {"master_ipv4_cidr": "172.16.0.0/27"}, "master_ipv4_cidr", "must be a /28"),
@@ -112,10 +120,15 @@ CASES = [
     # GKE authorized networks: 50 with a public endpoint; a private endpoint takes internal ranges only
     ("authorized-networks", GkeCluster, CLUSTER, {"authorized_networks": [AuthorizedNetwork(f"10.0.{i}.0/24") for i in range(50)]},
      {"authorized_networks": [AuthorizedNetwork(f"10.0.{i}.0/24") for i in range(51)]}, "authorized_networks", "GKE takes at most 50"),
+    ("authorized-networks-private", GkeCluster, dataclasses.replace(CLUSTER, private_endpoint=True),
+     {"authorized_networks": [AuthorizedNetwork(f"10.0.{i}.0/24") for i in range(50)]},
+     {"authorized_networks": [AuthorizedNetwork(f"10.0.{i}.0/24") for i in range(51)]}, "authorized_networks", "GKE takes at most 50"),
     ("private-endpoint-networks", GkeCluster, dataclasses.replace(CLUSTER, private_endpoint=True), {"authorized_networks": [AuthorizedNetwork("10.1.0.0/16")]},
      {"authorized_networks": [AuthorizedNetwork("8.8.8.0/24")]}, "authorized_networks[0].cidr_block", "is a public range"),
     # Filestore capacity steps: ZONAL's lower range is 1-9.75 TiB in 256 GiB steps, then 10 TiB
     ("capacity-step", FilestoreShare, FILESTORE, {"capacity_gib": 9984}, {"capacity_gib": 10000}, "capacity_gib", "1024 to 9984 GiB in steps of 256 or 10240 to 102400 GiB in steps of 2560"),
+    ("capacity-regional", FilestoreShare, dataclasses.replace(FILESTORE, location="us-central1", tier="REGIONAL"), {"capacity_gib": 100}, {"capacity_gib": 99},
+     "capacity_gib", "tier REGIONAL takes 100 to 10239 GiB"),
     ("nested-item", Kueue, KUEUE, {"flavors": [GpuFlavor("mega", "gpus", "a3-megagpu-8g", 1000)]}, {"flavors": [GpuFlavor("mega", "gpus", "a3-megagpu-8g", 1001)]}, "flavors[0].nodes", "must be between 0 and 1000"),
     ("duplicate", Kueue, KUEUE, {"flavors": [GpuFlavor("a", "gpus", "a3-megagpu-8g", 1), GpuFlavor("b", "gpus", "a3-megagpu-8g", 1)]},
      {"flavors": [GpuFlavor("a", "gpus", "a3-megagpu-8g", 1), GpuFlavor("a", "gpus", "a3-megagpu-8g", 1)]}, "flavors[1].name", "is already used by another flavor"),

@@ -154,6 +154,9 @@ LIMITS = [
     (TOOLKIT, _existing(name="a3mega-x"), _existing(name="a3mega-ñ"), "trainstack:platform.existingCluster.name = 'a3mega-ñ': must start with a letter"),
     (TOOLKIT, _existing(name="a3mega-x"), _existing(name="a3mega-"), "trainstack:platform.existingCluster.name = 'a3mega-': must start with a letter"),
     (TOOLKIT, _existing(location="us-central1-c"), _existing(location="us-central1-"), "trainstack:platform.existingCluster.location = 'us-central1-': must be a GCP region or zone"),
+    # Its nodes' zone is a zone of its location's region (Compute Engine regions and zones; NodePool.locations).
+    (TOOLKIT, _existing(zone="us-central1-ai1a"), _existing(zone="us-east1-b"), "trainstack:platform.existingCluster.zone = 'us-east1-b': must be a zone of the cluster's region (us-central1)"),
+    (TOOLKIT, _existing(location="us-central1-a", zone="us-central1-b"), _existing(location="us-east1-b"), "trainstack:platform.existingCluster.zone = 'us-central1-c': must be a zone of the cluster's region (us-east1)"),
     # Node pool upgrade settings: int32 in the GKE API, and no more nodes than a pool holds.
     (STACK, {"trainstack:gpuPool": {"upgrade": {"maxSurge": 1000}}}, {"trainstack:gpuPool": {"upgrade": {"maxSurge": 1001}}}, "trainstack:gpuPool.upgrade.maxSurge = 1001: Input should be less than or equal to 1000"),
     (STACK, {"trainstack:cpuPool": {}}, {"trainstack:gpuPool": {"upgrade": {"maxSurge": 10**9}}}, "trainstack:gpuPool.upgrade.maxSurge = 1000000000: Input should be less than or equal to 1000"),
