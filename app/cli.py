@@ -6,6 +6,8 @@ need them, so `trainstack stacks` and `--help` answer at once."""
 
 from __future__ import annotations
 
+import atexit
+import gc
 from pathlib import Path
 
 import click
@@ -22,6 +24,11 @@ FORMATS = click.Choice(["table", "json", "markdown"])
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def main() -> None:
     """Deploy GPU training recipes on GKE: plan offline, or drive Pulumi."""
+    # At exit the interpreter's last collections walk every object a plan made (the providers'
+    # classes, the engine's outputs): about 0.6 s of a plan's 3 s, with nothing left to free for
+    # a process that is ending. Freezing them first skips that walk; files are already closed.
+    atexit.unregister(gc.freeze)  # once, however often `main` runs in one process
+    atexit.register(gc.freeze)
 
 
 @main.command("stacks")

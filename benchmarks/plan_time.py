@@ -3,6 +3,8 @@ plan time as the GPU pool grows.
 
 The floor is a fresh interpreter that imports pulumi and touches every provider resource class
 the stack's plan uses (the providers load lazily, module by module: that load dominates).
+`render` is the engine alone in a script; `cli` is `trainstack plan` as a user runs it (it also
+writes plan.json, the manifests and the summary, and skips the exit-time collection: app/cli.py).
 Each figure is the best of `--repeat` fresh interpreters, so caches and noise do not flatter it.
 
     python benchmarks/plan_time.py [STACK ...] [--repeat 3]
@@ -14,6 +16,7 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 import time
 
 PLAN = """
@@ -60,10 +63,15 @@ for module, name in json.loads({paths!r}):
 
 def wall(code: str, repeat: int) -> float:
     """Best wall time of `code` over `repeat` fresh interpreters."""
+    return best_of([sys.executable, "-c", code], repeat)
+
+
+def best_of(argv: list[str], repeat: int) -> float:
+    """Best wall time of the command `argv` over `repeat` runs."""
     best = float("inf")
     for _ in range(repeat):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+        subprocess.run(argv, check=True, capture_output=True)
         best = min(best, time.perf_counter() - start)
     return best
 
@@ -83,16 +91,21 @@ def main() -> None:
     from trainstack.app.stacks import stack_names
 
     stacks = args.stacks or stack_names()
-    print(f"{'stack':<22} {'plan s':>8} {'floor s':>8} {'ratio':>6}   {'path min':>8} {'floor min':>9} {'ratio':>6}")
-    for stack in stacks:
-        known = facts(stack)
-        plan = wall(PLAN.format(stack=stack, changes="{}"), args.repeat)
-        floor = wall(FLOOR.format(paths=json.dumps(known["classes"])), args.repeat)
-        path, path_floor = known["path"]
-        print(
-            f"{stack:<22} {plan:>8.2f} {floor:>8.2f} {plan / floor:>6.2f}   "
-            f"{path / 60:>8.1f} {path_floor / 60:>9.1f} {path / path_floor if path_floor else float('nan'):>6.2f}"
-        )
+    print(
+        f"{'stack':<26} {'floor s':>8} {'render s':>9} {'ratio':>6} {'cli s':>6} {'ratio':>6}   "
+        f"{'path min':>8} {'floor min':>9} {'ratio':>6}"
+    )
+    with tempfile.TemporaryDirectory() as out:
+        for stack in stacks:
+            known = facts(stack)
+            floor = wall(FLOOR.format(paths=json.dumps(known["classes"])), args.repeat)
+            plan = wall(PLAN.format(stack=stack, changes="{}"), args.repeat)
+            cli = best_of([sys.executable, "-m", "trainstack.app.cli", "plan", stack, "--out", out], args.repeat)
+            path, path_floor = known["path"]
+            print(
+                f"{stack:<26} {floor:>8.2f} {plan:>9.2f} {plan / floor:>6.2f} {cli:>6.2f} {cli / floor:>6.2f}   "
+                f"{path / 60:>8.1f} {path_floor / 60:>9.1f} {path / path_floor if path_floor else float('nan'):>6.2f}"
+            )
 
     print(f"\nplan time by GPU pool size ({args.growth_stack})")
     base = None

@@ -66,3 +66,22 @@ def test_validate_runs_the_launchers_rules_and_exits_2_naming_the_key(tmp_path: 
     done = subprocess.run([sys.executable, "-m", "trainstack.app.cli", "validate", stack], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     assert expected in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_command_freezes_its_objects_at_exit_once() -> None:
+    """Exiting skips the collector's walk over everything a plan made (app/cli.py `main`): the
+    objects are frozen at exit, once however often the group ran in the process."""
+    code = (
+        "import atexit, gc\n"
+        "calls = []\n"
+        "freeze = gc.freeze\n"
+        "gc.freeze = lambda: calls.append(freeze())\n"
+        "from trainstack.app.cli import main\n"
+        "for _ in range(2):\n"
+        "    main(['stacks'], standalone_mode=False)\n"
+        "before = len(calls)\n"
+        "atexit._run_exitfuncs()\n"
+        "print(before, len(calls), gc.get_freeze_count() > 0)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
+    assert out[-3:] == ["0", "1", "True"]
