@@ -283,6 +283,8 @@ class GpuNodePoolArgs(Args):
                 yield field, getattr(self, field), rule
         if wrong := rules.nvlink_placement(self.machine, self.compact):
             yield "compact", self.compact, wrong
+        for key, rule in rules.reserved_capacity(self.machine, self.provisioning, self.reservation.affinity):
+            yield key, self.provisioning if key == "provisioning" else self.reservation.affinity, rule
         sizes = {"node_count": self.node_count}
         if self.autoscaling:
             sizes |= {"autoscaling.min_nodes": self.autoscaling.min_nodes, "autoscaling.max_nodes": self.autoscaling.max_nodes}

@@ -233,6 +233,7 @@ class Machine:
         accelerator_topology: the accelerator topology of the GPUs one multi-node NVLink domain
             joins (`1x72`), set in the pool's HIGH_THROUGHPUT workload policy; None where
             NVLink stays inside a node.
+        reservation_only: its VMs come only from reserved capacity (no spot, DWS or on-demand).
         min_gke_minor: the oldest GKE minor version (`1.34`) its pools and their add-ons run
             on, else None.
     """
@@ -263,6 +264,7 @@ class Machine:
     spot_price_source: str = SNAPSHOT_PRICES_SOURCE
     architecture: str = "amd64"
     accelerator_topology: str | None = None
+    reservation_only: bool = False
     min_gke_minor: str | None = None
 
     def gpus(self, nodes: int) -> int:
@@ -441,6 +443,10 @@ MACHINES: dict[str, Machine] = {
             nccl_tuner_config="tuner_config_a3u.txtpb",
             nccl_socket_interfaces=("eth0", "eth1"),
             accelerator_topology="1x72",
+            # Cluster Director's consumption options list A4X under future reservations for blocks
+            # of capacity only, not under calendar mode, flex-start, spot or on-demand
+            # (docs.cloud.google.com/cluster-director/docs/choose-consumption-option, read 2026-11-25).
+            reservation_only=True,
             min_gke_minor="1.34",
         ),
         Machine(

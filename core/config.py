@@ -425,6 +425,11 @@ class GpuPoolConfig(Section):
         if machine and (wrong := rules.nvlink_placement(machine, self.compact)):
             problems.append((("placement",), self.placement, wrong))
         if machine:
+            problems += [
+                (tuple(key.split(".")), self.provisioning if key == "provisioning" else self.reservation.affinity, rule)
+                for key, rule in rules.reserved_capacity(machine, self.provisioning, self.reservation.affinity)
+            ]
+        if machine:
             sizes = {("nodeCount",): self.node_count}
             if self.autoscaling:
                 sizes |= {("autoscaling", "minNodes"): self.autoscaling.min_nodes, ("autoscaling", "maxNodes"): self.autoscaling.max_nodes}

@@ -580,6 +580,19 @@ def min_max(low: int, high: int, high_key: str = "maxNodes") -> str | None:
     return f"must not exceed {high_key} ({high})" if low > high else None
 
 
+def reserved_capacity(machine: catalog.Machine, provisioning: str, reservation_affinity: str) -> list[tuple[str, str]]:
+    """(key, rule) of what a reservation-only machine (catalog `reservation_only`: A4X) refuses:
+    spot or DWS capacity, or on-demand capacity that consumes no reservation."""
+    if not machine.reservation_only:
+        return []
+    why = f"{machine.name} VMs come only from reserved capacity (blocks of a future reservation)"
+    if provisioning != "on-demand":
+        return [("provisioning", f"{why}, not {provisioning}; consume the reservation (provisioning on-demand)")]
+    if reservation_affinity == "none":
+        return [("reservation.affinity", f"{why}; name it with affinity specific (or any)")]
+    return []
+
+
 def nvlink_placement(machine: catalog.Machine, compact: bool) -> str | None:
     """A pool of a machine with a multi-node NVLink domain is placed by its HIGH_THROUGHPUT
     workload policy (accelerator topology, catalog `accelerator_topology`), as Cluster Toolkit's

@@ -134,9 +134,33 @@ def test_flex_start_and_queued_pools_are_refused_as_toolkit_refuses_their_compac
     """Toolkit's gke-node-pool allows compact placement with flex-start only on ^(a3-ultragpu-|a4-|h4d-)
     and never with queued provisioning; an A4X pool is always compact (its workload policy)."""
     dws = {"nodeCount": None, "autoscaling": {"minNodes": 0, "maxNodes": 18}, "reservation": {"affinity": "none", "name": None}}
-    assert problems(a4x_raw({**dws, "provisioning": "flex-start"})) == [
+    assert (
         "trainstack:gpuPool.provisioning = 'flex-start': GKE allows compact placement with flex-start on A3 Ultra and newer, not on a4x-highgpu-4g"
-    ]
+        in problems(a4x_raw({**dws, "provisioning": "flex-start"}))
+    )
     assert problems(a4x_raw({**dws, "provisioning": "queued"}))[0].startswith(
         "trainstack:gpuPool.provisioning = 'queued': queued provisioning takes no compact placement policy"
     )
+
+
+@pytest.mark.parametrize(
+    ("pool", "key", "value"),
+    [
+        ({"provisioning": "spot", "reservation": {"affinity": "none", "name": None}}, "provisioning", "spot"),
+        ({"reservation": {"affinity": "none", "name": None}}, "reservation.affinity", "none"),
+    ],
+)
+def test_a4x_capacity_is_reserved_only(pool: dict[str, Any], key: str, value: str) -> None:
+    """Cluster Director's consumption options (docs.cloud.google.com/cluster-director/docs/
+    choose-consumption-option): A4X only from blocks of a future reservation. Spot, and on-demand
+    consuming no reservation, are refused in validate and by GpuNodePool alike."""
+    (rule,) = [r for k, r in rules.reserved_capacity(A4X, pool.get("provisioning", "on-demand"), pool["reservation"]["affinity"]) if k == key]
+    assert f"trainstack:gpuPool.{key} = '{value}': {rule}" in problems(a4x_raw(pool))
+    args = dataclasses.replace(ARGS, provisioning=pool.get("provisioning", "on-demand"), reservation=Reservation(affinity="none"))
+    error, registered = build(args)
+    assert registered == [] and error is not None and (key, value, rule) in error.problems
+
+
+def test_a4x_takes_any_matching_reservation_too() -> None:
+    assert rules.reserved_capacity(A4X, "on-demand", "any") == [] == rules.reserved_capacity(A4X, "on-demand", "specific")
+    assert rules.reserved_capacity(catalog.machine("a4-highgpu-8g"), "spot", "none") == []
