@@ -1,10 +1,11 @@
 """An upgrade of trainstack replaces nothing in a live stack.
 
-`tests/previous_release/<stack>.json` holds every resource of each shipped stack as the previous
-release planned it (URN, type, and the inputs that name it physically). Each must reach a
+`tests/previous_release/<release>/<stack>.json` holds every resource of each shipped stack as an
+earlier release planned it (URN, type, and the inputs that name it physically). Each must reach a
 resource of today's plan (the golden plan, which test_plans keeps equal to the program's) by
 its URN or by an alias, of the same type, with the same physical identity: a renamed URN without
 an alias would make `pulumi up` delete and recreate it, and a changed physical name replaces it.
+Every kept release is checked, so a user may upgrade from any of them straight to today's.
 
 Make a snapshot of a release: `python tests/test_upgrade.py <git ref>` (from the repository root).
 """
@@ -53,17 +54,24 @@ def snapshot(plan: dict[str, Any]) -> dict[str, Any]:
     return {r["urn"]: {"type": r["type"], "custom": r["custom"], "identity": identity(r)} for r in plan["resources"]}
 
 
-def stacks() -> list[str]:
-    return sorted(p.stem for p in PREVIOUS.glob("*.json"))
+def releases() -> list[str]:
+    return sorted(p.name for p in PREVIOUS.iterdir() if p.is_dir())
 
 
-def test_every_shipped_stack_has_a_previous_release() -> None:
-    assert stacks() and set(stacks()) <= {p.stem for p in GOLDEN.glob("*.json")}
+def snapshots() -> list[tuple[str, str]]:
+    """(release, stack) of every kept snapshot."""
+    return [(release, p.stem) for release in releases() for p in sorted((PREVIOUS / release).glob("*.json"))]
 
 
-@pytest.mark.parametrize("stack", stacks())
-def test_every_resource_of_the_previous_release_is_kept(stack: str) -> None:
-    previous = json.loads((PREVIOUS / f"{stack}.json").read_text())
+def test_every_kept_release_has_stacks_shipped_today() -> None:
+    for release in releases():
+        stacks = {p.stem for p in (PREVIOUS / release).glob("*.json")}
+        assert stacks and stacks <= {p.stem for p in GOLDEN.glob("*.json")}, release
+
+
+@pytest.mark.parametrize(("release", "stack"), snapshots())
+def test_every_resource_of_the_previous_release_is_kept(release: str, stack: str) -> None:
+    previous = json.loads((PREVIOUS / release / f"{stack}.json").read_text())
     resources = json.loads((GOLDEN / f"{stack}.json").read_text())["resources"]
     by_urn = {r["urn"]: r for r in resources}
     by_alias: dict[str, dict[str, Any]] = {}
@@ -88,21 +96,23 @@ def test_every_resource_of_the_previous_release_is_kept(stack: str) -> None:
 def test_the_check_sees_a_rename_without_an_alias() -> None:
     """The mapping is not vacuous: the previous release's URNs are not all still current."""
     renamed = 0
-    for stack in stacks():
-        previous = json.loads((PREVIOUS / f"{stack}.json").read_text())
+    for release, stack in snapshots():
+        previous = json.loads((PREVIOUS / release / f"{stack}.json").read_text())
         current = {r["urn"] for r in json.loads((GOLDEN / f"{stack}.json").read_text())["resources"]}
         renamed += len(set(previous) - current)
     assert renamed > 0
 
 
 def main(ref: str) -> None:
-    """Write the snapshot of every golden plan at git `ref` into previous_release/."""
+    """Write the snapshot of every golden plan at git `ref` into previous_release/<ref>/."""
     root = TESTS.parent
+    folder = PREVIOUS / ref
+    folder.mkdir(exist_ok=True)
     for golden in sorted(GOLDEN.glob("*.json")):
         path = golden.relative_to(root).as_posix()
         shown = subprocess.run(["git", "-C", str(root), "show", f"{ref}:{path}"], capture_output=True, text=True, check=False)
         if shown.returncode == 0:
-            (PREVIOUS / golden.name).write_text(json.dumps(snapshot(json.loads(shown.stdout)), indent=1, sort_keys=True) + "\n")
+            (folder / golden.name).write_text(json.dumps(snapshot(json.loads(shown.stdout)), indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":
