@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_gcp as gcp
-import pulumi_kubernetes as k8s
 import yaml
 from trainstack.components.args import Args, Each, Problem, not_empty, one_of
 from trainstack.components.gcp_network import NetworkRef

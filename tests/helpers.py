@@ -12,6 +12,7 @@ from trainstack.app.plan.recorder import Registration
 from trainstack.app.stacks import project_root, raw_stack_config
 from trainstack.core.config import load
 from trainstack.core.context import StackContext
+from trainstack.core.errors import ArgsError
 
 
 def merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
@@ -64,3 +65,18 @@ def job_pod_template(plan: Plan) -> dict[str, Any]:
     """The training pod template of a plan's JobSet."""
     jobset = plan_inputs(plan, "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet")
     return jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+
+
+def construct(component: type, args: Any) -> tuple[ArgsError | None, list[str]]:
+    """Construct `component("res", args)` under the mock engine: the ArgsError it raised (or
+    None) and the types of everything registered."""
+    caught: list[ArgsError] = []
+
+    def body(ctx: Any) -> None:
+        try:
+            component("res", args)
+        except ArgsError as exc:
+            caught.append(exc)
+
+    rendered = render_with(body)
+    return (caught[0] if caught else None), [r.type for r in rendered.registrations if r.type != "pulumi:pulumi:Stack"]

@@ -9,11 +9,11 @@ import dataclasses
 from typing import Any
 
 import pytest
-from helpers import merge, of_type, one, raw_config, render, render_with
+from helpers import construct, merge, of_type, one, raw_config, render
 from trainstack.components import GpuNodePool, GpuNodePoolArgs, Reservation
 from trainstack.core import catalog, rules
 from trainstack.core.config import load
-from trainstack.core.errors import ArgsError, ConfigError
+from trainstack.core.errors import ConfigError
 
 A4X = catalog.machine("a4x-highgpu-4g")
 POOL = {"name": "a4x", "machineType": "a4x-highgpu-4g", "nodeCount": 18}
@@ -101,22 +101,9 @@ ARGS = GpuNodePoolArgs(
 )
 
 
-def build(args: GpuNodePoolArgs) -> tuple[ArgsError | None, list[str]]:
-    caught: list[ArgsError] = []
-
-    def body(ctx: Any) -> None:
-        try:
-            GpuNodePool("res", args)
-        except ArgsError as error:
-            caught.append(error)
-
-    rendered = render_with(body)
-    return (caught[0] if caught else None), [r.type for r in rendered.registrations]
-
-
 @pytest.mark.parametrize(("nodes", "ok"), [(17, False), (18, True), (19, False), (36, True)])
 def test_gpu_node_pool_shares_the_whole_domain_rule(nodes: int, ok: bool) -> None:
-    error, registered = build(dataclasses.replace(ARGS, node_count=nodes))
+    error, registered = construct(GpuNodePool, dataclasses.replace(ARGS, node_count=nodes))
     if ok:
         assert error is None and "gcp:compute/resourcePolicy:ResourcePolicy" in registered
     else:
@@ -125,7 +112,7 @@ def test_gpu_node_pool_shares_the_whole_domain_rule(nodes: int, ok: bool) -> Non
 
 
 def test_gpu_node_pool_refuses_an_a4x_pool_without_its_placement() -> None:
-    error, registered = build(dataclasses.replace(ARGS, compact=False))
+    error, registered = construct(GpuNodePool, dataclasses.replace(ARGS, compact=False))
     assert registered == [] and error is not None
     assert error.problems == [("compact", False, rules.nvlink_placement(A4X, False))]
 
@@ -157,7 +144,7 @@ def test_a4x_capacity_is_reserved_only(pool: dict[str, Any], key: str, value: st
     (rule,) = [r for k, r in rules.reserved_capacity(A4X, pool.get("provisioning", "on-demand"), pool["reservation"]["affinity"]) if k == key]
     assert f"trainstack:gpuPool.{key} = '{value}': {rule}" in problems(a4x_raw(pool))
     args = dataclasses.replace(ARGS, provisioning=pool.get("provisioning", "on-demand"), reservation=Reservation(affinity="none"))
-    error, registered = build(args)
+    error, registered = construct(GpuNodePool, args)
     assert registered == [] and error is not None and (key, value, rule) in error.problems
 
 

@@ -9,7 +9,6 @@ f7a9428 scripts/performance/argument_parser.py (the script's flags).
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from helpers import job_pod_template, plan_inputs, raw_config

@@ -10,7 +10,7 @@ from typing import Any
 
 import pulumi
 import pytest
-from helpers import render_with
+from helpers import construct, render_with
 from pydantic import ValidationError
 from trainstack.components import (
     AuthorizedNetwork,
@@ -38,7 +38,7 @@ from trainstack.components import (
 )
 from trainstack.core import rules
 from trainstack.core.config import GpuPoolConfig
-from trainstack.core.errors import ArgsError, TrainstackError
+from trainstack.core.errors import TrainstackError
 from trainstack.workloads import ResiliencySupervisor, SupervisorArgs
 
 SA = "nodes@my-project.iam.gserviceaccount.com"
@@ -52,21 +52,6 @@ CLUSTER = GkeClusterArgs("my-project", "us-central1", "research", [ZONE], Networ
 KUEUE = KueueArgs("cq", "lq", "ml", [GpuFlavor("mega", "gpus", "a3-megagpu-8g", 2)])
 FILESTORE = FilestoreShareArgs("my-project", "fs", ZONE, "ZONAL", 1024, "share1", "vpc")
 SUPERVISOR = SupervisorArgs(jobset="hello", namespace="ml", project="my-project", cpu_pool="cpu", gpus_per_node=8, nodes=4, nodes_per_replica=2)
-
-
-def build(component: type, args: Any) -> tuple[ArgsError | None, list[str]]:
-    """Construct `component("res", args)` under the mock engine: the ArgsError it raised (or
-    None) and the types of everything registered."""
-    caught: list[ArgsError] = []
-
-    def body(ctx: Any) -> None:
-        try:
-            component("res", args)
-        except ArgsError as exc:
-            caught.append(exc)
-
-    rendered = render_with(body)
-    return (caught[0] if caught else None), [r.type for r in rendered.registrations if r.type != "pulumi:pulumi:Stack"]
 
 
 # (component, good Args, their changes just inside the limit, just outside it, the field, the rule)
@@ -141,11 +126,11 @@ CASES = [
 
 @pytest.mark.parametrize("component, args, inside, outside, field, rule", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_a_rule_just_inside_and_just_outside(component: type, args: Any, inside: dict[str, Any], outside: dict[str, Any], field: str, rule: str) -> None:
-    error, registered = build(component, dataclasses.replace(args, **inside))
+    error, registered = construct(component, dataclasses.replace(args, **inside))
     assert error is None and registered, error
 
     bad = dataclasses.replace(args, **outside)
-    error, registered = build(component, bad)
+    error, registered = construct(component, bad)
     assert error is not None and registered == [], "refused before anything registers"
     assert isinstance(error, TrainstackError) and (error.component, error.name) == (component.__name__, "res")
     (problem,) = [p for p in error.problems if p[0] == field]
@@ -156,7 +141,7 @@ def test_a_rule_just_inside_and_just_outside(component: type, args: Any, inside:
 
 def test_every_problem_is_in_the_one_error() -> None:
     bad = dataclasses.replace(POOL, project="p", zones=[], node_count=-1, machine_type="a9", provisioning="free")
-    error, registered = build(GpuNodePool, bad)
+    error, registered = construct(GpuNodePool, bad)
     assert registered == [] and error is not None
     assert [p[0] for p in error.problems] == ["project", "zones", "machine_type", "node_count", "provisioning"]
     assert str(error).startswith("GpuNodePool 'res' has 5 Args problems:\n  - project = 'p': must be a GCP project ID")
@@ -164,7 +149,7 @@ def test_every_problem_is_in_the_one_error() -> None:
 
 def test_dict_args_are_checked_with_their_nested_paths() -> None:
     args = {"cluster_queue": "cq", "local_queue": "lq", "namespace": "ml", "flavors": [{"name": "f", "node_pool": "gpus", "machine_type": "a3-megagpu-8g", "nodes": -2}]}
-    error, registered = build(Kueue, args)
+    error, registered = construct(Kueue, args)
     assert registered == [] and error is not None and error.problems == [("flavors[0].nodes", -2, rules.NODE_COUNT(-2))]
 
 
@@ -181,7 +166,7 @@ def test_config_and_component_share_the_rule_function() -> None:
     """The same function decides for both paths: one message, word for word."""
     with pytest.raises(ValidationError) as config_error:
         GpuPoolConfig.model_validate({"name": "2gpus", "machineType": "a3-megagpu-8g", "nodeCount": 2})
-    error, _ = build(GpuNodePool, dataclasses.replace(POOL, name="2gpus"))
+    error, _ = construct(GpuNodePool, dataclasses.replace(POOL, name="2gpus"))
     assert error is not None
     message = rules.NODE_POOL_NAME("2gpus")
     assert message and config_error.value.errors()[0]["msg"] == message
@@ -189,5 +174,5 @@ def test_config_and_component_share_the_rule_function() -> None:
 
 
 def test_a_value_of_the_wrong_type_is_a_clean_error() -> None:
-    error, registered = build(GpuNodePool, dataclasses.replace(POOL, node_count="3"))
+    error, registered = construct(GpuNodePool, dataclasses.replace(POOL, node_count="3"))
     assert registered == [] and error is not None and error.problems == [("node_count", "3", "must be an integer")]

@@ -31,7 +31,6 @@ from trainstack.workloads.training_job import (
     Topology,
     TrainingJob,
     TrainingJobArgs,
-    pod_hostname,
     pod_hosts,
 )
 

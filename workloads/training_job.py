@@ -98,17 +98,11 @@ class Dataset(Args):
     _checks = {"source": rules.GCS_URI, "path": rules.ABSOLUTE_PATH}
 
 
-def pod_hostname(name: str, controller: Controller, index: int) -> str:
-    """The hostname of the pod of completion index `index`: with JobSet's DNS hostnames
-    `<jobset>-<replicatedJob>-<job index>-<pod index>`; of an Indexed Job `<job>-<index>`."""
-    return names.pod_hostname(name, controller, index)
-
-
 def pod_hosts(name: str, controller: Controller, nodes: int) -> tuple[str, ...]:
     """Every pod's DNS name (resolvable in the job's namespace), in completion-index order: its
     hostname under the subdomain named like the job (JobSet's, or the Indexed Job's headless
     Service)."""
-    return tuple(f"{pod_hostname(name, controller, i)}.{name}" for i in range(nodes))
+    return tuple(f"{names.pod_hostname(name, controller, i)}.{name}" for i in range(nodes))
 
 
 @dataclass(frozen=True)
