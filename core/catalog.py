@@ -11,6 +11,7 @@ pricing pages; they are estimates (no discounts, no taxes) and are reported as s
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import math
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -311,10 +312,22 @@ class NicNetwork:
     cidr: str
 
 
+# /24s of the GPU NIC /16 kept for each machine family: a family has at most 9 NICs.
+NIC_FAMILY_BLOCK = 32
+
+
 def nic_networks(machine: Machine, gpu_nic_cidr: str, prefix: str = "") -> list[NicNetwork]:
     """The extra NIC networks a machine needs, in interface order; `prefix` starts their names (a
-    second machine family on one cluster keeps its Networks apart from the first's)."""
-    subnets = ipaddress.ip_network(gpu_nic_cidr).subnets(new_prefix=24)
+    second machine family on one cluster keeps its Networks apart from the first's).
+
+    GKE: "Any Pod-networks in a single GKE cluster can't have overlapping CIDR ranges"
+    (cloud.google.com/kubernetes-engine/docs/how-to/setup-multinetwork-support-for-pods, General
+    limitations). The unprefixed family takes the /16's first /24s, as it always did; a prefixed
+    one the block of its GPUDirect stack (one family per stack on a cluster), so no two families'
+    subnets meet, whatever the order of the pools.
+    """
+    block = NIC_FAMILY_BLOCK * (1 + list(GpuDirect).index(machine.gpudirect)) if prefix else 0
+    subnets = itertools.islice(ipaddress.ip_network(gpu_nic_cidr).subnets(new_prefix=24), block, None)
     rdma = machine.gpudirect == GpuDirect.RDMA
     nets: list[NicNetwork] = []
     for i in range(machine.gvnic_networks):

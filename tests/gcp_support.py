@@ -105,6 +105,11 @@ def by_name(rendered: engine.Rendered, type_token: str, name: str) -> Registrati
     return found[0]
 
 
+def first_gpu_pool(rendered: engine.Rendered) -> Registration:
+    """The node pool of the first GPU pool in the config (pools register in config order)."""
+    return next(r for r in of_type(rendered, NODE_POOL) if "trainstack:gcp:GpuNodePool$" in r.urn)
+
+
 def of_type(rendered: engine.Rendered, type_token: str) -> list[Registration]:
     return [r for r in rendered.registrations if r.type == type_token]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from gcp_support import NODE_POOL, PROJECT, ZONE, by_name, of_type, render
+from gcp_support import NODE_POOL, PROJECT, ZONE, by_name, first_gpu_pool, of_type, render
 from trainstack.core import catalog
 from trainstack.components.node_pools import GPU_TAINT, NODE_ROLES
 
@@ -11,7 +11,7 @@ NODE_SA = f"a3ultra-405b-nodes@{PROJECT}.iam.gserviceaccount.com"
 
 
 def gpu_pool(variant: str = "a3ultra", **changes):
-    return by_name(render(variant, **changes), NODE_POOL, "gpu-pool")
+    return first_gpu_pool(render(variant, **changes))
 
 
 def test_a3_ultra_pool_follows_the_catalog() -> None:
@@ -157,7 +157,7 @@ def test_cpu_pool_for_controllers() -> None:
     assert pool["management"] == {"autoRepair": True, "autoUpgrade": True}
 
 
-@pytest.mark.parametrize("name", ["gpu-pool", "cpu-pool"])
+@pytest.mark.parametrize("name", ["gpu-pool-a3-ultra", "cpu-pool"])
 def test_pools_run_as_the_least_privilege_node_account(name: str) -> None:
     rendered = render("a3ultra")
     config = by_name(rendered, NODE_POOL, name).inputs["nodeConfig"]
