@@ -409,9 +409,10 @@ MACHINES: dict[str, Machine] = {
         ),
         # A4X (cloud.google.com/compute/docs/instances/arm-on-compute, "A4X Max and A4X machine
         # series"): 140 vCPUs and 884 GB on two NVIDIA Grace (Arm) sockets, four GB200 GPUs of
-        # 186 GB, 12,000 GiB of bundled Local SSD (32 x 375 GiB, the A3 Ultra layout), Hyperdisk
-        # only. NICs (cloud.google.com/compute/docs/gpus/gpu-network-bandwidth, "A4X machine
-        # types"): two Titanium (gVNIC) NICs and four CX-7 RDMA NICs, that is one extra gVNIC and
+        # 186 GB, 12,000 GiB of bundled Local SSD, Hyperdisk only; GKE counts ephemeral local SSDs in
+        # units of 375 GB (container v1beta1 EphemeralStorageLocalSsdConfig.local_ssd_count: "Each
+        # local SSD is 375 GB in size"), so 32, as for A3 Ultra and A4 (Toolkit disk_definitions.tf).
+        # NICs (cloud.google.com/compute/docs/gpus/gpu-network-bandwidth, "A4X machine types"): two Titanium (gVNIC) NICs and four CX-7 RDMA NICs, that is one extra gVNIC and
         # four RDMA subnets of one RoCE VPC, as Cluster Toolkit's gke-a4x built them before it
         # moved to DRANET (GoogleCloudPlatform/cluster-toolkit d1236e228^ examples/gke-a4x/
         # gke-a4x.yaml: gke-a4x-net-1, gke-a4x-rdma-net `<zone>-vpc-roce` with 4 subnets) and
