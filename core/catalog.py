@@ -412,8 +412,8 @@ MACHINES: dict[str, Machine] = {
         # 186 GB, 12,000 GiB of bundled Local SSD, Hyperdisk only; GKE counts ephemeral local SSDs in
         # units of 375 GB (container v1beta1 EphemeralStorageLocalSsdConfig.local_ssd_count: "Each
         # local SSD is 375 GB in size"), so 32, as for A3 Ultra and A4 (Toolkit disk_definitions.tf).
-        # NICs (cloud.google.com/compute/docs/gpus/gpu-network-bandwidth, "A4X machine types"): two Titanium (gVNIC) NICs and four CX-7 RDMA NICs, that is one extra gVNIC and
-        # four RDMA subnets of one RoCE VPC, as Cluster Toolkit's gke-a4x built them before it
+        # NICs (cloud.google.com/compute/docs/gpus/gpu-network-bandwidth, "A4X machine types"): two
+        # Titanium (gVNIC) NICs and four CX-7 RDMA NICs, that is one extra gVNIC and four RDMA subnets of one RoCE VPC, as Cluster Toolkit's gke-a4x built them before it
         # moved to DRANET (GoogleCloudPlatform/cluster-toolkit d1236e228^ examples/gke-a4x/
         # gke-a4x.yaml: gke-a4x-net-1, gke-a4x-rdma-net `<zone>-vpc-roce` with 4 subnets) and
         # NVIDIA's GKE guide names them (A4X: Network + GKENetworkParamSet pairs gvnic-1, rdma-0..
