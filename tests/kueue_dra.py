@@ -152,18 +152,21 @@ def pod_requests(pod_spec: Mapping[str, Any]) -> dict[str, float]:
     return total
 
 
-def pod_sets(jobset: Mapping[str, Any]) -> Iterator[tuple[str, int, dict[str, Any]]]:
-    """(name, pod count, pod spec) of each PodSet of a JobSet's Workload."""
-    for replicated in jobset["spec"]["replicatedJobs"]:
-        job = replicated["template"]["spec"]
-        yield replicated["name"], job.get("parallelism", 1) * replicated.get("replicas", 1), job["template"]["spec"]
+def pod_sets(job: Mapping[str, Any]) -> Iterator[tuple[str, int, dict[str, Any]]]:
+    """(name, pod count, pod spec) of each PodSet of a JobSet's or a batch Job's Workload."""
+    if "replicatedJobs" not in job["spec"]:
+        yield "main", job["spec"].get("parallelism", 1), job["spec"]["template"]["spec"]
+        return
+    for replicated in job["spec"]["replicatedJobs"]:
+        spec = replicated["template"]["spec"]
+        yield replicated["name"], spec.get("parallelism", 1) * replicated.get("replicas", 1), spec["template"]["spec"]
 
 
-def workload_requests(jobset: Mapping[str, Any], templates: Mapping[str, Mapping[str, Any]], configuration: Mapping[str, Any]) -> dict[str, float]:
-    """Everything a JobSet's Workload asks of its ClusterQueue (totalRequestsFromPodSets, summed)."""
+def workload_requests(job: Mapping[str, Any], templates: Mapping[str, Mapping[str, Any]], configuration: Mapping[str, Any]) -> dict[str, float]:
+    """Everything a JobSet's or Job's Workload asks of its ClusterQueue (totalRequestsFromPodSets, summed)."""
     classes = mapper(configuration)
     total: dict[str, float] = {}
-    for _, count, spec in pod_sets(jobset):
+    for _, count, spec in pod_sets(job):
         per_pod = pod_requests(spec)
         for name, n in dra_requests(spec, templates, classes).items():
             per_pod[name] = per_pod.get(name, 0) + n

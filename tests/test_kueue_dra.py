@@ -58,14 +58,6 @@ def claim_templates(rendered) -> dict[str, dict[str, Any]]:
     return out
 
 
-def as_kueue_sees(job) -> dict[str, Any]:
-    """A batch Job as a one-PodSet JobSet, so one port serves both controllers."""
-    spec = job.inputs["spec"]
-    if "replicatedJobs" in spec:
-        return job.inputs
-    return {"spec": {"replicatedJobs": [{"name": "main", "replicas": 1, "template": {"spec": spec}}]}}
-
-
 @pytest.fixture(scope="module")
 def a4x():
     return render("a4x-llama3-70b")
@@ -73,7 +65,7 @@ def a4x():
 
 def test_the_shipped_a4x_job_is_admitted_and_its_channels_counted(a4x) -> None:
     job = job_of(a4x)
-    requests = workload_requests(as_kueue_sees(job), claim_templates(a4x), configuration(a4x))
+    requests = workload_requests(job.inputs, claim_templates(a4x), configuration(a4x))
     assert requests[CHANNEL] == 16  # one channel a pod, 16 pods
     assert requests["nvidia.com/gpu"] == 64
     assert fits_somewhere(requests, cluster_queue_of(a4x, job)) == [one(a4x, f"{KUEUE}:ResourceFlavor").inputs["metadata"]["name"]]
@@ -83,12 +75,12 @@ def test_without_the_mapping_kueue_would_never_admit_it(a4x) -> None:
     """What the stack did before the mapping: Kueue's NotFound, the JobSet suspended for good."""
     config = {k: v for k, v in configuration(a4x).items() if k != "resources"}
     with pytest.raises(Inadmissible, match=f"DeviceClass {DRIVER_CHANNEL_CLASS} is not mapped"):
-        workload_requests(as_kueue_sees(job_of(a4x)), claim_templates(a4x), config)
+        workload_requests(job_of(a4x).inputs, claim_templates(a4x), config)
 
 
 def test_without_the_quota_no_flavor_covers_the_channel(a4x) -> None:
     job = job_of(a4x)
-    requests = workload_requests(as_kueue_sees(job), claim_templates(a4x), configuration(a4x))
+    requests = workload_requests(job.inputs, claim_templates(a4x), configuration(a4x))
     queue = cluster_queue_of(a4x, job)
     group = queue["resourceGroups"][0]
     bare = {**queue, "resourceGroups": [{**group, "coveredResources": [r for r in group["coveredResources"] if r != CHANNEL]}]}
@@ -107,7 +99,7 @@ def test_the_mapping_names_the_class_the_driver_writes() -> None:
 def test_every_a4x_job_size_and_controller_is_admitted(controller: str, nodes: int) -> None:
     rendered = render("a3ultra-405b", a4x_raw(trainstack_workload={"controller": controller, "nodes": nodes}))
     job = job_of(rendered)
-    requests = workload_requests(as_kueue_sees(job), claim_templates(rendered), configuration(rendered))
+    requests = workload_requests(job.inputs, claim_templates(rendered), configuration(rendered))
     assert requests[CHANNEL] == nodes
     assert fits_somewhere(requests, cluster_queue_of(rendered, job))
 
