@@ -57,6 +57,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
         },
         "trainstack_storage": {"kind": "nfs", "bucket": None, "nfs": {"diskType": "pd-ssd", "diskSizeGb": 1000}},
         "trainstack_workload": {"nodes": 2, "precision": "fp16", "resiliency": {"enabled": False}, "topology": None},
+        # recipe 000 waits 1m for pods; a pool scaling from zero needs the budget (rules.pods_ready_budget)
+        "trainstack_kueue": {"waitForPodsReady": {"timeout": "30m"}},
     },
     # Flex-start A3 Mega autoscaling 0..8 (no reservation, no compact placement), a disposable bucket.
     "flex": {
@@ -71,6 +73,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
         },
         "trainstack_storage": {"disposable": True, "bucket": {"name": "my-scratch-bucket"}},
         "trainstack_workload": {"nodes": 8, "resiliency": {"enabled": False}, "topology": None},
+        # recipe 000 waits 1m for pods; a pool scaling from zero needs the budget (rules.pods_ready_budget)
+        "trainstack_kueue": {"waitForPodsReady": {"timeout": "30m"}},
     },
 }
 

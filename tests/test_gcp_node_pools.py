@@ -76,7 +76,11 @@ def test_compact_placement_where_no_specific_reservation_places_the_nodes() -> N
     assert pool["placementPolicy"] == {"type": "COMPACT"}
     flex = {"reservation": {"affinity": "none", "name": None}, "provisioning": "flex-start", "nodeCount": None, "autoscaling": {"maxNodes": 4}}
     # A3 Ultra allows compact placement with flex-start (Cluster Toolkit's A3 Ultra blueprint).
-    changes = {"trainstack_gpuPool": flex, "trainstack_workload": {"nodes": 4, "resiliency": {"nodesPerDataParallelReplica": 2}}}
+    changes = {
+        "trainstack_gpuPool": flex,
+        "trainstack_workload": {"nodes": 4, "resiliency": {"nodesPerDataParallelReplica": 2}},
+        "trainstack_kueue": {"waitForPodsReady": {"timeout": "30m"}},  # the pool scales up for the job (rules.pods_ready_budget)
+    }
     assert gpu_pool(**changes).inputs["placementPolicy"] == {"type": "COMPACT"}
 
 
