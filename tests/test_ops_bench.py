@@ -24,7 +24,7 @@ from trainstack.core.errors import ConfigError
 from trainstack.app.ops import bench
 from trainstack.app.ops.bench import BenchError, Deps, JobOutcome, held, jobset_state, prepare, run_bench, set_path, teardown, wait_for_jobset
 from trainstack.app.ops.cli import bench_command
-from trainstack.app.ops.reap import parse_expires
+from trainstack.app.ops.reap import name_expires, parse_expires
 from trainstack.app.stacks import raw_stack_config
 
 RECIPE = "a3ultra-405b"
@@ -429,8 +429,9 @@ def test_names_expiry_and_cluster_limits() -> None:
     assert parse_expires("2026-11-23t1030z") == s.expires == datetime(2026, 11, 23, 10, 30, tzinfo=UTC)
     other = spec(token="ffff")
     assert s.cluster != other.cluster and len(s.cluster) <= 40
-    long = bench.bench_cluster_name("a" * 40, s.stack)
-    assert len(long) == 40 and long.endswith(s.cluster[-13:])
+    assert parse_expires("2026-11-23t1030z") == name_expires(s.cluster) == name_expires(f"{s.cluster}-net"), "reap reads the expiry in the names"
+    long = bench.bench_cluster_name("a" * 40, s.stack, s.expires)
+    assert len(long) == 40 and long.endswith(s.cluster[-22:]) and name_expires(long) == s.expires
     assert spec(name="my-bench").stack == "my-bench"
 
 

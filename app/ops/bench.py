@@ -1,9 +1,10 @@
 """`trainstack bench`: run a recipe once on a fresh, ephemeral stack, and always tear it down.
 
 1. prepare: a new stack `<recipe>-bench-<utc yyyymmddhhmm>-<4 hex>` with the recipe's config
-   plus overrides (a unique cluster name, no deletion protection, a disposable bucket of its
-   own, and the labels `trainstack-ephemeral=true` and `trainstack-expires=<utc time>` that
-   `trainstack reap` reads). The config is validated before anything is created.
+   plus overrides (a unique cluster name that carries the expiry, no deletion protection,
+   disposable storage, a bucket of its own, and the labels `trainstack-ephemeral=true` and
+   `trainstack-expires=<utc time>`): `trainstack reap` finds what is left by those labels and, for
+   the networks, which have none, by that name. The config is validated before anything is created.
 2. up, through the Automation API.
 3. wait for the training JobSet to finish (kubectl with the stack's `kubeconfig` output).
 4. collect the leader pod's log, MFU from it and goodput from Cloud Logging (best effort).
@@ -55,7 +56,7 @@ from typing import Any
 from pulumi.automation.errors import ConcurrentUpdateError, StackNotFoundError
 from trainstack.app import validation
 from trainstack.app.ops import automation
-from trainstack.app.ops.reap import expires_label
+from trainstack.app.ops.reap import bench_prefix, expires_label
 from trainstack.app.reports import goodput, mfu
 from trainstack.app.secrets import secure_paths
 from trainstack.app.stacks import project_root
@@ -100,10 +101,13 @@ def bench_stack_name(recipe: str, now: datetime, token: str) -> str:
     return f"{recipe}-bench-{now.astimezone(UTC):%Y%m%d%H%M}-{token}"
 
 
-def bench_cluster_name(base: str, stack: str) -> str:
-    """`<base>-bench-<6 hex of the stack name>`, `base` trimmed to keep it within 40 characters."""
-    suffix = f"bench-{hashlib.sha1(stack.encode()).hexdigest()[:6]}"
-    return f"{base[: _CLUSTER_NAME_MAX - len(suffix) - 1].rstrip('-')}-{suffix}"
+def bench_cluster_name(base: str, stack: str, expires: datetime) -> str:
+    """`<base>-bench-<yymmddhhmm of the expiry>-<4 hex of the stack name>` (reap.bench_prefix), `base`
+    trimmed to keep it within 40 characters. The stack's networks are named from it, which is how
+    `trainstack reap` finds them: networks have no labels."""
+    token = hashlib.sha1(stack.encode()).hexdigest()[:4]
+    room = _CLUSTER_NAME_MAX - len(bench_prefix("", expires, token))
+    return bench_prefix(base[:room].rstrip("-"), expires, token)
 
 
 _TOP_KEY = re.compile(r"([^.\[]+)(.*)")
@@ -178,7 +182,7 @@ def prepare(
         )
     validation.check(recipe, base, project_root())
     expires = now + timedelta(seconds=ttl_s)
-    cluster = bench_cluster_name(base.cluster.name, stack)
+    cluster = bench_cluster_name(base.cluster.name, stack, expires)
     set_path(raw, "trainstack:cluster.name", cluster)
     set_path(raw, "trainstack:cluster.deletionProtection", False)
     # Its data goes with it: destroy deletes the bucket, share or disk rather than leaving it.

@@ -213,17 +213,19 @@ def _summary(result: Any) -> str:
 @click.option("--project", envvar="GOOGLE_CLOUD_PROJECT", required=True, help="The GCP project [env GOOGLE_CLOUD_PROJECT].")
 @click.option("--yes", is_flag=True, help="Delete them (without it: only list what would be deleted).")
 def reap_command(project: str, yes: bool) -> None:
-    """Delete ephemeral clusters whose expiry has passed (a dry run without --yes).
+    """Delete what expired ephemeral stacks left, every kind, in dependency order (a dry run
+    without --yes), with gcloud.
 
-    Only clusters labelled managed-by=trainstack, trainstack-ephemeral=true and
-    trainstack-expires (in the past) are touched."""
+    Clusters, Filestore and Lustre instances, disks, buckets, registries and address ranges
+    labelled managed-by=trainstack, trainstack-ephemeral=true and trainstack-expires (in the
+    past); networks whose bench name has expired, with their subnetworks, firewall rules, routers
+    and private services access. Exit 1 if a listing or a deletion failed."""
     from trainstack.app.ops import reap
 
     try:
-        code = reap.reap(project, yes, client=reap.default_client(), echo=click.echo)
-    except Exception as exc:  # credentials, permissions, API disabled: one clear line
-        click.echo(f"error: listing the clusters of {project} failed: {exc}", err=True)
-        sys.exit(1)
+        code = reap.reap(project, yes, echo=click.echo)
+    except reap.ReapError as exc:
+        fail(str(exc))
     sys.exit(code)
 
 
