@@ -74,7 +74,7 @@ class FakeGcloud:
             kind, item = kind_item
             if kind == "disks":  # attached to a node of the plan's cluster, as the NFS server's disk is
                 cluster = next(r["inputs"]["name"] for r in resources if r["type"] == "gcp:container/cluster:Cluster")
-                item["users"] = [item["zone"].replace("/zones/", "/zones/", 1) + f"/instances/gke-{cluster}-cpu-node"]
+                item["users"] = [f"{item['zone']}/instances/gke-{cluster}-cpu-node"]
             project[kind].append(item)
             names.append(item.get("name", "").rsplit("/", 1)[-1] or item["network"].rsplit("/", 1)[-1] + "/psa")
         self.save(project)

@@ -139,7 +139,7 @@ def delete_peering(project: dict[str, Any], name: str | None, flags: dict[str, s
     if not found:
         raise Refused(f"NOT_FOUND: no connection on network {network}")
     project["peerings"].remove(found[0])
-    print(f"Operation \"operations/pssn.done\" finished successfully.", file=sys.stderr)
+    print("Operation \"operations/pssn.done\" finished successfully.", file=sys.stderr)
 
 
 def remove_bucket(project: dict[str, Any], name: str | None, flags: dict[str, str]) -> None:
