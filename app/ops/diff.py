@@ -311,7 +311,7 @@ def _collision(old: dict[str, Any]) -> str:
 def _cascade(changes: dict[str, tuple[PropertyChange, ...]], new: dict[str, Any], old: dict[str, Any], was: dict[str, str]) -> None:
     """Replace, to a fixed point, what takes a replacement-forcing input from a replaced resource or
     runs on a replaced provider (the engine's dependent replacements; semantics module docstring)."""
-    replaced = {u for u, c in changes.items() if any(p.effect == REPLACE for p in c)}
+    replaced = {u for u, c in changes.items() if any(p.effect == REPLACE for p in c) and not any(p.effect == FAILS for p in c)}
     grew = True
     while grew:
         grew = False
@@ -358,7 +358,6 @@ def _findings(
     """Every finding of one stack's change, data first (the classes in `_CLASS_ORDER`)."""
     out: list[Finding] = []
     base_resources = base.get("resources", [])
-    head_jobs = [r for r in head.get("resources", []) if r["type"] == semantics.JOBSET]
     cascaded: dict[str, list[str]] = {}
     for change in changed:
         before, after = old[was[change.resource.urn]], new[change.resource.urn]
@@ -369,6 +368,8 @@ def _findings(
         out += _safety(what, before, after)
         if change.effect == REPLACE:
             store = semantics.data_store(before, base_resources)
+            if store == "bound PersistentVolume" and all(c.kind == "cascade" for c in change.changes if c.effect == REPLACE):
+                store = None  # re-created as it was (on a new cluster): it points at the same store
             if store:
                 out.append(Finding(DATA, what, f"this {store} is replaced: {_bytes_fate(before)}; the job then sees an empty store."))
             elif change.resource.type == semantics.JOBSET:
@@ -381,7 +382,7 @@ def _findings(
         elif change.effect == RECREATE_NODES:
             out.append(Finding(NODES, what, f"{_paths(change, RECREATE_NODES)} is applied by recreating every node of the pool; running jobs on it are interrupted."))
         if change.resource.type == NODE_POOL:
-            out += _shrink(what, before, after, head_jobs)
+            out += _shrink(what, before, after)
     for root, names in sorted(cascaded.items()):
         shown = ", ".join(f"**{n}**" for n in names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
         out.append(Finding(REPLACES, f"{len(names)} resources on **{root}**", f"replaced with it (they take a replacement-forcing input from it, or run on its Kubernetes provider): {shown}."))
@@ -434,14 +435,13 @@ def _safety(what: str, before: dict[str, Any], after: dict[str, Any]) -> list[Fi
     return out
 
 
-def _shrink(what: str, before: dict[str, Any], after: dict[str, Any], jobs: list[dict[str, Any]]) -> list[Finding]:
-    """A GPU pool made smaller: GKE removes nodes, which may run the job's pods."""
+def _shrink(what: str, before: dict[str, Any], after: dict[str, Any]) -> list[Finding]:
+    """A node pool made smaller: GKE removes nodes, whichever pods run on them (validate keeps a
+    stack's own job within its pool; jobs of other stacks on a platform are not in this plan)."""
     was, now = semantics.pool_nodes(before), semantics.pool_nodes(after)
     if was is None or now is None or now >= was:
         return []
-    needs = max((semantics.job_nodes(j) for j in jobs), default=0)
-    under = f"; the stack's job needs {needs} nodes, more than the pool keeps" if needs > now else ""
-    return [Finding(JOB, what, f"shrinks from {was} to {now} nodes: GKE removes {was - now}, which may run a job's pods{under}.")]
+    return [Finding(JOB, what, f"shrinks from {was} to {now} nodes: GKE removes {was - now}, with whatever job pods run on them (a JobSet restarts whole).")]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -202,13 +202,21 @@ def _customised(rtype: str, old_resource: dict[str, Any], new_resource: dict[str
         after = set(_get(new_resource["inputs"], "enableK8sBetaApis.enabledApis") or [])
         if before - after:
             return Effect(REPLACE, f"removing enabled beta APIs ({', '.join(sorted(before - after))}) forces a new cluster (containerClusterEnableK8sBetaApisCustomizeDiff)")
-    if rtype == DISK and path == "size" and isinstance(old, (int, float)) and isinstance(new, (int, float)) and new < old:
+    if rtype == DISK and path == "size" and _decreases(old, new):
         return Effect(REPLACE, "a disk shrink forces a new disk (ForceNewIfChange size IsDiskShrinkage)")
-    if rtype == LUSTRE and path == "capacityGib" and isinstance(old, (int, float)) and isinstance(new, (int, float)) and new < old:
+    if rtype == LUSTRE and path == "capacityGib" and _decreases(old, new):  # a string in the SDK (an int64)
         return Effect(FAILS, "Managed Lustre capacity cannot be decreased: the service refuses the update")
     if rtype == PVC and segments(path) == ["spec", "resources", "requests", "storage"] and _get(new_resource["inputs"], "spec.storageClassName") == "":
         return Effect(FAILS, "a static claim (no StorageClass) cannot be resized: Kubernetes refuses the patch")
     return None
+
+
+def _decreases(old: Any, new: Any) -> bool:
+    """Whether a number (or a number as a string) goes down."""
+    try:
+        return float(new) < float(old)
+    except (TypeError, ValueError):
+        return False
 
 
 def _get(value: Any, path: str) -> Any:
@@ -271,12 +279,6 @@ def data_store(resource: dict[str, Any], plan_resources: list[dict[str, Any]]) -
     name = ((resource.get("inputs") or {}).get("metadata") or {}).get("name")
     claimed = any(((r.get("inputs") or {}).get("spec") or {}).get("volumeName") == name for r in plan_resources if r["type"] == PVC)
     return kind if spec.get("claimRef") or claimed else None
-
-
-def job_nodes(resource: dict[str, Any]) -> int:
-    """The nodes a JobSet's pods take: each replicated job's replicas times its parallelism."""
-    spec = (resource.get("inputs") or {}).get("spec") or {}
-    return sum(int(rj.get("replicas", 1)) * int(((rj.get("template") or {}).get("spec") or {}).get("parallelism", 1)) for rj in spec.get("replicatedJobs") or [])
 
 
 def pool_nodes(resource: dict[str, Any]) -> int | None:
