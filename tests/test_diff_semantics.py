@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from helpers import raw_config
-from trainstack.app.ops import semantics
+from trainstack.app.ops import baseline, semantics
+from trainstack.app.ops.cli import diff_command
 from trainstack.app.ops.diff import DATA, DELETES, FAILS_CLASS, JOB, REPLACES, SAFETY, DiffReport, StackDiff, diff_plans, resource_changes
 from trainstack.app.ops.replacement_data import GCP, KUBERNETES, PLAN_TYPES, SOURCES
 from trainstack.app.ops.semantics import ABSENT, FAILS, IGNORED, REPLACE, UPDATE
@@ -283,3 +285,22 @@ def test_steps_change_restarts_the_job_and_replaces_its_configmap() -> None:
     assert any("stopped and started again" in f for f in classes(diff)[JOB])
     assert change_of(diff, "kubernetes:core/v1:ConfigMap").effect == REPLACE
     assert DiffReport("main", (diff,)).crosses("replace") and not DiffReport("main", (diff,)).crosses("data")
+
+
+@pytest.mark.parametrize(
+    ("changes", "fail_on", "code"),
+    [
+        ({"trainstack_storage": {"bucket": {"name": "a3ultra-405b-ckpt-2"}}}, "data", 4),
+        ({"trainstack_gpuPool": {"nodeCount": 60}}, "data", 0),
+        ({"trainstack_gpuPool": {"nodeCount": 60}}, "replace", 0),
+        ({"trainstack_workload": {"steps": 600}}, "replace", 4),
+        ({"trainstack_workload": {"steps": 600}}, None, 0),
+    ],
+)
+def test_the_ci_gate_exit_code(changes: dict[str, Any], fail_on: str | None, code: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`trainstack diff --fail-on`: 4 when the change crosses the gate (2 stays bad input), the report written either way."""
+    report = DiffReport("origin/main", (diff_of("a3ultra-405b", **changes),))
+    monkeypatch.setattr(baseline, "compare", lambda root, base_ref, stacks: report)
+    result = CliRunner().invoke(diff_command, ["--base", "origin/main", *(["--fail-on", fail_on] if fail_on else [])])
+    assert result.exit_code == code, result.output
+    assert "## trainstack diff against `origin/main`" in result.output
