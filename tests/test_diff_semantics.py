@@ -223,6 +223,7 @@ def test_storage_kind_switch_removes_the_bucket(disposable: bool, fate: str) -> 
     diff = diff_of("a3ultra-405b", base_changes=base, trainstack_storage={"kind": "filestore", "filestore": {"tier": "ZONAL", "capacityGib": 1024}, "bucket": None})
     [bucket] = [f for f in classes(diff)[DATA] if "`gcp:storage/bucket:Bucket`" in f]
     assert "leaves the stack" in bucket and fate in bucket
+    assert any("same Kubernetes object under a new URN" in f for f in classes(diff)[FAILS_CLASS])  # the shared PV and claim
 
 
 def test_pool_removal_is_flagged() -> None:

@@ -386,8 +386,19 @@ def _findings(
     for root, names in sorted(cascaded.items()):
         shown = ", ".join(f"**{n}**" for n in names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
         out.append(Finding(REPLACES, f"{len(names)} resources on **{root}**", f"replaced with it (they take a replacement-forcing input from it, or run on its Kubernetes provider): {shown}."))
+    added_objects = {_object_key(new[u]): new[u] for u in set(new) - set(was) if _object_key(new[u])}
     for urn in removed:
         resource = old[urn]
+        twin = added_objects.get(_object_key(resource))
+        if twin:
+            out.append(
+                Finding(
+                    FAILS_CLASS,
+                    f"`{resource['type']}` **{resource['name']}** → **{twin['name']}**",
+                    "the same Kubernetes object under a new URN: its create runs while the old object still exists (deletes run last), so it "
+                    "fails (an immutable field such as a volume's source changed) or lands on it, and the old URN's delete then removes the shared object.",
+                )
+            )
         what = f"`{resource['type']}` **{resource['name']}**"
         store = semantics.data_store(resource, base_resources)
         if store:
@@ -400,6 +411,16 @@ def _findings(
     if was_destroy and now_destroy and was_destroy != now_destroy:
         out.append(Finding(SAFETY, "`pulumi destroy`", f"now {now_destroy} (was: {was_destroy})."))
     return tuple(sorted(out, key=_finding_order))
+
+
+def _object_key(resource: dict[str, Any]) -> tuple[str, str, str] | None:
+    """A Kubernetes object's identity in its cluster: kind, namespace and name (None for anything else)."""
+    if not resource["type"].startswith("kubernetes:") or not resource.get("custom") or resource["type"].startswith("kubernetes:helm.sh/"):
+        return None
+    meta = (resource.get("inputs") or {}).get("metadata") or {}
+    if not meta.get("name"):
+        return None
+    return (resource["type"].split(":")[-1], meta.get("namespace") or "", meta["name"])
 
 
 def _bytes_fate(resource: dict[str, Any]) -> str:
