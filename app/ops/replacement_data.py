@@ -2,6 +2,7 @@
 
 Which input changes make the pinned providers replace a resource, for every resource type the shipped
 plans create. Facts (field names, ForceNew flags) read from the sources below; no code copied.
+Which commits were read for which installed versions, and why: replacement_gen.py's docstring (Versions).
 """
 
 from typing import Any
