@@ -27,9 +27,8 @@ v9.35.0 (its `upstream` is terraform-provider-google-beta v7.45.0, 3dc173a), whi
 installed, which bridges the provider's v8 line (its SDK no longer has the resources the v8 upgrade guide
 removes, e.g. `beyondcorp.AppConnection`). The table is therefore read at terraform-provider-google-beta's
 newest commit, on the v8 line (after c48a71b, "Merge feature branch major release 8.0.0"; recorded in
-SOURCES), with the
-field names of the installed SDK; pulumi-kubernetes likewise at its newest commit (4.32.0 and later)
-for an installed 4.34.2. SOURCES records both the commits read and the versions installed, and a test
+SOURCES), with the field names of the installed SDK; pulumi-kubernetes likewise at its newest commit
+(4.32.0 and later) for an installed 4.34.2. SOURCES records both the commits read and the versions installed, and a test
 fails when the installed versions move; regenerate from the exact tags when a snapshot has them.
 """
 
