@@ -23,6 +23,9 @@ from trainstack.core.rules import duration_seconds
 from trainstack.core.errors import TrainstackError
 
 
+GATE_EXIT = 4  # `diff --fail-on`: distinct from 2 (bad input) and from bench's 3 (resources left)
+
+
 class Duration(click.ParamType):
     """A duration such as 90m, 6h or 1h30m, as seconds."""
 
@@ -45,11 +48,20 @@ class Duration(click.ParamType):
 @click.argument("stacks", nargs=-1)
 @click.option("--base", "base_ref", required=True, metavar="GIT_REF", help="The git ref to compare with, e.g. origin/main.")
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
-def diff_command(stacks: tuple[str, ...], base_ref: str, fmt: str) -> None:
+@click.option(
+    "--fail-on",
+    type=click.Choice(["data", "replace"]),
+    help="Exit 4 when the change loses data (replaces or removes a data store) or, with `replace`, replaces anything.",
+)
+def diff_command(stacks: tuple[str, ...], base_ref: str, fmt: str, fail_on: str | None) -> None:
     """Diff the offline plans of STACK (every stack if none) from GIT_REF to the working tree.
 
-    Resources added, removed and changed (property by property), replacements and node
-    recreations flagged, and the change in GPUs and estimated cost per hour."""
+    Data stores replaced or removed first, then running jobs restarted or shrunk under, applies
+    that will fail, protection turned off, replacements (with what they take along), node
+    recreations; every property change; the change in GPUs and estimated cost per hour.
+
+    Exit codes: 0 compared; 2 bad input or a stack of the working tree that does not render;
+    4 the change crosses --fail-on (the report is still written)."""
     from trainstack.app.ops.baseline import DiffError, compare
 
     try:
@@ -59,6 +71,9 @@ def diff_command(stacks: tuple[str, ...], base_ref: str, fmt: str) -> None:
     click.echo(report.to_json() if fmt == "json" else report.to_markdown(), nl=False)
     if report.head_failed:
         sys.exit(2)
+    if fail_on and report.crosses(fail_on):
+        click.echo(f"error: the change crosses --fail-on {fail_on}: see the findings above", err=True)
+        sys.exit(GATE_EXIT)
 
 
 # ---------------------------------------------------------------------------------------------
