@@ -171,6 +171,17 @@ def test_a_pool_resize_passes_the_data_gate_but_not_a_shrink_under_the_job() -> 
     assert "54 to 40" in pool
 
 
+def test_reordering_pools_reorders_the_flavors_and_replaces_or_deletes_no_pool() -> None:
+    """Row 23 (A4): the README's way to set the flavor order. Pools are known by name, so the swap
+    touches the ClusterQueue's flavor order and no pool."""
+    first, second, *rest = raw_stack_config("a3mega-capacity-platform")["trainstack:gpuPools"]
+    diff = diff_of("a3mega-capacity-platform", trainstack_gpuPools=[second, first, *rest])
+    assert not diff.added and not diff.removed and not diff.findings
+    assert {c.resource.type for c in diff.changed} == {"kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"}
+    assert all(c.effect == UPDATE for c in diff.changed)
+    assert not DiffReport("main", (diff,)).crosses("replace")
+
+
 def test_zone_change_under_lustre_replaces_the_store_and_the_rdma_network() -> None:
     """Rows 29 and 31, A3/B3: Lustre `location` and the RDMA VPC's `networkProfile` are ForceNew."""
     diff = diff_of("a4-llama3-70b", gcp_zone="us-central1-ai1a")
@@ -178,7 +189,7 @@ def test_zone_change_under_lustre_replaces_the_store_and_the_rdma_network() -> N
     assert any("Lustre instance" in f for f in classes(diff)[DATA])
     network = next(c for c in diff.changed if c.resource.type == "gcp:compute/network:Network" and any(p.path == "networkProfile" for p in c.changes))
     assert network.effect == REPLACE
-    assert change_of(diff, semantics.NODE_POOL, "gpu-pool").effect == REPLACE  # its NIC networks are replaced under it
+    assert change_of(diff, semantics.NODE_POOL, "gpu-pool-a4").effect == REPLACE  # its NIC networks are replaced under it
 
 
 def test_zone_change_under_a_zonal_filestore_and_under_the_nfs_disk() -> None:
@@ -209,9 +220,23 @@ def test_nfs_disk_shrink_is_a_replacement_that_collides() -> None:
 
 
 def test_filestore_resize_fails_at_the_static_claim() -> None:
-    """Row 44 (B1): the instance grows in place, the claim's patch is refused."""
+    """Row 44 (B1): the instance grows in place with its volume; the static claim, which Kubernetes
+    would refuse to resize, ignores its request (components/volumes.py), so nothing fails."""
     diff = diff_of("a3high-nemo-gpt5b", trainstack_storage={"filestore": {"capacityGib": 2048}})
     assert change_of(diff, "gcp:filestore/instance:Instance").effect == UPDATE
+    assert change_of(diff, semantics.PV).effect == UPDATE
+    assert change_of(diff, semantics.PVC).effect == IGNORED
+    assert FAILS_CLASS not in classes(diff) and not diff.findings
+
+
+def test_a_static_claims_resize_fails_where_it_is_not_ignored() -> None:
+    """The rule behind it (K8S-RESIZE): a static claim whose request changes is refused."""
+    base = json.loads(_base("a3high-nemo-gpt5b"))
+    head = render("a3high-nemo-gpt5b", raw_config("a3high-nemo-gpt5b", trainstack_storage={"filestore": {"capacityGib": 2048}})).to_dict()
+    for r in head["resources"]:
+        if r["type"] == semantics.PVC:
+            r["options"].pop("ignoreChanges")
+    diff = diff_plans("a3high-nemo-gpt5b", base, head)
     assert change_of(diff, semantics.PVC).effect == FAILS
     assert any("static claim" in f for f in classes(diff)[FAILS_CLASS])
 

@@ -284,6 +284,12 @@ def _previous_urns(old: dict[str, Any], new: dict[str, Any]) -> dict[str, str]:
     return found
 
 
+def _live_options(resource: dict[str, Any]) -> dict[str, Any]:
+    """A resource's options that act on the live resource: not its aliases, which only tell the
+    engine which earlier URNs in the state are this resource (matched by `_previous_urns`)."""
+    return {k: v for k, v in (resource.get("options") or {}).items() if k != "aliases"}
+
+
 def resource_changes(old: dict[str, Any], new: dict[str, Any], renamed: dict[str, str] | None = None) -> tuple[PropertyChange, ...]:
     """Every differing leaf of one resource's inputs, options and provider, with its effect;
     `renamed` maps base URNs to the head URNs they became by alias (a renamed provider is the
@@ -292,7 +298,7 @@ def resource_changes(old: dict[str, Any], new: dict[str, Any], renamed: dict[str
     for path, before, after in _leaves(old.get("inputs") or {}, new.get("inputs") or {}, ""):
         effect = semantics.property_effect(old, new, path, before, after)
         out.append(PropertyChange(path, before, after, effect.kind, reason=effect.reason))
-    for path, before, after in _leaves(old.get("options") or {}, new.get("options") or {}, ""):
+    for path, before, after in _leaves(_live_options(old), _live_options(new), ""):
         out.append(PropertyChange(path, before, after, UPDATE, "option"))
     old_provider = (renamed or {}).get(old.get("provider") or "", old.get("provider"))
     if old_provider != new.get("provider"):
