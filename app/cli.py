@@ -15,6 +15,7 @@ from trainstack.app.console import fail
 from trainstack.app.ops.cli import COMMANDS
 from trainstack.app.reports.metrics_cli import metrics
 from trainstack.app.stacks import project_root, raw_stack_config, stack_names
+from trainstack.core.config import StackConfig
 from trainstack.core.errors import TrainstackError
 from trainstack.workloads import fit
 
@@ -54,6 +55,9 @@ def validate_command(stack: str) -> None:
         f"{stack}: valid ({ctx.gpu_nodes} x {machine.name}, {machine.gpus(ctx.gpu_nodes)} GPUs, "
         f"GPUDirect {machine.gpudirect.value}, queue {ctx.local_queue})"
     )
+    if isinstance(ctx.config, StackConfig):  # a workload stack makes no pools of its own
+        for warning in ctx.config.warnings():
+            click.echo(f"warning: {warning}", err=True)
     pools = getattr(ctx.config, "pools", [])  # a platform's; a workload stack has none of its own
     if len(pools) > 1:
         click.echo("  GPU pools, in the order their queues try them: " + ", ".join(f"{p.name} ({p.max_nodes} x {p.machine_type}, {p.capacity})" for p in pools))
