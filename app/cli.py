@@ -18,6 +18,7 @@ from trainstack.app.console import fail
 from trainstack.app.ops.cli import COMMANDS
 from trainstack.app.reports.metrics_cli import metrics
 from trainstack.app.stacks import project_root, raw_stack_config, stack_names
+from trainstack.core.config import StackConfig
 from trainstack.core.errors import TrainstackError
 from trainstack.workloads import fit
 
@@ -102,7 +103,8 @@ def _validated(stack: str, ctx: Any) -> dict[str, Any]:
         "gpudirect": machine.gpudirect.value,
         "queue": ctx.local_queue,
         "pools": [{"name": p.name, "nodes": p.max_nodes, "machineType": p.machine_type, "capacity": p.capacity} for p in pools],
-        "warnings": [],
+        # a zone the catalog's table does not know (a workload stack makes no pools of its own)
+        "warnings": ctx.config.warnings() if isinstance(ctx.config, StackConfig) else [],
     }
     if ctx.workload is not None:
         result = fit.estimate(ctx.workload, machine)

@@ -965,6 +965,8 @@ class StackConfig(BaseModel):
         wait = self.kueue.wait_for_pods_ready
         if self._waiting_pools and "timeout" in wait.model_fields_set and (wrong := rules.pods_ready_budget(wait.timeout, self._waiting_pools)):
             yield ("trainstack:kueue", "waitForPodsReady", "timeout"), wait.timeout, wrong
+        if self.storage.kind == "lustre" and (wrong := rules.lustre_gke_version(self.cluster.version_prefix)):
+            yield ("trainstack:cluster", "versionPrefix"), self.cluster.version_prefix, f"{wrong} (trainstack:storage.kind lustre)"
         if self.storage.kind == "lustre" and self.network.existing is not None:
             yield ("trainstack:storage", "kind"), "lustre", "Managed Lustre peers with the stack's own VPC (private services access made here); with trainstack:network.existing, mount your instance through trainstack:platform.existingCluster"
         bucket = self.storage.bucket
@@ -1011,7 +1013,20 @@ class StackConfig(BaseModel):
                 i, first = pools[0]
                 yield (*self.pool_key(i), "nodeCount" if first.node_count else "autoscaling"), family_nodes, f"each GPU NIC subnet (a /24) {wrong.replace('; widen it', '')}"
 
+    def warnings(self) -> list[str]:
+        """What `validate` reports without refusing: each zone of the GPU and CPU pools (and
+        `gcp:zone`) that the catalog's zone table does not list in a region it knows."""
+        keys = [(("gcp:zone",), self.zone)]
+        for section, zones in (*((self.pool_key(i), p.zones) for i, p in enumerate(self.pools)), (("trainstack:cpuPool",), self.cpu_pool.zones)):
+            keys += [((*section, "zones", i), zone) for i, zone in enumerate(zones or [])]
+        return [describe((key, zone, wrong)) for key, zone in keys if (wrong := rules.zone_known(zone))]
+
     # Derived values components read, so no caller recomputes them.
+
+    @property
+    def vpc_mtu(self) -> int | None:
+        """The MTU of the VPC trainstack creates (rules.primary_mtu); None: GCP's default."""
+        return rules.primary_mtu([p.machine for p in self.pools], self.storage.kind)
 
     @property
     def workload_namespace(self) -> str:
@@ -1191,6 +1206,8 @@ def workload_problems(
         yield ("trainstack:workload", "precision"), workload.precision, f"{machine.name} ({gpu.name}) has no {workload.precision} tensor cores ({sources['machine']})"
     if workload.resiliency.enabled and workload.framework != "nemo2":
         yield ("trainstack:workload", "resiliency", "enabled"), True, "the resiliency supervisor drives NeMo 2.0 jobs only (framework: nemo2)"
+    elif workload.resiliency.enabled and (wrong := rules.host_monitor_reachable(machine)):
+        yield ("trainstack:workload", "resiliency", "enabled"), True, f"{wrong} ({sources['machine']})"
     if workload.tensorboard and storage_kind == "gcs":
         yield ("trainstack:workload", "tensorboard"), True, f"TensorBoard reads the shared file system; it needs storage kind filestore or nfs ({sources['storage']})"
 

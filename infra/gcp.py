@@ -185,6 +185,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
                 pods_cidr=config.network.pods_cidr,
                 services_cidr=config.network.services_cidr,
                 keep_vpc=config.storage.kind in PEERED_STORAGE and not config.storage.disposable,
+                mtu=config.vpc_mtu,
             ),
             opts=pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE)),
         )

@@ -9,10 +9,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from helpers import merge
-from trainstack.app import program
+from trainstack.app import program, validation
 from trainstack.app.cli import main
 from trainstack.app.plan import engine
-from trainstack.app.stacks import raw_stack_config, stack_names
+from trainstack.app.stacks import project_root, raw_stack_config, stack_names
 from trainstack.core.config import (
     StackConfig,
     WorkloadStackConfig,
@@ -37,8 +37,8 @@ def test_every_shipped_stack_is_valid() -> None:
 def test_invalid_config_is_rejected_with_its_message(case: Path) -> None:
     spec = yaml.safe_load(case.read_text())
     raw = merge(raw_stack_config(spec.get("base", "a3ultra-405b")), spec["changes"])
-    with pytest.raises(ConfigError) as info:
-        load("broken", raw)
+    with pytest.raises(ConfigError) as info:  # every rule validate applies, the launchers' included
+        validation.validate("broken", raw, project_root())
     message = str(info.value)
     for expected in spec["expect"]:
         assert expected in message, f"{case.stem}: {expected!r} not in:\n{message}"
@@ -64,7 +64,7 @@ def test_defaults_a_real_user_wants() -> None:
 def test_default_queue_names_follow_the_recipes() -> None:
     base = raw_stack_config("a3ultra-405b")
     for machine, queue in (("a3-megagpu-8g", "a3-mega"), ("a3-highgpu-8g", "a3-queue")):
-        raw = merge(base, {"trainstack:gpuPool": {"machineType": machine}, "trainstack:kueue": {"localQueue": None}})
+        raw = merge(base, {"trainstack:gpuPool": {"machineType": machine}, "trainstack:kueue": {"localQueue": None}, "trainstack:workload": {"resiliency": {"enabled": False}}})
         assert load("x", raw).local_queue == queue
 
 
