@@ -8,6 +8,7 @@ reports the key as the user writes it; `load` collects every violation into one 
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 from collections.abc import Iterator
 from types import UnionType
@@ -1310,7 +1311,42 @@ def describe(problem: Problem) -> str:
     return f"{key_path(loc) or '(stack config)'} = {_show(value)}: {rule}"
 
 
-def _describe(error: dict[str, Any]) -> str:
+def _section_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> type[BaseModel] | None:
+    """The config model the keys at `loc` (as the user wrote them) belong to, if one does."""
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = next((f for name, f in model.model_fields.items() if (f.alias or name) == part), None)
+        if field is None:
+            return None
+        found = _model_in(field.annotation)
+        if found is None:
+            return None
+        model = found
+    return model
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The config model an annotation holds (directly, optionally, or as list or map items)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        if (found := _model_in(arg)) is not None:
+            return found
+    return None
+
+
+def _unknown_key(model: type[BaseModel], loc: tuple[str | int, ...], value: Any) -> str:
+    """An unknown key, with the documented key it most resembles ("did you mean")."""
+    key = key_path(loc) or "(stack config)"
+    section = _section_at(model, loc[:-1])
+    known = [f.alias or name for name, f in section.model_fields.items()] if section else []
+    close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6)
+    hint = f"did you mean {key_path((*loc[:-1], close[0]))}?" if close else "check its spelling against the documented keys"
+    return f"{key}: unknown key (value {_show(value)}); {hint}"
+
+
+def _describe(error: dict[str, Any], model: type[BaseModel]) -> str:
     loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-")))
     if error["type"] == "invalid_key":  # a key that is no string (YAML `1:`, `true:`, `null:`)
         return _odd_key(loc[:-1], error["input"])
@@ -1318,7 +1354,7 @@ def _describe(error: dict[str, Any]) -> str:
         return _odd_key(loc[:-2], error["input"])
     key = key_path(loc) or "(stack config)"
     if error["type"] == "extra_forbidden":
-        return f"{key}: unknown key (value {_show(error['input'])}); check its spelling against the documented keys"
+        return _unknown_key(model, loc, error["input"])
     if error["type"] == "missing":
         return f"{key}: required key is missing"
     return describe((loc, error["input"], error["msg"]))
@@ -1356,6 +1392,6 @@ def load(stack: str, raw: dict[str, Any]) -> StackConfig | WorkloadStackConfig:
     try:
         return model.model_validate(mine)
     except ValidationError as exc:
-        raise ConfigError(stack, [_describe(e) for e in exc.errors(include_url=False)]) from None
+        raise ConfigError(stack, [_describe(e, model) for e in exc.errors(include_url=False)]) from None
     except RecursionError:
         raise ConfigError(stack, ["(stack config): nested too deeply to read"]) from None

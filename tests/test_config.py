@@ -104,3 +104,21 @@ def test_pulumi_up_reports_bad_config_as_a_clean_run_error(monkeypatch: pytest.M
     assert built == []
     engine.execute(ctx, good, program.main)
     assert len(built) == 1  # the same path with a good config builds
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({"trainstack:gpuPool": {"nodeCont": 3}}, "trainstack:gpuPool.nodeCont: unknown key (value 3); did you mean trainstack:gpuPool.nodeCount?"),
+        ({"trainstack:workload": {"parallelism": {"tensr": 2}}}, "did you mean trainstack:workload.parallelism.tensor?"),
+        ({"trainstack:gpupool": {"nodeCount": 3}}, "trainstack:gpupool: unknown key (value {'nodeCount': 3}); did you mean trainstack:gpuPool?"),
+        ({"trainstack:kueue": {"namespace": "x"}}, "trainstack:kueue.namespace: unknown key (value 'x'); check its spelling against the documented keys"),
+    ],
+)
+def test_an_unknown_key_names_the_documented_key_it_resembles(changes: dict, expected: str) -> None:
+    raw = {**raw_stack_config("a3ultra-405b")}
+    for key, value in changes.items():
+        raw[key] = {**raw.get(key, {}), **value}
+    with pytest.raises(ConfigError) as caught:
+        load("a3ultra-405b", raw)
+    assert expected in str(caught.value)
