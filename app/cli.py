@@ -16,6 +16,7 @@ from trainstack.app.ops.cli import COMMANDS
 from trainstack.app.reports.metrics_cli import metrics
 from trainstack.app.stacks import project_root, raw_stack_config, stack_names
 from trainstack.core.errors import TrainstackError
+from trainstack.core.fleet import FleetStackConfig
 from trainstack.workloads import fit
 
 FORMATS = click.Choice(["table", "json", "markdown"])
@@ -46,9 +47,14 @@ def validate_command(stack: str) -> None:
     from trainstack.app.plan.engine import run  # start-up laziness
 
     try:
-        ctx = run(stack, raw_stack_config(stack)).context
+        rendered = run(stack, raw_stack_config(stack))
     except TrainstackError as exc:
         fail(str(exc))
+    ctx = rendered.context
+    if isinstance(ctx.config, FleetStackConfig):
+        queues = rendered.outputs.get("queues") or {}
+        click.echo(f"{stack}: valid (a fleet of {len(ctx.config.fleet.workers)} workers; queues: " + "; ".join(f"{q} on {', '.join(w)}" for q, w in queues.items()) + ")")
+        return
     machine = ctx.machine
     click.echo(
         f"{stack}: valid ({ctx.gpu_nodes} x {machine.name}, {machine.gpus(ctx.gpu_nodes)} GPUs, "
