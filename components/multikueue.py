@@ -133,7 +133,8 @@ class MultiKueueWorkerAccess(pulumi.ComponentResource):
             subjects=[{"kind": "ServiceAccount", "name": args.account, "namespace": args.namespace}],
         )
         # A long-lived token the API server writes into the Secret (Kubernetes "Manually create a
-        # long-lived API token for a ServiceAccount"); deleting the Secret revokes it.
+        # long-lived API token for a ServiceAccount"); deleting the Secret revokes it. The provider
+        # waits for the token before it reports the Secret created (pulumi-kubernetes#2048).
         token = k8s.core.v1.Secret(
             **kids("token", binding, additional_secret_outputs=["data"]),
             metadata=k8s.meta.v1.ObjectMetaArgs(
