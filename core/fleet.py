@@ -41,7 +41,6 @@ from trainstack.core.errors import ConfigError
 KEY = "trainstack:fleet"
 # MultiKueueConfig.spec.clusters maxItems (Kueue v0.19.2 CRD).
 MAX_WORKERS = 20
-DISPATCHERS = ("incremental", "all-at-once")
 
 
 class FleetWorker(Section):
