@@ -91,8 +91,13 @@ class FleetStackConfig(BaseModel):
 
     @model_validator(mode="after")
     def _cross_section_rules(self) -> FleetStackConfig:
-        wrong = rules.cluster_zone(self.region, self.zone, "gcp:region")
-        _rule_errors("FleetStackConfig", [(("gcp:zone",), self.zone, wrong)] if wrong else [])
+        problems: list[Problem] = []
+        if wrong := rules.cluster_zone(self.region, self.zone, "gcp:region"):
+            problems.append((("gcp:zone",), self.zone, wrong))
+        network = self.network
+        if network.existing is not None:
+            problems.append((("trainstack:network", "existing"), network.existing.network, "a fleet makes its manager's own VPC"))
+        _rule_errors("FleetStackConfig", problems)
         return self
 
     # What the stack context asks of any stack: a fleet runs no job of its own.

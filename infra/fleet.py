@@ -127,7 +127,11 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
     kueue_config = KueueConfig()
     args = kueue_args(kueue_config, manager_flavors(queues), queues[0].name, queues[0].name, identity.namespace, placement)
     dispatch = MultiKueueDispatch(dispatcher=DISPATCHER[config.fleet.dispatcher])
-    kueue = Kueue("kueue", replace(args, multikueue=dispatch), opts=on_manager)
+    # The manager's admission is the dispatch: blocking it while one job's pods start (the local
+    # JobSet's status mirrors the worker's) would dispatch one job at a time to the whole fleet.
+    # Each worker blocks its own admissions.
+    ready = replace(args.wait_for_pods_ready, block_admission=False)
+    kueue = Kueue("kueue", replace(args, multikueue=dispatch, wait_for_pods_ready=ready), opts=on_manager)
 
     accesses = []
     for worker in workers:

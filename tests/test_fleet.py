@@ -303,6 +303,22 @@ def test_a_worker_named_twice_is_refused() -> None:
         fleet.load(FLEET, merge(raw, {fleet.KEY: {"workers": [workers[0], {**workers[1], "name": "a3ultra"}]}}))
 
 
+def test_a_fleet_makes_its_managers_own_network() -> None:
+    existing = {"network": "n", "subnetwork": "s", "podsRangeName": "p", "servicesRangeName": "v"}
+    with pytest.raises(ConfigError, match=r"trainstack:network.existing = 'n': a fleet makes its manager's own VPC"):
+        fleet.load(FLEET, merge(raw_stack_config(FLEET), {"trainstack:network": {"existing": existing}}))
+
+
+def test_the_manager_does_not_block_admission_the_workers_do(plans: dict[str, Plan]) -> None:
+    """On the manager admission is dispatch; blocking it would send one job at a time to the fleet."""
+    def wait(plan: Plan) -> dict[str, Any]:
+        (release,) = [r["inputs"] for r in plan.resources if r["type"] == "kubernetes:helm.sh/v3:Release" and r["inputs"]["chart"].endswith("/kueue")]
+        return yaml.safe_load(release["values"]["managerConfig"]["controllerManagerConfigYaml"])["waitForPodsReady"]
+
+    assert wait(plans[FLEET])["blockAdmission"] is False
+    assert all(wait(plans[w])["blockAdmission"] is True for w in workers_of_fleet())
+
+
 def test_removing_a_worker_touches_no_other_worker(plans: dict[str, Plan]) -> None:
     raw = raw_stack_config(FLEET)
     fewer = merge(raw, {fleet.KEY: {"workers": raw[fleet.KEY]["workers"][:2]}})
