@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import atexit
 import gc
+import json
+import sys
 from pathlib import Path
+from typing import Any
 
 import click
 from trainstack.app.console import fail
@@ -23,6 +26,7 @@ FORMATS = click.Choice(["table", "json", "markdown"])
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="trainstack", message="%(prog)s %(version)s")
 def main() -> None:
     """Deploy GPU training recipes on GKE: plan offline, or drive Pulumi."""
     # At exit the interpreter's last collections walk every object a plan made (the providers'
@@ -33,42 +37,96 @@ def main() -> None:
 
 
 @main.command("stacks")
-def stacks_command() -> None:
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def stacks_command(fmt: str) -> None:
     """List the stacks (stacks/Pulumi.<stack>.yaml)."""
+    if fmt == "json":
+        click.echo(json.dumps(stack_names()))
+        return
     for name in stack_names():
         click.echo(name)
 
 
+def _chosen(stacks: tuple[str, ...], all_stacks: bool) -> list[str]:
+    """The stacks a command runs on: those named, or every stack with --all."""
+    names = stack_names() if all_stacks else list(stacks)
+    if not names:
+        fail("name a stack (or pass --all); known stacks: " + ", ".join(stack_names()))
+    return names
+
+
+def _failed(problems: dict[str, str]) -> None:
+    """Exit 2 naming every stack that failed, each with its problem, after all were tried."""
+    if problems:
+        fail(f"{len(problems)} stack(s) failed:\n" + "\n".join(problems.values()))
+
+
 @main.command("validate")
-@click.argument("stack")
-def validate_command(stack: str) -> None:
-    """Check a stack's configuration: every rule, then the custom resources it renders (offline,
+@click.argument("stacks", nargs=-1)
+@click.option("--all", "all_stacks", is_flag=True, help="Validate every stack; report every problem.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def validate_command(stacks: tuple[str, ...], all_stacks: bool, fmt: str) -> None:
+    """Check each STACK's configuration: every rule, then the custom resources it renders (offline,
     under the mock engine) against their CRD schemas. Nothing is created."""
     from trainstack.app.plan.engine import run  # start-up laziness
 
-    try:
-        rendered = run(stack, raw_stack_config(stack))
-    except TrainstackError as exc:
-        fail(str(exc))
-    ctx = rendered.context
-    if isinstance(ctx.config, FleetStackConfig):
-        queues = rendered.outputs.get("queues") or {}
-        click.echo(f"{stack}: valid (a fleet of {len(ctx.config.fleet.workers)} workers; queues: " + "; ".join(f"{q} on {', '.join(w)}" for q, w in queues.items()) + ")")
+    reports: dict[str, dict[str, Any]] = {}
+    problems: dict[str, str] = {}
+    for stack in _chosen(stacks, all_stacks):
+        try:
+            rendered = run(stack, raw_stack_config(stack))
+        except TrainstackError as exc:
+            problems[stack] = str(exc)
+            reports[stack] = {"valid": False, "problem": str(exc)}
+            continue
+        reports[stack] = _validated(stack, rendered.context, rendered.outputs)
+    if fmt == "json":
+        click.echo(json.dumps(reports, indent=2))
+        if problems:
+            sys.exit(2)
         return
+    for stack, report in reports.items():
+        if report["valid"]:
+            _echo_valid(stack, report)
+    _failed(problems)
+
+
+def _validated(stack: str, ctx: Any, outputs: dict[str, Any]) -> dict[str, Any]:
+    """What `validate` reports of a valid stack (of a fleet: its workers and queues)."""
+    if isinstance(ctx.config, FleetStackConfig):
+        return {"valid": True, "workers": [w.name for w in ctx.config.fleet.workers], "queues": outputs.get("queues") or {}, "warnings": []}
     machine = ctx.machine
-    click.echo(
-        f"{stack}: valid ({ctx.gpu_nodes} x {machine.name}, {machine.gpus(ctx.gpu_nodes)} GPUs, "
-        f"GPUDirect {machine.gpudirect.value}, queue {ctx.local_queue})"
-    )
     pools = getattr(ctx.config, "pools", [])  # a platform's; a workload stack has none of its own
-    if len(pools) > 1:
-        click.echo("  GPU pools, in the order their queues try them: " + ", ".join(f"{p.name} ({p.max_nodes} x {p.machine_type}, {p.capacity})" for p in pools))
+    report: dict[str, Any] = {
+        "valid": True,
+        "nodes": ctx.gpu_nodes,
+        "machineType": machine.name,
+        "gpus": machine.gpus(ctx.gpu_nodes),
+        "gpudirect": machine.gpudirect.value,
+        "queue": ctx.local_queue,
+        "pools": [{"name": p.name, "nodes": p.max_nodes, "machineType": p.machine_type, "capacity": p.capacity} for p in pools],
+        "warnings": [],
+    }
     if ctx.workload is not None:
         result = fit.estimate(ctx.workload, machine)
-        figures = fit.summary(result)
-        click.echo(f"  GPU memory: about {figures['total']} of {figures['gpu_memory']} GB per GPU, {figures['headroom']} GB to spare after headroom")
+        report["gpuMemory"] = fit.summary(result)
         if not result.fits:
-            click.echo(f"warning: {fit.misfit(result, ctx.workload, machine)}", err=True)
+            report["warnings"].append(fit.misfit(result, ctx.workload, machine))
+    return report
+
+
+def _echo_valid(stack: str, report: dict[str, Any]) -> None:
+    if "workers" in report:
+        click.echo(f"{stack}: valid (a fleet of {len(report['workers'])} workers; queues: " + "; ".join(f"{q} on {', '.join(w)}" for q, w in report["queues"].items()) + ")")
+        return
+    click.echo(f"{stack}: valid ({report['nodes']} x {report['machineType']}, {report['gpus']} GPUs, GPUDirect {report['gpudirect']}, queue {report['queue']})")
+    if len(report["pools"]) > 1:
+        click.echo("  GPU pools, in the order their queues try them: " + ", ".join(f"{p['name']} ({p['nodes']} x {p['machineType']}, {p['capacity']})" for p in report["pools"]))
+    if "gpuMemory" in report:
+        figures = report["gpuMemory"]
+        click.echo(f"  GPU memory: about {figures['total']} of {figures['gpu_memory']} GB per GPU, {figures['headroom']} GB to spare after headroom")
+    for warning in report["warnings"]:
+        click.echo(f"warning: {warning}", err=True)
 
 
 @main.command("plan")
@@ -77,29 +135,25 @@ def validate_command(stack: str) -> None:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default build/plans/<stack>).")
 @click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
 def plan_command(stacks: tuple[str, ...], all_stacks: bool, out: Path | None, fmt: str) -> None:
-    """Render STACK offline under the mock engine: plan.json, manifests/ and a summary."""
-    names = stack_names() if all_stacks else list(stacks)
-    if not names:
-        fail("name a stack (or pass --all); known stacks: " + ", ".join(stack_names()))
+    """Render each STACK offline under the mock engine: plan.json, manifests/ and a summary. A
+    stack that fails is reported after the others are planned."""
+    names = _chosen(stacks, all_stacks)
     if out is not None and len(names) > 1:
         fail("--out takes one stack; with several, each goes to build/plans/<stack>")
-    raws = {}
-    for name in names:
-        try:
-            raws[name] = raw_stack_config(name)
-        except TrainstackError as exc:
-            fail(str(exc))
     from trainstack.app.plan.plan import render  # start-up laziness
     from trainstack.app.plan.report import describe
 
-    for name, raw in raws.items():
+    problems: dict[str, str] = {}
+    for name in names:
         try:
-            plan = render(name, raw)
+            plan = render(name, raw_stack_config(name))
         except TrainstackError as exc:
-            fail(str(exc))
+            problems[name] = str(exc)
+            continue
         target = out or project_root() / "build" / "plans" / name
         plan.write(target)
         click.echo(describe(plan, target, fmt))
+    _failed(problems)
 
 
 # Command groups that live beside the code they drive.

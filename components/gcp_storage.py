@@ -300,6 +300,9 @@ class LustreInstance(pulumi.ComponentResource):
             address_type="INTERNAL",
             prefix_length=catalog.LUSTRE_PSA_PREFIX,
             network=network,
+            # Labels update in place (setLabels): terraform-provider-google@e03b762
+            # google/services/compute/resource_compute_global_address.go:188,426.
+            labels=dict(args.labels),
         )
         peering = gcp.servicenetworking.Connection(
             **kids("psa", **keep),

@@ -55,6 +55,8 @@ QUEUED_PROVISIONING_CLASS = "queued-provisioning.gke.io"
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 ALL_AT_ONCE_DISPATCHER = "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
 INCREMENTAL_DISPATCHER = "kueue.x-k8s.io/multikueue-dispatcher-incremental"
+# The IMEX channel's DeviceClass, and the resource Kueue counts it as (catalog, with sources).
+CHANNEL_RESOURCE = catalog.COMPUTE_DOMAIN_CHANNEL_RESOURCE
 # Kueue integrations enabled. Each one puts Kueue's webhook in the path of creating that kind
 # (failurePolicy Fail), so only what trainstack submits: `pod`, `deployment` or `statefulset`
 # would make every pod or Deployment creation wait on the Kueue controller.
@@ -146,6 +148,9 @@ class GpuFlavor(Args):
     """Select nodes by the machine alone, not `node_pool`: a MultiKueue manager's flavor, which
     every worker pool of the machine satisfies (Kueue still starts the manager's local copy with
     the flavor's labels: v0.19.2 pkg/controller/jobframework/reconciler.go startJob)."""
+    autoscaled: bool | None = False
+    """The pool autoscales: a job admitted here may wait for nodes the autoscaler has yet to make.
+    Without a ProvisioningRequest check (`queued`) that wait counts against `waitForPodsReady`."""
 
     _checks = {
         "name": rules.K8S_NAME,
@@ -175,12 +180,23 @@ class GpuFlavor(Args):
         return f"{self.name}-provisioning"
 
     def quota(self) -> dict[str, int | str]:
-        """Nominal quota: the whole pool at its largest (GPUs, vCPUs and memory of every node)."""
-        return {
+        """Nominal quota: the whole pool at its largest (GPUs, vCPUs and memory of every node).
+        On a machine whose NVLink spans nodes, also one IMEX channel a node: each training pod (one
+        a node) claims its ComputeDomain's channel, which Kueue counts as `CHANNEL_RESOURCE`."""
+        quota: dict[str, int | str] = {
             "cpu": self.machine.vcpus * self.nodes,
             "memory": f"{self.machine.memory_gb * self.nodes}Gi",
             GPU_RESOURCE: self.machine.gpus_per_node * self.nodes,
         }
+        if self.machine.accelerator_topology is not None:
+            quota[CHANNEL_RESOURCE] = self.nodes
+        return quota
+
+    @property
+    def waits_for_nodes(self) -> bool:
+        """Admitted before its nodes exist and with nothing provisioning them first: the job's
+        pods wait for the autoscaler under `waitForPodsReady.timeout`."""
+        return bool(self.autoscaled) and not self.queued
 
 
 @dataclass(frozen=True)
@@ -276,6 +292,9 @@ class KueueArgs(Args):
         return [(self.cluster_queue, self.local_queue, found[None]), *((q, q, fl) for q, fl in found.items() if q is not None)]
 
     def _cross(self) -> Iterator[Problem]:
+        waiting = [f.name for f in self.flavors if f.waits_for_nodes]
+        if waiting and (wrong := rules.pods_ready_budget(self.wait_for_pods_ready.timeout, waiting)):
+            yield "wait_for_pods_ready.timeout", self.wait_for_pods_ready.timeout, wrong
         if self.flavors and not self.queues()[0][2]:
             yield "flavors", [f.name for f in self.flavors], f"none is of the main queue {self.local_queue}"
         if self.multikueue is not None and (queued := [f.name for f in self.flavors if f.queued]):
@@ -319,6 +338,12 @@ def manager_configuration(args: KueueArgs) -> dict[str, Any]:
     config["waitForPodsReady"] = args.wait_for_pods_ready.configuration()
     if args.multikueue is not None:
         config["multiKueue"] = args.multikueue.configuration()
+    if any(f.machine.accelerator_topology is not None for f in args.flavors):
+        # Kueue 0.19.2 counts DRA claims (KueueDRAIntegration, on by default) and refuses a claim
+        # of a DeviceClass no mapping names (pkg/dra/claims.go): map the IMEX channel's.
+        config["resources"] = {
+            "deviceClassMappings": [{"name": CHANNEL_RESOURCE, "deviceClassNames": [catalog.COMPUTE_DOMAIN_CHANNEL_CLASS]}]
+        }
     return config
 
 
@@ -379,7 +404,7 @@ def cluster_queue_spec(flavors: list[GpuFlavor], args: KueueArgs, name: str | No
         # a job of a higher WorkloadPriorityClass may evict lower ones to be admitted
         "preemption": {"withinClusterQueue": "LowerPriority"},
         "resourceGroups": [{
-            "coveredResources": ["cpu", "memory", GPU_RESOURCE],
+            "coveredResources": list(flavors[0].quota()),  # one machine a queue: every flavor's resources
             "flavors": [
                 {"name": flavor_object_name(flavor, args), "resources": [{"name": r, "nominalQuota": q} for r, q in flavor.quota().items()]}
                 for flavor in flavors
@@ -406,8 +431,19 @@ def cluster_queue_spec(flavors: list[GpuFlavor], args: KueueArgs, name: str | No
 
 def provisioning_config_spec(flavor: GpuFlavor) -> dict[str, Any]:
     """The ProvisioningRequestConfig of a queued flavor: GKE's queued-provisioning class, for the
-    pods that ask for GPUs (kueue v0.19.2 apis/kueue/v1beta2/provisioningrequestconfig_types.go)."""
-    spec: dict[str, Any] = {"provisioningClassName": QUEUED_PROVISIONING_CLASS, "managedResources": [GPU_RESOURCE]}
+    pods that ask for GPUs (kueue v0.19.2 apis/kueue/v1beta2/provisioningrequestconfig_types.go),
+    and its retry strategy written out (catalog PROVISIONING_RETRY_*): a request GKE fails is
+    retried that many times on this same flavor, then the job is deactivated; it never moves on
+    to the next flavor (README, GPU pools and capacity)."""
+    spec: dict[str, Any] = {
+        "provisioningClassName": QUEUED_PROVISIONING_CLASS,
+        "managedResources": [GPU_RESOURCE],
+        "retryStrategy": {
+            "backoffLimitCount": catalog.PROVISIONING_RETRY_LIMIT,
+            "backoffBaseSeconds": catalog.PROVISIONING_RETRY_BASE_SECONDS,
+            "backoffMaxSeconds": catalog.PROVISIONING_RETRY_MAX_SECONDS,
+        },
+    }
     if flavor.max_run_duration_s is not None:
         spec["parameters"] = {"maxRunDurationSeconds": str(flavor.max_run_duration_s)}
     return spec

@@ -81,8 +81,12 @@ def _claim(
             **source,
         ),
     )
+    # A static claim's request cannot change: growing needs a StorageClass that resizes, shrinking
+    # is forbidden (kubernetes plugin/pkg/admission/storage/persistentvolume/resize/admission.go;
+    # ValidatePersistentVolumeClaimUpdate). The store is resized by its GCP resource; the volume's
+    # capacity follows it, the claim keeps the size it was bound with.
     claim = core.PersistentVolumeClaim(
-        **kids(f"{role}claim", volume, was=f"{was}-claim"),
+        **kids(f"{role}claim", volume, was=f"{was}-claim", ignore_changes=["spec.resources.requests.storage"]),
         metadata=metadata(claim_name, namespace),
         spec=core.PersistentVolumeClaimSpecArgs(
             access_modes=[access_mode],

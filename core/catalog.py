@@ -11,6 +11,7 @@ pricing pages; they are estimates (no discounts, no taxes) and are reported as s
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import math
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -311,10 +312,22 @@ class NicNetwork:
     cidr: str
 
 
+# /24s of the GPU NIC /16 kept for each machine family: a family has at most 9 NICs.
+NIC_FAMILY_BLOCK = 32
+
+
 def nic_networks(machine: Machine, gpu_nic_cidr: str, prefix: str = "") -> list[NicNetwork]:
     """The extra NIC networks a machine needs, in interface order; `prefix` starts their names (a
-    second machine family on one cluster keeps its Networks apart from the first's)."""
-    subnets = ipaddress.ip_network(gpu_nic_cidr).subnets(new_prefix=24)
+    second machine family on one cluster keeps its Networks apart from the first's).
+
+    GKE: "Any Pod-networks in a single GKE cluster can't have overlapping CIDR ranges"
+    (cloud.google.com/kubernetes-engine/docs/how-to/setup-multinetwork-support-for-pods, General
+    limitations). The unprefixed family takes the /16's first /24s, as it always did; a prefixed
+    one the block of its GPUDirect stack (one family per stack on a cluster), so no two families'
+    subnets meet, whatever the order of the pools.
+    """
+    block = NIC_FAMILY_BLOCK * (1 + list(GpuDirect).index(machine.gpudirect)) if prefix else 0
+    subnets = itertools.islice(ipaddress.ip_network(gpu_nic_cidr).subnets(new_prefix=24), block, None)
     rdma = machine.gpudirect == GpuDirect.RDMA
     nets: list[NicNetwork] = []
     for i in range(machine.gvnic_networks):
@@ -396,10 +409,11 @@ MACHINES: dict[str, Machine] = {
         ),
         # A4X (cloud.google.com/compute/docs/instances/arm-on-compute, "A4X Max and A4X machine
         # series"): 140 vCPUs and 884 GB on two NVIDIA Grace (Arm) sockets, four GB200 GPUs of
-        # 186 GB, 12,000 GiB of bundled Local SSD (32 x 375 GiB, the A3 Ultra layout), Hyperdisk
-        # only. NICs (cloud.google.com/compute/docs/gpus/gpu-network-bandwidth, "A4X machine
-        # types"): two Titanium (gVNIC) NICs and four CX-7 RDMA NICs, that is one extra gVNIC and
-        # four RDMA subnets of one RoCE VPC, as Cluster Toolkit's gke-a4x built them before it
+        # 186 GB, 12,000 GiB of bundled Local SSD, Hyperdisk only; GKE counts ephemeral local SSDs in
+        # units of 375 GB (container v1beta1 EphemeralStorageLocalSsdConfig.local_ssd_count: "Each
+        # local SSD is 375 GB in size"), so 32, as for A3 Ultra and A4 (Toolkit disk_definitions.tf).
+        # NICs (cloud.google.com/compute/docs/gpus/gpu-network-bandwidth, "A4X machine types"): two
+        # Titanium (gVNIC) NICs and four CX-7 RDMA NICs, that is one extra gVNIC and four RDMA subnets of one RoCE VPC, as Cluster Toolkit's gke-a4x built them before it
         # moved to DRANET (GoogleCloudPlatform/cluster-toolkit d1236e228^ examples/gke-a4x/
         # gke-a4x.yaml: gke-a4x-net-1, gke-a4x-rdma-net `<zone>-vpc-roce` with 4 subnets) and
         # NVIDIA's GKE guide names them (A4X: Network + GKENetworkParamSet pairs gvnic-1, rdma-0..
@@ -657,6 +671,43 @@ KUEUE_CONFIG_API = "config.kueue.x-k8s.io/v1beta2"
 JOBSET_API = "jobset.x-k8s.io/v1alpha2"
 GKE_NETWORKING_API = "networking.gke.io/v1"
 COMPUTE_DOMAIN_API = "resource.nvidia.com/v1beta1"  # the DRA driver's ComputeDomain (chart 25.3.0 CRD)
+
+# The DeviceClass of a ComputeDomain's IMEX channel: the DRA driver's controller writes it into the
+# ResourceClaimTemplate it makes for each ComputeDomain (NVIDIA/k8s-dra-driver-gpu v25.3.0 06db1a7
+# cmd/compute-domain-controller/computedomain.go `computeDomainDefaultChannelDeviceClass`,
+# templates/compute-domain-workload-claim-template.tmpl.yaml: one request, `exactly.deviceClassName`
+# only, so the API's defaults make it one device, allocationMode ExactCount, count 1).
+COMPUTE_DOMAIN_CHANNEL_CLASS = "compute-domain-default-channel.nvidia.com"
+# Kueue 0.19.2 accounts DRA devices by default (pkg/features/kube_features.go KueueDRAIntegration,
+# Beta, on since 0.18) and marks a workload inadmissible when a DeviceClass its pods claim is not in
+# the Configuration's `resources.deviceClassMappings` (pkg/dra/claims.go
+# GetResourceRequestsForResourceClaimTemplates). The logical resource trainstack maps the channel
+# to, and gives quota for in the queue of every machine with an NVLink domain across nodes.
+COMPUTE_DOMAIN_CHANNEL_RESOURCE = "nvidia.com/compute-domain-channel"
+# The node label of the topology level one NVLink domain is: Cluster Toolkit 1047080
+# examples/gke-a4x/nccl-jobset-example.yaml requires `kueue.x-k8s.io/podset-required-topology` on it,
+# so the pods of a ComputeDomain (which cannot span NVLink domains) share one.
+NVLINK_DOMAIN_LEVEL = "cloud.google.com/gce-topology-subblock"
+
+# Kueue ProvisioningRequestConfig retry strategy, written out: Kueue 0.19.2's own defaults
+# (apis/kueue/v1beta2/provisioningrequestconfig_types.go `retryStrategy`: backoffLimitCount 3,
+# backoffBaseSeconds 60, backoffMaxSeconds 1800). A failed request is retried while its attempt
+# number is at most the limit (pkg/controller/admissionchecks/provisioning/controller.go
+# syncCheckStates: `attempt <= backoffLimitCount` -> Retry, else Rejected): 4 requests in all, then
+# the workload is deactivated (pkg/controller/core/workload_controller.go
+# reconcileCheckBasedEviction: a Rejected check sets the DeactivationTarget).
+PROVISIONING_RETRY_LIMIT = 3
+PROVISIONING_RETRY_BASE_SECONDS = 60
+PROVISIONING_RETRY_MAX_SECONDS = 1800
+# How long a job admitted on a flavor whose nodes do not exist yet (a pool scaling from zero with no
+# ProvisioningRequest check: spot, flex-start, on-demand) may take to get every pod ready before
+# Kueue's waitForPodsReady evicts it, which also withdraws the scale-up. 30 minutes, Kueue 0.19.2's
+# own default timeout (apis/config/v1beta2/defaults.go DefaultWaitForPodsReadyTimeout). What it
+# must hold, as far as sources say: a node's boot, 80 to 120 s (cloud.google.com/kubernetes-engine/
+# docs/how-to/capacity-provisioning), and up to 15 minutes from a GPU node's Ready until its GPUs are
+# allocatable (kubernetes/autoscaler cluster-autoscaler/utils/gpu, the GPU-allocatable workaround's
+# commit message). The rest, about 13 minutes, is for the image pull: no source gives its time.
+SCALE_UP_BUDGET_SECONDS = 30 * 60
 
 # The Kubernetes minor version rendered objects are validated against.
 KUBERNETES_VERSION = "1.32"

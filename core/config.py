@@ -962,6 +962,9 @@ class StackConfig(BaseModel):
                 f"must include {self.gpu_zones[0]}, the zone of the NFS server's disk, or the server cannot start",
             )
         yield from self._range_problems()
+        wait = self.kueue.wait_for_pods_ready
+        if self._waiting_pools and "timeout" in wait.model_fields_set and (wrong := rules.pods_ready_budget(wait.timeout, self._waiting_pools)):
+            yield ("trainstack:kueue", "waitForPodsReady", "timeout"), wait.timeout, wrong
         if self.storage.kind == "lustre" and self.network.existing is not None:
             yield ("trainstack:storage", "kind"), "lustre", "Managed Lustre peers with the stack's own VPC (private services access made here); with trainstack:network.existing, mount your instance through trainstack:platform.existingCluster"
         bucket = self.storage.bucket
@@ -1034,6 +1037,21 @@ class StackConfig(BaseModel):
         names = [q.local_queue for q in self.queues]
         for name in {n for n in names if names.count(n) > 1}:
             yield ("trainstack:kueue", "localQueue"), name, "two machine types would share this queue; each machine type has a queue of its own (set trainstack:kueue.localQueue)"
+
+    @property
+    def _waiting_pools(self) -> list[str]:
+        """The pools (as keys) whose jobs wait for the autoscaler under waitForPodsReady: autoscaled,
+        with no ProvisioningRequest check (queued pools wait for theirs before admission)."""
+        return [key_path(self.pool_key(i)) for i, p in enumerate(self.pools) if p.autoscaling is not None and p.provisioning != "queued"]
+
+    @property
+    def pods_ready_timeout(self) -> str:
+        """Kueue's `waitForPodsReady.timeout`: as the stack writes it, else its default, raised to
+        the scale-up budget (catalog SCALE_UP_BUDGET_SECONDS) where a pool waits for the autoscaler."""
+        wait = self.kueue.wait_for_pods_ready
+        if "timeout" in wait.model_fields_set or not self._waiting_pools:
+            return wait.timeout
+        return wait.timeout if rules.pods_ready_budget(wait.timeout, self._waiting_pools) is None else f"{catalog.SCALE_UP_BUDGET_SECONDS // 60}m"
 
     def pool_key(self, index: int) -> tuple[str | int, ...]:
         """Where pool `index` is in the stack file, as the user wrote it."""

@@ -49,6 +49,17 @@ def bucket(project: str, name: str) -> str:
     return shortened(re.sub(r"[^a-z0-9-]", "-", f"{project}-{name}".lower()).strip("-"), BUCKET_MAX)
 
 
+def gpu_pool_resource(pool: str) -> str:
+    """The Pulumi name of the GPU pool named `pool`: from its name, never its position, so
+    reordering `gpuPools` changes Kueue's flavor order and nothing else."""
+    return f"gpu-pool-{pool}"
+
+
+# The Pulumi name releases before pools were named by name gave the first GPU pool: it carries
+# this alias so a live stack's first pool moves to its new name without being replaced.
+FIRST_GPU_POOL_BEFORE = "gpu-pool"
+
+
 def pod_hostname(name: str, controller: str, index: int) -> str:
     """A job pod's hostname: JobSet's `<jobset>-<replicated job>-<job index>-<pod index>`, an
     Indexed Job's `<job>-<index>`."""

@@ -502,6 +502,21 @@ def positive_duration(value: Any) -> str | None:
     return None if duration_seconds(str(value)) > 0 else "must be longer than 0s; Kueue rejects a zero timeout"
 
 
+def pods_ready_budget(timeout: str, waiting: list[str]) -> str | None:
+    """A job admitted on a pool that must first scale up, with no ProvisioningRequest check to
+    wait for the nodes (`waiting`: those pools), gets all its pods ready within
+    `waitForPodsReady.timeout` or Kueue evicts it, which withdraws the scale-up too: the timeout
+    must hold the scale-up and the image pull (catalog SCALE_UP_BUDGET_SECONDS, its parts sourced)."""
+    budget = catalog.SCALE_UP_BUDGET_SECONDS
+    if duration_seconds(timeout) >= budget:
+        return None
+    return (
+        f"must be at least {budget // 60}m: {', '.join(waiting)} scale{'s' if len(waiting) == 1 else ''} up for each job with no "
+        "ProvisioningRequest to wait for the nodes, and Kueue evicts a job whose pods are not all ready by then (which "
+        "also withdraws the scale-up): node boot, GPU driver and image pull need that long"
+    )
+
+
 def at_least(value: int, floor: int, floor_key: str) -> str | None:
     """A maximum not below its base (Kueue requeuing backoff: backoffMaxSeconds >= backoffBaseSeconds)."""
     return f"must be at least {floor_key} ({floor})" if value < floor else None

@@ -190,7 +190,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
         )
         network = primary.ref
 
-    # Each GPU machine with extra NICs gets its NIC VPCs (separate VPCs: the families' ranges may repeat).
+    # Each GPU machine with extra NICs gets its NIC VPCs, with ranges apart from every other family's.
     nic_nets = {
         family.machine.name: GpuNicNetworks(
             "gpu-nics" if i == 0 else f"gpu-nics-{family.machine.name}",
@@ -255,7 +255,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
 
     gpu_pools = [
         GpuNodePool(
-            "gpu-pool" if i == 0 else f"gpu-pool-{pool.name}",
+            names.gpu_pool_resource(pool.name),
             GpuNodePoolArgs(
                 project=project,
                 location=region,
@@ -279,7 +279,10 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
                 workload_policy_name=names.physical(config.cluster.name, f"{pool.name}-nvlink") if pool.machine.accelerator_topology else None,
             ),
             opts=pulumi.ResourceOptions(
-                depends_on=[node_account, *services.need(apis.CONTAINER), *(services.need(apis.COMPUTE) if pool.machine.accelerator_topology else [])]
+                depends_on=[node_account, *services.need(apis.CONTAINER), *(services.need(apis.COMPUTE) if pool.machine.accelerator_topology else [])],
+                # Upgrade from positional names: the first pool was `gpu-pool`. Apply the upgrade
+                # before reordering pools, or the alias lands on the pool that is first now.
+                aliases=[pulumi.Alias(name=names.FIRST_GPU_POOL_BEFORE)] if i == 0 else None,
             ),
         )
         for i, pool in enumerate(config.pools)

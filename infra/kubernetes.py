@@ -64,6 +64,7 @@ def gpu_flavors(config: StackConfig) -> list[GpuFlavor]:
             nodes=pool.max_nodes,
             topology_aware=pool.topology_aware,
             queued=pool.provisioning == "queued",
+            autoscaled=pool.autoscaling is not None,
             max_run_duration_s=int(rules.duration_seconds(pool.max_run_duration)) if pool.max_run_duration else None,
             queue=queue.local_queue,
         )
@@ -73,9 +74,16 @@ def gpu_flavors(config: StackConfig) -> list[GpuFlavor]:
 
 
 def kueue_args(
-    kueue: KueueConfig, flavors: list[GpuFlavor], local_queue: str, cluster_queue: str, namespace: pulumi.Input[str], placement: Placement
+    kueue: KueueConfig,
+    flavors: list[GpuFlavor],
+    local_queue: str,
+    cluster_queue: str,
+    namespace: pulumi.Input[str],
+    placement: Placement,
+    pods_ready_timeout: str | None = None,
 ) -> KueueArgs:
-    """Kueue's arguments from `trainstack:kueue`, the GPU pools' flavors and the main queue's names."""
+    """Kueue's arguments from `trainstack:kueue`, the GPU pools' flavors, the main queue's names and
+    the `waitForPodsReady` timeout the stack gets (StackConfig.pods_ready_timeout; None: as written)."""
     wait = kueue.wait_for_pods_ready
     return KueueArgs(
         cluster_queue=cluster_queue,
@@ -84,7 +92,7 @@ def kueue_args(
         flavors=flavors,
         topology_name=kueue.topology_name,
         wait_for_pods_ready=WaitForPodsReady(
-            timeout=wait.timeout,
+            timeout=pods_ready_timeout or wait.timeout,
             block_admission=wait.block_admission,
             recovery_timeout=wait.recovery_timeout,
             requeue_timestamp=wait.requeuing_strategy.timestamp,
@@ -173,7 +181,9 @@ def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform) -> Kubernete
     jobset = JobSet("jobset", JobSetArgs(placement=placement), opts=on_controller_nodes)
     kueue = Kueue(
         "kueue",
-        kueue_args(config.kueue, gpu_flavors(config), config.local_queue, config.cluster_queue, identity.namespace, placement),
+        kueue_args(
+            config.kueue, gpu_flavors(config), config.local_queue, config.cluster_queue, identity.namespace, placement, config.pods_ready_timeout
+        ),
         opts=on_controller_nodes,
     )
     # IMEX for a machine whose NVLink spans nodes: the DRA driver serves its ComputeDomains.

@@ -57,6 +57,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
         },
         "trainstack_storage": {"kind": "nfs", "bucket": None, "nfs": {"diskType": "pd-ssd", "diskSizeGb": 1000}},
         "trainstack_workload": {"nodes": 2, "precision": "fp16", "resiliency": {"enabled": False}, "topology": None},
+        # recipe 000 waits 1m for pods; a pool scaling from zero needs the budget (rules.pods_ready_budget)
+        "trainstack_kueue": {"waitForPodsReady": {"timeout": "30m"}},
     },
     # Flex-start A3 Mega autoscaling 0..8 (no reservation, no compact placement), a disposable bucket.
     "flex": {
@@ -71,6 +73,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
         },
         "trainstack_storage": {"disposable": True, "bucket": {"name": "my-scratch-bucket"}},
         "trainstack_workload": {"nodes": 8, "resiliency": {"enabled": False}, "topology": None},
+        # recipe 000 waits 1m for pods; a pool scaling from zero needs the budget (rules.pods_ready_budget)
+        "trainstack_kueue": {"waitForPodsReady": {"timeout": "30m"}},
     },
 }
 
@@ -103,6 +107,11 @@ def by_name(rendered: engine.Rendered, type_token: str, name: str) -> Registrati
     found = [r for r in rendered.registrations if r.type == type_token and r.name == name]
     assert len(found) == 1, f"expected one {type_token} {name!r}, found {len(found)}"
     return found[0]
+
+
+def first_gpu_pool(rendered: engine.Rendered) -> Registration:
+    """The node pool of the first GPU pool in the config (pools register in config order)."""
+    return next(r for r in of_type(rendered, NODE_POOL) if "trainstack:gcp:GpuNodePool$" in r.urn)
 
 
 def of_type(rendered: engine.Rendered, type_token: str) -> list[Registration]:

@@ -65,7 +65,7 @@ def test_the_a4_gib_release_is_its_own_and_a3_ultra_keeps_its_own() -> None:
 
 
 def test_node_pool_is_the_toolkits_a4_pool(plan: Plan) -> None:
-    pool = plan_inputs(plan, "gcp:container/nodePool:NodePool", "gpu-pool")
+    pool = plan_inputs(plan, "gcp:container/nodePool:NodePool", "gpu-pool-a4")
     config = pool["nodeConfig"]
     assert config["machineType"] == "a4-highgpu-8g" and pool["nodeCount"] == 8
     assert config["guestAccelerators"][0]["type"] == "nvidia-b200" and config["guestAccelerators"][0]["count"] == 8

@@ -87,7 +87,7 @@ def test_the_pod_runs_as_the_a4x_chart(plan: Plan) -> None:
 def test_the_compute_domain_is_the_jobs_16_nodes_in_an_18_node_domain(plan: Plan) -> None:
     domain = plan_inputs(plan, "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain")
     assert domain["spec"] == {"numNodes": 16, "channel": {"resourceClaimTemplate": {"name": "llama3-70b-channel"}}}
-    pool = plan_inputs(plan, "gcp:container/nodePool:NodePool", "gpu-pool")
+    pool = plan_inputs(plan, "gcp:container/nodePool:NodePool", "gpu-pool-a4x")
     assert pool["nodeCount"] == 18 == catalog.machine("a4x-highgpu-4g").nvlink_domain_nodes
 
 
@@ -95,7 +95,7 @@ def test_the_cluster_is_toolkits_gke_a4x(plan: Plan) -> None:
     """TOOLKIT gke-a4x.yaml: version_prefix 1.35., the four resource.k8s.io/v1beta1 APIs, the
     workload policy HIGH_THROUGHPUT 1x72, a specific reservation, hyperdisk-balanced, nvidia-gb200
     x 4; gke-a4x-net-1 and the 4-subnet RoCE VPC before DRANET (d1236e228^)."""
-    pool = plan_inputs(plan, "gcp:container/nodePool:NodePool", "gpu-pool")
+    pool = plan_inputs(plan, "gcp:container/nodePool:NodePool", "gpu-pool-a4x")
     config = pool["nodeConfig"]
     assert (config["machineType"], config["diskType"]) == ("a4x-highgpu-4g", "hyperdisk-balanced")
     assert (config["guestAccelerators"][0]["type"], config["guestAccelerators"][0]["count"]) == ("nvidia-gb200", 4)

@@ -85,3 +85,50 @@ def test_the_command_freezes_its_objects_at_exit_once() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
     assert out[-3:] == ["0", "1", "True"]
+
+
+def test_version_is_the_installed_distributions() -> None:
+    from importlib.metadata import version
+
+    result = CliRunner().invoke(main, ["--version"])
+    assert result.exit_code == 0 and result.output.split()[-1] == version("trainstack")
+
+
+def two_bad_one_good(root: Path) -> None:
+    """A project with `good` (a3ultra-405b) and two stacks each wrong in its own way."""
+    (root / "stacks").mkdir()
+    good = raw_stack_config("a3ultra-405b")
+    bad_nodes = merge(good, {"trainstack:workload": {"nodes": 99}})
+    bad_zone = merge(good, {"gcp:zone": "europe-west4-a"})
+    for name, raw in (("good", good), ("bad-nodes", bad_nodes), ("bad-zone", bad_zone)):
+        (root / "stacks" / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump({"config": raw}))
+
+
+@pytest.mark.parametrize("command", [["validate", "--all"], ["plan", "--all"]])
+def test_every_stack_is_tried_and_every_failure_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]) -> None:
+    two_bad_one_good(tmp_path)
+    monkeypatch.setenv("TRAINSTACK_ROOT", str(tmp_path))
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 2
+    assert "2 stack(s) failed" in result.output
+    assert "stack 'bad-nodes'" in result.output and "stack 'bad-zone'" in result.output
+    assert "trainstack:workload.nodes = 99" in result.output and "gcp:zone" in result.output
+    assert "good" in result.output.split("2 stack(s) failed")[0]
+    if command[0] == "plan":
+        assert (tmp_path / "build" / "plans" / "good" / "plan.json").exists()
+
+
+def test_validate_json_reports_each_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    two_bad_one_good(tmp_path)
+    monkeypatch.setenv("TRAINSTACK_ROOT", str(tmp_path))
+    result = CliRunner().invoke(main, ["validate", "--all", "--format", "json"])
+    assert result.exit_code == 2
+    reports = json.loads(result.stdout)
+    assert {name: r["valid"] for name, r in reports.items()} == {"bad-nodes": False, "bad-zone": False, "good": True}
+    assert reports["good"]["gpus"] == 432 and reports["good"]["queue"] == "a3-ultra"
+    assert "trainstack:workload.nodes = 99" in reports["bad-nodes"]["problem"]
+
+
+def test_stacks_json_lists_the_same_stacks() -> None:
+    runner = CliRunner()
+    assert json.loads(runner.invoke(main, ["stacks", "--format", "json"]).output) == runner.invoke(main, ["stacks"]).output.split()

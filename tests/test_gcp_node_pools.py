@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from gcp_support import NODE_POOL, PROJECT, ZONE, by_name, of_type, render
+from gcp_support import NODE_POOL, PROJECT, ZONE, by_name, first_gpu_pool, of_type, render
 from trainstack.core import catalog
 from trainstack.components.node_pools import GPU_TAINT, NODE_ROLES
 
@@ -11,7 +11,7 @@ NODE_SA = f"a3ultra-405b-nodes@{PROJECT}.iam.gserviceaccount.com"
 
 
 def gpu_pool(variant: str = "a3ultra", **changes):
-    return by_name(render(variant, **changes), NODE_POOL, "gpu-pool")
+    return first_gpu_pool(render(variant, **changes))
 
 
 def test_a3_ultra_pool_follows_the_catalog() -> None:
@@ -76,7 +76,11 @@ def test_compact_placement_where_no_specific_reservation_places_the_nodes() -> N
     assert pool["placementPolicy"] == {"type": "COMPACT"}
     flex = {"reservation": {"affinity": "none", "name": None}, "provisioning": "flex-start", "nodeCount": None, "autoscaling": {"maxNodes": 4}}
     # A3 Ultra allows compact placement with flex-start (Cluster Toolkit's A3 Ultra blueprint).
-    changes = {"trainstack_gpuPool": flex, "trainstack_workload": {"nodes": 4, "resiliency": {"nodesPerDataParallelReplica": 2}}}
+    changes = {
+        "trainstack_gpuPool": flex,
+        "trainstack_workload": {"nodes": 4, "resiliency": {"nodesPerDataParallelReplica": 2}},
+        "trainstack_kueue": {"waitForPodsReady": {"timeout": "30m"}},  # the pool scales up for the job (rules.pods_ready_budget)
+    }
     assert gpu_pool(**changes).inputs["placementPolicy"] == {"type": "COMPACT"}
 
 
@@ -157,7 +161,7 @@ def test_cpu_pool_for_controllers() -> None:
     assert pool["management"] == {"autoRepair": True, "autoUpgrade": True}
 
 
-@pytest.mark.parametrize("name", ["gpu-pool", "cpu-pool"])
+@pytest.mark.parametrize("name", ["gpu-pool-a3-ultra", "cpu-pool"])
 def test_pools_run_as_the_least_privilege_node_account(name: str) -> None:
     rendered = render("a3ultra")
     config = by_name(rendered, NODE_POOL, name).inputs["nodeConfig"]

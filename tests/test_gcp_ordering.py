@@ -14,6 +14,7 @@ from gcp_support import (
     NODE_POOL,
     REPOSITORY,
     by_name,
+    first_gpu_pool,
     closure,
     of_type,
     render,
@@ -45,7 +46,7 @@ def test_storage_image_and_networks_do_not_wait_for_the_cluster(variant: str, ty
 @pytest.mark.parametrize("variant", ["a3ultra", "a3mega", "a2"])
 def test_pools_wait_for_the_cluster_but_not_for_each_other(variant: str) -> None:
     rendered = render(variant)
-    gpu, cpu = by_name(rendered, NODE_POOL, "gpu-pool"), by_name(rendered, NODE_POOL, "cpu-pool")
+    gpu, cpu = first_gpu_pool(rendered), by_name(rendered, NODE_POOL, "cpu-pool")
     for pool, other in ((gpu, cpu), (cpu, gpu)):
         assert cluster_urn(rendered) in pool.dependencies
         assert other.urn not in closure(rendered, pool)
@@ -55,7 +56,7 @@ def test_gpu_pool_waits_for_its_nic_subnets() -> None:
     rendered = render("a3ultra")
     subnets = {s.urn for s in of_type(rendered, "gcp:compute/subnetwork:Subnetwork") if s.name != "network-subnet"}
     assert len(subnets) == 9
-    assert subnets <= set(by_name(rendered, NODE_POOL, "gpu-pool").dependencies)
+    assert subnets <= set(first_gpu_pool(rendered).dependencies)
     assert not subnets & set(by_name(rendered, NODE_POOL, "cpu-pool").dependencies)
 
 

@@ -45,7 +45,7 @@ def test_services_are_never_disabled_on_destroy(variant: str) -> None:
     ("variant", "type_token", "name", "apis"),
     [
         ("a3ultra", CLUSTER, "cluster", {"container", "compute", "logging", "monitoring"}),
-        ("a3ultra", NODE_POOL, "gpu-pool", {"container"}),
+        ("a3ultra", NODE_POOL, "gpu-pool-a3-ultra", {"container"}),
         ("a3ultra", NETWORK, "gpu-nics-rdma", {"compute"}),
         ("a3ultra", BUCKET, "bucket", {"storage"}),
         ("a3ultra", "gcp:serviceaccount/account:Account", "node-sa", {"iam"}),

@@ -187,7 +187,7 @@ def fake_cloud_logging(entries: list[dict[str, Any]], calls: list[dict[str, Any]
 def test_cli_json(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     path.write_text("\n".join(json.dumps(e) for e in RESTARTED_JOB))
-    result = CliRunner().invoke(metrics, ["goodput", str(path), "--reference-step-time", "45", "--json"])
+    result = CliRunner().invoke(metrics, ["goodput", str(path), "--reference-step-time", "45", "--format", "json"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["goodput_pct"] == pytest.approx(50.0)
@@ -207,7 +207,7 @@ def test_cli_table_shows_partial_figures_and_warnings(tmp_path: Path) -> None:
 def test_cli_live_path(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[dict[str, Any]] = []
     monkeypatch.setitem(sys.modules, "google.cloud.logging", fake_cloud_logging(RESTARTED_JOB, calls))
-    args = ["goodput", "--jobset", "llama-rt", "--project", "my-proj", "--reference-step-time", "45", "--json"]
+    args = ["goodput", "--jobset", "llama-rt", "--project", "my-proj", "--reference-step-time", "45", "--format", "json"]
     result = CliRunner().invoke(metrics, args)
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["goodput_pct"] == pytest.approx(50.0)

@@ -221,6 +221,8 @@ def test_the_admission_check_asks_gke_for_queued_provisioning(platform: dict[str
     }
     assert config["inputs"]["spec"] == {
         "provisioningClassName": QUEUED_PROVISIONING_CLASS, "managedResources": ["nvidia.com/gpu"], "parameters": {"maxRunDurationSeconds": "259200"},
+        # written out, not left to Kueue's CRD default (tests/test_kueue_ladder.py walks what it does)
+        "retryStrategy": {"backoffLimitCount": 3, "backoffBaseSeconds": 60, "backoffMaxSeconds": 1800},
     }
     assert config["urn"] in check["dependencies"]
     (queue,) = resources(platform, ":ClusterQueue")

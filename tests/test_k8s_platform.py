@@ -141,6 +141,8 @@ def variants() -> dict[str, Layer]:
             raw_config(
                 trainstack_storage={"kind": "nfs", "bucket": None, "nfs": {"diskSizeGb": 500}},
                 trainstack_gpuPool={"machineType": "a2-highgpu-8g", "gpuDriver": "daemonset", "nodeCount": None, "autoscaling": {"maxNodes": 72}},
+                # recipe 000's 1m would evict every job before the pool scales up (rules.pods_ready_budget)
+                trainstack_kueue={"waitForPodsReady": {"timeout": "30m"}},
             )
         ),
         "namespaced": render_layer(raw_config(trainstack_workload={"namespace": "training"}, trainstack_storage={"bucket": {"fileCache": False}})),
@@ -349,10 +351,12 @@ def test_cluster_queue_quota_is_the_whole_pool(layers, machine_type: str) -> Non
     machine = catalog.machine(machine_type)
     queue = one(layers[machine_type].rendered, f"{KUEUE}:ClusterQueue")
     [group] = queue.inputs["spec"]["resourceGroups"]
-    assert group["coveredResources"] == ["cpu", "memory", "nvidia.com/gpu"]
+    # a machine whose NVLink spans nodes also has one IMEX channel a node (tests/test_kueue_dra.py)
+    channel = {"nvidia.com/compute-domain-channel": 54} if machine.accelerator_topology else {}
+    assert group["coveredResources"] == ["cpu", "memory", "nvidia.com/gpu", *channel]
     [flavor] = group["flavors"]
     quota = {r["name"]: r["nominalQuota"] for r in flavor["resources"]}
-    assert quota == {"cpu": machine.vcpus * 54, "memory": f"{machine.memory_gb * 54}Gi", "nvidia.com/gpu": machine.gpus_per_node * 54}
+    assert quota == {"cpu": machine.vcpus * 54, "memory": f"{machine.memory_gb * 54}Gi", "nvidia.com/gpu": machine.gpus_per_node * 54, **channel}
     assert queue.inputs["metadata"]["name"] == "a3-ultra"
 
 

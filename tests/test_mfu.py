@@ -217,7 +217,7 @@ FLAGS = ["--model", "gpt3-5b", "--batch-size", "256", "--seq-len", "2048", "--ac
 
 
 def test_cli_json(dllogger: Path) -> None:
-    result = CliRunner().invoke(metrics, ["mfu", str(dllogger), *FLAGS, "--last-step", "30", "--json"])
+    result = CliRunner().invoke(metrics, ["mfu", str(dllogger), *FLAGS, "--last-step", "30", "--format", "json"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["step_time_s"] == pytest.approx(21.0)
@@ -251,7 +251,7 @@ def test_cli_reads_the_stack_and_options_override_it(dllogger: Path, tmp_path: P
     (tmp_path / "stacks").mkdir()
     (tmp_path / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": raw}))
     monkeypatch.setenv("TRAINSTACK_ROOT", str(tmp_path))
-    args = ["mfu", str(dllogger), "--stack", "dev", "--batch-size", "256", "--precision", "bf16", "--last-step", "30", "--json"]
+    args = ["mfu", str(dllogger), "--stack", "dev", "--batch-size", "256", "--precision", "bf16", "--last-step", "30", "--format", "json"]
     result = CliRunner().invoke(metrics, args)
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)

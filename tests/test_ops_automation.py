@@ -3,8 +3,12 @@ bench's CancellableCommand against a fake Pulumi CLI."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Callable
 
 import pytest
@@ -39,6 +43,10 @@ class FakeStack:
 
     def destroy(self, *, on_output: Callable[[str], Any]) -> str:
         return self._do("destroy")
+
+    def export_stack(self) -> Any:
+        self.calls.append(("export", self.name, {}))
+        return SimpleNamespace(deployment={"resources": [{"urn": "urn:pulumi:s::trainstack::gcp:container/cluster:Cluster::cluster"}]})
 
 
 @pytest.fixture
@@ -92,7 +100,7 @@ def test_destroy_asks_unless_yes(pulumi_installed: list[Any]) -> None:
     assert pulumi_installed == []
     done = runner.invoke(destroy_command, [STACK, "--yes"])
     assert done.exit_code == 0, done.output
-    assert [c[0] for c in pulumi_installed] == ["select", "destroy"]
+    assert [c[0] for c in pulumi_installed] == ["select", "export", "destroy"]
 
 
 def test_a_failed_operation_exits_1_with_the_cli_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -187,3 +195,59 @@ def test_a_failing_output_callback_stops_echoing_but_not_reading(fake_cli: FakeP
 
     up = stack.up(on_output=broken_echo)
     assert echoed == ["Updating (s):"] and up.stdout.splitlines()[-1] == "Duration: 1s"
+
+
+# ---------------------------------------------------------------------------------------------
+# Destroy of a protected stack: `trainstack destroy` in a real process, the Automation API, and a
+# fake CLI that destroys as the engine does under --skip-preview (tests/fake_pulumi/cli.py)
+
+CLUSTER_URN = f"urn:pulumi:{STACK}::trainstack::gcp:container/cluster:Cluster::bench-cluster"
+
+
+def deployed(fake: FakePulumi, *, protect: str = "") -> dict[str, str]:
+    """STACK deployed by the fake CLI (`protect`: the resource names `up` protects); the environment to reach it."""
+    env = {**os.environ, **fake.env(FAKE_PULUMI_PROTECT=protect)}
+    for args in (["stack", "init", STACK], ["up", "--stack", STACK, "--yes", "--skip-preview"]):
+        subprocess.run(["pulumi", *args], env=env, check=True, capture_output=True, text=True)
+    return env
+
+
+def cloud_resources(fake: FakePulumi) -> list[str]:
+    return [r["urn"].rsplit("::", 1)[-1] for r in fake.stacks()[STACK]["resources"] if r["type"].startswith("gcp:")]
+
+
+def trainstack(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    program = "from trainstack.app.cli import main; main()"
+    return subprocess.run([sys.executable, "-c", program, *args], env=env, cwd=project_root(), capture_output=True, text=True, timeout=300)
+
+
+def test_the_fake_cli_deletes_what_depends_on_a_protected_resource_under_skip_preview(tmp_path: Path) -> None:
+    """The hazard, as the engine has it: the SDK's destroy deletes the pool, then fails at the cluster."""
+    fake = FakePulumi.install(tmp_path)
+    env = deployed(fake, protect="bench-cluster")
+    previewed = subprocess.run(["pulumi", "destroy", "--stack", STACK, "--yes"], env=env, capture_output=True, text=True)
+    assert previewed.returncode == 255 and "because it is protected" in previewed.stderr
+    assert cloud_resources(fake) == ["bench-net", "bench-cluster", "bench-gpus"], "the preview refuses before any delete"
+    skipped = subprocess.run(["pulumi", "destroy", "--stack", STACK, "--yes", "--skip-preview"], env=env, capture_output=True, text=True)
+    assert skipped.returncode == 255 and CLUSTER_URN in skipped.stderr
+    assert cloud_resources(fake) == ["bench-net", "bench-cluster"], "the pool went first; what the cluster needs stays"
+    assert not fake.stacks()[STACK]["locked"]
+
+
+def test_trainstack_destroy_of_a_protected_stack_deletes_nothing_and_names_it(tmp_path: Path) -> None:
+    fake = FakePulumi.install(tmp_path)
+    env = deployed(fake, protect="bench-cluster")
+    done = trainstack("destroy", STACK, "--yes", env=env)
+    assert done.returncode == 1, done.stderr
+    assert f"refused to destroy stack '{STACK}': it holds 1 protected resource(s), {CLUSTER_URN}" in done.stderr
+    assert "Nothing was deleted" in done.stderr and "Traceback" not in done.stderr
+    assert cloud_resources(fake) == ["bench-net", "bench-cluster", "bench-gpus"]
+    assert "destroy" not in fake.commands() and "stack export" in fake.commands()
+
+
+def test_trainstack_destroy_of_an_unprotected_stack_deletes_everything(tmp_path: Path) -> None:
+    fake = FakePulumi.install(tmp_path)
+    env = deployed(fake)
+    done = trainstack("destroy", STACK, "--yes", env=env)
+    assert done.returncode == 0, done.stderr
+    assert cloud_resources(fake) == [] and "destroy" in fake.commands()

@@ -24,7 +24,7 @@ from trainstack.core.errors import ConfigError
 from trainstack.app.ops import bench
 from trainstack.app.ops.bench import BenchError, Deps, JobOutcome, held, jobset_state, prepare, run_bench, set_path, teardown, wait_for_jobset
 from trainstack.app.ops.cli import bench_command
-from trainstack.app.ops.reap import parse_expires
+from trainstack.app.ops.reap import name_expires, parse_expires
 from trainstack.app.stacks import raw_stack_config
 
 RECIPE = "a3ultra-405b"
@@ -172,7 +172,7 @@ def signal_self(signum: int, until: Callable[[], bool] = lambda: False) -> None:
         time.sleep(0.01)
 
 
-TEARDOWN = ["destroy", "export", ("remove", "a3ultra-405b-bench-202611230230-1a2b")]
+TEARDOWN = ["export", "destroy", "export", ("remove", "a3ultra-405b-bench-202611230230-1a2b")]  # destroy reads the state first
 
 
 # ---------------------------------------------------------------------------------------------
@@ -227,7 +227,7 @@ def test_teardown_runs_after_a_missing_kubeconfig_output(tmp_path: Path) -> None
     harness = Harness(on_up=lambda: SimpleNamespace(outputs={"clusterName": SimpleNamespace(value="c")}))
     result = harness.run(tmp_path)
     assert "no 'kubeconfig' output" in result.error and "clusterName" in result.error
-    assert harness.log[-3:] == TEARDOWN and result.exit_code == 1
+    assert harness.log[-4:] == TEARDOWN and result.exit_code == 1
 
 
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
@@ -295,7 +295,7 @@ def test_a_signal_during_teardown_does_not_stop_it_but_is_reported(tmp_path: Pat
 
     harness.deps.create_stack = create
     result = harness.run(tmp_path)
-    assert "SIGINT to the CLI" not in harness.log and harness.log[-3:] == TEARDOWN
+    assert "SIGINT to the CLI" not in harness.log and harness.log[-4:] == TEARDOWN
     assert result.job["outcome"] == "succeeded" and result.teardown.ok
     assert result.interrupted == "SIGTERM" and result.exit_code == 143, "a signalled run never exits 0"
 
@@ -322,7 +322,7 @@ def test_a_failing_refresh_is_passed_over_and_destroy_still_runs() -> None:
     stack.refresh = failing_refresh
     sleeps: list[float] = []
     result = teardown(stack, sleeps.append, iter([0.0, 1.0]).__next__, refresh=True)
-    assert log == ["destroy", "export", ("remove", "s")] and sleeps == []
+    assert log == ["export", "destroy", "export", ("remove", "s")] and sleeps == []
     assert result.ok and result.errors == ["attempt 1: refresh failed: error: refresh of bench-cluster: 500 backend error"]
 
 
@@ -335,14 +335,42 @@ def test_a_failing_destroy_is_retried_with_backoff(tmp_path: Path) -> None:
     assert result.teardown.errors == ["attempt 1: destroy failed: error: timeout", "attempt 2: destroy failed: error: timeout"]
 
 
-def test_a_teardown_that_keeps_failing_exits_3_and_names_what_is_left(tmp_path: Path) -> None:
-    harness = Harness(destroy_errors=[command_error("permission denied")] * 3)
+def test_a_teardown_that_keeps_failing_exits_3_and_names_what_is_left_from_the_state(tmp_path: Path) -> None:
+    state = {"resources": [resource(STACK_URN, custom=False), resource(PROVIDER_URN), resource(CLUSTER_URN)]}
+    harness = Harness(destroy_errors=[command_error("permission denied")] * 3, state=state)
     result = harness.run(tmp_path)
     assert not result.teardown.ok and result.exit_code == 3
-    assert "export" not in harness.log and not any(isinstance(e, tuple) and e[0] == "remove" for e in harness.log), "a stack with resources keeps its state"
-    message = bench.leftovers(result.spec, result.teardown, tmp_path)
-    assert "a3ultra-405b-bench-202611230230-1a2b" in message and result.spec.cluster in message and "my-training-project" in message
-    assert "trainstack destroy a3ultra-405b-bench-202611230230-1a2b --yes" in message
+    assert harness.log.count("destroy") == 3 and harness.log[-1] == "export", "what is left is read from the state"
+    assert not any(isinstance(e, tuple) and e[0] == "remove" for e in harness.log), "a stack with resources keeps its state"
+    assert result.teardown.left == ["gcp:container/cluster:Cluster bench-cluster"]
+    message = bench.leftovers(result.spec.stack, result.teardown, tmp_path, bench.reap_note(result.spec))
+    assert "teardown left Pulumi stack 'a3ultra-405b-bench-202611230230-1a2b' holding: gcp:container/cluster:Cluster bench-cluster." in message
+    assert "trainstack bench --teardown a3ultra-405b-bench-202611230230-1a2b" in message and "--project my-training-project" in message
+
+
+def test_a_protected_resource_refuses_the_destroy_at_once_and_is_named(tmp_path: Path) -> None:
+    protected = {**resource(CLUSTER_URN), "protect": True}
+    harness = Harness(state={"resources": [resource(STACK_URN, custom=False), resource(PROVIDER_URN), protected]})
+    result = harness.run(tmp_path)
+    assert "destroy" not in harness.log and harness.sleeps == [], "refused before anything is deleted, and not retried"
+    assert result.teardown.left == ["gcp:container/cluster:Cluster bench-cluster"] and result.exit_code == 3
+    assert any(CLUSTER_URN in e and "destroy refused" in e for e in result.teardown.errors)
+    assert "Its destroy was refused" in bench.leftovers(result.spec.stack, result.teardown, tmp_path)
+
+
+def test_a_teardown_whose_state_cannot_be_read_says_so(tmp_path: Path) -> None:
+    harness = Harness(destroy_errors=[command_error("denied")] * 3)
+    harness.run(tmp_path)  # the harness's stack
+    stack = harness.stack
+    stack.destroy_errors = [command_error("denied")] * 3
+
+    def unreadable() -> Any:
+        raise command_error("the backend is unreachable")
+
+    stack.export_stack = unreadable
+    result = teardown(stack, lambda s: None, lambda: 0.0, refresh=False)
+    assert not result.destroyed and result.left == [] and result.errors[-1] == "reading what is left from the state failed: error: the backend is unreachable"
+    assert "and its state could not be read" in bench.leftovers(stack.name, result, tmp_path)
 
 
 def test_a_state_still_holding_a_pending_operation_keeps_the_stack_and_exits_3(tmp_path: Path) -> None:
@@ -354,7 +382,7 @@ def test_a_state_still_holding_a_pending_operation_keeps_the_stack_and_exits_3(t
     assert (teardown_result.destroyed, teardown_result.removed, teardown_result.ok, result.exit_code) == (False, False, False, 3)
     assert teardown_result.pending == ["gcp:container/cluster:Cluster bench-cluster (creating)"] and teardown_result.left == []
     assert result.to_dict()["teardown"]["ok"] is False
-    message = bench.leftovers(result.spec, teardown_result, tmp_path)
+    message = bench.leftovers(result.spec.stack, teardown_result, tmp_path)
     assert "holding: gcp:container/cluster:Cluster bench-cluster (creating), pending" in message
     assert "pulumi refresh --clear-pending-creates --stack a3ultra-405b-bench-202611230230-1a2b" in message
 
@@ -370,15 +398,15 @@ def test_a_failing_stack_removal_is_retried_without_destroying_again(tmp_path: P
     harness = Harness(remove_failures=3)
     result = harness.run(tmp_path)
     assert result.teardown.destroyed and not result.teardown.removed and result.exit_code == 3
-    assert harness.log.count("destroy") == 1 and harness.log.count("export") == 1
-    assert "empty Pulumi stack" in bench.leftovers(result.spec, result.teardown, tmp_path)
+    assert harness.log.count("destroy") == 1 and harness.log.count("export") == 2, "the check before destroy, and after it"
+    assert "empty Pulumi stack" in bench.leftovers(result.spec.stack, result.teardown, tmp_path)
 
 
 def test_a_locked_stack_is_cancelled_and_the_step_runs_again_at_once(tmp_path: Path) -> None:
     stuck = ConcurrentUpdateError(CommandResult(stdout="", stderr="error: [409] Conflict: Another update is currently in progress.", code=255))
     harness = Harness(destroy_errors=[stuck])
     result = harness.run(tmp_path)
-    assert harness.log[-5:] == ["destroy", "cancel", *TEARDOWN]
+    assert harness.log[-7:] == ["export", "destroy", "cancel", *TEARDOWN]
     assert result.teardown.ok and harness.sleeps == []
 
 
@@ -388,7 +416,7 @@ def test_the_teardown_helper_alone() -> None:
     sleeps: list[float] = []
     result = teardown(stack, sleeps.append, iter([0.0, 42.0]).__next__, refresh=True, attempts=2, backoff=(5.0,))
     assert (result.ok, result.attempts, result.seconds, sleeps) == (True, 2, 42.0, [5.0])
-    assert log == ["refresh", "destroy", "destroy", "export", ("remove", "s")], "the refresh that succeeded is not repeated"
+    assert log == ["refresh", "export", "destroy", "export", "destroy", "export", ("remove", "s")], "the refresh that succeeded is not repeated"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -401,8 +429,9 @@ def test_names_expiry_and_cluster_limits() -> None:
     assert parse_expires("2026-11-23t1030z") == s.expires == datetime(2026, 11, 23, 10, 30, tzinfo=UTC)
     other = spec(token="ffff")
     assert s.cluster != other.cluster and len(s.cluster) <= 40
-    long = bench.bench_cluster_name("a" * 40, s.stack)
-    assert len(long) == 40 and long.endswith(s.cluster[-13:])
+    assert parse_expires("2026-11-23t1030z") == name_expires(s.cluster) == name_expires(f"{s.cluster}-net"), "reap reads the expiry in the names"
+    long = bench.bench_cluster_name("a" * 40, s.stack, s.expires)
+    assert len(long) == 40 and long.endswith(s.cluster[-22:]) and name_expires(long) == s.expires
     assert spec(name="my-bench").stack == "my-bench"
 
 
@@ -508,7 +537,8 @@ def test_bench_command_writes_the_result_and_exits_with_its_code(tmp_path: Path,
     written = json.loads(out.read_text())
     assert written["project"] == "bench-project-1" and written["teardown"]["ok"] is False and written["exitCode"] == 3
     assert "TEARDOWN FAILED" in result.output
-    assert f"left behind: Pulumi stack {written['stack']!r}" in result.output and written["cluster"] in result.output
+    assert f"teardown of Pulumi stack {written['stack']!r} failed after 3 attempts (attempt 1: destroy failed: error: denied;" in result.output
+    assert "and its state names no resource" in result.output, "the stack and its default provider are bookkeeping"
 
 
 @pytest.mark.parametrize("stack", ["a3ultra-platform", "a3ultra-405b-job"])

@@ -14,6 +14,7 @@ import multiprocessing
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,9 @@ from typing import Any
 import pytest
 
 from fake_pulumi import DEADLINE_S, FakePulumi, Process, driver, poll
+from trainstack.app.stacks import project_root
 
-TEARDOWN = ["destroy", "stack history", "stack export", "stack rm"]  # destroy reads back its summary
+TEARDOWN = ["stack export", "destroy", "stack history", "stack export", "stack rm"]  # protected? destroy, its summary, empty? remove
 SETUP = ["version", "stack init", "config set-all"]
 UP = ["up", "stack output", "stack output", "stack history"]  # an up that finished reads its outputs
 SIGNALS = pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -172,7 +174,7 @@ def test_an_update_killed_from_outside_is_cancelled_and_what_it_left_is_named(ru
     assert bench.exit_code() == 3, bench.stderr()
     [up] = bench.processes("up")
     assert up.code is None, "the fake killed itself"
-    assert bench.cli.commands() == [*SETUP, "up", "refresh", "cancel", "refresh", "stack history", "destroy", "stack history", "stack export"]
+    assert bench.cli.commands() == [*SETUP, "up", "refresh", "cancel", "refresh", "stack history", "stack export", "destroy", "stack history", "stack export"]
     [refused, _] = bench.processes("refresh")
     assert refused.code == 255
     teardown = bench.result()["teardown"]
@@ -181,6 +183,49 @@ def test_an_update_killed_from_outside_is_cancelled_and_what_it_left_is_named(ru
     [state] = bench.cli.stacks().values()
     assert state["pending_operations"] and not state["resources"] and not state["locked"], "kept: its state records the pending create"
     assert "holding: gcp:container/cluster:Cluster bench-cluster (creating), pending" in bench.stderr()
+
+
+# ---------------------------------------------------------------------------------------------
+# `trainstack bench --teardown NAME`: what CI's teardown job runs after a bench job was cancelled
+
+
+def teardown_alone(cli: FakePulumi, name: str, **knobs: str) -> subprocess.CompletedProcess[str]:
+    program = "from trainstack.app.cli import main; main()"
+    env = {**os.environ, **cli.env(**knobs)}
+    return subprocess.run([sys.executable, "-c", program, "bench", "--teardown", name], env=env, cwd=project_root(), capture_output=True, text=True, timeout=DEADLINE_S)
+
+
+def left_by_a_killed_run(cli: FakePulumi, name: str, protect: str = "") -> None:
+    """A bench stack whose `up` finished its steps and was then killed before releasing its lock."""
+    env = {**os.environ, **cli.env(FAKE_PULUMI_PROTECT=protect)}
+    for args in (["stack", "init", name], ["up", "--yes", "--skip-preview", "--stack", name]):
+        subprocess.run([str(cli.bin / "pulumi"), *args], env=env, check=True, capture_output=True)
+    (cli.home / "stacks" / f"{name}.lock").write_text("4242")  # the killed CLI's lock (fake_pulumi/cli.py Update)
+
+
+def test_teardown_alone_cancels_the_lock_a_killed_run_left_and_removes_the_stack(tmp_path: Path) -> None:
+    cli = FakePulumi.install(tmp_path)
+    left_by_a_killed_run(cli, "b-1")
+    done = teardown_alone(cli, "b-1")
+    assert done.returncode == 0, done.stderr
+    assert "torn down and removed stack 'b-1'" in done.stdout and cli.stacks() == {}
+    assert [c for c in cli.commands() if c not in ("version", "stack select")][2:] == ["refresh", "cancel", "refresh", "stack history", *TEARDOWN]
+
+
+def test_teardown_alone_of_no_stack_does_nothing(tmp_path: Path) -> None:
+    cli = FakePulumi.install(tmp_path)
+    done = teardown_alone(cli, "b-2")
+    assert done.returncode == 0 and "no stack 'b-2': nothing to tear down" in done.stdout, done.stderr
+
+
+def test_teardown_alone_refuses_a_protected_stack_names_what_is_left_and_exits_3(tmp_path: Path) -> None:
+    cli = FakePulumi.install(tmp_path)
+    left_by_a_killed_run(cli, "b-3", protect="bench-cluster")
+    done = teardown_alone(cli, "b-3")
+    assert done.returncode == 3, done.stderr
+    assert "destroy" not in cli.commands() and len(cli.stacks()["b-3"]["resources"]) == 5, "nothing deleted"
+    assert "teardown left Pulumi stack 'b-3' holding: gcp:compute/network:Network bench-net; gcp:container/cluster:Cluster bench-cluster; gcp:container/nodePool:NodePool bench-gpus" in done.stderr
+    assert "Its destroy was refused" in done.stderr and "Traceback" not in done.stderr
 
 
 # ---------------------------------------------------------------------------------------------

@@ -161,7 +161,8 @@ def test_forcenew_paths_follow_the_provider_schema() -> None:
     old = gpu_pool("a3-ultragpu-8g", "nvidia-h200-141gb", 4)
     cases = {
         "nodeConfig.reservationAffinity.values[0]": ("new-reservation", REPLACE),
-        "placementPolicy.type": (ABSENT, REPLACE),
+        "placementPolicy.policyName": ("a4x-policy", REPLACE),
+        "placementPolicy.type": ("ANY", UPDATE),  # not ForceNew: the block's ForceNew covers adding or removing it
         "nodeLocations[0]": ("us-central1-c", RECREATE_NODES),
         "nodeConfig.resourceLabels.team": ("ml", UPDATE),
         "nodeCount": (8, UPDATE),
@@ -186,16 +187,16 @@ def test_a_list_or_element_added_under_a_forcenew_field_is_a_replacement() -> No
 
 
 def test_replace_on_changes_option_provider_and_kubernetes_names_force_replacement() -> None:
-    old = resource("kubernetes:core/v1:ConfigMap", "cm", {"metadata": {"name": "a"}, "data": {"k": "v"}}, provider="urn:p::one")
+    old = resource("kubernetes:core/v1:ServiceAccount", "sa", {"metadata": {"name": "a", "labels": {"k": "v"}}}, provider="urn:p::one")
     renamed = copy.deepcopy(old)
     renamed["inputs"]["metadata"]["name"] = "b"
     assert [c.effect for c in resource_changes(old, renamed)] == [REPLACE]
-    data = copy.deepcopy(old)
-    data["inputs"]["data"]["k"] = "w"
-    assert [c.effect for c in resource_changes(old, data)] == [UPDATE]
-    data["options"] = {"replaceOnChanges": ["data.*"]}
-    changes = {c.path: (c.kind, c.effect) for c in resource_changes(old, data)}
-    assert changes == {"data.k": ("input", REPLACE), "replaceOnChanges": ("option", UPDATE)}
+    labels = copy.deepcopy(old)
+    labels["inputs"]["metadata"]["labels"]["k"] = "w"
+    assert [c.effect for c in resource_changes(old, labels)] == [UPDATE]
+    labels["options"] = {"replaceOnChanges": ["metadata.labels.*"]}
+    changes = {c.path: (c.kind, c.effect) for c in resource_changes(old, labels)}
+    assert changes == {"metadata.labels.k": ("input", REPLACE), "replaceOnChanges": ("option", UPDATE)}
     moved = copy.deepcopy(old)
     moved["provider"] = "urn:p::two"
     [change] = resource_changes(old, moved)

@@ -1,138 +1,183 @@
-"""`trainstack reap`: only expired, fully labelled ephemeral clusters; nothing in a dry run."""
+"""`trainstack reap` against a fake gcloud (tests/fake_gcloud) run as a real process: the project
+holds what rendered bench plans create, as the APIs list it, and the fake refuses what the APIs
+refuse (a network in use, a connection Lustre still uses), so a wrong order fails here as it would
+in GCP. Only expired ephemeral resources go, every kind, in dependency order; nothing in a dry run."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import functools
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from google.cloud import container_v1
 
-from trainstack.app.ops import reap
+from fake_gcloud import NOT_REAPED, FakeGcloud, as_listed
+from trainstack.app.ops import bench, reap
 from trainstack.app.ops.cli import reap_command
+from trainstack.app.plan.plan import render
+from trainstack.app.stacks import raw_stack_config
 
-NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
-PROJECT = "bench-project"
-EPHEMERAL = {"managed-by": "trainstack", "trainstack-ephemeral": "true"}
-
-
-def cluster(name: str, labels: dict[str, str], status: Any = container_v1.Cluster.Status.RUNNING, location: str = "us-central1") -> container_v1.Cluster:
-    return container_v1.Cluster(name=name, location=location, resource_labels=labels, status=status)
-
-
-class FakeClusterManager:
-    """The two ClusterManagerClient calls reap makes, over a fixed listing."""
-
-    def __init__(self, clusters: list[container_v1.Cluster], missing_zones: list[str] = (), refuse: set[str] = frozenset()):
-        self.response = container_v1.ListClustersResponse(clusters=clusters, missing_zones=list(missing_zones))
-        self.refuse = refuse
-        self.listed: list[str] = []
-        self.deleted: list[str] = []
-
-    def list_clusters(self, *, parent: str) -> container_v1.ListClustersResponse:
-        self.listed.append(parent)
-        return self.response
-
-    def delete_cluster(self, *, name: str) -> container_v1.Operation:
-        if name.rsplit("/", 1)[-1] in self.refuse:
-            raise PermissionError("403 container.clusters.delete denied")
-        self.deleted.append(name)
-        return container_v1.Operation(name=f"operation-{len(self.deleted)}")
+PROJECT = "my-training-project"  # the stack files' project
+STARTED = datetime(2026, 11, 23, 2, 30, tzinfo=UTC)
+NOW = STARTED + timedelta(hours=9)  # the benches below expired an hour ago
+GOLDEN = Path(__file__).resolve().parent / "golden"
+# One recipe per storage kind and per extra kind of resource: a bucket (a3ultra-405b), Filestore
+# with an image build's registry and staging bucket (a3high-nemo-gpt5b), Lustre with private
+# services access (a4-llama3-70b), an NFS disk (a2-gpt2-deepspeed), an A4X workload policy.
+RECIPES = ["a3ultra-405b", "a3high-nemo-gpt5b", "a4-llama3-70b", "a2-gpt2-deepspeed", "a4x-llama3-70b"]
 
 
-def fleet() -> FakeClusterManager:
-    return FakeClusterManager(
-        [
-            cluster("expired", {**EPHEMERAL, "trainstack-expires": "2026-11-23t0630z", "trainstack-stack": "a3ultra-405b-bench-1"}),
-            cluster("expired-zonal", {**EPHEMERAL, "trainstack-expires": "2026-11-22t2359z"}, location="us-east5-a"),
-            cluster("running-bench", {**EPHEMERAL, "trainstack-expires": "2026-11-23t1830z"}),
-            cluster("production", {"managed-by": "trainstack", "trainstack-stack": "a3ultra-405b"}),
-            cluster("not-ours", {"trainstack-ephemeral": "true", "trainstack-expires": "2020-01-01t0000z"}),
-            cluster("unlabelled", {}),
-            cluster("garbled", {**EPHEMERAL, "trainstack-expires": "tomorrow"}),
-            cluster("going", {**EPHEMERAL, "trainstack-expires": "2026-11-23t0000z"}, status=container_v1.Cluster.Status.STOPPING),
-        ],
-        missing_zones=["asia-east1-a"],
-    )
+@functools.cache
+def bench_plan(recipe: str, started: datetime = STARTED, token: str = "1a2b") -> list[dict[str, Any]]:
+    """The resources of a bench stack of `recipe` started at `started` (read only)."""
+    spec = bench.prepare(recipe, raw_stack_config(recipe), now=started, ttl_s=8 * 3600.0, timeout_s=3600.0, taken=[], token=token)
+    return render(spec.stack, spec.raw).resources
 
 
-def test_expiry_labels_round_trip() -> None:
-    assert reap.expires_label(datetime(2026, 11, 23, 6, 30, 59, tzinfo=UTC)) == "2026-11-23t0630z"
-    assert reap.parse_expires("2026-11-23t0630z") == datetime(2026, 11, 23, 6, 30, tzinfo=UTC)
-    assert reap.parse_expires("2026-11-23") is None
+def production(recipe: str) -> list[dict[str, Any]]:
+    """The recipe's own stack (not ephemeral), from its golden plan."""
+    return json.loads((GOLDEN / f"{recipe}.json").read_text())["resources"]
 
 
-def test_survey_finds_only_expired_labelled_clusters() -> None:
-    client = fleet()
-    found = reap.survey(client, PROJECT, NOW)
-    assert client.listed == ["projects/bench-project/locations/-"]
-    assert [(c.name, c.location, c.stack) for c in found.expired] == [
-        ("expired", "us-central1", "a3ultra-405b-bench-1"),
-        ("expired-zonal", "us-east5-a", ""),
-    ]
-    assert any("garbled" in note and "'tomorrow'" in note for note in found.notes)
-    assert any("going" in note and "already being deleted" in note for note in found.notes)
-    assert any("asia-east1-a" in note for note in found.notes)
+@pytest.fixture
+def gcloud(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeGcloud:
+    fake = FakeGcloud.install(tmp_path)
+    for key, value in fake.env().items():
+        monkeypatch.setenv(key, value)
+    return fake
 
 
-def test_dry_run_deletes_nothing() -> None:
-    client, lines = fleet(), []
-    assert reap.reap(PROJECT, False, client, now=NOW, echo=lines.append) == 0
-    assert client.deleted == []
-    assert "would delete (dry run; pass --yes to delete) 2 expired ephemeral cluster(s) in bench-project:" in lines
-    assert sum("expired 2026-11-2" in line for line in lines) == 2
-
-
-def test_yes_deletes_exactly_the_expired_ones() -> None:
-    client, lines = fleet(), []
-    assert reap.reap(PROJECT, True, client, now=NOW, echo=lines.append) == 0
-    assert client.deleted == [
-        "projects/bench-project/locations/us-central1/clusters/expired",
-        "projects/bench-project/locations/us-east5-a/clusters/expired-zonal",
-    ]
-    assert any("deletion started (operation-1)" in line for line in lines)
-
-
-def test_a_refused_deletion_does_not_stop_the_others_and_fails_the_run() -> None:
-    client = fleet()
-    client.refuse = {"expired"}
+def run(yes: bool = True, now: datetime = NOW) -> tuple[int, list[str]]:
     lines: list[str] = []
-    assert reap.reap(PROJECT, True, client, now=NOW, echo=lines.append) == 1
-    assert client.deleted == ["projects/bench-project/locations/us-east5-a/clusters/expired-zonal"]
-    assert any("expired " in line and "FAILED: 403" in line for line in lines)
+    code = reap.reap(PROJECT, yes, now=now, echo=lines.append)
+    return code, lines
 
 
-def test_nothing_expired_says_so() -> None:
-    lines: list[str] = []
-    assert reap.reap(PROJECT, True, FakeClusterManager([cluster("unlabelled", {})]), now=NOW, echo=lines.append) == 0
-    assert lines == ["no expired ephemeral trainstack clusters in bench-project"]
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_every_kind_an_expired_bench_left_goes_and_nothing_else(gcloud: FakeGcloud, recipe: str) -> None:
+    expired = gcloud.deploy(bench_plan(recipe), PROJECT)
+    kept = gcloud.deploy(production(recipe), PROJECT)
+    assert expired and kept
+    code, lines = run()
+    assert code == 0, "\n".join(lines)
+    assert not set(expired) & gcloud.names(), "everything the bench created is gone"
+    assert gcloud.names() == set(kept), "the recipe's own stack is untouched"
+    assert all(line.endswith("deleted") for line in lines[1:]), lines
 
 
-def test_reap_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The command reaps against the real clock: one cluster long expired, one far in the future.
-    client = FakeClusterManager(
-        [
-            cluster("old", {**EPHEMERAL, "trainstack-expires": "2020-01-01t0000z"}),
-            cluster("future", {**EPHEMERAL, "trainstack-expires": "2999-01-01t0000z"}),
-        ]
-    )
-    monkeypatch.setattr(reap, "default_client", lambda: client)
+def test_a_running_bench_is_left_alone(gcloud: FakeGcloud) -> None:
+    running = gcloud.deploy(bench_plan("a4-llama3-70b", started=NOW - timedelta(hours=1), token="ffff"), PROJECT)
+    code, lines = run()
+    assert code == 0 and gcloud.names() == set(running)
+    assert lines == [f"no expired ephemeral trainstack resources in {PROJECT}"]
+
+
+def test_every_billable_type_of_the_shipped_benches_is_reaped_or_excused() -> None:
+    """as_listed maps each reaped type and fails on any other: a new kind of resource in a bench
+    plan must be reaped (and so mapped here) or excused in NOT_REAPED with its reason."""
+    types = {r["type"] for recipe in RECIPES for r in bench_plan(recipe) if r["type"].startswith(("gcp:", "command:"))}
+    reaped = {t for t in types if t not in NOT_REAPED}
+    for recipe in RECIPES:
+        for resource in bench_plan(recipe):
+            if resource["type"] in reaped:
+                assert as_listed(resource, PROJECT) is not None, resource["type"]
+    assert set(NOT_REAPED) <= types, "an excuse for a type no bench creates is dead"
+
+
+def test_the_order_is_dependency_safe_and_a_dry_run_deletes_nothing(gcloud: FakeGcloud) -> None:
+    gcloud.deploy(bench_plan("a4-llama3-70b"), PROJECT)
+    before = gcloud.project()
+    code, lines = run(yes=False)
+    assert code == 0 and gcloud.project() == before
+    assert lines[0].startswith("would delete (dry run; pass --yes to delete)")
+    kinds = [line.split()[0] for line in lines[1:]]
+    assert kinds.index("GKE") < kinds.index("Managed") < kinds.index("private") < kinds.index("address") < kinds.index("subnetwork") < kinds.index("network")
+
+
+def test_the_fake_refuses_what_the_apis_refuse(gcloud: FakeGcloud) -> None:
+    """So that reaping out of order would fail: a network still in use, a connection Lustre uses."""
+    gcloud.deploy(bench_plan("a4-llama3-70b"), PROJECT)
+    api = reap.Gcloud(PROJECT)
+    network = next(n["name"] for n in gcloud.project()["networks"] if n["name"].endswith("-bench-2611231030-6e35-net"))
+    assert "is already being used by" in (api.delete(("compute", "networks", "delete", network)) or "")
+    assert "still using this connection" in (api.delete(("services", "vpc-peerings", "delete", f"--network={network}", f"--service={reap.PSA_SERVICE}")) or "")
+    assert gcloud.project()["networks"] and gcloud.project()["peerings"]
+
+
+def test_a_failed_tier_leaves_what_needs_it_for_the_next_run(gcloud: FakeGcloud, monkeypatch: pytest.MonkeyPatch) -> None:
+    names = gcloud.deploy(bench_plan("a4-llama3-70b"), PROJECT)
+    lustre = next(n for n in names if n.endswith("-lustre"))
+    monkeypatch.setenv("FAKE_GCLOUD_FAIL", lustre)
+    code, lines = run()
+    assert code == 1
+    assert any(lustre in line and "FAILED: ERROR: (gcloud.lustre.instances.delete) INTERNAL" in line for line in lines)
+    assert any("SKIPPED: data stores, disks, registries and workload policies must go first" in line for line in lines)
+    project = gcloud.project()
+    assert not project["clusters"] and project["peerings"] and project["networks"], "the cluster went; what Lustre needs stayed"
+    monkeypatch.delenv("FAKE_GCLOUD_FAIL")
+    assert run()[0] == 0 and not set(names) & gcloud.names()
+
+
+def test_labels_decide_and_an_unreadable_expiry_is_left_with_a_note(gcloud: FakeGcloud) -> None:
+    labels = {"managed-by": "trainstack", "trainstack-ephemeral": "true"}
+    disk = lambda name, extra: {"name": name, "zone": "https://www.googleapis.com/compute/v1/projects/p/zones/us-central1-a", "labels": {**labels, **extra}, "users": []}  # noqa: E731
+    project = gcloud.project()
+    project["disks"] = [
+        disk("garbled", {"trainstack-expires": "tomorrow"}),
+        disk("expired", {"trainstack-expires": "2026-11-23t0630z"}),
+        {**disk("not-ours", {"trainstack-expires": "2020-01-01t0000z"}), "labels": {"trainstack-ephemeral": "true", "trainstack-expires": "2020-01-01t0000z"}},
+    ]
+    project["networks"] = [{"name": "prod-bench-net"}, {"name": "x-bench-2611230630-abcd-net"}, {"name": "x-bench-2611231230-abcd-net"}]
+    gcloud.save(project)
+    code, lines = run()
+    assert code == 0
+    assert gcloud.names() == {"garbled", "not-ours", "prod-bench-net", "x-bench-2611231230-abcd-net"}
+    assert any("left disk garbled (us-central1-a): label trainstack-expires='tomorrow' is not a time" in line for line in lines)
+
+
+def test_names_carry_the_expiry() -> None:
+    when = datetime(2026, 11, 23, 10, 30, tzinfo=UTC)
+    prefix = reap.bench_prefix("a3ultra-405b", when, "1a2b")
+    assert prefix == "a3ultra-405b-bench-2611231030-1a2b"
+    assert reap.name_expires(prefix) == reap.name_expires(f"{prefix}-rdma-net") == when
+    assert reap.name_expires("a3ultra-405b-net") is None and reap.name_expires(f"{prefix}x") is None
+
+
+def test_a_failed_listing_is_a_note_and_fails_the_run(gcloud: FakeGcloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    denied = tmp_path / "denied" / "gcloud"
+    denied.parent.mkdir()
+    denied.write_text('#!/bin/sh\nif [ "$1" = lustre ]; then echo "ERROR: (gcloud.lustre.instances.list) PERMISSION_DENIED: lustre.instances.list" >&2; exit 1; fi\n' f'exec "{gcloud.bin / "gcloud"}" "$@"\n')
+    denied.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{denied.parent}:{gcloud.env()['PATH']}")
+    code, lines = run()
+    assert code == 1
+    assert lines[0] == "could not list Managed Lustre instances: ERROR: (gcloud.lustre.instances.list) PERMISSION_DENIED: lustre.instances.list; run again to reap them"
+
+
+def test_reap_command(gcloud: FakeGcloud) -> None:
+    """Against the real clock: one bench long expired, one far in the future."""
+    labels = {"managed-by": "trainstack", "trainstack-ephemeral": "true"}
+    project = gcloud.project()
+    project["clusters"] = [
+        {"name": "old", "location": "us-central1", "resourceLabels": {**labels, "trainstack-expires": "2020-01-01t0000z"}, "status": "RUNNING"},
+        {"name": "future", "location": "us-central1", "resourceLabels": {**labels, "trainstack-expires": "2999-01-01t0000z"}, "status": "RUNNING"},
+    ]
+    gcloud.save(project)
     runner = CliRunner()
     dry = runner.invoke(reap_command, ["--project", PROJECT])
-    assert dry.exit_code == 0 and "would delete" in dry.output and client.deleted == []
+    assert dry.exit_code == 0 and "would delete" in dry.output and gcloud.names() == {"old", "future"}
     done = runner.invoke(reap_command, ["--project", PROJECT, "--yes"])
-    assert done.exit_code == 0 and client.deleted == ["projects/bench-project/locations/us-central1/clusters/old"]
+    assert done.exit_code == 0 and gcloud.names() == {"future"}
+    assert ["container", "clusters", "delete", "old", "--location=us-central1", f"--project={PROJECT}", "--quiet"] in gcloud.calls()
     missing = runner.invoke(reap_command, [], env={"GOOGLE_CLOUD_PROJECT": ""})
     assert missing.exit_code == 2 and "--project" in missing.output
 
 
-def test_reap_command_reports_an_api_failure_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    class Denied:
-        def list_clusters(self, *, parent: str) -> Any:
-            raise PermissionError("403 Kubernetes Engine API has not been used in project bench-project")
-
-    monkeypatch.setattr(reap, "default_client", Denied)
+def test_reap_command_without_gcloud_fails_in_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
     result = CliRunner().invoke(reap_command, ["--project", PROJECT])
-    assert result.exit_code == 1
-    assert result.output.strip() == "error: listing the clusters of bench-project failed: 403 Kubernetes Engine API has not been used in project bench-project"
+    assert result.exit_code == 2
+    assert result.output.strip() == "error: gcloud is not installed (reap lists and deletes with it): see https://cloud.google.com/sdk/docs/install"

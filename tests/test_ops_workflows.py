@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -116,7 +119,7 @@ def test_workload_stacks_are_previewed_after_the_platforms_and_only_on_a_deploye
     assert set(json.loads(kinds["platforms"])) | set(workloads) == set(stack_names())
 
 
-def test_bench_is_manual_and_scheduled_and_always_keeps_results_and_reaps() -> None:
+def test_bench_is_manual_and_scheduled_keeps_results_and_tears_down_in_a_job_of_its_own() -> None:
     workflow = load("bench.yml")
     inputs = workflow["on"]["workflow_dispatch"]["inputs"]
     # A bench deploys a whole recipe: the stacks with a workload and no platform of their own.
@@ -124,36 +127,66 @@ def test_bench_is_manual_and_scheduled_and_always_keeps_results_and_reaps() -> N
     assert inputs["stack"]["type"] == "choice" and set(inputs["stack"]["options"]) == recipes
     assert {"ttl", "timeout"} <= set(inputs)
     assert workflow["on"]["schedule"]
-    [job] = workflow["jobs"].values()
+    assert set(workflow["jobs"]) == {"bench", "teardown", "reap"}
+    bench, teardown, reap = (workflow["jobs"][name] for name in ("bench", "teardown", "reap"))
     assert workflow["permissions"]["id-token"] == "write"
     assert any(not s.get("with", {}).get("command") for s in uses(workflow, "pulumi/actions")), "the Pulumi CLI is installed"
-    assert uses(workflow, "google-github-actions/auth")
     [upload] = uses(workflow, "actions/upload-artifact")
     assert upload["if"].startswith("always()") and "result.json" in upload["with"]["path"]
-    [reap] = [s for s in job["steps"] if "trainstack reap" in s.get("run", "")]
-    assert reap["if"] == "always()" and "--yes" in reap["run"]
-    assert job["steps"].index(reap) > job["steps"].index(next(s for s in job["steps"] if "trainstack bench" in s.get("run", "")))
+    [run] = [s["run"] for s in bench["steps"] if "trainstack bench" in s.get("run", "")]
+    assert '\nexec trainstack bench "$STACK" --name "$BENCH_STACK"' in "\n" + run, "the bench is the step's entry process, named from the run"
+    # A job of its own, run whatever became of the bench (cancelled included), on the same stack name.
+    assert teardown["needs"] == "bench" and teardown["if"].startswith("always() && ")
+    assert teardown["env"]["BENCH_STACK"] == bench["env"]["BENCH_STACK"] and "github.run_id" in bench["env"]["BENCH_STACK"]
+    [teardown_run] = [s["run"] for s in teardown["steps"] if "trainstack" in s.get("run", "")]
+    assert teardown_run == 'exec trainstack bench --teardown "$BENCH_STACK"'
+    assert {"PULUMI_ACCESS_TOKEN"} <= set(teardown["env"]) and len(uses({"jobs": {"t": teardown}}, "google-github-actions/auth")) == 1
+    assert [s["with"]["install_components"] for s in uses({"jobs": {"t": teardown}}, "google-github-actions/setup-gcloud")] == ["gke-gcloud-auth-plugin,kubectl"], "destroying Kubernetes objects needs the auth plugin"
+    assert reap["needs"] == "teardown" and reap["if"] == "always()"
+    [reap_step] = [s for s in reap["steps"] if "trainstack reap" in s.get("run", "")]
+    assert "--yes" in reap_step["run"] and uses({"jobs": {"r": reap}}, "google-github-actions/setup-gcloud"), "reap runs gcloud"
+
+
+def test_the_bench_step_hears_the_runners_signals(tmp_path: Path) -> None:
+    """The runner signals a cancelled step's entry process alone (actions/runner@258d6c8
+    src/Runner.Sdk/ProcessInvoker.cs:832): with `exec`, that is trainstack, not the shell."""
+    [run] = [s["run"] for s in load("bench.yml")["jobs"]["bench"]["steps"] if "trainstack bench" in s.get("run", "")]
+    heard = tmp_path / "heard"
+    fake = tmp_path / "trainstack"
+    fake.write_text(
+        f"#!{sys.executable}\nimport signal, sys, time\nfrom pathlib import Path\n"
+        f"def heard(signum, frame):\n    Path({str(heard)!r}).write_text(signal.Signals(signum).name)\n    sys.exit(130)\n"
+        "signal.signal(signal.SIGINT, heard)\nPath(sys.argv[0] + '.ready').touch()\ntime.sleep(5)\n"
+    )
+    fake.chmod(0o755)
+    script = tmp_path / "step.sh"
+    script.write_text(run)
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin", "STACK": "s", "BENCH_STACK": "b", "TTL": "8h", "TIMEOUT": "4h", "GCP_PROJECT": "p", "BENCH_SETS": ""}
+    step = subprocess.Popen(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], env=env)  # GitHub's `bash` shell
+    ready = tmp_path / "trainstack.ready"
+    for _ in range(2000):
+        if ready.exists():
+            break
+        time.sleep(0.01)
+    os.kill(step.pid, signal.SIGINT)
+    assert step.wait(30) == 130 and heard.read_text() == "SIGINT"
 
 
 def test_an_hourly_schedule_only_reaps_and_waits_behind_no_bench() -> None:
     workflow = load("bench.yml")
-    [job] = workflow["jobs"].values()
     [hourly] = [entry["cron"] for entry in workflow["on"]["schedule"] if entry["cron"].split()[1:] == ["*", "*", "*", "*"]]
-    reap_run = f"github.event.schedule == '{hourly}'"
-    assert reap_run in job["env"]["REAP_ONLY"] and reap_run in workflow["concurrency"]["group"], "its own concurrency group"
-    assert f"github.event.schedule != '{hourly}'" in job["runs-on"], "reaping needs no bench runner"
-    reap_only = [s.get("name") or s["uses"].split("@")[0] for s in job["steps"] if "env.REAP_ONLY != 'true'" not in s.get("if", "")]
-    assert reap_only == ["actions/checkout", "actions/setup-python", "Install", "google-github-actions/auth", "Reap expired ephemeral clusters"]
-    [reap] = [s for s in job["steps"] if "trainstack reap" in s.get("run", "")]
-    assert reap["if"] == "always()"
+    assert f"github.event.schedule == '{hourly}'" in workflow["concurrency"]["group"], "its own concurrency group"
+    for name in ("bench", "teardown"):
+        assert f"github.event.schedule != '{hourly}'" in workflow["jobs"][name]["if"]
+    assert workflow["jobs"]["reap"]["if"] == "always()" and workflow["jobs"]["reap"]["runs-on"] == "ubuntu-latest"
 
 
-def test_the_default_ttl_outlives_the_job_and_the_bench_timeout() -> None:
-    """Reap never deletes a cluster whose run may still be tearing it down."""
+def test_the_default_ttl_outlives_the_bench_and_its_teardown() -> None:
+    """Reap never deletes what a run may still be tearing down."""
     workflow = load("bench.yml")
-    [job] = workflow["jobs"].values()
+    bench, teardown = workflow["jobs"]["bench"], workflow["jobs"]["teardown"]
     inputs = workflow["on"]["workflow_dispatch"]["inputs"]
     ttl, timeout = duration_seconds(inputs["ttl"]["default"]), duration_seconds(inputs["timeout"]["default"])
-    assert f"'{inputs['ttl']['default']}'" in job["env"]["TTL"] and f"'{inputs['timeout']['default']}'" in job["env"]["TIMEOUT"]
-    assert ttl >= job["timeout-minutes"] * 60 + 3600, "a margin of an hour over the job's limit"
+    assert f"'{inputs['ttl']['default']}'" in bench["env"]["TTL"] and f"'{inputs['timeout']['default']}'" in bench["env"]["TIMEOUT"]
+    assert ttl >= (bench["timeout-minutes"] + teardown["timeout-minutes"]) * 60 + 3600, "a margin of an hour over both jobs' limits"
     assert ttl >= timeout + DEPLOY_AND_TEARDOWN_S, "what `trainstack bench` requires"

@@ -12,10 +12,20 @@ nccl-jobset-example.yaml creates only the ComputeDomain too).
 
 from __future__ import annotations
 
+from trainstack.components.kueue import GKE_TOPOLOGY_LEVELS
 from trainstack.core import catalog
 from trainstack.workloads.pod import Json, PodParts
 
 CLAIM = "compute-domain-channel"
+# The topology level of one NVLink domain (catalog NVLINK_DOMAIN_LEVEL), and the levels within it.
+DOMAIN_LEVEL = catalog.NVLINK_DOMAIN_LEVEL
+WITHIN_DOMAIN = GKE_TOPOLOGY_LEVELS[GKE_TOPOLOGY_LEVELS.index(DOMAIN_LEVEL):]
+
+
+def within_one_domain(machine: catalog.Machine, nodes: int) -> bool:
+    """Whether a job of `nodes` nodes fits one multi-node NVLink domain of `machine` (and so must
+    stay in one: its ComputeDomain cannot span two)."""
+    return machine.nvlink_domain_nodes is not None and nodes <= machine.nvlink_domain_nodes
 
 
 def channel_template(job: str) -> str:

@@ -16,6 +16,8 @@ monitor) mount its token.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -210,6 +212,16 @@ def labels(args: SupervisorArgs, component: str) -> dict[str, str]:
     }
 
 
+def config_checksum(args: SupervisorArgs) -> dict[str, str]:
+    """The pod template annotation that rolls the supervisor's pods when its ConfigMap changes:
+    they read it through envFrom, only when a container starts (kubernetes.io/docs/tasks/
+    configure-pod-container/configure-pod-configmap: "not updated automatically"). The hash of
+    the data, as Helm's "Automatically Roll Deployments" tip does
+    (helm.sh/docs/howto/charts_tips_and_tricks)."""
+    data = json.dumps(settings_data(args), sort_keys=True).encode()
+    return {"checksum/config": hashlib.sha256(data).hexdigest()}
+
+
 def deployment_spec(args: SupervisorArgs, service: str) -> Json:
     """One of the three supervisor Deployments, on the CPU pool."""
     port = SERVICES[service]
@@ -217,7 +229,7 @@ def deployment_spec(args: SupervisorArgs, service: str) -> Json:
         "replicas": 1,
         "selector": {"matchLabels": labels(args, service)},
         "template": {
-            "metadata": {"labels": labels(args, service)},
+            "metadata": {"labels": labels(args, service), "annotations": config_checksum(args)},
             "spec": {
                 "serviceAccountName": args.prefix,
                 "automountServiceAccountToken": service in CALLS_API,
@@ -247,7 +259,7 @@ def host_monitor_spec(args: SupervisorArgs) -> Json:
         "selector": {"matchLabels": labels(args, "host-monitor")},
         "updateStrategy": {"type": "RollingUpdate"},
         "template": {
-            "metadata": {"labels": labels(args, "host-monitor")},
+            "metadata": {"labels": labels(args, "host-monitor"), "annotations": config_checksum(args)},
             "spec": {
                 "serviceAccountName": args.prefix,
                 "automountServiceAccountToken": True,  # its KubernetesCallbacks (host.py:126)

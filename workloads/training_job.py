@@ -195,11 +195,23 @@ class TrainingJobArgs(Args):
         return pod_hosts(self.name, self.controller, self.nodes)
 
 
+def job_topology(args: TrainingJobArgs) -> Topology | None:
+    """The job's Topology Aware Scheduling request: as asked, except that where TAS places the job
+    at all, a job that fits one multi-node NVLink domain is required to stay in one (unless it
+    already requires a level within it), as Cluster Toolkit's gke-a4x example requires."""
+    asked = args.topology
+    if asked is None or not imex.within_one_domain(args.machine, args.nodes):
+        return asked
+    if asked.mode == "required" and asked.level in imex.WITHIN_DOMAIN:
+        return asked
+    return Topology(imex.DOMAIN_LEVEL, "required")
+
+
 def base_parts(args: TrainingJobArgs) -> PodParts:
     """What every training pod has, whatever the machine and framework."""
     annotations = {"kubectl.kubernetes.io/default-container": WORKLOAD_CONTAINER}
-    if args.topology is not None:
-        annotations[f"kueue.x-k8s.io/podset-{args.topology.mode}-topology"] = args.topology.level
+    if (topology := job_topology(args)) is not None:
+        annotations[f"kueue.x-k8s.io/podset-{topology.mode}-topology"] = topology.level
     if args.gcsfuse:
         # Inject the Cloud Storage FUSE sidecar; "0" lifts its CPU, memory and disk limits
         # (cloud.google.com/kubernetes-engine/docs/how-to/persistent-volumes/cloud-storage-fuse-csi-driver-sidecar).

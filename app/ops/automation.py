@@ -198,16 +198,53 @@ def brief(exc: BaseException) -> str:
     return lines[-1] if lines else type(exc).__name__
 
 
+class DestroyRefused(TrainstackError):
+    """The stack's state holds protected resources: nothing was deleted."""
+
+
+def protected(deployment: Mapping[str, Any]) -> list[str]:
+    """The URNs of the protected resources in a stack's state (the `deployment` of `pulumi stack
+    export`: each resource's `protect`, apitype ResourceV3)."""
+    return [r["urn"] for r in deployment.get("resources") or [] if r.get("protect")]
+
+
+def destroy(stack: Stack) -> Any:
+    """`pulumi destroy`, refused before anything is deleted while the state holds a protected
+    resource.
+
+    The Automation API destroys with `--skip-preview --yes` (pulumi/pulumi@1b59498
+    sdk/python/lib/pulumi/automation/_stack.py:982). Without the preview, the engine checks
+    `protect` only when the protected resource's own delete step applies (pkg/resource/deploy/
+    step.go:647), and deletes run in reverse dependency order (step_generator.go:2747
+    ScheduleDeletes), continuing past a protect error (step_executor.go:447): everything that
+    depends on the protected resource, and everything unrelated to it, is deleted first, and only
+    what it depends on is kept (deployment_executor.go:513). An interactive `pulumi destroy`
+    refuses up front because its preview fails at that same check (step.go:647 precedes the
+    DryRun branch). This check does what that preview does, from the state."""
+    urns = protected(stack.export_stack().deployment or {})
+    if urns:
+        raise DestroyRefused(
+            f"refused to destroy stack {stack.name!r}: it holds {len(urns)} protected resource(s), {', '.join(urns)}; "
+            "a destroy would delete everything that depends on them, then fail at them. Nothing was deleted. "
+            f"Unprotect them first (the cluster: `pulumi config set trainstack:cluster.deletionProtection false --stack {stack.name}`, "
+            f"then `trainstack up {stack.name}`; any resource: `pulumi state unprotect --stack {stack.name} '<urn>'`)"
+        )
+    return stack.destroy(on_output=echo)
+
+
 OPERATIONS: dict[str, Callable[[Stack], Any]] = {
     "up": lambda stack: stack.up(on_output=echo),
     "preview": lambda stack: stack.preview(on_output=echo, diff=True),
-    "destroy": lambda stack: stack.destroy(on_output=echo),
+    "destroy": destroy,
 }
 
 
 def run(operation: str, stack_name: str, root: Path, open_stack: StackOpener) -> Any:
-    """`up`, `preview` (with a property diff) or `destroy` one stack, streaming its output."""
+    """`up`, `preview` (with a property diff) or `destroy` (refused while anything is protected)
+    one stack, streaming its output."""
     try:
         return OPERATIONS[operation](open_stack(stack_name, root))
+    except DestroyRefused:
+        raise
     except Exception as exc:  # CommandError and its kinds: the CLI already printed the details
         raise OperationFailed(f"pulumi {operation} of stack {stack_name!r} failed: {brief(exc)}") from None

@@ -1,17 +1,21 @@
 """`trainstack bench`: run a recipe once on a fresh, ephemeral stack, and always tear it down.
 
 1. prepare: a new stack `<recipe>-bench-<utc yyyymmddhhmm>-<4 hex>` with the recipe's config
-   plus overrides (a unique cluster name, no deletion protection, a disposable bucket of its
-   own, and the labels `trainstack-ephemeral=true` and `trainstack-expires=<utc time>` that
-   `trainstack reap` reads). The config is validated before anything is created.
+   plus overrides (a unique cluster name that carries the expiry, no deletion protection,
+   disposable storage, a bucket of its own, and the labels `trainstack-ephemeral=true` and
+   `trainstack-expires=<utc time>`): `trainstack reap` finds what is left by those labels and, for
+   the networks, which have none, by that name. The config is validated before anything is created.
 2. up, through the Automation API.
 3. wait for the training JobSet to finish (kubectl with the stack's `kubeconfig` output).
 4. collect the leader pod's log, MFU from it and goodput from Cloud Logging (best effort).
 5. teardown, on success, on any error and on SIGINT or SIGTERM: `refresh` if an update began and
-   did not finish, destroy, check with `pulumi stack export` that the state holds no resource
-   and no pending operation, then `stack rm`; failed steps retried with backoff, and `pulumi
-   cancel` only when a step finds the stack locked. A stack that still holds anything is kept
-   and named (exit 3).
+   did not finish, destroy (refused, before anything is deleted, while the state holds a
+   protected resource: automation.destroy), check with `pulumi stack export` that the state
+   holds no resource and no pending operation, then `stack rm`; failed steps retried with
+   backoff, and `pulumi cancel` only when a step finds the stack locked. A stack that still
+   holds anything is kept, and what it holds is named from its state (exit 3).
+   `trainstack bench --teardown NAME` runs the same teardown alone, for a run that was killed
+   (CI cancellation gives a step 10 s: .github/workflows/bench.yml tears down in a job of its own).
 
 Signals. A bench is stopped by a signal to this process alone (`kill`, a CI runner) or to its
 terminal's process group (Ctrl-C), and must never leave the Pulumi CLI killed mid-update: that
@@ -49,10 +53,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from pulumi.automation.errors import ConcurrentUpdateError
+from pulumi.automation.errors import ConcurrentUpdateError, StackNotFoundError
 from trainstack.app import validation
 from trainstack.app.ops import automation
-from trainstack.app.ops.reap import expires_label
+from trainstack.app.ops.reap import bench_prefix, expires_label
 from trainstack.app.reports import goodput, mfu
 from trainstack.app.secrets import secure_paths
 from trainstack.app.stacks import project_root
@@ -97,10 +101,13 @@ def bench_stack_name(recipe: str, now: datetime, token: str) -> str:
     return f"{recipe}-bench-{now.astimezone(UTC):%Y%m%d%H%M}-{token}"
 
 
-def bench_cluster_name(base: str, stack: str) -> str:
-    """`<base>-bench-<6 hex of the stack name>`, `base` trimmed to keep it within 40 characters."""
-    suffix = f"bench-{hashlib.sha1(stack.encode()).hexdigest()[:6]}"
-    return f"{base[: _CLUSTER_NAME_MAX - len(suffix) - 1].rstrip('-')}-{suffix}"
+def bench_cluster_name(base: str, stack: str, expires: datetime) -> str:
+    """`<base>-bench-<yymmddhhmm of the expiry>-<4 hex of the stack name>` (reap.bench_prefix), `base`
+    trimmed to keep it within 40 characters. The stack's networks are named from it, which is how
+    `trainstack reap` finds them: networks have no labels."""
+    token = hashlib.sha1(stack.encode()).hexdigest()[:4]
+    room = _CLUSTER_NAME_MAX - len(bench_prefix("", expires, token))
+    return bench_prefix(base[:room].rstrip("-"), expires, token)
 
 
 _TOP_KEY = re.compile(r"([^.\[]+)(.*)")
@@ -175,7 +182,7 @@ def prepare(
         )
     validation.check(recipe, base, project_root())
     expires = now + timedelta(seconds=ttl_s)
-    cluster = bench_cluster_name(base.cluster.name, stack)
+    cluster = bench_cluster_name(base.cluster.name, stack, expires)
     set_path(raw, "trainstack:cluster.name", cluster)
     set_path(raw, "trainstack:cluster.deletionProtection", False)
     # Its data goes with it: destroy deletes the bucket, share or disk rather than leaving it.
@@ -334,6 +341,9 @@ def teardown(
                 left, pending = held(stack.export_stack().deployment or {})
             else:
                 _TEARDOWN_COMMANDS[steps[0]](stack)
+        except automation.DestroyRefused as exc:  # the state will not change by itself: no retry
+            errors.append(f"attempt {attempt}: destroy refused: {exc}")
+            break
         except Exception as exc:  # any failure is retried, then reported
             errors.append(f"attempt {attempt}: {steps[0]} failed: {automation.brief(exc)}")
             if isinstance(exc, ConcurrentUpdateError) and not cancelled:
@@ -348,12 +358,17 @@ def teardown(
                 continue
         steps.pop(0)
     destroyed = "check" not in steps and not (left or pending)
+    if not destroyed and not (left or pending):  # destroy failed: name what it left, from the state
+        try:
+            left, pending = held(stack.export_stack().deployment or {})
+        except Exception as exc:
+            errors.append(f"reading what is left from the state failed: {automation.brief(exc)}")
     return Teardown(destroyed, not steps, attempt, round(clock() - start, 1), errors, left, pending)
 
 
 _TEARDOWN_COMMANDS: dict[str, Callable[[automation.Stack], Any]] = {
     "refresh": lambda stack: stack.refresh(on_output=automation.echo),
-    "destroy": lambda stack: stack.destroy(on_output=automation.echo),
+    "destroy": automation.destroy,
     "remove stack": lambda stack: stack.workspace.remove_stack(stack.name),
 }
 
@@ -385,31 +400,43 @@ def _cancel(stack: automation.Stack, errors: list[str]) -> bool:
     return True
 
 
-def leftovers(spec: BenchSpec, result: Teardown, root: Path) -> str:
-    """What a failed teardown left, and how to remove it."""
-    reap = f"`trainstack reap --project {spec.project} --yes` deletes the cluster once it has expired ({expires_label(spec.expires)})"
+def leftovers(stack: str, result: Teardown, root: Path, reap: str = "") -> str:
+    """What a failed teardown left (the stack's state, read after it failed), and how to remove it;
+    `reap`: a note on what `trainstack reap` will delete once the stack has expired."""
+    note = f" {reap}" if reap else ""
+    rerun = f"`trainstack bench --teardown {stack}` tears it down again"
     if result.left or result.pending:
         held_text = "; ".join([*result.left, *(f"{p}, pending" for p in result.pending)])
+        refused = " Its destroy was refused: protected resources are unprotected first (see the errors)." if any("destroy refused" in e for e in result.errors) else ""
         pending = (
-            f"A pending operation was cut short: its resource may exist in project {spec.project!r} without Pulumi knowing; "
-            f"delete it there if it does, then run `pulumi refresh --clear-pending-creates --stack {spec.stack} --cwd {root}`. "
+            "A pending operation was cut short: its resource may exist in the project without Pulumi knowing; "
+            f"delete it there if it does, then run `pulumi refresh --clear-pending-creates --stack {stack} --cwd {root}`. "
             if result.pending
             else ""
         )
-        return (
-            f"teardown left Pulumi stack {spec.stack!r} holding: {held_text}. The stack is kept: its state is the record of them. "
-            f"{pending}Then `trainstack destroy {spec.stack} --yes` and `pulumi stack rm {spec.stack} --cwd {root}`; {reap}."
-        )
+        return f"teardown left Pulumi stack {stack!r} holding: {held_text}. The stack is kept: its state is the record of them.{refused} {pending}Then {rerun}.{note}"
     if not result.destroyed:
-        return (
-            f"teardown failed after {result.attempts} attempts; left behind: Pulumi stack {spec.stack!r} and its "
-            f"resources, including GKE cluster {spec.cluster!r} in project {spec.project!r}. Remove them with "
-            f"`trainstack destroy {spec.stack} --yes`, then `pulumi stack rm {spec.stack} --cwd {root}`; {reap}."
-        )
-    return (
-        f"resources destroyed, but removing the empty Pulumi stack {spec.stack!r} failed after {result.attempts} "
-        f"attempts: run `pulumi stack rm {spec.stack} --cwd {root}`."
-    )
+        state = "could not be read" if any(e.startswith("reading what is left") for e in result.errors) else "names no resource"
+        return f"teardown of Pulumi stack {stack!r} failed after {result.attempts} attempts ({'; '.join(result.errors)}) and its state {state}. {rerun}.{note}"
+    return f"resources destroyed, but removing the empty Pulumi stack {stack!r} failed after {result.attempts} attempts: run `pulumi stack rm {stack} --cwd {root}`."
+
+
+def reap_note(spec: BenchSpec) -> str:
+    """What `trainstack reap` deletes of a bench stack left behind, and from when."""
+    return f"`trainstack reap --project {spec.project} --yes` deletes its labelled resources and networks once they have expired ({expires_label(spec.expires)})."
+
+
+def teardown_only(name: str, root: Path, open_stack: automation.StackOpener = automation.select, sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> Teardown | None:
+    """Tear down the bench stack `name` that a killed run left (None: there is no such stack).
+    Refreshes first (the run may have been killed in an update), and SIGINT or SIGTERM only
+    report: nothing stops a teardown."""
+    with SignalGuard() as guard:
+        guard.tearing_down()
+        try:
+            stack = open_stack(name, root)
+        except StackNotFoundError:
+            return None
+        return teardown(stack, sleep, clock, refresh=True)
 
 
 # ---------------------------------------------------------------------------------------------

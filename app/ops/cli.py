@@ -13,7 +13,7 @@ import shutil
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 import yaml
@@ -21,6 +21,9 @@ from trainstack.app.console import fail
 from trainstack.app.stacks import project_root, raw_stack_config, stack_names
 from trainstack.core.rules import duration_seconds
 from trainstack.core.errors import TrainstackError
+
+
+GATE_EXIT = 4  # `diff --fail-on`: distinct from 2 (bad input) and from bench's 3 (resources left)
 
 
 class Duration(click.ParamType):
@@ -45,11 +48,20 @@ class Duration(click.ParamType):
 @click.argument("stacks", nargs=-1)
 @click.option("--base", "base_ref", required=True, metavar="GIT_REF", help="The git ref to compare with, e.g. origin/main.")
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
-def diff_command(stacks: tuple[str, ...], base_ref: str, fmt: str) -> None:
+@click.option(
+    "--fail-on",
+    type=click.Choice(["data", "replace"]),
+    help="Exit 4 when the change loses data (replaces or removes a data store) or, with `replace`, replaces anything.",
+)
+def diff_command(stacks: tuple[str, ...], base_ref: str, fmt: str, fail_on: str | None) -> None:
     """Diff the offline plans of STACK (every stack if none) from GIT_REF to the working tree.
 
-    Resources added, removed and changed (property by property), replacements and node
-    recreations flagged, and the change in GPUs and estimated cost per hour."""
+    Data stores replaced or removed first, then running jobs restarted or shrunk under, applies
+    that will fail, protection turned off, replacements (with what they take along), node
+    recreations; every property change; the change in GPUs and estimated cost per hour.
+
+    Exit codes: 0 compared; 2 bad input or a stack of the working tree that does not render;
+    4 the change crosses --fail-on (the report is still written)."""
     from trainstack.app.ops.baseline import DiffError, compare
 
     try:
@@ -59,6 +71,9 @@ def diff_command(stacks: tuple[str, ...], base_ref: str, fmt: str) -> None:
     click.echo(report.to_json() if fmt == "json" else report.to_markdown(), nl=False)
     if report.head_failed:
         sys.exit(2)
+    if fail_on and report.crosses(fail_on):
+        click.echo(f"error: the change crosses --fail-on {fail_on}: see the findings above", err=True)
+        sys.exit(GATE_EXIT)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -126,31 +141,40 @@ def _parse_sets(sets: tuple[str, ...]) -> list[tuple[str, Any]]:
 
 
 @click.command("bench")
-@click.argument("stack")
+@click.argument("stack", required=False)
 @click.option("--ttl", type=Duration(), default="8h", show_default=True, help="Expiry label for `reap`; at least --timeout + 2h.")
 @click.option("--timeout", type=Duration(), default="6h", show_default=True, help="How long to wait for the training job.")
 @click.option("--name", help="The bench stack's name (default <stack>-bench-<utc yyyymmddhhmm>-<4 hex>).")
 @click.option("--project", help="The GCP project (sets gcp:project).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Config override, repeatable: trainstack:workload.steps=50 (value read as YAML).")
 @click.option("--result", "result_path", type=click.Path(dir_okay=False, path_type=Path), default=Path("result.json"), show_default=True, help="Result JSON; the leader's log goes beside it.")
-def bench_command(stack: str, ttl: float, timeout: float, name: str | None, project: str | None, sets: tuple[str, ...], result_path: Path) -> None:
+@click.option("--teardown", "teardown_name", metavar="NAME", help="Instead of a bench: tear down the bench stack NAME a killed run left (none: nothing to do).")
+def bench_command(
+    stack: str | None, ttl: float, timeout: float, name: str | None, project: str | None, sets: tuple[str, ...], result_path: Path, teardown_name: str | None
+) -> None:
     """Run recipe STACK once on a fresh ephemeral stack; always tear it down.
 
     Exit codes: 0 the job succeeded; 1 it failed or timed out; 2 bad input (nothing created);
-    3 teardown failed and resources are left (named on stderr); 130/143 interrupted."""
+    3 teardown failed and resources are left (named on stderr from the stack's state); 130/143
+    interrupted. With --teardown NAME: 0 torn down or no such stack, 3 resources left."""
     from trainstack.app.ops import automation, bench
 
+    if (stack is None) == (teardown_name is None):
+        fail("name a recipe STACK to bench, or a bench stack to tear down with --teardown NAME (not both)")
     try:
         automation.require_pulumi()
     except TrainstackError as exc:
         fail(str(exc))
+    root = project_root()
+    if teardown_name is not None:
+        _teardown_only(teardown_name, root)
+    assert stack is not None
     for tool, hint in (
         ("kubectl", "gcloud components install kubectl"),
         ("gke-gcloud-auth-plugin", "gcloud components install gke-gcloud-auth-plugin"),
     ):
         if shutil.which(tool) is None:
             fail(f"{tool} is not installed (the bench watches its job with it): {hint}")
-    root = project_root()
     overrides = _parse_sets(sets) + ([("gcp:project", project)] if project else [])
     try:
         spec = bench.prepare(
@@ -163,8 +187,22 @@ def bench_command(stack: str, ttl: float, timeout: float, name: str | None, proj
     result_path.write_text(json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n")
     click.echo(_summary(result) + f"; result in {result_path}")
     if result.teardown is not None and not result.teardown.ok:
-        click.echo(f"error: {bench.leftovers(spec, result.teardown, root)}", err=True)
+        click.echo(f"error: {bench.leftovers(spec.stack, result.teardown, root, bench.reap_note(spec))}", err=True)
     sys.exit(result.exit_code)
+
+
+def _teardown_only(name: str, root: Path) -> NoReturn:
+    from trainstack.app.ops import bench
+
+    result = bench.teardown_only(name, root)
+    if result is None:
+        click.echo(f"no stack {name!r}: nothing to tear down")
+        sys.exit(0)
+    if not result.ok:
+        click.echo(f"error: {bench.leftovers(name, result, root)}", err=True)
+        sys.exit(3)
+    click.echo(f"torn down and removed stack {name!r}")
+    sys.exit(0)
 
 
 def _summary(result: Any) -> str:
@@ -190,17 +228,19 @@ def _summary(result: Any) -> str:
 @click.option("--project", envvar="GOOGLE_CLOUD_PROJECT", required=True, help="The GCP project [env GOOGLE_CLOUD_PROJECT].")
 @click.option("--yes", is_flag=True, help="Delete them (without it: only list what would be deleted).")
 def reap_command(project: str, yes: bool) -> None:
-    """Delete ephemeral clusters whose expiry has passed (a dry run without --yes).
+    """Delete what expired ephemeral stacks left, every kind, in dependency order (a dry run
+    without --yes), with gcloud.
 
-    Only clusters labelled managed-by=trainstack, trainstack-ephemeral=true and
-    trainstack-expires (in the past) are touched."""
+    Clusters, Filestore and Lustre instances, disks, buckets, registries and address ranges
+    labelled managed-by=trainstack, trainstack-ephemeral=true and trainstack-expires (in the
+    past); networks whose bench name has expired, with their subnetworks, firewall rules, routers
+    and private services access. Exit 1 if a listing or a deletion failed."""
     from trainstack.app.ops import reap
 
     try:
-        code = reap.reap(project, yes, client=reap.default_client(), echo=click.echo)
-    except Exception as exc:  # credentials, permissions, API disabled: one clear line
-        click.echo(f"error: listing the clusters of {project} failed: {exc}", err=True)
-        sys.exit(1)
+        code = reap.reap(project, yes, echo=click.echo)
+    except reap.ReapError as exc:
+        fail(str(exc))
     sys.exit(code)
 
 

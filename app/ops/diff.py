@@ -16,148 +16,32 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from trainstack.core import catalog
+from trainstack.app.ops import semantics
+from trainstack.app.ops.semantics import ABSENT, FAILS, IGNORED, RECREATE_NODES, REPLACE, UPDATE
 from trainstack.app.reports.cost import estimate
+from trainstack.core import catalog
 
-UPDATE, REPLACE, RECREATE_NODES = "update", "replace", "recreate-nodes"
+CLUSTER, NODE_POOL = semantics.CLUSTER, semantics.NODE_POOL
 
-CLUSTER = "gcp:container/cluster:Cluster"
-NODE_POOL = "gcp:container/nodePool:NodePool"
-
-# Properties of the node config (shared by a cluster's default pool and a node pool) that the
-# provider marks ForceNew: a change deletes and recreates the whole resource.
-# Source: hashicorp/terraform-provider-google (v7, the provider pulumi-gcp 10 bridges),
-# google/services/container/node_config.go, schemaNodeConfig: fields with `ForceNew: true`.
-_NODE_CONFIG_FORCE_NEW = tuple(
-    f"nodeConfig.{field}"
-    for field in (
-        "advancedMachineFeatures",
-        "bootDiskKmsKey",
-        "confidentialNodes.confidentialInstanceType",
-        "enableConfidentialStorage",
-        "ephemeralStorageLocalSsdConfig",
-        "flexStart",
-        "guestAccelerators",
-        "hostMaintenancePolicy",
-        "localNvmeSsdBlockConfig",
-        "localSsdCount",
-        "localSsdEncryptionMode",
-        "maxRunDuration",
-        "metadata",
-        "minCpuPlatform",
-        "nodeGroup",
-        "oauthScopes",
-        "preemptible",
-        "reservationAffinity",
-        "sandboxConfig",
-        "secondaryBootDisks",
-        "serviceAccount",
-        "shieldedInstanceConfig",
-        "soleTenantConfig",
-        "spot",
-    )
-)
-
-# Replacement-forcing properties by resource type, as recorded input paths (camelCase). A path
-# covers everything under it. Sources (terraform-provider-google v7, `ForceNew: true`):
-# resource_container_cluster.go and resource_container_node_pool.go.
-FORCE_NEW: dict[str, tuple[str, ...]] = {
-    CLUSTER: (
-        "clusterAutoscaling.autoProvisioningDefaults.bootDiskKmsKey",
-        "clusterIpv4Cidr",
-        "confidentialNodes",
-        "datapathProvider",
-        "dataplaneOptimizationMode",
-        "defaultMaxPodsPerNode",
-        "description",
-        "enableAutopilot",
-        "enableKubernetesAlpha",
-        "enableTpu",
-        "initialNodeCount",
-        "ipAllocationPolicy.clusterIpv4CidrBlock",
-        "ipAllocationPolicy.clusterSecondaryRangeName",
-        "ipAllocationPolicy.podCidrOverprovisionConfig",
-        "ipAllocationPolicy.servicesIpv4CidrBlock",
-        "ipAllocationPolicy.servicesSecondaryRangeName",
-        "location",
-        "masterAuth.clientCertificateConfig",
-        "name",
-        "network",
-        "networkingMode",
-        "nodePools",
-        "privateClusterConfig.masterIpv4CidrBlock",
-        "privateClusterConfig.privateEndpointSubnetwork",
-        "project",
-        "subnetwork",
-        "userManagedKeysConfig.aggregationCa",
-        "userManagedKeysConfig.clusterCa",
-        "userManagedKeysConfig.etcdApiCa",
-        "userManagedKeysConfig.etcdPeerCa",
-        *_NODE_CONFIG_FORCE_NEW,
-    ),
-    NODE_POOL: (
-        "cluster",
-        "initialNodeCount",
-        "location",
-        "maxPodsPerNode",
-        "name",
-        "namePrefix",
-        "networkConfig.acceleratorNetworkProfile",
-        "networkConfig.additionalNodeNetworkConfigs",
-        "networkConfig.additionalPodNetworkConfigs",
-        "networkConfig.createPodRange",
-        "networkConfig.podCidrOverprovisionConfig",
-        "networkConfig.podIpv4CidrBlock",
-        "networkConfig.podRange",
-        "networkConfig.subnetwork",
-        "placementPolicy",
-        "project",
-        "queuedProvisioning",
-        *_NODE_CONFIG_FORCE_NEW,
-    ),
+# The classes of what a reviewer must not miss, in the order the report lists them.
+DATA, JOB, FAILS_CLASS, SAFETY, REPLACES, NODES, DELETES = "data", "job", "fails", "safety", "replace", "recreate-nodes", "delete"
+_CLASS_ORDER = (DATA, JOB, FAILS_CLASS, SAFETY, REPLACES, NODES, DELETES)
+_CLASS_FLAG = {
+    DATA: "🛑 **DATA**",
+    JOB: "🛑 **RUNNING JOB**",
+    FAILS_CLASS: "❌ **APPLY FAILS**",
+    SAFETY: "🔓 **SAFETY**",
+    REPLACES: "⚠️ **REPLACES**",
+    NODES: "⚠️ **RECREATES NODES**",
+    DELETES: "⚠️ **DELETES**",
 }
-
-# Node pool properties the provider updates in place, but which GKE applies by recreating every
-# node (a surge or blue-green rollout of the whole pool): the resource stays, its nodes do not.
-# Sources: the provider's in-place node pool update (node_config.go, nodePoolNodeConfigUpdate)
-# and GKE's "Manage cluster lifecycle changes to minimize disruption" (changes that recreate
-# nodes), https://cloud.google.com/kubernetes-engine/docs/concepts/managing-clusters
-RECREATES_NODES: dict[str, tuple[str, ...]] = {
-    NODE_POOL: (
-        "nodeConfig.bootDisk",
-        "nodeConfig.confidentialNodes",
-        "nodeConfig.diskSizeGb",
-        "nodeConfig.diskType",
-        "nodeConfig.fastSocket",
-        "nodeConfig.gcfsConfig",
-        "nodeConfig.gvnic",
-        "nodeConfig.imageType",
-        "nodeConfig.kubeletConfig",
-        "nodeConfig.linuxNodeConfig",
-        "nodeConfig.machineType",
-        "nodeConfig.workloadMetadataConfig",
-        "networkConfig.networkPerformanceConfig",
-        "nodeLocations",
-    ),
-}
-
-# pulumi-kubernetes replaces an object whose name or namespace changes.
-_KUBERNETES_FORCE_NEW = ("metadata.name", "metadata.namespace")
+# What `--fail-on` stops: data loses a store's bytes (or the job's view of them); replace is any replacement.
+FAIL_ON = {"data": {DATA}, "replace": {DATA, REPLACES}}
 
 MARKDOWN_LIMIT = 60_000  # GitHub rejects comments over 65,536 characters
 _CHANGES_SHOWN = 25  # property changes listed per resource in Markdown
 _LIST_OPEN = 10  # added/removed lists longer than this fold into <details>
 _VALUE_WIDTH = 80
-
-
-class _Absent:
-    """A property one side does not set (distinct from null)."""
-
-    def __repr__(self) -> str:
-        return "ABSENT"
-
-
-ABSENT: Any = _Absent()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -168,16 +52,21 @@ ABSENT: Any = _Absent()
 class PropertyChange:
     """One leaf property that differs: `old`/`new` are ABSENT where a side does not set it.
 
-    `kind` is `input`, `option` (a resource option such as protect) or `provider`."""
+    `kind` is `input`, `option` (a resource option such as protect), `provider`, or `cascade` (an
+    input the resource takes from a replaced resource); `reason` names a rule beyond the
+    providers' ForceNew table (app/ops/semantics.py)."""
 
     path: str
     old: Any
     new: Any
     effect: str = UPDATE
     kind: str = "input"
+    reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"path": self.path, "kind": self.kind, "effect": self.effect}
+        if self.reason:
+            out["reason"] = self.reason
         if self.old is not ABSENT:
             out["old"] = self.old
         if self.new is not ABSENT:
@@ -204,12 +93,24 @@ class ResourceChange:
 
     @property
     def effect(self) -> str:
-        """The strongest effect of its changes: replace > recreate-nodes > update."""
+        """The strongest effect of its changes: fails > replace > recreate-nodes > update > ignored."""
         effects = {c.effect for c in self.changes}
-        return next((e for e in (REPLACE, RECREATE_NODES) if e in effects), UPDATE)
+        return next((e for e in (FAILS, REPLACE, RECREATE_NODES, UPDATE) if e in effects), IGNORED)
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.resource.to_dict(), "effect": self.effect, "changes": [c.to_dict() for c in self.changes]}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing a reviewer must not miss: its class (DATA, JOB, ...), the resource and what happens."""
+
+    cls: str
+    resource: str
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"class": self.cls, "resource": self.resource, "text": self.text}
 
 
 @dataclass(frozen=True)
@@ -277,6 +178,7 @@ class StackDiff:
     head: Totals | None = None
     error: str | None = None
     error_in: str | None = None  # "base" or "head": the side that did not render
+    findings: tuple[Finding, ...] = ()
 
     @property
     def status(self) -> str:
@@ -286,7 +188,16 @@ class StackDiff:
             return "new"
         if self.head is None:
             return "deleted"
-        return "changed" if self.added or self.removed or self.changed else "unchanged"
+        return "changed" if self.added or self.removed or self.effective or self.findings else "unchanged"
+
+    @property
+    def effective(self) -> tuple[ResourceChange, ...]:
+        """The changed resources the engine acts on (not those whose changes are all ignored)."""
+        return tuple(c for c in self.changed if c.effect != IGNORED)
+
+    def crosses(self, fail_on: str) -> bool:
+        """Whether this stack's change is of a class `--fail-on fail_on` stops."""
+        return any(f.cls in FAIL_ON[fail_on] for f in self.findings)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"stack": self.stack, "status": self.status}
@@ -298,6 +209,7 @@ class StackDiff:
             "added": [r.to_dict() for r in self.added],
             "removed": [r.to_dict() for r in self.removed],
             "changed": [c.to_dict() for c in self.changed],
+            "findings": [f.to_dict() for f in sorted(self.findings, key=_finding_order)],
             "totals": {"base": base.to_dict(), "head": head.to_dict(), "delta": _delta(base, head).to_dict()},
         }
 
@@ -308,6 +220,10 @@ class DiffReport:
 
     base_ref: str
     stacks: tuple[StackDiff, ...]
+
+    def crosses(self, fail_on: str) -> bool:
+        """Whether any stack's change is of a class `--fail-on fail_on` stops."""
+        return any(s.crosses(fail_on) for s in self.stacks)
 
     @property
     def head_failed(self) -> bool:
@@ -334,20 +250,20 @@ def diff_plans(stack: str, base: dict[str, Any] | None, head: dict[str, Any] | N
     new = {r["urn"]: r for r in (head or {}).get("resources", [])}
     was = _previous_urns(old, new)
     added = tuple(_ref(new[u]) for u in _ordered(new.keys() - was.keys(), new))
-    removed = tuple(_ref(old[u]) for u in _ordered(old.keys() - set(was.values()), old))
+    removed_urns = _ordered(old.keys() - set(was.values()), old)
     renamed = {before: after for after, before in was.items()}
-    changed = []
-    for urn in _ordered(was.keys(), new):
-        changes = resource_changes(old[was[urn]], new[urn], renamed)
-        if changes:
-            changed.append(ResourceChange(_ref(new[urn]), changes))
+    changes = {urn: resource_changes(old[was[urn]], new[urn], renamed) for urn in was}
+    _cascade(changes, new, old, was)
+    changed = tuple(ResourceChange(_ref(new[u]), changes[u]) for u in _ordered(was.keys(), new) if changes[u])
+    findings = _findings(changed, new, old, was, removed_urns, base or {}, head or {})
     return StackDiff(
         stack,
         added,
-        removed,
-        tuple(changed),
+        tuple(_ref(old[u]) for u in removed_urns),
+        changed,
         Totals.of(base) if base is not None else None,
         Totals.of(head) if head is not None else None,
+        findings=findings,
     )
 
 
@@ -372,22 +288,181 @@ def resource_changes(old: dict[str, Any], new: dict[str, Any], renamed: dict[str
     """Every differing leaf of one resource's inputs, options and provider, with its effect;
     `renamed` maps base URNs to the head URNs they became by alias (a renamed provider is the
     same provider)."""
-    rtype = new["type"]
-    force_new = [*FORCE_NEW.get(rtype, ()), *(new.get("options") or {}).get("replaceOnChanges", [])]
-    if rtype.startswith("kubernetes:") and new.get("custom"):
-        force_new += _KUBERNETES_FORCE_NEW
-    recreates = RECREATES_NODES.get(rtype, ())
     out: list[PropertyChange] = []
     for path, before, after in _leaves(old.get("inputs") or {}, new.get("inputs") or {}, ""):
-        effect = REPLACE if _covered(path, force_new) else RECREATE_NODES if _covered(path, recreates) else UPDATE
-        out.append(PropertyChange(path, before, after, effect))
+        effect = semantics.property_effect(old, new, path, before, after)
+        out.append(PropertyChange(path, before, after, effect.kind, reason=effect.reason))
     for path, before, after in _leaves(old.get("options") or {}, new.get("options") or {}, ""):
         out.append(PropertyChange(path, before, after, UPDATE, "option"))
     old_provider = (renamed or {}).get(old.get("provider") or "", old.get("provider"))
     if old_provider != new.get("provider"):
         # The engine replaces a resource whose provider reference moves to another provider.
         out.append(PropertyChange("provider", old.get("provider") or ABSENT, new.get("provider") or ABSENT, REPLACE, "provider"))
+    if any(c.effect == REPLACE for c in out) and semantics.replacement_collides(old, new):
+        out.append(PropertyChange("(identity)", ABSENT, ABSENT, FAILS, "input", _collision(old)))
     return tuple(out)
+
+
+def _collision(old: dict[str, Any]) -> str:
+    why = "its delete is skipped (retainOnDelete)" if (old.get("options") or {}).get("retainOnDelete") else "the replacement is created first"
+    return f"the replacement keeps the same name and location while the old one still exists ({why}): the create fails with ALREADY_EXISTS"
+
+
+def _cascade(changes: dict[str, tuple[PropertyChange, ...]], new: dict[str, Any], old: dict[str, Any], was: dict[str, str]) -> None:
+    """Replace, to a fixed point, what takes a replacement-forcing input from a replaced resource or
+    runs on a replaced provider (the engine's dependent replacements; semantics module docstring)."""
+    replaced = {u for u, c in changes.items() if any(p.effect == REPLACE for p in c) and not any(p.effect == FAILS for p in c)}
+    grew = True
+    while grew:
+        grew = False
+        for urn in _ordered(set(changes) - replaced, new):
+            resource = new[urn]
+            if not resource.get("custom"):
+                continue
+            extra = []
+            if resource.get("provider") in replaced:
+                extra.append(PropertyChange("provider", resource["provider"], "[replaced]", REPLACE, "cascade", f"its provider {_name(resource['provider'])} is replaced"))
+            force_new = semantics.force_new_paths(resource)
+            for prop, deps in sorted((resource.get("propertyDependencies") or {}).items()):
+                hit = sorted(d for d in deps if d in replaced)
+                if hit and semantics.covered(prop, force_new):
+                    before = (old[was[urn]].get("inputs") or {}).get(prop, ABSENT)
+                    extra.append(PropertyChange(prop, before, "[unknown]", REPLACE, "cascade", f"takes `{prop}` from {_name(hit[0])}, which is replaced"))
+            if extra:
+                changes[urn] = (*changes[urn], *extra)
+                replaced.add(urn)
+                grew = True
+
+
+def _name(urn: str) -> str:
+    return urn.rsplit("::", 1)[-1]
+
+
+# ---------------------------------------------------------------------------------------------
+# What a reviewer must not miss
+
+
+def _finding_order(finding: Finding) -> tuple[int, str]:
+    return (_CLASS_ORDER.index(finding.cls), finding.resource)
+
+
+def _findings(
+    changed: tuple[ResourceChange, ...],
+    new: dict[str, Any],
+    old: dict[str, Any],
+    was: dict[str, str],
+    removed: list[str],
+    base: dict[str, Any],
+    head: dict[str, Any],
+) -> tuple[Finding, ...]:
+    """Every finding of one stack's change, data first (the classes in `_CLASS_ORDER`)."""
+    out: list[Finding] = []
+    base_resources = base.get("resources", [])
+    cascaded: dict[str, list[str]] = {}
+    for change in changed:
+        before, after = old[was[change.resource.urn]], new[change.resource.urn]
+        what = f"`{change.resource.type}` **{change.resource.name}**"
+        for prop in change.changes:
+            if prop.effect == FAILS:
+                out.append(Finding(FAILS_CLASS, what, f"`{prop.path}`: {prop.reason}." if prop.path != "(identity)" else f"{prop.reason}."))
+        out += _safety(what, before, after)
+        if change.effect == REPLACE:
+            store = semantics.data_store(before, base_resources)
+            if store == "bound PersistentVolume" and all(c.kind == "cascade" for c in change.changes if c.effect == REPLACE):
+                store = None  # re-created as it was (on a new cluster): it points at the same store
+            if store:
+                out.append(Finding(DATA, what, f"this {store} is replaced: {_bytes_fate(before)}; the job then sees an empty store."))
+            elif change.resource.type == semantics.JOBSET:
+                out.append(Finding(JOB, what, "the running job is stopped and started again (it resumes from its last checkpoint while `runId` is kept)."))
+            cause = next((c for c in change.changes if c.kind == "cascade"), None)
+            if cause and not store:
+                cascaded.setdefault(cause.reason.split(", which")[0].split(" from ")[-1].split(" is ")[0].removeprefix("its provider "), []).append(change.resource.name)
+            else:
+                out.append(Finding(REPLACES, what, _replacement(change, before, after)))
+        elif change.effect == RECREATE_NODES:
+            out.append(Finding(NODES, what, f"{_paths(change, RECREATE_NODES)} is applied by recreating every node of the pool; running jobs on it are interrupted."))
+        if change.resource.type == NODE_POOL:
+            out += _shrink(what, before, after)
+    for root, names in sorted(cascaded.items()):
+        shown = ", ".join(f"**{n}**" for n in names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+        out.append(Finding(REPLACES, f"{len(names)} resources on **{root}**", f"replaced with it (they take a replacement-forcing input from it, or run on its Kubernetes provider): {shown}."))
+    added_objects = {_object_key(new[u]): new[u] for u in set(new) - set(was) if _object_key(new[u])}
+    for urn in removed:
+        resource = old[urn]
+        twin = added_objects.get(_object_key(resource))
+        if twin:
+            out.append(
+                Finding(
+                    FAILS_CLASS,
+                    f"`{resource['type']}` **{resource['name']}** → **{twin['name']}**",
+                    "the same Kubernetes object under a new URN: its create runs while the old object still exists (deletes run last), so it "
+                    "fails (an immutable field such as a volume's source changed) or lands on it, and the old URN's delete then removes the shared object.",
+                )
+            )
+        what = f"`{resource['type']}` **{resource['name']}**"
+        store = semantics.data_store(resource, base_resources)
+        if store:
+            out.append(Finding(DATA, what, f"this {store} leaves the stack: {_bytes_fate(resource)}; the job no longer sees it."))
+        elif resource["type"] == semantics.JOBSET:
+            out.append(Finding(JOB, what, "the running job is deleted."))
+        elif resource["type"] in (CLUSTER, NODE_POOL):
+            out.append(Finding(DELETES, what, "deleted, with every node and what runs on them."))
+    was_destroy, now_destroy = (base.get("summary") or {}).get("destroy"), (head.get("summary") or {}).get("destroy")
+    if was_destroy and now_destroy and was_destroy != now_destroy:
+        out.append(Finding(SAFETY, "`pulumi destroy`", f"now {now_destroy} (was: {was_destroy})."))
+    return tuple(sorted(out, key=_finding_order))
+
+
+def _object_key(resource: dict[str, Any]) -> tuple[str, str, str] | None:
+    """A Kubernetes object's identity in its cluster: kind, namespace and name (None for anything else)."""
+    if not resource["type"].startswith("kubernetes:") or not resource.get("custom") or resource["type"].startswith("kubernetes:helm.sh/"):
+        return None
+    meta = (resource.get("inputs") or {}).get("metadata") or {}
+    if not meta.get("name"):
+        return None
+    return (resource["type"].split(":")[-1], meta.get("namespace") or "", meta["name"])
+
+
+def _bytes_fate(resource: dict[str, Any]) -> str:
+    """What happens to a data store's bytes when the engine deletes it."""
+    if resource["type"] == semantics.PV:
+        return "the volume is a pointer; Kubernetes keeps it while its claim is bound (pv-protection), and pods that start afterwards mount what the new one points at"
+    if (resource.get("options") or {}).get("retainOnDelete"):
+        return "its bytes stay in the project, outside the stack and still billed (retainOnDelete)"
+    if resource["type"] == semantics.BUCKET and not (resource.get("inputs") or {}).get("forceDestroy"):
+        return "its delete fails while it holds objects (no forceDestroy)"
+    return "its bytes are deleted (`storage.disposable`)"
+
+
+def _replacement(change: ResourceChange, before: dict[str, Any], after: dict[str, Any]) -> str:
+    order = "deleted before its replacement is created" if semantics.delete_before_replace(after) else "its replacement is created before it is deleted"
+    reasons = sorted({c.reason for c in change.changes if c.effect == REPLACE and c.reason})
+    text = f"{_paths(change, REPLACE)} cannot change in place: {order}" + (f" ({'; '.join(reasons)})" if reasons else "") + "."
+    if (before.get("options") or {}).get("protect") and (after.get("options") or {}).get("protect"):
+        text += " It is protected: `pulumi up` will be refused (turn protect off first, e.g. `trainstack:cluster.deletionProtection: false`)."
+    return text
+
+
+def _safety(what: str, before: dict[str, Any], after: dict[str, Any]) -> list[Finding]:
+    """Protection turned off: protect, retainOnDelete, or a bucket's forceDestroy turned on."""
+    was, now = before.get("options") or {}, after.get("options") or {}
+    out = []
+    if was.get("protect") and not now.get("protect"):
+        out.append(Finding(SAFETY, what, "`protect` turned off: `pulumi destroy` and a replacement of it are no longer refused."))
+    if was.get("retainOnDelete") and not now.get("retainOnDelete"):
+        out.append(Finding(SAFETY, what, "`retainOnDelete` turned off: deleting or replacing it now deletes it, with its data."))
+    if after["type"] == semantics.BUCKET and (after.get("inputs") or {}).get("forceDestroy") and not (before.get("inputs") or {}).get("forceDestroy"):
+        out.append(Finding(SAFETY, what, "`forceDestroy` turned on: deleting the bucket deletes every object in it."))
+    return out
+
+
+def _shrink(what: str, before: dict[str, Any], after: dict[str, Any]) -> list[Finding]:
+    """A node pool made smaller: GKE removes nodes, whichever pods run on them (validate keeps a
+    stack's own job within its pool; jobs of other stacks on a platform are not in this plan)."""
+    was, now = semantics.pool_nodes(before), semantics.pool_nodes(after)
+    if was is None or now is None or now >= was:
+        return []
+    return [Finding(JOB, what, f"shrinks from {was} to {now} nodes: GKE removes {was - now}, with whatever job pods run on them (a JobSet restarts whole).")]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -429,25 +504,6 @@ def _join(path: str, key: str) -> str:
     return f"{path}[{json.dumps(key)}]"
 
 
-def _segments(path: str) -> list[str]:
-    """`a.b[0]["c.d"]` -> ['a', 'b', 'c.d']: list indices (and `[*]`) dropped, quoted keys kept whole."""
-    return [m.group(1) or m.group(2) for m in re.finditer(r'\["((?:[^"\\]|\\.)*)"\]|([^.\[\]]+)', re.sub(r"\[(?:\d+|\*)\]", "", path))]
-
-
-def _covered(path: str, patterns: list[str] | tuple[str, ...]) -> bool:
-    """Whether a change at `path` touches a property a pattern names: the property itself,
-    something under it, or a whole block containing it. `*` matches any one segment."""
-    parts = _segments(path)
-    for pattern in patterns:
-        if pattern == "*":
-            return True
-        wanted = _segments(pattern)
-        shared = min(len(parts), len(wanted))
-        if all(w in ("*", p) for w, p in zip(wanted[:shared], parts[:shared])):
-            return True
-    return False
-
-
 def _ref(resource: dict[str, Any]) -> ResourceRef:
     return ResourceRef(resource["urn"], resource["type"], resource["name"])
 
@@ -478,7 +534,9 @@ def _report_markdown(report: DiffReport) -> Iterator[str]:
         yield ""
     yield (
         f"_Offline plans under Pulumi's mock engine. Costs are estimates from list prices as of "
-        f"{catalog.PRICES_AS_OF}. Replacements follow the providers' ForceNew properties and each resource's replaceOnChanges._"
+        f"{catalog.PRICES_AS_OF}. Replacements follow the pinned providers' ForceNew fields (app/ops/replacement_data.py), "
+        "their diff customisations and the engine's ignoreChanges, replaceOnChanges and dependent replacements; "
+        "what it cannot know is in the README (Review, benchmark, measure)._"
     )
 
 
@@ -494,7 +552,7 @@ def _stack_markdown(diff: StackDiff) -> Iterator[str]:
     if diff.status == "unchanged":
         yield f"{name}: no changes"
         return
-    counts = f"{len(diff.added)} to add, {len(diff.changed)} to change, {len(diff.removed)} to remove"
+    counts = f"{len(diff.added)} to add, {len(diff.effective)} to change, {len(diff.removed)} to remove"
     title = {"new": "new stack", "deleted": "stack deleted"}.get(diff.status)
     yield f"### {name}: {title + ', ' if title else ''}{counts}"
     yield ""
@@ -507,27 +565,27 @@ def _stack_markdown(diff: StackDiff) -> Iterator[str]:
         if refs:
             yield ""
             yield from _ref_list(heading, refs)
-    if diff.changed:
+    if diff.effective:
         yield ""
         yield "**Changed**"
         yield ""
-        for change in diff.changed:
+        for change in diff.effective:
+            yield from _change_markdown(change)
+    ignored = [c for c in diff.changed if c.effect == IGNORED]
+    if ignored:
+        yield ""
+        yield "**No-ops** (every change is under the resource's `ignoreChanges`: the engine keeps the live value)"
+        yield ""
+        for change in ignored:
             yield from _change_markdown(change)
 
 
 def _warnings(diff: StackDiff) -> Iterator[str]:
     base, head = diff.base, diff.head
+    for finding in diff.findings:
+        yield f"- {_CLASS_FLAG[finding.cls]} {finding.resource}: {finding.text}"
     if head is not None and head.fits is False and (base is None or base.fits is not False):
         yield f"- ⚠️ **NO LONGER FITS**: the job needs about {head.memory_gb} GB per GPU, more than the GPU holds with headroom (`trainstack validate` says what would help)."
-    for change in diff.changed:
-        what = f"`{change.resource.type}` **{change.resource.name}**"
-        if change.effect == REPLACE:
-            yield f"- ⚠️ **REPLACES** {what}: {_paths(change, REPLACE)} cannot change in place; the resource is deleted and created again."
-        elif change.effect == RECREATE_NODES:
-            yield f"- ⚠️ **RECREATES NODES** {what}: {_paths(change, RECREATE_NODES)} is applied by recreating every node of the pool; running jobs on it are interrupted."
-    for ref in diff.removed:
-        if ref.type in (CLUSTER, NODE_POOL):
-            yield f"- ⚠️ **DELETES** `{ref.type}` **{ref.name}**."
 
 
 def _paths(change: ResourceChange, effect: str, shown: int = 3) -> str:
@@ -587,11 +645,13 @@ def _ref_list(heading: str, refs: tuple[ResourceRef, ...]) -> Iterator[str]:
 
 
 def _change_markdown(change: ResourceChange) -> Iterator[str]:
-    flag = {REPLACE: " ⚠️ REPLACES", RECREATE_NODES: " ⚠️ RECREATES NODES"}.get(change.effect, "")
+    flag = {FAILS: " ❌ APPLY FAILS", REPLACE: " ⚠️ REPLACES", RECREATE_NODES: " ⚠️ RECREATES NODES"}.get(change.effect, "")
     yield f"- `{change.resource.type}` **{change.resource.name}**{flag}"
     for prop in change.changes[:_CHANGES_SHOWN]:
-        note = {REPLACE: " (forces replacement)", RECREATE_NODES: " (recreates nodes)"}.get(prop.effect, "")
-        kind = {"option": " (resource option)", "provider": ""}.get(prop.kind, "")
+        note = {REPLACE: " (forces replacement)", RECREATE_NODES: " (recreates nodes)", IGNORED: " (ignored)", FAILS: " (the apply fails)"}.get(prop.effect, "")
+        if prop.reason:
+            note += f": {prop.reason}"
+        kind = {"option": " (resource option)", "provider": "", "cascade": ""}.get(prop.kind, "")
         yield f"  - `{prop.path}`{kind}: {_show(prop.old)} → {_show(prop.new)}{note}"
     hidden = len(change.changes) - _CHANGES_SHOWN
     if hidden > 0:

@@ -71,8 +71,8 @@ def _stack_figures(name: str) -> dict[str, Any]:
 @click.option("--precision", type=click.Choice(["bf16", "fp16", "fp8"]), help="Peak to compare with [stack's, else bf16].")
 @click.option("--warmup", type=click.IntRange(min=0), default=10, show_default=True, help="Logged steps skipped first.")
 @click.option("--last-step", type=click.IntRange(min=0), help="Last step averaged (inclusive); 30 = upstream's window.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def mfu_command(log: Path, stack: str | None, warmup: int, last_step: int | None, as_json: bool, **options: Any) -> None:
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def mfu_command(log: Path, stack: str | None, warmup: int, last_step: int | None, fmt: str, **options: Any) -> None:
     """MFU, TFLOPS and tokens/s per GPU from a dllogger.json or NeMo text LOG.
 
     Explicit options override the values read with --stack.
@@ -97,7 +97,7 @@ def mfu_command(log: Path, stack: str | None, warmup: int, last_step: int | None
         raise Failure(str(exc)) from None
     if result.mfu > 1:
         click.echo("warning: MFU above 100%; check the model, batch size, sequence length and GPU count", err=True)
-    if as_json:
+    if fmt == "json":
         click.echo(json.dumps({**dataclasses.asdict(result), "steps_averaged": dataclasses.asdict(window)}, indent=2))
         return
     click.echo(
@@ -130,9 +130,9 @@ def _show(value: float | int | None, unit: str = "", digits: int = 2) -> str:
 @click.option("--jobset", help="Read the log <jobset>-goodput from Cloud Logging instead of EVENTS.")
 @click.option("--project", help="The project whose Cloud Logging holds the log (with --jobset).")
 @click.option("--lookback-days", type=click.FloatRange(min=0, min_open=True), default=7.0, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def goodput_command(
-    events: Path | None, reference_step_time: float, jobset: str | None, project: str | None, lookback_days: float, as_json: bool
+    events: Path | None, reference_step_time: float, jobset: str | None, project: str | None, lookback_days: float, fmt: str
 ) -> None:
     """Goodput from an EVENTS file (JSON array or JSON Lines of Cloud Logging entries)."""
     if (events is None) == (jobset is None):
@@ -147,7 +147,7 @@ def goodput_command(
             report = goodput_report.compute_goodput(parsed, reference_step_time, warnings)
     except TrainstackError as exc:
         raise Failure(str(exc)) from None
-    if as_json:
+    if fmt == "json":
         click.echo(json.dumps(dataclasses.asdict(report), indent=2))
         return
     click.echo(

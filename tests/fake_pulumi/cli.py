@@ -16,7 +16,15 @@ no `exit`.
 Knobs (environment): FAKE_PULUMI_HOLD=<op>:<resource name> (a step) or `stack init`: there the
 process logs `held` and waits for the file $FAKE_PULUMI_HOME/release, so that a test can signal
 while it is under way; FAKE_PULUMI_DIE_AT=<op>:<resource name>: the process SIGKILLs itself as
-that step starts (an update killed from outside).
+that step starts (an update killed from outside); FAKE_PULUMI_PROTECT=<resource name>,...: `up`
+creates those resources with `protect` set.
+
+`destroy` runs as the engine does (pulumi/pulumi@1b59498, pkg/resource/deploy): without
+--skip-preview a preview first fails at a protected resource's delete step (step.go:647) and
+nothing is deleted; with it, deletes run in layers of reverse dependency order (step_generator.go
+ScheduleDeletes), a protected resource's delete fails and the run continues past it
+(step_executor.go:447), skipping only what the protected resource depends on
+(deployment_executor.go:513), then exits 255 naming it.
 
 Standard library only: it runs as `python -S cli.py ...` behind a `pulumi` shim.
 """
@@ -39,13 +47,15 @@ HOME = Path(os.environ["FAKE_PULUMI_HOME"])
 HOLD = os.environ.get("FAKE_PULUMI_HOLD", "")
 HOLD_LIMIT_S = 120.0  # as long as the tests wait for an event: one that never releases fails rather than hangs
 DIE_AT = os.environ.get("FAKE_PULUMI_DIE_AT", "")
-# (type, name) of what `up` creates, in order: the stack, its default provider, three cloud resources.
+PROTECT = set(filter(None, os.environ.get("FAKE_PULUMI_PROTECT", "").split(",")))
+# (type, name, names of what it depends on) of what `up` creates, in order: the stack, its default
+# provider, three cloud resources.
 PLAN = [
-    ("pulumi:pulumi:Stack", "{project}-{stack}"),
-    ("pulumi:providers:gcp", "default_8_41_1"),
-    ("gcp:compute/network:Network", "bench-net"),
-    ("gcp:container/cluster:Cluster", "bench-cluster"),
-    ("gcp:container/nodePool:NodePool", "bench-gpus"),
+    ("pulumi:pulumi:Stack", "{project}-{stack}", ()),
+    ("pulumi:providers:gcp", "default_8_41_1", ()),
+    ("gcp:compute/network:Network", "bench-net", ()),
+    ("gcp:container/cluster:Cluster", "bench-cluster", ("bench-net",)),
+    ("gcp:container/nodePool:NodePool", "bench-gpus", ("bench-cluster",)),
 ]
 KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\n"
 # The flags the Automation API passes in a bench; any other is an error, so that a new one is noticed.
@@ -112,14 +122,32 @@ def urn(stack: str, type_: str, name: str) -> str:
     return f"urn:pulumi:{stack}::{PROJECT}::{type_}::{name}"
 
 
-def resource(stack: str, type_: str, name: str) -> dict[str, Any]:
+def resource(stack: str, type_: str, name: str, needs: tuple[str, ...] = ()) -> dict[str, Any]:
     stack_urn = urn(stack, PLAN[0][0], PLAN[0][1].format(project=PROJECT, stack=stack))
     item: dict[str, Any] = {"urn": urn(stack, type_, name), "custom": type_ != PLAN[0][0], "type": type_}
     if item["custom"]:
         item.update(id=f"{name}-id", inputs={}, outputs={}, parent=stack_urn)
     if item["custom"] and not type_.startswith("pulumi:providers:"):
         item["provider"] = f"{urn(stack, PLAN[1][0], PLAN[1][1])}::{PLAN[1][1]}-id"
+    types = {n: t for t, n, _ in PLAN}
+    if needs:
+        item["dependencies"] = [urn(stack, types[n], n) for n in needs]
+    if name in PROTECT:
+        item["protect"] = True
     return item
+
+
+def needs(item: dict[str, Any]) -> set[str]:
+    """The URNs a resource depends on: its dependencies, parent and provider."""
+    return {*item.get("dependencies", []), *([item["parent"]] if "parent" in item else []), *([item["provider"].rsplit("::", 1)[0]] if "provider" in item else [])}
+
+
+def protect_error(item: dict[str, Any]) -> str:
+    return (
+        f"resource {item['urn']!r} cannot be deleted\nbecause it is protected. To unprotect the resource, either remove the "
+        f"`protect` flag from the resource in your Pulumi program and run `pulumi up`, or use the command:\n"
+        f"`pulumi state unprotect '{item['urn']}'`"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -207,6 +235,11 @@ def run_update(kind: str, stack: str, flags: dict[str, list[Any]]) -> int:
         sys.stderr.write("error: update canceled\n")
         log("exit", code=255, canceled=True)
         return 255
+    except Failed as exc:
+        update.finish(ok=False)
+        sys.stderr.write(f"error: {exc}\n")
+        log("exit", code=255, error=str(exc))
+        return 255
     update.finish(ok=True)
     log("exit", code=0)
     return 0
@@ -214,8 +247,8 @@ def run_update(kind: str, stack: str, flags: dict[str, list[Any]]) -> int:
 
 def up(update: Update, flags: dict[str, list[Any]]) -> None:
     have = {item["urn"] for item in update.state["resources"]}
-    for type_, name in PLAN:
-        item = resource(update.stack, type_, name.format(project=PROJECT, stack=update.stack))
+    for type_, name, depends in PLAN:
+        item = resource(update.stack, type_, name.format(project=PROJECT, stack=update.stack), depends)
         if item["urn"] not in have:
             update.step("+", "create", item)
     update.state["outputs"] = {"kubeconfig": {"value": KUBECONFIG, "secret": True}}
@@ -237,12 +270,42 @@ def refresh(update: Update, flags: dict[str, list[Any]]) -> None:
 
 
 def destroy(update: Update, flags: dict[str, list[Any]]) -> None:
-    for item in list(reversed(update.state["resources"])):
-        update.step("-", "delete", item)
+    everything = update.state["resources"]
+    guarded = [item for item in everything if item.get("protect")]
+    if guarded and "--skip-preview" not in flags:
+        out(f"Previewing destroy ({update.stack}):")
+        raise Failed(protect_error(guarded[0]))
+    by_urn = {item["urn"]: item for item in everything}
+    remaining, kept, errors = list(everything), set(), []
+    while remaining:
+        layer = [item for item in remaining if not any(item["urn"] in needs(other) for other in remaining if other is not item)]
+        for item in reversed(layer):
+            remaining.remove(item)
+            if item["urn"] in kept:
+                continue
+            if item.get("protect"):
+                errors.append(protect_error(item))
+                kept |= closure(item, by_urn)
+                continue
+            update.step("-", "delete", item)
+    if errors:
+        raise Failed("\n".join(errors))
     update.state["outputs"] = {}
     out(f"Resources:\n    - {update.changes} deleted\n\nDuration: 1s")
     out("The resources in the stack have been deleted, but the history and configuration associated with the stack are still maintained.")
     out(f"If you want to remove the stack completely, run `pulumi stack rm {update.stack}`.")
+
+
+def closure(item: dict[str, Any], by_urn: dict[str, dict[str, Any]]) -> set[str]:
+    """Everything `item` depends on, transitively."""
+    found: set[str] = set()
+    todo = [u for u in needs(item) if u in by_urn]
+    while todo:
+        current = todo.pop()
+        if current not in found:
+            found.add(current)
+            todo += [u for u in needs(by_urn[current]) if u in by_urn]
+    return found
 
 
 # ---------------------------------------------------------------------------------------------
