@@ -130,6 +130,7 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
             priority_class=workload.priority_class,
         ),
         pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=kube.node_setup)),
+        companions=kube.companions,
     )
     outputs: dict[str, Any] = {
         "jobName": training.job_name,
@@ -163,18 +164,21 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
             opts,
         )
     if kube.network_policy:
-        JobNetworkPolicies(
-            "network-policies",
-            JobNetworkPoliciesArgs(
-                job=workload.name,
-                namespace=kube.namespace,
-                controller=workload.controller,
-                supervised=resiliency.enabled,
-                tensorboard=workload.tensorboard,
-                deny_namespace=kube.namespace != "default",
-            ),
-            opts,
-        )
+        # Where the job's pods run: each worker of a MultiKueue manager, else this cluster.
+        where = {f"-{w}": pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(providers=[p])) for w, p in kube.companions.items()} or {"": opts}
+        for suffix, policy_opts in where.items():
+            JobNetworkPolicies(
+                f"network-policies{suffix}",
+                JobNetworkPoliciesArgs(
+                    job=workload.name,
+                    namespace=kube.namespace,
+                    controller=workload.controller,
+                    supervised=resiliency.enabled,
+                    tensorboard=workload.tensorboard,
+                    deny_namespace=kube.namespace != "default",
+                ),
+                policy_opts,
+            )
     if workload.tensorboard:
         tensorboard = TensorBoard(
             "tensorboard",
