@@ -13,7 +13,7 @@ import ipaddress
 from collections.abc import Iterator
 from types import UnionType
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -1384,13 +1384,20 @@ def ours(raw: dict[str, Any]) -> dict[str, Any]:
 def load(stack: str, raw: dict[str, Any]) -> StackConfig | WorkloadStackConfig:
     """Validate a stack's raw config (keys as in its YAML) or raise ConfigError with every problem.
     A config with `trainstack:platform` is a workload stack; any other is a platform stack."""
+    model = WorkloadStackConfig if "trainstack:platform" in raw else StackConfig
+    return validated(stack, raw, model)
+
+
+_Stack = TypeVar("_Stack", bound=BaseModel)
+
+
+def validated(stack: str, raw: dict[str, Any], model: type[_Stack]) -> _Stack:
+    """`raw` (keys as in the stack file) read into `model`, or ConfigError with every problem."""
     odd = [key for key in raw if not isinstance(key, str)]
     if odd:
         raise ConfigError(stack, [_odd_key((), key) for key in odd])
-    mine = ours(raw)
-    model = WorkloadStackConfig if "trainstack:platform" in mine else StackConfig
     try:
-        return model.model_validate(mine)
+        return model.model_validate(ours(raw))
     except ValidationError as exc:
         raise ConfigError(stack, [_describe(e, model) for e in exc.errors(include_url=False)]) from None
     except RecursionError:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trainstack.core import catalog, contract, rules
 from trainstack.core.config import (
@@ -30,11 +30,9 @@ from trainstack.core.config import (
     Section,
     WorkloadStackConfig,
     ZoneId,
-    _describe,  # the one reader of pydantic's errors and of odd keys (core.config.load's)
-    _odd_key,
     _pattern,
     _rule_errors,
-    ours,
+    validated,
 )
 from trainstack.core.errors import ConfigError
 
@@ -115,13 +113,7 @@ def is_fleet(raw: dict[str, Any]) -> bool:
 
 def load(stack: str, raw: dict[str, Any]) -> FleetStackConfig:
     """A fleet stack's config, or ConfigError with every problem, each naming its key."""
-    odd = [key for key in raw if not isinstance(key, str)]
-    if odd:
-        raise ConfigError(stack, [_odd_key((), key) for key in odd])
-    try:
-        return FleetStackConfig.model_validate(ours(raw))
-    except ValidationError as exc:
-        raise ConfigError(stack, [_describe(e) for e in exc.errors(include_url=False)]) from None
+    return validated(stack, raw, FleetStackConfig)
 
 
 @dataclass(frozen=True)
