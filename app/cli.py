@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+
 from trainstack.app.console import fail
 from trainstack.app.ops.cli import COMMANDS
 from trainstack.app.reports.metrics_cli import metrics

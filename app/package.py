@@ -15,6 +15,7 @@ from importlib.metadata import version
 from typing import Any
 
 import pulumi
+
 from trainstack import components, workloads
 
 NAME = "trainstack"

@@ -8,6 +8,7 @@ from typing import Any
 
 import pulumi
 from pulumi.runtime import config as runtime_config
+
 from trainstack import infra, workloads
 from trainstack.app import secrets, validation
 from trainstack.app.stacks import project_root, raw_stack_config

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from trainstack import infra, workloads
-from trainstack.workloads import platforms
 from trainstack.core import contract, fleet
 from trainstack.core.config import Problem, StackConfig, WorkloadStackConfig, describe, load
 from trainstack.core.context import StackContext
 from trainstack.core.errors import ConfigError
+from trainstack.workloads import platforms
 
 
 def validate(stack: str, raw: dict[str, Any], root: Path, platform_output: Any = None, worker_outputs: dict[str, Any] | None = None) -> StackContext:

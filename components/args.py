@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 import pulumi
+
 from trainstack.core import rules
 from trainstack.core.errors import ArgsError
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
+
 from trainstack.components.args import Args, Problem
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, Placement, controller_release, metadata
 from trainstack.components.node_pools import GPU_TAINT, gpu_tolerations

@@ -8,10 +8,11 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_gcp as gcp
+
 from trainstack.components.args import Args, Problem
+from trainstack.components.options import Children
 from trainstack.core import catalog, rules
 from trainstack.core.catalog import NicNetwork
-from trainstack.components.options import Children
 
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"

@@ -6,9 +6,10 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_gcp as gcp
+
 from trainstack.components.args import Args, Each, not_empty
-from trainstack.core import rules
 from trainstack.components.options import Children
+from trainstack.core import rules
 
 # Service names, so callers say `ProjectServices.need(CONTAINER)` rather than spell hosts.
 CONTAINER = "container.googleapis.com"

@@ -9,6 +9,7 @@ from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
+
 from trainstack.components.args import Args, Problem, one_of
 from trainstack.components.options import Children
 from trainstack.core import catalog, rules

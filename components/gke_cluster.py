@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 import yaml
+
 from trainstack.components.args import Args, Each, Problem, not_empty, one_of
 from trainstack.components.gcp_network import NetworkRef
 from trainstack.components.k8s_provider import ClusterProviderArgs, cluster_provider
-from trainstack.core import rules
 from trainstack.components.options import Children
+from trainstack.core import rules
 from trainstack.core.config import MASTER_IPV4_CIDR
 
 AUTH_PLUGIN = "gke-gcloud-auth-plugin"

@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
+
 from trainstack.components.args import Args, Problem
-from trainstack.core import catalog, rules
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, metadata
 from trainstack.components.options import ChildArgs, Children
 from trainstack.components.pod_security import POD_SECURITY, container_security
+from trainstack.core import catalog, rules
 
 core = k8s.core.v1
 

@@ -33,9 +33,10 @@ from typing import Any
 import pulumi
 import pulumi_command as command
 import pulumi_gcp as gcp
+
 from trainstack.components.args import Args
-from trainstack.core import catalog, rules
 from trainstack.components.options import Children
+from trainstack.core import catalog, rules
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 

@@ -6,10 +6,11 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
+
 from trainstack.components.args import Args
-from trainstack.core import catalog
 from trainstack.components.k8s_provider import Placement, controller_release
 from trainstack.components.options import Children
+from trainstack.core import catalog
 
 
 @dataclass(frozen=True)

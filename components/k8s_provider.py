@@ -9,6 +9,7 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+
 from trainstack.components.args import Args
 from trainstack.components.options import ChildArgs
 from trainstack.core import catalog

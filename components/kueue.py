@@ -18,8 +18,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
+
 from trainstack.components.args import Args, Problem, not_empty, one_of
-from trainstack.core import catalog, rules
 from trainstack.components.k8s_provider import (
     MANAGED_BY,
     NODE_POOL_LABEL,
@@ -29,6 +29,7 @@ from trainstack.components.k8s_provider import (
 )
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
 from trainstack.components.options import ChildArgs, Children
+from trainstack.core import catalog, rules
 from trainstack.core.config import TOPOLOGY_NAME
 
 # The levels of GKE's node topology labels, widest first (cloud.google.com/kubernetes-engine/

@@ -19,6 +19,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
+
 from trainstack.components.args import Args, Each, not_empty
 from trainstack.components.k8s_provider import MANAGED_BY, metadata
 from trainstack.components.kueue import FRAMEWORKS, multikueue_check_name

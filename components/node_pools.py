@@ -14,12 +14,12 @@ from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
+
 from trainstack.components.args import Args, Each, Problem, not_empty, one_of
-from trainstack.core import catalog, rules
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABEL
 from trainstack.components.options import Children
+from trainstack.core import catalog, rules
 from trainstack.core.config import CPU_BOOT_DISK_GB, GPU_BOOT_DISK_GB
-
 
 
 def _cluster_zone(location: Any, zone: Any) -> str | None:

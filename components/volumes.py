@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
+
 from trainstack.components.args import Args
-from trainstack.core import catalog, rules
 from trainstack.components.k8s_provider import Placement, metadata
 from trainstack.components.options import Children
 from trainstack.components.pod_security import POD_SECURITY
+from trainstack.core import catalog, rules
 
 core = k8s.core.v1
 

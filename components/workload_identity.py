@@ -18,12 +18,13 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
+
 from trainstack.components.args import Args, one_of
 from trainstack.components.gcp_storage import OBJECT_USER_ROLE, OBJECT_VIEWER_ROLE, workload_identity_principal
-from trainstack.core import rules
 from trainstack.components.k8s_provider import metadata
 from trainstack.components.options import Children
 from trainstack.components.pod_security import namespace_labels
+from trainstack.core import rules
 
 # Namespaces every cluster already has: used, never created (nor deleted on destroy).
 BUILT_IN_NAMESPACES = frozenset({"default"})

@@ -11,8 +11,8 @@ from __future__ import annotations
 import difflib
 import ipaddress
 from collections.abc import Iterator
-from types import UnionType
 from dataclasses import dataclass
+from types import UnionType
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import (
@@ -28,6 +28,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 from pydantic_core import InitErrorDetails, PydanticCustomError
+
 from trainstack.core import catalog, rules
 from trainstack.core.errors import ConfigError
 
@@ -947,7 +948,7 @@ class StackConfig(BaseModel):
                     yield (*section, "zones", i), zone, wrong
         for i, pool in enumerate(self.pools):
             keys = [(*self.pool_key(i), "zones", j) for j in range(len(pool.zones))] if pool.zones else [("gcp:zone",)]
-            for key, zone in zip(keys, pool.zones or [self.zone]):
+            for key, zone in zip(keys, pool.zones or [self.zone], strict=True):
                 if not rules.cluster_zone(self.region, zone) and (wrong := rules.machine_zone(pool.machine_type, zone)):
                     yield key, zone, f"cannot hold {key_path(self.pool_key(i))}.machineType: {wrong}"
         if self.cpu_pool.zones is None and self.cpu_pool.node_count % len(self.gpu_zones):
@@ -971,13 +972,12 @@ class StackConfig(BaseModel):
         if self.storage.kind == "lustre" and self.network.existing is not None:
             yield ("trainstack:storage", "kind"), "lustre", "Managed Lustre peers with the stack's own VPC (private services access made here); with trainstack:network.existing, mount your instance through trainstack:platform.existingCluster"
         bucket = self.storage.bucket
-        if self.storage.kind == "gcs" and bucket and bucket.location and bucket.hierarchical_namespace:
-            if bucket.location.lower() != self.region:
-                yield (
-                    ("trainstack:storage", "bucket", "location"),
-                    bucket.location,
-                    f"a hierarchical-namespace bucket must be in the cluster's region ({self.region})",
-                )
+        if self.storage.kind == "gcs" and bucket and bucket.location and bucket.hierarchical_namespace and bucket.location.lower() != self.region:
+            yield (
+                ("trainstack:storage", "bucket", "location"),
+                bucket.location,
+                f"a hierarchical-namespace bucket must be in the cluster's region ({self.region})",
+            )
         if self.workload is not None:
             queue = self.queue_of(self.workload.queue)
             if queue is None:

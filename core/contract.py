@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from pydantic.alias_generators import to_camel
+
 from trainstack.core import catalog
 from trainstack.core.config import (
     ExistingCluster,
@@ -222,7 +223,7 @@ def nics(terms: Contract) -> list[catalog.NicNetwork]:
     """The platform's extra GPU NICs in interface order, under the names its Networks have."""
     machine = catalog.machine(terms.gpu_machine_type)
     defaults = catalog.nic_networks(machine, NetworkConfig().gpu_nic_cidr)
-    return [replace(nic, name=name) for nic, name in zip(defaults, terms.network_names)]
+    return [replace(nic, name=name) for nic, name in zip(defaults, terms.network_names, strict=True)]
 
 
 def workload_stack_problems(config: WorkloadStackConfig, terms: Contract) -> list[Problem]:

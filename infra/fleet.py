@@ -16,7 +16,6 @@ adding or removing a worker touches no other.
 from __future__ import annotations
 
 import re
-
 from dataclasses import replace
 from typing import Any
 
@@ -157,7 +156,7 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
     MultiKueueClusters(
         "multikueue",
         MultiKueueClustersArgs(
-            workers=[MultiKueueWorker(w.config.name, a.kubeconfig) for w, a in zip(workers, accesses)],
+            workers=[MultiKueueWorker(w.config.name, a.kubeconfig) for w, a in zip(workers, accesses, strict=True)],
             queues=[MultiKueueQueue(q.name, q.workers) for q in queues],
         ),
         opts=pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[kueue.release]),

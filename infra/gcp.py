@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pulumi
 import pulumi_gcp as gcp
-from trainstack.core import catalog, names, rules
+
 from trainstack.components import gcp_services as apis
 from trainstack.components.gcp_network import (
     GpuNicNetworks,
@@ -54,6 +54,7 @@ from trainstack.components.node_pools import (
     NodeServiceAccountArgs,
     Reservation,
 )
+from trainstack.core import catalog, names, rules
 from trainstack.core.config import BuildConfig, ImageConfig, Problem, StackConfig
 from trainstack.core.context import StackContext
 from trainstack.core.contract import KUBECONFIG_OUTPUT

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pulumi
 
-from trainstack.core import catalog, rules
+from trainstack.components.dra_driver import NvidiaDraDriver, NvidiaDraDriverArgs
 from trainstack.components.gpudirect_installers import (
     NODE_INSTALLED,
     GpuDirectInstallers,
@@ -16,7 +16,6 @@ from trainstack.components.gpudirect_installers import (
     NvidiaDriverInstaller,
     NvidiaDriverInstallerArgs,
 )
-from trainstack.components.dra_driver import NvidiaDraDriver, NvidiaDraDriverArgs
 from trainstack.components.jobset import JobSet, JobSetArgs
 from trainstack.components.k8s_provider import NODE_POOL_LABEL, Placement
 from trainstack.components.kueue import GpuFlavor, Kueue, KueueArgs, PriorityClass, WaitForPodsReady
@@ -32,6 +31,7 @@ from trainstack.components.volumes import (
     NfsVolumeArgs,
 )
 from trainstack.components.workload_identity import WorkloadIdentity, WorkloadIdentityArgs
+from trainstack.core import catalog, rules
 from trainstack.core.config import KueueConfig, StackConfig
 from trainstack.core.context import StackContext
 from trainstack.infra.platform import GcpPlatform, KubernetesPlatform

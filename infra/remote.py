@@ -11,7 +11,6 @@ import pulumi
 import pulumi_gcp as gcp
 from pulumi.runtime.sync_await import _sync_await
 
-from trainstack.core import catalog, contract, fleet
 from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
 from trainstack.components.gke_cluster import cluster_identity, kubeconfig
 from trainstack.components.jobset import JobSet, JobSetArgs
@@ -19,6 +18,7 @@ from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABE
 from trainstack.components.kueue import GpuFlavor, Kueue
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
 from trainstack.components.workload_identity import JobIdentity, JobIdentityArgs
+from trainstack.core import catalog, contract, fleet
 from trainstack.core.config import KueueConfig, WorkloadStackConfig
 from trainstack.core.context import StackContext
 from trainstack.core.errors import ConfigError

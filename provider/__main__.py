@@ -2,6 +2,7 @@
 trainstack.app.package)."""
 
 from pulumi.provider.experimental import component_provider_host
+
 from trainstack.app.package import NAME, package_version, prepared
 
 if __name__ == "__main__":

@@ -8,10 +8,11 @@ import sys
 from typing import Any
 
 import pulumi
-from helpers import render_with
 from pulumi.provider.experimental.analyzer import Analyzer
 from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.schema import generate_schema
+
+from helpers import render_with
 from trainstack.app.package import NAME, package_version, prepared
 
 SA = "nodes@my-project.iam.gserviceaccount.com"

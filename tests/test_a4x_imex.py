@@ -8,6 +8,7 @@ Kubernetes 1.32 one, the ComputeDomain the DRA driver v25.3.0 CRD bundled in app
 from __future__ import annotations
 
 import pytest
+
 from helpers import of_type, one, render
 from test_a4x_pools import a4x_raw
 from trainstack.app.schemas.validate import crd_for, validate_object

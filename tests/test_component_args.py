@@ -15,9 +15,9 @@ from typing import Any, Generic, TypeVar
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
+
 from helpers import of_type, one
 from trainstack import components, workloads
-from trainstack.core import catalog
 from trainstack.app.plan import engine
 from trainstack.app.plan.recorder import Registration
 from trainstack.app.schemas.validate import validate_object
@@ -49,11 +49,11 @@ from trainstack.components import (
     JobSetArgs,
     Kueue,
     KueueArgs,
-    NetworkRef,
     LustreInstance,
     LustreInstanceArgs,
     LustreVolume,
     LustreVolumeArgs,
+    NetworkRef,
     NfsDisk,
     NfsDiskArgs,
     NfsServer,
@@ -82,6 +82,7 @@ from trainstack.components import (
 from trainstack.components.gke_cluster import cluster_identity
 from trainstack.components.gpudirect_installers import NODE_INSTALLED
 from trainstack.components.node_pools import NODE_ROLES
+from trainstack.core import catalog
 from trainstack.core.testing import SECRET as SECRET_VALUE
 from trainstack.workloads import (
     ConfigFiles,
@@ -603,14 +604,14 @@ def test_gpu_node_pool_placement_policy_only_when_compact(compact: bool) -> None
     assert pool.get("placementPolicy") == ({"type": "COMPACT"} if compact else None)
 
 
-@pytest.mark.parametrize("reservation, affinity", [(Reservation("none"), "NO_RESERVATION"), (Reservation(), "ANY_RESERVATION")])
+@pytest.mark.parametrize(("reservation", "affinity"), [(Reservation("none"), "NO_RESERVATION"), (Reservation(), "ANY_RESERVATION")])
 def test_gpu_node_pool_reservation_affinity(reservation: Reservation, affinity: str) -> None:
     config = run(lambda o: GpuNodePool("gpu", gpu_pool_args(reservation=reservation), o)).inputs(NODE_POOL)["nodeConfig"]
     assert config["reservationAffinity"] == {"consumeReservationType": affinity}
 
 
 @pytest.mark.parametrize(
-    "changes, count, initial, autoscaling",
+    ("changes", "count", "initial", "autoscaling"),
     [
         ({"node_count": 4}, 2, None, None),
         ({"node_count": None, "autoscaling": Autoscaling(1, 8)}, None, 1, {"totalMinNodeCount": 1, "totalMaxNodeCount": 8, "locationPolicy": "ANY"}),
@@ -647,7 +648,7 @@ def test_gpu_node_pool_provisioning(provisioning: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "changes, message",
+    ("changes", "message"),
     [
         ({"node_count": 2, "autoscaling": Autoscaling(0, 2)}, "node_count = 2: set exactly one of node_count"),
         ({"node_count": None}, "node_count = None: set exactly one of node_count"),
@@ -820,7 +821,7 @@ def test_gpu_networks_one_parameter_set_and_network_per_attachment() -> None:
 # --- workload_identity ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("namespace, created", [("ml", True), ("default", False)])
+@pytest.mark.parametrize(("namespace", "created"), [("ml", True), ("default", False)])
 def test_workload_identity_creates_its_namespace_unless_built_in(namespace: str, created: bool) -> None:
     built = run(lambda o: WorkloadIdentity("identity", WorkloadIdentityArgs(namespace, "trainer"), o))
     namespaces = built.all(NAMESPACE)
@@ -834,7 +835,7 @@ def test_workload_identity_creates_its_namespace_unless_built_in(namespace: str,
 # --- gpudirect_installers -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("machine, daemonsets", [(MEGA, ["device-injector", "nccl-tcpxo-installer"]), (HIGH, ["nccl-tcpx-installer"])])
+@pytest.mark.parametrize(("machine", "daemonsets"), [(MEGA, ["device-injector", "nccl-tcpxo-installer"]), (HIGH, ["nccl-tcpx-installer"])])
 def test_gpudirect_installers_follow_the_machines_stack(machine: catalog.Machine, daemonsets: list[str]) -> None:
     built = run(lambda o: GpuDirectInstallers("gpudirect", GpuDirectInstallersArgs(machine.name, namespace="gpu-system"), o))
     found = built.all(DAEMONSET)
@@ -1021,7 +1022,7 @@ def test_tensorboard_serves_its_log_dir_read_only_on_the_cpu_pool() -> None:
 
 
 @pytest.mark.parametrize(
-    "mount_path, log_dir, accepted",
+    ("mount_path", "log_dir", "accepted"),
     [("/shared", "/shared", True), ("/shared/", "/shared/logs", True), ("/shared", "/elsewhere/logs", False), ("/shared", "/shared-2/logs", False)],
 )
 def test_tensorboard_args_need_a_log_dir_on_the_shared_storage(mount_path: str, log_dir: str, accepted: bool) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from trainstack import components, workloads
 from trainstack.app.package import COMPONENTS, NAME
 

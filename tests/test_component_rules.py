@@ -10,8 +10,9 @@ from typing import Any
 
 import pulumi
 import pytest
-from helpers import construct, render_with
 from pydantic import ValidationError
+
+from helpers import construct, render_with
 from trainstack.components import (
     AuthorizedNetwork,
     Autoscaling,
@@ -135,7 +136,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("component, args, inside, outside, field, rule", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(("component", "args", "inside", "outside", "field", "rule"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_a_rule_just_inside_and_just_outside(component: type, args: Any, inside: dict[str, Any], outside: dict[str, Any], field: str, rule: str) -> None:
     error, registered = construct(component, dataclasses.replace(args, **inside))
     assert error is None and registered, error

@@ -8,18 +8,19 @@ import pulumi
 import pytest
 import yaml
 from click.testing import CliRunner
+
 from helpers import merge
 from trainstack.app import program, validation
 from trainstack.app.cli import main
 from trainstack.app.plan import engine
 from trainstack.app.stacks import project_root, raw_stack_config, stack_names
+from trainstack.core import fleet
 from trainstack.core.config import (
     StackConfig,
     WorkloadStackConfig,
     key_path,
     load,
 )
-from trainstack.core import fleet
 from trainstack.core.errors import ConfigError
 from trainstack.core.rules import duration_seconds
 

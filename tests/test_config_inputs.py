@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+
 from helpers import merge
 from trainstack.app import validation
 from trainstack.app.cli import main

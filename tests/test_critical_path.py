@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from trainstack.core import catalog
+
 from trainstack.app.reports import ReportError
 from trainstack.app.reports.cost import NODE_POOL
 from trainstack.app.reports.creation_times import (
@@ -26,6 +26,7 @@ from trainstack.app.reports.critical_path import (
     critical_path,
     weight_keys,
 )
+from trainstack.core import catalog
 
 REPOSITORY = "gcp:artifactregistry/repository:Repository"
 COMMAND = "command:local:Command"

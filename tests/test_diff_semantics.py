@@ -18,12 +18,13 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+
 from helpers import raw_config
 from trainstack.app.ops import baseline, semantics
 from trainstack.app.ops.cli import diff_command
 from trainstack.app.ops.diff import DATA, DELETES, FAILS_CLASS, JOB, REPLACES, SAFETY, DiffReport, StackDiff, diff_plans, resource_changes
 from trainstack.app.ops.replacement_data import GCP, KUBERNETES, PLAN_TYPES, SOURCES
-from trainstack.app.ops.semantics import ABSENT, FAILS, IGNORED, REPLACE, UPDATE
+from trainstack.app.ops.semantics import FAILS, IGNORED, REPLACE, UPDATE
 from trainstack.app.plan.plan import render
 from trainstack.app.stacks import raw_stack_config
 

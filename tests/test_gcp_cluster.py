@@ -6,6 +6,7 @@ import re
 
 import pytest
 import yaml
+
 from gcp_support import CLUSTER, FIREWALL, PROJECT, REGION, ZONE, by_name, render
 from trainstack.app.plan.recorder import SECRET
 from trainstack.components.gcp_network import NetworkRef

@@ -6,10 +6,11 @@ import shlex
 from pathlib import Path
 
 import pytest
+
 from gcp_support import BUCKET, COMMAND, PROJECT, REGION, REPOSITORY, by_name, of_type, render
-from trainstack.core import catalog
 from trainstack.app.stacks import project_root
 from trainstack.components.image import context_digest, pinned_reference
+from trainstack.core import catalog
 from trainstack.infra.gcp import dockerfile_bases
 
 DIGEST = "sha256:" + "ab" * 32

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from helpers import merge
 from trainstack.app.plan.plan import Plan, render
 from trainstack.app.stacks import project_root, raw_stack_config

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+
 from gcp_support import (
     CLUSTER,
     FIREWALL,

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+
 from gcp_support import NODE_POOL, PROJECT, ZONE, by_name, first_gpu_pool, of_type, render
-from trainstack.core import catalog
 from trainstack.components.node_pools import GPU_TAINT, NODE_ROLES
+from trainstack.core import catalog
 
 NODE_SA = f"a3ultra-405b-nodes@{PROJECT}.iam.gserviceaccount.com"
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+
 from trainstack.app.reports import ReportError
 from trainstack.app.reports.goodput import (
     Event,

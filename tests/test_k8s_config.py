@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from helpers import raw_config
 from trainstack.core.config import load
 from trainstack.core.errors import ConfigError
@@ -49,6 +50,6 @@ def test_wait_for_pods_ready_cannot_be_turned_off_by_omission_or_null() -> None:
     with pytest.raises(ConfigError) as error:
         load("a3ultra-405b", raw)
     assert error.value.problems == [
-        "trainstack:kueue.waitForPodsReady = None: Kueue 0.19.2 applies waitForPodsReady whatever the config says "
-        "(its defaults fill it in); set its timeout instead of null"
+        ("trainstack:kueue.waitForPodsReady = None: Kueue 0.19.2 applies waitForPodsReady whatever the config says "
+        "(its defaults fill it in); set its timeout instead of null")
     ]

@@ -13,16 +13,17 @@ import pulumi
 import pulumi_gcp as gcp
 import pytest
 import yaml
+
 from helpers import of_type, one, raw_config, render_with
-from trainstack.core import catalog, rules
 from trainstack.app.plan.engine import Rendered
 from trainstack.app.plan.recorder import Registration, public_urn
 from trainstack.app.schemas.validate import validate_object
-from trainstack.core.catalog import nic_networks
 from trainstack.components.k8s_provider import ClusterProviderArgs, cluster_provider
+from trainstack.core import catalog, rules
+from trainstack.core.catalog import nic_networks
+from trainstack.core.testing import fake_ip
 from trainstack.infra import kubernetes
 from trainstack.infra.platform import GcpPlatform, KubernetesPlatform
-from trainstack.core.testing import fake_ip
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
@@ -57,7 +58,7 @@ class Layer:
             reg = index.get(todo.pop())
             if reg is None:
                 continue
-            for dep in [*reg.dependencies, *(reg.parent and [reg.parent] or [])]:
+            for dep in [*reg.dependencies, *((reg.parent and [reg.parent]) or [])]:
                 if dep not in seen:
                     seen.add(dep)
                     todo.append(dep)

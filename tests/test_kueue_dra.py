@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from helpers import one, render
 from kueue_dra import DRIVER_CHANNEL_CLASS, Inadmissible, devices_per_class, fits_somewhere, mapper, render_claim_template, workload_requests
 from test_a4x_pools import a4x_raw

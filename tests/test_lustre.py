@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from helpers import raw_config
 from trainstack.app.plan.plan import render
 from trainstack.app.schemas.validate import validate_object

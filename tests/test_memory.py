@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+
 from trainstack.core.errors import CatalogError
 from trainstack.core.memory import (
     Training,
@@ -189,7 +190,7 @@ def test_as_json_reports_decimal_gb_to_two_places() -> None:
 
 @pytest.mark.parametrize("bad", [{"zero_stage": 4}, {"precision": "int8"}, {"recompute": "some"}, {"tensor": 0}])
 def test_training_refuses_impossible_values(bad: dict) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=f"^{next(iter(bad))} must"):
         Training(**bad)
 
 

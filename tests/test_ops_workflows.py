@@ -17,6 +17,7 @@ from typing import Any
 import click
 import pytest
 import yaml
+
 from trainstack.app.cli import main
 from trainstack.app.ops.bench import DEPLOY_AND_TEARDOWN_S
 from trainstack.app.ops.cli import COMMANDS

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import pulumi
 import pytest
+
 from helpers import merge
-from trainstack.core import contract
 from trainstack.app import program, validation
 from trainstack.app.plan import engine
 from trainstack.app.plan.plan import Plan, render
 from trainstack.app.stacks import project_root, raw_stack_config
+from trainstack.core import contract
 from trainstack.core.errors import ConfigError
 
 JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
@@ -151,7 +152,7 @@ def test_existing_cluster_can_have_kueue_and_jobset_installed_by_trainstack() ->
     assert not [r for r in plan.resources if r["type"] in PLATFORM_TYPES]
 
 
-def validate_stack(stack: str, raw: dict, platform_output: object = None):  # noqa: ANN201
+def validate_stack(stack: str, raw: dict, platform_output: object = None):
     return validation.validate(stack, raw, project_root(), platform_output)
 
 

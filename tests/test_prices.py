@@ -10,6 +10,7 @@ vms.csv, VM row plus GPU row: a3-megagpu-8g spot 5.15632 + 8 x 5.6299, a3-ultrag
 from __future__ import annotations
 
 import pytest
+
 from trainstack.core import catalog
 
 CALCULATOR, SNAPSHOT, LIST = catalog.CALCULATOR_PRICES_SOURCE, catalog.SNAPSHOT_PRICES_SOURCE, catalog.PRICES_SOURCE

@@ -58,7 +58,7 @@ print(json.dumps({"trainstack": trainstack.__file__, "types": sorted(registered)
 
 
 def user_program() -> str:
-    (block,) = [b for b in re.findall(r"```python\n(.*?)```", README, re.S) if "TrainingJob(" in b]
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", README, re.DOTALL) if "TrainingJob(" in b]
     return block
 
 

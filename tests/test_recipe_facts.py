@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from trainstack.app.plan.plan import Plan, render
 from trainstack.app.stacks import raw_stack_config
 

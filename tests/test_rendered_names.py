@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from trainstack.app.stacks import stack_names
 from trainstack.core import names, rules
 

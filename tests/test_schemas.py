@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
+
 from trainstack.app.schemas.validate import _registry, _strict, crd_for, validate_object
 from trainstack.core import catalog
 
@@ -235,8 +236,8 @@ def test_int_or_string_quantities() -> None:
     assert validate_object(obj) == []
     limits["cpu"] = 0.5  # a float is neither int nor string (built-in Quantity would accept it)
     assert validate_object(obj) == [
-        "JobSet/llama: spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.limits.cpu: "
-        "0.5 is not of type 'integer', 'string'"
+        ("JobSet/llama: spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.limits.cpu: "
+        "0.5 is not of type 'integer', 'string'")
     ]
     limits["cpu"] = "lots"  # strings must still match the Quantity pattern
     assert len(validate_object(obj)) == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+
 from helpers import merge
 from trainstack.app import secrets
 from trainstack.app.ops.bench import BenchError, prepare

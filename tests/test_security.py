@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import fields
 from collections.abc import Iterator
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import pytest
+
 from helpers import of_type, one, raw_config, render
 from trainstack.components.kueue import FRAMEWORKS
 from trainstack.components.multikueue import access_rules
@@ -41,10 +42,7 @@ def pods(stack: str) -> Iterator[tuple[str, dict[str, Any]]]:
         if kind(r) not in POD_OWNERS:
             continue
         spec = r["inputs"]["spec"]
-        if kind(r) == "JobSet":
-            templates = [job["template"]["spec"]["template"] for job in spec["replicatedJobs"]]
-        else:
-            templates = [spec["template"]]
+        templates = [job["template"]["spec"]["template"] for job in spec["replicatedJobs"]] if kind(r) == "JobSet" else [spec["template"]]
         for template in templates:
             yield r["inputs"]["metadata"]["name"], template["spec"]
 
@@ -394,5 +392,5 @@ def test_every_third_party_image_a_stack_runs_is_pinned_by_digest_or_listed(stac
 
 def test_a_new_unpinned_image_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(catalog.IMAGES, "busybox", catalog.Image("busybox", "1.37"))
-    with pytest.raises(AssertionError, match="busybox:1.37"):
+    with pytest.raises(AssertionError, match=re.escape("busybox:1.37")):
         test_every_catalog_image_is_pinned_by_digest_or_listed_with_why()

@@ -9,6 +9,7 @@ from functools import cache
 from typing import Any
 
 import pytest
+
 from helpers import of_type, render
 from trainstack.app.plan import engine
 from trainstack.app.plan.engine import Rendered

@@ -10,13 +10,14 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
+
 from helpers import of_type, raw_config, render_with
 from trainstack import workloads
 from trainstack.app.plan.recorder import Registration
 from trainstack.app.schemas.validate import validate_object
 from trainstack.app.stacks import stack_names
-from trainstack.core.catalog import nic_networks
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
+from trainstack.core.catalog import nic_networks
 from trainstack.core.config import load
 from trainstack.core.context import StackContext
 from trainstack.core.errors import ArgsError, ConfigError
@@ -456,7 +457,7 @@ def pruned(live: Any, inputs: Any) -> Any:
     if isinstance(inputs, dict) and isinstance(live, dict):
         return {k: pruned(live[k], v) for k, v in inputs.items() if k in live}
     if isinstance(inputs, list) and isinstance(live, list) and len(inputs) == len(live):
-        return [pruned(a, b) for a, b in zip(live, inputs)]
+        return [pruned(a, b) for a, b in zip(live, inputs, strict=True)]
     return live
 
 

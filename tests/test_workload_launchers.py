@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ast
-import re
 import json
+import re
 from typing import Any
 
 import yaml
+
 from helpers import raw_config
 from trainstack.core.config import WorkloadConfig, describe, load
 from trainstack.workloads import launchers
@@ -141,8 +142,8 @@ def test_megatron_launchers_split_the_layers_as_megatron_core_does() -> None:
     stages, which 5 interleaved chunks cannot share; 4 chunks of 2 can."""
     split = {"tensor": 2, "pipeline": 4, "context": 2, "sequenceParallel": True}
     assert problems("a4-llama3-70b", model="llama3.1-8b", parallelism={**split, "virtualPipeline": 5}) == [
-        "trainstack:workload.parallelism.virtualPipeline = 5: llama3.1-8b: each of the 4 pipeline stages holds 8 layers, "
-        "which do not divide into 5 virtual-pipeline chunks; Megatron-core needs them to"
+        ("trainstack:workload.parallelism.virtualPipeline = 5: llama3.1-8b: each of the 4 pipeline stages holds 8 layers, "
+        "which do not divide into 5 virtual-pipeline chunks; Megatron-core needs them to")
     ]
     assert problems("a4-llama3-70b", model="llama3.1-8b", parallelism={**split, "virtualPipeline": 4}) == []
     assert problems("a4-llama3-70b") == []  # 80 layers: 20 a stage, 4 in each of 5 chunks
@@ -158,8 +159,8 @@ def test_nemo2_counts_the_405b_recipes_embedding_and_loss_as_pipeline_layers() -
     strategy without them, and splits 126 over 18 stages of 7, one a chunk."""
     assert problems("a3ultra-405b") == []
     assert problems("a3ultra-405b", resiliency={"enabled": False}) == [
-        "trainstack:workload.parallelism.pipeline = 18: llama3.1-405b: 126 layers and the embedding and loss (128) do not divide "
-        "into 18 pipeline stages; Megatron-core splits them evenly"
+        ("trainstack:workload.parallelism.pipeline = 18: llama3.1-405b: 126 layers and the embedding and loss (128) do not divide "
+        "into 18 pipeline stages; Megatron-core splits them evenly")
     ]
     two_stages = {"tensor": 8, "pipeline": 2, "virtualPipeline": 8, "context": 1, "sequenceParallel": True}
     assert problems("a3ultra-405b", resiliency={"enabled": False}, parallelism=two_stages) == []  # 64 a stage, 8 a chunk

@@ -7,6 +7,7 @@ import json
 from dataclasses import replace
 
 import pytest
+
 from trainstack.core import catalog, rules
 from trainstack.core.catalog import nic_networks
 from trainstack.workloads import profiles

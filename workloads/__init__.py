@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
+
 from trainstack.core import catalog, names, rules
 from trainstack.core.config import NetworkConfig, Problem, WorkloadConfig, key_path
 from trainstack.infra.platform import Platform

@@ -26,6 +26,7 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+
 from trainstack.components.args import Args
 from trainstack.components.options import child_options
 from trainstack.core import rules

@@ -24,10 +24,11 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+
 from trainstack.components.args import Args, Problem
+from trainstack.components.options import child_options
 from trainstack.components.pod_security import POD_SECURITY, container_security
 from trainstack.core import catalog, names, rules
-from trainstack.components.options import child_options
 from trainstack.workloads.pod import REPLICATED_JOB, WORKLOAD_CONTAINER
 
 # The Host Monitor's port on every GPU node: the training launcher reaches the monitor of its

@@ -31,10 +31,11 @@ from typing import Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
+
 from trainstack.components.args import Args, Problem, one_of
+from trainstack.components.options import child_options
 from trainstack.components.pod_security import POD_SECURITY, container_security
 from trainstack.core import catalog, names, rules
-from trainstack.components.options import child_options
 from trainstack.workloads import imex
 from trainstack.workloads.launchers.base import Launch
 from trainstack.workloads.pod import (

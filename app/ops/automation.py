@@ -22,6 +22,7 @@ from typing import IO, Any, Protocol
 
 from pulumi import automation as auto
 from pulumi.automation.errors import create_command_error
+
 from trainstack.core.errors import TrainstackError
 
 INSTALL_HINT = (

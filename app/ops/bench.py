@@ -37,6 +37,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -54,6 +55,7 @@ from types import FrameType
 from typing import Any
 
 from pulumi.automation.errors import ConcurrentUpdateError, StackNotFoundError
+
 from trainstack.app import validation
 from trainstack.app.ops import automation
 from trainstack.app.ops.reap import bench_prefix, expires_label
@@ -127,7 +129,7 @@ def set_path(raw: dict[str, Any], key: str, value: Any) -> None:
     """Set `value` at a `pulumi config set --path` style key, creating objects on the way."""
     steps = _key_steps(key)
     node: Any = raw
-    for step, following in zip(steps, steps[1:]):
+    for step, following in itertools.pairwise(steps):
         if isinstance(step, int) and isinstance(node, list) and step < len(node):
             node = node[step]
         elif isinstance(step, str) and isinstance(node, dict):

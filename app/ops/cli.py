@@ -17,11 +17,11 @@ from typing import Any, NoReturn
 
 import click
 import yaml
+
 from trainstack.app.console import fail
 from trainstack.app.stacks import project_root, raw_stack_config, stack_names
-from trainstack.core.rules import duration_seconds
 from trainstack.core.errors import TrainstackError
-
+from trainstack.core.rules import duration_seconds
 
 GATE_EXIT = 4  # `diff --fail-on`: distinct from 2 (bad input) and from bench's 3 (resources left)
 

@@ -112,7 +112,7 @@ def covered(path: str, patterns: list[str] | tuple[str, ...]) -> bool:
             return True
         wanted = segments(pattern)
         shared = min(len(parts), len(wanted))
-        if all(w in ("*", p) for w, p in zip(wanted[:shared], parts[:shared])):
+        if all(w in ("*", p) for w, p in zip(wanted[:shared], parts[:shared], strict=True)):
             return True
     return False
 

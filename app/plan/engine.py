@@ -18,6 +18,7 @@ from pulumi.runtime import config as runtime_config
 from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
+
 from trainstack.app import program, secrets, validation
 from trainstack.app.plan import crdcheck
 from trainstack.app.plan.recorder import RecordingMonitor, Registration, redact

@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from trainstack.app.plan import engine, inputcheck
 from trainstack.app.plan.recorder import Registration
 from trainstack.app.reports.cost import CostEstimate, estimate, gpu_node_hour
+from trainstack.app.reports.critical_path import CriticalPath, critical_path
 from trainstack.core import catalog, fleet
 from trainstack.core.context import StackContext
-from trainstack.app.reports.critical_path import CriticalPath, critical_path
 from trainstack.core.errors import TrainstackError
 from trainstack.workloads import fit
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pulumi.runtime import mocks, rpc
+
 from trainstack.core.testing import SECRET
 
 UNKNOWN = "[unknown]"

@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from trainstack.core import catalog
 from trainstack.app.reports import ReportError
 from trainstack.app.reports.cost import NODE_POOL
 from trainstack.app.reports.creation_times import (
@@ -32,6 +31,7 @@ from trainstack.app.reports.creation_times import (
     KUBERNETES_OBJECT,
     PROVIDER,
 )
+from trainstack.core import catalog
 
 NETWORK = "gcp:compute/network:Network"
 SUBNETWORK = "gcp:compute/subnetwork:Subnetwork"
@@ -272,7 +272,7 @@ def _cycle(preds: dict[str, set[str]], stuck: set[str]) -> list[str]:
         seen[urn] = len(walk)
         walk.append(urn)
         urn = min(preds[urn] & stuck)
-    return walk[seen[urn] :] + [urn]
+    return [*walk[seen[urn]:], urn]
 
 
 def _topological(preds: dict[str, set[str]]) -> list[str]:

@@ -48,8 +48,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from trainstack.core import catalog
 from trainstack.app.reports import ReportError
+from trainstack.core import catalog
 from trainstack.core.errors import CatalogError
 from trainstack.core.models import ModelShape, model_shape
 

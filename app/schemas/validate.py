@@ -13,7 +13,7 @@ import json
 import os
 import re
 from collections.abc import Iterable
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry, Resource
+
 from trainstack.core.catalog import KUBERNETES_VERSION
 from trainstack.core.testing import SECRET
 
@@ -121,10 +122,7 @@ def _strict(node: dict[str, Any], structural: bool = True) -> dict[str, Any]:
         exclusive = f"exclusive{bound.capitalize()}"
         if node.get(exclusive) is True and bound in out:
             out[exclusive] = out.pop(bound)
-    if node.get("x-kubernetes-int-or-string"):
-        types = ["integer", "string"]
-    else:
-        types = [node["type"]] if "type" in node else []
+    types = ["integer", "string"] if node.get("x-kubernetes-int-or-string") else [node["type"]] if "type" in node else []
     if types:
         out["type"] = [*types, "null"] if node.get("nullable") else types
     if node.get("x-kubernetes-list-type") == "set":
@@ -143,9 +141,8 @@ def _strict(node: dict[str, Any], structural: bool = True) -> dict[str, Any]:
         out["additionalProperties"] = _strict(extra, structural)
     elif extra is not None:
         out["additionalProperties"] = extra
-    elif structural and (properties or "object" in types):
-        if not node.get("x-kubernetes-preserve-unknown-fields"):
-            out["additionalProperties"] = False
+    elif structural and (properties or "object" in types) and not node.get("x-kubernetes-preserve-unknown-fields"):
+        out["additionalProperties"] = False
     for junctor in ("allOf", "anyOf", "oneOf"):
         # An int-or-string node's anyOf is always [{type: integer}, {type: string}]: `type` says it.
         if junctor in node and not (junctor == "anyOf" and node.get("x-kubernetes-int-or-string")):
@@ -155,7 +152,7 @@ def _strict(node: dict[str, Any], structural: bool = True) -> dict[str, Any]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _kind(api_version: str, kind: str) -> tuple[Draft202012Validator, bool]:
     """The validator for one apiVersion and kind, and whether that kind is namespaced.
 

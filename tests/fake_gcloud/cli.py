@@ -193,7 +193,7 @@ def main(argv: list[str]) -> NoReturn:
     with open(HOME / "calls.jsonl", "a") as log:
         log.write(json.dumps(argv) + "\n")
     words = [a for a in argv if not a.startswith("--")]
-    flags = dict((a.split("=", 1) + [""])[:2] for a in argv if a.startswith("--"))
+    flags = dict(([*a.split("=", 1), ""])[:2] for a in argv if a.startswith("--"))
     key = next((k for k in sorted(COMMANDS, key=len, reverse=True) if tuple(words[: len(k)]) == k), None)
     if key is None:
         usage(f"Invalid choice: {' '.join(words)!r}")
@@ -202,7 +202,7 @@ def main(argv: list[str]) -> NoReturn:
     if unknown := set(flags) - required - optional - WIDE:
         usage(f"unrecognized arguments: {' '.join(sorted(unknown))}")
     if missing := required - set(flags):
-        usage(f"argument {sorted(missing)[0]}: Must be specified.")
+        usage(f"argument {min(missing)}: Must be specified.")
     if len(rest) != (1 if positional else 0):
         usage(f"wrong positional arguments: {rest}")
     if "delete" in key and "--quiet" not in flags:

@@ -187,7 +187,7 @@ class Update:
         self.state["pending_operations"].append(pending)
         save(self.stack, self.state)
         log("step", op=self.kind, urn=item["urn"])
-        if DIE_AT == f"{self.kind}:{name}":
+        if f"{self.kind}:{name}" == DIE_AT:
             log("killed", signal="SIGKILL")
             os.kill(os.getpid(), signal.SIGKILL)
         out(f" {symbol}  {type_} {name} {doing} (0s)")

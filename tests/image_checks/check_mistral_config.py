@@ -306,7 +306,7 @@ def check(plan: Path) -> list[str]:
         except SystemExit as exit_:  # argparse: an unknown flag or a value of the wrong type
             failures.append(f"quinine refused train.py's arguments (exit {exit_.code}): a flag the schema does not know or a bad value")
             return failures
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             failures.append(f"quinine could not load {train_args[train_args.index('--config') + 1]}: {type(error).__name__}: {error}")
             return failures
         ta = quinfig.training_arguments
@@ -327,7 +327,7 @@ def check(plan: Path) -> list[str]:
         try:
             args = training_arguments(quinfig, str(ds_path), world_size, Path(tmp) / "runs")
             config = deepspeed_config(args, world_size)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             failures.append(f"the rendered ds_config.json is refused: {type(error).__name__}: {error}")
             return failures
         print(
@@ -352,7 +352,7 @@ def check(plan: Path) -> list[str]:
         try:
             deepspeed_config(training_arguments(quinfig, str(old_ds_path), world_size, Path(tmp) / "runs"), world_size)
             failures.append("control: the pre-d3bf450 DeepSpeed config (betas [0.9, 0.95], no batch sizes) was accepted")
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             print(f"control: the pre-d3bf450 DeepSpeed config refused as expected ({type(error).__name__}: {str(error).splitlines()[0][:120]})")
     return failures
 

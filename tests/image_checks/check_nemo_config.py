@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
 import yaml
 from hydra import compose, initialize_config_dir
@@ -45,9 +45,9 @@ RECIPE = {
 TOKENIZER_FILES = {"model.tokenizer.vocab_file": "gpt2-vocab.json", "model.tokenizer.merge_file": "gpt2-merges.txt"}
 
 
-def skeleton(keys: List[str]) -> Dict[str, Any]:
+def skeleton(keys: list[str]) -> dict[str, Any]:
     """NeMo's config with every key path present and null."""
-    root: Dict[str, Any] = {}
+    root: dict[str, Any] = {}
     for key in keys:
         *parents, leaf = key.split(".")
         node = root

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
+
 from trainstack.core import catalog, memory, models
 from trainstack.core.config import Problem, WorkloadConfig
 from trainstack.workloads.launchers.base import (
