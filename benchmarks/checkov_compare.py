@@ -40,7 +40,7 @@ REPOS = {"gpu-recipes": "AI-Hypercomputer/gpu-recipes", "cluster-provisioning": 
 MEGATRON = "sample_workloads/megatron-demo"
 
 # stack -> [(repo, commit, chart (None: manifests only), values files, --set values, manifests)]
-UPSTREAM: dict[str, list[tuple[str, str, str | None, list[str], list[str], list[str]]]] = {
+UPSTREAM: dict[str, list[tuple[str, str, str, list[str], list[str], list[str]]]] = {
     "a3ultra-405b": [
         ("gpu-recipes", "27b47e7", "src/helm-charts/a3ultra/jobset", ["training/a3ultra/llama3-1-405b/nemo-pretraining-gke-resiliency/values.yaml"],
          ["volumes.gcsMounts[0].bucketName=bucket", "queue=a3-ultra", "workload_launcher=x", "workload_config=x"],

@@ -63,7 +63,7 @@ class PrimaryNetworkArgs(Args):
     """The secondary range for pod IPs (VPC-native)."""
     services_cidr: str
     """The secondary range for Service IPs."""
-    keep_vpc: bool | None = False
+    keep_vpc: bool = False
     """`pulumi destroy` leaves the VPC in the project: storage kept on destroy (a Filestore
     instance, a Managed Lustre instance) stays peered with it, and GCP deletes no VPC that has a peering."""
     mtu: int | None = None
@@ -180,9 +180,9 @@ class GpuNicNetworksArgs(Args):
     """The GPU machine type: its catalog record gives the NICs, GPUDirect stack and MTU."""
     nic_cidr: str
     """A /16 the NIC subnets are carved from as /24s (the firewall's source)."""
-    nic_prefix: str | None = ""
+    nic_prefix: str = ""
     """Starts the NIC networks' names (`tcpx-vpc1`): a second machine family on the cluster."""
-    flow_logs: bool | None = False
+    flow_logs: bool = False
     """VPC flow logs on the gVNIC subnets (5 s aggregation, half the flows sampled, all metadata)."""
 
     _checks = {

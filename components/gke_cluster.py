@@ -26,7 +26,7 @@ class AuthorizedNetwork(Args):
 
     cidr_block: str
     """The IPv4 CIDR block."""
-    display_name: str | None = ""
+    display_name: str = ""
     """A name for it in the cluster's settings."""
 
     _checks = {"cidr_block": rules.cidr}
@@ -60,7 +60,7 @@ class MaintenanceExclusion(Args):
     """The exclusion's name."""
     start: str
     """When it starts (RFC 3339 UTC)."""
-    scope: str | None = "NO_MINOR_OR_NODE_UPGRADES"
+    scope: str = "NO_MINOR_OR_NODE_UPGRADES"
     """NO_MINOR_OR_NODE_UPGRADES, NO_MINOR_UPGRADES or NO_UPGRADES."""
 
     # terraform-provider-google container maintenance_exclusion.exclusion_options.scope.
@@ -84,7 +84,7 @@ class GkeClusterArgs(Args):
     node_service_account: pulumi.Input[str]
     """Email of the account nodes run as (also used by the transient default pool GKE creates
     before it is removed)."""
-    release_channel: str | None = "REGULAR"
+    release_channel: str = "REGULAR"
     """RAPID, REGULAR, STABLE or EXTENDED."""
     version_prefix: str | None = None
     """A minor version prefix (`1.33.`) resolved at deploy time to the newest version GKE offers
@@ -94,46 +94,46 @@ class GkeClusterArgs(Args):
     """When GKE may upgrade, or None for any time."""
     maintenance_exclusion: MaintenanceExclusion | None = None
     """Upgrades GKE must not make (a running job's nodes), or None."""
-    private_nodes: bool | None = True
+    private_nodes: bool = True
     """Nodes get internal IPs only (egress through Cloud NAT)."""
-    private_endpoint: bool | None = False
+    private_endpoint: bool = False
     """The control plane has no public endpoint."""
-    master_ipv4_cidr: str | None = MASTER_IPV4_CIDR
+    master_ipv4_cidr: str = MASTER_IPV4_CIDR
     """The /28 of the control plane's private endpoint."""
-    authorized_networks: list[AuthorizedNetwork] | None = field(default_factory=list)
+    authorized_networks: list[AuthorizedNetwork] = field(default_factory=list)
     """CIDRs allowed to reach the control plane; empty leaves the public endpoint open to any
     address (still authenticated)."""
-    control_plane_ports: list[int] | None = field(default_factory=list)
+    control_plane_ports: list[int] = field(default_factory=list)
     """TCP ports on the nodes the control plane must reach beyond GKE's own (admission webhooks,
     aggregated APIs). With private nodes and a peered control plane, GKE's firewall rules admit
     only 443 and 10250 from the control plane's range, so a webhook elsewhere times out; a rule
     from `master_ipv4_cidr` admits these."""
-    multi_networking: bool | None = False
+    multi_networking: bool = False
     """Dataplane V2 plus multi-networking, for pools with extra NICs."""
-    dataplane_v2: bool | None = False
+    dataplane_v2: bool = False
     """Dataplane V2 (which enforces NetworkPolicy) without multi-networking. Fixed at creation:
     changing it replaces the cluster."""
     database_encryption_key: str | None = None
     """A Cloud KMS key (`projects/P/locations/L/keyRings/R/cryptoKeys/K`, in the cluster's
     region) that encrypts Secrets in etcd (application-layer secrets encryption); GKE's service
     agent must be allowed to use it (roles/cloudkms.cryptoKeyEncrypterDecrypter)."""
-    binary_authorization: str | None = "off"
+    binary_authorization: str = "off"
     """`audit`: Binary Authorization checks every pod's image against the project's policy
     (`PROJECT_SINGLETON_POLICY_ENFORCE`); with a dry-run policy it logs, never blocks."""
-    filestore_csi: bool | None = False
+    filestore_csi: bool = False
     """Enable the Filestore CSI driver."""
-    beta_apis: list[str] | None = field(default_factory=list)
+    beta_apis: list[str] = field(default_factory=list)
     """Kubernetes beta APIs the cluster serves beyond its defaults (`resource.k8s.io/v1beta1/
     deviceclasses`, ...: GKE `enable_k8s_beta_apis`), for add-ons that need them."""
-    lustre_csi: bool | None = False
+    lustre_csi: bool = False
     """Enable the Managed Lustre CSI driver on port 988, without the legacy LNet port (which
     only instances made with gke_support_enabled need): nodes at
     catalog.LUSTRE_PORT_988_MIN_GKE or newer, so a `version_prefix` of its minor or later
     (rules.lustre_gke_version)."""
-    deletion_protection: bool | None = True
+    deletion_protection: bool = True
     """GKE refuses to delete the cluster while true, and Pulumi protects it too, so `pulumi
     destroy` stops before it deletes anything rather than half-way."""
-    labels: dict[str, str] | None = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
     """GCP resource labels."""
 
     _checks = {

@@ -17,14 +17,13 @@ from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
+from pulumi_kubernetes.core import v1 as core
 
 from trainstack.components.args import Args, Problem
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, metadata
 from trainstack.components.options import ChildArgs, Children
 from trainstack.components.pod_security import POD_SECURITY, container_security
 from trainstack.core import catalog, rules
-
-core = k8s.core.v1
 
 # Installers run on the host's network and PID namespaces, privileged, before anything else on
 # the node, and tolerate every taint (GPU nodes are tainted).
@@ -187,7 +186,7 @@ class GpuDirectInstallersArgs(Args):
 
     machine_type: str
     """The GPU machine type (`a3-megagpu-8g`): its catalog record gives the stack and images."""
-    namespace: str | None = "kube-system"
+    namespace: str = "kube-system"
     """The DaemonSets' namespace."""
 
     _checks = {"machine_type": rules.gpu_machine, "namespace": rules.K8S_NAME}
@@ -218,6 +217,7 @@ class GpuDirectInstallers(pulumi.ComponentResource):
         machine = args.machine
         builder = _POD_BUILDERS[machine.gpudirect]
         images = machine.gpudirect_images
+        assert images is not None  # a machine without them is refused (_cross)
         pods = builder(images)
         if images.nri_device_injector is not None:
             pods["device-injector"] = _device_injector_pod(images.nri_device_injector)
@@ -235,7 +235,7 @@ class NvidiaDriverInstallerArgs(Args):
 
     accelerator: str
     """The GKE accelerator type of the nodes (`nvidia-a100-80gb`)."""
-    namespace: str | None = "kube-system"
+    namespace: str = "kube-system"
     """The DaemonSet's namespace."""
 
     _checks = {"accelerator": rules.accelerator, "namespace": rules.K8S_NAME}

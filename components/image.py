@@ -109,15 +109,15 @@ class WorkloadImageArgs(Args):
     staging_bucket: str
     """The bucket the build's source and logs are staged in (created here, emptied on destroy:
     it holds nothing but build inputs and logs)."""
-    machine_type: str | None = "e2-highcpu-32"
+    machine_type: str = "e2-highcpu-32"
     """A Cloud Build machine type (`e2-highcpu-32`)."""
-    timeout: str | None = "2h"
+    timeout: str = "2h"
     """The build's timeout (`2h`)."""
-    labels: dict[str, str] | None = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
     """GCP labels on the repository and the bucket."""
     registry_login: RegistryLogin | None = None
     """A registry to log in to before building (a base image that needs one)."""
-    readers: list[pulumi.Input[str]] | None = field(default_factory=list)
+    readers: list[pulumi.Input[str]] = field(default_factory=list)
     """IAM members allowed to pull from the repository, and from it only (the nodes' account)."""
 
     _checks = {

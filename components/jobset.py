@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -17,10 +17,10 @@ from trainstack.core import catalog
 class JobSetArgs(Args):
     """The JobSet controller."""
 
-    placement: Placement | None = Placement()
+    placement: Placement = field(default_factory=Placement)
     """Where the controller runs (chart values `controller.nodeSelector` and
     `controller.tolerations`, JobSet v0.12.0)."""
-    chart: catalog.HelmChart | None = catalog.JOBSET_CHART
+    chart: catalog.HelmChart = catalog.JOBSET_CHART
     """The pinned chart; its CRDs serve catalog.JOBSET_API."""
 
 

@@ -69,9 +69,9 @@ def cluster_provider(name: str, args: ClusterProviderArgs, opts: pulumi.Resource
 class Placement(Args):
     """Where a controller's pods run: a node selector, and tolerations for its nodes' taints."""
 
-    node_selector: dict[str, str] | None = field(default_factory=dict)
+    node_selector: dict[str, str] = field(default_factory=dict)
     """The labels of the nodes the pods run on."""
-    tolerations: list[dict[str, str]] | None = field(default_factory=list)
+    tolerations: list[dict[str, str]] = field(default_factory=list)
     """Tolerations as the Kubernetes API writes them (`key`, `operator`, `value`, `effect`)."""
 
     def pod_fields(self) -> dict[str, Any]:

@@ -95,12 +95,12 @@ class MultiKueueWorkerAccessArgs(Args):
     """The ServiceAccount, ClusterRole and ClusterRoleBinding name on the worker (one per manager)."""
     worker_kubeconfig: pulumi.Input[str]
     """The worker's kubeconfig (a platform's `kubeconfig` output): its server and CA."""
-    rotation: str | None = "1"
+    rotation: str = "1"
     """Part of the token Secret's name: a new value replaces the Secret, so the worker's API server
     issues a new token, the old one is revoked with its Secret, and the manager's kubeconfig follows."""
-    namespace: str | None = catalog.KUEUE_CHART.namespace
+    namespace: str = catalog.KUEUE_CHART.namespace
     """The worker's Kueue namespace (the account lives beside Kueue)."""
-    frameworks: list[str] | None = field(default_factory=lambda: list(FRAMEWORKS))
+    frameworks: list[str] = field(default_factory=lambda: list(FRAMEWORKS))
     """The Kueue integrations MultiKueue dispatches."""
 
     _checks = {
@@ -196,7 +196,7 @@ class MultiKueueClustersArgs(Args):
     """Every worker."""
     queues: list[MultiKueueQueue]
     """Every manager ClusterQueue with its workers."""
-    namespace: str | None = catalog.KUEUE_CHART.namespace
+    namespace: str = catalog.KUEUE_CHART.namespace
     """The manager's Kueue namespace, where Kueue reads a MultiKueueCluster's Secret."""
 
     _checks = {"workers": not_empty, "queues": not_empty, "namespace": rules.K8S_NAME}

@@ -127,7 +127,7 @@ class NodeServiceAccount(pulumi.ComponentResource):
 class Reservation(Args):
     """Which Compute Engine reservation a pool consumes."""
 
-    affinity: str | None = "any"
+    affinity: str = "any"
     """`none`, `any` (any matching reservation, else on-demand) or `specific`."""
     name: str | None = None
     """The reservation (`specific` only); may name a block (`<name>/reservationBlocks/<b>`)."""
@@ -202,29 +202,29 @@ class GpuNodePoolArgs(Args):
     """A fixed size for the whole pool, or None with `autoscaling`."""
     autoscaling: Autoscaling | None = None
     """Autoscaler bounds, or None for a fixed size."""
-    compact: bool | None = True
+    compact: bool = True
     """A COMPACT placement policy (nodes physically close; single zone)."""
-    reservation: Reservation | None = Reservation()
+    reservation: Reservation = field(default_factory=Reservation)
     """The reservation the nodes consume."""
-    provisioning: str | None = "on-demand"
+    provisioning: str = "on-demand"
     """`on-demand`, `spot`, `flex-start` (Dynamic Workload Scheduler flex-start VMs, obtained
     by the autoscaler when pods are pending) or `queued` (DWS queued provisioning: nodes only
     through a ProvisioningRequest, all at once; Kueue's provisioning admission check makes it)."""
     max_run_duration: str | None = None
     """How long flex-start or queued VMs run before GKE reclaims them (a duration, at most 7
     days); None: GKE's default (7 days)."""
-    gpu_driver: str | None = "latest"
+    gpu_driver: str = "latest"
     """`default` or `latest` (GKE installs the driver), or `daemonset` (GKE installs none; the
     Kubernetes layer runs the installer DaemonSet)."""
-    boot_disk_gb: int | None = GPU_BOOT_DISK_GB
+    boot_disk_gb: int = GPU_BOOT_DISK_GB
     """Boot disk size; the type follows the machine (catalog `boot_disk_type`)."""
-    max_surge: int | None = 0
+    max_surge: int = 0
     """Upgrade surge nodes; 0 upgrades without asking for capacity beyond the reservation."""
-    max_unavailable: int | None = 1
+    max_unavailable: int = 1
     """Nodes an upgrade may take down at once (1: one node at a time)."""
-    extra_networks: list[ExtraNetwork] | None = field(default_factory=list)
+    extra_networks: list[ExtraNetwork] = field(default_factory=list)
     """One VPC and subnet per extra NIC, in interface order."""
-    labels: dict[str, str] | None = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
     """GCP labels on the node VMs."""
     workload_policy_name: str | None = None
     """The name of the NVLink domain's workload policy (a machine with one only), unique in the
@@ -269,7 +269,7 @@ class GpuNodePoolArgs(Args):
         if self.provisioning in ("flex-start", "queued") and self.autoscaling is None:
             yield "autoscaling", None, f"{self.provisioning} provisioning needs autoscaling"
         placement = "compact" if self.compact else "none"
-        yield from (("provisioning", self.provisioning, m) for m in rules.queued_pool(self.provisioning, self.autoscaling and self.autoscaling.min_nodes, placement))
+        yield from (("provisioning", self.provisioning, m) for m in rules.queued_pool(self.provisioning, self.autoscaling.min_nodes if self.autoscaling else None, placement))
         if self.max_run_duration is not None and (message := rules.max_run_duration(self.provisioning, self.max_run_duration)):
             yield "max_run_duration", self.max_run_duration, message
         if self.provisioning in ("spot", "flex-start", "queued") and self.reservation.affinity != "none":
@@ -439,9 +439,9 @@ class CpuNodePoolArgs(Args):
     """Nodes in the whole pool (a multiple of the number of zones)."""
     service_account: pulumi.Input[str]
     """Email of the account nodes run as."""
-    boot_disk_gb: int | None = CPU_BOOT_DISK_GB
+    boot_disk_gb: int = CPU_BOOT_DISK_GB
     """Boot disk size; the type follows the machine (catalog `boot_disk_type`)."""
-    labels: dict[str, str] | None = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
     """GCP labels on the node VMs."""
 
     _checks = {

@@ -29,8 +29,16 @@ def child_options(
 ) -> pulumi.ResourceOptions:
     """Options of a component's child: parented, waiting for what the component was told to
     wait for (Pulumi does not pass a component's `depends_on` to its children) and `after`."""
-    inherited = opts.depends_on if opts and opts.depends_on else []
-    inherited = list(inherited) if isinstance(inherited, Sequence) else [inherited]
+    depends = opts.depends_on if opts else None
+    inherited: list[pulumi.Input[pulumi.Resource]]
+    if depends is None:
+        inherited = []
+    elif isinstance(depends, pulumi.Resource):
+        inherited = [depends]
+    elif isinstance(depends, Sequence):
+        inherited = list(depends)
+    else:
+        raise TypeError("a component's depends_on must be a resource or a list of them: an Output of a list cannot be passed on to its children")
     return pulumi.ResourceOptions(parent=parent, depends_on=[*inherited, *after] or None)
 
 

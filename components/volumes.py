@@ -13,14 +13,13 @@ from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
+from pulumi_kubernetes.core import v1 as core
 
 from trainstack.components.args import Args
 from trainstack.components.k8s_provider import Placement, metadata
 from trainstack.components.options import Children
 from trainstack.components.pod_security import POD_SECURITY
 from trainstack.core import catalog, rules
-
-core = k8s.core.v1
 
 GCSFUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
 PD_DRIVER = "pd.csi.storage.gke.io"
@@ -118,9 +117,9 @@ class GcsFuseVolumeArgs(Args):
     """The claim pods mount (the volume takes the same name)."""
     namespace: pulumi.Input[str]
     """The claim's namespace. Checked when plain; an Output is not checked."""
-    file_cache: bool | None = False
+    file_cache: bool = False
     """Cache file contents on the node (see GCSFUSE_FILE_CACHE_OPTIONS)."""
-    capacity: str | None = "2048Gi"
+    capacity: str = "2048Gi"
     """Nominal: Kubernetes requires one; a bucket has no size."""
     volume_name: str | None = None
     """The PersistentVolume's name, unique in the cluster; None: the component's name."""
@@ -233,7 +232,7 @@ class NfsVolumeArgs(Args):
     """The claim's namespace. Checked when plain; an Output is not checked."""
     capacity: str
     """The export's size (a Kubernetes quantity, `1024Gi`)."""
-    mount_options: list[str] | None = field(default_factory=list)
+    mount_options: list[str] = field(default_factory=list)
     """NFS client options; none: the client negotiates the highest version."""
     volume_name: str | None = None
     """The PersistentVolume's name, unique in the cluster; None: the component's name."""
@@ -285,12 +284,12 @@ class NfsServerArgs(Args):
     namespace: pulumi.Input[str]
     """Where the server, its Service and its disk claim live. Checked when plain; an Output is
     not checked."""
-    placement: Placement | None = Placement()
+    placement: Placement = field(default_factory=Placement)
     """Which nodes may run the server (it must be a pool with nodes in `zone`)."""
     name: str | None = None
     """The Deployment's and Service's name (the disk's volume and claim: `<name>-disk`); None: the
     component's name."""
-    network_policy: bool | None = False
+    network_policy: bool = False
     """Admit NFS (its ports only) from any address by NetworkPolicy, for a namespace whose ingress
     is denied by default: the kubelets mount from their nodes' addresses, which no pod selector
     matches."""

@@ -27,7 +27,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic.alias_generators import to_camel
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 from trainstack.core import catalog, rules
 from trainstack.core.errors import ConfigError
@@ -220,18 +220,18 @@ class ClusterConfig(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> ClusterConfig:
-        problems = []
+        problems: list[Problem] = []
         if self.private_endpoint and not self.private_nodes:
             problems.append((("privateEndpoint",), True, "a private endpoint needs privateNodes: true"))
         if not self.authorized_networks:
             problems.append(
                 (("authorizedNetworks",), [], "list the networks that may reach the control plane (your VPN or CI ranges); to allow any address, list 0.0.0.0/0 and set allowAnyAddress: true")
             )
-        if rules.authorized_networks(len(self.authorized_networks)):
-            problems.append((("authorizedNetworks",), "...", rules.authorized_networks(len(self.authorized_networks))))
+        if (wrong := rules.authorized_networks(len(self.authorized_networks))):
+            problems.append((("authorizedNetworks",), "...", wrong))
         for i, network in enumerate(self.authorized_networks):
-            if self.private_endpoint and rules.private_endpoint_network(network.cidr_block):
-                problems.append((("authorizedNetworks", i, "cidrBlock"), network.cidr_block, rules.private_endpoint_network(network.cidr_block)))
+            if self.private_endpoint and (wrong := rules.private_endpoint_network(network.cidr_block)):
+                problems.append((("authorizedNetworks", i, "cidrBlock"), network.cidr_block, wrong))
             elif network.cidr_block == ANY_ADDRESS and not self.allow_any_address:
                 problems.append(
                     (("authorizedNetworks", i, "cidrBlock"), ANY_ADDRESS, "opens the control plane to any address; narrow it, or set allowAnyAddress: true to accept that")
@@ -273,7 +273,7 @@ class NetworkConfig(Section):
 
 
 # The largest GPU pool a config describes (rules.NODE_COUNT), so the most nodes a job can ask for.
-MAX_POOL_NODES = rules.NODE_COUNT.high
+MAX_POOL_NODES = rules.POOL_NODES_MAX
 
 
 def _pool_sized(nodes: int) -> int:
@@ -290,8 +290,8 @@ class Autoscaling(Section):
     def _rules(self) -> Autoscaling:
         _rule_errors(
             "Autoscaling",
-            [(("minNodes",), self.min_nodes, rules.min_max(self.min_nodes, self.max_nodes))]
-            if rules.min_max(self.min_nodes, self.max_nodes)
+            [(("minNodes",), self.min_nodes, wrong)]
+            if (wrong := rules.min_max(self.min_nodes, self.max_nodes))
             else [],
         )
         return self
@@ -403,7 +403,7 @@ class GpuPoolConfig(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> GpuPoolConfig:
-        problems = []
+        problems: list[Problem] = []
         if (self.node_count is None) == (self.autoscaling is None):
             problems.append((("nodeCount",), self.node_count, "set exactly one of nodeCount (fixed size) and autoscaling"))
         machine = catalog.MACHINES.get(self.machine_type)
@@ -421,7 +421,7 @@ class GpuPoolConfig(Section):
             problems.append(
                 (("reservation", "affinity"), self.reservation.affinity, f"{self.provisioning} capacity cannot consume a reservation; set affinity: none")
             )
-        problems += [(("provisioning",), self.provisioning, m) for m in rules.queued_pool(self.provisioning, self.autoscaling and self.autoscaling.min_nodes, "compact" if self.compact else self.placement)]
+        problems += [(("provisioning",), self.provisioning, m) for m in rules.queued_pool(self.provisioning, self.autoscaling.min_nodes if self.autoscaling else None, "compact" if self.compact else self.placement)]
         if self.max_run_duration is not None and (message := rules.max_run_duration(self.provisioning, self.max_run_duration)):
             problems.append((("maxRunDuration",), self.max_run_duration, message))
         if machine and (wrong := rules.nvlink_placement(machine, self.compact)):
@@ -432,14 +432,14 @@ class GpuPoolConfig(Section):
                 for key, rule in rules.reserved_capacity(machine, self.provisioning, self.reservation.affinity)
             ]
         if machine:
-            sizes = {("nodeCount",): self.node_count}
+            sizes: dict[tuple[str, ...], int | None] = {("nodeCount",): self.node_count}
             if self.autoscaling:
                 sizes |= {("autoscaling", "minNodes"): self.autoscaling.min_nodes, ("autoscaling", "maxNodes"): self.autoscaling.max_nodes}
             problems += [(key, n, wrong) for key, n in sizes.items() if n is not None and (wrong := rules.nvlink_domains(machine, n))]
         if machine and machine.rdma_subnets and self.zones is not None and len(self.zones) != 1:
             problems.append((("zones",), self.zones, f"{machine.name} needs exactly one zone: its RDMA VPC is bound to one zone's RoCE profile"))
-        if self.node_count and self.zones and rules.nodes_per_zone(self.node_count, self.zones):
-            problems.append((("nodeCount",), self.node_count, rules.nodes_per_zone(self.node_count, self.zones)))
+        if self.node_count and self.zones and (wrong := rules.nodes_per_zone(self.node_count, self.zones)):
+            problems.append((("nodeCount",), self.node_count, wrong))
         if self.provisioning == "spot" and self.reservation.affinity != "none":
             problems.append((("reservation", "affinity"), self.reservation.affinity, "spot nodes cannot consume a reservation; set affinity: none"))
         if self.dws and self.autoscaling is None:
@@ -465,8 +465,8 @@ class CpuPoolConfig(Section):
     def _rules(self) -> CpuPoolConfig:
         _rule_errors(
             "CpuPoolConfig",
-            [(("nodeCount",), self.node_count, rules.nodes_per_zone(self.node_count, self.zones))]
-            if self.zones and rules.nodes_per_zone(self.node_count, self.zones)
+            [(("nodeCount",), self.node_count, wrong)]
+            if self.zones and (wrong := rules.nodes_per_zone(self.node_count, self.zones))
             else [],
         )
         return self
@@ -537,7 +537,7 @@ class StorageConfig(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> StorageConfig:
-        problems = []
+        problems: list[Problem] = []
         for kind, block in (("gcs", "bucket"), ("filestore", "filestore"), ("nfs", "nfs"), ("lustre", "lustre")):
             if kind != self.kind and getattr(self, block) is not None:
                 problems.append(((block,), "...", f"is used only with kind {kind!r}, not {self.kind!r}"))
@@ -587,8 +587,8 @@ class BuildConfig(Section):
     def _rules(self) -> BuildConfig:
         _rule_errors(
             "BuildConfig",
-            [(("machineType",), self.machine_type, rules.cloud_build_machine(self.machine_type))]
-            if rules.cloud_build_machine(self.machine_type)
+            [(("machineType",), self.machine_type, wrong)]
+            if (wrong := rules.cloud_build_machine(self.machine_type))
             else [],
         )
         return self
@@ -628,8 +628,8 @@ class Requeuing(Section):
     def _rules(self) -> Requeuing:
         _rule_errors(
             "Requeuing",
-            [(("backoffMaxSeconds",), self.backoff_max_seconds, rules.at_least(self.backoff_max_seconds, self.backoff_base_seconds, "backoffBaseSeconds"))]
-            if rules.at_least(self.backoff_max_seconds, self.backoff_base_seconds, "backoffBaseSeconds")
+            [(("backoffMaxSeconds",), self.backoff_max_seconds, wrong)]
+            if (wrong := rules.at_least(self.backoff_max_seconds, self.backoff_base_seconds, "backoffBaseSeconds"))
             else [],
         )
         return self
@@ -647,8 +647,8 @@ class WaitForPodsReady(Section):
     def _rules(self) -> WaitForPodsReady:
         _rule_errors(
             "WaitForPodsReady",
-            [(("timeout",), self.timeout, rules.positive_duration(self.timeout))]
-            if rules.positive_duration(self.timeout)
+            [(("timeout",), self.timeout, wrong)]
+            if (wrong := rules.positive_duration(self.timeout))
             else [],
         )
         return self
@@ -685,7 +685,7 @@ class KueueConfig(Section):
     @model_validator(mode="after")
     def _rules(self) -> KueueConfig:
         seen: set[str] = set()
-        problems = []
+        problems: list[Problem] = []
         for i, priority_class in enumerate(self.priority_classes):
             if priority_class.name in seen:
                 problems.append((("priorityClasses", i, "name"), priority_class.name, rules.duplicate("priority class")))
@@ -759,7 +759,7 @@ class Parallelism(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> Parallelism:
-        problems = []
+        problems: list[Problem] = []
         if self.virtual_pipeline is not None and self.pipeline == 1:
             problems.append((("virtualPipeline",), self.virtual_pipeline, "interleaving needs pipeline > 1"))
         if self.sequence_parallel and self.tensor == 1:
@@ -836,7 +836,7 @@ class WorkloadConfig(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> WorkloadConfig:
-        problems = []
+        problems: list[Problem] = []
         if self.checkpoint_interval is not None and self.checkpoint_interval > self.steps:
             problems.append((("checkpointInterval",), self.checkpoint_interval, f"must not exceed steps ({self.steps})"))
         if self.profiling.enabled and self.profiling.end_step > self.steps:
@@ -983,14 +983,14 @@ class StackConfig(BaseModel):
             if queue is None:
                 yield ("trainstack:workload", "queue"), self.workload.queue, f"is not a queue of this stack ({', '.join(q.local_queue for q in self.queues)})"
                 return
-            pool = key_path(self.pool_key(self.pools.index(queue.pools[0])))
             first = queue.pools[0]
+            first_key = key_path(self.pool_key(self.pools.index(first)))
             topology = (
                 f"{first.machine_type} nodes carry no GKE topology labels"
                 if not first.machine.topology_labels
-                else f"{pool}.autoscaling: an autoscaled pool has no nodes to place on"
+                else f"{first_key}.autoscaling: an autoscaled pool has no nodes to place on"
             )
-            sources = {"nodes": pool, "machine": f"{pool}.machineType", "storage": "trainstack:storage.kind", "topology": topology}
+            sources = {"nodes": first_key, "machine": f"{first_key}.machineType", "storage": "trainstack:storage.kind", "topology": topology}
             yield from workload_problems(self.workload, queue.machine, queue.max_nodes, self.storage.kind, queue.topology_aware, sources)
             yield from priority_problems(self.workload, [pc.name for pc in self.kueue.priority_classes], "trainstack:kueue.priorityClasses")
 
@@ -1017,7 +1017,7 @@ class StackConfig(BaseModel):
     def warnings(self) -> list[str]:
         """What `validate` reports without refusing: each zone of the GPU and CPU pools (and
         `gcp:zone`) that the catalog's zone table does not list in a region it knows."""
-        keys = [(("gcp:zone",), self.zone)]
+        keys: list[tuple[tuple[str | int, ...], str]] = [(("gcp:zone",), self.zone)]
         for section, zones in (*((self.pool_key(i), p.zones) for i, p in enumerate(self.pools)), (("trainstack:cpuPool",), self.cpu_pool.zones)):
             keys += [((*section, "zones", i), zone) for i, zone in enumerate(zones or [])]
         return [describe((key, zone, wrong)) for key, zone in keys if (wrong := rules.zone_known(zone))]
@@ -1346,7 +1346,7 @@ def _unknown_key(model: type[BaseModel], loc: tuple[str | int, ...], value: Any)
     return f"{key}: unknown key (value {_show(value)}); {hint}"
 
 
-def _describe(error: dict[str, Any], model: type[BaseModel]) -> str:
+def _describe(error: ErrorDetails, model: type[BaseModel]) -> str:
     loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-")))
     if error["type"] == "invalid_key":  # a key that is no string (YAML `1:`, `true:`, `null:`)
         return _odd_key(loc[:-1], error["input"])
@@ -1384,8 +1384,9 @@ def ours(raw: dict[str, Any]) -> dict[str, Any]:
 def load(stack: str, raw: dict[str, Any]) -> StackConfig | WorkloadStackConfig:
     """Validate a stack's raw config (keys as in its YAML) or raise ConfigError with every problem.
     A config with `trainstack:platform` is a workload stack; any other is a platform stack."""
-    model = WorkloadStackConfig if "trainstack:platform" in raw else StackConfig
-    return validated(stack, raw, model)
+    if "trainstack:platform" in raw:
+        return validated(stack, raw, WorkloadStackConfig)
+    return validated(stack, raw, StackConfig)
 
 
 _Stack = TypeVar("_Stack", bound=BaseModel)

@@ -103,7 +103,7 @@ def from_output(platform_stack: str, value: Any) -> Contract:
     missing = [to_camel(f.name) for f in fields(Contract) if to_camel(f.name) not in value and f.default is not None]
     if missing:
         raise ConfigError(platform_stack, [f"{where}: output {OUTPUT!r} lacks {', '.join(missing)}"])
-    terms = {f.name: value.get(to_camel(f.name)) for f in fields(Contract)}
+    terms: dict[str, Any] = {f.name: value.get(to_camel(f.name)) for f in fields(Contract)}  # each present but the optional ones (above)
     terms["gpu_nodes"] = int(terms["gpu_nodes"])  # numbers cross a StackReference as doubles
     return Contract(**terms)
 

@@ -83,7 +83,7 @@ class FleetStackConfig(BaseModel):
     cluster: ClusterConfig = Field(alias="trainstack:cluster")
     network: NetworkConfig = Field(NetworkConfig(), alias="trainstack:network")
     cpu_pool: CpuPoolConfig = Field(CpuPoolConfig(), alias="trainstack:cpuPool")
-    fleet: FleetConfig = Field(alias=KEY)
+    fleet: FleetConfig = Field(alias="trainstack:fleet")  # KEY: a type checker reads an alias only as a literal
     labels: Labels = Field({}, alias="trainstack:labels")
     ephemeral: Ephemeral | None = Field(None, alias="trainstack:ephemeral")
 

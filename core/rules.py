@@ -394,7 +394,8 @@ INT32_MAX = 2**31 - 1  # Kubernetes integer fields are int32
 # A ClusterQueue resource group holds at most 64 flavors (Kueue v0.19.2 CRD clusterqueues
 # spec.resourceGroups[].flavors maxItems): one per GPU pool of a queue.
 MAX_FLAVORS = 64
-NODE_COUNT = Bounds(0, 1000, "GKE allows at most 1000 nodes a pool per zone")
+POOL_NODES_MAX = 1000  # GKE: nodes a pool per zone
+NODE_COUNT = Bounds(0, POOL_NODES_MAX, "GKE allows at most 1000 nodes a pool per zone")
 AUTOSCALING_MAX = Bounds(1, 1000, "GKE allows at most 1000 nodes a pool per zone")
 CPU_NODE_COUNT = Bounds(1, 100, "a controller pool needs a node and trainstack caps it at 100")
 # Boot disks: GKE's node pool minimum is 10 GB; a GPU node's images and drivers need 100 GB;

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL
 from trainstack.core import contract
-from trainstack.core.config import ImageConfig, Problem, WorkloadStackConfig
+from trainstack.core.config import ImageConfig, Problem, StackConfig, WorkloadStackConfig
 from trainstack.core.context import StackContext
 from trainstack.infra import gcp, kubernetes, remote
 from trainstack.infra.platform import Platform
@@ -23,6 +23,7 @@ def build(ctx: StackContext) -> Platform:
     config = ctx.config
     if isinstance(config, WorkloadStackConfig):
         return remote.build(ctx, config)
+    assert isinstance(config, StackConfig)  # a fleet stack is built by infra.fleet (app/program.py)
     gcp_layer = gcp.build(ctx, config)
     kube = kubernetes.build(ctx, config, gcp_layer)
     terms = contract.of_platform(

@@ -58,6 +58,7 @@ from trainstack.core import catalog, names, rules
 from trainstack.core.config import BuildConfig, ImageConfig, Problem, StackConfig
 from trainstack.core.context import StackContext
 from trainstack.core.contract import KUBECONFIG_OUTPUT
+from trainstack.core.fleet import FleetStackConfig
 from trainstack.infra.platform import GcpPlatform
 
 # Filestore tiers whose instances live in a zone; the others are regional.
@@ -137,6 +138,7 @@ def workload_image(
     """The workload image reference and the registry it was pushed to: built here with Cloud
     Build (`trainstack:image.build`), else the prebuilt reference and no registry. The nodes'
     accounts (emails) may pull from that repository."""
+    assert not isinstance(ctx.config, FleetStackConfig)  # a fleet builds no image
     image = ctx.config.image
     spec = image.build
     if spec is None:

@@ -52,7 +52,7 @@ def _existing_cluster_access(terms: contract.Contract) -> tuple[pulumi.Output[st
     found = gcp.container.get_cluster_output(name=terms.cluster_name, location=terms.cluster_location, project=terms.project)
     context = f"gke_{terms.project}_{terms.cluster_location}_{terms.cluster_name}"
     ca = found.master_auths.apply(lambda auths: (auths[0]["cluster_ca_certificate"] if auths else None) or "")
-    config = pulumi.Output.secret(pulumi.Output.all(found.endpoint, ca).apply(lambda v: kubeconfig(context, v[0] or "", v[1])))
+    config: pulumi.Output[str] = pulumi.Output.secret(pulumi.Output.all(found.endpoint, ca).apply(lambda v: kubeconfig(context, v[0] or "", v[1])))
     return config, ca.apply(lambda c: cluster_identity(_cluster_path(terms), c))
 
 
@@ -179,5 +179,5 @@ def _image(ctx: StackContext, config: WorkloadStackConfig) -> tuple[pulumi.Outpu
     # A trainstack platform's nodes run as <cluster>-nodes (infra.gcp); an existing cluster's
     # node account is its own to grant.
     assert ctx.contract is not None
-    nodes = [] if config.platform.existing_cluster else [f"{ctx.physical_name('nodes', 30)}@{ctx.contract.project}.iam.gserviceaccount.com"]
+    nodes: list[pulumi.Input[str]] = [] if config.platform.existing_cluster else [f"{ctx.physical_name('nodes', 30)}@{ctx.contract.project}.iam.gserviceaccount.com"]
     return workload_image(ctx, services, nodes)

@@ -123,7 +123,10 @@ def test_a_failed_tier_leaves_what_needs_it_for_the_next_run(gcloud: FakeGcloud,
 
 def test_labels_decide_and_an_unreadable_expiry_is_left_with_a_note(gcloud: FakeGcloud) -> None:
     labels = {"managed-by": "trainstack", "trainstack-ephemeral": "true"}
-    disk = lambda name, extra: {"name": name, "zone": "https://www.googleapis.com/compute/v1/projects/p/zones/us-central1-a", "labels": {**labels, **extra}, "users": []}  # noqa: E731
+
+    def disk(name: str, extra: dict[str, str]) -> dict[str, Any]:
+        return {"name": name, "zone": "https://www.googleapis.com/compute/v1/projects/p/zones/us-central1-a", "labels": {**labels, **extra}, "users": []}
+
     project = gcloud.project()
     project["disks"] = [
         disk("garbled", {"trainstack-expires": "tomorrow"}),

@@ -76,7 +76,9 @@ def container_mounts(machine: catalog.Machine) -> dict[str, str]:
 def mount_problems(workload: WorkloadConfig, machine: catalog.Machine, storage: tuple[tuple[str, ...], str]) -> list[Problem]:
     """User mount paths (the shared storage's, the dataset's) that another mount of the training
     container already has (Kubernetes refuses two volumeMounts at one mountPath)."""
-    keys = {storage[0]: storage[1], **({("trainstack:workload", "dataset", "path"): workload.dataset.path} if workload.dataset else {})}
+    keys = {storage[0]: storage[1]}
+    if workload.dataset:
+        keys[("trainstack:workload", "dataset", "path")] = workload.dataset.path
     by_name = {key_path(loc): loc for loc in keys}
     mounts = {key_path(loc): path for loc, path in keys.items()}
     return [(by_name[key], path, rule) for key, path, rule in rules.mount_paths(mounts, container_mounts(machine))]
@@ -151,7 +153,7 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
                 gpus_per_node=machine.gpus_per_node,
                 nodes=workload.nodes,
                 nodes_per_replica=workload.nodes_per_data_parallel_replica,
-                gpu_tolerations=platform.tolerations,
+                gpu_tolerations=[dict(t) for t in platform.tolerations],
                 settings=SupervisorSettings(
                     heartbeat_polling_period_s=resiliency.heartbeat_polling_period_s,
                     heartbeat_timeout_s=resiliency.heartbeat_timeout_s,

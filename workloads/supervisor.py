@@ -78,19 +78,19 @@ CALLS_API = frozenset({"controller"})
 class SupervisorSettings(Args):
     """How the supervisor reacts: heartbeats, restarts, and scaling by data-parallel replicas."""
 
-    heartbeat_polling_period_s: int | None = 15
+    heartbeat_polling_period_s: int = 15
     """How often it polls the workers."""
-    heartbeat_timeout_s: int | None = 30
+    heartbeat_timeout_s: int = 30
     """After how long without a heartbeat a worker counts as hung."""
-    max_in_job_restarts: int | None = 0
+    max_in_job_restarts: int = 0
     """In-process restarts before the job is restarted (0: none)."""
-    max_workload_restarts: int | None = 0
+    max_workload_restarts: int = 0
     """Job restarts before a faulty node is hot-swapped (0: at once)."""
-    workload_scaling: bool | None = True
+    workload_scaling: bool = True
     """Drop or add whole data-parallel replicas as nodes fail or return."""
-    pod_termination_threshold_s: int | None = 60
+    pod_termination_threshold_s: int = 60
     """How long a pod may take to terminate before the supervisor acts."""
-    workload_downtime_threshold_s: int | None = 180
+    workload_downtime_threshold_s: int = 180
     """How long the job may stay down before the supervisor acts."""
 
     _checks = {
@@ -122,11 +122,11 @@ class SupervisorArgs(Args):
     """The JobSet's nodes."""
     nodes_per_replica: int
     """Nodes one data-parallel replica spans."""
-    gpu_tolerations: list[dict[str, str]] | None = field(default_factory=list)
+    gpu_tolerations: list[dict[str, str]] = field(default_factory=list)
     """What lets the host monitor onto the GPU nodes (`GpuNodePool`'s)."""
-    settings: SupervisorSettings | None = SupervisorSettings()
+    settings: SupervisorSettings = field(default_factory=SupervisorSettings)
     """Heartbeat, restart and scaling settings."""
-    image: str | None = field(default_factory=lambda: catalog.image("resiliency").ref)
+    image: str = field(default_factory=lambda: catalog.image("resiliency").ref)
     """The library's image."""
 
     _checks = {

@@ -45,7 +45,7 @@ class TensorBoardArgs(Args):
     """The directory to serve, under `mount_path`."""
     node_pool: str
     """The CPU pool it runs on."""
-    image: str | None = field(default_factory=lambda: catalog.image("tensorboard").ref)
+    image: str = field(default_factory=lambda: catalog.image("tensorboard").ref)
     """An image with the `tensorboard` command."""
 
     _checks = {

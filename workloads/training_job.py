@@ -170,7 +170,7 @@ class TrainingJobArgs(Args):
     claim_name: str
     mount_path: str
     launch: Launch
-    gpudirect: PodParts = PodParts()
+    gpudirect: PodParts = field(default_factory=PodParts)
     controller: Controller = "jobset"
     max_restarts: int = 0
     topology: Topology | None = None

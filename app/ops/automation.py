@@ -16,7 +16,7 @@ import shutil
 import signal
 import subprocess
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -46,7 +46,8 @@ def require_pulumi() -> None:
 
 
 class Workspace(Protocol):
-    pulumi_command: Any  # what runs the CLI: a CancellableCommand in stacks from `create`
+    @property
+    def pulumi_command(self) -> Any: ...  # what runs the CLI: a CancellableCommand in stacks from `create`
 
     def remove_stack(self, stack_name: str) -> None: ...
 
@@ -54,8 +55,11 @@ class Workspace(Protocol):
 class Stack(Protocol):
     """The part of `pulumi.automation.Stack` trainstack uses (fakes implement the same)."""
 
-    name: str
-    workspace: Workspace
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def workspace(self) -> Workspace: ...
 
     def up(self, *, on_output: Callable[[str], Any]) -> Any: ...
 
@@ -67,7 +71,7 @@ class Stack(Protocol):
 
     def export_stack(self) -> Any: ...
 
-    def set_all_config(self, config: Mapping[str, Any]) -> None: ...
+    def set_all_config(self, config: MutableMapping[str, auto.ConfigValue]) -> None: ...
 
     def cancel(self) -> None: ...
 
@@ -185,7 +189,7 @@ def echo(line: str) -> None:
     print(line, flush=True)
 
 
-def config_values(raw: Mapping[str, Any]) -> dict[str, Any]:
+def config_values(raw: Mapping[str, Any]) -> dict[str, auto.ConfigValue]:
     """A raw stack config as `set_all_config` values: objects and lists as their JSON text,
     which the program decodes as the CLI's own object config (types kept exactly)."""
     return {key: auto.ConfigValue(value if isinstance(value, str) else json.dumps(value, sort_keys=True)) for key, value in raw.items()}

@@ -62,7 +62,7 @@ from trainstack.app.ops.reap import bench_prefix, expires_label
 from trainstack.app.reports import goodput, mfu
 from trainstack.app.secrets import secure_paths
 from trainstack.app.stacks import project_root
-from trainstack.core.config import StackConfig, load
+from trainstack.core.config import StackConfig, WorkloadConfig, load
 from trainstack.core.contract import KUBECONFIG_OUTPUT
 from trainstack.core.errors import TrainstackError
 from trainstack.workloads import launchers
@@ -520,9 +520,16 @@ def cloud_logging_goodput(jobset: str, project: str) -> list[dict[str, Any]]:
     return goodput.fetch_entries(jobset, project, lookback_days=1.0)
 
 
+def bench_workload(config: StackConfig) -> WorkloadConfig:
+    """The workload of a bench's stack, which `prepare` made sure it has."""
+    if config.workload is None:
+        raise BenchError("a bench runs a recipe stack: a platform and its job (trainstack:workload)")
+    return config.workload
+
+
 def mfu_metrics(log: str, config: StackConfig) -> dict[str, Any]:
     """MFU of the run from the leader's log and the stack's model figures, or the reason not."""
-    workload, machine = config.workload, config.gpu_pool.machine
+    workload, machine = bench_workload(config), config.gpu_pool.machine
     batch, seq = launchers.global_batch(workload, machine), launchers.training(workload, machine).seq_length
     if batch is None:
         return {"error": "the stack sets no trainstack:workload.globalBatchSize and its framework has no known default"}
@@ -544,12 +551,13 @@ def mfu_metrics(log: str, config: StackConfig) -> dict[str, Any]:
 
 def goodput_metrics(source: GoodputSource, config: StackConfig, step_time_s: float | None) -> dict[str, Any]:
     """Goodput from the job's event log, against the measured step time, or the reason not."""
-    if not config.workload.resiliency.enabled:
+    workload = bench_workload(config)
+    if not workload.resiliency.enabled:
         return {"error": "the stack runs no resiliency supervisor, so there is no goodput event log"}
     if step_time_s is None:
         return {"error": "no reference step time: MFU could not be measured from the log"}
     try:
-        events, warnings = goodput.events_from_entries(source(config.workload.name, config.project))
+        events, warnings = goodput.events_from_entries(source(workload.name, config.project))
         report = goodput.compute_goodput(events, step_time_s, warnings)
     except TrainstackError as exc:
         return {"error": str(exc)}
@@ -673,7 +681,7 @@ def _kubeconfig(up: Any) -> str:
 
 
 def _measure(result: BenchResult, spec: BenchSpec, kubeconfig: str, deps: Deps, log_path: Path | None) -> None:
-    workload = spec.config.workload
+    workload = bench_workload(spec.config)
     result.job = {"name": workload.name, "namespace": workload.namespace, "outcome": "not finished"}
     with tempfile.TemporaryDirectory(prefix="trainstack-bench-") as private:  # mode 0700
         path = Path(private) / "kubeconfig"

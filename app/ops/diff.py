@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -514,7 +514,7 @@ def _ref(resource: dict[str, Any]) -> ResourceRef:
     return ResourceRef(resource["urn"], resource["type"], resource["name"])
 
 
-def _ordered(urns: set[str], resources: dict[str, dict[str, Any]]) -> list[str]:
+def _ordered(urns: Iterable[str], resources: dict[str, dict[str, Any]]) -> list[str]:
     return sorted(urns, key=lambda u: (resources[u]["type"], resources[u]["name"], u))
 
 
@@ -622,10 +622,11 @@ def _pool_rows(base: tuple[PoolTotal, ...], head: tuple[PoolTotal, ...]) -> Iter
         b, h = old.get(name), new.get(name)
         cells = [f"{p.gpu_nodes} x {p.label()}, {'not priced' if p.usd_at_max is None else _usd(p.usd_at_max)}" if p else "none" for p in (b, h)]
         nodes = (h.gpu_nodes if h else 0) - (b.gpu_nodes if b else 0)
-        if any(p is not None and p.usd_at_max is None for p in (b, h)):
+        base_usd, head_usd = (b.usd_at_max if b else 0.0), (h.usd_at_max if h else 0.0)
+        if base_usd is None or head_usd is None:
             yield f"| pool `{name}` | {cells[0]} | {cells[1]} | {nodes:+d} nodes, cost not priced |"
             continue
-        usd = (h.usd_at_max if h else 0.0) - (b.usd_at_max if b else 0.0)
+        usd = head_usd - base_usd
         yield f"| pool `{name}` | {cells[0]} | {cells[1]} | {nodes:+d} nodes, {_usd(round(usd, 2), sign=True)} |"
 
 

@@ -370,9 +370,10 @@ class PulumiNames:
         inputs = importlib.import_module(package + "._inputs") if importlib.util.find_spec(package + "._inputs") else None
         out = {}
         for attr, value in vars(cls).items():
-            if isinstance(value, property) and hasattr(value.fget, "_pulumi_name"):
-                block = re.search(r"ForwardRef\('(\w+Args)'\)", str(value.fget.__annotations__.get("return")))
-                out[attr] = (value.fget._pulumi_name, getattr(inputs, block.group(1)) if block and inputs else None)
+            getter = value.fget if isinstance(value, property) else None
+            if getter is not None and hasattr(getter, "_pulumi_name"):
+                block = re.search(r"ForwardRef\('(\w+Args)'\)", str(getter.__annotations__.get("return")))
+                out[attr] = (getter._pulumi_name, getattr(inputs, block.group(1)) if block and inputs else None)
         return out
 
     @staticmethod
@@ -437,7 +438,7 @@ def _registrations(tpg: Path, wanted: set[str]) -> dict[str, tuple[str, str]]:
 def _bridge_resource_infos(gcp: Path) -> dict[str, str]:
     """Terraform type -> its `ResourceInfo` literal in pulumi-gcp's resources.go."""
     text = _strip_comments(_show(gcp, "provider/resources.go"))
-    infos = {}
+    infos: dict[str, str] = {}
     for m in re.finditer(r'^\s*"(google_\w+)":\s*\{', text, re.MULTILINE):
         infos.setdefault(m.group(1), text[m.end() - 1 : _close(text, m.end() - 1) + 1])
     return infos
@@ -561,9 +562,9 @@ def _kubernetes_rules(diff_go: str, types: set[str]) -> dict[str, tuple[str, ...
         _, gv, kind = token.split(":")
         group, _, ver = gv.rpartition("/")
         group = "" if group == "core" else group
-        expr = table.get((group or "core", ver, kind)) or table.get((group, ver, kind))
-        if expr:
-            rules[token] = tuple(p.lstrip(".") for p in _go_properties(diff_go, expr))
+        found = table.get((group or "core", ver, kind)) or table.get((group, ver, kind))
+        if found:
+            rules[token] = tuple(p.lstrip(".") for p in _go_properties(diff_go, found))
     config_map = re.search(r'IsConfigMap\(obj\).*?properties\{([^}]*)\}', diff_go, re.DOTALL)
     assert config_map
     rules["kubernetes:core/v1:ConfigMap"] = tuple(sorted(json.loads(p).lstrip(".") for p in _split_top(config_map.group(1))))

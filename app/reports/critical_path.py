@@ -251,13 +251,13 @@ def _predecessors(resources: list[dict[str, Any]]) -> dict[str, set[str]]:
     for r in resources:
         if not r["custom"]:
             continue
-        urn, waits = r["urn"], set()
+        urn, waits = r["urn"], set[str]()
         for dep in r.get("dependencies") or []:
             if dep not in by_urn:
                 raise ReportError(f"{urn} depends on {dep}, which is not in the plan")
             waits |= {dep} if by_urn[dep]["custom"] else descendants(dep) - {urn}
         for other in (r.get("provider"), r.get("parent")):
-            if other in by_urn and by_urn[other]["custom"]:
+            if other is not None and other in by_urn and by_urn[other]["custom"]:
                 waits.add(other)
         preds[urn] = waits
     return preds
@@ -319,10 +319,10 @@ def _longest_chain(order: list[str], members: set[str], ancestors: dict[str, set
         before[urn] = top
         best[urn] = seconds[urn] + (best[top] if top else 0.0)
     chain: list[str] = []
-    urn = max(sorted(best), key=best.__getitem__, default=None)
-    while urn is not None:
-        chain.append(urn)
-        urn = before[urn]
+    last = max(sorted(best), key=best.__getitem__, default=None)
+    while last is not None:
+        chain.append(last)
+        last = before[last]
     return chain[::-1]
 
 

@@ -144,6 +144,7 @@ def goodput_command(
         if events:
             report = goodput_report.read_goodput(events, reference_step_time)
         else:
+            assert jobset is not None and project is not None  # one of EVENTS and --jobset, and --jobset with --project (above)
             parsed, warnings = goodput_report.events_from_entries(goodput_report.fetch_entries(jobset, project, lookback_days))
             report = goodput_report.compute_goodput(parsed, reference_step_time, warnings)
     except TrainstackError as exc:

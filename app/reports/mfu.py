@@ -47,6 +47,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeGuard
 
 from trainstack.app.reports import ReportError
 from trainstack.core import catalog
@@ -95,7 +96,7 @@ def _json_objects(text: str) -> Iterator[object]:
         yield value
 
 
-def _is_number(value: object) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 

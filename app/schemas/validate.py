@@ -12,7 +12,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import cache, lru_cache
 from importlib.resources import files
 from pathlib import Path
@@ -191,7 +191,7 @@ def _path(parts: Iterable[str | int]) -> str:
 
 def _describe(error: ValidationError) -> list[tuple[str, str]]:
     """(path, message) pairs for one error; an unknown-fields error gives one pair per field."""
-    if error.validator == "additionalProperties" and error.validator_value is False:
+    if error.validator == "additionalProperties" and error.validator_value is False and isinstance(error.schema, Mapping) and isinstance(error.instance, dict):
         known = error.schema.get("properties", {})
         return [
             (_path([*error.absolute_path, key]), "unknown field") for key in error.instance if key not in known
@@ -211,7 +211,8 @@ def _checkable(value: Any) -> Any:
 
 def validate_object(obj: dict[str, Any]) -> list[str]:
     """Every schema error in one Kubernetes object, as `Kind/name: path: message`; empty when valid."""
-    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    given = obj.get("metadata")
+    metadata: dict[str, Any] = given if isinstance(given, dict) else {}
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     label = f"{kind or '<no kind>'}/{metadata.get('name') or '<no name>'}"
     if not isinstance(api_version, str) or not isinstance(kind, str):

@@ -85,7 +85,10 @@ def as_listed(resource: dict[str, Any], project: str) -> tuple[str, dict[str, An
     """(kind, API object) of a plan resource, or None for the types in NOT_REAPED and non-GCP ones."""
     type_, i = resource["type"], resource.get("inputs", {})
     compute = COMPUTE.format(project=project)
-    net = lambda value: f"{compute}global/networks/{value.rsplit('/', 1)[-1]}"  # noqa: E731
+
+    def net(value: str) -> str:
+        return f"{compute}global/networks/{value.rsplit('/', 1)[-1]}"
+
     if not type_.startswith("gcp:") or type_ in NOT_REAPED:
         if not type_.startswith(("gcp:", "command:")) or type_ in NOT_REAPED:
             return None

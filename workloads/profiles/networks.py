@@ -1,7 +1,5 @@
 """GKE multi-networking for GPU pods: the primary interface plus one per extra GPU NIC."""
 
-from __future__ import annotations
-
 import json
 from collections.abc import Sequence
 
