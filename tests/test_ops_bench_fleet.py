@@ -131,15 +131,16 @@ def test_a_stack_that_is_neither_a_recipe_nor_a_fleet_job_is_refused(tools: None
 
 
 @pytest.mark.parametrize(
-    ("key", "message"),
+    ("key", "value", "message"),
     [
-        ("a3ultra-405b/trainstack:workload.steps", "'a3ultra-405b' is not one of the stacks this bench copies (a3mega-capacity-platform, "),
-        ("trainstack:lustre.sizeGib", "none of the stacks this bench copies has that section; name the stack: --set STACK/trainstack:lustre.sizeGib=VALUE"),
+        ("a3ultra-405b/trainstack:workload.steps", 1, "'a3ultra-405b' is not one of the stacks this bench copies (a3mega-capacity-platform, "),
+        ("trainstack:lustre.sizeGib", 1, "none of the stacks this bench copies has that section; name the stack: --set STACK/trainstack:lustre.sizeGib=VALUE"),
+        (f"{FLEET_STACK}/trainstack:cluster.privateNodes", False, f"trainstack:cluster.privateNodes of '{FLEET_STACK}' is false: the bench lets the manager reach"),
     ],
 )
-def test_a_set_that_reaches_no_copy_is_refused(key: str, message: str) -> None:
+def test_what_the_bench_cannot_copy_is_refused(key: str, value: Any, message: str) -> None:
     with pytest.raises(BenchError, match=re.escape(message)):
-        bench_fleet.prepare(RECIPE, raw_stack_config(RECIPE), project_root(), now=NOW, ttl_s=8 * 3600.0, timeout_s=3600.0, sets=[(key, 1)])
+        bench_fleet.prepare(RECIPE, raw_stack_config(RECIPE), project_root(), now=NOW, ttl_s=8 * 3600.0, timeout_s=3600.0, sets=[(key, value)])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -312,6 +313,8 @@ def test_the_copies_go_up_in_dependency_order_and_down_in_reverse(run: Callable[
     ups = spans(bench, "up")
     first_workers, [fleet_up], second_workers, [job_up] = ups[:3], ups[3:4], ups[4:7], ups[7:]
     assert {s for s, _, _ in first_workers} == {s for s, _, _ in second_workers} == set(WORKER_STACKS)
+    commands = bench.cli.commands()
+    assert commands.count("install") == 1 and commands.index("stack init") < commands.index("install") < commands.index("up"), "venv/ made once, not by three ups at once"
     assert max(end for _, _, end in first_workers) < fleet_up[1] and fleet_up[0] == FLEET_COPY, "the fleet after every worker"
     assert fleet_up[2] < min(start for _, start, _ in second_workers), "the workers learn the manager's NAT address after the fleet is up"
     assert max(end for _, _, end in second_workers) < job_up[1] and job_up[0] == NAME, "the job last"

@@ -29,7 +29,8 @@ finish, so the new stack is torn down; during teardown it only reports. It raise
 while waiting for the job or collecting its log. See SignalGuard.
 
 The boundaries (stack factory, waiter, log fetcher, goodput source, sleep, clocks) are
-injectable, so the flow is tested offline.
+injectable, so the flow is tested offline. A job on a fleet is benched with copies of the fleet
+and its workers: app/ops/bench_fleet.py, which runs each copy's teardown as this one.
 """
 
 from __future__ import annotations

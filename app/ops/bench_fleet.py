@@ -17,7 +17,10 @@ dispatches it to, and every copy torn down in reverse order, always.
 2. create every copy's stack, one at a time: `pulumi stack init` selects the new stack in the
    project's workspace file, which concurrent inits corrupt (pulumi/pulumi#8186, open; the
    Python SDK 3.272 `LocalWorkspace.create_stack` runs `stack init` without `--no-select`).
-3. up the workers at once, one CLI each (every other command of the Automation API names its
+3. `pulumi install` once: every `up` of a Python program creates its virtual environment if it is
+   missing (pulumi/pulumi@1b59498 sdk/python/toolchain/pip.go EnsureVenv, from the language host's
+   GetRequiredPackages), and several at once would each create it. Then
+   up the workers at once, one CLI each (every other command of the Automation API names its
    stack with `--stack`: pulumi 3.272 sdk/python/lib/pulumi/automation/_stack.py
    `_run_pulumi_cmd_sync`; each writes only its own `Pulumi.<stack>.yaml`); a worker whose up fails
    cancels the others. Then the fleet. Then the link: the manager reaches the workers' control
@@ -243,6 +246,11 @@ def prepare(
             cluster = bench.make_ephemeral(raw, base.cluster.name, local, expires, base.storage.kind)
         elif role == FLEET:
             base_fleet = _loaded(stack, raw, fleet.FleetStackConfig)
+            if not base_fleet.cluster.private_nodes:
+                raise BenchError(
+                    f"trainstack:cluster.privateNodes of {stack!r} is false: the bench lets the manager reach its workers from its "
+                    "Cloud NAT's addresses, which only private nodes send from"
+                )
             cluster = bench.make_ephemeral(raw, base_fleet.cluster.name, local, expires, None)
             workers = {c.worker: c.stack for c in copies}
             for entry in raw[fleet.KEY]["workers"]:
@@ -463,6 +471,9 @@ def run_fleet_bench(spec: FleetBenchSpec, root: Path, deps: FleetDeps, log_path:
                     stack = deps.create_stack(item.stack, root)
                     done.stacks.append((item, stack))
                     stack.set_all_config(automation.config_values(item.raw))
+            with bench.phase(result, "install", deps.clock), guard.holding():
+                # Once, before several CLIs run the program: each would create a missing venv/ at once.
+                done.stacks[0][1].workspace.install(on_output=automation.echo)
             with bench.phase(result, "up workers", deps.clock):
                 _up_all(guard, done, spec.of(WORKER))
             with bench.phase(result, "up fleet", deps.clock):

@@ -394,6 +394,11 @@ def config_set_all(stack: str | None, words: list[str], flags: dict[str, list[An
     save(name, state)
 
 
+def install(stack: str | None, words: list[str], flags: dict[str, list[Any]]) -> None:
+    out("Installing dependencies...")
+    out("Finished installing dependencies")
+
+
 def cancel(stack: str | None, words: list[str], flags: dict[str, list[Any]]) -> None:
     name = needed(stack)
     load(name)
@@ -413,6 +418,7 @@ COMMANDS = {
     ("stack", "history"): stack_history,
     ("config", "set-all"): config_set_all,
     ("cancel",): cancel,
+    ("install",): install,
 }
 UPDATES = ("up", "refresh", "destroy")
 
