@@ -606,13 +606,7 @@ class BenchResult:
 
     @property
     def exit_code(self) -> int:
-        """3: something left behind (teardown not ok); 128+N: signal N arrived, whenever (teardown
-        included); 1: the bench failed; 0: success."""
-        if self.teardown is not None and not self.teardown.ok:
-            return 3
-        if self.interrupted:
-            return 128 + signal.Signals[self.interrupted].value
-        return 0 if not self.error and self.job.get("outcome") == "succeeded" else 1
+        return exit_code(self.teardown is not None and not self.teardown.ok, self.interrupted, self.error, self.job.get("outcome"))
 
     def to_dict(self) -> dict[str, Any]:
         spec = self.spec
@@ -633,6 +627,16 @@ class BenchResult:
             "error": self.error,
             "exitCode": self.exit_code,
         }
+
+
+def exit_code(left: bool, interrupted: str | None, error: str | None, outcome: str | None) -> int:
+    """A bench's exit code. 3: something left behind (a teardown not ok); 128+N: signal N arrived,
+    whenever (teardown included); 1: the bench failed; 0: the job succeeded."""
+    if left:
+        return 3
+    if interrupted:
+        return 128 + signal.Signals[interrupted].value
+    return 0 if not error and outcome == "succeeded" else 1
 
 
 @contextmanager

@@ -64,14 +64,13 @@ from trainstack.app.ops.bench import BenchError, Interrupted, JobOutcome, Signal
 from trainstack.app.ops.reap import expires_label
 from trainstack.app.plan import engine
 from trainstack.app.secrets import secure_paths
-from trainstack.app.stacks import project_root, raw_stack_config, stack_names
+from trainstack.app.stacks import raw_stack_config, stack_names
 from trainstack.core import fleet
 from trainstack.core.config import StackConfig, WorkloadStackConfig, load
 from trainstack.core.context import StackContext
 from trainstack.core.contract import KUBECONFIG_OUTPUT, OUTPUT
-from trainstack.core.errors import ConfigError, TrainstackError, UnknownStackError
+from trainstack.core.errors import TrainstackError
 
-PROJECT = "trainstack"  # Pulumi.yaml's name: a copy is a stack of this project
 ROUTER_TYPE = "gcp:compute/router:Router"
 
 # ---------------------------------------------------------------------------------------------
@@ -180,9 +179,9 @@ def copy_names(recipe: str, recipe_raw: dict[str, Any], name: str, root: Path) -
 def _sibling(reference: str, name: str) -> str:
     """`org/project/<name>`, beside the fully qualified stack `reference` (of this project)."""
     parts = reference.split("/")
-    if len(parts) != 3 or parts[1] != PROJECT:
-        raise BenchError(f"{reference!r} is not a stack of project {PROJECT!r} as organization/{PROJECT}/stack: a bench creates its copies beside it")
-    return f"{parts[0]}/{PROJECT}/{name}"
+    if len(parts) != 3 or parts[1] != engine.PROJECT:
+        raise BenchError(f"{reference!r} is not a stack of project {engine.PROJECT!r} as organization/{engine.PROJECT}/stack: a bench creates its copies beside it")
+    return f"{parts[0]}/{engine.PROJECT}/{name}"
 
 
 def _overrides_for(recipe: str, raw: dict[str, Any], sets: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
@@ -258,7 +257,7 @@ def prepare(
         else:
             raw["trainstack:platform"]["stack"] = copies[-1].stack
         copies.append(Copy(role, stack, full, raw, cluster, worker))
-    job, router = _validate(copies)
+    job, router = _validate(copies, root)
     return FleetBenchSpec(recipe, bench_name, job.project, expires, timeout_s, tuple(copies), job, router)
 
 
@@ -270,29 +269,21 @@ def _loaded(stack: str, raw: dict[str, Any], kind: type) -> Any:
     return config
 
 
-def _validate(copies: list[Copy]) -> tuple[StackContext, tuple[str, str]]:
+def _validate(copies: list[Copy], root: Path) -> tuple[StackContext, tuple[str, str]]:
     """Every copy validated as `pulumi up` validates it, each reading the copies it references:
-    the workers and the fleet rendered offline, the job checked against the fleet's contract."""
+    the workers and the fleet rendered offline, the job checked against the fleet's contract.
+    Returns the job's context and the manager's Cloud Router (name, region) from the fleet's plan."""
+    *platforms, job = copies
     outputs: dict[str, dict[str, Any]] = {}
-    router: tuple[str, str] | None = None
-    for item in copies:
-        if item.role == JOB:
-            platform = outputs[item.raw["trainstack:platform"]["stack"]].get(OUTPUT)
-            context = validation.validate(item.local, item.raw, project_root(), platform)
-            return context, _required(router)
-        references = {c.stack: outputs[c.stack] for c in copies if c.role == WORKER} if item.role == FLEET else {}
+    for item in platforms:  # the workers, then the fleet, which reads them
+        references = {c.stack: outputs[c.stack] for c in platforms if c.role == WORKER} if item.role == FLEET else {}
         rendered = engine.run(item.local, item.raw, references)
         outputs[item.stack] = rendered.outputs
-        if item.role == FLEET:
-            found = [(r.inputs["name"], r.inputs["region"]) for r in rendered.registrations if r.type == ROUTER_TYPE]
-            router = found[0] if len(found) == 1 else None
-    raise BenchError("a fleet bench has no job to run")
-
-
-def _required(router: tuple[str, str] | None) -> tuple[str, str]:
-    if router is None:
-        raise BenchError("the fleet's plan has not exactly one Cloud Router: the manager's NAT addresses cannot be found")
-    return router
+    routers = [(r.inputs["name"], r.inputs["region"]) for r in rendered.registrations if r.type == ROUTER_TYPE]
+    if len(routers) != 1:
+        raise BenchError(f"the fleet's plan has {len(routers)} Cloud Routers, not one: the manager's NAT addresses cannot be found")
+    context = validation.validate(job.local, job.raw, root, outputs[platforms[-1].stack].get(OUTPUT))
+    return context, routers[0]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -420,12 +411,7 @@ class FleetBenchResult:
 
     @property
     def exit_code(self) -> int:
-        """As a bench's: 3 something left, 128+N signal N, 1 the bench failed, 0 success."""
-        if any(not t.ok for t in self.teardowns.values()):
-            return 3
-        if self.interrupted:
-            return 128 + signal.Signals[self.interrupted].value
-        return 0 if not self.error and self.job.get("outcome") == "succeeded" else 1
+        return bench.exit_code(any(not t.ok for t in self.teardowns.values()), self.interrupted, self.error, self.job.get("outcome"))
 
     def to_dict(self) -> dict[str, Any]:
         spec = self.spec
@@ -479,7 +465,7 @@ def run_fleet_bench(spec: FleetBenchSpec, root: Path, deps: FleetDeps, log_path:
             with bench.phase(result, "up fleet", deps.clock):
                 _up_all(guard, done, spec.of(FLEET))
             with bench.phase(result, "link workers", deps.clock):
-                _link(guard, spec, done, deps)
+                _link(guard, spec, root, done, deps)
             with bench.phase(result, "up job", deps.clock):
                 _up_all(guard, done, spec.of(JOB))
             with guard.interruptible():
@@ -531,7 +517,7 @@ def _prefixed(label: str) -> Callable[[str], None]:
     return lambda line: automation.echo(f"[{label}] {line}")
 
 
-def _link(guard: SignalGuard, spec: FleetBenchSpec, done: _Deployment, deps: FleetDeps) -> None:
+def _link(guard: SignalGuard, spec: FleetBenchSpec, root: Path, done: _Deployment, deps: FleetDeps) -> None:
     """Let the manager reach the workers: its NAT addresses added to each worker copy's
     authorized networks, and the workers updated."""
     router, region = spec.router
@@ -546,7 +532,7 @@ def _link(guard: SignalGuard, spec: FleetBenchSpec, done: _Deployment, deps: Fle
             *(cluster.get("authorizedNetworks") or []),
             *({"cidrBlock": f"{a}/32", "displayName": "bench fleet manager"} for a in addresses if f"{a}/32" not in listed),
         ]
-        validation.validate(item.local, {**item.raw, "trainstack:cluster": cluster}, project_root())
+        validation.validate(item.local, {**item.raw, "trainstack:cluster": cluster}, root)
         with guard.holding():
             done.stack(item).set_all_config(automation.config_values({"trainstack:cluster": cluster}))
     _up_all(guard, done, spec.of(WORKER))
@@ -618,5 +604,5 @@ def is_fleet_job(recipe: str, root: Path) -> bool:
     """Whether stack file `recipe` is a workload stack on a fleet stack here."""
     try:
         return fleet_of(raw_stack_config(recipe, root), root) is not None
-    except (UnknownStackError, ConfigError):
+    except TrainstackError:  # no such stack file, or one that does not parse
         return False
