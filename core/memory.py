@@ -26,6 +26,15 @@ Model states, bytes per parameter (Adam; w weights, g gradients, k optimizer sta
   bf16 gradients in fp32, `grad_reduce_in_fp32`), else 2;
   k = 8 (fp32 momentum + variance) + 4 (fp32 master weights, when w = 2) + 4 (`fp32_grad_copy`,
   when g = 2). NeMo without O2 and with plain Adam: 4 + 4 + 8 = 16 bytes.
+- Megatron-core's precision-aware optimizer (`use_precision_aware_optimizer`, Transformer Engine's
+  FusedAdam; NVIDIA/Megatron-LM core_v0.13.0 megatron/core/optimizer/distrib_optimizer.py
+  `_copy_model_grads_to_main_grads` hands the optimizer the 16-bit gradient shard itself as
+  `decoupled_grad`, where the plain distributed optimizer casts it to an fp32 copy,
+  `shard_model_grad.float()`): no `fp32_grad_copy`. Its OptimizerConfig's `store_param_remainders`
+  (default True, with TE 2.1+) makes FusedAdam keep only the low 16 bits of each fp32 master weight
+  of a bf16 weight, whose high 16 bits are the bf16 weight itself (NVIDIA/TransformerEngine
+  f05f12c, 2.5, transformer_engine/pytorch/optimizers/fused_adam.py `store_param_remainders`, int16
+  state): `master_remainders`, 2 bytes, not 4, for bf16 weights (TE ignores it for others).
 - FP8 (Transformer Engine): weights, gradients and optimizer state are bf16's (the master copies
   stay fp32); TE also keeps an FP8 cast of each linear weight and its FP8 transpose across
   micro-batches (NVIDIA/TransformerEngine transformer_engine/pytorch/module/base.py, 1.x,
@@ -128,6 +137,7 @@ def bytes_per_param(
     master_weights: bool = True,
     fp32_grads: bool | None = None,
     fp32_grad_copy: bool = False,
+    master_remainders: bool = False,
     zero_stage: int = 0,
     shards: int = 1,
 ) -> StateBytes:
@@ -137,7 +147,8 @@ def bytes_per_param(
     w = 2 if master_weights and precision != "fp32" else 4
     full_grads = w == 4 or (precision != "fp16" if fp32_grads is None else fp32_grads)
     g = 4 if full_grads else 2
-    k = 8 + (4 if w == 2 else 0) + (4 if g == 2 and fp32_grad_copy else 0)
+    master = 0 if w == 4 else 2 if master_remainders and precision == "bf16" else 4
+    k = 8 + master + (4 if g == 2 and fp32_grad_copy else 0)
     return StateBytes(
         weights=w / shards if zero_stage >= 3 else w,
         gradients=g / shards if zero_stage >= 2 else g,
@@ -160,7 +171,10 @@ class Training:
         master_weights: 16-bit weights with fp32 master copies in the optimizer (NeMo/Megatron
             "O2", megatron_amp_O2; DeepSpeed fp16); False keeps fp32 weights (NeMo's default O1).
         fp32_grads: gradients held in fp32 (None: yes for bf16/fp8, no for fp16).
-        fp32_grad_copy: the optimizer casts 16-bit gradients to an fp32 copy (Megatron fp16).
+        fp32_grad_copy: the optimizer casts 16-bit gradients to an fp32 copy (Megatron's optimizers
+            other than the precision-aware one).
+        master_remainders: the optimizer keeps only the low 16 bits of each fp32 master weight of
+            a bf16 weight (Megatron's precision-aware optimizer, store_param_remainders).
         recompute: activation recomputation: none, selective (attention scores), full (layers).
         flash_attention: a fused attention kernel that never stores the s x s scores.
         micro_batch, seq_length: sequences per micro-batch and tokens per sequence.
@@ -180,6 +194,7 @@ class Training:
     master_weights: bool = True
     fp32_grads: bool | None = None
     fp32_grad_copy: bool = False
+    master_remainders: bool = False
     recompute: Recompute = "none"
     flash_attention: bool = True
     micro_batch: int = 1
@@ -256,6 +271,7 @@ def model_states(
     master_weights: bool = True,
     fp32_grads: bool | None = None,
     fp32_grad_copy: bool = False,
+    master_remainders: bool = False,
     headroom: float = 0.1,
 ) -> Estimate:
     """Weights, gradients and Adam state of `params` weights on one of `data_parallel` ranks (no activations, no allowance)."""
@@ -263,7 +279,7 @@ def model_states(
         raise ValueError(f"data_parallel must be at least 1, not {data_parallel}")
     per = bytes_per_param(
         precision, master_weights=master_weights, fp32_grads=fp32_grads, fp32_grad_copy=fp32_grad_copy,
-        zero_stage=zero_stage, shards=data_parallel,
+        master_remainders=master_remainders, zero_stage=zero_stage, shards=data_parallel,
     )
     return Estimate(per.weights * params, per.gradients * params, per.optimizer * params, 0.0, 0.0,
                     gpu_memory_bytes, headroom, params)
@@ -333,7 +349,8 @@ def estimate(
     params = layer_params + embedding_params
     per = bytes_per_param(
         training.precision, master_weights=training.master_weights, fp32_grads=training.fp32_grads,
-        fp32_grad_copy=training.fp32_grad_copy, zero_stage=training.zero_stage, shards=training.shards,
+        fp32_grad_copy=training.fp32_grad_copy, master_remainders=training.master_remainders,
+        zero_stage=training.zero_stage, shards=training.shards,
     )
     fp8 = FP8_WEIGHT_COPY_BYTES * layer_params if training.precision == "fp8" else 0.0
     return Estimate(
@@ -398,7 +415,8 @@ def _again(result: Estimate, training: Training) -> Estimate:
     return model_states(
         result.params, training.shards, training.zero_stage, training.precision, result.gpu_memory,
         master_weights=training.master_weights, fp32_grads=training.fp32_grads,
-        fp32_grad_copy=training.fp32_grad_copy, headroom=result.headroom,
+        fp32_grad_copy=training.fp32_grad_copy, master_remainders=training.master_remainders,
+        headroom=result.headroom,
     )
 
 

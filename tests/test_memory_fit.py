@@ -51,6 +51,19 @@ def test_llama_405b_at_tp8_pp18_vp7_fits_an_h200() -> None:
     assert 100e9 < result.total < 130e9  # 114.8 GB: activations of 8192-token sequences dominate
 
 
+def test_llama3_70b_on_a4_fits_as_the_upstream_script_runs_it() -> None:
+    """gpu-recipes e515bfc's A4 recipe reduces gradients in bf16 into Megatron's precision-aware
+    optimizer (NVIDIA/NeMo v2.4.0 scripts/performance/helpers.py set_precision_configs), as the
+    generated script now does: the stack passes the memory check it no longer turns to warn."""
+    assert "memoryCheck" not in raw_stack_config("a4-llama3-70b")["trainstack:workload"]
+    ctx = validation.validate("a4-llama3-70b", raw_stack_config("a4-llama3-70b"), project_root())
+    result = fit.estimate(ctx.workload, ctx.machine)
+    assert result.fits and result.total == pytest.approx(154.1e9, rel=1e-3)  # of 173.0 GB after 10% headroom
+    # Under the resilient script, which keeps its plugin's fp32 reduction, the same split is refused.
+    refused = check("a4-llama3-70b", resiliency={"enabled": True, "nodesPerDataParallelReplica": 8})
+    assert any("needs about 174.53 GB per GPU (weights 18.16, gradients 36.33" in problem for problem in refused)
+
+
 def test_memory_check_warn_or_off_lets_a_user_who_knows_better_proceed() -> None:
     assert check("a3mega-gpt3-175b", zeroStage=None, masterWeights=None, memoryCheck="warn") == []
     assert check("a3mega-gpt3-175b", zeroStage=None, masterWeights=None, memoryCheck="off") == []
