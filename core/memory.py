@@ -103,6 +103,7 @@ all-gathers, gradient buckets) are what `headroom` (default 10% of the GPU) is f
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -366,45 +367,54 @@ def estimate(
     )
 
 
-def advice(result: Estimate, training: Training) -> list[tuple[str, str]]:
+# A change to trainstack:workload, as key paths (`parallelism.tensor`) and the values they take.
+Changes = Mapping[str, object]
+
+
+def advice(result: Estimate, training: Training, accepts: Callable[[Changes], bool] = lambda changes: True) -> list[tuple[str, str]]:
     """Knobs that would lower `result`, each alone, largest saving first, as (workload key, what
-    it does and saves; "(fits)" when that alone is enough). The keys are trainstack:workload's."""
+    it does and saves; "(fits)" when that alone is enough). The keys are trainstack:workload's;
+    a knob whose change `accepts` refuses (the framework cannot take it) is not offered."""
     if result.fits is not False:
         return []
-    options: list[tuple[str, str, Training]] = []
+    options: list[tuple[str, str, Training, dict[str, object]]] = []
     sharded = training.shards > 1
     if training.zero_stage == 0 and sharded:
         text = f"1: the distributed optimizer (ZeRO-1 over {training.shards} data-parallel ranks)"
-        options.append(("zeroStage", text, replace(training, zero_stage=1)))
+        options.append(("zeroStage", text, replace(training, zero_stage=1), {"zeroStage": 1}))
     if 1 <= training.zero_stage < 3 and sharded:
         stage = training.zero_stage + 1
         text = f"{stage}: shard {'gradients' if stage == 2 else 'weights'} too (DeepSpeed or FSDP)"
-        options.append(("zeroStage", text, replace(training, zero_stage=stage)))
+        options.append(("zeroStage", text, replace(training, zero_stage=stage), {"zeroStage": stage}))
     if not training.master_weights and training.precision != "fp32":
         stage = max(training.zero_stage, 1 if sharded else 0)
         text = f"true: 16-bit weights with fp32 master copies (megatron_amp_O2){', with zeroStage 1' if stage else ''}"
-        options.append(("masterWeights", text, replace(training, master_weights=True, zero_stage=stage)))
+        options.append(("masterWeights", text, replace(training, master_weights=True, zero_stage=stage),
+                        {"masterWeights": True, **({"zeroStage": stage} if stage != training.zero_stage else {})}))
     shape = result.shape
     if shape is not None:
         if training.recompute == "none" and not training.flash_attention:
-            options.append(("recompute", "selective", replace(training, recompute="selective")))
+            options.append(("recompute", "selective", replace(training, recompute="selective"), {"recompute": "selective"}))
         if training.recompute != "full":
-            options.append(("recompute", "full", replace(training, recompute="full")))
+            options.append(("recompute", "full", replace(training, recompute="full"), {"recompute": "full"}))
         if training.tensor > 1 and not training.sequence_parallel:
-            options.append(("parallelism.sequenceParallel", "true", replace(training, sequence_parallel=True)))
+            options.append(("parallelism.sequenceParallel", "true", replace(training, sequence_parallel=True),
+                            {"parallelism.sequenceParallel": True}))
         if training.data % 2 == 0 and shape.heads % (2 * training.tensor) == 0 and training.tensor < 8:
             options.append(("parallelism.tensor", f"{2 * training.tensor} (data parallel {training.data // 2})",
-                            replace(training, tensor=2 * training.tensor, data=training.data // 2)))
+                            replace(training, tensor=2 * training.tensor, data=training.data // 2),
+                            {"parallelism.tensor": 2 * training.tensor}))
         if training.data % 2 == 0 and 2 * training.pipeline <= shape.layers:
             options.append(("parallelism.pipeline", f"{2 * training.pipeline} (data parallel {training.data // 2})",
-                            replace(training, pipeline=2 * training.pipeline, data=training.data // 2)))
+                            replace(training, pipeline=2 * training.pipeline, data=training.data // 2),
+                            {"parallelism.pipeline": 2 * training.pipeline}))
         if training.micro_batch > 1:
             options.append(("microBatchSize", f"{training.micro_batch // 2} (more gradient accumulation)",
-                            replace(training, micro_batch=training.micro_batch // 2)))
+                            replace(training, micro_batch=training.micro_batch // 2), {"microBatchSize": training.micro_batch // 2}))
     savings = []
-    for key, text, alternative in options:
+    for key, text, alternative, changes in options:
         after = _again(result, alternative)
-        if (saved := result.total - after.total) > 0:
+        if (saved := result.total - after.total) > 0 and accepts(changes):
             savings.append((saved, key, f"{text}: -{saved / GB:.1f} GB{' (fits)' if after.fits else ''}"))
     return [(key, text) for _, key, text in sorted(savings, key=lambda x: -x[0])]
 
