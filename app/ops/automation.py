@@ -18,7 +18,7 @@ import subprocess
 import threading
 from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, cast
 
 from pulumi import automation as auto
 from pulumi.automation.errors import create_command_error
@@ -50,6 +50,8 @@ class Workspace(Protocol):
     def pulumi_command(self) -> Any: ...  # what runs the CLI: a CancellableCommand in stacks from `create`
 
     def remove_stack(self, stack_name: str) -> None: ...
+
+    def install(self, *, on_output: Callable[[str], Any]) -> None: ...
 
 
 class Stack(Protocol):
@@ -169,19 +171,26 @@ def _read(stream: IO[str] | None, callback: Callable[[str], Any] | None, lines: 
 
 def create_or_select(name: str, root: Path) -> Stack:
     """The stack `name` of the project at `root`, created in the backend if it is new."""
-    return auto.create_or_select_stack(stack_name=name, work_dir=str(root))
+    return _local(auto.create_or_select_stack(stack_name=name, work_dir=str(root)))
 
 
 def select(name: str, root: Path) -> Stack:
     """The existing stack `name` of the project at `root`."""
-    return auto.select_stack(stack_name=name, work_dir=str(root))
+    return _local(auto.select_stack(stack_name=name, work_dir=str(root)))
 
 
 def create(name: str, root: Path) -> Stack:
     """A new stack `name` of the project at `root` (an error if it exists), its commands run by a
     CancellableCommand (`stack.workspace.pulumi_command`)."""
     options = auto.LocalWorkspaceOptions(pulumi_command=CancellableCommand())
-    return auto.create_stack(stack_name=name, work_dir=str(root), opts=options)
+    return _local(auto.create_stack(stack_name=name, work_dir=str(root), opts=options))
+
+
+def _local(stack: auto.Stack) -> Stack:
+    """`stack` as trainstack uses it. The SDK types a stack's workspace as the abstract Workspace, which has no
+    `install`; a stack made from a work_dir, as each one here, has a LocalWorkspace, which has."""
+    assert isinstance(stack.workspace, auto.LocalWorkspace)
+    return cast(Stack, stack)
 
 
 def echo(line: str) -> None:
