@@ -165,6 +165,22 @@ def test_dict_args_are_checked_with_their_nested_paths() -> None:
     assert registered == [] and error is not None and error.problems == [("flavors[0].nodes", -2, rules.NODE_COUNT(-2))]
 
 
+def test_a_null_in_dict_args_is_the_fields_default() -> None:
+    """The provider's dict (Pulumi YAML, TypeScript) may carry null for an input left out: the
+    field's default, as the schema's optional input promises."""
+    args = {"cluster_queue": "cq", "local_queue": "lq", "namespace": "ml", "wait_for_pods_ready": None, "frameworks": None, "flavors": [{"name": "f", "node_pool": "gpus", "machine_type": "a3-megagpu-8g", "nodes": 2, "topology_aware": None}]}
+    built = KueueArgs.checked(args, Kueue, "res")
+    assert (built.flavors[0].topology_aware, built.wait_for_pods_ready, built.frameworks) == (True, WaitForPodsReady(), KueueArgs("cq", "lq", "ml", []).frameworks)
+
+
+def test_none_for_a_field_with_a_default_is_refused_naming_it() -> None:
+    """In Python a field is typed as it is at run time: None where the type has no None is a clean
+    error, not an AttributeError deep in the component."""
+    error, registered = construct(GpuNodePool, dataclasses.replace(POOL, reservation=None, labels=None))
+    assert registered == [] and error is not None
+    assert error.problems == [(field, None, "must not be None: leave it out for its default") for field in ("reservation", "labels")]
+
+
 def test_outputs_are_checked_only_once_known() -> None:
     """An Output's value is unknown at construction: the Args docstring says it is unchecked."""
 
