@@ -9,6 +9,7 @@ reports the key as the user writes it; `load` collects every violation into one 
 from __future__ import annotations
 
 import difflib
+import functools
 import ipaddress
 from collections.abc import Iterator
 from types import UnionType
@@ -57,8 +58,10 @@ def _rule_errors(title: str, problems: list[Problem]) -> None:
 
 
 def _rule(rule: rules.Rule) -> AfterValidator:
-    """A pydantic validator of one of `rules`: its message becomes the config error's rule."""
+    """A pydantic validator of one of `rules`: its message becomes the config error's rule. The
+    validator's `__wrapped__` is the rule (the config reference shows its text)."""
 
+    @functools.wraps(rule, assigned=(), updated=())
     def check(value: Any) -> Any:
         message = rule(value)
         if message:
@@ -69,7 +72,7 @@ def _rule(rule: rules.Rule) -> AfterValidator:
 
 
 def _pattern(regex: str, rule: str) -> AfterValidator:
-    return _rule(rules.pattern(regex, rule))
+    return _rule(rules.Pattern(regex, rule))
 
 
 def _bounded(bounds: rules.Bounds) -> Any:
