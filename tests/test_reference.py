@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pydantic import ValidationError
 from trainstack.app import reference, rule_text
 from trainstack.core import config, contract, rules
 
@@ -53,14 +54,18 @@ def test_an_undocumented_contract_output_is_refused(monkeypatch: pytest.MonkeyPa
         reference.outputs()
 
 
-def test_a_rule_text_comes_from_the_rules_own_source() -> None:
-    """An f-string's values show as `…`, or as the messages of the rule they hold; a problem's key
-    is the one it names, with list indexes as `[]`."""
-    found = rule_text.reports(config.MaintenanceWindow._rules)
-    assert [(r.key, r.text) for r in found] == [
-        (("end",), "must be 4 to 24 hours after start (it is … h): GKE needs at least 4 hours a window"),
-        (("end",), "allows … h of maintenance in 32 days; GKE requires at least … h: lengthen the window or add days"),
-    ]
+@pytest.mark.parametrize(("start", "end", "recurrence"), [("2026-01-03T03:00:00Z", "2026-01-03T05:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SU"), ("2026-01-03T03:00:00Z", "2026-01-03T09:00:00Z", "FREQ=WEEKLY;BYDAY=SA")])
+def test_a_rule_text_is_read_from_the_rules_own_source(start: str, end: str, recurrence: str) -> None:
+    """What a validator reports, read from its source (its rules' messages, values as `…`),
+    begins every message it gives, under the key it names."""
+    with pytest.raises(ValidationError) as info:
+        config.MaintenanceWindow.model_validate({"start": start, "end": end, "recurrence": recurrence})
+    (error,) = info.value.errors()
+    found = rule_text.reports(config.MaintenanceWindow._rules, config.MaintenanceWindow)
+    assert any(r.key == error["loc"] and _begins(r.text, error["msg"]) for r in found), (error, found)
+
+
+def test_a_rule_text_names_its_key_with_list_indexes() -> None:
     keys = {r.key for r in rule_text.reports(config.ClusterConfig._rules, config.ClusterConfig)}
     assert ("authorizedNetworks", "[]", "cidrBlock") in keys
 
