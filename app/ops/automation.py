@@ -49,6 +49,8 @@ class Workspace(Protocol):
 
     def remove_stack(self, stack_name: str) -> None: ...
 
+    def install(self, *, on_output: Callable[[str], Any]) -> None: ...
+
 
 class Stack(Protocol):
     """The part of `pulumi.automation.Stack` trainstack uses (fakes implement the same)."""

@@ -42,14 +42,15 @@ class Rendered:
     outputs: dict[str, Any]
 
 
-def run(stack: str, raw: dict[str, Any]) -> Rendered:
+def run(stack: str, raw: dict[str, Any], references: dict[str, dict[str, Any]] | None = None) -> Rendered:
     """Validate `raw` (ConfigError before anything registers), then run the program offline;
     ConfigError too when a custom resource it renders fails its bundled CRD schema.
 
     A workload stack on a trainstack platform stack (`trainstack:platform.stack`) reads that
     stack's outputs: they are rendered first, offline, from the platform's own stack file (the
-    last part of its name), so the plan shows the real names."""
-    references = _references(stack, raw)
+    last part of its name), so the plan shows the real names; or they are given, `references`
+    (stack name -> its outputs), for stacks without a stack file (a bench's copies)."""
+    references = _references(stack, raw) if references is None else references
     rendered = execute(_validate(stack, raw, references), raw, program.main, references)
     if found := crdcheck.problems(rendered.registrations):
         raise ConfigError(stack, [describe(p) for p in found])
