@@ -75,7 +75,7 @@ class PrimaryNetworkArgs(Args):
     _checks = {
         "project": rules.PROJECT_ID,
         "region": rules.REGION_ID,
-        "name_prefix": rules.pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP name prefix: a lowercase letter, then lowercase letters, digits and '-'", 56),
+        "name_prefix": rules.Pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP name prefix: a lowercase letter, then lowercase letters, digits and '-'", 56),
         "subnet_cidr": rules.cidr,
         "pods_cidr": rules.cidr,
         "services_cidr": rules.cidr,
@@ -189,10 +189,10 @@ class GpuNicNetworksArgs(Args):
         "project": rules.PROJECT_ID,
         "region": rules.REGION_ID,
         "zone": rules.ZONE_ID,
-        "name_prefix": rules.pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP name prefix: a lowercase letter, then lowercase letters, digits and '-'", 48),
+        "name_prefix": rules.Pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP name prefix: a lowercase letter, then lowercase letters, digits and '-'", 48),
         "machine_type": rules.gpu_machine,
         "nic_cidr": (rules.cidr, rules.NIC_CIDR),
-        "nic_prefix": rules.pattern(r"([a-z][-a-z0-9]*-)?", "must be empty or a lowercase name ending in '-'", 16),
+        "nic_prefix": rules.Pattern(r"([a-z][-a-z0-9]*-)?", "must be empty or a lowercase name ending in '-'", 16),
     }
 
     @property

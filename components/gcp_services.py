@@ -39,7 +39,7 @@ class ProjectServicesArgs(Args):
     # Service names are DNS names (serviceusage.googleapis.com/v1 services.enable).
     _checks = {
         "project": rules.PROJECT_ID,
-        "services": (not_empty, Each(rules.pattern(r"[a-z0-9-]+(\.[a-z0-9-]+)+", "must be an API service name such as container.googleapis.com"))),
+        "services": (not_empty, Each(rules.Pattern(r"[a-z0-9-]+(\.[a-z0-9-]+)+", "must be an API service name such as container.googleapis.com"))),
     }
 
 

@@ -44,10 +44,12 @@ MAX_WORKERS = 20
 class FleetWorker(Section):
     """A worker platform: a trainstack platform stack the manager dispatches jobs to."""
 
-    name: K8sName  # its MultiKueueCluster's name on the manager
+    name: K8sName
+    """Its MultiKueueCluster's name on the manager."""
     stack: Annotated[str, _pattern(r"[\w.-]+/[\w.-]+/[\w.-]+", "must be a fully qualified stack name: organization/project/stack")]
-    # Part of the name of the worker's token Secret: change it to rotate the manager's credential.
+    """The worker's platform stack, fully qualified (`<organization>/trainstack/<stack>`)."""
     credential_rotation: K8sName = "1"
+    """Part of the name of the worker's token Secret: change it to rotate the manager's credential."""
 
 
 class FleetConfig(Section):
@@ -55,7 +57,10 @@ class FleetConfig(Section):
     them in this order), and how the manager dispatches."""
 
     workers: Annotated[list[FleetWorker], Field(min_length=1, max_length=MAX_WORKERS)]
+    """The worker platforms, the preferred first."""
     dispatcher: Literal["incremental", "all-at-once"] = "incremental"
+    """`incremental`: Kueue offers a job to the workers in this order, a few more at a time; `all-at-once`:
+    to every worker at once."""
 
     @model_validator(mode="after")
     def _rules(self) -> FleetConfig:
@@ -78,14 +83,23 @@ class FleetStackConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=False)
 
     project: ProjectId = Field(alias="gcp:project")
+    """The manager's project."""
     region: RegionId = Field(alias="gcp:region")
+    """The manager cluster's region."""
     zone: ZoneId = Field(alias="gcp:zone")
+    """The zone of the manager's CPU pool when it lists no zones."""
     cluster: ClusterConfig = Field(alias="trainstack:cluster")
+    """The manager's GKE cluster."""
     network: NetworkConfig = Field(NetworkConfig(), alias="trainstack:network")
+    """The manager's VPC (a fleet makes its own)."""
     cpu_pool: CpuPoolConfig = Field(CpuPoolConfig(), alias="trainstack:cpuPool")
+    """The manager's CPU pool (a manager has no GPU pool)."""
     fleet: FleetConfig = Field(alias="trainstack:fleet")  # KEY: a type checker reads an alias only as a literal
+    """The worker platforms and how jobs are dispatched to them."""
     labels: Labels = Field({}, alias="trainstack:labels")
+    """GCP labels the stack's resources carry beside trainstack's own."""
     ephemeral: Ephemeral | None = Field(None, alias="trainstack:ephemeral")
+    """Marks a stack `trainstack reap` deletes once it expires (`trainstack bench` sets it)."""
 
     @model_validator(mode="after")
     def _cross_section_rules(self) -> FleetStackConfig:
