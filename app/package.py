@@ -26,7 +26,8 @@ COMPONENTS: list[type[pulumi.ComponentResource]] = [
     getattr(module, name)
     for module in (components, workloads)
     for name in module.__all__
-    if isinstance(getattr(module, name), type) and issubclass(getattr(module, name), pulumi.ComponentResource)
+    if isinstance(getattr(module, name), type)
+    and issubclass(getattr(module, name), pulumi.ComponentResource)
     and getattr(module, name) is not workloads.TrainingJob
 ]
 

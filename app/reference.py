@@ -28,6 +28,7 @@ import annotated_types
 from pydantic import AfterValidator, BaseModel, BeforeValidator
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
+
 from trainstack.app import rule_text, validation
 from trainstack.core import contract, fleet
 from trainstack.core.config import StackConfig, WorkloadStackConfig

@@ -20,6 +20,7 @@ from types import FunctionType, UnionType
 from typing import Any
 
 from pydantic import BaseModel
+
 from trainstack.core import rules
 
 # A shown value of an f-string that holds no rule of its own.
@@ -47,7 +48,13 @@ def field_rule(rule: Any) -> list[str]:
     if isinstance(rule, rules.Pattern):
         return ([f"at most {rule.max_length} characters"] if rule.max_length is not None else []) + [rule.message]
     if isinstance(rule, rules.Bounds):
-        return [f"{rule.low} to {rule.high}" if rule.low is not None and rule.high is not None else f"at least {rule.low}" if rule.high is None else f"at most {rule.high}"]
+        return [
+            f"{rule.low} to {rule.high}"
+            if rule.low is not None and rule.high is not None
+            else f"at least {rule.low}"
+            if rule.high is None
+            else f"at most {rule.high}"
+        ]
     return [r.text for r in reports(rule)]
 
 
@@ -79,6 +86,9 @@ class _Reader:
                 self._bind(node.targets[0].id, node, node.value)
             elif isinstance(node, ast.NamedExpr):
                 self._bind(node.target.id, node, node.value)
+            elif isinstance(node, ast.IfExp):  # `a if (wrong := rule(...)) else b`: the test runs first
+                for named in (n for n in ast.walk(node.test) if isinstance(n, ast.NamedExpr)):
+                    self._bind(named.target.id, node, named.value)
             elif isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
                 for name, position in _targets(node.target):
                     self._bind(name, node, _Iterated(node.iter, position))
@@ -109,9 +119,7 @@ class _Reader:
     def reports(self) -> list[Report]:
         found: list[Report] = []
         for node in _in_order(self.tree):
-            if isinstance(node, ast.Return) and node.value is not None and not isinstance(node.value, ast.Tuple):
-                found += self._problem(node.value)
-            elif isinstance(node, (ast.Yield, ast.Return)) and isinstance(node.value, ast.Tuple):
+            if (isinstance(node, ast.Return) and node.value is not None and not isinstance(node.value, ast.Tuple)) or (isinstance(node, (ast.Yield, ast.Return)) and isinstance(node.value, ast.Tuple)):
                 found += self._problem(node.value)
             elif isinstance(node, ast.YieldFrom) and isinstance(node.value, ast.Call):
                 found += self._called(node.value)
@@ -125,9 +133,7 @@ class _Reader:
                 for item in node.elts if isinstance(node, ast.List) else [node.elt]:
                     if isinstance(item, ast.Tuple):
                         found += self._problem(item)
-            elif isinstance(node, ast.Starred) and isinstance(node.value, ast.Call):
-                found += self._called(node.value)
-            elif isinstance(node, ast.AugAssign) and isinstance(node.value, ast.Call):
+            elif (isinstance(node, ast.Starred) and isinstance(node.value, ast.Call)) or (isinstance(node, ast.AugAssign) and isinstance(node.value, ast.Call)):
                 found += self._called(node.value)
         return found
 

@@ -75,7 +75,9 @@ class PrimaryNetworkArgs(Args):
     _checks = {
         "project": rules.PROJECT_ID,
         "region": rules.REGION_ID,
-        "name_prefix": rules.Pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP name prefix: a lowercase letter, then lowercase letters, digits and '-'", 56),
+        "name_prefix": rules.Pattern(
+            r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP name prefix: a lowercase letter, then lowercase letters, digits and '-'", 56
+        ),
         "subnet_cidr": rules.cidr,
         "pods_cidr": rules.cidr,
         "services_cidr": rules.cidr,
@@ -189,7 +191,9 @@ class GpuNicNetworksArgs(Args):
         "project": rules.PROJECT_ID,
         "region": rules.REGION_ID,
         "zone": rules.ZONE_ID,
-        "name_prefix": rules.Pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP name prefix: a lowercase letter, then lowercase letters, digits and '-'", 48),
+        "name_prefix": rules.Pattern(
+            r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP name prefix: a lowercase letter, then lowercase letters, digits and '-'", 48
+        ),
         "machine_type": rules.gpu_machine,
         "nic_cidr": (rules.cidr, rules.NIC_CIDR),
         "nic_prefix": rules.Pattern(r"([a-z][-a-z0-9]*-)?", "must be empty or a lowercase name ending in '-'", 16),
@@ -261,9 +265,7 @@ class GpuNicNetworks(pulumi.ComponentResource):
                 name=f"{args.name_prefix}-{nic.name}-subnet",
                 network=vpc.id,
                 ip_cidr_range=nic.cidr,
-                log_config=gcp.compute.SubnetworkLogConfigArgs(
-                    aggregation_interval="INTERVAL_5_SEC", flow_sampling=0.5, metadata="INCLUDE_ALL_METADATA"
-                )
+                log_config=gcp.compute.SubnetworkLogConfigArgs(aggregation_interval="INTERVAL_5_SEC", flow_sampling=0.5, metadata="INCLUDE_ALL_METADATA")
                 if args.flow_logs and nic.kind == "gvnic"
                 else None,
             )

@@ -93,9 +93,7 @@ class CheckpointBucket(pulumi.ComponentResource):
             name=args.name,
             location=args.location.upper(),
             storage_class="STANDARD",
-            hierarchical_namespace=gcp.storage.BucketHierarchicalNamespaceArgs(enabled=True)
-            if args.hierarchical_namespace
-            else None,
+            hierarchical_namespace=gcp.storage.BucketHierarchicalNamespaceArgs(enabled=True) if args.hierarchical_namespace else None,
             uniform_bucket_level_access=args.uniform_access,
             public_access_prevention="enforced",
             force_destroy=args.disposable,

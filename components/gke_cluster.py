@@ -229,20 +229,12 @@ class GkeCluster(pulumi.ComponentResource):
             if args.version_prefix
             else None,
             maintenance_policy=maintenance_policy(args),
-            workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
-                workload_pool=f"{args.project}.svc.id.goog"
-            ),
+            workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(workload_pool=f"{args.project}.svc.id.goog"),
             addons_config=gcp.container.ClusterAddonsConfigArgs(
                 gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(enabled=True),
-                gce_persistent_disk_csi_driver_config=gcp.container.ClusterAddonsConfigGcePersistentDiskCsiDriverConfigArgs(
-                    enabled=True
-                ),
-                gcp_filestore_csi_driver_config=gcp.container.ClusterAddonsConfigGcpFilestoreCsiDriverConfigArgs(
-                    enabled=args.filestore_csi
-                ),
-                lustre_csi_driver_config=gcp.container.ClusterAddonsConfigLustreCsiDriverConfigArgs(enabled=True)
-                if args.lustre_csi
-                else None,
+                gce_persistent_disk_csi_driver_config=gcp.container.ClusterAddonsConfigGcePersistentDiskCsiDriverConfigArgs(enabled=True),
+                gcp_filestore_csi_driver_config=gcp.container.ClusterAddonsConfigGcpFilestoreCsiDriverConfigArgs(enabled=args.filestore_csi),
+                lustre_csi_driver_config=gcp.container.ClusterAddonsConfigLustreCsiDriverConfigArgs(enabled=True) if args.lustre_csi else None,
             ),
             monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
                 enable_components=["SYSTEM_COMPONENTS", "DCGM"],
@@ -257,9 +249,7 @@ class GkeCluster(pulumi.ComponentResource):
             else None,
             master_authorized_networks_config=gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
                 cidr_blocks=[
-                    gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
-                        cidr_block=n.cidr_block, display_name=n.display_name or None
-                    )
+                    gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(cidr_block=n.cidr_block, display_name=n.display_name or None)
                     for n in args.authorized_networks
                 ]
             )
@@ -297,17 +287,13 @@ class GkeCluster(pulumi.ComponentResource):
         ca_certificate = self.cluster.master_auth.apply(lambda auth: (auth.cluster_ca_certificate if auth else None) or "")
         self.identity = pulumi.Output.all(self.cluster_id, ca_certificate).apply(lambda v: cluster_identity(v[0], v[1]))
         context = f"gke_{args.project}_{args.location}_{args.name}"
-        self.kubeconfig = pulumi.Output.secret(
-            pulumi.Output.all(self.cluster.endpoint, ca_certificate).apply(lambda v: kubeconfig(context, v[0] or "", v[1]))
-        )
+        self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(self.cluster.endpoint, ca_certificate).apply(lambda v: kubeconfig(context, v[0] or "", v[1])))
         self.provider = cluster_provider(
             kids.name("gke"),
             ClusterProviderArgs(kubeconfig=self.kubeconfig, cluster_identifier=self.identity),
             # Named `gke` before children were named after their component, and created at the
             # top of the stack before it became the cluster's child: the same provider.
-            opts=pulumi.ResourceOptions(
-                parent=self, aliases=[pulumi.Alias(name="gke"), pulumi.Alias(name="gke", parent=pulumi.ROOT_STACK_RESOURCE)]
-            ),
+            opts=pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(name="gke"), pulumi.Alias(name="gke", parent=pulumi.ROOT_STACK_RESOURCE)]),
         )
         self.register_outputs({"name": self.name, "location": self.location, "kubeconfig": self.kubeconfig})
 
@@ -317,9 +303,7 @@ def maintenance_policy(args: GkeClusterArgs) -> gcp.container.ClusterMaintenance
     if window is None and exclusion is None:
         return None
     return gcp.container.ClusterMaintenancePolicyArgs(
-        recurring_window=gcp.container.ClusterMaintenancePolicyRecurringWindowArgs(
-            start_time=window.start, end_time=window.end, recurrence=window.recurrence
-        )
+        recurring_window=gcp.container.ClusterMaintenancePolicyRecurringWindowArgs(start_time=window.start, end_time=window.end, recurrence=window.recurrence)
         if window
         else None,
         maintenance_exclusions=[
@@ -354,9 +338,7 @@ def kubeconfig(context: str, endpoint: str, ca_certificate: str) -> str:
         {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [
-                {"name": context, "cluster": {"server": f"https://{endpoint}", "certificate-authority-data": ca_certificate}}
-            ],
+            "clusters": [{"name": context, "cluster": {"server": f"https://{endpoint}", "certificate-authority-data": ca_certificate}}],
             "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
             "current-context": context,
             "users": [

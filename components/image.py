@@ -185,27 +185,44 @@ class WorkloadImage(pulumi.ComponentResource):
         )
         grants = [
             gcp.artifactregistry.RepositoryIamMember(
-                **kids("builder-push"), project=args.project, location=args.region, repository=self.repository.repository_id,
-                role="roles/artifactregistry.writer", member=member,
+                **kids("builder-push"),
+                project=args.project,
+                location=args.region,
+                repository=self.repository.repository_id,
+                role="roles/artifactregistry.writer",
+                member=member,
             ),
             gcp.storage.BucketIAMMember(
-                **kids("builder-staging"), bucket=staging.name, role="roles/storage.objectAdmin", member=member,
+                **kids("builder-staging"),
+                bucket=staging.name,
+                role="roles/storage.objectAdmin",
+                member=member,
             ),
             gcp.projects.IAMMember(
-                **kids("builder-logs"), project=args.project, role="roles/logging.logWriter", member=member,
+                **kids("builder-logs"),
+                project=args.project,
+                role="roles/logging.logWriter",
+                member=member,
             ),
         ]
         if args.registry_login is not None:
             grants.append(
                 gcp.secretmanager.SecretIamMember(
-                    **kids("builder-registry-login"), project=args.project, secret_id=args.registry_login.secret,
-                    role="roles/secretmanager.secretAccessor", member=member,
+                    **kids("builder-registry-login"),
+                    project=args.project,
+                    secret_id=args.registry_login.secret,
+                    role="roles/secretmanager.secretAccessor",
+                    member=member,
                 )
             )
         for i, reader in enumerate(args.readers):
             gcp.artifactregistry.RepositoryIamMember(
-                **kids(f"reader-{i}"), project=args.project, location=args.region, repository=self.repository.repository_id,
-                role="roles/artifactregistry.reader", member=reader,
+                **kids(f"reader-{i}"),
+                project=args.project,
+                location=args.region,
+                repository=self.repository.repository_id,
+                role="roles/artifactregistry.reader",
+                member=reader,
             )
         self.tagged = self.repository.registry_uri.apply(lambda uri: f"{uri}/{args.image_name}:{args.tag}")
         build = command.local.Command(
@@ -235,9 +252,7 @@ def login_build_config(login: RegistryLogin, project: str, reference: str) -> di
             {"name": builder, "args": ["build", "--tag", reference, "."]},
         ],
         "images": [reference],
-        "availableSecrets": {
-            "secretManager": [{"versionName": f"projects/{project}/secrets/{login.secret}/versions/latest", "env": "REGISTRY_PASSWORD"}]
-        },
+        "availableSecrets": {"secretManager": [{"versionName": f"projects/{project}/secrets/{login.secret}/versions/latest", "env": "REGISTRY_PASSWORD"}]},
     }
 
 

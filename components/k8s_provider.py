@@ -79,13 +79,9 @@ class Placement(Args):
         return {"nodeSelector": dict(self.node_selector), "tolerations": [dict(t) for t in self.tolerations]}
 
 
-def metadata(
-    name: pulumi.Input[str], namespace: pulumi.Input[str] | None = None, labels: Mapping[str, str] | None = None
-) -> k8s.meta.v1.ObjectMetaArgs:
+def metadata(name: pulumi.Input[str], namespace: pulumi.Input[str] | None = None, labels: Mapping[str, str] | None = None) -> k8s.meta.v1.ObjectMetaArgs:
     """Object metadata with an explicit name (never auto-named) and the managed-by label."""
     return k8s.meta.v1.ObjectMetaArgs(name=name, namespace=namespace, labels={**MANAGED_BY, **(labels or {})})
-
-
 
 
 def controller_release(child: ChildArgs, chart: catalog.HelmChart, values: Mapping[str, Any]) -> k8s.helm.v3.Release:

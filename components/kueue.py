@@ -302,7 +302,11 @@ class KueueArgs(Args):
             yield "flavors", queued, "a MultiKueue manager runs no job: its flavors provision nothing (queued is a worker's)"
         for cluster_queue, _, flavors in self.queues():
             if len({f.machine_type for f in flavors}) > 1:
-                yield "flavors", [f.name for f in flavors], f"queue {cluster_queue} mixes machine types; give each machine type a queue of its own (GpuFlavor.queue)"
+                yield (
+                    "flavors",
+                    [f.name for f in flavors],
+                    f"queue {cluster_queue} mixes machine types; give each machine type a queue of its own (GpuFlavor.queue)",
+                )
         # Kueue object names are unique: one ResourceFlavor and one WorkloadPriorityClass a name.
         for key, kind, names in (
             ("flavors", "flavor", [f.name for f in self.flavors]),
@@ -345,9 +349,7 @@ def manager_configuration(args: KueueArgs) -> dict[str, Any]:
     if any(f.machine.accelerator_topology is not None for f in args.flavors):
         # Kueue 0.19.2 counts DRA claims (KueueDRAIntegration, on by default) and refuses a claim
         # of a DeviceClass no mapping names (pkg/dra/claims.go): map the IMEX channel's.
-        config["resources"] = {
-            "deviceClassMappings": [{"name": CHANNEL_RESOURCE, "deviceClassNames": [catalog.COMPUTE_DOMAIN_CHANNEL_CLASS]}]
-        }
+        config["resources"] = {"deviceClassMappings": [{"name": CHANNEL_RESOURCE, "deviceClassNames": [catalog.COMPUTE_DOMAIN_CHANNEL_CLASS]}]}
     return config
 
 
@@ -407,13 +409,15 @@ def cluster_queue_spec(flavors: list[GpuFlavor], args: KueueArgs, name: str | No
         "queueingStrategy": "BestEffortFIFO",
         # a job of a higher WorkloadPriorityClass may evict lower ones to be admitted
         "preemption": {"withinClusterQueue": "LowerPriority"},
-        "resourceGroups": [{
-            "coveredResources": list(flavors[0].quota()),  # one machine a queue: every flavor's resources
-            "flavors": [
-                {"name": flavor_object_name(flavor, args), "resources": [{"name": r, "nominalQuota": q} for r, q in flavor.quota().items()]}
-                for flavor in flavors
-            ],
-        }],
+        "resourceGroups": [
+            {
+                "coveredResources": list(flavors[0].quota()),  # one machine a queue: every flavor's resources
+                "flavors": [
+                    {"name": flavor_object_name(flavor, args), "resources": [{"name": r, "nominalQuota": q} for r, q in flavor.quota().items()]}
+                    for flavor in flavors
+                ],
+            }
+        ],
     }
     if len(flavors) > 1:
         # A job that could be admitted on an earlier flavor only by borrowing or preempting moves
@@ -427,9 +431,7 @@ def cluster_queue_spec(flavors: list[GpuFlavor], args: KueueArgs, name: str | No
         spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": multikueue_check_name(name)}]}
     elif queued:
         # The provisioning check on the queued flavors only (v1beta2 admissionChecksStrategy).
-        spec["admissionChecksStrategy"] = {
-            "admissionChecks": [{"name": f.check_name(), "onFlavors": [flavor_object_name(f, args)]} for f in queued]
-        }
+        spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": f.check_name(), "onFlavors": [flavor_object_name(f, args)]} for f in queued]}
     return spec
 
 
@@ -486,20 +488,33 @@ class Kueue(pulumi.ComponentResource):
 
         def custom(role: str, kind: str, meta: k8s.meta.v1.ObjectMetaArgs, spec: dict[str, Any], *after: pulumi.Resource, **more: Any):
             return k8s.apiextensions.CustomResource(
-                **kids(role, self.release, *after, **more), api_version=catalog.KUEUE_API, kind=kind, metadata=meta, spec=spec,
+                **kids(role, self.release, *after, **more),
+                api_version=catalog.KUEUE_API,
+                kind=kind,
+                metadata=meta,
+                spec=spec,
             )
 
         topology_name = topology_object_name(args)
         topology = (
-            [custom(
-                "topology", "Topology", metadata(topology_name), topology_spec(args), replace_on_changes=["spec.levels"],
-            )]
+            [
+                custom(
+                    "topology",
+                    "Topology",
+                    metadata(topology_name),
+                    topology_spec(args),
+                    replace_on_changes=["spec.levels"],
+                )
+            ]
             if any(flavor.topology_aware for flavor in args.flavors)
             else []
         )
         flavors = [
             custom(
-                f"flavor-{flavor.name}", "ResourceFlavor", metadata(flavor_object_name(flavor, args)), flavor_spec(flavor, args),
+                f"flavor-{flavor.name}",
+                "ResourceFlavor",
+                metadata(flavor_object_name(flavor, args)),
+                flavor_spec(flavor, args),
                 *topology,
                 replace_on_changes=["spec.nodeLabels", "spec.topologyName"],
             )
@@ -507,19 +522,22 @@ class Kueue(pulumi.ComponentResource):
         ]
         checks = []
         for flavor in (f for f in args.flavors if f.queued):
-            config = custom(
-                f"provisioning-{flavor.name}", "ProvisioningRequestConfig", metadata(flavor.check_name()), provisioning_config_spec(flavor)
+            config = custom(f"provisioning-{flavor.name}", "ProvisioningRequestConfig", metadata(flavor.check_name()), provisioning_config_spec(flavor))
+            checks.append(
+                custom(
+                    f"admission-check-{flavor.name}",
+                    "AdmissionCheck",
+                    metadata(flavor.check_name()),
+                    {
+                        "controllerName": PROVISIONING_CONTROLLER,
+                        "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": flavor.check_name()},
+                    },
+                    config,
+                    # Immutable (v0.19.2 CRD), and the name stays: the old one goes first.
+                    replace_on_changes=["spec.controllerName"],
+                    delete_before_replace=True,
+                )
             )
-            checks.append(custom(
-                f"admission-check-{flavor.name}", "AdmissionCheck", metadata(flavor.check_name()),
-                {
-                    "controllerName": PROVISIONING_CONTROLLER,
-                    "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": flavor.check_name()},
-                },
-                config,
-                # Immutable (v0.19.2 CRD), and the name stays: the old one goes first.
-                replace_on_changes=["spec.controllerName"], delete_before_replace=True,
-            ))
         queues = []
         for i, (cluster_queue, local_queue, queue_flavors) in enumerate(args.queues()):
             suffix = "" if i == 0 else f"-{local_queue}"
@@ -527,30 +545,45 @@ class Kueue(pulumi.ComponentResource):
             if args.multikueue is not None:
                 # Its MultiKueueConfig (same name) lists the workers: components.multikueue.
                 check = multikueue_check_name(cluster_queue)
-                dispatch.append(custom(
-                    f"multikueue-check{suffix}", "AdmissionCheck", metadata(check),
-                    {"controllerName": MULTIKUEUE_CONTROLLER, "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": check}},
-                    replace_on_changes=["spec.controllerName"], delete_before_replace=True,
-                ))
+                dispatch.append(
+                    custom(
+                        f"multikueue-check{suffix}",
+                        "AdmissionCheck",
+                        metadata(check),
+                        {"controllerName": MULTIKUEUE_CONTROLLER, "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": check}},
+                        replace_on_changes=["spec.controllerName"],
+                        delete_before_replace=True,
+                    )
+                )
             cq = custom(
-                f"cluster-queue{suffix}", "ClusterQueue", metadata(cluster_queue), cluster_queue_spec(queue_flavors, args, cluster_queue),
-                *flavors, *checks, *dispatch,  # and so deleted before them: a flavor or check in use cannot be deleted
+                f"cluster-queue{suffix}",
+                "ClusterQueue",
+                metadata(cluster_queue),
+                cluster_queue_spec(queue_flavors, args, cluster_queue),
+                *flavors,
+                *checks,
+                *dispatch,  # and so deleted before them: a flavor or check in use cannot be deleted
             )
             checks += dispatch
             lq = custom(
-                f"local-queue{suffix}", "LocalQueue", metadata(local_queue, args.namespace),
+                f"local-queue{suffix}",
+                "LocalQueue",
+                metadata(local_queue, args.namespace),
                 {"clusterQueue": cluster_queue},
                 cq,
                 # Immutable (Kueue v0.19.2 CRD: `self == oldSelf`), and jobs name the queue: same
                 # name, so the old one goes first.
-                replace_on_changes=["spec.clusterQueue"], delete_before_replace=True,
+                replace_on_changes=["spec.clusterQueue"],
+                delete_before_replace=True,
             )
             queues += [cq, lq]
         self.cluster_queue, self.local_queue = queues[0], queues[1]
         self.local_queue_name = args.local_queue
         priority_classes = [
             _TopLevelObject(
-                kids(f"priority-{pc.name}", self.release), catalog.KUEUE_API, "WorkloadPriorityClass",
+                kids(f"priority-{pc.name}", self.release),
+                catalog.KUEUE_API,
+                "WorkloadPriorityClass",
                 {
                     "metadata": {"name": pc.name, "labels": dict(MANAGED_BY)},
                     "value": pc.value,

@@ -123,9 +123,7 @@ class MultiKueueWorkerAccess(pulumi.ComponentResource):
         args = MultiKueueWorkerAccessArgs.checked(args, type(self), name)
         super().__init__("trainstack:k8s:MultiKueueWorkerAccess", name, None, opts)
         kids = Children(self, name, opts)
-        account = k8s.core.v1.ServiceAccount(
-            **kids("account"), metadata=metadata(args.account, args.namespace), automount_service_account_token=False
-        )
+        account = k8s.core.v1.ServiceAccount(**kids("account"), metadata=metadata(args.account, args.namespace), automount_service_account_token=False)
         role = k8s.rbac.v1.ClusterRole(**kids("role"), metadata=metadata(args.account), rules=access_rules(args.frameworks))
         binding = k8s.rbac.v1.ClusterRoleBinding(
             **kids("binding", role, account),
@@ -238,11 +236,13 @@ class MultiKueueClusters(pulumi.ComponentResource):
             )
             self.objects += [secret, cluster]
         for queue in args.queues:
-            self.objects.append(k8s.apiextensions.CustomResource(
-                **kids(f"config-{queue.cluster_queue}"),
-                api_version=catalog.KUEUE_API,
-                kind="MultiKueueConfig",
-                metadata=metadata(multikueue_check_name(queue.cluster_queue)),
-                spec={"clusters": list(queue.workers)},
-            ))
+            self.objects.append(
+                k8s.apiextensions.CustomResource(
+                    **kids(f"config-{queue.cluster_queue}"),
+                    api_version=catalog.KUEUE_API,
+                    kind="MultiKueueConfig",
+                    metadata=metadata(multikueue_check_name(queue.cluster_queue)),
+                    spec={"clusters": list(queue.workers)},
+                )
+            )
         self.register_outputs({"workers": [w.name for w in args.workers]})

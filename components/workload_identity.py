@@ -68,7 +68,8 @@ class WorkloadIdentity(pulumi.ComponentResource):
             self.namespace: pulumi.Output[str] = pulumi.Output.from_input(args.namespace)
         else:
             namespace = k8s.core.v1.Namespace(
-                **kids("namespace"), metadata=metadata(args.namespace, labels=namespace_labels(cast(Level, args.pod_security)))  # one of the levels (_checks)
+                **kids("namespace"),
+                metadata=metadata(args.namespace, labels=namespace_labels(cast(Level, args.pod_security))),  # one of the levels (_checks)
             )
             self.namespace = namespace.metadata.apply(lambda meta: meta.name)
         self.service_account_name = args.service_account

@@ -51,10 +51,7 @@ def _rule_errors(title: str, problems: list[Problem]) -> None:
     if problems:
         raise ValidationError.from_exception_data(
             title,
-            [
-                InitErrorDetails(type=PydanticCustomError("rule", rule), loc=loc, input=value)
-                for loc, value, rule in problems
-            ],
+            [InitErrorDetails(type=PydanticCustomError("rule", rule), loc=loc, input=value) for loc, value, rule in problems],
         )
 
 
@@ -133,9 +130,7 @@ def _as_text(value: Any, annotation: Any) -> Any:
 class Section(BaseModel):
     """Base of every config object: camelCase keys, strict types, unknown keys rejected."""
 
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=False, extra="forbid", strict=True, frozen=True
-    )
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid", strict=True, frozen=True)
 
     @field_validator("*", mode="before")
     @classmethod
@@ -249,16 +244,24 @@ class ClusterConfig(Section):
             problems.append((("privateEndpoint",), True, "a private endpoint needs privateNodes: true"))
         if not self.authorized_networks:
             problems.append(
-                (("authorizedNetworks",), [], "list the networks that may reach the control plane (your VPN or CI ranges); to allow any address, list 0.0.0.0/0 and set allowAnyAddress: true")
+                (
+                    ("authorizedNetworks",),
+                    [],
+                    "list the networks that may reach the control plane (your VPN or CI ranges); to allow any address, list 0.0.0.0/0 and set allowAnyAddress: true",
+                )
             )
-        if (wrong := rules.authorized_networks(len(self.authorized_networks))):
+        if wrong := rules.authorized_networks(len(self.authorized_networks)):
             problems.append((("authorizedNetworks",), "...", wrong))
         for i, network in enumerate(self.authorized_networks):
             if self.private_endpoint and (wrong := rules.private_endpoint_network(network.cidr_block)):
                 problems.append((("authorizedNetworks", i, "cidrBlock"), network.cidr_block, wrong))
             elif network.cidr_block == ANY_ADDRESS and not self.allow_any_address:
                 problems.append(
-                    (("authorizedNetworks", i, "cidrBlock"), ANY_ADDRESS, "opens the control plane to any address; narrow it, or set allowAnyAddress: true to accept that")
+                    (
+                        ("authorizedNetworks", i, "cidrBlock"),
+                        ANY_ADDRESS,
+                        "opens the control plane to any address; narrow it, or set allowAnyAddress: true to accept that",
+                    )
                 )
         _rule_errors("ClusterConfig", problems)
         return self
@@ -328,9 +331,7 @@ class Autoscaling(Section):
     def _rules(self) -> Autoscaling:
         _rule_errors(
             "Autoscaling",
-            [(("minNodes",), self.min_nodes, wrong)]
-            if (wrong := rules.min_max(self.min_nodes, self.max_nodes))
-            else [],
+            [(("minNodes",), self.min_nodes, wrong)] if (wrong := rules.min_max(self.min_nodes, self.max_nodes)) else [],
         )
         return self
 
@@ -366,9 +367,7 @@ class UpgradeSettings(Section):
     def _rules(self) -> UpgradeSettings:
         _rule_errors(
             "UpgradeSettings",
-            [(("maxUnavailable",), 0, "maxSurge and maxUnavailable cannot both be 0")]
-            if self.max_surge == 0 and self.max_unavailable == 0
-            else [],
+            [(("maxUnavailable",), 0, "maxSurge and maxUnavailable cannot both be 0")] if self.max_surge == 0 and self.max_unavailable == 0 else [],
         )
         return self
 
@@ -463,9 +462,7 @@ class GpuPoolConfig(Section):
             problems.append((("nodeCount",), self.node_count, "set exactly one of nodeCount (fixed size) and autoscaling"))
         machine = catalog.MACHINES.get(self.machine_type)
         if machine and self.gpudirect and self.gpudirect != machine.gpudirect.value:
-            problems.append(
-                (("gpudirect",), self.gpudirect, f"{machine.name} uses GPUDirect {machine.gpudirect.value!r}; the catalog fixes it")
-            )
+            problems.append((("gpudirect",), self.gpudirect, f"{machine.name} uses GPUDirect {machine.gpudirect.value!r}; the catalog fixes it"))
         # An explicit compact placement, or the one an NVLink domain's workload policy always is.
         if self.placement == "compact" or (machine and machine.accelerator_topology and self.compact):
             if self.zones is not None and len(self.zones) != 1:
@@ -476,7 +473,12 @@ class GpuPoolConfig(Section):
             problems.append(
                 (("reservation", "affinity"), self.reservation.affinity, f"{self.provisioning} capacity cannot consume a reservation; set affinity: none")
             )
-        problems += [(("provisioning",), self.provisioning, m) for m in rules.queued_pool(self.provisioning, self.autoscaling.min_nodes if self.autoscaling else None, "compact" if self.compact else self.placement)]
+        problems += [
+            (("provisioning",), self.provisioning, m)
+            for m in rules.queued_pool(
+                self.provisioning, self.autoscaling.min_nodes if self.autoscaling else None, "compact" if self.compact else self.placement
+            )
+        ]
         if self.max_run_duration is not None and (message := rules.max_run_duration(self.provisioning, self.max_run_duration)):
             problems.append((("maxRunDuration",), self.max_run_duration, message))
         if machine and (wrong := rules.nvlink_placement(machine, self.compact)):
@@ -501,7 +503,11 @@ class GpuPoolConfig(Section):
             problems.append((("autoscaling",), None, f"{self.provisioning} provisioning needs autoscaling"))
         if self.node_count is not None and self.node_count > 0 and self.upgrade.max_unavailable >= self.node_count > 1:
             problems.append(
-                (("upgrade", "maxUnavailable"), self.upgrade.max_unavailable, f"must be less than nodeCount ({self.node_count}) so an upgrade never takes the whole pool down")
+                (
+                    ("upgrade", "maxUnavailable"),
+                    self.upgrade.max_unavailable,
+                    f"must be less than nodeCount ({self.node_count}) so an upgrade never takes the whole pool down",
+                )
             )
         _rule_errors("GpuPoolConfig", problems)
         return self
@@ -525,9 +531,7 @@ class CpuPoolConfig(Section):
     def _rules(self) -> CpuPoolConfig:
         _rule_errors(
             "CpuPoolConfig",
-            [(("nodeCount",), self.node_count, wrong)]
-            if self.zones and (wrong := rules.nodes_per_zone(self.node_count, self.zones))
-            else [],
+            [(("nodeCount",), self.node_count, wrong)] if self.zones and (wrong := rules.nodes_per_zone(self.node_count, self.zones)) else [],
         )
         return self
 
@@ -550,9 +554,7 @@ class BucketConfig(Section):
     def _rules(self) -> BucketConfig:
         _rule_errors(
             "BucketConfig",
-            [(("uniformAccess",), False, rules.HNS_NEEDS_UNIFORM_ACCESS)]
-            if self.hierarchical_namespace and not self.uniform_access
-            else [],
+            [(("uniformAccess",), False, rules.HNS_NEEDS_UNIFORM_ACCESS)] if self.hierarchical_namespace and not self.uniform_access else [],
         )
         return self
 
@@ -657,7 +659,9 @@ class BuildConfig(Section):
     """A Cloud Build of the workload image from a build context in this repository."""
 
     context: Annotated[
-        str, Field(max_length=200), _pattern(r"(?!.*(^|/)\.\.?(/|$))[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*", "must be a relative path inside the repository, such as images/nemo-24.07")
+        str,
+        Field(max_length=200),
+        _pattern(r"(?!.*(^|/)\.\.?(/|$))[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*", "must be a relative path inside the repository, such as images/nemo-24.07"),
     ]
     """A directory relative to the repository root holding a Dockerfile (`images/<name>`)."""
     image_name: K8sName
@@ -676,9 +680,7 @@ class BuildConfig(Section):
     def _rules(self) -> BuildConfig:
         _rule_errors(
             "BuildConfig",
-            [(("machineType",), self.machine_type, wrong)]
-            if (wrong := rules.cloud_build_machine(self.machine_type))
-            else [],
+            [(("machineType",), self.machine_type, wrong)] if (wrong := rules.cloud_build_machine(self.machine_type)) else [],
         )
         return self
 
@@ -691,9 +693,12 @@ class ImageConfig(Section):
     stacks sharing a project never contend for one repository's lifecycle."""
     build: BuildConfig | None = None
     """A Cloud Build of the image; or prebuilt: exactly one of the two."""
-    prebuilt: Annotated[
-        str, Field(max_length=1024), _pattern(_IMAGE_REFERENCE, "must be an image reference such as nvcr.io/nvidia/nemo:24.07"), _rule(rules.pinned_image)
-    ] | None = None
+    prebuilt: (
+        Annotated[
+            str, Field(max_length=1024), _pattern(_IMAGE_REFERENCE, "must be an image reference such as nvcr.io/nvidia/nemo:24.07"), _rule(rules.pinned_image)
+        ]
+        | None
+    ) = None
     """An image reference to run as it is, pinned by a tag or a digest; or build."""
 
     @model_validator(mode="after")
@@ -748,9 +753,7 @@ class WaitForPodsReady(Section):
     def _rules(self) -> WaitForPodsReady:
         _rule_errors(
             "WaitForPodsReady",
-            [(("timeout",), self.timeout, wrong)]
-            if (wrong := rules.positive_duration(self.timeout))
-            else [],
+            [(("timeout",), self.timeout, wrong)] if (wrong := rules.positive_duration(self.timeout)) else [],
         )
         return self
 
@@ -830,9 +833,7 @@ class Profiling(Section):
     def _rules(self) -> Profiling:
         _rule_errors(
             "Profiling",
-            [(("endStep",), self.end_step, f"must be greater than startStep ({self.start_step})")]
-            if self.enabled and self.end_step <= self.start_step
-            else [],
+            [(("endStep",), self.end_step, f"must be greater than startStep ({self.start_step})")] if self.enabled and self.end_step <= self.start_step else [],
         )
         return self
 
@@ -1029,12 +1030,14 @@ class WorkloadConfig(Section):
         problems: list[Problem] = []
         per_replica = self.nodes_per_data_parallel_replica
         if self.nodes % per_replica:
-            problems.append(
-                (("resiliency", "nodesPerDataParallelReplica"), per_replica, f"must divide nodes ({self.nodes}) into whole data-parallel replicas")
-            )
+            problems.append((("resiliency", "nodesPerDataParallelReplica"), per_replica, f"must divide nodes ({self.nodes}) into whole data-parallel replicas"))
         elif resiliency.min_data_parallel_replicas > self.nodes // per_replica:
             problems.append(
-                (("resiliency", "minDataParallelReplicas"), resiliency.min_data_parallel_replicas, f"must not exceed the {self.nodes // per_replica} replicas {self.nodes} nodes hold")
+                (
+                    ("resiliency", "minDataParallelReplicas"),
+                    resiliency.min_data_parallel_replicas,
+                    f"must not exceed the {self.nodes // per_replica} replicas {self.nodes} nodes hold",
+                )
             )
         return problems
 
@@ -1062,8 +1065,6 @@ class Ephemeral(Section):
 
     expires: Annotated[str, _pattern(r"\d{4}-\d{2}-\d{2}t\d{4}z", "must be a UTC time as a label value, such as 2026-11-23t0630z")]
     """When the stack expires (UTC), as a label value."""
-
-
 
 
 class StackConfig(BaseModel):
@@ -1146,7 +1147,11 @@ class StackConfig(BaseModel):
         if self.storage.kind == "lustre" and (wrong := rules.lustre_gke_version(self.cluster.version_prefix)):
             yield ("trainstack:cluster", "versionPrefix"), self.cluster.version_prefix, f"{wrong} (trainstack:storage.kind lustre)"
         if self.storage.kind == "lustre" and self.network.existing is not None:
-            yield ("trainstack:storage", "kind"), "lustre", "Managed Lustre peers with the stack's own VPC (private services access made here); with trainstack:network.existing, mount your instance through trainstack:platform.existingCluster"
+            yield (
+                ("trainstack:storage", "kind"),
+                "lustre",
+                "Managed Lustre peers with the stack's own VPC (private services access made here); with trainstack:network.existing, mount your instance through trainstack:platform.existingCluster",
+            )
         bucket = self.storage.bucket
         if self.storage.kind == "gcs" and bucket and bucket.location and bucket.hierarchical_namespace and bucket.location.lower() != self.region:
             yield (
@@ -1188,7 +1193,11 @@ class StackConfig(BaseModel):
             family_nodes = sum(p.max_nodes for _, p in pools)
             if wrong := rules.subnet_fits(rules.NIC_SUBNET_PREFIX, family_nodes, f"the {family.machine.name} pools'"):
                 i, first = pools[0]
-                yield (*self.pool_key(i), "nodeCount" if first.node_count else "autoscaling"), family_nodes, f"each GPU NIC subnet (a /24) {wrong.replace('; widen it', '')}"
+                yield (
+                    (*self.pool_key(i), "nodeCount" if first.node_count else "autoscaling"),
+                    family_nodes,
+                    f"each GPU NIC subnet (a /24) {wrong.replace('; widen it', '')}",
+                )
 
     def warnings(self) -> list[str]:
         """What `validate` reports without refusing: each zone of the GPU and CPU pools (and
@@ -1222,13 +1231,21 @@ class StackConfig(BaseModel):
             if pool.machine_type in catalog.MACHINES and pool.machine.extra_nics:
                 other = stacks.setdefault(pool.machine.gpudirect.value, pool.machine_type)
                 if other != pool.machine_type:
-                    yield ("trainstack:gpuPools",), [other, pool.machine_type], f"two machine types with GPUDirect {pool.machine.gpudirect.value} on one cluster: their NIC networks would share names"
+                    yield (
+                        ("trainstack:gpuPools",),
+                        [other, pool.machine_type],
+                        f"two machine types with GPUDirect {pool.machine.gpudirect.value} on one cluster: their NIC networks would share names",
+                    )
         drivers = sorted({p.machine.accelerator for p in self.pools if p.gpu_driver == "daemonset" and p.machine_type in catalog.MACHINES})
         if len(drivers) > 1:
             yield ("trainstack:gpuPools",), drivers, "gpuDriver daemonset on one accelerator per cluster: the installer DaemonSet is one per cluster"
         names = [q.local_queue for q in self.queues]
         for name in {n for n in names if names.count(n) > 1}:
-            yield ("trainstack:kueue", "localQueue"), name, "two machine types would share this queue; each machine type has a queue of its own (set trainstack:kueue.localQueue)"
+            yield (
+                ("trainstack:kueue", "localQueue"),
+                name,
+                "two machine types would share this queue; each machine type has a queue of its own (set trainstack:kueue.localQueue)",
+            )
 
     @property
     def _waiting_pools(self) -> list[str]:
@@ -1351,7 +1368,11 @@ class Queue:
 def priority_problems(workload: WorkloadConfig, known: list[str], source: str) -> Iterator[Problem]:
     """The workload's priority class, unless the platform's Kueue has it."""
     if workload.priority_class is not None and workload.priority_class not in known:
-        yield ("trainstack:workload", "priorityClass"), workload.priority_class, f"is not a priority class of the platform ({source}: {', '.join(known) or 'none'})"
+        yield (
+            ("trainstack:workload", "priorityClass"),
+            workload.priority_class,
+            f"is not a priority class of the platform ({source}: {', '.join(known) or 'none'})",
+        )
 
 
 def workload_problems(
@@ -1380,13 +1401,21 @@ def workload_problems(
             yield ("trainstack:workload", *loc), value, rule
     gpu = machine.gpu
     if workload.precision not in gpu.peak_tflops and workload.precision != "fp32":
-        yield ("trainstack:workload", "precision"), workload.precision, f"{machine.name} ({gpu.name}) has no {workload.precision} tensor cores ({sources['machine']})"
+        yield (
+            ("trainstack:workload", "precision"),
+            workload.precision,
+            f"{machine.name} ({gpu.name}) has no {workload.precision} tensor cores ({sources['machine']})",
+        )
     if workload.resiliency.enabled and workload.framework != "nemo2":
         yield ("trainstack:workload", "resiliency", "enabled"), True, "the resiliency supervisor drives NeMo 2.0 jobs only (framework: nemo2)"
     elif workload.resiliency.enabled and (wrong := rules.host_monitor_reachable(machine)):
         yield ("trainstack:workload", "resiliency", "enabled"), True, f"{wrong} ({sources['machine']})"
     if workload.tensorboard and storage_kind == "gcs":
-        yield ("trainstack:workload", "tensorboard"), True, f"TensorBoard reads the shared file system; it needs storage kind filestore or nfs ({sources['storage']})"
+        yield (
+            ("trainstack:workload", "tensorboard"),
+            True,
+            f"TensorBoard reads the shared file system; it needs storage kind filestore or nfs ({sources['storage']})",
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1452,9 +1481,7 @@ class ExistingCluster(Section):
 class PlatformRef(Section):
     """`trainstack:platform`: where a workload stack runs."""
 
-    stack: Annotated[
-        str, _pattern(r"[\w.-]+/[\w.-]+/[\w.-]+", "must be a fully qualified stack name: organization/project/stack")
-    ] | None = None
+    stack: Annotated[str, _pattern(r"[\w.-]+/[\w.-]+/[\w.-]+", "must be a fully qualified stack name: organization/project/stack")] | None = None
     """The platform stack's fully qualified name (`<organization>/trainstack/<stack>`)."""
     existing_cluster: ExistingCluster | None = None
     """A cluster trainstack did not make, described here; instead of stack."""

@@ -240,7 +240,11 @@ def workload_stack_problems(config: WorkloadStackConfig, terms: Contract) -> lis
     # Unset, a job runs in the platform's namespace; set, it must be that one.
     if "namespace" in config.workload.model_fields_set and config.workload.namespace != terms.namespace:
         problems.append(
-            (("trainstack:workload", "namespace"), config.workload.namespace, f"the platform's storage and service account are in {terms.namespace!r} ({where})")
+            (
+                ("trainstack:workload", "namespace"),
+                config.workload.namespace,
+                f"the platform's storage and service account are in {terms.namespace!r} ({where})",
+            )
         )
     machine = catalog.machine(terms.gpu_machine_type)
     problems += workload_problems(config.workload, machine, terms.gpu_nodes, terms.storage_kind, terms.topology_aware, sources)
@@ -248,6 +252,10 @@ def workload_stack_problems(config: WorkloadStackConfig, terms: Contract) -> lis
         problems += priority_problems(config.workload, list(terms.priority_classes), where)
     if existing is not None and existing.network_names is not None and len(existing.network_names) != machine.extra_nics:
         problems.append(
-            (("trainstack:platform", "existingCluster", "networkNames"), existing.network_names, f"{machine.name} has {machine.extra_nics} extra NICs; name one Network for each, in interface order")
+            (
+                ("trainstack:platform", "existingCluster", "networkNames"),
+                existing.network_names,
+                f"{machine.name} has {machine.extra_nics} extra NICs; name one Network for each, in interface order",
+            )
         )
     return problems

@@ -204,13 +204,24 @@ def queues(workers: list[Worker]) -> list[FleetQueue]:
 
 def _pools(terms: contract.Contract) -> list[dict[str, Any]]:
     """A platform's pools; a contract from before `pools` describes its one pool."""
-    return list(terms.pools) if terms.pools else [
-        {
-            "name": terms.gpu_pool, "machineType": terms.gpu_machine_type, "zone": terms.zone, "nodes": terms.gpu_nodes,
-            "queue": terms.local_queue, "clusterQueue": terms.cluster_queue, "topologyAware": terms.topology_aware,
-            "provisioning": None, "reservation": None, "networkNames": terms.network_names,
-        }
-    ]
+    return (
+        list(terms.pools)
+        if terms.pools
+        else [
+            {
+                "name": terms.gpu_pool,
+                "machineType": terms.gpu_machine_type,
+                "zone": terms.zone,
+                "nodes": terms.gpu_nodes,
+                "queue": terms.local_queue,
+                "clusterQueue": terms.cluster_queue,
+                "topologyAware": terms.topology_aware,
+                "provisioning": None,
+                "reservation": None,
+                "networkNames": terms.network_names,
+            }
+        ]
+    )
 
 
 def problems(workers: list[Worker]) -> Iterator[Problem]:
@@ -220,11 +231,19 @@ def problems(workers: list[Worker]) -> Iterator[Problem]:
     mirror the manager's namespaces and LocalQueues)."""
     first = workers[0]
     for worker in workers[1:]:
-        for attribute, what in (("namespace", "runs jobs in namespace"), ("service_account", "runs jobs as service account"),
-                                ("storage_claim", "mounts the storage claim"), ("mount_path", "mounts its storage at")):
+        for attribute, what in (
+            ("namespace", "runs jobs in namespace"),
+            ("service_account", "runs jobs as service account"),
+            ("storage_claim", "mounts the storage claim"),
+            ("mount_path", "mounts its storage at"),
+        ):
             mine, theirs = getattr(worker.terms, attribute), getattr(first.terms, attribute)
             if mine != theirs:
-                yield worker.key, worker.config.stack, f"{what} {mine!r}, {first.config.name} {theirs!r}: a job runs unchanged on every worker, so they must agree"
+                yield (
+                    worker.key,
+                    worker.config.stack,
+                    f"{what} {mine!r}, {first.config.name} {theirs!r}: a job runs unchanged on every worker, so they must agree",
+                )
     machines: dict[str, tuple[str, str]] = {}
     queue_machine: dict[str, tuple[str, str]] = {}
     for worker in workers:
@@ -232,14 +251,26 @@ def problems(workers: list[Worker]) -> Iterator[Problem]:
             machine, queue = pool["machineType"], pool["queue"]
             other = machines.setdefault(machine, (queue, worker.config.name))
             if other[0] != queue:
-                yield worker.key, worker.config.stack, f"queues {machine} jobs in {queue!r}, {other[1]} in {other[0]!r}: a job's copy needs the manager's queue name on every worker of its machine"
+                yield (
+                    worker.key,
+                    worker.config.stack,
+                    f"queues {machine} jobs in {queue!r}, {other[1]} in {other[0]!r}: a job's copy needs the manager's queue name on every worker of its machine",
+                )
             mtype = queue_machine.setdefault(queue, (machine, worker.config.name))
             if mtype[0] != machine:
-                yield worker.key, worker.config.stack, f"queue {queue!r} is for {machine}, on {mtype[1]} for {mtype[0]}: one queue a machine type, or a job would reach a worker without its machine"
+                yield (
+                    worker.key,
+                    worker.config.stack,
+                    f"queue {queue!r} is for {machine}, on {mtype[1]} for {mtype[0]}: one queue a machine type, or a job would reach a worker without its machine",
+                )
     for queue in queues(workers):
         names = {tuple(p.get("networkNames") or []) for p in queue.pools}
         if len(names) > 1:
-            yield (KEY, "workers"), sorted(queue.workers), f"the {queue.machine_type} workers name their GPU NIC networks differently ({sorted(names)}): a job attaches them by name"
+            yield (
+                (KEY, "workers"),
+                sorted(queue.workers),
+                f"the {queue.machine_type} workers name their GPU NIC networks differently ({sorted(names)}): a job attaches them by name",
+            )
 
 
 def fleet_contract(config: FleetStackConfig, workers: list[Worker], cluster_identity: Any, priority_classes: list[str]) -> contract.Contract:
@@ -285,7 +316,11 @@ def job_problems(config: WorkloadStackConfig, terms: contract.Contract) -> Itera
     where = f"platform stack {config.platform.stack} is a fleet"
     workload = config.workload
     if workload.resiliency.enabled:
-        yield ("trainstack:workload", "resiliency", "enabled"), True, f"{where}: the supervisor would run on the manager, not beside the job; set resiliency.enabled: false"
+        yield (
+            ("trainstack:workload", "resiliency", "enabled"),
+            True,
+            f"{where}: the supervisor would run on the manager, not beside the job; set resiliency.enabled: false",
+        )
     if workload.tensorboard:
         yield ("trainstack:workload", "tensorboard"), True, f"{where}: TensorBoard would run on the manager, without the job's storage"
     if workload.own_identity:
@@ -293,18 +328,26 @@ def job_problems(config: WorkloadStackConfig, terms: contract.Contract) -> Itera
     if config.image.build is not None:
         yield ("trainstack:image", "build"), "...", f"{where}: each worker's nodes pull from their own registry only; use image.prebuilt"
     if workload.controller != "jobset":
-        yield ("trainstack:workload", "controller"), workload.controller, f"{where}: an Indexed Job's DNS Service would stay on the manager; a JobSet makes its own on the worker (controller: jobset)"
+        yield (
+            ("trainstack:workload", "controller"),
+            workload.controller,
+            f"{where}: an Indexed Job's DNS Service would stay on the manager; a JobSet makes its own on the worker (controller: jobset)",
+        )
     if catalog.machine(terms.gpu_machine_type).accelerator_topology:
-        yield ("trainstack:workload", "nodes"), workload.nodes, f"{where}: a {terms.gpu_machine_type} job's ComputeDomain is not dispatched with it; run it on its platform"
+        yield (
+            ("trainstack:workload", "nodes"),
+            workload.nodes,
+            f"{where}: a {terms.gpu_machine_type} job's ComputeDomain is not dispatched with it; run it on its platform",
+        )
 
 
 def candidates(terms: contract.Contract, nodes: int) -> list[dict[str, Any]]:
     """The worker pools of a job's queue (`terms` narrowed to it) that can hold `nodes` nodes, in
     dispatch order."""
     return [
-        {"worker": p["worker"], "pool": p["name"], "machineType": p["machineType"], "zone": p["zone"], "nodes": int(p["nodes"]),
-         "capacity": _capacity(p)}
-        for p in terms.pools or [] if int(p["nodes"]) >= nodes
+        {"worker": p["worker"], "pool": p["name"], "machineType": p["machineType"], "zone": p["zone"], "nodes": int(p["nodes"]), "capacity": _capacity(p)}
+        for p in terms.pools or []
+        if int(p["nodes"]) >= nodes
     ]
 
 

@@ -64,9 +64,7 @@ class Bounds:
 K8S_NAME = Pattern(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", "must be a DNS-1123 label: lowercase letters, digits and '-'", 63)
 # DNS-1035 labels: a Service name and a GKE node pool name start with a letter (same page,
 # #rfc-1035-label-names).
-DNS1035_NAME = Pattern(
-    r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a DNS-1035 label: a lowercase letter, then lowercase letters, digits and '-'", 63
-)
+DNS1035_NAME = Pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a DNS-1035 label: a lowercase letter, then lowercase letters, digits and '-'", 63)
 # GKE node pool names: 1-40 characters, a lowercase letter first, no '-' last (`gcloud container
 # node-pools create` NAME; the pool's name also prefixes its instance groups and VM names).
 NODE_POOL_NAME = Pattern(
@@ -75,9 +73,7 @@ NODE_POOL_NAME = Pattern(
 # GCP resource names (RFC 1035; terraform-provider-google verify.ValidateGCEName).
 GCP_NAME = Pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP resource name: a lowercase letter, then lowercase letters, digits and '-'", 63)
 # GKE cluster names: at most 40 characters (cloud.google.com/kubernetes-engine/docs/how-to/creating-a-regional-cluster).
-CLUSTER_NAME = Pattern(
-    r"[a-z]([-a-z0-9]*[a-z0-9])?", "must start with a letter, use lowercase letters, digits and '-', and be at most 40 characters", 40
-)
+CLUSTER_NAME = Pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must start with a letter, use lowercase letters, digits and '-', and be at most 40 characters", 40)
 # terraform-provider-google verify.ValidateProjectID (cloud.google.com/resource-manager/docs/creating-managing-projects).
 PROJECT_ID = Pattern(r"[a-z][a-z0-9-]{4,28}[a-z0-9]", "must be a GCP project ID: 6-30 lowercase letters, digits or '-'")
 # Compute Engine region and zone names (cloud.google.com/compute/docs/regions-zones): a zone is its
@@ -192,7 +188,8 @@ KMS_KEY = Pattern(r"projects/[^/]+/locations/[^/]+/keyRings/[^/]+/cryptoKeys/[^/
 VERSION_PREFIX = Pattern(r"1\.\d{2}\.", "must be a minor version prefix such as 1.33. (GKE picks the patch)")
 # GKE maintenance recurrences: RFC 5545 RRULEs (cloud.google.com/kubernetes-engine/docs/how-to/maintenance-windows-and-exclusions).
 RECURRENCE = Pattern(
-    r"FREQ=(DAILY|WEEKLY)(;BYDAY=(MO|TU|WE|TH|FR|SA|SU)(,(MO|TU|WE|TH|FR|SA|SU))*)?", "must be an RFC 5545 rule such as FREQ=WEEKLY;BYDAY=SA,SU (days MO TU WE TH FR SA SU)"
+    r"FREQ=(DAILY|WEEKLY)(;BYDAY=(MO|TU|WE|TH|FR|SA|SU)(,(MO|TU|WE|TH|FR|SA|SU))*)?",
+    "must be an RFC 5545 rule such as FREQ=WEEKLY;BYDAY=SA,SU (days MO TU WE TH FR SA SU)",
 )
 # GKE: a maintenance policy allows at least 48 hours of maintenance in a 32-day rolling window,
 # counting only contiguous windows of 4 hours or more (cloud.google.com/kubernetes-engine/docs/how-to/
@@ -495,7 +492,12 @@ def compact_placement(machine: catalog.Machine, provisioning: str, reservation_a
     if not machine.compact_placement:
         found.append(("placement", f"{machine.name} does not support compact placement"))
     if reservation_affinity == "specific" and machine.accelerator_topology is None:
-        found.append(("placement", "a specific reservation is placed by its own deployment (dense/compact); GKE rejects a placement policy with it here: use placement auto or none"))
+        found.append(
+            (
+                "placement",
+                "a specific reservation is placed by its own deployment (dense/compact); GKE rejects a placement policy with it here: use placement auto or none",
+            )
+        )
     return found
 
 
@@ -554,7 +556,9 @@ def filestore_capacity(tier: str, capacity_gib: int) -> str | None:
 
 def lustre_throughput(value: Any) -> str | None:
     """A Managed Lustre throughput tier (core/catalog.py LUSTRE_TIERS), in MB/s per TiB."""
-    return None if value in catalog.LUSTRE_TIERS and not isinstance(value, bool) else f"must be one of {', '.join(map(str, catalog.LUSTRE_TIERS))} (MB/s per TiB)"
+    return (
+        None if value in catalog.LUSTRE_TIERS and not isinstance(value, bool) else f"must be one of {', '.join(map(str, catalog.LUSTRE_TIERS))} (MB/s per TiB)"
+    )
 
 
 def lustre_capacity(throughput: int, capacity_gib: int) -> str | None:
@@ -693,6 +697,7 @@ def primary_mtu(machines: Sequence[catalog.Machine], storage_kind: str) -> int |
 
 # A VPC's MTU: 1300 to 8896 bytes (terraform-provider-google 017d2f5 resource_compute_network.go `mtu`).
 MTU = Bounds(1300, catalog.JUMBO_MTU, "a VPC's MTU, as GCP allows it")
+
 
 def pipeline_split(layers: int, pipeline: int, virtual: int | None, extra_layers: int = 0) -> str | None:
     """Megatron-core's even pipeline split (NVIDIA/Megatron-LM d98e8a6

@@ -26,9 +26,7 @@ def build(ctx: StackContext) -> Platform:
     assert isinstance(config, StackConfig)  # a fleet stack is built by infra.fleet (app/program.py)
     gcp_layer = gcp.build(ctx, config)
     kube = kubernetes.build(ctx, config, gcp_layer)
-    terms = contract.of_platform(
-        config, kube.claim_name, gcp_layer.bucket_name, gcp_layer.image_registry, gcp_layer.cluster.identity
-    )
+    terms = contract.of_platform(config, kube.claim_name, gcp_layer.bucket_name, gcp_layer.image_registry, gcp_layer.cluster.identity)
     queue = config.job_queue
     pool = queue.pools[0]
     first = gcp_layer.gpu_pools[config.pools.index(pool)]

@@ -74,8 +74,12 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
     network = PrimaryNetwork(
         "network",
         PrimaryNetworkArgs(
-            project=project, region=region, name_prefix=config.cluster.name, subnet_cidr=config.network.subnet_cidr,
-            pods_cidr=config.network.pods_cidr, services_cidr=config.network.services_cidr,
+            project=project,
+            region=region,
+            name_prefix=config.cluster.name,
+            subnet_cidr=config.network.subnet_cidr,
+            pods_cidr=config.network.pods_cidr,
+            services_cidr=config.network.services_cidr,
         ),
         opts=pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE)),
     )
@@ -88,17 +92,30 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
     cluster = GkeCluster(
         "cluster",
         GkeClusterArgs(
-            project=project, location=region, name=spec.name, node_locations=config.cpu_zones, network=network.ref,
-            node_service_account=node_account.email, release_channel=spec.release_channel, version_prefix=spec.version_prefix,
+            project=project,
+            location=region,
+            name=spec.name,
+            node_locations=config.cpu_zones,
+            network=network.ref,
+            node_service_account=node_account.email,
+            release_channel=spec.release_channel,
+            version_prefix=spec.version_prefix,
             maintenance_window=MaintenanceWindow(maintenance.window.start, maintenance.window.end, maintenance.window.recurrence),
-            maintenance_exclusion=MaintenanceExclusion(f"trainstack-{maintenance.exclusion.scope.lower().replace('_', '-')}", maintenance.exclusion.start, maintenance.exclusion.scope)
+            maintenance_exclusion=MaintenanceExclusion(
+                f"trainstack-{maintenance.exclusion.scope.lower().replace('_', '-')}", maintenance.exclusion.start, maintenance.exclusion.scope
+            )
             if maintenance.exclusion.enabled
             else None,
-            private_nodes=spec.private_nodes, private_endpoint=spec.private_endpoint, master_ipv4_cidr=spec.master_ipv4_cidr,
+            private_nodes=spec.private_nodes,
+            private_endpoint=spec.private_endpoint,
+            master_ipv4_cidr=spec.master_ipv4_cidr,
             authorized_networks=[AuthorizedNetwork(n.cidr_block, n.display_name) for n in spec.authorized_networks],
             control_plane_ports=[catalog.CONTROLLER_WEBHOOK_PORT, catalog.KUEUE_VISIBILITY_PORT],
-            dataplane_v2=spec.dataplane_v2, database_encryption_key=spec.database_encryption_key,
-            binary_authorization=spec.binary_authorization, deletion_protection=spec.deletion_protection, labels=labels,
+            dataplane_v2=spec.dataplane_v2,
+            database_encryption_key=spec.database_encryption_key,
+            binary_authorization=spec.binary_authorization,
+            deletion_protection=spec.deletion_protection,
+            labels=labels,
         ),
         opts=pulumi.ResourceOptions(depends_on=services.need(apis.CONTAINER, apis.COMPUTE, apis.LOGGING, apis.MONITORING)),
     )
@@ -106,9 +123,16 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
     cpu_pool = CpuNodePool(
         "cpu-pool",
         CpuNodePoolArgs(
-            project=project, location=region, cluster=cluster.cluster_id, name=cpu.name, zones=config.cpu_zones,
-            machine_type=cpu.machine_type, node_count=cpu.node_count, boot_disk_gb=cpu.boot_disk_gb,
-            service_account=node_account.email, labels=labels,
+            project=project,
+            location=region,
+            cluster=cluster.cluster_id,
+            name=cpu.name,
+            zones=config.cpu_zones,
+            machine_type=cpu.machine_type,
+            node_count=cpu.node_count,
+            boot_disk_gb=cpu.boot_disk_gb,
+            service_account=node_account.email,
+            labels=labels,
         ),
         opts=pulumi.ResourceOptions(depends_on=[node_account, *services.need(apis.CONTAINER)]),
     )
@@ -119,7 +143,8 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
     first = workers[0].terms
     # The job namespace mirrors the workers' (they agree: core.fleet.problems).
     identity = WorkloadIdentity(
-        "workload-identity", WorkloadIdentityArgs(namespace=first.namespace, service_account=first.service_account),
+        "workload-identity",
+        WorkloadIdentityArgs(namespace=first.namespace, service_account=first.service_account),
         opts=pulumi.ResourceOptions(providers=[cluster.provider]),
     )
     JobSet("jobset", JobSetArgs(placement=placement), opts=on_manager)
@@ -145,14 +170,18 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
                 delete_unreachable=False,
             ),
         )
-        accesses.append(MultiKueueWorkerAccess(
-            f"worker-{worker.config.name}",
-            MultiKueueWorkerAccessArgs(
-                worker=worker.config.name, account=account_name(ctx.stack), worker_kubeconfig=worker_config,
-                rotation=worker.config.credential_rotation,
-            ),
-            opts=pulumi.ResourceOptions(providers=[provider]),
-        ))
+        accesses.append(
+            MultiKueueWorkerAccess(
+                f"worker-{worker.config.name}",
+                MultiKueueWorkerAccessArgs(
+                    worker=worker.config.name,
+                    account=account_name(ctx.stack),
+                    worker_kubeconfig=worker_config,
+                    rotation=worker.config.credential_rotation,
+                ),
+                opts=pulumi.ResourceOptions(providers=[provider]),
+            )
+        )
     MultiKueueClusters(
         "multikueue",
         MultiKueueClustersArgs(

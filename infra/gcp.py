@@ -236,7 +236,9 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
             release_channel=cluster_config.release_channel,
             version_prefix=cluster_config.version_prefix,
             maintenance_window=MaintenanceWindow(maintenance.window.start, maintenance.window.end, maintenance.window.recurrence),
-            maintenance_exclusion=MaintenanceExclusion(f"trainstack-{maintenance.exclusion.scope.lower().replace('_', '-')}", maintenance.exclusion.start, maintenance.exclusion.scope)
+            maintenance_exclusion=MaintenanceExclusion(
+                f"trainstack-{maintenance.exclusion.scope.lower().replace('_', '-')}", maintenance.exclusion.start, maintenance.exclusion.scope
+            )
             if maintenance.exclusion.enabled
             else None,
             private_nodes=cluster_config.private_nodes,
@@ -325,9 +327,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
             project_id=project, opts=pulumi.InvokeOutputOptions(depends_on=services.need(apis.CLOUD_RESOURCE_MANAGER))
         ).number
         namespace = config.workload_namespace
-        principal = project_number.apply(
-            lambda number: workload_identity_principal(number, project, namespace, ctx.workload_service_account)
-        )
+        principal = project_number.apply(lambda number: workload_identity_principal(number, project, namespace, ctx.workload_service_account))
         bucket = CheckpointBucket(
             "bucket",
             CheckpointBucketArgs(

@@ -120,9 +120,7 @@ def _storage(
             raise ValueError("storage kind 'gcs' needs the GCP layer's bucket (GcpPlatform.bucket_name)")
         return GcsFuseVolume(
             "storage",
-            GcsFuseVolumeArgs(
-                gcp.bucket_name, CLAIM_NAME, namespace, file_cache=storage.bucket_config.file_cache, volume_name=CLAIM_NAME
-            ),
+            GcsFuseVolumeArgs(gcp.bucket_name, CLAIM_NAME, namespace, file_cache=storage.bucket_config.file_cache, volume_name=CLAIM_NAME),
             opts=opts,
         )
     if storage.kind == "filestore":
@@ -140,9 +138,7 @@ def _storage(
         spec = storage.lustre_config
         return LustreVolume(
             "storage",
-            LustreVolumeArgs(
-                gcp.lustre.volume_handle, gcp.lustre.ip, spec.filesystem, CLAIM_NAME, namespace, spec.capacity_gib, volume_name=CLAIM_NAME
-            ),
+            LustreVolumeArgs(gcp.lustre.volume_handle, gcp.lustre.ip, spec.filesystem, CLAIM_NAME, namespace, spec.capacity_gib, volume_name=CLAIM_NAME),
             opts=opts,
         )
     if gcp.nfs_disk_name is None:
@@ -153,7 +149,12 @@ def _storage(
     server = NfsServer(
         "nfs-server",
         NfsServerArgs(
-            gcp.nfs_disk_name, config.project, config.gpu_zones[0], disk.disk_size_gb, namespace, placement,
+            gcp.nfs_disk_name,
+            config.project,
+            config.gpu_zones[0],
+            disk.disk_size_gb,
+            namespace,
+            placement,
             network_policy=network_policy(config, gcp),
         ),
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=controller_nodes)),
@@ -181,9 +182,7 @@ def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform) -> Kubernete
     jobset = JobSet("jobset", JobSetArgs(placement=placement), opts=on_controller_nodes)
     kueue = Kueue(
         "kueue",
-        kueue_args(
-            config.kueue, gpu_flavors(config), config.local_queue, config.cluster_queue, identity.namespace, placement, config.pods_ready_timeout
-        ),
+        kueue_args(config.kueue, gpu_flavors(config), config.local_queue, config.cluster_queue, identity.namespace, placement, config.pods_ready_timeout),
         opts=on_controller_nodes,
     )
     # IMEX for a machine whose NVLink spans nodes: the DRA driver serves its ComputeDomains.

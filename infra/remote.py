@@ -37,7 +37,8 @@ def read_platform_stack(name: str) -> tuple[pulumi.StackReference, Any]:
     except Exception as exc:  # the engine's own error for a stack it cannot read (missing, no access)
         reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise ConfigError(
-            name, [f"trainstack:platform.stack = {name!r}: cannot read that stack ({reason}); deploy the platform stack first, or check its name and your access"]
+            name,
+            [f"trainstack:platform.stack = {name!r}: cannot read that stack ({reason}); deploy the platform stack first, or check its name and your access"],
         ) from None
     return reference, details.value
 
@@ -179,5 +180,7 @@ def _image(ctx: StackContext, config: WorkloadStackConfig) -> tuple[pulumi.Outpu
     # A trainstack platform's nodes run as <cluster>-nodes (infra.gcp); an existing cluster's
     # node account is its own to grant.
     assert ctx.contract is not None
-    nodes: list[pulumi.Input[str]] = [] if config.platform.existing_cluster else [f"{ctx.physical_name('nodes', 30)}@{ctx.contract.project}.iam.gserviceaccount.com"]
+    nodes: list[pulumi.Input[str]] = (
+        [] if config.platform.existing_cluster else [f"{ctx.physical_name('nodes', 30)}@{ctx.contract.project}.iam.gserviceaccount.com"]
+    )
     return workload_image(ctx, services, nodes)

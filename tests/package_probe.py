@@ -18,17 +18,30 @@ from trainstack.app.package import NAME, package_version, prepared
 SA = "nodes@my-project.iam.gserviceaccount.com"
 INPUTS = {
     "GkeCluster": {
-        "project": "my-project", "location": "us-central1", "name": "research", "nodeLocations": ["us-central1-a"],
+        "project": "my-project",
+        "location": "us-central1",
+        "name": "research",
+        "nodeLocations": ["us-central1-a"],
         "network": {"network": "vpc", "subnetwork": "subnet", "podsRange": "pods", "servicesRange": "services"},
-        "nodeServiceAccount": SA, "controlPlanePorts": [9443.0], "authorizedNetworks": [{"cidrBlock": "203.0.113.0/24"}],
+        "nodeServiceAccount": SA,
+        "controlPlanePorts": [9443.0],
+        "authorizedNetworks": [{"cidrBlock": "203.0.113.0/24"}],
     },
     "GpuNodePool": {
-        "project": "my-project", "location": "us-central1", "cluster": "projects/my-project/locations/us-central1/clusters/research",
-        "name": "h100", "zones": ["us-central1-a"], "machineType": "a3-highgpu-8g", "serviceAccount": SA,
-        "nodeCount": 2.0, "reservation": {"affinity": "none"},
+        "project": "my-project",
+        "location": "us-central1",
+        "cluster": "projects/my-project/locations/us-central1/clusters/research",
+        "name": "h100",
+        "zones": ["us-central1-a"],
+        "machineType": "a3-highgpu-8g",
+        "serviceAccount": SA,
+        "nodeCount": 2.0,
+        "reservation": {"affinity": "none"},
     },
     "Kueue": {
-        "clusterQueue": "research", "localQueue": "research", "namespace": "default",
+        "clusterQueue": "research",
+        "localQueue": "research",
+        "namespace": "default",
         "flavors": [{"name": "h100", "nodePool": "h100", "machineType": "a3-highgpu-8g", "nodes": 2.0, "topologyAware": False}],
     },
 }

@@ -35,7 +35,7 @@ def test_the_launch_is_the_recipes_run_script_flags(plan: Plan) -> None:
     workload = job_pod_template(plan)["spec"]["containers"][0]
     args = workload["args"]
     assert args[:3] == ["torchrun", "--nproc-per-node=4", "--nnodes=16"]
-    assert args[args.index(megatron_bridge.SCRIPT) + 1:] == [
+    assert args[args.index(megatron_bridge.SCRIPT) + 1 :] == [
         "--model_family_name=llama",
         "--model_recipe_name=llama3_70b",
         "--gpu=gb200",

@@ -23,7 +23,9 @@ from trainstack.app.package import COMPONENTS, NAME
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "two-gpu-pools" / "Pulumi.yaml"
 EXPORTED = sorted(
-    name for module in (components, workloads) for name in module.__all__
+    name
+    for module in (components, workloads)
+    for name in module.__all__
     if isinstance(getattr(module, name), type) and hasattr(getattr(module, name), "register_outputs")
 )
 

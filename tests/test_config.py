@@ -69,7 +69,14 @@ def test_defaults_a_real_user_wants() -> None:
 def test_default_queue_names_follow_the_recipes() -> None:
     base = raw_stack_config("a3ultra-405b")
     for machine, queue in (("a3-megagpu-8g", "a3-mega"), ("a3-highgpu-8g", "a3-queue")):
-        raw = merge(base, {"trainstack:gpuPool": {"machineType": machine}, "trainstack:kueue": {"localQueue": None}, "trainstack:workload": {"resiliency": {"enabled": False}}})
+        raw = merge(
+            base,
+            {
+                "trainstack:gpuPool": {"machineType": machine},
+                "trainstack:kueue": {"localQueue": None},
+                "trainstack:workload": {"resiliency": {"enabled": False}},
+            },
+        )
         assert load("x", raw).local_queue == queue
 
 

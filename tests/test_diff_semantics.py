@@ -246,7 +246,9 @@ def test_a_static_claims_resize_fails_where_it_is_not_ignored() -> None:
 def test_storage_kind_switch_removes_the_bucket(disposable: bool, fate: str) -> None:
     """Rows 38 and 43 (A5, B8): retained and forgotten, or deleted with every object."""
     base = {"trainstack_storage": {"disposable": disposable}}
-    diff = diff_of("a3ultra-405b", base_changes=base, trainstack_storage={"kind": "filestore", "filestore": {"tier": "ZONAL", "capacityGib": 1024}, "bucket": None})
+    diff = diff_of(
+        "a3ultra-405b", base_changes=base, trainstack_storage={"kind": "filestore", "filestore": {"tier": "ZONAL", "capacityGib": 1024}, "bucket": None}
+    )
     [bucket] = [f for f in classes(diff)[DATA] if "`gcp:storage/bucket:Bucket`" in f]
     assert "leaves the stack" in bucket and fate in bucket
     assert any("same Kubernetes object under a new URN" in f for f in classes(diff)[FAILS_CLASS])  # the shared PV and claim

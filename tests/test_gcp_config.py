@@ -114,11 +114,12 @@ def test_cpu_pool_inheriting_more_zones_than_it_can_fill_evenly() -> None:
             raw_config(
                 STACK,
                 trainstack_gpuPool={
-                "machineType": "a3-megagpu-8g",
-                "placement": "none",
-                "zones": ["us-central1-a", "us-central1-b", "us-central1-c"],
-                "nodeCount": 54,
-            }, trainstack_workload={"nodes": 54, "resiliency": {"enabled": False}},
+                    "machineType": "a3-megagpu-8g",
+                    "placement": "none",
+                    "zones": ["us-central1-a", "us-central1-b", "us-central1-c"],
+                    "nodeCount": 54,
+                },
+                trainstack_workload={"nodes": 54, "resiliency": {"enabled": False}},
             ),
         )
     (problem,) = caught.value.problems

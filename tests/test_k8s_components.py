@@ -41,9 +41,7 @@ MEGA = catalog.machine("a3-megagpu-8g")
 
 
 def _args(**changes: Any) -> KueueArgs:
-    base: dict[str, Any] = {
-        "cluster_queue": "gpus", "local_queue": "team", "namespace": "ml", "flavors": [GpuFlavor("a3-ultra", "a3-ultra", ULTRA.name, 2)]
-    }
+    base: dict[str, Any] = {"cluster_queue": "gpus", "local_queue": "team", "namespace": "ml", "flavors": [GpuFlavor("a3-ultra", "a3-ultra", ULTRA.name, 2)]}
     return KueueArgs(**{**base, **changes})
 
 
@@ -117,7 +115,9 @@ def test_one_flavor_per_gpu_pool_and_one_cluster_queue_per_machine_type() -> Non
     flavor_name = {n: r.inputs["metadata"]["name"] for n, r in names.items()}
     for queue_name, flavor, gpus in (("gpus", "a3-ultra", 32), ("a3-mega", "a3-mega", 16)):
         (group,) = queues[queue_name].inputs["spec"]["resourceGroups"]
-        assert [(f["name"], {r["name"]: r["nominalQuota"] for r in f["resources"]}["nvidia.com/gpu"]) for f in group["flavors"]] == [(flavor_name[flavor], gpus)]
+        assert [(f["name"], {r["name"]: r["nominalQuota"] for r in f["resources"]}["nvidia.com/gpu"]) for f in group["flavors"]] == [
+            (flavor_name[flavor], gpus)
+        ]
         assert names[flavor].urn in queues[queue_name].dependencies
         assert "flavorFungibility" not in queues[queue_name].inputs["spec"]  # one flavor: nothing to fall back to
     local = {r.inputs["metadata"]["name"]: r.inputs["spec"]["clusterQueue"] for r in of_type(rendered, f"{KUEUE}:LocalQueue")}

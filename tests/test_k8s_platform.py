@@ -83,9 +83,7 @@ def _stand_in_gcp(ctx: Any, pools: dict[str, str]) -> GcpPlatform:
         extra["filestore_share"] = storage.filestore_config.share_name
     else:
         extra["nfs_disk_name"] = gcp.compute.Disk("nfs-disk", name=ctx.physical_name("nfs"), zone=config.gpu_zones[0]).name
-    provider = cluster_provider(
-        "gke", ClusterProviderArgs(kubeconfig=pulumi.Output.secret("apiVersion: v1\nkind: Config\n"), cluster_identifier=cluster.id)
-    )
+    provider = cluster_provider("gke", ClusterProviderArgs(kubeconfig=pulumi.Output.secret("apiVersion: v1\nkind: Config\n"), cluster_identifier=cluster.id))
     return GcpPlatform(
         cluster=SimpleNamespace(provider=provider),  # type: ignore[arg-type]  # the layer reads only the provider
         gpu_pools=[SimpleNamespace()],  # type: ignore[list-item]
@@ -95,7 +93,9 @@ def _stand_in_gcp(ctx: Any, pools: dict[str, str]) -> GcpPlatform:
                 (nic, pulumi.Output.from_input(ctx.physical_name(f"{nic.name}-net")), pulumi.Output.from_input(ctx.physical_name(f"{nic.name}-sub")))
                 for nic in nic_networks(config.gpu_pool.machine, config.network.gpu_nic_cidr)
             ]
-        } if config.gpu_pool.machine.extra_nics else {},
+        }
+        if config.gpu_pool.machine.extra_nics
+        else {},
         image=pulumi.Output.from_input("us-docker.pkg.dev/p/r/i:t"),
         cpu_pool=cpu_pool,
         **extra,

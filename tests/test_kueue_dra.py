@@ -115,7 +115,10 @@ def test_machines_without_imex_map_nothing_and_cover_no_channel() -> None:
 @pytest.mark.parametrize(
     ("spec", "expected"),
     [
-        ({"devices": {"requests": [{"name": "a", "exactly": {"deviceClassName": "c", "count": 2}}, {"name": "b", "exactly": {"deviceClassName": "c"}}]}}, {"c": 3}),
+        (
+            {"devices": {"requests": [{"name": "a", "exactly": {"deviceClassName": "c", "count": 2}}, {"name": "b", "exactly": {"deviceClassName": "c"}}]}},
+            {"c": 3},
+        ),
         ({"devices": {"requests": [{"name": "a", "exactly": {"deviceClassName": "c", "allocationMode": "All"}}]}}, "All is not supported"),
         ({"devices": {"requests": [{"name": "a", "firstAvailable": [{"name": "x", "deviceClassName": "c"}]}]}}, "FirstAvailable"),
         ({"devices": {"requests": [{"name": "a", "exactly": {"deviceClassName": "c", "adminAccess": True}}]}}, "AdminAccess"),

@@ -128,7 +128,6 @@ def test_the_launcher_renders_what_the_estimate_assumes() -> None:
     plan = render("a3high-nemo-gpt5b", raw_stack_config("a3high-nemo-gpt5b"))
     (config_map,) = [r for r in plan.resources if r["type"] == "kubernetes:core/v1:ConfigMap" and "nemo-config" in r["inputs"]["metadata"]["name"]]
 
-
     model = yaml.safe_load(next(iter(config_map["inputs"]["data"].values())))["model"]
     assert model["megatron_amp_O2"] is True and model["optim"]["name"] == "distributed_fused_adam"
     assert model["activations_checkpoint_granularity"] == "selective"

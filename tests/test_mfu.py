@@ -246,7 +246,12 @@ def test_cli_reads_the_stack_and_options_override_it(dllogger: Path, tmp_path: P
         {
             "trainstack:gpuPool": {"nodeCount": 2},
             "trainstack:image": {"build": None, "prebuilt": "nvcr.io/nvidia/nemo:24.07"},
-            "trainstack:workload": {"model": "gpt3-5b", "nodes": 2, "globalBatchSize": 512, "parallelism": {"tensor": 2, "pipeline": 1, "virtualPipeline": None}},
+            "trainstack:workload": {
+                "model": "gpt3-5b",
+                "nodes": 2,
+                "globalBatchSize": 512,
+                "parallelism": {"tensor": 2, "pipeline": 1, "virtualPipeline": None},
+            },
         },
     )
     (tmp_path / "stacks").mkdir()

@@ -468,7 +468,9 @@ def test_set_overrides_follow_config_paths() -> None:
 
 
 def jobset(terminal: str | None) -> str:
-    status: dict[str, Any] = {"conditions": [{"type": "Failed", "status": "True", "message": "jobset failed due to max restarts"}]} if terminal == "Failed" else {}
+    status: dict[str, Any] = (
+        {"conditions": [{"type": "Failed", "status": "True", "message": "jobset failed due to max restarts"}]} if terminal == "Failed" else {}
+    )
     if terminal:
         status["terminalState"] = terminal
     return json.dumps({"kind": "JobSet", "status": status})
@@ -482,7 +484,7 @@ def test_jobset_state_reads_the_terminal_state() -> None:
 
 def test_wait_polls_kubectl_until_the_jobset_finishes(tmp_path: Path) -> None:
     answers = [
-        subprocess.CompletedProcess([], 1, "", "Error from server (NotFound): jobsets.jobset.x-k8s.io \"x\" not found\n"),
+        subprocess.CompletedProcess([], 1, "", 'Error from server (NotFound): jobsets.jobset.x-k8s.io "x" not found\n'),
         subprocess.CompletedProcess([], 0, jobset(None), ""),
         subprocess.CompletedProcess([], 0, jobset("Completed"), ""),
     ]

@@ -134,7 +134,11 @@ def test_a_stack_that_is_neither_a_recipe_nor_a_fleet_job_is_refused(tools: None
     [
         ("a3ultra-405b/trainstack:workload.steps", 1, "'a3ultra-405b' is not one of the stacks this bench copies (a3mega-capacity-platform, "),
         ("trainstack:lustre.sizeGib", 1, "none of the stacks this bench copies has that section; name the stack: --set STACK/trainstack:lustre.sizeGib=VALUE"),
-        (f"{FLEET_STACK}/trainstack:cluster.privateNodes", False, f"trainstack:cluster.privateNodes of '{FLEET_STACK}' is false: the bench lets the manager reach"),
+        (
+            f"{FLEET_STACK}/trainstack:cluster.privateNodes",
+            False,
+            f"trainstack:cluster.privateNodes of '{FLEET_STACK}' is false: the bench lets the manager reach",
+        ),
     ],
 )
 def test_what_the_bench_cannot_copy_is_refused(key: str, value: Any, message: str) -> None:
@@ -186,11 +190,16 @@ class Kubectl:
 def watch(kubectl: Kubectl, timeout_s: float = 3600.0) -> bench_fleet.FleetRun:
     ticks = iter(range(0, 100_000, 60))
     workers = {w: Path(w) for w in ("a3mega-central", "a3mega-east4")}
-    return watch_fleet(Path("manager"), workers, "gpt3-175b", "default", timeout_s, run=kubectl.run, logs=kubectl.log, clock=lambda: float(next(ticks)), sleep=lambda s: None)
+    return watch_fleet(
+        Path("manager"), workers, "gpt3-175b", "default", timeout_s, run=kubectl.run, logs=kubectl.log, clock=lambda: float(next(ticks)), sleep=lambda s: None
+    )
 
 
 def test_the_job_is_watched_on_the_manager_and_its_log_read_on_its_worker_while_it_runs() -> None:
-    kubectl = Kubectl([(None, None), ("a3mega-east4", None), ("a3mega-east4", None), ("a3mega-east4", "Completed")], {"a3mega-east4": ["step 1\n", "step 1\nstep 2\n", "gone"]})
+    kubectl = Kubectl(
+        [(None, None), ("a3mega-east4", None), ("a3mega-east4", None), ("a3mega-east4", "Completed")],
+        {"a3mega-east4": ["step 1\n", "step 1\nstep 2\n", "gone"]},
+    )
     ran = watch(kubectl)
     assert (ran.outcome, ran.worker) == (JobOutcome("succeeded", "done"), "a3mega-east4")
     assert ran.log == "step 1\nstep 2\n", "the last read stands once the manager has deleted the worker's copy"
@@ -198,7 +207,9 @@ def test_the_job_is_watched_on_the_manager_and_its_log_read_on_its_worker_while_
 
 
 def test_a_job_dispatched_again_keeps_only_the_new_workers_log() -> None:
-    kubectl = Kubectl([("a3mega-central", None), ("a3mega-east4", None), ("a3mega-east4", "Failed")], {"a3mega-central": ["central\n"], "a3mega-east4": ["", ""]})
+    kubectl = Kubectl(
+        [("a3mega-central", None), ("a3mega-east4", None), ("a3mega-east4", "Failed")], {"a3mega-central": ["central\n"], "a3mega-east4": ["", ""]}
+    )
     ran = watch(kubectl)
     assert (ran.outcome.status, ran.worker, ran.log) == ("failed", "a3mega-east4", None)
 
@@ -210,7 +221,17 @@ def test_a_job_no_worker_admits_times_out_saying_so() -> None:
 
 
 def test_the_managers_nat_addresses_are_read_from_gcloud() -> None:
-    answer = {"result": [{"natName": "n", "natIpInfoMappings": [{"natIp": "198.51.100.9", "mode": "AUTO", "usage": "IN_USE"}, {"natIp": "198.51.100.7", "mode": "AUTO", "usage": "UNUSED"}]}]}
+    answer = {
+        "result": [
+            {
+                "natName": "n",
+                "natIpInfoMappings": [
+                    {"natIp": "198.51.100.9", "mode": "AUTO", "usage": "IN_USE"},
+                    {"natIp": "198.51.100.7", "mode": "AUTO", "usage": "UNUSED"},
+                ],
+            }
+        ]
+    }
     calls: list[list[str]] = []
 
     def run(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
@@ -313,7 +334,9 @@ def test_the_copies_go_up_in_dependency_order_and_down_in_reverse(run: Callable[
     first_workers, [fleet_up], second_workers, [job_up] = ups[:3], ups[3:4], ups[4:7], ups[7:]
     assert {s for s, _, _ in first_workers} == {s for s, _, _ in second_workers} == set(WORKER_STACKS)
     commands = bench.cli.commands()
-    assert commands.count("install") == 1 and commands.index("stack init") < commands.index("install") < commands.index("up"), "venv/ made once, not by three ups at once"
+    assert commands.count("install") == 1 and commands.index("stack init") < commands.index("install") < commands.index("up"), (
+        "venv/ made once, not by three ups at once"
+    )
     assert max(end for _, _, end in first_workers) < fleet_up[1] and fleet_up[0] == FLEET_COPY, "the fleet after every worker"
     assert fleet_up[2] < min(start for _, start, _ in second_workers), "the workers learn the manager's NAT address after the fleet is up"
     assert max(end for _, _, end in second_workers) < job_up[1] and job_up[0] == NAME, "the job last"
@@ -366,7 +389,12 @@ def test_teardown_alone_tears_down_every_copy_a_killed_run_left_in_reverse(tmp_p
             subprocess.run([str(cli.bin / "pulumi"), *args], env=env, check=True, capture_output=True)
     program = "from trainstack.app.cli import main; main()"
     done = subprocess.run(
-        [sys.executable, "-c", program, "bench", RECIPE, "--teardown", driver.FLEET_BENCH], env=env, cwd=project_root(), capture_output=True, text=True, timeout=DEADLINE_S
+        [sys.executable, "-c", program, "bench", RECIPE, "--teardown", driver.FLEET_BENCH],
+        env=env,
+        cwd=project_root(),
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_S,
     )
     assert done.returncode == 0, done.stderr
     assert [p.stack for p in cli.processes() if p.command == "destroy"] == [FLEET_COPY, WORKER_STACKS[1], WORKER_STACKS[0]]

@@ -152,12 +152,18 @@ def test_names_carry_the_expiry() -> None:
 def test_a_failed_listing_is_a_note_and_fails_the_run(gcloud: FakeGcloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     denied = tmp_path / "denied" / "gcloud"
     denied.parent.mkdir()
-    denied.write_text('#!/bin/sh\nif [ "$1" = lustre ]; then echo "ERROR: (gcloud.lustre.instances.list) PERMISSION_DENIED: lustre.instances.list" >&2; exit 1; fi\n' f'exec "{gcloud.bin / "gcloud"}" "$@"\n')
+    denied.write_text(
+        '#!/bin/sh\nif [ "$1" = lustre ]; then echo "ERROR: (gcloud.lustre.instances.list) PERMISSION_DENIED: lustre.instances.list" >&2; exit 1; fi\n'
+        f'exec "{gcloud.bin / "gcloud"}" "$@"\n'
+    )
     denied.chmod(0o755)
     monkeypatch.setenv("PATH", f"{denied.parent}:{gcloud.env()['PATH']}")
     code, lines = run()
     assert code == 1
-    assert lines[0] == "could not list Managed Lustre instances: ERROR: (gcloud.lustre.instances.list) PERMISSION_DENIED: lustre.instances.list; run again to reap them"
+    assert (
+        lines[0]
+        == "could not list Managed Lustre instances: ERROR: (gcloud.lustre.instances.list) PERMISSION_DENIED: lustre.instances.list; run again to reap them"
+    )
 
 
 def test_reap_command(gcloud: FakeGcloud) -> None:

@@ -146,7 +146,9 @@ def test_bench_is_manual_and_scheduled_keeps_results_and_tears_down_in_a_job_of_
     assert teardown_run == 'exec trainstack bench "$STACK" --teardown "$BENCH_STACK"', "STACK: a fleet job's other copies are torn down too"
     assert teardown["env"]["STACK"] == bench["env"]["STACK"]
     assert {"PULUMI_ACCESS_TOKEN"} <= set(teardown["env"]) and len(uses({"jobs": {"t": teardown}}, "google-github-actions/auth")) == 1
-    assert [s["with"]["install_components"] for s in uses({"jobs": {"t": teardown}}, "google-github-actions/setup-gcloud")] == ["gke-gcloud-auth-plugin,kubectl"], "destroying Kubernetes objects needs the auth plugin"
+    assert [s["with"]["install_components"] for s in uses({"jobs": {"t": teardown}}, "google-github-actions/setup-gcloud")] == [
+        "gke-gcloud-auth-plugin,kubectl"
+    ], "destroying Kubernetes objects needs the auth plugin"
     assert reap["needs"] == "teardown" and reap["if"] == "always()"
     [reap_step] = [s for s in reap["steps"] if "trainstack reap" in s.get("run", "")]
     assert "--yes" in reap_step["run"] and uses({"jobs": {"r": reap}}, "google-github-actions/setup-gcloud"), "reap runs gcloud"

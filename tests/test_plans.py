@@ -74,8 +74,10 @@ def test_destroy_effect_reads_protect_and_retain_from_the_resources() -> None:
         return Plan("s", [{"type": t, "name": t, "options": o, "inputs": {}} for t, o in zip(types, options, strict=True)], {})
 
     assert plan({}, {}, {}).destroy_effect() == "deletes every resource"
-    assert plan({}, {"retainOnDelete": True}, {"retainOnDelete": True}).destroy_effect().startswith(
-        "deletes every resource but leaves the NFS disk and the bucket in the project, with the data"
+    assert (
+        plan({}, {"retainOnDelete": True}, {"retainOnDelete": True})
+        .destroy_effect()
+        .startswith("deletes every resource but leaves the NFS disk and the bucket in the project, with the data")
     )
     assert plan({"protect": True}, {"retainOnDelete": True}, {}).destroy_effect().startswith("refused before anything is deleted: the cluster is protected")
 

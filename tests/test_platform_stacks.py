@@ -116,7 +116,10 @@ def test_missing_or_old_contract_is_reported_naming_stack_and_output() -> None:
 
 
 def test_platform_reference_needs_exactly_one_kind_and_no_platform_sections() -> None:
-    raw = merge(raw_stack_config("a3ultra-405b-job"), {"trainstack:platform": {"existingCluster": raw_stack_config("toolkit-a3mega-gpt3-175b")["trainstack:platform"]["existingCluster"]}})
+    raw = merge(
+        raw_stack_config("a3ultra-405b-job"),
+        {"trainstack:platform": {"existingCluster": raw_stack_config("toolkit-a3mega-gpt3-175b")["trainstack:platform"]["existingCluster"]}},
+    )
     with pytest.raises(ConfigError, match=r"trainstack:platform.stack = .*set exactly one of stack"):
         validate_stack("job", raw, None)
     with_pool = merge(raw_stack_config("a3ultra-405b-job"), {"trainstack:gpuPool": {"machineType": "a3-ultragpu-8g", "nodeCount": 2}})

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 from pydantic import ValidationError
+
 from trainstack.app import reference, rule_text
 from trainstack.core import config, contract, rules
 
@@ -54,7 +55,10 @@ def test_an_undocumented_contract_output_is_refused(monkeypatch: pytest.MonkeyPa
         reference.outputs()
 
 
-@pytest.mark.parametrize(("start", "end", "recurrence"), [("2026-01-03T03:00:00Z", "2026-01-03T05:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SU"), ("2026-01-03T03:00:00Z", "2026-01-03T09:00:00Z", "FREQ=WEEKLY;BYDAY=SA")])
+@pytest.mark.parametrize(
+    ("start", "end", "recurrence"),
+    [("2026-01-03T03:00:00Z", "2026-01-03T05:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SU"), ("2026-01-03T03:00:00Z", "2026-01-03T09:00:00Z", "FREQ=WEEKLY;BYDAY=SA")],
+)
 def test_a_rule_text_is_read_from_the_rules_own_source(start: str, end: str, recurrence: str) -> None:
     """What a validator reports, read from its source (its rules' messages, values as `…`),
     begins every message it gives, under the key it names."""
@@ -131,6 +135,6 @@ def test_every_refusal_of_the_corpus_is_in_the_reference(case: str, expected: st
     key = re.sub(r"\[\d+\]", "[]", key)
     # The rule follows the value, whose repr may hold ": " itself.
     starts = [m.end() for m in re.finditer(": ", rest)]
-    assert any(
-        _key_matches(shown_key, key) and any(_begins(shown, rest[at:]) for at in starts) for shown_key, shown in DOCUMENTED
-    ), f"{case}: no rule of docs/config-reference.md gives {expected!r}"
+    assert any(_key_matches(shown_key, key) and any(_begins(shown, rest[at:]) for at in starts) for shown_key, shown in DOCUMENTED), (
+        f"{case}: no rule of docs/config-reference.md gives {expected!r}"
+    )

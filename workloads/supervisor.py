@@ -276,7 +276,8 @@ def host_monitor_spec(args: SupervisorArgs) -> Json:
                         "name": "host-monitor",
                         "image": args.image,
                         "command": [
-                            "python3", "resiliency/supervisor/host_daemon.py",
+                            "python3",
+                            "resiliency/supervisor/host_daemon.py",
                         ],
                         # Privileged holds every capability: the chart's added ones would be redundant.
                         "securityContext": {"privileged": True},
@@ -307,9 +308,7 @@ class ResiliencySupervisor(pulumi.ComponentResource):
                 "labels": labels(args, "supervisor"),
             }
 
-        account = k8s.core.v1.ServiceAccount(
-            f"{name}-sa", metadata=meta(), automount_service_account_token=False, opts=child_options(self, opts)
-        )
+        account = k8s.core.v1.ServiceAccount(f"{name}-sa", metadata=meta(), automount_service_account_token=False, opts=child_options(self, opts))
         jobs_role = k8s.rbac.v1.Role(f"{name}-jobs-role", metadata=meta(), rules=role_rules(), opts=child_options(self, opts))
         jobs_binding = k8s.rbac.v1.RoleBinding(
             f"{name}-jobs-binding",

@@ -289,9 +289,7 @@ def config_map_name(args: TrainingJobArgs, suffix: str) -> str:
 def file_parts(args: TrainingJobArgs) -> PodParts:
     """The launcher's files, each ConfigMap mounted read-only; the template carries a hash of
     their contents, so changed files replace the job rather than change under a running one."""
-    volumes = tuple(
-        {"name": f"files-{files.name}", "configMap": {"name": config_map_name(args, files.name)}} for files in args.launch.files
-    )
+    volumes = tuple({"name": f"files-{files.name}", "configMap": {"name": config_map_name(args, files.name)}} for files in args.launch.files)
     mounts = tuple(mount(f"files-{files.name}", files.mount_path, read_only=True) for files in args.launch.files)
     contents = json.dumps([[f.name, f.mount_path, dict(sorted(f.files.items()))] for f in args.launch.files], sort_keys=True)
     annotations = {CONFIG_HASH_ANNOTATION: hashlib.sha256(contents.encode()).hexdigest()[:16]} if args.launch.files else {}
@@ -475,8 +473,7 @@ class TrainingJob(pulumi.ComponentResource):
         super().__init__("trainstack:workload:TrainingJob", name, None, opts)
         after = child_options(self, opts)
         targets: dict[str, pulumi.ResourceOptions] = {
-            f"-{worker}": pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(provider=provider))
-            for worker, provider in (companions or {}).items()
+            f"-{worker}": pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(provider=provider)) for worker, provider in (companions or {}).items()
         } or {"": after}
         files: list[pulumi.Resource] = []
         for suffix, where in targets.items():
@@ -506,8 +503,11 @@ class TrainingJob(pulumi.ComponentResource):
             domain = imex.compute_domain(args.name, args.namespace, args.nodes)
             needs.append(
                 k8s.apiextensions.CustomResource(
-                    f"{name}-compute-domain", api_version=domain["apiVersion"], kind=domain["kind"],
-                    metadata=domain["metadata"], spec=domain["spec"],
+                    f"{name}-compute-domain",
+                    api_version=domain["apiVersion"],
+                    kind=domain["kind"],
+                    metadata=domain["metadata"],
+                    spec=domain["spec"],
                     opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(replace_on_changes=["spec"], delete_before_replace=True)),
                 )
             )
@@ -518,13 +518,19 @@ class TrainingJob(pulumi.ComponentResource):
         if args.controller == "jobset":
             manifest = jobset(args)
             k8s.apiextensions.CustomResource(
-                name, api_version=manifest["apiVersion"], kind=manifest["kind"],
-                metadata=manifest["metadata"], spec=manifest["spec"], opts=replace,
+                name,
+                api_version=manifest["apiVersion"],
+                kind=manifest["kind"],
+                metadata=manifest["metadata"],
+                spec=manifest["spec"],
+                opts=replace,
             )
         else:
             service = headless_service(args)
             k8s.core.v1.Service(
-                f"{name}-dns", metadata=service["metadata"], spec=service["spec"],
+                f"{name}-dns",
+                metadata=service["metadata"],
+                spec=service["spec"],
                 opts=after,
             )
             manifest = indexed_job(args)

@@ -132,7 +132,10 @@ class CancellableCommand(auto.PulumiCommand):
         ) as process:
             done = threading.Event()
             watcher = threading.Thread(target=self._interrupt_on_cancel, args=(process, done), daemon=True)
-            readers = [threading.Thread(target=_read, args=(process.stdout, on_output, out)), threading.Thread(target=_read, args=(process.stderr, on_error, err))]
+            readers = [
+                threading.Thread(target=_read, args=(process.stdout, on_output, out)),
+                threading.Thread(target=_read, args=(process.stderr, on_error, err)),
+            ]
             for thread in (watcher, *readers):
                 thread.start()
             try:

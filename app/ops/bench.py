@@ -428,7 +428,11 @@ def leftovers(stack: str, result: Teardown, root: Path, reap: str = "") -> str:
     rerun = f"`trainstack bench --teardown {stack}` tears it down again"
     if result.left or result.pending:
         held_text = "; ".join([*result.left, *(f"{p}, pending" for p in result.pending)])
-        refused = " Its destroy was refused: protected resources are unprotected first (see the errors)." if any("destroy refused" in e for e in result.errors) else ""
+        refused = (
+            " Its destroy was refused: protected resources are unprotected first (see the errors)."
+            if any("destroy refused" in e for e in result.errors)
+            else ""
+        )
         pending = (
             "A pending operation was cut short: its resource may exist in the project without Pulumi knowing; "
             f"delete it there if it does, then run `pulumi refresh --clear-pending-creates --stack {stack} --cwd {root}`. "
@@ -444,10 +448,18 @@ def leftovers(stack: str, result: Teardown, root: Path, reap: str = "") -> str:
 
 def reap_note(spec: BenchSpec) -> str:
     """What `trainstack reap` deletes of a bench stack left behind, and from when."""
-    return f"`trainstack reap --project {spec.project} --yes` deletes its labelled resources and networks once they have expired ({expires_label(spec.expires)})."
+    return (
+        f"`trainstack reap --project {spec.project} --yes` deletes its labelled resources and networks once they have expired ({expires_label(spec.expires)})."
+    )
 
 
-def teardown_only(name: str, root: Path, open_stack: automation.StackOpener = automation.select, sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> Teardown | None:
+def teardown_only(
+    name: str,
+    root: Path,
+    open_stack: automation.StackOpener = automation.select,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> Teardown | None:
     """Tear down the bench stack `name` that a killed run left (None: there is no such stack).
     Refreshes first (the run may have been killed in an update), and SIGINT or SIGTERM only
     report: nothing stops a teardown."""

@@ -104,7 +104,9 @@ def refuse_fleet(recipe: str, raw: dict[str, Any], root: Path) -> None:
     if not fleet.is_fleet(raw):
         return
     jobs = [name for name in stack_names(root) if _runs_on(name, recipe, root)]
-    hint = f"bench a job on it: {', '.join(f'trainstack bench {j}' for j in jobs)}" if jobs else "bench a workload stack whose trainstack:platform.stack names it"
+    hint = (
+        f"bench a job on it: {', '.join(f'trainstack bench {j}' for j in jobs)}" if jobs else "bench a workload stack whose trainstack:platform.stack names it"
+    )
     raise BenchError(f"{recipe!r} is a fleet and runs no job of its own: {hint} (its workers and the fleet are copied with it)")
 
 
@@ -182,7 +184,9 @@ def _sibling(reference: str, name: str) -> str:
     """`org/project/<name>`, beside the fully qualified stack `reference` (of this project)."""
     parts = reference.split("/")
     if len(parts) != 3 or parts[1] != engine.PROJECT:
-        raise BenchError(f"{reference!r} is not a stack of project {engine.PROJECT!r} as organization/{engine.PROJECT}/stack: a bench creates its copies beside it")
+        raise BenchError(
+            f"{reference!r} is not a stack of project {engine.PROJECT!r} as organization/{engine.PROJECT}/stack: a bench creates its copies beside it"
+        )
     return f"{parts[0]}/{engine.PROJECT}/{name}"
 
 

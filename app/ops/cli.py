@@ -147,7 +147,14 @@ def _parse_sets(sets: tuple[str, ...]) -> list[tuple[str, Any]]:
 @click.option("--name", help="The bench stack's name (default <stack>-bench-<utc yyyymmddhhmm>-<4 hex>).")
 @click.option("--project", help="The GCP project (sets gcp:project).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Config override, repeatable: trainstack:workload.steps=50 (value read as YAML).")
-@click.option("--result", "result_path", type=click.Path(dir_okay=False, path_type=Path), default=Path("result.json"), show_default=True, help="Result JSON; the leader's log goes beside it.")
+@click.option(
+    "--result",
+    "result_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("result.json"),
+    show_default=True,
+    help="Result JSON; the leader's log goes beside it.",
+)
 @click.option(
     "--teardown",
     "teardown_name",
@@ -192,9 +199,7 @@ def bench_command(
     if on_fleet:
         _bench_fleet(stack, raw, root, ttl, timeout, name, overrides, result_path)
     try:
-        spec = bench.prepare(
-            stack, raw, now=datetime.now(UTC), ttl_s=ttl, timeout_s=timeout, taken=stack_names(root), name=name, sets=overrides
-        )
+        spec = bench.prepare(stack, raw, now=datetime.now(UTC), ttl_s=ttl, timeout_s=timeout, taken=stack_names(root), name=name, sets=overrides)
     except TrainstackError as exc:
         fail(str(exc))
     click.echo(f"bench stack {spec.stack}: cluster {spec.cluster} in {spec.project}, expires {spec.expires:%Y-%m-%d %H:%M} UTC")
@@ -233,7 +238,13 @@ def _teardown_fleet_only(stack: str, name: str, root: Path) -> NoReturn:
 
     torn = bench_fleet.teardown_only(stack, name, root)
     for full, result in torn.items():
-        click.echo(f"no stack {full!r}: nothing to tear down" if result is None else f"torn down and removed stack {full!r}" if result.ok else f"stack {full!r}: teardown failed")
+        click.echo(
+            f"no stack {full!r}: nothing to tear down"
+            if result is None
+            else f"torn down and removed stack {full!r}"
+            if result.ok
+            else f"stack {full!r}: teardown failed"
+        )
     failed = {full: result for full, result in torn.items() if result is not None and not result.ok}
     for message in bench_fleet.leftovers(failed, root):
         click.echo(f"error: {message}", err=True)

@@ -327,7 +327,11 @@ def _cascade(changes: dict[str, tuple[PropertyChange, ...]], new: dict[str, Any]
                 continue
             extra = []
             if resource.get("provider") in replaced:
-                extra.append(PropertyChange("provider", resource["provider"], "[replaced]", REPLACE, "cascade", f"its provider {_name(resource['provider'])} is replaced"))
+                extra.append(
+                    PropertyChange(
+                        "provider", resource["provider"], "[replaced]", REPLACE, "cascade", f"its provider {_name(resource['provider'])} is replaced"
+                    )
+                )
             force_new = semantics.force_new_paths(resource)
             for prop, deps in sorted((resource.get("propertyDependencies") or {}).items()):
                 hit = sorted(d for d in deps if d in replaced)
@@ -382,16 +386,26 @@ def _findings(
                 out.append(Finding(JOB, what, "the running job is stopped and started again (it resumes from its last checkpoint while `runId` is kept)."))
             cause = next((c for c in change.changes if c.kind == "cascade"), None)
             if cause and not store:
-                cascaded.setdefault(cause.reason.split(", which")[0].split(" from ")[-1].split(" is ")[0].removeprefix("its provider "), []).append(change.resource.name)
+                cascaded.setdefault(cause.reason.split(", which")[0].split(" from ")[-1].split(" is ")[0].removeprefix("its provider "), []).append(
+                    change.resource.name
+                )
             else:
                 out.append(Finding(REPLACES, what, _replacement(change, before, after)))
         elif change.effect == RECREATE_NODES:
-            out.append(Finding(NODES, what, f"{_paths(change, RECREATE_NODES)} is applied by recreating every node of the pool; running jobs on it are interrupted."))
+            out.append(
+                Finding(NODES, what, f"{_paths(change, RECREATE_NODES)} is applied by recreating every node of the pool; running jobs on it are interrupted.")
+            )
         if change.resource.type == NODE_POOL:
             out += _shrink(what, before, after)
     for root, names in sorted(cascaded.items()):
         shown = ", ".join(f"**{n}**" for n in names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
-        out.append(Finding(REPLACES, f"{len(names)} resources on **{root}**", f"replaced with it (they take a replacement-forcing input from it, or run on its Kubernetes provider): {shown}."))
+        out.append(
+            Finding(
+                REPLACES,
+                f"{len(names)} resources on **{root}**",
+                f"replaced with it (they take a replacement-forcing input from it, or run on its Kubernetes provider): {shown}.",
+            )
+        )
     added_objects = {_object_key(new[u]): new[u] for u in set(new) - set(was) if _object_key(new[u])}
     for urn in removed:
         resource = old[urn]

@@ -484,8 +484,17 @@ def generate(tpg: Path, gcp: Path, k8s: Path, bridge: Path) -> str:
     sources = {
         "terraform-provider-google-beta": {"repo": "hashicorp/terraform-provider-google-beta", "commit": _head(tpg), "license": "MPL-2.0"},
         "pulumi-gcp": {"repo": "pulumi/pulumi-gcp", "commit": _head(gcp), "installed": version("pulumi_gcp")},
-        "pulumi-kubernetes": {"repo": "pulumi/pulumi-kubernetes", "commit": _head(k8s), "path": "provider/pkg/provider/diff.go", "installed": version("pulumi_kubernetes")},
-        "pulumi-terraform-bridge": {"repo": "pulumi/pulumi-terraform-bridge", "commit": _head(bridge), "path": "pkg/tfbridge/info/autonaming.go, pkg/tfbridge/schema.go"},
+        "pulumi-kubernetes": {
+            "repo": "pulumi/pulumi-kubernetes",
+            "commit": _head(k8s),
+            "path": "provider/pkg/provider/diff.go",
+            "installed": version("pulumi_kubernetes"),
+        },
+        "pulumi-terraform-bridge": {
+            "repo": "pulumi/pulumi-terraform-bridge",
+            "commit": _head(bridge),
+            "path": "pkg/tfbridge/info/autonaming.go, pkg/tfbridge/schema.go",
+        },
     }
     return _render_module(sources, gcp_rules, kube_rules, types)
 
@@ -565,7 +574,7 @@ def _kubernetes_rules(diff_go: str, types: set[str]) -> dict[str, tuple[str, ...
         found = table.get((group or "core", ver, kind)) or table.get((group, ver, kind))
         if found:
             rules[token] = tuple(p.lstrip(".") for p in _go_properties(diff_go, found))
-    config_map = re.search(r'IsConfigMap\(obj\).*?properties\{([^}]*)\}', diff_go, re.DOTALL)
+    config_map = re.search(r"IsConfigMap\(obj\).*?properties\{([^}]*)\}", diff_go, re.DOTALL)
     assert config_map
     rules["kubernetes:core/v1:ConfigMap"] = tuple(sorted(json.loads(p).lstrip(".") for p in _split_top(config_map.group(1))))
     return rules

@@ -91,9 +91,7 @@ def _references(stack: str, raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def _platform_outputs(stack: str, platform: str) -> dict[str, Any]:
     name = platform.rsplit("/", 1)[-1]
     if name not in stack_names():
-        raise ConfigError(
-            stack, [f"trainstack:platform.stack = {platform!r}: no stacks/Pulumi.{name}.yaml here to render that platform offline"]
-        )
+        raise ConfigError(stack, [f"trainstack:platform.stack = {platform!r}: no stacks/Pulumi.{name}.yaml here to render that platform offline"])
     return run(name, raw_stack_config(name)).outputs
 
 

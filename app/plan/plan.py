@@ -112,11 +112,7 @@ class Plan:
 
     def kubernetes_objects(self) -> list[dict[str, Any]]:
         """Every Kubernetes object the stack applies (not Helm releases or providers)."""
-        return [
-            r["inputs"]
-            for r in self.resources
-            if r["type"].startswith("kubernetes:") and not r["type"].startswith(_NOT_OBJECTS) and r["custom"]
-        ]
+        return [r["inputs"] for r in self.resources if r["type"].startswith("kubernetes:") and not r["type"].startswith(_NOT_OBJECTS) and r["custom"]]
 
     def manifests(self) -> dict[str, str]:
         """`manifests/<kind>-<namespace>-<name>.yaml` -> YAML text, for every Kubernetes object."""

@@ -120,8 +120,6 @@ class RecordingMonitor(mocks.MockMonitor):
         renamed = [a for a in request.aliases if not _type_only(a)]
         if renamed:
             options["aliases"] = sorted({alias_urn(a, request, response.urn) for a in renamed})
-        property_dependencies = {
-            k: sorted({public_urn(u) for u in v.urns}) for k, v in sorted(request.propertyDependencies.items()) if v.urns
-        }
+        property_dependencies = {k: sorted({public_urn(u) for u in v.urns}) for k, v in sorted(request.propertyDependencies.items()) if v.urns}
         self._record(request, response.urn, bool(request.custom), inputs, property_dependencies, options)
         return response

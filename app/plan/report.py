@@ -65,9 +65,11 @@ def _fleet(candidates: list[dict]) -> str:
     """The worker pools a job on a fleet could run on, in dispatch order, with its cost there."""
     if not candidates:
         return "none can hold the job"
+
     def usd(c: dict) -> str:
         figure = "not priced" if c["usdPerHour"] is None else f"${c['usdPerHour']:,.2f}/h"
         return f"{figure}, an upper bound" if c.get("priceIsUpperBound") else figure
+
     return "; ".join(f"{c['worker']}/{c['pool']} ({c['zone']}, {c['capacity']}, {usd(c)})" for c in candidates)
 
 

@@ -132,9 +132,7 @@ def _show(value: float | int | None, unit: str = "", digits: int = 2) -> str:
 @click.option("--project", help="The project whose Cloud Logging holds the log (with --jobset).")
 @click.option("--lookback-days", type=click.FloatRange(min=0, min_open=True), default=7.0, show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def goodput_command(
-    events: Path | None, reference_step_time: float, jobset: str | None, project: str | None, lookback_days: float, fmt: str
-) -> None:
+def goodput_command(events: Path | None, reference_step_time: float, jobset: str | None, project: str | None, lookback_days: float, fmt: str) -> None:
     """Goodput from an EVENTS file (JSON array or JSON Lines of Cloud Logging entries)."""
     if (events is None) == (jobset is None):
         raise Failure("give either an EVENTS file or --jobset (with --project)")
@@ -199,8 +197,14 @@ def _with_sets(raw: dict[str, Any], sets: tuple[str, ...]) -> dict[str, Any]:
 @click.option("--accelerator-type", type=click.Choice(sorted(catalog.GPUS)), help="Without a stack: the GPU to fit on.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def memory_command(
-    stack: str | None, sets: tuple[str, ...], params: float | None, data_parallel: int, zero_stage: int,
-    precision: str, accelerator_type: str | None, fmt: str,
+    stack: str | None,
+    sets: tuple[str, ...],
+    params: float | None,
+    data_parallel: int,
+    zero_stage: int,
+    precision: str,
+    accelerator_type: str | None,
+    fmt: str,
 ) -> None:
     """GPU memory per GPU: of STACK's workload (with --set what-ifs), or of a model of --params
     weights (model states only). Decimal GB."""

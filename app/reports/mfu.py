@@ -162,16 +162,10 @@ def steady_step_time(times: dict[int, float], warmup: int = 10, last_step: int |
         raise ReportError(f"warm-up must be 0 or more steps, not {warmup}")
     steps = sorted(times)
     if len(steps) <= warmup:
-        raise ReportError(
-            f"the log has {len(steps)} training steps, no more than the {warmup} warm-up steps "
-            "skipped; lower the warm-up or run more steps"
-        )
+        raise ReportError(f"the log has {len(steps)} training steps, no more than the {warmup} warm-up steps skipped; lower the warm-up or run more steps")
     kept = [s for s in steps[warmup:] if last_step is None or s <= last_step]
     if not kept:
-        raise ReportError(
-            f"no step after warm-up is at or below last step {last_step}; "
-            f"steady-state steps start at {steps[warmup]}"
-        )
+        raise ReportError(f"no step after warm-up is at or below last step {last_step}; steady-state steps start at {steps[warmup]}")
     return StepTime(sum(times[s] for s in kept) / len(kept), kept[0], kept[-1], len(kept))
 
 

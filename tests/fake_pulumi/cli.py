@@ -155,7 +155,11 @@ def resource(stack: str, type_: str, name: str, needs: tuple[str, ...] = ()) -> 
 
 def needs(item: dict[str, Any]) -> set[str]:
     """The URNs a resource depends on: its dependencies, parent and provider."""
-    return {*item.get("dependencies", []), *([item["parent"]] if "parent" in item else []), *([item["provider"].rsplit("::", 1)[0]] if "provider" in item else [])}
+    return {
+        *item.get("dependencies", []),
+        *([item["parent"]] if "parent" in item else []),
+        *([item["provider"].rsplit("::", 1)[0]] if "provider" in item else []),
+    }
 
 
 def protect_error(item: dict[str, Any]) -> str:

@@ -69,12 +69,7 @@ def job(plan: Path) -> tuple:
         if any(str(a).startswith("--config-name=") for a in c.get("args") or [])
     )
     name = next(a.split("=", 1)[1] for a in args if a.startswith("--config-name="))
-    text = next(
-        data[name]
-        for path in manifests.glob("configmap-*.yaml")
-        for data in [yaml.safe_load(path.read_text()).get("data") or {}]
-        if name in data
-    )
+    text = next(data[name] for path in manifests.glob("configmap-*.yaml") for data in [yaml.safe_load(path.read_text()).get("data") or {}] if name in data)
     overrides = [a for a in args[args.index(f"--config-name={name}") + 1 :] if not a.startswith("hydra.")]
     return name, text, overrides
 

@@ -49,10 +49,14 @@ def parts(machine: catalog.Machine, nics: Sequence[NicNetwork]) -> PodParts:
         "restartPolicy": "Always",  # a native sidecar: up before the workload, stopped after it
         "command": [
             "/tcpgpudmarxd/build/app/tcpgpudmarxd",
-            "--gpu_nic_preset", "a3vm",
-            "--gpu_shmem_type", "fd",
-            "--uds_path", SOCKET_DIR,
-            "--setup_param", "--verbose 128 2 0",
+            "--gpu_nic_preset",
+            "a3vm",
+            "--gpu_shmem_type",
+            "fd",
+            "--uds_path",
+            SOCKET_DIR,
+            "--setup_param",
+            "--verbose 128 2 0",
         ],
         "securityContext": {"privileged": True},
         "env": [{"name": "LD_LIBRARY_PATH", "value": f"{NVIDIA_DIR}/lib64"}],
