@@ -119,7 +119,9 @@ class _Reader:
     def reports(self) -> list[Report]:
         found: list[Report] = []
         for node in _in_order(self.tree):
-            if (isinstance(node, ast.Return) and node.value is not None and not isinstance(node.value, ast.Tuple)) or (isinstance(node, (ast.Yield, ast.Return)) and isinstance(node.value, ast.Tuple)):
+            if (isinstance(node, ast.Return) and node.value is not None and not isinstance(node.value, ast.Tuple)) or (
+                isinstance(node, (ast.Yield, ast.Return)) and isinstance(node.value, ast.Tuple)
+            ):
                 found += self._problem(node.value)
             elif isinstance(node, ast.YieldFrom) and isinstance(node.value, ast.Call):
                 found += self._called(node.value)
