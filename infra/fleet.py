@@ -24,7 +24,7 @@ import pulumi
 from trainstack.components import gcp_services as apis
 from trainstack.components.gcp_network import PrimaryNetwork, PrimaryNetworkArgs
 from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
-from trainstack.components.gke_cluster import AuthorizedNetwork, GkeCluster, GkeClusterArgs, MaintenanceExclusion, MaintenanceWindow
+from trainstack.components.gke_cluster import GkeCluster
 from trainstack.components.jobset import JobSet, JobSetArgs
 from trainstack.components.k8s_provider import NODE_POOL_LABEL, ClusterProviderArgs, Placement, cluster_provider
 from trainstack.components.kueue import ALL_AT_ONCE_DISPATCHER, INCREMENTAL_DISPATCHER, GpuFlavor, Kueue, MultiKueueDispatch
@@ -41,6 +41,7 @@ from trainstack.components.workload_identity import WorkloadIdentity, WorkloadId
 from trainstack.core import catalog, contract, fleet
 from trainstack.core.config import KueueConfig
 from trainstack.core.context import StackContext
+from trainstack.infra.gcp import cluster_args
 from trainstack.infra.kubernetes import kueue_args
 
 DISPATCHER = {"incremental": INCREMENTAL_DISPATCHER, "all-at-once": ALL_AT_ONCE_DISPATCHER}
@@ -88,33 +89,16 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
         NodeServiceAccountArgs(project=project, account_id=ctx.physical_name("nodes", 30)),
         opts=pulumi.ResourceOptions(depends_on=services.need(apis.IAM, apis.CLOUD_RESOURCE_MANAGER)),
     )
-    spec, maintenance = config.cluster, config.cluster.maintenance
+    spec = config.cluster
     cluster = GkeCluster(
         "cluster",
-        GkeClusterArgs(
+        cluster_args(
+            spec,
             project=project,
             location=region,
-            name=spec.name,
             node_locations=config.cpu_zones,
             network=network.ref,
             node_service_account=node_account.email,
-            release_channel=spec.release_channel,
-            version_prefix=spec.version_prefix,
-            maintenance_window=MaintenanceWindow(maintenance.window.start, maintenance.window.end, maintenance.window.recurrence),
-            maintenance_exclusion=MaintenanceExclusion(
-                f"trainstack-{maintenance.exclusion.scope.lower().replace('_', '-')}", maintenance.exclusion.start, maintenance.exclusion.scope
-            )
-            if maintenance.exclusion.enabled
-            else None,
-            private_nodes=spec.private_nodes,
-            private_endpoint=spec.private_endpoint,
-            master_ipv4_cidr=spec.master_ipv4_cidr,
-            authorized_networks=[AuthorizedNetwork(n.cidr_block, n.display_name) for n in spec.authorized_networks],
-            control_plane_ports=[catalog.CONTROLLER_WEBHOOK_PORT, catalog.KUEUE_VISIBILITY_PORT],
-            dataplane_v2=spec.dataplane_v2,
-            database_encryption_key=spec.database_encryption_key,
-            binary_authorization=spec.binary_authorization,
-            deletion_protection=spec.deletion_protection,
             labels=labels,
         ),
         opts=pulumi.ResourceOptions(depends_on=services.need(apis.CONTAINER, apis.COMPUTE, apis.LOGGING, apis.MONITORING)),

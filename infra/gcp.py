@@ -11,6 +11,7 @@ project's identity pool).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
@@ -55,7 +56,7 @@ from trainstack.components.node_pools import (
     Reservation,
 )
 from trainstack.core import catalog, names, rules
-from trainstack.core.config import BuildConfig, ImageConfig, Problem, StackConfig
+from trainstack.core.config import BuildConfig, ClusterConfig, ImageConfig, Problem, StackConfig
 from trainstack.core.context import StackContext
 from trainstack.core.contract import KUBECONFIG_OUTPUT
 from trainstack.core.fleet import FleetStackConfig
@@ -166,6 +167,48 @@ def workload_image(
     return built.reference, built.repository.registry_uri
 
 
+def cluster_args(
+    spec: ClusterConfig,
+    *,
+    project: str,
+    location: str,
+    node_locations: list[str],
+    network: NetworkRef,
+    node_service_account: pulumi.Output[str],
+    labels: dict[str, str],
+    **features: Any,
+) -> GkeClusterArgs:
+    """The GKE cluster a `trainstack:cluster` section describes, with `features` (multi-networking,
+    CSI drivers, beta APIs) of the stack around it: one reading for platforms and a fleet's manager."""
+    maintenance = spec.maintenance
+    exclusion = maintenance.exclusion
+    return GkeClusterArgs(
+        project=project,
+        location=location,
+        name=spec.name,
+        node_locations=node_locations,
+        network=network,
+        node_service_account=node_service_account,
+        release_channel=spec.release_channel,
+        version_prefix=spec.version_prefix,
+        maintenance_window=MaintenanceWindow(maintenance.window.start, maintenance.window.end, maintenance.window.recurrence),
+        maintenance_exclusion=MaintenanceExclusion(f"trainstack-{exclusion.scope.lower().replace('_', '-')}", exclusion.start, exclusion.scope)
+        if exclusion.enabled
+        else None,
+        private_nodes=spec.private_nodes,
+        private_endpoint=spec.private_endpoint,
+        master_ipv4_cidr=spec.master_ipv4_cidr,
+        authorized_networks=[AuthorizedNetwork(n.cidr_block, n.display_name) for n in spec.authorized_networks],
+        control_plane_ports=[catalog.CONTROLLER_WEBHOOK_PORT, catalog.KUEUE_VISIBILITY_PORT],
+        dataplane_v2=spec.dataplane_v2,
+        database_encryption_key=spec.database_encryption_key,
+        binary_authorization=spec.binary_authorization,
+        deletion_protection=spec.deletion_protection,
+        labels=labels,
+        **features,
+    )
+
+
 def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
     """Register the GCP layer of `ctx`'s stack (`config`, its platform config) and return what
     the Kubernetes layer needs."""
@@ -222,39 +265,20 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
         opts=pulumi.ResourceOptions(depends_on=services.need(apis.IAM, apis.CLOUD_RESOURCE_MANAGER)),
     )
 
-    cluster_config = config.cluster
-    maintenance = cluster_config.maintenance
     cluster = GkeCluster(
         "cluster",
-        GkeClusterArgs(
+        cluster_args(
+            config.cluster,
             project=project,
             location=region,
-            name=cluster_config.name,
             node_locations=[*config.all_gpu_zones, *config.cpu_zones],
             network=network,
             node_service_account=node_account.email,
-            release_channel=cluster_config.release_channel,
-            version_prefix=cluster_config.version_prefix,
-            maintenance_window=MaintenanceWindow(maintenance.window.start, maintenance.window.end, maintenance.window.recurrence),
-            maintenance_exclusion=MaintenanceExclusion(
-                f"trainstack-{maintenance.exclusion.scope.lower().replace('_', '-')}", maintenance.exclusion.start, maintenance.exclusion.scope
-            )
-            if maintenance.exclusion.enabled
-            else None,
-            private_nodes=cluster_config.private_nodes,
-            private_endpoint=cluster_config.private_endpoint,
-            master_ipv4_cidr=cluster_config.master_ipv4_cidr,
-            authorized_networks=[AuthorizedNetwork(n.cidr_block, n.display_name) for n in cluster_config.authorized_networks],
-            control_plane_ports=[catalog.CONTROLLER_WEBHOOK_PORT, catalog.KUEUE_VISIBILITY_PORT],
+            labels=labels,
             multi_networking=bool(nic_nets),
-            dataplane_v2=cluster_config.dataplane_v2,
-            database_encryption_key=cluster_config.database_encryption_key,
-            binary_authorization=cluster_config.binary_authorization,
             filestore_csi=config.storage.kind == "filestore",
             lustre_csi=config.storage.kind == "lustre",
             beta_apis=list(catalog.DRA_BETA_APIS) if any(p.machine.accelerator_topology for p in config.pools) else [],
-            deletion_protection=cluster_config.deletion_protection,
-            labels=labels,
         ),
         opts=pulumi.ResourceOptions(depends_on=services.need(apis.CONTAINER, apis.COMPUTE, apis.LOGGING, apis.MONITORING)),
     )
@@ -313,7 +337,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
     outputs: dict[str, object] = {
         "clusterName": cluster.name,
         "clusterLocation": region,
-        "getCredentials": f"gcloud container clusters get-credentials {cluster_config.name} --region {region} --project {project}",
+        "getCredentials": f"gcloud container clusters get-credentials {config.cluster.name} --region {region} --project {project}",
         # A secret: authenticates through gke-gcloud-auth-plugin; `trainstack bench` runs kubectl with it.
         KUBECONFIG_OUTPUT: cluster.kubeconfig,
         "gpuNodes": sum(p.max_nodes for p in config.pools),
