@@ -53,7 +53,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -264,7 +264,29 @@ def prepare(
             raw["trainstack:platform"]["stack"] = copies[-1].stack
         copies.append(Copy(role, stack, full, raw, cluster, worker))
     job, router = _validate(copies, root)
+    if len(useful := _able(copies, job.machine.name)) < len(copies):  # no GPU pool bought for nothing
+        job, router = _validate(useful, root)
+        copies = useful
     return FleetBenchSpec(recipe, bench_name, job.project, expires, timeout_s, tuple(copies), job, router)
+
+
+def _able(copies: list[Copy], machine_type: str) -> list[Copy]:
+    """The copies without the workers that have no pool of `machine_type`: MultiKueue never
+    sends the job there (a queue's MultiKueueConfig lists only the workers with its machine), so
+    a bench does not deploy them, and the fleet copy names only the others."""
+    idle = {c.worker for c in copies if c.role == WORKER and all(p.machine_type != machine_type for p in _loaded(c.recipe, c.raw, StackConfig).pools)}
+    if not idle:
+        return copies
+    kept: list[Copy] = []
+    for c in copies:
+        if c.role == WORKER and c.worker in idle:
+            continue
+        if c.role == FLEET:
+            raw = copying.deepcopy(c.raw)
+            raw[fleet.KEY]["workers"] = [w for w in raw[fleet.KEY]["workers"] if w["name"] not in idle]
+            c = replace(c, raw=raw)
+        kept.append(c)
+    return kept
 
 
 def _loaded(stack: str, raw: dict[str, Any], kind: type) -> Any:
