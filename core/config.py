@@ -2,8 +2,10 @@
 
 Keys are the ones `pulumi config set --path` writes: `gcp:project`, `gcp:region`, `gcp:zone`
 and objects under the `trainstack:` namespace in camelCase (`trainstack:gpuPool.nodeCount`).
-Every model is strict and rejects unknown keys. Each rule sits on the model it concerns and
-reports the key as the user writes it; `load` collects every violation into one ConfigError.
+Every model is strict and rejects unknown keys. A key's own rule is a core/rules.py rule on its
+type; a section's rules between its keys are its resource's (core/resource_rules.py, which the
+component's Args run too), re-keyed as the user writes them; the rules between sections are the
+stack rules (`stack_*`, below StackConfig). `load` collects every violation into one ConfigError.
 """
 
 from __future__ import annotations
@@ -388,7 +390,7 @@ class GpuPoolConfig(Section):
     """A fixed size: the nodes of the whole pool, spread evenly over its zones; or set autoscaling."""
     autoscaling: Autoscaling | None = None
     """Autoscaler bounds instead of a fixed nodeCount."""
-    zones: list[str] | None = None
+    zones: list[ZoneId] | None = None
     """The zones of `gcp:region` the nodes go in; default: `[gcp:zone]`."""
     placement: Literal["auto", "compact", "none"] = "auto"
     """auto: compact where GKE allows it (see `compact`); compact: insist; none: no policy."""
@@ -486,7 +488,7 @@ class CpuPoolConfig(Section):
     """The CPU machine type, one of the catalog's (core/catalog.py)."""
     node_count: Annotated[int, _bounded(rules.CPU_NODE_COUNT)] = 2
     """The nodes of the whole pool, spread evenly over its zones."""
-    zones: list[str] | None = None
+    zones: list[ZoneId] | None = None
     """The zones of `gcp:region` the nodes go in; default: the first GPU pool's zones."""
     boot_disk_gb: Annotated[int, _bounded(rules.CPU_BOOT_DISK_GB)] = CPU_BOOT_DISK_GB
     """The nodes' boot disk size in GB."""
@@ -545,7 +547,7 @@ class NfsConfig(Section):
 class LustreConfig(Section):
     """A Managed Lustre instance in the first GPU pool's zone, on the cluster's VPC."""
 
-    capacity_gib: int = 9000
+    capacity_gib: Annotated[int, _bounded(rules.POSITIVE)] = 9000
     """The instance's size in GiB; it cannot shrink."""
     throughput: Annotated[int, _rule(rules.lustre_throughput)] = 1000
     """Per-unit storage throughput, MB/s per TiB: the instance's tier, fixed at creation."""
@@ -624,21 +626,13 @@ class BuildConfig(Section):
     """The image's name in the repository."""
     tag: Annotated[str, _rule(rules.IMAGE_TAG)]
     """The tag the build pushes."""
-    machine_type: CpuMachineName = "e2-highcpu-32"
+    machine_type: Annotated[str, _rule(rules.cloud_build_machine)] = "e2-highcpu-32"
     """The Cloud Build machine type."""
     timeout: Duration = "2h"
     """The build's timeout."""
     ngc_api_key_secret: Annotated[str, _rule(rules.SECRET_ID)] | None = None
     """A Secret Manager secret in the stack's project holding an NGC API key: the build logs in to
     nvcr.io with it before building (needed for a base in NGC's early-access organization)."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> BuildConfig:
-        _rule_errors(
-            "BuildConfig",
-            [Problem(("machineType",), self.machine_type, wrong)] if (wrong := rules.cloud_build_machine(self.machine_type)) else [],
-        )
-        return self
 
 
 class ImageConfig(Section):
@@ -689,7 +683,7 @@ class Requeuing(Section):
 class WaitForPodsReady(Section):
     """Kueue all-or-nothing admission (config.kueue.x-k8s.io/v1beta2 `waitForPodsReady`)."""
 
-    timeout: Duration = "10m"
+    timeout: Annotated[Duration, _rule(rules.positive_duration)] = "10m"
     """How long an admitted job may take to get all its pods ready before Kueue evicts and requeues it;
     unset on a stack whose pools scale up for a job, it is raised to the scale-up budget (30m)."""
     recovery_timeout: Duration | None = None
@@ -699,14 +693,6 @@ class WaitForPodsReady(Section):
     """Admit nothing else while a job's pods get ready, so two large jobs never hold half the nodes each."""
     requeuing_strategy: Requeuing = Requeuing()
     """How an evicted job is requeued."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> WaitForPodsReady:
-        _rule_errors(
-            "WaitForPodsReady",
-            [Problem(("timeout",), self.timeout, wrong)] if (wrong := rules.positive_duration(self.timeout)) else [],
-        )
-        return self
 
 
 def _always_on(value: Any) -> Any:
@@ -722,7 +708,7 @@ class PriorityClass(Section):
 
     name: K8sName
     """The class's name, as a job's priorityClass names it."""
-    value: Annotated[int, Field(ge=-INT32_MAX - 1, le=INT32_MAX)]
+    value: Annotated[int, _bounded(rules.INT32)]
     """Its priority (a WorkloadPriorityClass value is an int32); a higher one preempts a lower in the
     queue."""
     description: str = ""
@@ -1064,97 +1050,28 @@ class StackConfig(BaseModel):
         return self
 
     def _problems(self) -> Iterator[Problem]:
-        if wrong := rules.cluster_zone(self.region, self.zone, "gcp:region"):
-            yield Problem(("gcp:zone",), self.zone, wrong)
-        if (self.single_pool is None) == (self.pool_list is None):
-            yield Problem(("trainstack:gpuPool",), None, "set exactly one of trainstack:gpuPool (one pool) and trainstack:gpuPools (a list)")
-            return
-        yield from self._pool_problems()
-        for i, pool in enumerate(self.pools):
-            if pool.machine_type in catalog.MACHINES and (wrong := rules.gke_minor(pool.machine, self.cluster.version_prefix)):
-                yield Problem(("trainstack:cluster", "versionPrefix"), self.cluster.version_prefix, f"{wrong} ({key_path((*self.pool_key(i), 'machineType'))})")
-                break
-        for section, zones in (*((self.pool_key(i), p.zones) for i, p in enumerate(self.pools)), (("trainstack:cpuPool",), self.cpu_pool.zones)):
-            for i, zone in enumerate(zones or []):
-                if wrong := rules.cluster_zone(self.region, zone, "gcp:region"):
-                    yield Problem((*section, "zones", i), zone, wrong)
-        for i, pool in enumerate(self.pools):
-            keys: list[tuple[str | int, ...]] = [(*self.pool_key(i), "zones", j) for j in range(len(pool.zones))] if pool.zones else [("gcp:zone",)]
-            for key, zone in zip(keys, pool.zones or [self.zone], strict=True):
-                if not rules.cluster_zone(self.region, zone) and (wrong := rules.machine_zone(pool.machine_type, zone)):
-                    yield Problem(key, zone, f"cannot hold {key_path(self.pool_key(i))}.machineType: {wrong}")
-        if self.cpu_pool.zones is None and self.cpu_pool.node_count % len(self.gpu_zones):
-            yield Problem(
-                ("trainstack:cpuPool", "nodeCount"),
-                self.cpu_pool.node_count,
-                f"must be a multiple of the number of zones it inherits from the GPU pool ({len(self.gpu_zones)}); set trainstack:cpuPool.zones or change nodeCount",
-            )
-        if self.storage.kind == "nfs" and self.gpu_zones[0] not in self.cpu_zones:
-            yield Problem(
-                ("trainstack:cpuPool", "zones"),
-                self.cpu_zones,
-                f"must include {self.gpu_zones[0]}, the zone of the NFS server's disk, or the server cannot start",
-            )
-        yield from self._range_problems()
-        wait = self.kueue.wait_for_pods_ready
-        if self._waiting_pools and "timeout" in wait.model_fields_set and (wrong := rules.pods_ready_budget(wait.timeout, self._waiting_pools)):
-            yield Problem(("trainstack:kueue", "waitForPodsReady", "timeout"), wait.timeout, wrong)
-        if self.storage.kind == "lustre" and (wrong := rules.lustre_gke_version(self.cluster.version_prefix)):
-            yield Problem(("trainstack:cluster", "versionPrefix"), self.cluster.version_prefix, f"{wrong} (trainstack:storage.kind lustre)")
-        if self.storage.kind == "lustre" and self.network.existing is not None:
-            yield Problem(
-                ("trainstack:storage", "kind"),
-                "lustre",
-                "Managed Lustre peers with the stack's own VPC (private services access made here); with trainstack:network.existing, mount your instance through trainstack:platform.existingCluster",
-            )
-        bucket = self.storage.bucket
-        if self.storage.kind == "gcs" and bucket and bucket.location and bucket.hierarchical_namespace and bucket.location.lower() != self.region:
-            yield Problem(
-                ("trainstack:storage", "bucket", "location"),
-                bucket.location,
-                f"a hierarchical-namespace bucket must be in the cluster's region ({self.region})",
-            )
-        if self.workload is not None:
-            queue = self.queue_of(self.workload.queue)
-            if queue is None:
-                yield Problem(
-                    ("trainstack:workload", "queue"), self.workload.queue, f"is not a queue of this stack ({', '.join(q.local_queue for q in self.queues)})"
-                )
-                return
-            first = queue.pools[0]
-            first_key = key_path(self.pool_key(self.pools.index(first)))
-            topology = (
-                f"{first.machine_type} nodes carry no GKE topology labels"
-                if not first.machine.topology_labels
-                else f"{first_key}.autoscaling: an autoscaled pool has no nodes to place on"
-            )
-            sources = {"nodes": first_key, "machine": f"{first_key}.machineType", "storage": "trainstack:storage.kind", "topology": topology}
-            yield from workload_problems(self.workload, queue.machine, queue.max_nodes, self.storage.kind, queue.topology_aware, sources)
-            yield from priority_problems(self.workload, [pc.name for pc in self.kueue.priority_classes], "trainstack:kueue.priorityClasses")
-
-    def _range_problems(self) -> Iterator[Problem]:
-        """Address ranges against each other and against the nodes the pools may have."""
-        network, master = self.network, ("trainstack:cluster", "masterIpv4Cidr")
-        nodes = sum(p.max_nodes for p in self.pools) + self.cpu_pool.node_count
-        if network.existing is None:  # the primary ranges are ours only when we create the VPC
-            ranges = {"subnetCidr": network.subnet_cidr, "podsCidr": network.pods_cidr, "servicesCidr": network.services_cidr}
-            for key, value, rule in rules.overlaps({**ranges, "master": self.cluster.master_ipv4_cidr}):
-                if key == "master":  # the network's own overlaps are trainstack:network's rule
-                    yield Problem(master, value, rule.replace("overlaps ", "overlaps trainstack:network."))
-            if wrong := rules.pods_range_fits(network.pods_cidr, nodes):
-                yield Problem(("trainstack:network", "podsCidr"), network.pods_cidr, wrong)
-            if wrong := rules.subnet_fits(ipaddress.IPv4Network(network.subnet_cidr).prefixlen, nodes):
-                yield Problem(("trainstack:network", "subnetCidr"), network.subnet_cidr, wrong)
-        for family in self.nic_families:  # a family's pools share its NIC subnets
-            pools = [(i, p) for i, p in enumerate(self.pools) if p.machine_type == family.machine.name]
-            family_nodes = sum(p.max_nodes for _, p in pools)
-            if wrong := rules.subnet_fits(rules.NIC_SUBNET_PREFIX, family_nodes, f"the {family.machine.name} pools'"):
-                i, first = pools[0]
-                yield Problem(
-                    (*self.pool_key(i), "nodeCount" if first.node_count else "autoscaling"),
-                    family_nodes,
-                    f"each GPU NIC subnet (a /24) {wrong.replace('; widen it', '')}",
-                )
+        """The stack rules: each independent of the others, in any order."""
+        yield from stack_zone_in_region(self)
+        yield from stack_one_pool_key(self)
+        yield from stack_pool_names(self)
+        yield from stack_nic_families(self)
+        yield from stack_driver_installer(self)
+        yield from stack_queue_names(self)
+        yield from stack_gke_minor(self)
+        yield from stack_pool_zones_in_region(self)
+        yield from stack_machine_zones(self)
+        yield from stack_cpu_pool_inherited_zones(self)
+        yield from stack_nfs_zone(self)
+        yield from stack_master_range(self)
+        yield from stack_node_ranges(self)
+        yield from stack_nic_subnets(self)
+        yield from stack_pods_ready_budget(self)
+        yield from stack_lustre_version(self)
+        yield from stack_lustre_network(self)
+        yield from stack_hns_bucket_region(self)
+        yield from stack_workload_queue(self)
+        yield from stack_workload_on_its_queue(self)
+        yield from stack_workload_priority(self)
 
     def warnings(self) -> list[str]:
         """What `validate` reports without refusing: each zone of the GPU and CPU pools (and
@@ -1175,34 +1092,6 @@ class StackConfig(BaseModel):
     def workload_namespace(self) -> str:
         """Where workloads run: the workload's namespace, or `default` on a platform-only stack."""
         return self.workload.namespace if self.workload else "default"
-
-    def _pool_problems(self) -> Iterator[Problem]:
-        """Rules between the GPU pools: names, NIC families, driver installers, queues."""
-        seen: dict[str, int] = {}
-        for i, pool in enumerate(self.pools):
-            if pool.name in seen or pool.name == self.cpu_pool.name:
-                yield Problem((*self.pool_key(i), "name"), pool.name, "must differ from every other node pool's name")
-            seen.setdefault(pool.name, i)
-        stacks: dict[str, str] = {}
-        for pool in self.pools:
-            if pool.machine_type in catalog.MACHINES and pool.machine.extra_nics:
-                other = stacks.setdefault(pool.machine.gpudirect.value, pool.machine_type)
-                if other != pool.machine_type:
-                    yield Problem(
-                        ("trainstack:gpuPools",),
-                        [other, pool.machine_type],
-                        f"two machine types with GPUDirect {pool.machine.gpudirect.value} on one cluster: their NIC networks would share names",
-                    )
-        drivers = sorted({p.machine.accelerator for p in self.pools if p.gpu_driver == "daemonset" and p.machine_type in catalog.MACHINES})
-        if len(drivers) > 1:
-            yield Problem(("trainstack:gpuPools",), drivers, "gpuDriver daemonset on one accelerator per cluster: the installer DaemonSet is one per cluster")
-        names = [q.local_queue for q in self.queues]
-        for name in {n for n in names if names.count(n) > 1}:
-            yield Problem(
-                ("trainstack:kueue", "localQueue"),
-                name,
-                "two machine types would share this queue; each machine type has a queue of its own (set trainstack:kueue.localQueue)",
-            )
 
     @property
     def _waiting_pools(self) -> list[str]:
@@ -1287,6 +1176,210 @@ class StackConfig(BaseModel):
     @property
     def cluster_queue(self) -> str:
         return self.kueue.cluster_queue or self.local_queue
+
+
+# ---------------------------------------------------------------------------------------------
+# Stack rules: the rules between a stack's sections (zones in the region, address ranges, NIC
+# families, queues, the workload against its pool), which only the stack file has; each section's
+# own rules are its resource's (core/resource_rules.py). Each is independent of the others.
+
+
+def stack_zone_in_region(config: StackConfig) -> Iterator[Problem]:
+    """gcp:zone is a zone of gcp:region."""
+    if wrong := rules.cluster_zone(config.region, config.zone, "gcp:region"):
+        yield Problem(("gcp:zone",), config.zone, wrong)
+
+
+def stack_one_pool_key(config: StackConfig) -> Iterator[Problem]:
+    """One GPU pool key: gpuPool or gpuPools."""
+    if (config.single_pool is None) == (config.pool_list is None):
+        yield Problem(("trainstack:gpuPool",), None, "set exactly one of trainstack:gpuPool (one pool) and trainstack:gpuPools (a list)")
+
+
+def stack_pool_names(config: StackConfig) -> Iterator[Problem]:
+    """Node pool names are unique in the cluster."""
+    seen: set[str] = set()
+    for i, pool in enumerate(config.pools):
+        if pool.name in seen or pool.name == config.cpu_pool.name:
+            yield Problem((*config.pool_key(i), "name"), pool.name, "must differ from every other node pool's name")
+        seen.add(pool.name)
+
+
+def stack_nic_families(config: StackConfig) -> Iterator[Problem]:
+    """One machine type of each GPUDirect stack with extra NICs: their NIC networks share names."""
+    stacks: dict[str, str] = {}
+    for pool in config.pools:
+        if pool.machine.extra_nics:
+            other = stacks.setdefault(pool.machine.gpudirect.value, pool.machine_type)
+            if other != pool.machine_type:
+                yield Problem(
+                    ("trainstack:gpuPools",),
+                    [other, pool.machine_type],
+                    f"two machine types with GPUDirect {pool.machine.gpudirect.value} on one cluster: their NIC networks would share names",
+                )
+
+
+def stack_driver_installer(config: StackConfig) -> Iterator[Problem]:
+    """The driver installer DaemonSet is one per cluster, for one accelerator."""
+    drivers = sorted({p.machine.accelerator for p in config.pools if p.gpu_driver == "daemonset"})
+    if len(drivers) > 1:
+        yield Problem(("trainstack:gpuPools",), drivers, "gpuDriver daemonset on one accelerator per cluster: the installer DaemonSet is one per cluster")
+
+
+def stack_queue_names(config: StackConfig) -> Iterator[Problem]:
+    """Each machine type has a queue of its own."""
+    names = [q.local_queue for q in config.queues] if config.pools else []
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        yield Problem(
+            ("trainstack:kueue", "localQueue"),
+            name,
+            "two machine types would share this queue; each machine type has a queue of its own (set trainstack:kueue.localQueue)",
+        )
+
+
+def stack_gke_minor(config: StackConfig) -> Iterator[Problem]:
+    """The cluster's version is one every pool's machine runs on (the first pool that needs more)."""
+    for i, pool in enumerate(config.pools):
+        if wrong := rules.gke_minor(pool.machine, config.cluster.version_prefix):
+            yield Problem(("trainstack:cluster", "versionPrefix"), config.cluster.version_prefix, f"{wrong} ({key_path((*config.pool_key(i), 'machineType'))})")
+            break
+
+
+def stack_pool_zones_in_region(config: StackConfig) -> Iterator[Problem]:
+    """Every pool's zones are zones of gcp:region."""
+    for section, zones in (*((config.pool_key(i), p.zones) for i, p in enumerate(config.pools)), (("trainstack:cpuPool",), config.cpu_pool.zones)):
+        for i, zone in enumerate(zones or []):
+            if wrong := rules.cluster_zone(config.region, zone, "gcp:region"):
+                yield Problem((*section, "zones", i), zone, wrong)
+
+
+def stack_machine_zones(config: StackConfig) -> Iterator[Problem]:
+    """Every GPU pool's zones offer its machine (rules.machine_zone)."""
+    for i, pool in enumerate(config.pools):
+        keys: list[tuple[str | int, ...]] = [(*config.pool_key(i), "zones", j) for j in range(len(pool.zones))] if pool.zones else [("gcp:zone",)]
+        for key, zone in zip(keys, pool.zones or [config.zone], strict=True):
+            if not rules.cluster_zone(config.region, zone) and (wrong := rules.machine_zone(pool.machine_type, zone)):
+                yield Problem(key, zone, f"cannot hold {key_path(config.pool_key(i))}.machineType: {wrong}")
+
+
+def stack_cpu_pool_inherited_zones(config: StackConfig) -> Iterator[Problem]:
+    """A CPU pool without zones of its own takes the first GPU pool's, and divides over them."""
+    if config.pools and config.cpu_pool.zones is None and config.cpu_pool.node_count % len(config.gpu_zones):
+        yield Problem(
+            ("trainstack:cpuPool", "nodeCount"),
+            config.cpu_pool.node_count,
+            f"must be a multiple of the number of zones it inherits from the GPU pool ({len(config.gpu_zones)}); set trainstack:cpuPool.zones or change nodeCount",
+        )
+
+
+def stack_nfs_zone(config: StackConfig) -> Iterator[Problem]:
+    """The NFS server runs on the CPU pool, in its disk's zone."""
+    if config.pools and config.storage.kind == "nfs" and config.gpu_zones[0] not in config.cpu_zones:
+        yield Problem(
+            ("trainstack:cpuPool", "zones"),
+            config.cpu_zones,
+            f"must include {config.gpu_zones[0]}, the zone of the NFS server's disk, or the server cannot start",
+        )
+
+
+def stack_master_range(config: StackConfig) -> Iterator[Problem]:
+    """The control plane's range overlaps none of the VPC's ranges the stack makes (the network's
+    own overlaps are trainstack:network's rule)."""
+    network = config.network
+    if network.existing is None:  # the primary ranges are ours only when we create the VPC
+        ranges = {"subnetCidr": network.subnet_cidr, "podsCidr": network.pods_cidr, "servicesCidr": network.services_cidr}
+        for key, value, rule in rules.overlaps({**ranges, "master": config.cluster.master_ipv4_cidr}):
+            if key == "master":
+                yield Problem(("trainstack:cluster", "masterIpv4Cidr"), value, rule.replace("overlaps ", "overlaps trainstack:network."))
+
+
+def stack_node_ranges(config: StackConfig) -> Iterator[Problem]:
+    """The ranges the stack makes hold every node the pools may have."""
+    network = config.network
+    nodes = sum(p.max_nodes for p in config.pools) + config.cpu_pool.node_count
+    if network.existing is None:
+        if wrong := rules.pods_range_fits(network.pods_cidr, nodes):
+            yield Problem(("trainstack:network", "podsCidr"), network.pods_cidr, wrong)
+        if wrong := rules.subnet_fits(ipaddress.IPv4Network(network.subnet_cidr).prefixlen, nodes):
+            yield Problem(("trainstack:network", "subnetCidr"), network.subnet_cidr, wrong)
+
+
+def stack_nic_subnets(config: StackConfig) -> Iterator[Problem]:
+    """A NIC family's pools share its NIC subnets (/24s), which hold all their nodes."""
+    for family in config.nic_families:
+        pools = [(i, p) for i, p in enumerate(config.pools) if p.machine_type == family.machine.name]
+        family_nodes = sum(p.max_nodes for _, p in pools)
+        if wrong := rules.subnet_fits(rules.NIC_SUBNET_PREFIX, family_nodes, f"the {family.machine.name} pools'"):
+            i, first = pools[0]
+            yield Problem(
+                (*config.pool_key(i), "nodeCount" if first.node_count else "autoscaling"),
+                family_nodes,
+                f"each GPU NIC subnet (a /24) {wrong.replace('; widen it', '')}",
+            )
+
+
+def stack_pods_ready_budget(config: StackConfig) -> Iterator[Problem]:
+    """Kueue's waitForPodsReady timeout, as written, holds a pool's scale-up."""
+    wait = config.kueue.wait_for_pods_ready
+    if config._waiting_pools and "timeout" in wait.model_fields_set and (wrong := rules.pods_ready_budget(wait.timeout, config._waiting_pools)):
+        yield Problem(("trainstack:kueue", "waitForPodsReady", "timeout"), wait.timeout, wrong)
+
+
+def stack_lustre_version(config: StackConfig) -> Iterator[Problem]:
+    """Managed Lustre needs a cluster version its port-988 driver runs on."""
+    if config.storage.kind == "lustre" and (wrong := rules.lustre_gke_version(config.cluster.version_prefix)):
+        yield Problem(("trainstack:cluster", "versionPrefix"), config.cluster.version_prefix, f"{wrong} (trainstack:storage.kind lustre)")
+
+
+def stack_lustre_network(config: StackConfig) -> Iterator[Problem]:
+    """Managed Lustre peers with the stack's own VPC."""
+    if config.storage.kind == "lustre" and config.network.existing is not None:
+        yield Problem(
+            ("trainstack:storage", "kind"),
+            "lustre",
+            "Managed Lustre peers with the stack's own VPC (private services access made here); with trainstack:network.existing, mount your instance through trainstack:platform.existingCluster",
+        )
+
+
+def stack_hns_bucket_region(config: StackConfig) -> Iterator[Problem]:
+    """A hierarchical-namespace bucket is in the cluster's region."""
+    bucket = config.storage.bucket
+    if config.storage.kind == "gcs" and bucket and bucket.location and bucket.hierarchical_namespace and bucket.location.lower() != config.region:
+        yield Problem(
+            ("trainstack:storage", "bucket", "location"),
+            bucket.location,
+            f"a hierarchical-namespace bucket must be in the cluster's region ({config.region})",
+        )
+
+
+def stack_workload_queue(config: StackConfig) -> Iterator[Problem]:
+    """The workload's queue is one of the stack's."""
+    if config.workload is not None and config.pools and config.queue_of(config.workload.queue) is None:
+        yield Problem(
+            ("trainstack:workload", "queue"), config.workload.queue, f"is not a queue of this stack ({', '.join(q.local_queue for q in config.queues)})"
+        )
+
+
+def stack_workload_on_its_queue(config: StackConfig) -> Iterator[Problem]:
+    """The workload fits the machines, nodes, storage and topology of its queue's pools."""
+    queue = config.queue_of(config.workload.queue) if config.workload is not None and config.pools else None
+    if config.workload is None or queue is None:
+        return
+    first = queue.pools[0]
+    first_key = key_path(config.pool_key(config.pools.index(first)))
+    topology = (
+        f"{first.machine_type} nodes carry no GKE topology labels"
+        if not first.machine.topology_labels
+        else f"{first_key}.autoscaling: an autoscaled pool has no nodes to place on"
+    )
+    sources = {"nodes": first_key, "machine": f"{first_key}.machineType", "storage": "trainstack:storage.kind", "topology": topology}
+    yield from workload_problems(config.workload, queue.machine, queue.max_nodes, config.storage.kind, queue.topology_aware, sources)
+
+
+def stack_workload_priority(config: StackConfig) -> Iterator[Problem]:
+    """The workload's priority class is one the platform defines."""
+    if config.workload is not None:
+        yield from priority_problems(config.workload, [pc.name for pc in config.kueue.priority_classes], "trainstack:kueue.priorityClasses")
 
 
 @dataclass(frozen=True)

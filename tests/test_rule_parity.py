@@ -6,6 +6,7 @@ fails its case: no component rule can be deleted with every test green."""
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,8 +14,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from trainstack.components import gcp_storage, gke_cluster, kueue, node_pools
-from trainstack.components.args import Args, _build
+from trainstack.components import gcp_storage, gke_cluster, image, kueue, node_pools
+from trainstack.components.args import Args, Each, _build
 from trainstack.core import catalog, config, resource_rules, rules
 from trainstack.core.errors import ArgsError, Problem
 
@@ -312,3 +313,74 @@ def test_the_rules_the_audit_deleted_are_guarded() -> None:
     max_surge = max_unavailable = 0, and compact placement over several zones."""
     deleted = {"no_reservation_for_spot_or_dws", "dws_autoscaled", "surge_or_unavailable", "compact_one_zone"}
     assert deleted <= {c.rule for c in CASES if c.resource == "gpu_pool"}
+
+
+# (component Args, stack file section, Args fields the section holds elsewhere: their path in it)
+FIELD_PAIRS: list[tuple[type[Args], type[BaseModel], dict[str, tuple[str, ...]]]] = [
+    (node_pools.GpuNodePoolArgs, config.GpuPoolConfig, {"max_surge": ("upgrade", "max_surge"), "max_unavailable": ("upgrade", "max_unavailable")}),
+    (node_pools.Autoscaling, config.Autoscaling, {}),
+    (node_pools.Reservation, config.Reservation, {}),
+    (node_pools.CpuNodePoolArgs, config.CpuPoolConfig, {}),
+    (gke_cluster.GkeClusterArgs, config.ClusterConfig, {}),
+    (gke_cluster.AuthorizedNetwork, config.AuthorizedNetwork, {}),
+    (gke_cluster.MaintenanceWindow, config.MaintenanceWindow, {}),
+    (gke_cluster.MaintenanceExclusion, config.MaintenanceExclusion, {}),
+    (
+        kueue.WaitForPodsReady,
+        config.WaitForPodsReady,
+        {key: ("requeuing_strategy", key) for key in ("backoff_limit_count", "backoff_base_seconds", "backoff_max_seconds")},
+    ),
+    (kueue.PriorityClass, config.PriorityClass, {}),
+    (gcp_storage.CheckpointBucketArgs, config.BucketConfig, {}),
+    (gcp_storage.FilestoreShareArgs, config.FilestoreConfig, {}),
+    (gcp_storage.NfsDiskArgs, config.NfsConfig, {"size_gb": ("disk_size_gb",)}),
+    (gcp_storage.LustreInstanceArgs, config.LustreConfig, {}),
+    (image.WorkloadImageArgs, config.BuildConfig, {}),
+]
+
+
+def _shared(rule: Any) -> bool:
+    """A rule of core/rules.py (a pattern, bounds or rule function), which both doors can hold."""
+    return isinstance(rule, rules.Pattern | rules.Bounds) or getattr(rule, "__module__", None) == rules.__name__
+
+
+def _field_rules(annotation: Any) -> set[int]:
+    """The rules.* a config field's type applies (to it, or to its items)."""
+    found = set()
+    for item in getattr(annotation, "__metadata__", ()):
+        wrapped = getattr(getattr(item, "func", None), "__wrapped__", None)
+        if wrapped is not None:
+            found.add(id(wrapped))
+        for nested in getattr(item, "metadata", ()):  # a Field(...) in Annotated
+            found |= _field_rules(typing.Annotated[int, nested])
+    for arg in typing.get_args(annotation):
+        found |= _field_rules(arg)
+    return found
+
+
+def _config_field(section: type[BaseModel], path: tuple[str, ...]) -> Any:
+    for part in path[:-1]:
+        section = (
+            typing.get_args(section.model_fields[part].annotation)[0]
+            if typing.get_args(section.model_fields[part].annotation)
+            else section.model_fields[part].annotation
+        )
+    info = section.model_fields.get(path[-1])
+    return None if info is None else typing.Annotated[info.annotation, *info.metadata] if info.metadata else info.annotation
+
+
+@pytest.mark.parametrize(("args", "section", "renames"), FIELD_PAIRS, ids=[f"{a.__name__}-{s.__name__}" for a, s, _ in FIELD_PAIRS])
+def test_a_field_rule_both_doors_hold_is_the_same_rule(args: type[Args], section: type[BaseModel], renames: dict[str, tuple[str, ...]]) -> None:
+    """Each core/rules.py rule of an Args field (its `_checks`) is the rule of the stack file's key
+    for that field: the same object, so the same text."""
+    missing = []
+    for name, checks in args._checks.items():
+        annotation = _config_field(section, renames.get(name, (name,)))
+        if annotation is None:  # the stack file has no such key (the stack derives the field)
+            continue
+        held = _field_rules(annotation)
+        for check in checks if isinstance(checks, tuple) else (checks,):
+            rule = check.rule if isinstance(check, Each) else check
+            if _shared(rule) and id(rule) not in held:
+                missing.append((name, rule))
+    assert missing == []
