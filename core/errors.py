@@ -74,6 +74,6 @@ class ArgsError(TrainstackError, ValueError):
         self.component = component
         self.name = name
         self.problems = problems
-        lines = "\n".join(f"  - {key_path(key)} = {value!r}: {rule}" for key, value, rule in problems)
+        lines = "\n".join(f"  - {describe(p, component)}" for p in problems)
         noun = "problem" if len(problems) == 1 else "problems"
         super().__init__(f"{component} {name!r} has {len(problems)} Args {noun}:\n{lines}")
