@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from trainstack.app.stacks import raw_stack_config
 from trainstack.components import gcp_storage, gke_cluster, image, kueue, node_pools
 from trainstack.components.args import Args, Each, _build
 from trainstack.core import catalog, config, resource_rules, rules
-from trainstack.core.errors import ArgsError, Problem
+from trainstack.core.errors import ArgsError, ConfigError, Problem
 
 DROP = object()  # a change that removes the key
 
@@ -384,3 +385,16 @@ def test_a_field_rule_both_doors_hold_is_the_same_rule(args: type[Args], section
             if _shared(rule) and id(rule) not in held:
                 missing.append((name, rule))
     assert missing == []
+
+
+STACK_RULES = sorted(name for name, value in vars(config).items() if name.startswith("stack_") and callable(value))
+
+
+@pytest.mark.parametrize("name", STACK_RULES)
+def test_every_stack_rule_runs_on_its_own(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each stack rule (core/config.py `stack_*`) runs on a valid stack, whatever the others find:
+    made to refuse, it is reported, and only it."""
+    monkeypatch.setattr(config, name, lambda stack: iter([Problem(("trainstack:probe",), None, f"{name} refuses")]))
+    with pytest.raises(ConfigError) as caught:
+        config.load("probe", raw_stack_config("a3ultra-405b"))
+    assert caught.value.problems == [f"trainstack:probe = None: {name} refuses"]
