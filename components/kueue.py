@@ -306,16 +306,13 @@ class KueueArgs(Args):
                     [f.name for f in flavors],
                     f"queue {cluster_queue} mixes machine types; give each machine type a queue of its own (GpuFlavor.queue)",
                 )
-        # Kueue object names are unique: one ResourceFlavor and one WorkloadPriorityClass a name.
-        for key, kind, names in (
-            ("flavors", "flavor", [f.name for f in self.flavors]),
-            ("priority_classes", "priority class", [p.name for p in self.priority_classes]),
-        ):
-            seen: set[str] = set()
-            for i, item in enumerate(names):
-                if item in seen:
-                    yield Problem((key, i, "name"), item, rules.duplicate(kind))
-                seen.add(item)
+        yield from resource_rules.check("kueue", self)
+        # Kueue object names are unique: one ResourceFlavor a name (the stack names a flavor by its pool's).
+        seen: set[str] = set()
+        for i, flavor in enumerate(self.flavors):
+            if flavor.name in seen:
+                yield Problem(("flavors", i, "name"), flavor.name, rules.duplicate("flavor"))
+            seen.add(flavor.name)
 
 
 def manager_configuration(args: KueueArgs) -> dict[str, Any]:

@@ -290,9 +290,9 @@ class ExistingNetwork(Section):
     """The VPC's name."""
     subnetwork: str
     """The subnet's name."""
-    pods_range_name: str
+    pods_range_name: GcpName
     """The name of the subnet's secondary range for pods."""
-    services_range_name: str
+    services_range_name: GcpName
     """The name of the subnet's secondary range for Services."""
 
 
@@ -737,13 +737,7 @@ class KueueConfig(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> KueueConfig:
-        seen: set[str] = set()
-        problems: list[Problem] = []
-        for i, priority_class in enumerate(self.priority_classes):
-            if priority_class.name in seen:
-                problems.append(Problem(("priorityClasses", i, "name"), priority_class.name, rules.duplicate("priority class")))
-            seen.add(priority_class.name)
-        _rule_errors("KueueConfig", problems)
+        _resource_errors(self, "kueue")
         return self
 
 

@@ -1,5 +1,5 @@
 """The rules between the fields of one resource (a GPU pool, its autoscaling and reservation, the
-CPU pool, the cluster, a maintenance window, Kueue's requeuing, storage), each defined once: the
+CPU pool, the cluster, a maintenance window, Kueue and its requeuing, storage), each defined once: the
 component's Args (`components/`) and the stack config's section (`core/config.py`) call the same
 function, so both doors refuse the same values with the same words.
 
@@ -113,6 +113,16 @@ class WindowView(Protocol):
     def end(self) -> str: ...
     @property
     def recurrence(self) -> str: ...
+
+
+class NamedView(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+class KueueView(Protocol):
+    @property
+    def priority_classes(self) -> Sequence[NamedView]: ...
 
 
 class RequeuingView(Protocol):
@@ -331,6 +341,16 @@ def backoff(requeuing: RequeuingView) -> Iterator[Problem]:
     """Kueue's requeuing backoff: the longest not below the first."""
     if wrong := rules.at_least(requeuing.backoff_max_seconds, requeuing.backoff_base_seconds):
         yield Problem(("backoff_max_seconds",), requeuing.backoff_max_seconds, wrong)
+
+
+@rule("kueue")
+def unique_priority_classes(kueue: KueueView) -> Iterator[Problem]:
+    """Kueue object names are unique: one WorkloadPriorityClass a name."""
+    seen: set[str] = set()
+    for i, priority_class in enumerate(kueue.priority_classes):
+        if priority_class.name in seen:
+            yield Problem(("priority_classes", i, "name"), priority_class.name, rules.duplicate("priority class"))
+        seen.add(priority_class.name)
 
 
 # --- storage -----------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from trainstack.app.stacks import raw_stack_config
-from trainstack.components import gcp_storage, gke_cluster, image, kueue, node_pools
+from trainstack.components import gcp_network, gcp_storage, gke_cluster, image, kueue, node_pools
 from trainstack.components.args import Args, Each, _build
 from trainstack.core import catalog, config, resource_rules, rules
 from trainstack.core.errors import ArgsError, ConfigError, Problem
@@ -95,6 +95,17 @@ DOORS = {
         {},
     ),
     "requeuing": Door(kueue.WaitForPodsReady, config.Requeuing, {}, {}),
+    "kueue": Door(
+        kueue.KueueArgs,
+        config.KueueConfig,
+        {
+            "cluster_queue": "cq",
+            "local_queue": "lq",
+            "namespace": "team",
+            "flavors": [{"name": "a3-ultra", "node_pool": "gpu", "machine_type": "a3-ultragpu-8g", "nodes": 2}],
+        },
+        {},
+    ),
     "bucket": Door(gcp_storage.CheckpointBucketArgs, config.BucketConfig, {"project": "my-project", "name": "my-bucket", "location": "us-central1"}, {}),
     "filestore": Door(
         gcp_storage.FilestoreShareArgs,
@@ -232,6 +243,14 @@ CASES = [
     ),
     Case("maintenance_window", "window", {"end": "2026-01-03T05:00:00Z"}, {"end": "2026-01-03T05:00:00Z"}, ("end",), ("end",)),
     Case("requeuing", "backoff", {"backoff_max_seconds": 30}, {"backoffMaxSeconds": 30}, ("backoff_max_seconds",), ("backoffMaxSeconds",)),
+    Case(
+        "kueue",
+        "unique_priority_classes",
+        {"priority_classes": [{"name": "high", "value": 2}, {"name": "high", "value": 1}]},
+        {"priorityClasses": [{"name": "high", "value": 2}, {"name": "high", "value": 1}]},
+        ("priority_classes", 1, "name"),
+        ("priorityClasses", 1, "name"),
+    ),
     Case("bucket", "hns_uniform", {"uniform_access": False}, {"uniformAccess": False}, ("uniform_access",), ("uniformAccess",)),
     Case("filestore", "filestore_size", {"capacity_gib": 1000}, {"capacityGib": 1000}, ("capacity_gib",), ("capacityGib",)),
     Case("lustre", "lustre_size", {"capacity_gib": 100}, {"capacityGib": 100}, ("capacity_gib",), ("capacityGib",)),
@@ -332,6 +351,8 @@ FIELD_PAIRS: list[tuple[type[Args], type[BaseModel], dict[str, tuple[str, ...]]]
         {key: ("requeuing_strategy", key) for key in ("backoff_limit_count", "backoff_base_seconds", "backoff_max_seconds")},
     ),
     (kueue.PriorityClass, config.PriorityClass, {}),
+    (kueue.KueueArgs, config.KueueConfig, {}),
+    (gcp_network.NetworkRef, config.ExistingNetwork, {"pods_range": ("pods_range_name",), "services_range": ("services_range_name",)}),
     (gcp_storage.CheckpointBucketArgs, config.BucketConfig, {}),
     (gcp_storage.FilestoreShareArgs, config.FilestoreConfig, {}),
     (gcp_storage.NfsDiskArgs, config.NfsConfig, {"size_gb": ("disk_size_gb",)}),
