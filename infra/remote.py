@@ -27,7 +27,8 @@ from trainstack.infra.platform import KubernetesPlatform, Platform
 
 # The engine's built-in function that returns a stack's outputs, as the StackReference resource reads
 # them: {name, outputs, secretOutputNames} (pulumi/pulumi 1b59498 pkg/resource/deploy/builtins.go
-# readStackOutputs, readStackReference). `pulumi.runtime.invoke`, public and synchronous, calls it.
+# readStackOutputs, readStackReference; package `pulumi` is served by the engine's built-in provider,
+# pkg/resource/deploy/providers/registry.go). `pulumi.runtime.invoke`, public and synchronous, calls it.
 READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
 
 
