@@ -8,13 +8,21 @@ from typing import Any
 
 import pulumi
 from pulumi.runtime import config as runtime_config
-from trainstack import infra, workloads
+from trainstack.infra import remote
+from trainstack.infra.platform import Platform
+from trainstack.infra.training_platform import TrainingPlatform, TrainingPlatformArgs
+from trainstack.workloads.training_workload import TrainingWorkload, TrainingWorkloadArgs
 from trainstack.app import secrets, validation
 from trainstack.app.stacks import project_root, raw_stack_config
-from trainstack.core.config import WorkloadStackConfig, load
+from trainstack.core.config import StackConfig, WorkloadStackConfig, load
 from trainstack.core.context import StackContext
 from trainstack.core.errors import ConfigError, UnknownStackError
 from trainstack.infra.remote import read_platform_stack
+
+
+# The Pulumi names of the shipped program's two components: their children are `platform-<role>`
+# and `workload-<role>`, aliased from the top-level names they had before.
+PLATFORM, WORKLOAD = "platform", "workload"
 
 
 def raw_config() -> dict[str, Any]:
@@ -61,11 +69,40 @@ def main() -> None:
 
 
 def build(ctx: StackContext) -> None:
-    """Register the whole stack: platform (built or read), then the workload if there is one,
-    then the outputs a user needs next."""
-    platform = infra.build(ctx)
-    outputs = dict(platform.outputs)
-    if ctx.workload is not None:
-        outputs |= workloads.build(ctx.workload, platform)
+    """Register the whole stack: the platform (a TrainingPlatform, or read from elsewhere), then
+    the workload if there is one (a TrainingWorkload), then the outputs a user needs next."""
+    config = ctx.config
+    platform: TrainingPlatform | Platform
+    if isinstance(config, StackConfig):
+        platform = TrainingPlatform(PLATFORM, platform_args(ctx, config))
+        outputs = dict(platform.stack_outputs)
+    else:
+        platform = remote.build(ctx, config)
+        outputs = dict(platform.outputs)
+    if config.workload is not None:
+        outputs |= TrainingWorkload(WORKLOAD, TrainingWorkloadArgs(workload=config.workload, platform=platform)).stack_outputs
     for name, value in sorted(outputs.items()):
         pulumi.export(name, value)
+
+
+def platform_args(ctx: StackContext, config: StackConfig) -> TrainingPlatformArgs:
+    """The TrainingPlatform of a stack file: its sections, validated already (the models pass as they are)."""
+    return TrainingPlatformArgs(
+        project=config.project,
+        region=config.region,
+        zone=config.zone,
+        cluster=config.cluster,
+        network=config.network,
+        gpu_pool=config.single_pool,
+        gpu_pools=config.pool_list,
+        cpu_pool=config.cpu_pool,
+        storage=config.storage,
+        image=config.image,
+        kueue=config.kueue,
+        labels=config.labels,
+        ephemeral=config.ephemeral,
+        namespace=config.workload_namespace,
+        queue=config.workload.queue if config.workload else None,
+        stack=ctx.stack,
+        root=str(ctx.root),
+    )

@@ -13,7 +13,7 @@ from typing import Any
 import pulumi
 from trainstack.core import catalog, names, rules
 from trainstack.core.config import NetworkConfig, Problem, WorkloadConfig, key_path
-from trainstack.infra.platform import Platform
+from trainstack.infra.platform import Place, Platform
 from trainstack.workloads import fit, launchers, profiles
 from trainstack.workloads.launchers.base import CONFIG_DIR, ConfigFiles, Launch
 from trainstack.workloads.network_policy import JobNetworkPolicies, JobNetworkPoliciesArgs
@@ -81,8 +81,8 @@ def mount_problems(workload: WorkloadConfig, machine: catalog.Machine, storage: 
     return [(by_name[key], path, rule) for key, path, rule in rules.mount_paths(mounts, container_mounts(machine))]
 
 
-def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
-    """Register the workload's resources on `platform`; return its stack outputs (camelCase)."""
+def build(workload: WorkloadConfig, platform: Platform, place: Place = Place()) -> dict[str, Any]:
+    """Register the workload's resources on `platform` at `place`; return its stack outputs (camelCase)."""
     machine = platform.machine
     kube = platform.kubernetes
     # Supervisor and TensorBoard wait for the platform's API objects and the nodes; only the
@@ -103,7 +103,7 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
     # Validation refused an explicit request on a queue without TAS; the default asks only where it can.
     topology = workload.topology if kube.topology_aware else None
     training = TrainingJob(
-        "training-job",
+        place.name("training-job"),
         TrainingJobArgs(
             name=workload.name,
             namespace=kube.namespace,
@@ -129,7 +129,7 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
             secret_env=workload.secret_env,
             priority_class=workload.priority_class,
         ),
-        pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=kube.node_setup)),
+        place.opts("training-job", opts, pulumi.ResourceOptions(depends_on=kube.node_setup)),
     )
     outputs: dict[str, Any] = {
         "jobName": training.job_name,
@@ -140,7 +140,7 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
     resiliency = workload.resiliency
     if resiliency.enabled:
         ResiliencySupervisor(
-            "supervisor",
+            place.name("supervisor"),
             SupervisorArgs(
                 jobset=workload.name,
                 namespace=kube.namespace,
@@ -160,11 +160,11 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
                     workload_downtime_threshold_s=resiliency.workload_downtime_threshold_s,
                 ),
             ),
-            opts,
+            place.opts("supervisor", opts),
         )
     if kube.network_policy:
         JobNetworkPolicies(
-            "network-policies",
+            place.name("network-policies"),
             JobNetworkPoliciesArgs(
                 job=workload.name,
                 namespace=kube.namespace,
@@ -173,11 +173,11 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
                 tensorboard=workload.tensorboard,
                 deny_namespace=kube.namespace != "default",
             ),
-            opts,
+            place.opts("network-policies", opts),
         )
     if workload.tensorboard:
         tensorboard = TensorBoard(
-            "tensorboard",
+            place.name("tensorboard"),
             TensorBoardArgs(
                 name=names.tensorboard(workload.name),
                 namespace=kube.namespace,
@@ -186,7 +186,7 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
                 log_dir=launch.log_dir,
                 node_pool=platform.cpu_pool,
             ),
-            opts,
+            place.opts("tensorboard", opts),
         )
         outputs["tensorboard"] = tensorboard.access_command
     return outputs

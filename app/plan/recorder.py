@@ -47,6 +47,29 @@ def alias_urn(alias: Any, request: Any, urn: str) -> str:
     return f"{stack}::{spec.project or project}::{qualified}::{spec.name or request.name}"
 
 
+def inherited_alias(child_type: str, child_name: str, parent_name: str, parent_alias: str) -> str:
+    """The old URN a child has when its parent is found under `parent_alias`: under the parent's
+    old type, its name's `<parent name>` prefix swapped for the parent's old name. A port of
+    pulumi/pulumi pkg/resource/deploy/step_generator.go `inheritedChildAlias`."""
+    stack, project, parent_type, old_name = parent_alias.split("::", 3)
+    name = old_name + child_name[len(parent_name):] if child_name.startswith(parent_name) else child_name
+    return f"{stack}::{project}::{parent_type}${child_type}::{name}"
+
+
+def engine_aliases(own: list[str], urn: str, parent: str | None, parent_aliases: list[str]) -> list[str]:
+    """Every old URN the engine may find the resource `urn` under: its own aliases, then, for each
+    old URN its parent may be found under, the child's URN and each own alias moved there (the
+    engine takes the one its parent was found under). A port of step_generator.go `generateAliases`."""
+    found = dict.fromkeys(own)
+    if parent is not None:
+        parent_name = parent.split("::", 3)[3]
+        for parent_alias in parent_aliases:
+            for old in [urn, *own]:
+                kind, name = old.split("::", 3)[2].rsplit("$", 1)[-1], old.split("::", 3)[3]
+                found.setdefault(inherited_alias(kind, name, parent_name, parent_alias))
+    return list(found)
+
+
 def _type_only(alias: Any) -> bool:
     """An alias the provider SDK adds for its own older type tokens (e.g. apps/v1beta1 for a
     Deployment): the same for every resource of that type, so the plan leaves it out."""
@@ -75,6 +98,7 @@ class RecordingMonitor(mocks.MockMonitor):
     def __init__(self, fake: mocks.Mocks):
         super().__init__(fake)
         self.registrations: list[Registration] = []
+        self.aliases: dict[str, list[str]] = {}  # URN -> the old URNs the engine may find it under
 
     def _record(self, request: Any, urn: str, custom: bool, inputs: Any, property_dependencies: dict[str, list[str]], options: dict[str, Any]) -> None:
         """Append what every registration shares (names, parent, provider, dependencies)."""
@@ -116,9 +140,12 @@ class RecordingMonitor(mocks.MockMonitor):
             options["ignoreChanges"] = sorted(request.ignoreChanges)
         if request.replaceOnChanges:
             options["replaceOnChanges"] = sorted(request.replaceOnChanges)
-        renamed = [a for a in request.aliases if not _type_only(a)]
-        if renamed:
-            options["aliases"] = sorted({alias_urn(a, request, response.urn) for a in renamed})
+        urn, parent = public_urn(response.urn), public_urn(request.parent) if request.parent else None
+        own = [alias_urn(a, request, response.urn) for a in request.aliases if not _type_only(a)]
+        aliases = engine_aliases(own, urn, parent, self.aliases.get(parent, []) if parent else [])
+        self.aliases[urn] = aliases
+        if aliases:
+            options["aliases"] = sorted(aliases)
         property_dependencies = {
             k: sorted({public_urn(u) for u in v.urns}) for k, v in sorted(request.propertyDependencies.items()) if v.urns
         }
