@@ -5,6 +5,9 @@
 annotations of each component's `args` and its annotated attributes (the outputs). The host passes
 the args as a dict; each component builds and checks its Args from it (`components.args`).
 
+`TrainingPlatform` takes the platform sections of a stack file as untyped objects (`Any`), checked
+by the stack file's models; a bad input is a `pulumi.InputPropertiesError` naming its path.
+
 Not in the package: `TrainingJob`, whose launch command and GPUDirect pod parts come from Python
 launchers and profiles (`workloads.launchers`, `workloads.profiles`), not from plain values.
 """
@@ -15,7 +18,10 @@ from importlib.metadata import version
 from typing import Any
 
 import pulumi
+from pulumi.provider.experimental.component import ComponentProvider
+from pulumi.provider.server import ComponentInitError
 from trainstack import components, workloads
+from trainstack.infra.training_platform import TrainingPlatform
 
 NAME = "trainstack"
 
@@ -25,7 +31,7 @@ COMPONENTS: list[type[pulumi.ComponentResource]] = [
     for name in module.__all__
     if isinstance(getattr(module, name), type) and issubclass(getattr(module, name), pulumi.ComponentResource)
     and getattr(module, name) is not workloads.TrainingJob
-]
+] + [TrainingPlatform]
 
 
 def _classes(hint: Any) -> list[type]:
@@ -55,6 +61,25 @@ def prepared() -> list[type[pulumi.ComponentResource]]:
         _resolve(component, seen)
         _resolve(component.__init__, seen)
     return COMPONENTS
+
+
+class Provider(ComponentProvider):
+    """The SDK's component provider, but a component's `pulumi.InputPropertiesError` reaches the
+    engine as one (the SDK wraps whatever a constructor raises in ComponentInitError, which the
+    server reports as a traceback): each bad input by its path, as the program wrote it."""
+
+    def construct(self, name: str, resource_type: str, inputs: Any, options: Any = None) -> Any:
+        try:
+            return super().construct(name, resource_type, inputs, options)
+        except ComponentInitError as exc:
+            if isinstance(exc.inner, pulumi.InputPropertiesError):
+                raise exc.inner from None
+            raise
+
+
+def provider() -> Provider:
+    """The package's provider, hosting `prepared()` components."""
+    return Provider(prepared(), NAME, version=package_version())
 
 
 def package_version() -> str:

@@ -44,7 +44,7 @@ SECTIONS = {
 @dataclass(frozen=True)
 class TrainingPlatformArgs:
     """The platform sections of a stack file, each as the stack file writes it (a dict, camelCase
-    keys; in Python snake_case keys or the `core.config` section models work too)."""
+    keys; in Python snake_case keys, or the `core.config` section models, work too)."""
 
     project: str
     """The GCP project (the stack file's `gcp:project`)."""
@@ -52,25 +52,25 @@ class TrainingPlatformArgs:
     """The region of the cluster (`gcp:region`)."""
     zone: str
     """The default zone of the GPU pools (`gcp:zone`)."""
-    cluster: Any
+    cluster: dict[str, Any]
     """The stack file's `trainstack:cluster`."""
-    storage: Any
+    storage: dict[str, Any]
     """The stack file's `trainstack:storage`."""
-    image: Any
+    image: dict[str, Any]
     """The stack file's `trainstack:image`."""
-    network: Any = None
+    network: dict[str, Any] | None = None
     """The stack file's `trainstack:network`."""
-    gpu_pool: Any = None
+    gpu_pool: dict[str, Any] | None = None
     """The stack file's `trainstack:gpuPool` (one pool; or `gpuPools`)."""
-    gpu_pools: Any = None
+    gpu_pools: list[dict[str, Any]] | None = None
     """The stack file's `trainstack:gpuPools` (a list of pools; or `gpuPool`)."""
-    cpu_pool: Any = None
+    cpu_pool: dict[str, Any] | None = None
     """The stack file's `trainstack:cpuPool`."""
-    kueue: Any = None
+    kueue: dict[str, Any] | None = None
     """The stack file's `trainstack:kueue`."""
     labels: dict[str, str] | None = None
     """The stack file's `trainstack:labels`."""
-    ephemeral: Any = None
+    ephemeral: dict[str, Any] | None = None
     """The stack file's `trainstack:ephemeral` (what `trainstack bench` sets)."""
     namespace: str | None = None
     """The namespace its jobs run in (granted the storage); default `default`."""

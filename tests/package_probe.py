@@ -10,9 +10,8 @@ from typing import Any
 import pulumi
 from helpers import render_with
 from pulumi.provider.experimental.analyzer import Analyzer
-from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.schema import generate_schema
-from trainstack.app.package import NAME, package_version, prepared
+from trainstack.app.package import NAME, package_version, prepared, provider as package_provider
 
 SA = "nodes@my-project.iam.gserviceaccount.com"
 INPUTS = {
@@ -30,7 +29,16 @@ INPUTS = {
         "clusterQueue": "research", "localQueue": "research", "namespace": "default",
         "flavors": [{"name": "h100", "nodePool": "h100", "machineType": "a3-highgpu-8g", "nodes": 2.0, "topologyAware": False}],
     },
+    "TrainingPlatform": {
+        "project": "my-project", "region": "us-central1", "zone": "us-central1-b",
+        "cluster": {"name": "a4-platform", "authorizedNetworks": [{"cidrBlock": "203.0.113.0/24"}]},
+        "gpuPool": {"name": "a4", "machineType": "a4-highgpu-8g", "nodeCount": 2.0, "reservation": {"affinity": "none"}, "gpuDriver": "latest"},
+        "storage": {"kind": "lustre", "lustre": {"capacityGib": 18000.0}},
+        "image": {"prebuilt": "nvcr.io/nvidia/nemo:25.07"},
+        "namespace": "trainstack",
+    },
 }
+BAD = {"TrainingPlatform": {**INPUTS["TrainingPlatform"], "gpuPool": {**INPUTS["TrainingPlatform"]["gpuPool"], "nodeCount": -1.0}}}
 
 
 def plain(value: Any) -> Any:
@@ -44,16 +52,22 @@ def main() -> None:
     dependencies = sorted(result["dependencies"], key=lambda d: d.name)
     schema = generate_schema(NAME, package_version(), None, result["component_definitions"], result["type_definitions"], dependencies).to_json()
 
-    provider = ComponentProvider(components, NAME, version=package_version())
+    provider = package_provider()
     states: dict[str, dict[str, Any]] = {}
+    errors: list[dict[str, Any]] = []
 
     def body(ctx: Any) -> None:
         for component, inputs in INPUTS.items():
             states[component] = {k: plain(v) for k, v in provider.construct(component.lower(), f"{NAME}:index:{component}", inputs).state.items()}
+        for component, inputs in BAD.items():
+            try:
+                provider.construct(f"bad-{component.lower()}", f"{NAME}:index:{component}", inputs)
+            except pulumi.InputPropertiesError as exc:
+                errors.append({"type": type(exc).__name__, "errors": exc.errors})
 
     rendered = render_with(body)
     registrations = [{"type": r.type, "name": r.name, "inputs": r.inputs} for r in rendered.registrations]
-    json.dump({"schema": schema, "states": states, "registrations": registrations}, sys.stdout, default=repr)
+    json.dump({"schema": schema, "states": states, "registrations": registrations, "errors": errors}, sys.stdout, default=repr)
 
 
 if __name__ == "__main__":

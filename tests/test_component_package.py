@@ -53,7 +53,7 @@ def object_properties(prop: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def test_every_exported_component_but_the_training_job_is_in_the_package() -> None:
-    assert sorted(c.__name__ for c in COMPONENTS) == [n for n in EXPORTED if n != "TrainingJob"]
+    assert sorted(c.__name__ for c in COMPONENTS) == sorted([n for n in EXPORTED if n != "TrainingJob"] + ["TrainingPlatform"])
     assert sorted(schema()["resources"]) == sorted(token(c.__name__) for c in COMPONENTS)
 
 
@@ -85,15 +85,33 @@ def test_the_provider_constructs_components_from_camel_case_inputs() -> None:
     """ComponentProvider.construct maps the camelCase inputs to a dict of Python names with nested
     dicts and whole floats; each component builds its Args from it and registers its children."""
     registrations, states = probe()["registrations"], probe()["states"]
-    (pool,) = [r for r in registrations if r["type"] == "gcp:container/nodePool:NodePool"]
+    (pool,) = [r for r in registrations if r["type"] == "gcp:container/nodePool:NodePool" and r["name"] == "gpunodepool"]
     assert (pool["inputs"]["nodeConfig"]["machineType"], pool["inputs"]["nodeCount"]) == ("a3-highgpu-8g", 2)
-    (firewall,) = [r for r in registrations if r["type"] == "gcp:compute/firewall:Firewall"]
+    (firewall,) = [r for r in registrations if r["type"] == "gcp:compute/firewall:Firewall" and r["name"].startswith("gkecluster")]
     assert firewall["inputs"]["allows"] == [{"protocol": "tcp", "ports": ["9443"]}]
     types = {r["type"] for r in registrations}
     assert {"gcp:container/cluster:Cluster", "kubernetes:helm.sh/v3:Release", "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"} <= types
     assert states["Kueue"]["localQueueName"] == "research"
     assert states["GpuNodePool"]["nodeSelector"]["cloud.google.com/gke-nodepool"] == "h100"
     assert {"clusterId", "kubeconfig", "name"} <= set(states["GkeCluster"])
+
+
+def test_the_platform_is_built_from_a_stack_files_sections_with_its_nics() -> None:
+    """TrainingPlatform from the camelCase sections of an A4 stack: the pool gets its eight NIC
+    networks, the platform its RDMA installers and Lustre, and the contract names the NICs."""
+    registrations, states = probe()["registrations"], probe()["states"]
+    (pool,) = [r for r in registrations if r["type"] == "gcp:container/nodePool:NodePool" and r["inputs"]["nodeConfig"]["machineType"] == "a4-highgpu-8g"]
+    assert len(pool["inputs"]["networkConfig"]["additionalNodeNetworkConfigs"]) == 9  # gVNIC + 8 RDMA
+    assert "gcp:lustre/instance:Instance" in {r["type"] for r in registrations}
+    networks = [r["inputs"]["metadata"]["name"] for r in registrations if r["type"] == "kubernetes:networking.gke.io/v1:Network"]
+    assert sorted(networks) == ["gvnic-1", *(f"rdma-{i}" for i in range(8))]
+    assert {"kubeconfig", "clusterName", "localQueue", "storageClaim", "nicNetworks", "platform"} <= set(states["TrainingPlatform"])
+
+
+def test_a_bad_platform_input_is_an_input_properties_error_naming_it_as_written() -> None:
+    (error,) = probe()["errors"]
+    assert error["type"] == "InputPropertiesError"
+    assert {"property_path": "gpuPool.nodeCount", "reason": "-1: Input should be greater than or equal to 0"} in error["errors"]
 
 
 # --- the YAML example -----------------------------------------------------------------------------
@@ -147,5 +165,5 @@ def test_the_yaml_example_has_two_pools_of_different_machines_and_a_flavor_each(
 def test_the_plugin_folder_is_what_pulumi_package_add_loads() -> None:
     plugin = ROOT / "provider"
     assert yaml.safe_load((plugin / "PulumiPlugin.yaml").read_text()) == {"runtime": "python"}
-    assert "component_provider_host(prepared(), NAME" in (plugin / "__main__.py").read_text()
+    assert "main(provider(), sys.argv[1:])" in (plugin / "__main__.py").read_text()
     assert [line for line in (plugin / "requirements.txt").read_text().splitlines() if line and not line.startswith("#")] == [".."]
