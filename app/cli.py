@@ -18,7 +18,9 @@ from trainstack.app.console import fail
 from trainstack.app.ops.cli import COMMANDS
 from trainstack.app.reports.metrics_cli import metrics
 from trainstack.app.stacks import project_root, raw_stack_config, stack_names
+from trainstack.core.config import StackConfig
 from trainstack.core.errors import TrainstackError
+from trainstack.core.fleet import FleetStackConfig
 from trainstack.workloads import fit
 
 FORMATS = click.Choice(["table", "json", "markdown"])
@@ -73,12 +75,12 @@ def validate_command(stacks: tuple[str, ...], all_stacks: bool, fmt: str) -> Non
     problems: dict[str, str] = {}
     for stack in _chosen(stacks, all_stacks):
         try:
-            ctx = run(stack, raw_stack_config(stack)).context
+            rendered = run(stack, raw_stack_config(stack))
         except TrainstackError as exc:
             problems[stack] = str(exc)
             reports[stack] = {"valid": False, "problem": str(exc)}
             continue
-        reports[stack] = _validated(stack, ctx)
+        reports[stack] = _validated(stack, rendered.context, rendered.outputs)
     if fmt == "json":
         click.echo(json.dumps(reports, indent=2))
         if problems:
@@ -90,8 +92,10 @@ def validate_command(stacks: tuple[str, ...], all_stacks: bool, fmt: str) -> Non
     _failed(problems)
 
 
-def _validated(stack: str, ctx: Any) -> dict[str, Any]:
-    """What `validate` reports of a valid stack."""
+def _validated(stack: str, ctx: Any, outputs: dict[str, Any]) -> dict[str, Any]:
+    """What `validate` reports of a valid stack (of a fleet: its workers and queues)."""
+    if isinstance(ctx.config, FleetStackConfig):
+        return {"valid": True, "workers": [w.name for w in ctx.config.fleet.workers], "queues": outputs.get("queues") or {}, "warnings": []}
     machine = ctx.machine
     pools = getattr(ctx.config, "pools", [])  # a platform's; a workload stack has none of its own
     report: dict[str, Any] = {
@@ -102,7 +106,8 @@ def _validated(stack: str, ctx: Any) -> dict[str, Any]:
         "gpudirect": machine.gpudirect.value,
         "queue": ctx.local_queue,
         "pools": [{"name": p.name, "nodes": p.max_nodes, "machineType": p.machine_type, "capacity": p.capacity} for p in pools],
-        "warnings": [],
+        # a zone the catalog's table does not know (a workload stack makes no pools of its own)
+        "warnings": ctx.config.warnings() if isinstance(ctx.config, StackConfig) else [],
     }
     if ctx.workload is not None:
         result = fit.estimate(ctx.workload, machine)
@@ -113,6 +118,9 @@ def _validated(stack: str, ctx: Any) -> dict[str, Any]:
 
 
 def _echo_valid(stack: str, report: dict[str, Any]) -> None:
+    if "workers" in report:
+        click.echo(f"{stack}: valid (a fleet of {len(report['workers'])} workers; queues: " + "; ".join(f"{q} on {', '.join(w)}" for q, w in report["queues"].items()) + ")")
+        return
     click.echo(f"{stack}: valid ({report['nodes']} x {report['machineType']}, {report['gpus']} GPUs, GPUDirect {report['gpudirect']}, queue {report['queue']})")
     if len(report["pools"]) > 1:
         click.echo("  GPU pools, in the order their queues try them: " + ", ".join(f"{p['name']} ({p['nodes']} x {p['machineType']}, {p['capacity']})" for p in report["pools"]))

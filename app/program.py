@@ -14,9 +14,11 @@ from trainstack.infra.training_platform import TrainingPlatform, TrainingPlatfor
 from trainstack.workloads.training_workload import TrainingWorkload, TrainingWorkloadArgs
 from trainstack.app import secrets, validation
 from trainstack.app.stacks import project_root, raw_stack_config
+from trainstack.core import fleet
 from trainstack.core.config import StackConfig, WorkloadStackConfig, load
 from trainstack.core.context import StackContext
 from trainstack.core.errors import ConfigError, UnknownStackError
+from trainstack.infra import fleet as fleet_infra
 from trainstack.infra.remote import read_platform_stack
 
 
@@ -57,6 +59,8 @@ def main() -> None:
     try:
         raw = raw_config()
         raw = secrets.mark_secrets(raw, secrets.secret_keys(raw), _stack_file(stack))
+        if fleet.is_fleet(raw):
+            return _fleet(stack, raw)
         config = load(stack, raw)
         reference = output = None
         if isinstance(config, WorkloadStackConfig) and config.platform.stack:
@@ -66,6 +70,19 @@ def main() -> None:
         # RunError ends the program with this message and no traceback.
         raise pulumi.RunError(str(exc)) from None
     build(ctx)
+
+
+def _fleet(stack: str, raw: dict[str, Any]) -> None:
+    """A fleet stack: its workers read through their StackReferences and checked, then the manager."""
+    try:
+        config = fleet.load(stack, raw)
+        read = {w.stack: read_platform_stack(w.stack) for w in config.fleet.workers}
+        ctx, workers = validation.check_fleet(stack, config, project_root(), {name: output for name, (_, output) in read.items()})
+    except ConfigError as exc:
+        raise pulumi.RunError(str(exc)) from None
+    outputs = fleet_infra.build(ctx, config, workers, {name: reference for name, (reference, _) in read.items()})
+    for name, value in sorted(outputs.items()):
+        pulumi.export(name, value)
 
 
 def build(ctx: StackContext) -> None:

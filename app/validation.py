@@ -14,15 +14,27 @@ from typing import Any
 
 from trainstack import infra, workloads
 from trainstack.workloads import platforms
-from trainstack.core import contract
+from trainstack.core import contract, fleet
 from trainstack.core.config import Problem, StackConfig, WorkloadStackConfig, describe, load
 from trainstack.core.context import StackContext
 from trainstack.core.errors import ConfigError
 
 
-def validate(stack: str, raw: dict[str, Any], root: Path, platform_output: Any = None) -> StackContext:
-    """`check` of the raw config (keys as in its YAML); ConfigError listing every problem."""
+def validate(stack: str, raw: dict[str, Any], root: Path, platform_output: Any = None, worker_outputs: dict[str, Any] | None = None) -> StackContext:
+    """`check` of the raw config (keys as in its YAML); ConfigError listing every problem. A fleet
+    stack is checked against its workers' contracts, `worker_outputs` (stack -> `platform` output)."""
+    if fleet.is_fleet(raw):
+        return check_fleet(stack, fleet.load(stack, raw), root, worker_outputs or {})[0]
     return check(stack, load(stack, raw), root, platform_output)
+
+
+def check_fleet(stack: str, config: fleet.FleetStackConfig, root: Path, worker_outputs: dict[str, Any]) -> tuple[StackContext, list[fleet.Worker]]:
+    """A fleet's context and its workers, or ConfigError listing how the workers fail to mirror one another."""
+    workers = fleet.workers_of(config, worker_outputs)
+    problems = list(fleet.problems(workers))
+    if problems:
+        raise ConfigError(stack, [describe(p) for p in problems])
+    return StackContext(stack, config, root), workers
 
 
 def check(stack: str, config: StackConfig | WorkloadStackConfig, root: Path, platform_output: Any = None) -> StackContext:
@@ -46,6 +58,8 @@ def check(stack: str, config: StackConfig | WorkloadStackConfig, root: Path, pla
         else:
             terms = narrowed
             problems += contract.workload_stack_problems(config, terms)
+            if fleet.of_fleet(terms):
+                problems += fleet.job_problems(config, terms)
     ctx = StackContext(stack, config, root, contract=terms)
     if config.workload is not None and (terms is None or config.workload.nodes <= terms.gpu_nodes):
         # A job its pool cannot hold is refused for that alone: nothing more that scales with nodes.

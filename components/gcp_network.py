@@ -65,6 +65,10 @@ class PrimaryNetworkArgs(Args):
     keep_vpc: bool | None = False
     """`pulumi destroy` leaves the VPC in the project: storage kept on destroy (a Filestore
     instance, a Managed Lustre instance) stays peered with it, and GCP deletes no VPC that has a peering."""
+    mtu: int | None = None
+    """The VPC's MTU when it is created (None: GCP's default, 1460); rules.primary_mtu picks
+    8896 for RDMA machines and Managed Lustre. A live VPC keeps the MTU it was made with: see
+    PrimaryNetwork."""
 
     # The longest suffix is `-router` (7): the names stay GCP names of at most 63 characters.
     _checks = {
@@ -74,6 +78,7 @@ class PrimaryNetworkArgs(Args):
         "subnet_cidr": rules.cidr,
         "pods_cidr": rules.cidr,
         "services_cidr": rules.cidr,
+        "mtu": rules.MTU,
     }
 
     def _cross(self) -> Iterator[Problem]:
@@ -83,7 +88,18 @@ class PrimaryNetworkArgs(Args):
 class PrimaryNetwork(pulumi.ComponentResource):
     """A custom-mode VPC with one subnet (Private Google Access on, pod and Service secondary
     ranges), a Cloud Router with Cloud NAT so private nodes reach registries, and a firewall
-    rule admitting traffic between nodes and pods."""
+    rule admitting traffic between nodes and pods.
+
+    The VPC's MTU is set when it is created and never changed by a later `up`
+    (`ignoreChanges: [mtu]`): terraform-provider-google updates `mtu` in place (017d2f5
+    google/services/compute/resource_compute_network.go: not ForceNew since GoogleCloudPlatform/
+    magic-modules#13995, 2025, so in the provider pulumi-gcp 10 bridges), by a PATCH of the live
+    network, and GCP says not to change a network's MTU while VMs run on it: they would disagree
+    on the MTU until each restarts (Linux VMs read it from DHCP at boot), and connectivity is
+    unreliable meanwhile; the safe way is to stop every VM, change the MTU, start them again
+    (cloud.google.com/vpc/docs/change-mtu-vpc-network). So a stack made before trainstack set an
+    MTU keeps 1460; `README.md` ("Managed Lustre") gives the procedure to move it.
+    """
 
     network: gcp.compute.Network
     """The VPC."""
@@ -97,10 +113,11 @@ class PrimaryNetwork(pulumi.ComponentResource):
         super().__init__("trainstack:gcp:PrimaryNetwork", name, None, opts)
         kids = Children(self, name, opts)
         self.network = gcp.compute.Network(
-            **kids("vpc", retain_on_delete=args.keep_vpc or None),
+            **kids("vpc", retain_on_delete=args.keep_vpc or None, ignore_changes=["mtu"]),
             project=args.project,
             name=f"{args.name_prefix}-net",
             auto_create_subnetworks=False,
+            mtu=args.mtu,
             routing_mode="REGIONAL",
         )
         self.subnetwork = gcp.compute.Subnetwork(
@@ -189,7 +206,8 @@ class GpuNicNetworksArgs(Args):
 
 
 class GpuNicNetworks(pulumi.ComponentResource):
-    """The VPCs behind a GPU machine's extra NICs, at the machine's MTU.
+    """The VPCs behind a GPU machine's extra NICs, at the machine's MTU (set when each VPC is
+    created and never changed in place, as PrimaryNetwork's).
 
     Each gVNIC NIC gets its own VPC and subnet with a firewall rule for traffic between the
     NIC subnets (TCPX/TCPXO move GPU data over these). RDMA NICs share one VPC created with the
@@ -208,7 +226,7 @@ class GpuNicNetworks(pulumi.ComponentResource):
             if nic.kind == "rdma":
                 if rdma_vpc is None:
                     rdma_vpc = gcp.compute.Network(
-                        **kids("rdma"),
+                        **kids("rdma", ignore_changes=["mtu"]),
                         project=args.project,
                         name=f"{args.name_prefix}-rdma-net",
                         auto_create_subnetworks=False,
@@ -219,7 +237,7 @@ class GpuNicNetworks(pulumi.ComponentResource):
                 vpc = rdma_vpc
             else:
                 vpc = gcp.compute.Network(
-                    **kids(nic.name),
+                    **kids(nic.name, ignore_changes=["mtu"]),
                     project=args.project,
                     name=f"{args.name_prefix}-{nic.name}-net",
                     auto_create_subnetworks=False,

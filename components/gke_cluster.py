@@ -125,8 +125,10 @@ class GkeClusterArgs(Args):
     """Kubernetes beta APIs the cluster serves beyond its defaults (`resource.k8s.io/v1beta1/
     deviceclasses`, ...: GKE `enable_k8s_beta_apis`), for add-ons that need them."""
     lustre_csi: bool | None = False
-    """Enable the Managed Lustre CSI driver (GKE 1.33.2-gke.1111000 or newer, COS nodes; without
-    the legacy LNet port, which only instances made with gke_support_enabled need)."""
+    """Enable the Managed Lustre CSI driver on port 988, without the legacy LNet port (which
+    only instances made with gke_support_enabled need): nodes at
+    catalog.LUSTRE_PORT_988_MIN_GKE or newer, so a `version_prefix` of its minor or later
+    (rules.lustre_gke_version)."""
     deletion_protection: bool | None = True
     """GKE refuses to delete the cluster while true, and Pulumi protects it too, so `pulumi
     destroy` stops before it deletes anything rather than half-way."""
@@ -160,6 +162,9 @@ class GkeClusterArgs(Args):
         for i, network in enumerate(networks):
             if self.private_endpoint and not rules.cidr(network.cidr_block) and (message := rules.private_endpoint_network(network.cidr_block)):
                 yield f"authorized_networks[{i}].cidr_block", network.cidr_block, message
+        prefix = self.version_prefix
+        if self.lustre_csi and (prefix is None or not rules.VERSION_PREFIX(prefix)) and (message := rules.lustre_gke_version(prefix)):
+            yield "version_prefix", prefix, message
         # GKE MaintenancePolicy: every policy has a window, an exclusion included.
         if self.maintenance_exclusion is not None and self.maintenance_window is None:
             yield "maintenance_exclusion", self.maintenance_exclusion.name, "needs a maintenance_window: GKE requires a window in every maintenance policy"

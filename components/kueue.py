@@ -22,6 +22,7 @@ from trainstack.components.args import Args, Problem, not_empty, one_of
 from trainstack.core import catalog, rules
 from trainstack.components.k8s_provider import (
     MANAGED_BY,
+    NODE_POOL_LABEL,
     Placement,
     controller_release,
     metadata,
@@ -48,6 +49,12 @@ QUEUED_TOLERATION = {"key": "cloud.google.com/gke-queued", "operator": "Equal", 
 # workload with flex-start with queued provisioning").
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 QUEUED_PROVISIONING_CLASS = "queued-provisioning.gke.io"
+# The MultiKueue admission check controller and the dispatchers of a MultiKueue manager (kueue
+# v0.19.2 apis/kueue/v1beta2 MultiKueueControllerName; apis/config/v1beta2 configuration_types.go
+# MultiKueueDispatcherModeAllAtOnce, MultiKueueDispatcherModeIncremental).
+MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
+ALL_AT_ONCE_DISPATCHER = "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
+INCREMENTAL_DISPATCHER = "kueue.x-k8s.io/multikueue-dispatcher-incremental"
 # The IMEX channel's DeviceClass, and the resource Kueue counts it as (catalog, with sources).
 CHANNEL_RESOURCE = catalog.COMPUTE_DOMAIN_CHANNEL_RESOURCE
 # Kueue integrations enabled. Each one puts Kueue's webhook in the path of creating that kind
@@ -137,6 +144,10 @@ class GpuFlavor(Args):
     queue: str | None = None
     """The LocalQueue (and ClusterQueue of the same name) whose flavors this one is of; None: the
     Kueue's main queue. One queue per machine type: a job is built for one machine."""
+    any_pool: bool | None = False
+    """Select nodes by the machine alone, not `node_pool`: a MultiKueue manager's flavor, which
+    every worker pool of the machine satisfies (Kueue still starts the manager's local copy with
+    the flavor's labels: v0.19.2 pkg/controller/jobframework/reconciler.go startJob)."""
     autoscaled: bool | None = False
     """The pool autoscales: a job admitted here may wait for nodes the autoscaler has yet to make.
     Without a ProvisioningRequest check (`queued`) that wait counts against `waitForPodsReady`."""
@@ -156,7 +167,8 @@ class GpuFlavor(Args):
         return catalog.machine(self.machine_type)
 
     def node_labels(self) -> dict[str, str]:
-        return gpu_pool_selector(self.node_pool, self.machine)
+        selector = gpu_pool_selector(self.node_pool, self.machine)
+        return {k: v for k, v in selector.items() if k != NODE_POOL_LABEL} if self.any_pool else selector
 
     def tolerations(self) -> list[dict[str, str]]:
         """What Kueue adds to the pods it admits on this flavor."""
@@ -202,6 +214,34 @@ class PriorityClass(Args):
 
 
 @dataclass(frozen=True)
+class MultiKueueDispatch(Args):
+    """A MultiKueue manager: `multiKueue` of config.kueue.x-k8s.io/v1beta2 (Kueue v0.19.2), and
+    every ClusterQueue admitting through the MultiKueue AdmissionCheck named after it
+    (`multikueue_check_name`; components.multikueue makes the checks)."""
+
+    dispatcher: str | None = INCREMENTAL_DISPATCHER
+    """Which workers get a copy of an admitted workload: all at once, or incrementally in the order
+    of `MultiKueueConfig.spec.clusters` (gate MultiKueueIncrementalDispatcherRespectConfigOrder,
+    Beta and on in v0.19), adding `step_size` more every 5 minutes."""
+    step_size: int | None = 1
+    """The incremental dispatcher's step (gate MultiKueueIncrementalDispatcherConfig, Beta and on
+    in v0.19; Kueue's default is 3)."""
+
+    _checks = {"dispatcher": one_of(ALL_AT_ONCE_DISPATCHER, INCREMENTAL_DISPATCHER), "step_size": rules.POSITIVE}
+
+    def configuration(self) -> dict[str, Any]:
+        block: dict[str, Any] = {"dispatcherName": self.dispatcher}
+        if self.dispatcher == INCREMENTAL_DISPATCHER:
+            block["incrementalDispatcherConfig"] = {"stepSize": self.step_size}
+        return block
+
+
+def multikueue_check_name(cluster_queue: str) -> str:
+    """The MultiKueue AdmissionCheck (and MultiKueueConfig) of a manager's ClusterQueue."""
+    return f"{cluster_queue}-multikueue"
+
+
+@dataclass(frozen=True)
 class KueueArgs(Args):
     """Kueue and its queues."""
 
@@ -232,6 +272,8 @@ class KueueArgs(Args):
     """Where the controller runs."""
     chart: catalog.HelmChart | None = catalog.KUEUE_CHART
     """The pinned chart."""
+    multikueue: MultiKueueDispatch | None = None
+    """A MultiKueue manager's dispatcher; None: no MultiKueue admission check on the queues."""
 
     _checks = {
         "cluster_queue": rules.K8S_NAME,
@@ -255,6 +297,8 @@ class KueueArgs(Args):
             yield "wait_for_pods_ready.timeout", self.wait_for_pods_ready.timeout, wrong
         if self.flavors and not self.queues()[0][2]:
             yield "flavors", [f.name for f in self.flavors], f"none is of the main queue {self.local_queue}"
+        if self.multikueue is not None and (queued := [f.name for f in self.flavors if f.queued]):
+            yield "flavors", queued, "a MultiKueue manager runs no job: its flavors provision nothing (queued is a worker's)"
         for cluster_queue, _, flavors in self.queues():
             if len({f.machine_type for f in flavors}) > 1:
                 yield "flavors", [f.name for f in flavors], f"queue {cluster_queue} mixes machine types; give each machine type a queue of its own (GpuFlavor.queue)"
@@ -292,6 +336,8 @@ def manager_configuration(args: KueueArgs) -> dict[str, Any]:
         "integrations": {"frameworks": list(args.frameworks)},
     }
     config["waitForPodsReady"] = args.wait_for_pods_ready.configuration()
+    if args.multikueue is not None:
+        config["multiKueue"] = args.multikueue.configuration()
     if any(f.machine.accelerator_topology is not None for f in args.flavors):
         # Kueue 0.19.2 counts DRA claims (KueueDRAIntegration, on by default) and refuses a claim
         # of a DeviceClass no mapping names (pkg/dra/claims.go): map the IMEX channel's.
@@ -350,8 +396,8 @@ def flavor_object_name(flavor: GpuFlavor, args: KueueArgs) -> str:
     return _content_name(flavor.name, {k: spec[k] for k in ("nodeLabels", "topologyName") if k in spec})
 
 
-def cluster_queue_spec(flavors: list[GpuFlavor], args: KueueArgs) -> dict[str, Any]:
-    """A ClusterQueue trying `flavors` in order (kueue.x-k8s.io/v1beta2 at v0.19.2)."""
+def cluster_queue_spec(flavors: list[GpuFlavor], args: KueueArgs, name: str | None = None) -> dict[str, Any]:
+    """ClusterQueue `name` trying `flavors` in order (kueue.x-k8s.io/v1beta2 at v0.19.2)."""
     spec: dict[str, Any] = {
         "namespaceSelector": {},  # every namespace may have a LocalQueue pointing here
         "queueingStrategy": "BestEffortFIFO",
@@ -371,7 +417,11 @@ def cluster_queue_spec(flavors: list[GpuFlavor], args: KueueArgs) -> dict[str, A
         # "Flavor fungibility"; a flavor without room is always skipped).
         spec["flavorFungibility"] = {"whenCanBorrow": "TryNextFlavor", "whenCanPreempt": "TryNextFlavor"}
     queued = [f for f in flavors if f.queued]
-    if queued:
+    if args.multikueue is not None and name is not None:
+        # Every workload of a manager's queue is dispatched to a worker (kueue v0.19.2
+        # site/static/examples/multikueue/multikueue-setup.yaml).
+        spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": multikueue_check_name(name)}]}
+    elif queued:
         # The provisioning check on the queued flavors only (v1beta2 admissionChecksStrategy).
         spec["admissionChecksStrategy"] = {
             "admissionChecks": [{"name": f.check_name(), "onFlavors": [flavor_object_name(f, args)]} for f in queued]
@@ -469,10 +519,20 @@ class Kueue(pulumi.ComponentResource):
         queues = []
         for i, (cluster_queue, local_queue, queue_flavors) in enumerate(args.queues()):
             suffix = "" if i == 0 else f"-{local_queue}"
+            dispatch = []
+            if args.multikueue is not None:
+                # Its MultiKueueConfig (same name) lists the workers: components.multikueue.
+                check = multikueue_check_name(cluster_queue)
+                dispatch.append(custom(
+                    f"multikueue-check{suffix}", "AdmissionCheck", metadata(check),
+                    {"controllerName": MULTIKUEUE_CONTROLLER, "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": check}},
+                    replace_on_changes=["spec.controllerName"], delete_before_replace=True,
+                ))
             cq = custom(
-                f"cluster-queue{suffix}", "ClusterQueue", metadata(cluster_queue), cluster_queue_spec(queue_flavors, args),
-                *flavors, *checks,  # and so deleted before them: a flavor or check in use cannot be deleted
+                f"cluster-queue{suffix}", "ClusterQueue", metadata(cluster_queue), cluster_queue_spec(queue_flavors, args, cluster_queue),
+                *flavors, *checks, *dispatch,  # and so deleted before them: a flavor or check in use cannot be deleted
             )
+            checks += dispatch
             lq = custom(
                 f"local-queue{suffix}", "LocalQueue", metadata(local_queue, args.namespace),
                 {"clusterQueue": cluster_queue},

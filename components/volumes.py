@@ -67,8 +67,12 @@ def _claim(
     """The PersistentVolume `volume_name` (cluster-wide) with `source` (e.g. `{"nfs": ...}`), and the
     claim `claim_name` in `namespace` bound to it and only it (claimRef one way, volumeName the
     other). Their Pulumi names are `<component>-<role>volume` and `-claim`, aliased from `<was>-…`."""
+    # A bound volume's claimRef cannot move to another claim (the new claim never binds while the
+    # reference names the old one's uid, and a Retain volume whose claim is gone stays Released:
+    # kubernetes.io/docs/concepts/storage/persistent-volumes#retain), so a new claimRef makes a new
+    # volume, deleted first (its name is fixed). Retain: the store's bytes are never touched.
     volume = core.PersistentVolume(
-        **kids(f"{role}volume", was=f"{was}-volume"),
+        **kids(f"{role}volume", was=f"{was}-volume", replace_on_changes=["spec.claimRef"], delete_before_replace=True),
         metadata=metadata(volume_name),
         spec=core.PersistentVolumeSpecArgs(
             access_modes=[access_mode],

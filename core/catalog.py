@@ -787,6 +787,25 @@ LUSTRE_CSI_DRIVER = "lustre.csi.storage.gke.io"
 # LNet's port on the instance, which the VPC admits from the private services access range
 # (lustre-csi-driver kmod_installer.go: 988; 6988 only for gke-support-enabled instances, not made here).
 LUSTRE_LNET_PORT = 988
+# The oldest GKE node version whose Lustre CSI driver takes port 988 without the legacy LNet port
+# 6988 (the workaround for the gke-metadata-server's own port 988, which every trainstack node runs
+# under GKE_METADATA): GKE API LustreCsiDriverConfig.enable_legacy_lustre_port, "required ONLY ...
+# [when] the GKE node version is older than 1.33.2-gke.4655000 [or] connecting to a Lustre instance
+# that has the 'gke-support-enabled' flag" (google.container.v1, docs.cloud.google.com/python/docs/
+# reference/container/latest/google.cloud.container_v1.types.LustreCsiDriverConfig, read 2026-11-25).
+# trainstack takes the first branch: port 988, no legacy port, an instance without gke-support-enabled,
+# on nodes of that version or newer (rules.lustre_gke_version). lustre-csi-driver 89f1eb7
+# test/k8s-integration/cluster.go gives 1.33.2-gke.1072000 as the managed driver's oldest node
+# version, the floor of the driver alone, below the port's.
+LUSTRE_PORT_988_MIN_GKE = "1.33.2-gke.4655000"
+
+# The MTU of a VPC trainstack creates for a cluster with RDMA machines or Managed Lustre: 8896, the
+# largest GCP allows (cloud.google.com/vpc/docs/mtu; terraform-provider-google 017d2f5
+# google/services/compute/resource_compute_network.go `mtu`: 1300 to 8896, default 1460). Managed
+# Lustre creates its VPCs with it and reports up to about 10% more throughput than at 1460
+# (docs.cloud.google.com/managed-lustre/docs/vpc `--mtu=8896`; .../managed-lustre/docs/performance,
+# read 2026-11-25); the RDMA machines' NIC VPCs take it already (`Machine.mtu`).
+JUMBO_MTU = 8896
 
 # Other pinned images, by role. An image without `platforms` has none recorded (unknown), so it
 # runs on amd64 nodes only (see Image.runs_on and workloads.platform_problems). Sources: the resiliency recipe (supervisor and trainer image:

@@ -8,11 +8,12 @@ reports the key as the user writes it; `load` collects every violation into one 
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 from collections.abc import Iterator
 from types import UnionType
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -965,6 +966,8 @@ class StackConfig(BaseModel):
         wait = self.kueue.wait_for_pods_ready
         if self._waiting_pools and "timeout" in wait.model_fields_set and (wrong := rules.pods_ready_budget(wait.timeout, self._waiting_pools)):
             yield ("trainstack:kueue", "waitForPodsReady", "timeout"), wait.timeout, wrong
+        if self.storage.kind == "lustre" and (wrong := rules.lustre_gke_version(self.cluster.version_prefix)):
+            yield ("trainstack:cluster", "versionPrefix"), self.cluster.version_prefix, f"{wrong} (trainstack:storage.kind lustre)"
         if self.storage.kind == "lustre" and self.network.existing is not None:
             yield ("trainstack:storage", "kind"), "lustre", "Managed Lustre peers with the stack's own VPC (private services access made here); with trainstack:network.existing, mount your instance through trainstack:platform.existingCluster"
         bucket = self.storage.bucket
@@ -1011,7 +1014,20 @@ class StackConfig(BaseModel):
                 i, first = pools[0]
                 yield (*self.pool_key(i), "nodeCount" if first.node_count else "autoscaling"), family_nodes, f"each GPU NIC subnet (a /24) {wrong.replace('; widen it', '')}"
 
+    def warnings(self) -> list[str]:
+        """What `validate` reports without refusing: each zone of the GPU and CPU pools (and
+        `gcp:zone`) that the catalog's zone table does not list in a region it knows."""
+        keys = [(("gcp:zone",), self.zone)]
+        for section, zones in (*((self.pool_key(i), p.zones) for i, p in enumerate(self.pools)), (("trainstack:cpuPool",), self.cpu_pool.zones)):
+            keys += [((*section, "zones", i), zone) for i, zone in enumerate(zones or [])]
+        return [describe((key, zone, wrong)) for key, zone in keys if (wrong := rules.zone_known(zone))]
+
     # Derived values components read, so no caller recomputes them.
+
+    @property
+    def vpc_mtu(self) -> int | None:
+        """The MTU of the VPC trainstack creates (rules.primary_mtu); None: GCP's default."""
+        return rules.primary_mtu([p.machine for p in self.pools], self.storage.kind)
 
     @property
     def workload_namespace(self) -> str:
@@ -1191,6 +1207,8 @@ def workload_problems(
         yield ("trainstack:workload", "precision"), workload.precision, f"{machine.name} ({gpu.name}) has no {workload.precision} tensor cores ({sources['machine']})"
     if workload.resiliency.enabled and workload.framework != "nemo2":
         yield ("trainstack:workload", "resiliency", "enabled"), True, "the resiliency supervisor drives NeMo 2.0 jobs only (framework: nemo2)"
+    elif workload.resiliency.enabled and (wrong := rules.host_monitor_reachable(machine)):
+        yield ("trainstack:workload", "resiliency", "enabled"), True, f"{wrong} ({sources['machine']})"
     if workload.tensorboard and storage_kind == "gcs":
         yield ("trainstack:workload", "tensorboard"), True, f"TensorBoard reads the shared file system; it needs storage kind filestore or nfs ({sources['storage']})"
 
@@ -1293,7 +1311,42 @@ def describe(problem: Problem) -> str:
     return f"{key_path(loc) or '(stack config)'} = {_show(value)}: {rule}"
 
 
-def _describe(error: dict[str, Any]) -> str:
+def _section_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> type[BaseModel] | None:
+    """The config model the keys at `loc` (as the user wrote them) belong to, if one does."""
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = next((f for name, f in model.model_fields.items() if (f.alias or name) == part), None)
+        if field is None:
+            return None
+        found = _model_in(field.annotation)
+        if found is None:
+            return None
+        model = found
+    return model
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The config model an annotation holds (directly, optionally, or as list or map items)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        if (found := _model_in(arg)) is not None:
+            return found
+    return None
+
+
+def _unknown_key(model: type[BaseModel], loc: tuple[str | int, ...], value: Any) -> str:
+    """An unknown key, with the documented key it most resembles ("did you mean")."""
+    key = key_path(loc) or "(stack config)"
+    section = _section_at(model, loc[:-1])
+    known = [f.alias or name for name, f in section.model_fields.items()] if section else []
+    close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6)
+    hint = f"did you mean {key_path((*loc[:-1], close[0]))}?" if close else "check its spelling against the documented keys"
+    return f"{key}: unknown key (value {_show(value)}); {hint}"
+
+
+def _describe(error: dict[str, Any], model: type[BaseModel]) -> str:
     loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-")))
     if error["type"] == "invalid_key":  # a key that is no string (YAML `1:`, `true:`, `null:`)
         return _odd_key(loc[:-1], error["input"])
@@ -1301,7 +1354,7 @@ def _describe(error: dict[str, Any]) -> str:
         return _odd_key(loc[:-2], error["input"])
     key = key_path(loc) or "(stack config)"
     if error["type"] == "extra_forbidden":
-        return f"{key}: unknown key (value {_show(error['input'])}); check its spelling against the documented keys"
+        return _unknown_key(model, loc, error["input"])
     if error["type"] == "missing":
         return f"{key}: required key is missing"
     return describe((loc, error["input"], error["msg"]))
@@ -1331,14 +1384,21 @@ def ours(raw: dict[str, Any]) -> dict[str, Any]:
 def load(stack: str, raw: dict[str, Any]) -> StackConfig | WorkloadStackConfig:
     """Validate a stack's raw config (keys as in its YAML) or raise ConfigError with every problem.
     A config with `trainstack:platform` is a workload stack; any other is a platform stack."""
+    model = WorkloadStackConfig if "trainstack:platform" in raw else StackConfig
+    return validated(stack, raw, model)
+
+
+_Stack = TypeVar("_Stack", bound=BaseModel)
+
+
+def validated(stack: str, raw: dict[str, Any], model: type[_Stack]) -> _Stack:
+    """`raw` (keys as in the stack file) read into `model`, or ConfigError with every problem."""
     odd = [key for key in raw if not isinstance(key, str)]
     if odd:
         raise ConfigError(stack, [_odd_key((), key) for key in odd])
-    mine = ours(raw)
-    model = WorkloadStackConfig if "trainstack:platform" in mine else StackConfig
     try:
-        return model.model_validate(mine)
+        return model.model_validate(ours(raw))
     except ValidationError as exc:
-        raise ConfigError(stack, [_describe(e) for e in exc.errors(include_url=False)]) from None
+        raise ConfigError(stack, [_describe(e, model) for e in exc.errors(include_url=False)]) from None
     except RecursionError:
         raise ConfigError(stack, ["(stack config): nested too deeply to read"]) from None

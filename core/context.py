@@ -15,6 +15,7 @@ from trainstack.core.config import (
     WorkloadStackConfig,
 )
 from trainstack.core.contract import WORKLOAD_SERVICE_ACCOUNT, Contract
+from trainstack.core.fleet import FleetStackConfig
 from trainstack.core.rules import EPHEMERAL, EXPIRES_LABEL, MANAGED_BY, STACK_LABEL
 
 
@@ -29,7 +30,7 @@ class StackContext:
     """
 
     stack: str
-    config: StackConfig | WorkloadStackConfig
+    config: StackConfig | WorkloadStackConfig | FleetStackConfig
     root: Path
     contract: Contract | None = None
     reference: Any = None
@@ -68,14 +69,14 @@ class StackContext:
     def project(self) -> str:
         """The project resources of this stack are created in (a workload stack's own, if it
         sets one, else its platform's)."""
-        if isinstance(self.config, StackConfig):
+        if not isinstance(self.config, WorkloadStackConfig):
             return self.config.project
         assert self.contract is not None
         return self.config.project or self.contract.project
 
     @property
     def region(self) -> str:
-        if isinstance(self.config, StackConfig):
+        if not isinstance(self.config, WorkloadStackConfig):
             return self.config.region
         assert self.contract is not None
         return self.config.region or self.contract.region
@@ -102,7 +103,9 @@ class StackContext:
 
     @property
     def zone(self) -> str:
-        """The GPU pool's zone."""
+        """The GPU pool's zone (a fleet's: its manager's zone)."""
+        if isinstance(self.config, FleetStackConfig):
+            return self.config.zone
         if isinstance(self.config, StackConfig):
             return self.config.gpu_zones[0]
         assert self.contract is not None
@@ -119,7 +122,7 @@ class StackContext:
     def name_prefix(self) -> str:
         """The prefix of this stack's cloud resource names: its cluster's name, or, for a
         workload stack, the cluster it runs on."""
-        if isinstance(self.config, StackConfig):
+        if not isinstance(self.config, WorkloadStackConfig):
             return self.config.cluster.name
         assert self.contract is not None
         return self.contract.cluster_name

@@ -50,7 +50,21 @@ value product); selective recomputation drops it, and so does a fused/flash atte
 never stores them (`flash_attention`, default on: Transformer Engine / FlashAttention in NeMo 24+,
 Megatron-core, PyTorch SDPA). Of the 34: 10 stay whole under tensor parallelism (two layer-norm
 inputs 4, QKV and MLP inputs 2 + 2, two dropout masks 2); 24 shard (Q and K 4, V 2, output
-projection input 2, MLP 16). The MLP's 16 assumes ffn = 4h: generalized here to 4 ffn / h, or
+projection input 2, MLP 16).
+
+A model trained without dropout (`ModelShape.dropout` False: Llama 3) stores no dropout mask:
+PyTorch's dropout returns its input untouched when p = 0, with no mask (pytorch/pytorch 92426d6
+aten/src/ATen/native/Dropout.cpp `dropout`: the fused kernel, which returns a mask, only for
+0 < p < 1, else `_dropout_impl`, which returns the input when p == 0; under torch.compile,
+dec01e4 torch/_decomp/decompositions.py `dropout` takes native_dropout only when p != 0).
+Megatron-core's bias-dropout-add calls that dropout (NVIDIA/Megatron-LM d98e8a6
+megatron/core/fusions/fused_bias_dropout.py, jit-compiled with torch.compile, core_v0.13.0
+megatron/core/jit.py), as does its embedding. So the two hidden masks (2 s b h of the 10), the
+embedding's mask (s b h) and the scores' mask and dropout output (3 a s / h of the 5: the value
+product then reads the softmax output itself) are not stored. Transformer Engine's fused
+layer-norm + linear keeps both the norm's input and its output (NVIDIA/TransformerEngine v2.5
+transformer_engine/pytorch/module/layernorm_linear.py saves `inputmat` and `ln_out`), so the
+layer-norm and QKV / MLP inputs stay counted. The MLP's 16 assumes ffn = 4h: generalized here to 4 ffn / h, or
 6 ffn / h for a gated MLP (two ffn-wide fc1 outputs and the ffn-wide fc2 input); grouped-query
 attention scales K and V (2 + 2) by kv_heads / heads. Both reduce to Table 2 for GPT-3 shapes.
 Full recomputation keeps Table 2's 2 s b h even with sequence parallelism (it would shard by t).
@@ -61,7 +75,7 @@ Training on GPU Clusters Using Megatron-LM", sections 2.2.1-2.2.2): with p pipel
 layers, 1F1B keeps p micro-batches in flight on the first stage; the interleaved schedule with v
 model chunks per stage multiplies that by 1 + (p - 1) / (p v). So the first stage holds
 ceil(L/p) * p * (1 + (p-1)/(p v)) layers' activations (ceil(L/p) when p = 1). Section 4.3 adds
-the embedding dropout mask, s b h per in-flight micro-batch (/ t with sequence parallelism), and
+the embedding dropout mask (with dropout), s b h per in-flight micro-batch (/ t with sequence parallelism), and
 with p = 1 the output layer: final layer-norm and output projection inputs 4 s b h (/ t with
 sequence parallelism) and the fp32 logits for the loss 4 s b v / t. Megatron-LM's own estimate
 (megatron/training/theoretical_memory_usage.py, "Table 2 of arxiv 2205.05198") does the same. A
@@ -276,8 +290,8 @@ def layer_activation_bytes(shape: ModelShape, training: Training) -> float:
         return 2 * sbh
     mlp = (6 if shape.gated_mlp else 4) * shape.ffn / h
     sharded = 4 + 4 * shape.kv_heads / shape.heads + mlp  # 24 for GPT-3 shapes
-    replicated = 10
-    scores = 0.0 if training.recompute == "selective" or training.flash_attention else 5 * a * s / h
+    replicated = 10 if shape.dropout else 8  # less the two hidden dropout masks
+    scores = 0.0 if training.recompute == "selective" or training.flash_attention else (5 if shape.dropout else 2) * a * s / h
     if training.sequence_parallel:
         return sbh * (replicated + sharded + scores) / t
     return sbh * (replicated + (sharded + scores) / t)
@@ -300,7 +314,7 @@ def activation_bytes(shape: ModelShape, training: Training) -> float:
     in_flight = in_flight_micro_batches(training)
     kept = max(math.ceil(shape.layers / training.pipeline) - training.offloaded_layers, 0)
     layers = kept * in_flight * layer_activation_bytes(shape, training)
-    embedding_dropout = sbh * in_flight / sp
+    embedding_dropout = sbh * in_flight / sp if shape.dropout else 0.0
     output = 4 * sbh / sp + 4 * s * training.micro_batch * shape.vocab / t if training.pipeline == 1 else 0.0
     return layers + embedding_dropout + output
 

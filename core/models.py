@@ -29,6 +29,8 @@ class ModelShape:
         max_seq_length: the context the model is built for (its position limit).
         parallel_residual: attention and MLP read the same input (GPT-NeoX/Pythia), not in series.
         init_method_std: NeMo's `init_method_std` for this model, where a launcher sets it.
+        dropout: the model trains with hidden and attention dropout (p > 0), so its layers store
+            dropout masks; False where its configs set both to 0.
         aliases: other spellings of the name (compared ignoring case and punctuation).
     """
 
@@ -44,6 +46,7 @@ class ModelShape:
     max_seq_length: int
     parallel_residual: bool = False
     init_method_std: float | None = None
+    dropout: bool = True
     aliases: tuple[str, ...] = ()
 
     @property
@@ -84,6 +87,9 @@ class ModelShape:
 # - llama3.1-8b, llama3.1-70b, llama3.1-405b: the Llama 3.1 model cards / config.json, and NeMo
 #   nemo/collections/llm/gpt/model/llama.py (Llama31Config8B, Llama31Config70B, Llama31Config405B): GQA with 8
 #   query groups, SwiGLU, untied, vocab 128256, context 131072. Llama 3 70B has 3.1 70B's shape.
+#   No dropout: NVIDIA/NeMo v2.4.0 nemo/collections/llm/gpt/model/llama.py Llama3Config
+#   hidden_dropout = attention_dropout = 0.0 (the recipes' model), as NVIDIA-NeMo/Megatron-Bridge
+#   2afd2d3 src/megatron/bridge/models/llama/llama_provider.py Llama3ModelProvider sets them.
 # - pythia-6.9b: Lightning-AI/litgpt at 6178c7cc, lit_gpt/config.py: `dict(org="EleutherAI",
 #   name="pythia-6.9b", block_size=2048, n_layer=32, padding_multiple=256)` over the Config
 #   defaults n_embd 4096, n_head 32, intermediate_size 4 * n_embd, vocab_size 50254 (padded to
@@ -102,11 +108,11 @@ MODELS: dict[str, ModelShape] = {
         ModelShape("gpt3-175b", 96, 12288, 49152, 96, 96, 51200, gated_mlp=False, tied_embeddings=True,
                    max_seq_length=2048, init_method_std=0.006),
         ModelShape("llama3.1-70b", 80, 8192, 28672, 64, 8, 128256, gated_mlp=True, tied_embeddings=False,
-                   max_seq_length=131072, aliases=("llama3-70b",)),
+                   max_seq_length=131072, dropout=False, aliases=("llama3-70b",)),
         ModelShape("llama3.1-8b", 32, 4096, 14336, 32, 8, 128256, gated_mlp=True, tied_embeddings=False,
-                   max_seq_length=131072, aliases=("llama3-8b",)),
+                   max_seq_length=131072, dropout=False, aliases=("llama3-8b",)),
         ModelShape("llama3.1-405b", 126, 16384, 53248, 128, 8, 128256, gated_mlp=True, tied_embeddings=False,
-                   max_seq_length=131072),
+                   max_seq_length=131072, dropout=False),
         ModelShape("pythia-6.9b", 32, 4096, 16384, 32, 32, 50432, gated_mlp=False, tied_embeddings=False,
                    max_seq_length=2048, parallel_residual=True),
         ModelShape("gpt2-small", 12, 768, 3072, 12, 12, 50257, gated_mlp=False, tied_embeddings=True,

@@ -109,6 +109,23 @@ def machine_zone(machine_type: str, zone: str) -> str | None:
     )
 
 
+def zone_known(zone: str) -> str | None:
+    """A warning, not a refusal: a zone the catalog's dated table does not list, in a region it
+    lists other zones of (`us-central1-z`), is a typo or a zone opened since the table was read;
+    GKE would refuse a pool in a zone that does not exist only after the networks exist. A region
+    the table knows nothing of passes without a word (the table lists GPU zones only)."""
+    if zone in _TABLE_ZONES:
+        return None
+    known = sorted(z for z in _TABLE_ZONES if region_of(z) == region_of(zone))
+    if not known:
+        return None
+    return (
+        f"is not a zone the catalog's table lists in {region_of(zone)} ({catalog.MACHINE_ZONES_SOURCE}, read "
+        f"{catalog.MACHINE_ZONES_AS_OF}; it knows {', '.join(known)}); check the name: GKE refuses a zone without "
+        "the machine only after the networks are made"
+    )
+
+
 # Service account IDs (terraform-provider-google serviceaccount ValidateRFC1035Name(6, 30)).
 ACCOUNT_ID = pattern(r"[a-z]([-a-z0-9]{4,28}[a-z0-9])", "must be a service account ID: 6-30 lowercase letters, digits or '-', starting with a letter")
 # Filestore file share names (cloud.google.com/filestore/docs/reference/rest/v1/projects.locations.instances#FileShareConfig).
@@ -638,3 +655,67 @@ def gke_minor(machine: catalog.Machine, version_prefix: str | None) -> str | Non
     if version_prefix is None or tuple(int(n) for n in version_prefix.rstrip(".").split(".")) < want:
         return f"{machine.name} needs GKE {machine.min_gke_minor} or newer; set a version prefix of {machine.min_gke_minor}. or later"
     return None
+
+
+def _minor(version_prefix: str) -> tuple[int, int]:
+    major, minor = version_prefix.rstrip(".").split(".")[:2]
+    return int(major), int(minor)
+
+
+def lustre_gke_version(version_prefix: str | None) -> str | None:
+    """Managed Lustre on port 988, without the legacy port, needs GKE nodes at
+    catalog.LUSTRE_PORT_988_MIN_GKE or newer. A version prefix of that minor or a later one
+    resolves, when the cluster is made, to the newest version GKE offers with it (GkeClusterArgs
+    `version_prefix`), which is that version or a later patch; without a prefix the release
+    channel's default decides, which nothing here can know before the cluster exists."""
+    floor = catalog.LUSTRE_PORT_988_MIN_GKE
+    minor = ".".join(floor.split(".")[:2])
+    if version_prefix is None or _minor(version_prefix) < _minor(minor):
+        return f"Managed Lustre on port 988 needs GKE nodes at {floor} or newer; set a version prefix of {minor}. or later"
+    return None
+
+
+def primary_mtu(machines: Sequence[catalog.Machine], storage_kind: str) -> int | None:
+    """The MTU of the VPC trainstack creates for a cluster: catalog.JUMBO_MTU where RDMA
+    machines or Managed Lustre use it, else None (GCP's default, 1460). A live VPC keeps the MTU
+    it was made with (components.gcp_network.PrimaryNetwork ignores later changes)."""
+    if storage_kind == "lustre" or any(m.gpudirect == catalog.GpuDirect.RDMA for m in machines):
+        return catalog.JUMBO_MTU
+    return None
+
+
+# A VPC's MTU: 1300 to 8896 bytes (terraform-provider-google 017d2f5 resource_compute_network.go `mtu`).
+MTU = Bounds(1300, catalog.JUMBO_MTU, "a VPC's MTU, as GCP allows it")
+
+def pipeline_split(layers: int, pipeline: int, virtual: int | None, extra_layers: int = 0) -> str | None:
+    """Megatron-core's even pipeline split (NVIDIA/Megatron-LM d98e8a6
+    megatron/core/transformer/transformer_block.py get_num_layers_to_build, asserted when it
+    builds the model): the layers, plus one each for the embedding and the loss where the recipe
+    counts them as layers (`extra_layers`: account_for_embedding_in_pipeline_split,
+    account_for_loss_in_pipeline_split), divide by the pipeline size, and each stage's layers
+    divide by the virtual pipeline size (the interleaved schedule's model chunks per stage)."""
+    counted = layers + extra_layers
+    what = f"{layers} layers" + (f" and the embedding and loss ({counted})" if extra_layers else "")
+    if counted % pipeline:
+        return f"{what} do not divide into {pipeline} pipeline stages; Megatron-core splits them evenly"
+    per_stage = counted // pipeline
+    if virtual is not None and per_stage % virtual:
+        return f"each of the {pipeline} pipeline stages holds {per_stage} layers, which do not divide into {virtual} virtual-pipeline chunks; Megatron-core needs them to"
+    return None
+
+
+def host_monitor_reachable(machine: catalog.Machine) -> str | None:
+    """The resiliency supervisor's trainers report to the node's host monitor, whose client the
+    launcher builds from ports alone, no address (AI-Hypercomputer/resiliency 02c17b7
+    third_party/nvidia-resiliency-ext/launcher.py setup_goodput_client: HOST_DAEMON_PORT and a
+    worker port per local rank), so a trainer must share the node's network namespace. trainstack
+    runs trainers there only on RDMA machines, as the resiliency recipe does on A3 Ultra
+    (gpu-recipes 27b47e7 .../nemo-pretraining-gke-resiliency/values.yaml `network.hostNetwork:
+    true`; workloads.profiles.for_machine); the TCPX and TCPXO profiles (A3 High, A3 Mega) and
+    machines without GPUDirect run trainers on the pod network, where localhost is the pod's own."""
+    if machine.gpudirect == catalog.GpuDirect.RDMA:
+        return None
+    return (
+        f"the supervisor's trainers reach the node's host monitor at localhost, and {machine.name} trainers run off the "
+        f"host network (GPUDirect {machine.gpudirect.value}); use an RDMA machine (A3 Ultra, A4, A4X) or resiliency.enabled: false"
+    )

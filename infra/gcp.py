@@ -191,6 +191,7 @@ def build(ctx: StackContext, config: StackConfig, place: Place = Place()) -> Gcp
                 pods_cidr=config.network.pods_cidr,
                 services_cidr=config.network.services_cidr,
                 keep_vpc=config.storage.kind in PEERED_STORAGE and not config.storage.disposable,
+                mtu=config.vpc_mtu,
             ),
             opts=place.opts("network", pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE))),
         )

@@ -11,7 +11,7 @@ import pulumi
 import pulumi_gcp as gcp
 from pulumi.runtime.sync_await import _sync_await
 
-from trainstack.core import catalog, contract
+from trainstack.core import catalog, contract, fleet
 from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
 from trainstack.components.gke_cluster import cluster_identity, kubeconfig
 from trainstack.components.jobset import JobSet, JobSetArgs
@@ -74,6 +74,25 @@ def _provider(config: WorkloadStackConfig, ctx: StackContext, terms: contract.Co
     )
 
 
+def _workers(ctx: StackContext, terms: contract.Contract) -> dict[str, Any]:
+    """On a fleet: a provider for each worker that could run the job (its queue's), from the
+    fleet's `kubeconfig-<worker>` outputs; else none."""
+    if not fleet.of_fleet(terms):
+        return {}
+    clusters = {p["worker"]: p["workerCluster"] for p in terms.pools}
+    return {
+        worker: cluster_provider(
+            f"worker-{worker}",
+            ClusterProviderArgs(
+                kubeconfig=ctx.reference.require_output(fleet.kubeconfig_output(worker)),
+                cluster_identifier=identity,
+                delete_unreachable=False,  # not this stack's cluster
+            ),
+        )
+        for worker, identity in clusters.items()
+    }
+
+
 def build(ctx: StackContext, config: WorkloadStackConfig) -> Platform:
     """The platform a workload stack runs on, from its contract."""
     terms = ctx.contract
@@ -109,6 +128,7 @@ def build(ctx: StackContext, config: WorkloadStackConfig) -> Platform:
         service_account = identity.service_account_name
         ready.append(identity)
     kube = KubernetesPlatform(
+        companions=_workers(ctx, terms),
         provider=provider,
         namespace=terms.namespace,
         service_account=service_account,
@@ -137,7 +157,10 @@ def build(ctx: StackContext, config: WorkloadStackConfig) -> Platform:
         cpu_pool=terms.cpu_pool,
         # One pool: its selector. Several behind the queue: the machine's alone; Kueue adds the
         # pool of the flavor it admits the job on.
-        node_selector=gpu_pool_selector(terms.gpu_pool, machine) if len(terms.pools or [terms.gpu_pool]) == 1 else {ACCELERATOR_LABEL: machine.accelerator},
+        # On a fleet, always the machine's alone: the job may run on any worker with the machine.
+        node_selector=gpu_pool_selector(terms.gpu_pool, machine)
+        if len(terms.pools or [terms.gpu_pool]) == 1 and not fleet.of_fleet(terms)
+        else {ACCELERATOR_LABEL: machine.accelerator},
         tolerations=gpu_tolerations(machine),
         storage_kind=terms.storage_kind,
         mount_path=terms.mount_path,

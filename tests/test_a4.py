@@ -102,6 +102,9 @@ def test_launch_is_the_recipes_split(plan: Plan) -> None:
     workload = job_pod_template(plan)["spec"]["containers"][0]
     assert workload["image"] == "nvcr.io/nvidia/nemo:25.07"
     assert workload["args"][:3] == ["torchrun", "--nproc-per-node=8", "--nnodes=8"]
+    # RECIPE launcher.sh runs torchrun under OMP_NUM_THREADS=12 TORCH_NCCL_ENABLE_MONITORING=0.
+    env = {e["name"]: e.get("value") for e in workload["env"]}
+    assert (env["OMP_NUM_THREADS"], env["TORCH_NCCL_ENABLE_MONITORING"]) == ("12", "0")
 
 
 def test_pod_runs_as_the_a4_chart_off_the_host_network(plan: Plan) -> None:

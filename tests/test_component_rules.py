@@ -33,6 +33,8 @@ from trainstack.components import (
     NetworkRef,
     NodeServiceAccount,
     NodeServiceAccountArgs,
+    PrimaryNetwork,
+    PrimaryNetworkArgs,
     Reservation,
     WaitForPodsReady,
 )
@@ -51,6 +53,7 @@ CPU_POOL = CpuNodePoolArgs("my-project", "us-central1", "c", "cpu", [ZONE], "e2-
 CLUSTER = GkeClusterArgs("my-project", "us-central1", "research", [ZONE], NetworkRef("vpc", "subnet", "pods", "services"), SA)
 KUEUE = KueueArgs("cq", "lq", "ml", [GpuFlavor("mega", "gpus", "a3-megagpu-8g", 2)])
 FILESTORE = FilestoreShareArgs("my-project", "fs", ZONE, "ZONAL", 1024, "share1", "vpc")
+PRIMARY = PrimaryNetworkArgs("my-project", "us-central1", "research", "10.0.0.0/20", "10.4.0.0/14", "10.8.0.0/20")
 SUPERVISOR = SupervisorArgs(jobset="hello", namespace="ml", project="my-project", cpu_pool="cpu", gpus_per_node=8, nodes=4, nodes_per_replica=2)
 
 
@@ -121,6 +124,14 @@ CASES = [
     # `<jobset>-supervisor-controller` is a Service name (DNS-1035, 63): core/names.py, as the config's rule
     ("derived-service", ResiliencySupervisor, SUPERVISOR, {"jobset": "j" * 41}, {"jobset": "j" * 42}, "jobset", "supervisor Service"),
     ("divides", ResiliencySupervisor, SUPERVISOR, {"nodes_per_replica": 4}, {"nodes_per_replica": 3}, "nodes_per_replica", "must divide nodes (4)"),
+    # Lustre on port 988 without the legacy port: nodes at 1.33.2-gke.4655000 or newer (GKE API
+    # LustreCsiDriverConfig.enable_legacy_lustre_port); the newest 1.33 patch is, no 1.32 one is
+    ("lustre-version", GkeCluster, CLUSTER, {"lustre_csi": True, "version_prefix": "1.33."}, {"lustre_csi": True, "version_prefix": "1.32."},
+     "version_prefix", "Managed Lustre on port 988 needs GKE nodes at 1.33.2-gke.4655000 or newer"),
+    ("lustre-channel-default", GkeCluster, CLUSTER, {"lustre_csi": True, "version_prefix": "1.34."}, {"lustre_csi": True, "version_prefix": None},
+     "version_prefix", "set a version prefix of 1.33. or later"),
+    # a VPC's MTU: 1300 to 8896 (terraform-provider-google 017d2f5 resource_compute_network.go `mtu`)
+    ("mtu", PrimaryNetwork, PRIMARY, {"mtu": 8896}, {"mtu": 8897}, "mtu", "must be between 1300 and 8896"),
 ]
 
 

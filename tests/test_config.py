@@ -9,16 +9,17 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from helpers import merge
-from trainstack.app import program
+from trainstack.app import program, validation
 from trainstack.app.cli import main
 from trainstack.app.plan import engine
-from trainstack.app.stacks import raw_stack_config, stack_names
+from trainstack.app.stacks import project_root, raw_stack_config, stack_names
 from trainstack.core.config import (
     StackConfig,
     WorkloadStackConfig,
     key_path,
     load,
 )
+from trainstack.core import fleet
 from trainstack.core.errors import ConfigError
 from trainstack.core.rules import duration_seconds
 
@@ -29,6 +30,9 @@ def test_every_shipped_stack_is_valid() -> None:
     assert "a3ultra-405b" in stack_names()
     for name in stack_names():
         raw = raw_stack_config(name)
+        if fleet.is_fleet(raw):  # a third kind, with a model of its own
+            assert isinstance(fleet.load(name, raw), fleet.FleetStackConfig)
+            continue
         expected = WorkloadStackConfig if "trainstack:platform" in raw else StackConfig
         assert isinstance(load(name, raw), expected)
 
@@ -37,8 +41,8 @@ def test_every_shipped_stack_is_valid() -> None:
 def test_invalid_config_is_rejected_with_its_message(case: Path) -> None:
     spec = yaml.safe_load(case.read_text())
     raw = merge(raw_stack_config(spec.get("base", "a3ultra-405b")), spec["changes"])
-    with pytest.raises(ConfigError) as info:
-        load("broken", raw)
+    with pytest.raises(ConfigError) as info:  # every rule validate applies, the launchers' included
+        validation.validate("broken", raw, project_root())
     message = str(info.value)
     for expected in spec["expect"]:
         assert expected in message, f"{case.stem}: {expected!r} not in:\n{message}"
@@ -64,7 +68,7 @@ def test_defaults_a_real_user_wants() -> None:
 def test_default_queue_names_follow_the_recipes() -> None:
     base = raw_stack_config("a3ultra-405b")
     for machine, queue in (("a3-megagpu-8g", "a3-mega"), ("a3-highgpu-8g", "a3-queue")):
-        raw = merge(base, {"trainstack:gpuPool": {"machineType": machine}, "trainstack:kueue": {"localQueue": None}})
+        raw = merge(base, {"trainstack:gpuPool": {"machineType": machine}, "trainstack:kueue": {"localQueue": None}, "trainstack:workload": {"resiliency": {"enabled": False}}})
         assert load("x", raw).local_queue == queue
 
 
@@ -104,3 +108,21 @@ def test_pulumi_up_reports_bad_config_as_a_clean_run_error(monkeypatch: pytest.M
     assert built == []
     engine.execute(ctx, good, program.main)
     assert len(built) == 1  # the same path with a good config builds
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({"trainstack:gpuPool": {"nodeCont": 3}}, "trainstack:gpuPool.nodeCont: unknown key (value 3); did you mean trainstack:gpuPool.nodeCount?"),
+        ({"trainstack:workload": {"parallelism": {"tensr": 2}}}, "did you mean trainstack:workload.parallelism.tensor?"),
+        ({"trainstack:gpupool": {"nodeCount": 3}}, "trainstack:gpupool: unknown key (value {'nodeCount': 3}); did you mean trainstack:gpuPool?"),
+        ({"trainstack:kueue": {"namespace": "x"}}, "trainstack:kueue.namespace: unknown key (value 'x'); check its spelling against the documented keys"),
+    ],
+)
+def test_an_unknown_key_names_the_documented_key_it_resembles(changes: dict, expected: str) -> None:
+    raw = {**raw_stack_config("a3ultra-405b")}
+    for key, value in changes.items():
+        raw[key] = {**raw.get(key, {}), **value}
+    with pytest.raises(ConfigError) as caught:
+        load("a3ultra-405b", raw)
+    assert expected in str(caught.value)

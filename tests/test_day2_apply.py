@@ -59,3 +59,20 @@ def test_the_supervisors_pods_roll_when_its_settings_change_and_only_then() -> N
     for name in before:
         assert before[name]["labels"] == after[name]["labels"]
         assert before[name]["annotations"] != after[name]["annotations"], name
+
+
+def test_moving_the_job_to_another_namespace_makes_a_new_volume_for_the_new_claim() -> None:
+    """audits/day2.md B9: the claim moves (its namespace is its identity); the bound volume is
+    replaced with it, not patched, so the new claim binds."""
+    from trainstack.app.ops.diff import diff_plans
+    from trainstack.app.ops.semantics import REPLACE
+    from trainstack.app.plan.plan import render as plan_of
+
+    stack = "a3high-nemo-gpt5b"
+    base = plan_of(stack, raw_config(stack)).to_dict()
+    head = plan_of(stack, raw_config(stack, trainstack_workload={"namespace": "trainstack"})).to_dict()
+    diff = diff_plans(stack, base, head)
+    effects = {c.resource.type: c.effect for c in diff.changed if c.resource.type in (VOLUME, CLAIM)}
+    assert effects == {VOLUME: REPLACE, CLAIM: REPLACE}
+    (volume,) = [r for r in head["resources"] if r["type"] == VOLUME and r["inputs"]["spec"]["claimRef"]["name"] == "shared-storage"]
+    assert volume["inputs"]["spec"]["persistentVolumeReclaimPolicy"] == "Retain" and volume["options"]["deleteBeforeReplace"]

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from click.testing import CliRunner
 from gcp_support import STACK, gcp, raw
 from helpers import raw_config
 from trainstack.app import validation
+from trainstack.app.cli import main
 from trainstack.app.stacks import project_root
+from trainstack.core import catalog, rules
 from trainstack.core.config import load
 from trainstack.core.errors import ConfigError
 
@@ -114,7 +119,7 @@ def test_cpu_pool_inheriting_more_zones_than_it_can_fill_evenly() -> None:
                 "zones": ["us-central1-a", "us-central1-b", "us-central1-c"],
                 "nodeCount": 54,
             },
-            "trainstack_workload": {"nodes": 54},
+            "trainstack_workload": {"nodes": 54, "resiliency": {"enabled": False}},
                 },
             ),
         )
@@ -131,3 +136,29 @@ def test_build_context_without_a_dockerfile() -> None:
 def test_valid_variants_pass_the_layer_checks() -> None:
     for variant in ("a3ultra", "a3mega", "a2"):
         assert gcp.problems(load(STACK, raw(variant)).image, project_root()) == []
+
+
+def test_a_zone_the_table_does_not_list_in_a_region_it_knows_is_warned_of_not_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`us-central1-z` is no zone the catalog's table (catalog.MACHINE_ZONES) lists in us-central1;
+    GKE would refuse it only after the networks exist, so validate warns, naming the zones it knows,
+    and still accepts it (the table is a dated snapshot: a zone may have opened since)."""
+    config = load(STACK, raw_config(STACK, gcp_zone="us-central1-z", trainstack_cpuPool={"zones": ["us-central1-z"]}))
+    known = "it knows us-central1-a, us-central1-b, us-central1-c, us-central1-f"
+    warnings = config.warnings()
+    assert [w.split(":", 2)[:2] for w in warnings] == [["gcp", "zone = 'us-central1-z'"], ["trainstack", "cpuPool.zones[0] = 'us-central1-z'"]]
+    assert all(known in w and catalog.MACHINE_ZONES_SOURCE in w for w in warnings)
+    assert load(STACK, raw_config(STACK)).warnings() == []  # us-central1-b: in the table
+
+    (tmp_path / "Pulumi.yaml").write_text("name: trainstack\n")
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.z.yaml").write_text(yaml.safe_dump({"config": raw_config(STACK, gcp_zone="us-central1-z")}))
+    monkeypatch.setenv("TRAINSTACK_ROOT", str(tmp_path))
+    result = CliRunner().invoke(main, ["validate", "z"])
+    assert result.exit_code == 0, result.output
+    assert "warning: gcp:zone = 'us-central1-z': is not a zone the catalog's table lists in us-central1" in result.output
+
+
+def test_a_region_the_table_does_not_know_passes_without_a_warning() -> None:
+    assert rules.zone_known("me-central2-a") is None  # no zone of me-central2 in the table
+    assert rules.zone_known("us-central1-ai1a") is not None  # an AI zone the table does not list, in us-central1
+    assert all(rules.zone_known(z) is None for zones in catalog.MACHINE_ZONES.values() for z in zones)

@@ -110,3 +110,29 @@ def test_existing_network_is_used_as_is() -> None:
     cluster = by_name(rendered, CLUSTER, "cluster").inputs
     assert (cluster["network"], cluster["subnetwork"]) == ("shared-net", "shared-subnet")
     assert cluster["ipAllocationPolicy"] == {"clusterSecondaryRangeName": "gke-pods", "servicesSecondaryRangeName": "gke-services"}
+
+
+@pytest.mark.parametrize(
+    ("variant", "changes", "mtu"),
+    [
+        ("a3ultra", {}, 8896),  # RDMA
+        ("a3mega", {}, None),  # TCPXO on Filestore: GCP's default, 1460
+        ("a2", {}, None),
+        # Managed Lustre on a machine without RDMA: its VPC guide creates the network --mtu=8896
+        # (docs.cloud.google.com/managed-lustre/docs/vpc) for up to ~10% more throughput (.../performance).
+        ("a3mega", {"trainstack_storage": {"kind": "lustre", "filestore": None, "lustre": {"capacityGib": 9000}},
+                    "trainstack_cluster": {"versionPrefix": "1.34."}}, 8896),
+    ],
+)
+def test_a_new_vpc_for_rdma_machines_or_lustre_takes_jumbo_frames(variant: str, changes: dict, mtu: int | None) -> None:
+    vpc = by_name(render(variant, **changes), NETWORK, "network-vpc")
+    assert vpc.inputs.get("mtu") == mtu
+
+
+def test_an_existing_vpcs_mtu_is_never_changed_in_place() -> None:
+    """terraform-provider-google 017d2f5 resource_compute_network.go: `mtu` is Optional and Computed,
+    not ForceNew, so the provider PATCHes a live network's MTU; GCP says never to while VMs run on it
+    (cloud.google.com/vpc/docs/change-mtu-vpc-network). Pulumi's ignoreChanges keeps the old value,
+    so a stack made at 1460 stays there; the MTU is set only when the VPC is created."""
+    for variant in ("a3ultra", "a3mega"):
+        assert "mtu" in by_name(render(variant), NETWORK, "network-vpc").options["ignoreChanges"]

@@ -14,7 +14,7 @@ import pulumi_gcp as gcp
 import pytest
 import yaml
 from helpers import of_type, one, raw_config, render_with
-from trainstack.core import catalog
+from trainstack.core import catalog, rules
 from trainstack.app.plan.engine import Rendered
 from trainstack.app.plan.recorder import Registration, public_urn
 from trainstack.app.schemas.validate import validate_object
@@ -127,9 +127,13 @@ def layers() -> dict[str, Layer]:
 
 
 def gke_minor(machine_type: str) -> dict[str, Any]:
-    """The cluster's version prefix where the machine needs a newer GKE than the channel's default."""
-    minor = catalog.machine(machine_type).min_gke_minor
-    return {"trainstack_cluster": {"versionPrefix": f"{minor}."}} if minor else {}
+    """The cluster's version prefix where the machine needs a newer GKE than the channel's default,
+    and no resiliency supervisor where its trainers run off the host network (rules.host_monitor_reachable)."""
+    machine = catalog.machine(machine_type)
+    changes: dict[str, Any] = {"trainstack_cluster": {"versionPrefix": f"{machine.min_gke_minor}."}} if machine.min_gke_minor else {}
+    if rules.host_monitor_reachable(machine):
+        changes["trainstack_workload"] = {"resiliency": {"enabled": False}}
+    return changes
 
 
 @pytest.fixture(scope="module")
@@ -141,6 +145,7 @@ def variants() -> dict[str, Layer]:
             raw_config(
                 trainstack_storage={"kind": "nfs", "bucket": None, "nfs": {"diskSizeGb": 500}},
                 trainstack_gpuPool={"machineType": "a2-highgpu-8g", "gpuDriver": "daemonset", "nodeCount": None, "autoscaling": {"maxNodes": 72}},
+                trainstack_workload={"resiliency": {"enabled": False}},
                 # recipe 000's 1m would evict every job before the pool scales up (rules.pods_ready_budget)
                 trainstack_kueue={"waitForPodsReady": {"timeout": "30m"}},
             )

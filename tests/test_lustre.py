@@ -23,7 +23,12 @@ STACK = "a3mega-gpt3-175b"  # no deletion protection: destroy reaches the storag
 
 
 def lustre(**spec: Any) -> dict[str, Any]:
-    return raw_config(STACK, trainstack_storage={"kind": "lustre", "lustre": spec, "disposable": spec.pop("disposable", False)})
+    """The stack on Managed Lustre, its cluster on a GKE minor whose nodes take port 988 (rules.lustre_gke_version)."""
+    return raw_config(
+        STACK,
+        trainstack_storage={"kind": "lustre", "lustre": spec, "disposable": spec.pop("disposable", False)},
+        trainstack_cluster={"versionPrefix": "1.34."},
+    )
 
 
 def problems(raw: dict[str, Any]) -> str:
@@ -117,7 +122,7 @@ def test_a_kept_peered_instance_keeps_its_vpc(kind: str) -> None:
     """GCP deletes no VPC that still has a peering: while destroy keeps a Filestore or Lustre
     instance (peered with the VPC), it keeps the VPC too; a disposable one takes the VPC with it."""
     def vpc(disposable: bool) -> dict[str, Any]:
-        raw = raw_config(STACK, trainstack_storage={"kind": kind, "disposable": disposable})
+        raw = raw_config(STACK, trainstack_storage={"kind": kind, "disposable": disposable}, trainstack_cluster={"versionPrefix": "1.34."})
         (network,) = [r for r in render(STACK, raw).to_dict()["resources"] if r["type"] == "gcp:compute/network:Network" and r["name"] == "network-vpc"]
         return network["options"]
 

@@ -264,3 +264,68 @@ def test_offloaded_layers_leave_their_activations_off_the_gpu() -> None:
     layer = layer_activation_bytes(shape, kept)
     assert activation_bytes(shape, kept) - activation_bytes(shape, offloaded) == pytest.approx(20 * layer)
     assert activation_bytes(shape, replace(kept, offloaded_layers=200)) == pytest.approx(activation_bytes(shape, kept) - 80 * layer)
+
+
+# ---------------------------------------------------------------------------------------------
+# Dropout: PyTorch stores no mask when p = 0 (pytorch/pytorch 92426d6 aten/src/ATen/native/
+# Dropout.cpp `_dropout_impl` returns the input for p == 0; dec01e4 torch/_decomp/decompositions.py
+# `dropout` the same under torch.compile), and Llama 3 trains with hidden_dropout =
+# attention_dropout = 0 (NVIDIA/NeMo v2.4.0 nemo/collections/llm/gpt/model/llama.py Llama3Config).
+
+
+def test_llama3_models_train_without_dropout_and_gpt3_with_it() -> None:
+    assert not any(model_shape(m).dropout for m in ("llama3.1-8b", "llama3.1-70b", "llama3.1-405b"))
+    assert model_shape("gpt3-175b").dropout
+
+
+@pytest.mark.parametrize(("change", "expected"), TABLE_2_175B)
+def test_table_2_without_dropout_drops_the_three_masks(change: dict, expected: int) -> None:
+    """Korthikanti's 34 s b h holds two hidden dropout masks (s b h each) and the 5 a s / h scores
+    a mask (a s^2 b) and its output (2 a s^2 b) that the value product reads instead of the softmax
+    output: without dropout the layer stores 2 s b h and 3 a s / h less (Table 2 less those)."""
+    shape, run = replace(PAPER["175B"], dropout=False), replace(PAPER_RUN, **change)
+    sbh, scores, t = 2048 * 12288, 3 * 96 * 2048 / 12288, run.tensor
+    if run.recompute == "full":
+        masks = 0.0  # only the layer's input is kept
+    elif run.sequence_parallel:
+        masks = sbh * (2 + (0 if run.recompute == "selective" else scores)) / t
+    else:
+        masks = sbh * (2 + (0 if run.recompute == "selective" else scores / t))
+    assert layer_activation_bytes(shape, run) == pytest.approx(expected - masks, rel=1e-12)
+
+
+def test_without_dropout_the_first_stage_keeps_no_embedding_mask() -> None:
+    """Korthikanti 4.3's embedding dropout mask, s b h per micro-batch in flight (/ t with
+    sequence parallelism), is there only with dropout."""
+    run = Training(tensor=8, pipeline=8, sequence_parallel=True, seq_length=2048)
+    with_masks, without = PAPER["175B"], replace(PAPER["175B"], dropout=False)
+    layers = 12 * 8 * (layer_activation_bytes(with_masks, run) - layer_activation_bytes(without, run))
+    mask = 2048 * 12288 * 8 / 8
+    assert activation_bytes(with_masks, run) - activation_bytes(without, run) == pytest.approx(layers + mask)
+
+
+A4_LLAMA3_70B = Training(tensor=2, pipeline=4, virtual_pipeline=5, context=2, data=4, sequence_parallel=True,
+                         zero_stage=1, micro_batch=2, seq_length=8192)
+B200 = 183359 * 2**20  # catalog b200
+
+
+def test_a4_llama3_70b_as_upstream_runs_it_fits_b200() -> None:
+    """AI-Hypercomputer/gpu-recipes e515bfc training/a4/llama3_70b/nemo-gke/nemo2507/64gpus-bf16-gbs256
+    runs TP 2, PP 4, CP 2, VP 5, micro-batch 2, seq 8192 on 64 B200s, with NeMo's
+    set_primary_perf_configs reducing gradients in bf16 (NVIDIA/NeMo v2.4.0 scripts/performance/
+    helpers.py set_precision_configs: grad_reduce_in_fp32 False): 2-byte gradients and an fp32
+    copy of each shard for the optimizer (Megatron's table, 4 + 16/d)."""
+    upstream = replace(A4_LLAMA3_70B, fp32_grads=False, fp32_grad_copy=True)
+    assert estimate(model_shape("llama3.1-70b"), upstream, B200).fits  # 160.9 GB of 173.0
+    # With dropout masks it would still fit; the masks were 6.3 GB of a layer-heavy first stage.
+    masked = estimate(replace(model_shape("llama3.1-70b"), dropout=True), upstream, B200)
+    assert masked.activations - estimate(model_shape("llama3.1-70b"), upstream, B200).activations == pytest.approx(6.3e9, rel=0.02)
+
+
+def test_the_nvidia_benchmark_split_of_llama3_70b_fits_h100() -> None:
+    """NVIDIA DGXC Benchmarking "NeMo Llama 3.1 Pretrain 25.04.01" (catalog.ngc.nvidia.com/orgs/
+    nvidia/teams/dgxc-benchmarking/resources/nemo-llama31-dgxc-benchmarking-g, read 2026-11-25):
+    70B bf16 on 64 H100 80GB at TP 4, PP 4, CP 2, VP 5, micro-batch 1, seq 8192."""
+    run = replace(A4_LLAMA3_70B, tensor=4, data=2, micro_batch=1)
+    assert run.gpus == 64
+    assert estimate(model_shape("llama3.1-70b"), run, H100).fits

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 from helpers import of_type, one, raw_config, render
+from trainstack.components.kueue import FRAMEWORKS
+from trainstack.components.multikueue import access_rules
 from trainstack.components.pod_security import namespace_labels
 from trainstack.core import catalog
 from trainstack.workloads import supervisor
@@ -19,6 +21,8 @@ from trainstack.workloads.training_job import MASTER_PORT
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 STACKS = sorted(p.stem for p in GOLDEN.glob("*.json"))
+# Clusters without GPU NICs (and so without Dataplane V2 unless asked): a2's, and a fleet's CPU-only manager.
+NO_GPU_NICS = ("a2-gpt2-deepspeed", "a3ultra-fleet")
 POD_OWNERS = {"Deployment", "DaemonSet", "Job", "JobSet"}
 
 
@@ -80,8 +84,12 @@ def test_unprivileged_containers_drop_everything_and_privileged_ones_add_nothing
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_no_role_grants_more_than_the_supervisor_calls(stack: str) -> None:
+    """Or, on a fleet's worker, than MultiKueue does there (components.multikueue: the rules of
+    Kueue's create-multikueue-kubeconfig.sh for the integrations enabled)."""
     for r in resources(stack):
-        if kind(r) in ("Role", "ClusterRole"):
+        if kind(r) == "ClusterRole" and r["type"].startswith("kubernetes:") and "MultiKueueWorkerAccess" in r["urn"]:
+            assert r["inputs"]["rules"] == access_rules(list(FRAMEWORKS)), r["urn"]
+        elif kind(r) in ("Role", "ClusterRole"):
             for rule in r["inputs"]["rules"]:
                 for res in rule["resources"]:
                     for verb in rule["verbs"]:
@@ -97,7 +105,7 @@ def test_network_policies_deny_ingress_where_dataplane_v2_enforces_them(stack: s
     jobs = [r["inputs"] for r in resources(stack) if kind(r) in ("JobSet", "Job")]
     clusters = [r["inputs"] for r in resources(stack) if r["type"] == "gcp:container/cluster:Cluster"]
     enforced = clusters[0].get("datapathProvider") == "ADVANCED_DATAPATH" if clusters else True  # workload stacks: multi-NIC platforms
-    assert enforced == (stack != "a2-gpt2-deepspeed")
+    assert enforced == (stack not in NO_GPU_NICS)
     if not (jobs and enforced):
         assert not policies
         return
@@ -248,7 +256,7 @@ def test_gcp_hardening_is_off_by_default_and_applies_when_asked(stack: str) -> N
     subnets = of_type(plan, "gcp:compute/subnetwork:Subnetwork")
     visible = sorted(r.inputs["name"] for r in subnets if r.inputs["name"] != cluster["subnetwork"] and r.inputs["network"] not in roce)
     assert sorted(r.inputs["name"] for r in subnets if r.inputs.get("logConfig")) == visible
-    assert bool(visible) == (stack != "a2-gpt2-deepspeed")  # a2 has no GPU NICs
+    assert bool(visible) == (stack not in NO_GPU_NICS)
 
 
 def test_dataplane_v2_on_a_cluster_without_gpu_nics_enforces_the_jobs_policies() -> None:
@@ -340,8 +348,8 @@ def test_the_launchers_rendezvous_is_admitted(stack: str) -> None:
         assert env["MASTER_PORT"] == str(MASTER_PORT)
         ports = re.findall(r"--master[_-]port[= ](\d+)", " ".join(workload["args"]))
         assert set(ports) <= {str(MASTER_PORT)}
-        (training,) = [p for p in policies if p["metadata"]["name"] == f"{name}-training"]
-        assert "ports" not in training["spec"]["ingress"][0]
+        trainings = [p for p in policies if p["metadata"]["name"] == f"{name}-training"]  # one a worker, on a fleet
+        assert trainings and all("ports" not in t["spec"]["ingress"][0] for t in trainings)
 
 
 EXCEPTIONS = Path(__file__).resolve().parent.parent / "docs" / "security-exceptions.md"

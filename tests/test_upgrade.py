@@ -117,3 +117,18 @@ def main(ref: str) -> None:
 
 if __name__ == "__main__":
     main(sys.argv[1])
+
+
+@pytest.mark.parametrize(("release", "stack"), snapshots())
+def test_no_live_network_has_its_mtu_changed(release: str, stack: str) -> None:
+    """A network's MTU changes in place (terraform-provider-google 017d2f5
+    google/services/compute/resource_compute_network.go `mtu`: not ForceNew), by a PATCH of the live
+    VPC, which GCP says never to do while VMs run on it (cloud.google.com/vpc/docs/
+    change-mtu-vpc-network). Every network a kept release made that today's plan gives an MTU
+    ignores changes to it, so `pulumi up` leaves the live one as it was made."""
+    previous = json.loads((PREVIOUS / release / f"{stack}.json").read_text())
+    resources = json.loads((GOLDEN / f"{stack}.json").read_text())["resources"]
+    live = {r["urn"] for r in resources if r["urn"] in previous or set(r["options"].get("aliases", [])) & set(previous)}
+    for r in resources:
+        if r["type"] == "gcp:compute/network:Network" and r["urn"] in live and "mtu" in r["inputs"]:
+            assert "mtu" in r["options"].get("ignoreChanges", []), r["urn"]

@@ -134,6 +134,37 @@ def test_megatron_launchers_reject_a_batch_that_is_not_whole_micro_batches_per_r
     ]
 
 
+def test_megatron_launchers_split_the_layers_as_megatron_core_does() -> None:
+    """NVIDIA/Megatron-LM d98e8a6 megatron/core/transformer/transformer_block.py
+    get_num_layers_to_build asserts `num_layers % pipeline_model_parallel_size == 0` and
+    `num_layers_per_pipeline_rank % vp_size == 0`: llama3.1-8b's 32 layers go 8 to each of 4
+    stages, which 5 interleaved chunks cannot share; 4 chunks of 2 can."""
+    split = {"tensor": 2, "pipeline": 4, "context": 2, "sequenceParallel": True}
+    assert problems("a4-llama3-70b", model="llama3.1-8b", parallelism={**split, "virtualPipeline": 5}) == [
+        "trainstack:workload.parallelism.virtualPipeline = 5: llama3.1-8b: each of the 4 pipeline stages holds 8 layers, "
+        "which do not divide into 5 virtual-pipeline chunks; Megatron-core needs them to"
+    ]
+    assert problems("a4-llama3-70b", model="llama3.1-8b", parallelism={**split, "virtualPipeline": 4}) == []
+    assert problems("a4-llama3-70b") == []  # 80 layers: 20 a stage, 4 in each of 5 chunks
+    assert problems("a3mega-gpt3-175b", parallelism={"pipeline": 64, "virtualPipeline": None}) == [
+        "trainstack:workload.parallelism.pipeline = 64: gpt3-175b: 96 layers do not divide into 64 pipeline stages; Megatron-core splits them evenly"
+    ]
+
+
+def test_nemo2_counts_the_405b_recipes_embedding_and_loss_as_pipeline_layers() -> None:
+    """NVIDIA/NeMo v2.4.0 recipes/llama31_405b.py `trainer` sets account_for_embedding_in_pipeline_split
+    and account_for_loss_in_pipeline_split: Megatron-core splits 126 + 2 layers (transformer_block.py).
+    The generated script keeps that trainer; the resilient script (recipe 000) builds its own
+    strategy without them, and splits 126 over 18 stages of 7, one a chunk."""
+    assert problems("a3ultra-405b") == []
+    assert problems("a3ultra-405b", resiliency={"enabled": False}) == [
+        "trainstack:workload.parallelism.pipeline = 18: llama3.1-405b: 126 layers and the embedding and loss (128) do not divide "
+        "into 18 pipeline stages; Megatron-core splits them evenly"
+    ]
+    two_stages = {"tensor": 8, "pipeline": 2, "virtualPipeline": 8, "context": 1, "sequenceParallel": True}
+    assert problems("a3ultra-405b", resiliency={"enabled": False}, parallelism=two_stages) == []  # 64 a stage, 8 a chunk
+
+
 # --- NeMo Megatron (recipes 001, 002) ---------------------------------------------------------
 
 

@@ -7,7 +7,7 @@ import json
 from dataclasses import replace
 
 import pytest
-from trainstack.core import catalog
+from trainstack.core import catalog, rules
 from trainstack.core.catalog import nic_networks
 from trainstack.workloads import profiles
 from trainstack.workloads.pod import NVIDIA_VOLUME, PodParts, compose, nvidia_libraries
@@ -199,3 +199,14 @@ def test_profile_modules_read_images_from_the_catalog() -> None:
     images = {c["image"] for stack in ("tcpx", "tcpxo", "rdma") for c in parts(stack).init_containers}
     pinned = {i.ref for g in catalog.GPUDIRECT_IMAGES.values() for i in (g.nccl_plugin, g.rxdm) if i}
     assert images <= pinned
+
+
+@pytest.mark.parametrize("machine", sorted(catalog.MACHINES))
+def test_the_supervisor_is_allowed_exactly_where_trainers_share_the_nodes_network(machine: str) -> None:
+    """The resiliency launcher builds its host-monitor client from ports alone (AI-Hypercomputer/
+    resiliency 02c17b7 third_party/nvidia-resiliency-ext/launcher.py setup_goodput_client), so
+    validate allows the supervisor (rules.host_monitor_reachable) on a machine only if its
+    profile puts a supervised trainer on the host network."""
+    m = catalog.machine(machine)
+    supervised = profiles.for_machine(m, networks(m), host_monitor=True)
+    assert (rules.host_monitor_reachable(m) is None) == supervised.host_network

@@ -130,6 +130,7 @@ def build(workload: WorkloadConfig, platform: Platform, place: Place = Place()) 
             priority_class=workload.priority_class,
         ),
         place.opts("training-job", opts, pulumi.ResourceOptions(depends_on=kube.node_setup)),
+        companions=kube.companions,
     )
     outputs: dict[str, Any] = {
         "jobName": training.job_name,
@@ -163,18 +164,21 @@ def build(workload: WorkloadConfig, platform: Platform, place: Place = Place()) 
             place.opts("supervisor", opts),
         )
     if kube.network_policy:
-        JobNetworkPolicies(
-            place.name("network-policies"),
-            JobNetworkPoliciesArgs(
-                job=workload.name,
-                namespace=kube.namespace,
-                controller=workload.controller,
-                supervised=resiliency.enabled,
-                tensorboard=workload.tensorboard,
-                deny_namespace=kube.namespace != "default",
-            ),
-            place.opts("network-policies", opts),
-        )
+        # Where the job's pods run: each worker of a MultiKueue manager, else this cluster.
+        where = {f"-{w}": pulumi.ResourceOptions(providers=[p]) for w, p in kube.companions.items()} or {"": None}
+        for suffix, on_worker in where.items():
+            JobNetworkPolicies(
+                place.name(f"network-policies{suffix}"),
+                JobNetworkPoliciesArgs(
+                    job=workload.name,
+                    namespace=kube.namespace,
+                    controller=workload.controller,
+                    supervised=resiliency.enabled,
+                    tensorboard=workload.tensorboard,
+                    deny_namespace=kube.namespace != "default",
+                ),
+                place.opts(f"network-policies{suffix}", opts, on_worker),
+            )
     if workload.tensorboard:
         tensorboard = TensorBoard(
             place.name("tensorboard"),

@@ -460,28 +460,43 @@ class TrainingJob(pulumi.ComponentResource):
     `watch_command` and `logs_command` (what a user runs next).
     """
 
-    def __init__(self, name: str, args: TrainingJobArgs, opts: pulumi.ResourceOptions | None = None):
+    def __init__(
+        self,
+        name: str,
+        args: TrainingJobArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        companions: Mapping[str, pulumi.ProviderResource] | None = None,
+    ):
+        """`companions`: when the job is submitted to a MultiKueue manager (`opts`' provider), the
+        worker clusters by name: MultiKueue copies only the job to the worker that admits it, so
+        its files and secret env are made on each worker instead (`<name>-<file>-<worker>`)."""
         args = TrainingJobArgs.checked(args, type(self), name)
         super().__init__("trainstack:workload:TrainingJob", name, None, opts)
         after = child_options(self, opts)
-        files = [
-            k8s.core.v1.ConfigMap(
-                f"{name}-{manifest['metadata']['name']}",
-                metadata=manifest["metadata"],
-                data=manifest["data"],
-                opts=after,
-            )
-            for manifest in config_maps(args)
-        ]
-        if args.secret_env:
-            files.append(
-                k8s.core.v1.Secret(
-                    f"{name}-{secret_name(args)}",
-                    metadata={"name": secret_name(args), "namespace": args.namespace, "labels": {"app.kubernetes.io/managed-by": "trainstack"}},
-                    string_data={k: pulumi.Output.secret(v) for k, v in sorted(args.secret_env.items())},
-                    opts=after,
+        targets: dict[str, pulumi.ResourceOptions] = {
+            f"-{worker}": pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(provider=provider))
+            for worker, provider in (companions or {}).items()
+        } or {"": after}
+        files: list[pulumi.Resource] = []
+        for suffix, where in targets.items():
+            files += [
+                k8s.core.v1.ConfigMap(
+                    f"{name}-{manifest['metadata']['name']}{suffix}",
+                    metadata=manifest["metadata"],
+                    data=manifest["data"],
+                    opts=where,
                 )
-            )
+                for manifest in config_maps(args)
+            ]
+            if args.secret_env:
+                files.append(
+                    k8s.core.v1.Secret(
+                        f"{name}-{secret_name(args)}{suffix}",
+                        metadata={"name": secret_name(args), "namespace": args.namespace, "labels": {"app.kubernetes.io/managed-by": "trainstack"}},
+                        string_data={k: pulumi.Output.secret(v) for k, v in sorted(args.secret_env.items())},
+                        opts=where,
+                    )
+                )
         # What the job's pods need before they start: their files, and the IMEX domain, sized to
         # the job's nodes, whose channel's ResourceClaimTemplate the DRA driver's controller makes.
         # The domain's spec is immutable (its CRD's CEL rule): a change replaces it, as the job's.

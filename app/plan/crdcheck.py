@@ -22,6 +22,8 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "Network": ("trainstack:network", "gpuNicCidr"),
     "GKENetworkParamSet": ("trainstack:network", "gpuNicCidr"),
     "ComputeDomain": ("trainstack:workload", "nodes"),
+    "MultiKueueConfig": ("trainstack:fleet", "workers"),
+    "MultiKueueCluster": ("trainstack:fleet", "workers"),
 }
 
 

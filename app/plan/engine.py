@@ -22,6 +22,7 @@ from trainstack.app import program, secrets, validation
 from trainstack.app.plan import crdcheck
 from trainstack.app.plan.recorder import RecordingMonitor, Registration, redact
 from trainstack.app.stacks import project_root, raw_stack_config, stack_names
+from trainstack.core import fleet
 from trainstack.core.config import describe
 from trainstack.core.context import StackContext
 from trainstack.core.contract import OUTPUT
@@ -68,14 +69,21 @@ def load_stack(stack: str, root: Path | None = None) -> StackContext:
 
 def _validate(stack: str, raw: dict[str, Any], references: dict[str, dict[str, Any]]) -> StackContext:
     output = next((outputs.get(OUTPUT) for outputs in references.values()), None)
-    return validation.validate(stack, raw, project_root(), output)
+    workers = {name: outputs.get(OUTPUT) for name, outputs in references.items()}
+    return validation.validate(stack, raw, project_root(), output, workers)
 
 
 def _references(stack: str, raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The outputs of the platform stack `raw` references, if it references one."""
+    """The outputs of the platform stacks `raw` references: its platform's, or a fleet's workers'."""
     ref = raw.get("trainstack:platform")
     platform = ref.get("stack") if isinstance(ref, dict) else None
-    return {platform: _platform_outputs(stack, platform)} if isinstance(platform, str) else {}
+    if isinstance(platform, str):
+        return {platform: _platform_outputs(stack, platform)}
+    if fleet.is_fleet(raw):
+        workers = raw[fleet.KEY].get("workers") if isinstance(raw[fleet.KEY], dict) else None
+        names = [w["stack"] for w in workers or [] if isinstance(w, dict) and isinstance(w.get("stack"), str)]
+        return {name: _platform_outputs(stack, name) for name in dict.fromkeys(names)}
+    return {}
 
 
 def _platform_outputs(stack: str, platform: str) -> dict[str, Any]:

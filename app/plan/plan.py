@@ -14,7 +14,9 @@ from typing import Any
 import yaml
 from trainstack.app.plan import engine, inputcheck
 from trainstack.app.plan.recorder import Registration
-from trainstack.app.reports.cost import CostEstimate, estimate
+from trainstack.app.reports.cost import CostEstimate, estimate, gpu_node_hour
+from trainstack.core import catalog, fleet
+from trainstack.core.context import StackContext
 from trainstack.app.reports.critical_path import CriticalPath, critical_path
 from trainstack.core.errors import TrainstackError
 from trainstack.workloads import fit
@@ -47,6 +49,7 @@ class Plan:
     resources: list[dict[str, Any]]
     outputs: dict[str, Any]
     memory: dict[str, Any] | None = None  # the job's GPU memory estimate (workloads.fit.summary)
+    fleet: list[dict[str, Any]] | None = None  # a job on a fleet: the worker pools that could take it (fleet_candidates)
 
     @cached_property
     def cost(self) -> CostEstimate:
@@ -90,6 +93,7 @@ class Plan:
             "destroy": self.destroy_effect(),
             "warnings": self.warnings(),
             "memory": self.memory,
+            **({"fleet": self.fleet} if self.fleet is not None else {}),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -160,7 +164,21 @@ def from_rendered(rendered: engine.Rendered) -> Plan:
     resources = sorted((_resource(r) for r in rendered.registrations), key=lambda r: r["urn"])
     ctx = rendered.context
     memory = fit.summary(fit.estimate(ctx.workload, ctx.machine)) if ctx.workload else None
-    return Plan(rendered.stack, resources, rendered.outputs, memory)
+    return Plan(rendered.stack, resources, rendered.outputs, memory, fleet_candidates(ctx))
+
+
+def fleet_candidates(ctx: StackContext) -> list[dict[str, Any]] | None:
+    """For a job on a fleet: each worker pool of its queue that can hold it, in dispatch order,
+    with the job's cost per hour there (its nodes at the pool's node-hour price); else None."""
+    terms, workload = ctx.contract, ctx.workload
+    if terms is None or workload is None or not fleet.of_fleet(terms):
+        return None
+    found = []
+    for pool in fleet.candidates(terms, workload.nodes):
+        price, _, upper_bound = gpu_node_hour(catalog.machine(pool["machineType"]), pool["capacity"])
+        usd = round(workload.nodes * price, 2) if price is not None else None
+        found.append({**pool, "usdPerHour": usd, **({"priceIsUpperBound": True} if upper_bound else {})})
+    return found
 
 
 def render(stack: str, raw: dict[str, Any]) -> Plan:

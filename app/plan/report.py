@@ -24,6 +24,7 @@ def _rows(plan: Plan) -> list[tuple[str, str]]:
         ("est. cost per hour", f"{usd} ({_price_basis(cost.pools)}, an estimate){_not_priced(cost.not_priced)}"),
         *((f"  pool {p.name}", _pool(p)) for p in gpu_pools if len(gpu_pools) > 1),
         *((("GPU memory", _memory(plan.memory)),) if plan.memory else ()),
+        *((("fleet workers", _fleet(plan.fleet)),) if plan.fleet is not None else ()),
         ("pulumi destroy", plan.destroy_effect()),
         *(("WARNING", w) for w in plan.warnings()),
     ]
@@ -58,6 +59,16 @@ def _pool(pool: PoolSize) -> str:
     else:
         bound = ""
     return f"{nodes} x {pool.machine_type}, {pool.capacity}, {usd}{bound}"
+
+
+def _fleet(candidates: list[dict]) -> str:
+    """The worker pools a job on a fleet could run on, in dispatch order, with its cost there."""
+    if not candidates:
+        return "none can hold the job"
+    def usd(c: dict) -> str:
+        figure = "not priced" if c["usdPerHour"] is None else f"${c['usdPerHour']:,.2f}/h"
+        return f"{figure}, an upper bound" if c.get("priceIsUpperBound") else figure
+    return "; ".join(f"{c['worker']}/{c['pool']} ({c['zone']}, {c['capacity']}, {usd(c)})" for c in candidates)
 
 
 def _memory(memory: dict) -> str:

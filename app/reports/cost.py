@@ -97,6 +97,15 @@ class CostEstimate:
         }
 
 
+def gpu_node_hour(machine: catalog.Machine, capacity: str) -> tuple[float | None, str, bool]:
+    """A GPU node-hour of `capacity` (`spot`, `flex-start`, `queued`, `reservation`,
+    `on-demand`): its price, the price's source, and whether it is an upper bound (DWS at the
+    on-demand list price, spot without a spot price)."""
+    if capacity == "spot" and machine.spot_hourly_usd is not None:
+        return machine.spot_hourly_usd, machine.spot_price_source, False
+    return machine.hourly_usd, machine.price_source, capacity in ("spot", "flex-start", "queued")
+
+
 def _pool(resource: dict[str, Any]) -> PoolSize | None:
     inputs = resource["inputs"]
     machine_type = (inputs.get("nodeConfig") or {}).get("machineType", "")
@@ -105,9 +114,8 @@ def _pool(resource: dict[str, Any]) -> PoolSize | None:
     upper_bound = capacity in ("spot", "flex-start", "queued")
     if machine_type in catalog.MACHINES:
         m = catalog.MACHINES[machine_type]
-        hourly, gpus, source = m.hourly_usd, m.gpus_per_node, m.price_source
-        if capacity == "spot" and m.spot_hourly_usd is not None:
-            hourly, source, upper_bound = m.spot_hourly_usd, m.spot_price_source, False
+        gpus = m.gpus_per_node
+        hourly, source, upper_bound = gpu_node_hour(m, capacity)
     elif machine_type in catalog.CPU_MACHINES:
         hourly, gpus = catalog.CPU_MACHINES[machine_type].hourly_usd, 0
     else:

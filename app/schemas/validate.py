@@ -22,6 +22,7 @@ import yaml
 from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry, Resource
 from trainstack.core.catalog import KUBERNETES_VERSION
+from trainstack.core.testing import SECRET
 
 _DEFINITIONS_URI = "https://kubernetes.io/api/_definitions.json"  # the $id of _definitions.json
 _OBJECT_META = {"$ref": f"{_DEFINITIONS_URI}#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}
@@ -201,6 +202,16 @@ def _describe(error: ValidationError) -> list[tuple[str, str]]:
     return [(_path(error.absolute_path), error.message)]
 
 
+def _checkable(value: Any) -> Any:
+    """`value` without the fields a plan shows as `[secret]`: their content is the user's, not
+    renderable offline (pulumi-kubernetes marks a Secret's whole `stringData` secret)."""
+    if isinstance(value, dict):
+        return {k: _checkable(v) for k, v in value.items() if v != SECRET}
+    if isinstance(value, list):
+        return [_checkable(v) for v in value]
+    return value
+
+
 def validate_object(obj: dict[str, Any]) -> list[str]:
     """Every schema error in one Kubernetes object, as `Kind/name: path: message`; empty when valid."""
     metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
@@ -214,7 +225,7 @@ def validate_object(obj: dict[str, Any]) -> list[str]:
         return [f"{label}: (root): {error}"]
     problems = [
         f"{label}: {path}: {message}"
-        for error in validator.iter_errors(obj)
+        for error in validator.iter_errors(_checkable(obj))
         for path, message in _describe(error)
     ]
     if not namespaced and "namespace" in metadata:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from trainstack.core import catalog, memory
+from trainstack.core import catalog, memory, models, rules
 from trainstack.core.config import Problem, WorkloadConfig
+from trainstack.core.errors import CatalogError
 
 # Launcher files (configs, scripts, hostfiles) are mounted read-only here.
 CONFIG_DIR = "/workload/configs"
@@ -110,20 +111,38 @@ def precision_problems(framework: str, workload: WorkloadConfig, supported: Sequ
     return [((WORKLOAD, "precision"), workload.precision, f"{framework} trains in {', '.join(supported)}")]
 
 
-def megatron_problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
-    """Megatron-style splits: tensor x pipeline x context parallelism divides the GPUs, and the
+def megatron_problems(workload: WorkloadConfig, machine: catalog.Machine, extra_layers: int | None = 0) -> list[Problem]:
+    """Megatron-style splits: tensor x pipeline x context parallelism divides the GPUs, the
     global batch is a whole number of micro-batches on every data-parallel rank (Megatron-LM
-    and NeMo refuse anything else at start-up)."""
+    and NeMo refuse anything else at start-up), and the model's layers (with `extra_layers` for
+    an embedding and loss counted as layers; None: a model the launcher cannot train, left to
+    model_problems) split evenly over the pipeline stages and their virtual-pipeline chunks
+    (rules.pipeline_split, Megatron-core's rule)."""
+    found: list[Problem] = []
+    split = workload.parallelism
+    if split and split.pipeline > 1 and extra_layers is not None and (layers := _layers(workload.model)):
+        if wrong := rules.pipeline_split(layers, split.pipeline, split.virtual_pipeline, extra_layers):
+            whole = (layers + extra_layers) % split.pipeline == 0
+            key, value = ("virtualPipeline", split.virtual_pipeline) if whole else ("pipeline", split.pipeline)
+            found.append(((WORKLOAD, "parallelism", key), value, f"{workload.model}: {wrong}"))
     gpus = machine.gpus(workload.nodes)
-    split = workload.parallelism.model_parallel_size if workload.parallelism else 1
-    if gpus % split:
-        return [((WORKLOAD, "parallelism"), split, f"tensor x pipeline x context ({split}) must divide the job's {gpus} GPUs")]
-    step = (workload.micro_batch_size or 1) * (gpus // split)
+    size = split.model_parallel_size if split else 1
+    if gpus % size:
+        return [*found, ((WORKLOAD, "parallelism"), size, f"tensor x pipeline x context ({size}) must divide the job's {gpus} GPUs")]
+    step = (workload.micro_batch_size or 1) * (gpus // size)
     if workload.global_batch_size is not None and workload.global_batch_size % step:
-        return [
+        found.append(
             ((WORKLOAD, "globalBatchSize"), workload.global_batch_size, f"must be a multiple of microBatchSize x data-parallel size ({step} on {gpus} GPUs)")
-        ]
-    return []
+        )
+    return found
+
+
+def _layers(model: str) -> int | None:
+    """The model's transformer layers; None for a model without a shape (model_problems says so)."""
+    try:
+        return models.model_shape(model).layers
+    except CatalogError:
+        return None
 
 
 def training(

@@ -38,6 +38,13 @@ RECIPES = {
     "llama3-8b": "llama3_8b",
 }
 
+# Recipes whose trainer counts the embedding and the loss as pipeline layers (one each):
+# account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split default to True
+# in NVIDIA/NeMo v2.4.0 nemo/collections/llm/recipes/llama31_405b.py `trainer` (since v2.2.0).
+# The generated script keeps the recipe's trainer; the resilient script builds its own strategy
+# without them (resilient_script.py), so there the layers split alone.
+ACCOUNTED_LAYERS = {"llama31_405b": 2}
+
 # NeMo's precision plugins (nemo.collections.llm.recipes.precision.mixed_precision); bf16 is
 # every recipe's default.
 _PRECISION_PLUGINS = {"fp8": "bf16_with_fp8_mixed", "fp16": "fp16_mixed"}
@@ -61,9 +68,17 @@ def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem
     return [
         *model_problems("nemo2", workload, RECIPES),
         *precision_problems("NeMo 2.0", workload, ("bf16", "fp16", "fp8")),
-        *megatron_problems(workload, machine),
+        *megatron_problems(workload, machine, _accounted_layers(workload)),
         *setting_problems("NeMo 2.0", workload, (0, 1)),
     ]
+
+
+def _accounted_layers(workload: WorkloadConfig) -> int | None:
+    """Pipeline layers beyond the model's own (ACCOUNTED_LAYERS); None without a recipe."""
+    recipe = RECIPES.get(workload.model)
+    if recipe is None:
+        return None
+    return 0 if workload.resiliency.enabled else ACCOUNTED_LAYERS.get(recipe, 0)
 
 
 def training(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:

@@ -1,0 +1,301 @@
+"""A fleet stack: several trainstack platforms behind one queue, with Kueue's MultiKueue.
+
+`trainstack:fleet` names the worker platforms by their stacks; the stack makes a small CPU-only
+manager cluster (`trainstack:cluster`, `trainstack:cpuPool`, `trainstack:network`) and reads each
+worker through its versioned `platform` contract. The manager mirrors the workers: a queue per
+machine type, of the name the workers give it, in their namespace; a job's machine decides which
+workers get a copy of it. The fleet exports a `platform` contract of its own, so workload stacks
+run on a fleet as on one platform: every worker's pools, each with its `worker`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from trainstack.core import catalog, contract, rules
+from trainstack.core.config import (
+    ClusterConfig,
+    CpuPoolConfig,
+    Ephemeral,
+    K8sName,
+    Labels,
+    NetworkConfig,
+    Problem,
+    ProjectId,
+    RegionId,
+    Section,
+    WorkloadStackConfig,
+    ZoneId,
+    _pattern,
+    _rule_errors,
+    validated,
+)
+from trainstack.core.errors import ConfigError
+
+KEY = "trainstack:fleet"
+# MultiKueueConfig.spec.clusters maxItems (Kueue v0.19.2 CRD).
+MAX_WORKERS = 20
+
+
+class FleetWorker(Section):
+    """A worker platform: a trainstack platform stack the manager dispatches jobs to."""
+
+    name: K8sName  # its MultiKueueCluster's name on the manager
+    stack: Annotated[str, _pattern(r"[\w.-]+/[\w.-]+/[\w.-]+", "must be a fully qualified stack name: organization/project/stack")]
+    # Part of the name of the worker's token Secret: change it to rotate the manager's credential.
+    credential_rotation: K8sName = "1"
+
+
+class FleetConfig(Section):
+    """`trainstack:fleet`: the workers, the preferred first (the incremental dispatcher tries
+    them in this order), and how the manager dispatches."""
+
+    workers: Annotated[list[FleetWorker], Field(min_length=1, max_length=MAX_WORKERS)]
+    dispatcher: Literal["incremental", "all-at-once"] = "incremental"
+
+    @model_validator(mode="after")
+    def _rules(self) -> FleetConfig:
+        problems: list[Problem] = []
+        for attribute in ("name", "stack"):
+            seen: set[str] = set()
+            for i, worker in enumerate(self.workers):
+                value = getattr(worker, attribute)
+                if value in seen:
+                    problems.append((("workers", i, attribute), value, f"names a worker twice; each worker {attribute} once"))
+                seen.add(value)
+        _rule_errors("FleetConfig", problems)
+        return self
+
+
+class FleetStackConfig(BaseModel):
+    """A fleet stack's configuration, keyed as in `stacks/Pulumi.<stack>.yaml`: the manager's
+    project, region, cluster, CPU pool and network, and the workers."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=False)
+
+    project: ProjectId = Field(alias="gcp:project")
+    region: RegionId = Field(alias="gcp:region")
+    zone: ZoneId = Field(alias="gcp:zone")
+    cluster: ClusterConfig = Field(alias="trainstack:cluster")
+    network: NetworkConfig = Field(NetworkConfig(), alias="trainstack:network")
+    cpu_pool: CpuPoolConfig = Field(CpuPoolConfig(), alias="trainstack:cpuPool")
+    fleet: FleetConfig = Field(alias=KEY)
+    labels: Labels = Field({}, alias="trainstack:labels")
+    ephemeral: Ephemeral | None = Field(None, alias="trainstack:ephemeral")
+
+    @model_validator(mode="after")
+    def _cross_section_rules(self) -> FleetStackConfig:
+        problems: list[Problem] = []
+        if wrong := rules.cluster_zone(self.region, self.zone, "gcp:region"):
+            problems.append((("gcp:zone",), self.zone, wrong))
+        network = self.network
+        if network.existing is not None:
+            problems.append((("trainstack:network", "existing"), network.existing.network, "a fleet makes its manager's own VPC"))
+        _rule_errors("FleetStackConfig", problems)
+        return self
+
+    # What the stack context asks of any stack: a fleet runs no job of its own.
+    workload: ClassVar[None] = None
+
+    @property
+    def cpu_zones(self) -> list[str]:
+        return self.cpu_pool.zones or [self.zone]
+
+
+def is_fleet(raw: dict[str, Any]) -> bool:
+    """Whether a raw stack config is a fleet stack's."""
+    return raw.get(KEY) is not None
+
+
+def load(stack: str, raw: dict[str, Any]) -> FleetStackConfig:
+    """A fleet stack's config, or ConfigError with every problem, each naming its key."""
+    return validated(stack, raw, FleetStackConfig)
+
+
+@dataclass(frozen=True)
+class Worker:
+    """A worker as the manager sees it: its config entry and its platform's contract."""
+
+    config: FleetWorker
+    terms: contract.Contract
+    index: int
+
+    @property
+    def key(self) -> tuple[str | int, ...]:
+        return (KEY, "workers", self.index, "stack")
+
+    @property
+    def cluster(self) -> str:
+        """The worker's cluster instance (a platform's `clusterIdentity`), else its path."""
+        terms = self.terms
+        return terms.cluster_identity or f"projects/{terms.project}/locations/{terms.cluster_location}/clusters/{terms.cluster_name}"
+
+
+def kubeconfig_output(worker: str) -> str:
+    """The fleet's secret output of a worker's kubeconfig: a job on the fleet makes its files
+    and policies on the workers with it."""
+    return f"kubeconfig-{worker}"
+
+
+@dataclass(frozen=True)
+class FleetQueue:
+    """A queue of the fleet: one machine type, the workers that have it (in dispatch order) and
+    their pools (each with its `worker`)."""
+
+    name: str
+    machine_type: str
+    workers: list[str]
+    pools: list[dict[str, Any]]
+
+    @property
+    def nodes(self) -> int:
+        """The manager's quota in nodes: every worker pool's at its largest (Kueue's MultiKueue
+        concept page: the manager's quota should equal the workers' total)."""
+        return sum(int(p["nodes"]) for p in self.pools)
+
+    @property
+    def topology_aware(self) -> bool:
+        return all(p["topologyAware"] for p in self.pools)
+
+
+def workers_of(config: FleetStackConfig, outputs: dict[str, Any]) -> list[Worker]:
+    """Each worker with its contract read from `outputs` (stack name -> its `platform` output);
+    ConfigError naming the worker whose contract is missing or too old."""
+    found, errors = [], []
+    for i, entry in enumerate(config.fleet.workers):
+        try:
+            found.append(Worker(entry, contract.from_output(entry.stack, outputs.get(entry.stack)), i))
+        except ConfigError as exc:
+            errors += [f"{KEY}.workers[{i}].stack = {entry.stack!r}: {p}" for p in exc.problems]
+    if errors:
+        raise ConfigError("fleet", errors)
+    return found
+
+
+def queues(workers: list[Worker]) -> list[FleetQueue]:
+    """The fleet's queues, in order of first appearance among the workers."""
+    by_name: dict[str, FleetQueue] = {}
+    for worker in workers:
+        for pool in _pools(worker.terms):
+            queue = by_name.setdefault(pool["queue"], FleetQueue(pool["queue"], pool["machineType"], [], []))
+            if worker.config.name not in queue.workers:
+                queue.workers.append(worker.config.name)
+            queue.pools.append({**pool, "worker": worker.config.name, "workerCluster": worker.cluster})
+    return list(by_name.values())
+
+
+def _pools(terms: contract.Contract) -> list[dict[str, Any]]:
+    """A platform's pools; a contract from before `pools` describes its one pool."""
+    return list(terms.pools) if terms.pools else [
+        {
+            "name": terms.gpu_pool, "machineType": terms.gpu_machine_type, "zone": terms.zone, "nodes": terms.gpu_nodes,
+            "queue": terms.local_queue, "clusterQueue": terms.cluster_queue, "topologyAware": terms.topology_aware,
+            "provisioning": None, "reservation": None, "networkNames": terms.network_names,
+        }
+    ]
+
+
+def problems(workers: list[Worker]) -> Iterator[Problem]:
+    """How the workers fail to mirror one another, so a job made on the manager runs on any of
+    them that has its machine: MultiKueue creates the job in the namespace and with the queue
+    label it has on the manager (Kueue v0.19.2 docs, tasks/manage/setup_multikueue: the workers
+    mirror the manager's namespaces and LocalQueues)."""
+    first = workers[0]
+    for worker in workers[1:]:
+        for attribute, what in (("namespace", "runs jobs in namespace"), ("service_account", "runs jobs as service account"),
+                                ("storage_claim", "mounts the storage claim"), ("mount_path", "mounts its storage at")):
+            mine, theirs = getattr(worker.terms, attribute), getattr(first.terms, attribute)
+            if mine != theirs:
+                yield worker.key, worker.config.stack, f"{what} {mine!r}, {first.config.name} {theirs!r}: a job runs unchanged on every worker, so they must agree"
+    machines: dict[str, tuple[str, str]] = {}
+    queue_machine: dict[str, tuple[str, str]] = {}
+    for worker in workers:
+        for pool in _pools(worker.terms):
+            machine, queue = pool["machineType"], pool["queue"]
+            other = machines.setdefault(machine, (queue, worker.config.name))
+            if other[0] != queue:
+                yield worker.key, worker.config.stack, f"queues {machine} jobs in {queue!r}, {other[1]} in {other[0]!r}: a job's copy needs the manager's queue name on every worker of its machine"
+            mtype = queue_machine.setdefault(queue, (machine, worker.config.name))
+            if mtype[0] != machine:
+                yield worker.key, worker.config.stack, f"queue {queue!r} is for {machine}, on {mtype[1]} for {mtype[0]}: one queue a machine type, or a job would reach a worker without its machine"
+    for queue in queues(workers):
+        names = {tuple(p.get("networkNames") or []) for p in queue.pools}
+        if len(names) > 1:
+            yield (KEY, "workers"), sorted(queue.workers), f"the {queue.machine_type} workers name their GPU NIC networks differently ({sorted(names)}): a job attaches them by name"
+
+
+def fleet_contract(config: FleetStackConfig, workers: list[Worker], cluster_identity: Any, priority_classes: list[str]) -> contract.Contract:
+    """The contract a fleet exports: the manager's cluster and queues, every worker's pools
+    (each with its `worker`), the workers' common namespace, account and storage claim, and the
+    manager's `priority_classes` every worker has too (a job's copy keeps its class's label)."""
+    found = queues(workers)
+    first, terms = found[0], workers[0].terms
+    pool = first.pools[0]
+    return contract.Contract(
+        project=config.project,
+        region=config.region,
+        zone=pool["zone"],
+        cluster_name=config.cluster.name,
+        cluster_location=config.region,
+        gpu_machine_type=first.machine_type,
+        gpu_pool=pool["name"],
+        gpu_nodes=max(int(p["nodes"]) for p in first.pools),
+        topology_aware=first.topology_aware,
+        cpu_pool=config.cpu_pool.name,
+        local_queue=first.name,
+        cluster_queue=first.name,
+        network_names=list(pool.get("networkNames") or []),
+        namespace=terms.namespace,
+        service_account=terms.service_account,
+        storage_kind=terms.storage_kind,
+        storage_claim=terms.storage_claim,
+        mount_path=terms.mount_path,
+        cluster_identity=cluster_identity,
+        priority_classes=[n for n in priority_classes if all(w.terms.priority_classes is None or n in w.terms.priority_classes for w in workers)],
+        pools=[{**p, "clusterQueue": q.name} for q in found for p in q.pools],
+    )
+
+
+def of_fleet(terms: contract.Contract) -> bool:
+    """Whether a contract is a fleet's (its pools name their workers)."""
+    return bool(terms.pools) and all("worker" in p for p in terms.pools)
+
+
+def job_problems(config: WorkloadStackConfig, terms: contract.Contract) -> Iterator[Problem]:
+    """What a job on a fleet cannot have: only its JobSet is dispatched to a worker; anything
+    beside it would run on the manager, which has no GPU and not the worker's storage."""
+    where = f"platform stack {config.platform.stack} is a fleet"
+    workload = config.workload
+    if workload.resiliency.enabled:
+        yield ("trainstack:workload", "resiliency", "enabled"), True, f"{where}: the supervisor would run on the manager, not beside the job; set resiliency.enabled: false"
+    if workload.tensorboard:
+        yield ("trainstack:workload", "tensorboard"), True, f"{where}: TensorBoard would run on the manager, without the job's storage"
+    if workload.own_identity:
+        yield ("trainstack:workload", "ownIdentity"), True, f"{where}: the job runs as each worker's {terms.service_account!r}; set ownIdentity: false"
+    if config.image.build is not None:
+        yield ("trainstack:image", "build"), "...", f"{where}: each worker's nodes pull from their own registry only; use image.prebuilt"
+    if workload.controller != "jobset":
+        yield ("trainstack:workload", "controller"), workload.controller, f"{where}: an Indexed Job's DNS Service would stay on the manager; a JobSet makes its own on the worker (controller: jobset)"
+    if catalog.machine(terms.gpu_machine_type).accelerator_topology:
+        yield ("trainstack:workload", "nodes"), workload.nodes, f"{where}: a {terms.gpu_machine_type} job's ComputeDomain is not dispatched with it; run it on its platform"
+
+
+def candidates(terms: contract.Contract, nodes: int) -> list[dict[str, Any]]:
+    """The worker pools of a job's queue (`terms` narrowed to it) that can hold `nodes` nodes, in
+    dispatch order."""
+    return [
+        {"worker": p["worker"], "pool": p["name"], "machineType": p["machineType"], "zone": p["zone"], "nodes": int(p["nodes"]),
+         "capacity": _capacity(p)}
+        for p in terms.pools or [] if int(p["nodes"]) >= nodes
+    ]
+
+
+def _capacity(pool: dict[str, Any]) -> str:
+    """A contract pool's capacity: its provisioning (spot, flex-start, queued), else reservation or on-demand."""
+    if pool.get("provisioning") in ("spot", "flex-start", "queued"):
+        return pool["provisioning"]
+    return "reservation" if pool.get("reservation") in ("specific", "any") else "on-demand"

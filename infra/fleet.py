@@ -1,0 +1,177 @@
+"""A fleet stack: the MultiKueue manager cluster and its link to each worker platform.
+
+The manager is small and CPU only (it holds the queue and the jobs' objects; Kueue does not let a
+manager be its own worker): a VPC, a GKE cluster, a CPU pool, JobSet (a job is created on the
+manager first; MultiKueue mirrors it to a worker and Kueue's webhook sets its `spec.managedBy`),
+and Kueue with a MultiKueue AdmissionCheck on every ClusterQueue. Its queues mirror the workers'
+(core.fleet): one a machine type, named as on the workers, its quota their pools' together, its
+flavor topology-aware where every worker pool is (TAS runs on the worker; Kueue delays the
+topology request on the manager: v0.19.2 pkg/scheduler/flavorassigner/tas_flavorassigner.go).
+
+Each worker is read through its StackReference (its `platform` contract and secret
+`kubeconfig`); on it, the fleet makes only the manager's account (components.multikueue), so
+adding or removing a worker touches no other.
+"""
+
+from __future__ import annotations
+
+import re
+
+from dataclasses import replace
+from typing import Any
+
+import pulumi
+
+from trainstack.components import gcp_services as apis
+from trainstack.components.gcp_network import PrimaryNetwork, PrimaryNetworkArgs
+from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
+from trainstack.components.gke_cluster import AuthorizedNetwork, GkeCluster, GkeClusterArgs, MaintenanceExclusion, MaintenanceWindow
+from trainstack.components.jobset import JobSet, JobSetArgs
+from trainstack.components.k8s_provider import NODE_POOL_LABEL, ClusterProviderArgs, Placement, cluster_provider
+from trainstack.components.kueue import ALL_AT_ONCE_DISPATCHER, INCREMENTAL_DISPATCHER, GpuFlavor, Kueue, MultiKueueDispatch
+from trainstack.components.multikueue import (
+    MultiKueueClusters,
+    MultiKueueClustersArgs,
+    MultiKueueQueue,
+    MultiKueueWorker,
+    MultiKueueWorkerAccess,
+    MultiKueueWorkerAccessArgs,
+)
+from trainstack.components.node_pools import CpuNodePool, CpuNodePoolArgs, NodeServiceAccount, NodeServiceAccountArgs
+from trainstack.components.workload_identity import WorkloadIdentity, WorkloadIdentityArgs
+from trainstack.core import catalog, contract, fleet
+from trainstack.core.config import KueueConfig
+from trainstack.core.context import StackContext
+from trainstack.infra.kubernetes import kueue_args
+
+DISPATCHER = {"incremental": INCREMENTAL_DISPATCHER, "all-at-once": ALL_AT_ONCE_DISPATCHER}
+
+
+def manager_flavors(queues: list[fleet.FleetQueue]) -> list[GpuFlavor]:
+    """One flavor a queue on the manager: its machine, every worker pool's nodes as quota, and
+    node labels every worker of the machine satisfies (the machine's alone). The worker's copy is
+    made from the job as submitted, before the manager admits it (v0.19.2
+    pkg/controller/jobs/jobset/jobset_multikueue_adapter.go SyncJob)."""
+    return [
+        GpuFlavor(name=q.name, node_pool=q.name, machine_type=q.machine_type, nodes=q.nodes, topology_aware=q.topology_aware, queue=q.name, any_pool=True)
+        for q in queues
+    ]
+
+
+def account_name(stack: str) -> str:
+    """The manager's account on a worker: one a fleet stack, so a worker may serve two fleets."""
+    return re.sub(r"[^a-z0-9-]+", "-", f"multikueue-{stack.lower()}")[:63].strip("-")
+
+
+def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet.Worker], references: dict[str, Any]) -> dict[str, Any]:
+    """Register the manager and the workers' accounts; return the stack's outputs (the fleet's
+    `platform` contract and secret `kubeconfig` among them). `references` maps a worker's stack
+    to its StackReference."""
+    project, region, labels = config.project, config.region, ctx.labels
+    services = ProjectServices(
+        "services",
+        ProjectServicesArgs(project, sorted({apis.CONTAINER, apis.COMPUTE, apis.IAM, apis.CLOUD_RESOURCE_MANAGER, apis.LOGGING, apis.MONITORING})),
+    )
+    network = PrimaryNetwork(
+        "network",
+        PrimaryNetworkArgs(
+            project=project, region=region, name_prefix=config.cluster.name, subnet_cidr=config.network.subnet_cidr,
+            pods_cidr=config.network.pods_cidr, services_cidr=config.network.services_cidr,
+        ),
+        opts=pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE)),
+    )
+    node_account = NodeServiceAccount(
+        "node-sa",
+        NodeServiceAccountArgs(project=project, account_id=ctx.physical_name("nodes", 30)),
+        opts=pulumi.ResourceOptions(depends_on=services.need(apis.IAM, apis.CLOUD_RESOURCE_MANAGER)),
+    )
+    spec, maintenance = config.cluster, config.cluster.maintenance
+    cluster = GkeCluster(
+        "cluster",
+        GkeClusterArgs(
+            project=project, location=region, name=spec.name, node_locations=config.cpu_zones, network=network.ref,
+            node_service_account=node_account.email, release_channel=spec.release_channel, version_prefix=spec.version_prefix,
+            maintenance_window=MaintenanceWindow(maintenance.window.start, maintenance.window.end, maintenance.window.recurrence),
+            maintenance_exclusion=MaintenanceExclusion(f"trainstack-{maintenance.exclusion.scope.lower().replace('_', '-')}", maintenance.exclusion.start, maintenance.exclusion.scope)
+            if maintenance.exclusion.enabled
+            else None,
+            private_nodes=spec.private_nodes, private_endpoint=spec.private_endpoint, master_ipv4_cidr=spec.master_ipv4_cidr,
+            authorized_networks=[AuthorizedNetwork(n.cidr_block, n.display_name) for n in spec.authorized_networks],
+            control_plane_ports=[catalog.CONTROLLER_WEBHOOK_PORT, catalog.KUEUE_VISIBILITY_PORT],
+            dataplane_v2=spec.dataplane_v2, database_encryption_key=spec.database_encryption_key,
+            binary_authorization=spec.binary_authorization, deletion_protection=spec.deletion_protection, labels=labels,
+        ),
+        opts=pulumi.ResourceOptions(depends_on=services.need(apis.CONTAINER, apis.COMPUTE, apis.LOGGING, apis.MONITORING)),
+    )
+    cpu = config.cpu_pool
+    cpu_pool = CpuNodePool(
+        "cpu-pool",
+        CpuNodePoolArgs(
+            project=project, location=region, cluster=cluster.cluster_id, name=cpu.name, zones=config.cpu_zones,
+            machine_type=cpu.machine_type, node_count=cpu.node_count, boot_disk_gb=cpu.boot_disk_gb,
+            service_account=node_account.email, labels=labels,
+        ),
+        opts=pulumi.ResourceOptions(depends_on=[node_account, *services.need(apis.CONTAINER)]),
+    )
+
+    on_manager = pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[cpu_pool])
+    placement = Placement(node_selector={NODE_POOL_LABEL: cpu.name})
+    queues = fleet.queues(workers)
+    first = workers[0].terms
+    # The job namespace mirrors the workers' (they agree: core.fleet.problems).
+    identity = WorkloadIdentity(
+        "workload-identity", WorkloadIdentityArgs(namespace=first.namespace, service_account=first.service_account),
+        opts=pulumi.ResourceOptions(providers=[cluster.provider]),
+    )
+    JobSet("jobset", JobSetArgs(placement=placement), opts=on_manager)
+    kueue_config = KueueConfig()
+    args = kueue_args(kueue_config, manager_flavors(queues), queues[0].name, queues[0].name, identity.namespace, placement)
+    dispatch = MultiKueueDispatch(dispatcher=DISPATCHER[config.fleet.dispatcher])
+    # The manager's admission is the dispatch: blocking it while one job's pods start (the local
+    # JobSet's status mirrors the worker's) would dispatch one job at a time to the whole fleet.
+    # Each worker blocks its own admissions.
+    ready = replace(args.wait_for_pods_ready, block_admission=False)
+    kueue = Kueue("kueue", replace(args, multikueue=dispatch, wait_for_pods_ready=ready), opts=on_manager)
+
+    accesses = []
+    for worker in workers:
+        reference = references[worker.config.stack]
+        worker_config = reference.require_output(contract.KUBECONFIG_OUTPUT)
+        provider = cluster_provider(
+            f"worker-{worker.config.name}",
+            ClusterProviderArgs(
+                kubeconfig=worker_config,
+                cluster_identifier=worker.cluster,
+                # Not this stack's cluster: never forget objects because the API is out of reach.
+                delete_unreachable=False,
+            ),
+        )
+        accesses.append(MultiKueueWorkerAccess(
+            f"worker-{worker.config.name}",
+            MultiKueueWorkerAccessArgs(
+                worker=worker.config.name, account=account_name(ctx.stack), worker_kubeconfig=worker_config,
+                rotation=worker.config.credential_rotation,
+            ),
+            opts=pulumi.ResourceOptions(providers=[provider]),
+        ))
+    MultiKueueClusters(
+        "multikueue",
+        MultiKueueClustersArgs(
+            workers=[MultiKueueWorker(w.config.name, a.kubeconfig) for w, a in zip(workers, accesses)],
+            queues=[MultiKueueQueue(q.name, q.workers) for q in queues],
+        ),
+        opts=pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[kueue.release]),
+    )
+    terms = fleet.fleet_contract(config, workers, cluster.identity, [pc.name for pc in kueue_config.priority_classes])
+    return {
+        "clusterName": cluster.name,
+        "clusterLocation": region,
+        "getCredentials": f"gcloud container clusters get-credentials {spec.name} --region {region} --project {project}",
+        contract.KUBECONFIG_OUTPUT: cluster.kubeconfig,
+        contract.OUTPUT: terms.to_output(),
+        **{fleet.kubeconfig_output(w.config.name): references[w.config.stack].require_output(contract.KUBECONFIG_OUTPUT) for w in workers},
+        "workers": {w.config.name: {"stack": w.config.stack, "region": w.terms.region, "queues": contract.queues(w.terms)} for w in workers},
+        "queues": {q.name: q.workers for q in queues},
+        "kueueVersion": catalog.KUEUE_CHART.version,
+        "jobsetVersion": catalog.JOBSET_CHART.version,
+    }
