@@ -26,6 +26,15 @@ Model states, bytes per parameter (Adam; w weights, g gradients, k optimizer sta
   bf16 gradients in fp32, `grad_reduce_in_fp32`), else 2;
   k = 8 (fp32 momentum + variance) + 4 (fp32 master weights, when w = 2) + 4 (`fp32_grad_copy`,
   when g = 2). NeMo without O2 and with plain Adam: 4 + 4 + 8 = 16 bytes.
+- Megatron-core's precision-aware optimizer (`use_precision_aware_optimizer`, Transformer Engine's
+  FusedAdam; NVIDIA/Megatron-LM core_v0.13.0 megatron/core/optimizer/distrib_optimizer.py
+  `_copy_model_grads_to_main_grads` hands the optimizer the 16-bit gradient shard itself as
+  `decoupled_grad`, where the plain distributed optimizer casts it to an fp32 copy,
+  `shard_model_grad.float()`): no `fp32_grad_copy`. Its OptimizerConfig's `store_param_remainders`
+  (default True, with TE 2.1+) makes FusedAdam keep only the low 16 bits of each fp32 master weight
+  of a bf16 weight, whose high 16 bits are the bf16 weight itself (NVIDIA/TransformerEngine
+  f05f12c, 2.5, transformer_engine/pytorch/optimizers/fused_adam.py `store_param_remainders`, int16
+  state): `master_remainders`, 2 bytes, not 4, for bf16 weights (TE ignores it for others).
 - FP8 (Transformer Engine): weights, gradients and optimizer state are bf16's (the master copies
   stay fp32); TE also keeps an FP8 cast of each linear weight and its FP8 transpose across
   micro-batches (NVIDIA/TransformerEngine transformer_engine/pytorch/module/base.py, 1.x,
@@ -94,6 +103,7 @@ all-gathers, gradient buckets) are what `headroom` (default 10% of the GPU) is f
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -128,6 +138,7 @@ def bytes_per_param(
     master_weights: bool = True,
     fp32_grads: bool | None = None,
     fp32_grad_copy: bool = False,
+    master_remainders: bool = False,
     zero_stage: int = 0,
     shards: int = 1,
 ) -> StateBytes:
@@ -137,7 +148,8 @@ def bytes_per_param(
     w = 2 if master_weights and precision != "fp32" else 4
     full_grads = w == 4 or (precision != "fp16" if fp32_grads is None else fp32_grads)
     g = 4 if full_grads else 2
-    k = 8 + (4 if w == 2 else 0) + (4 if g == 2 and fp32_grad_copy else 0)
+    master = 0 if w == 4 else 2 if master_remainders and precision == "bf16" else 4
+    k = 8 + master + (4 if g == 2 and fp32_grad_copy else 0)
     return StateBytes(
         weights=w / shards if zero_stage >= 3 else w,
         gradients=g / shards if zero_stage >= 2 else g,
@@ -160,7 +172,10 @@ class Training:
         master_weights: 16-bit weights with fp32 master copies in the optimizer (NeMo/Megatron
             "O2", megatron_amp_O2; DeepSpeed fp16); False keeps fp32 weights (NeMo's default O1).
         fp32_grads: gradients held in fp32 (None: yes for bf16/fp8, no for fp16).
-        fp32_grad_copy: the optimizer casts 16-bit gradients to an fp32 copy (Megatron fp16).
+        fp32_grad_copy: the optimizer casts 16-bit gradients to an fp32 copy (Megatron's optimizers
+            other than the precision-aware one).
+        master_remainders: the optimizer keeps only the low 16 bits of each fp32 master weight of
+            a bf16 weight (Megatron's precision-aware optimizer, store_param_remainders).
         recompute: activation recomputation: none, selective (attention scores), full (layers).
         flash_attention: a fused attention kernel that never stores the s x s scores.
         micro_batch, seq_length: sequences per micro-batch and tokens per sequence.
@@ -180,6 +195,7 @@ class Training:
     master_weights: bool = True
     fp32_grads: bool | None = None
     fp32_grad_copy: bool = False
+    master_remainders: bool = False
     recompute: Recompute = "none"
     flash_attention: bool = True
     micro_batch: int = 1
@@ -256,6 +272,7 @@ def model_states(
     master_weights: bool = True,
     fp32_grads: bool | None = None,
     fp32_grad_copy: bool = False,
+    master_remainders: bool = False,
     headroom: float = 0.1,
 ) -> Estimate:
     """Weights, gradients and Adam state of `params` weights on one of `data_parallel` ranks (no activations, no allowance)."""
@@ -263,7 +280,7 @@ def model_states(
         raise ValueError(f"data_parallel must be at least 1, not {data_parallel}")
     per = bytes_per_param(
         precision, master_weights=master_weights, fp32_grads=fp32_grads, fp32_grad_copy=fp32_grad_copy,
-        zero_stage=zero_stage, shards=data_parallel,
+        master_remainders=master_remainders, zero_stage=zero_stage, shards=data_parallel,
     )
     return Estimate(per.weights * params, per.gradients * params, per.optimizer * params, 0.0, 0.0,
                     gpu_memory_bytes, headroom, params)
@@ -333,7 +350,8 @@ def estimate(
     params = layer_params + embedding_params
     per = bytes_per_param(
         training.precision, master_weights=training.master_weights, fp32_grads=training.fp32_grads,
-        fp32_grad_copy=training.fp32_grad_copy, zero_stage=training.zero_stage, shards=training.shards,
+        fp32_grad_copy=training.fp32_grad_copy, master_remainders=training.master_remainders,
+        zero_stage=training.zero_stage, shards=training.shards,
     )
     fp8 = FP8_WEIGHT_COPY_BYTES * layer_params if training.precision == "fp8" else 0.0
     return Estimate(
@@ -349,45 +367,54 @@ def estimate(
     )
 
 
-def advice(result: Estimate, training: Training) -> list[tuple[str, str]]:
+# A change to trainstack:workload, as key paths (`parallelism.tensor`) and the values they take.
+Changes = Mapping[str, object]
+
+
+def advice(result: Estimate, training: Training, accepts: Callable[[Changes], bool] = lambda changes: True) -> list[tuple[str, str]]:
     """Knobs that would lower `result`, each alone, largest saving first, as (workload key, what
-    it does and saves; "(fits)" when that alone is enough). The keys are trainstack:workload's."""
+    it does and saves; "(fits)" when that alone is enough). The keys are trainstack:workload's;
+    a knob whose change `accepts` refuses (the framework cannot take it) is not offered."""
     if result.fits is not False:
         return []
-    options: list[tuple[str, str, Training]] = []
+    options: list[tuple[str, str, Training, dict[str, object]]] = []
     sharded = training.shards > 1
     if training.zero_stage == 0 and sharded:
         text = f"1: the distributed optimizer (ZeRO-1 over {training.shards} data-parallel ranks)"
-        options.append(("zeroStage", text, replace(training, zero_stage=1)))
+        options.append(("zeroStage", text, replace(training, zero_stage=1), {"zeroStage": 1}))
     if 1 <= training.zero_stage < 3 and sharded:
         stage = training.zero_stage + 1
         text = f"{stage}: shard {'gradients' if stage == 2 else 'weights'} too (DeepSpeed or FSDP)"
-        options.append(("zeroStage", text, replace(training, zero_stage=stage)))
+        options.append(("zeroStage", text, replace(training, zero_stage=stage), {"zeroStage": stage}))
     if not training.master_weights and training.precision != "fp32":
         stage = max(training.zero_stage, 1 if sharded else 0)
         text = f"true: 16-bit weights with fp32 master copies (megatron_amp_O2){', with zeroStage 1' if stage else ''}"
-        options.append(("masterWeights", text, replace(training, master_weights=True, zero_stage=stage)))
+        options.append(("masterWeights", text, replace(training, master_weights=True, zero_stage=stage),
+                        {"masterWeights": True, **({"zeroStage": stage} if stage != training.zero_stage else {})}))
     shape = result.shape
     if shape is not None:
         if training.recompute == "none" and not training.flash_attention:
-            options.append(("recompute", "selective", replace(training, recompute="selective")))
+            options.append(("recompute", "selective", replace(training, recompute="selective"), {"recompute": "selective"}))
         if training.recompute != "full":
-            options.append(("recompute", "full", replace(training, recompute="full")))
+            options.append(("recompute", "full", replace(training, recompute="full"), {"recompute": "full"}))
         if training.tensor > 1 and not training.sequence_parallel:
-            options.append(("parallelism.sequenceParallel", "true", replace(training, sequence_parallel=True)))
+            options.append(("parallelism.sequenceParallel", "true", replace(training, sequence_parallel=True),
+                            {"parallelism.sequenceParallel": True}))
         if training.data % 2 == 0 and shape.heads % (2 * training.tensor) == 0 and training.tensor < 8:
             options.append(("parallelism.tensor", f"{2 * training.tensor} (data parallel {training.data // 2})",
-                            replace(training, tensor=2 * training.tensor, data=training.data // 2)))
+                            replace(training, tensor=2 * training.tensor, data=training.data // 2),
+                            {"parallelism.tensor": 2 * training.tensor}))
         if training.data % 2 == 0 and 2 * training.pipeline <= shape.layers:
             options.append(("parallelism.pipeline", f"{2 * training.pipeline} (data parallel {training.data // 2})",
-                            replace(training, pipeline=2 * training.pipeline, data=training.data // 2)))
+                            replace(training, pipeline=2 * training.pipeline, data=training.data // 2),
+                            {"parallelism.pipeline": 2 * training.pipeline}))
         if training.micro_batch > 1:
             options.append(("microBatchSize", f"{training.micro_batch // 2} (more gradient accumulation)",
-                            replace(training, micro_batch=training.micro_batch // 2)))
+                            replace(training, micro_batch=training.micro_batch // 2), {"microBatchSize": training.micro_batch // 2}))
     savings = []
-    for key, text, alternative in options:
+    for key, text, alternative, changes in options:
         after = _again(result, alternative)
-        if (saved := result.total - after.total) > 0:
+        if (saved := result.total - after.total) > 0 and accepts(changes):
             savings.append((saved, key, f"{text}: -{saved / GB:.1f} GB{' (fits)' if after.fits else ''}"))
     return [(key, text) for _, key, text in sorted(savings, key=lambda x: -x[0])]
 
@@ -398,7 +425,8 @@ def _again(result: Estimate, training: Training) -> Estimate:
     return model_states(
         result.params, training.shards, training.zero_stage, training.precision, result.gpu_memory,
         master_weights=training.master_weights, fp32_grads=training.fp32_grads,
-        fp32_grad_copy=training.fp32_grad_copy, headroom=result.headroom,
+        fp32_grad_copy=training.fp32_grad_copy, master_remainders=training.master_remainders,
+        headroom=result.headroom,
     )
 
 

@@ -98,7 +98,7 @@ def test_launch_is_the_recipes_split(plan: Plan) -> None:
         "recipe.trainer.strategy.context_parallel_size = 2",
     ):
         assert line in script, RECIPE
-    assert "precision" not in script  # bf16: the recipe's own default plugin
+    assert "recipe.trainer.plugins = " not in script  # bf16: the recipe's own bf16_mixed plugin
     workload = job_pod_template(plan)["spec"]["containers"][0]
     assert workload["image"] == "nvcr.io/nvidia/nemo:25.07"
     assert workload["args"][:3] == ["torchrun", "--nproc-per-node=8", "--nnodes=8"]

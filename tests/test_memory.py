@@ -90,6 +90,24 @@ def test_megatron_distributed_optimizer_bytes_per_parameter_table(d: int) -> Non
     assert bytes_per_param("fp32", zero_stage=1, shards=d).total == pytest.approx(8 + 8 / d, abs=1e-12)
 
 
+@pytest.mark.parametrize("d", [1, 8, 64])
+def test_megatron_precision_aware_optimizer_holds_4_plus_10_over_d(d: int) -> None:
+    """Megatron's table has no row for its precision-aware optimizer (use_precision_aware_optimizer,
+    which NeMo's performance scripts set for bf16): bf16 weights and bf16 gradients (2 + 2), and per
+    shard fp32 momentum and variance (8) with a 16-bit remainder of the fp32 master weight (2,
+    OptimizerConfig.store_param_remainders default True: NVIDIA/Megatron-LM core_v0.13.0
+    megatron/core/optimizer/optimizer_config.py; TransformerEngine f05f12c fused_adam.py keeps it
+    as int16), and no fp32 copy of the gradient (distrib_optimizer.py `_copy_model_grads_to_main_grads`
+    hands the 16-bit shard over as decoupled_grad): the fp16 row's 4 + 16/d less 4 + 2 a shard."""
+    aware = {"fp32_grads": False, "master_remainders": True}
+    per = bytes_per_param("bf16", **aware, zero_stage=1, shards=d)
+    assert (per.weights, per.gradients) == (2, 2) and per.optimizer == pytest.approx(10 / d, abs=1e-12)
+    megatron_fp16_row = bytes_per_param("fp16", fp32_grads=False, fp32_grad_copy=True, zero_stage=1, shards=d).total
+    assert megatron_fp16_row - per.total == pytest.approx(6 / d, abs=1e-12)
+    # TE keeps remainders of bf16 weights only (`p.dtype == torch.bfloat16`): fp16 keeps 4-byte masters.
+    assert bytes_per_param("fp16", **aware).optimizer == 12
+
+
 def test_nemo_without_o2_holds_fp32_weights_at_16_bytes() -> None:
     per = bytes_per_param("bf16", master_weights=False)
     assert (per.weights, per.gradients, per.optimizer) == (4, 4, 8)
@@ -311,12 +329,16 @@ B200 = 183359 * 2**20  # catalog b200
 
 def test_a4_llama3_70b_as_upstream_runs_it_fits_b200() -> None:
     """AI-Hypercomputer/gpu-recipes e515bfc training/a4/llama3_70b/nemo-gke/nemo2507/64gpus-bf16-gbs256
-    runs TP 2, PP 4, CP 2, VP 5, micro-batch 2, seq 8192 on 64 B200s, with NeMo's
-    set_primary_perf_configs reducing gradients in bf16 (NVIDIA/NeMo v2.4.0 scripts/performance/
-    helpers.py set_precision_configs: grad_reduce_in_fp32 False): 2-byte gradients and an fp32
-    copy of each shard for the optimizer (Megatron's table, 4 + 16/d)."""
-    upstream = replace(A4_LLAMA3_70B, fp32_grads=False, fp32_grad_copy=True)
-    assert estimate(model_shape("llama3.1-70b"), upstream, B200).fits  # 160.9 GB of 173.0
+    runs TP 2, PP 4, CP 2, VP 5, micro-batch 2, seq 8192 on 64 B200s, through NeMo's
+    set_primary_perf_configs (NVIDIA/NeMo v2.4.0 scripts/performance/helpers.py set_precision_configs:
+    `recipe.trainer.plugins.grad_reduce_in_fp32 = False`, and for bf16
+    `recipe.optim.config.use_precision_aware_optimizer = True`): 2-byte gradients, no fp32 copy,
+    master weights as 16-bit remainders (4 + 10/d). With the recipe's fp32 reduction it would not
+    fit: 6 + 12/d, the 174.5 GB the shipped stack once carried under memoryCheck warn."""
+    upstream = replace(A4_LLAMA3_70B, fp32_grads=False, master_remainders=True)
+    result = estimate(model_shape("llama3.1-70b"), upstream, B200)
+    assert result.fits and result.total == pytest.approx(154.1e9, rel=1e-3)  # of 173.0
+    assert estimate(model_shape("llama3.1-70b"), A4_LLAMA3_70B, B200).fits is False
     # With dropout masks it would still fit; the masks were 6.3 GB of a layer-heavy first stage.
     masked = estimate(replace(model_shape("llama3.1-70b"), dropout=True), upstream, B200)
     assert masked.activations - estimate(model_shape("llama3.1-70b"), upstream, B200).activations == pytest.approx(6.3e9, rel=0.02)

@@ -4,6 +4,7 @@ shows its estimate; `metrics memory` answers what-if questions."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -49,6 +50,53 @@ def test_llama_405b_at_tp8_pp18_vp7_fits_an_h200() -> None:
     result = fit.estimate(ctx.workload, ctx.machine)
     assert result.fits and result.gpu_memory == catalog.GPUS["h200"].memory_bytes
     assert 100e9 < result.total < 130e9  # 114.8 GB: activations of 8192-token sequences dominate
+
+
+def test_llama3_70b_on_a4_fits_as_the_upstream_script_runs_it() -> None:
+    """gpu-recipes e515bfc's A4 recipe reduces gradients in bf16 into Megatron's precision-aware
+    optimizer (NVIDIA/NeMo v2.4.0 scripts/performance/helpers.py set_precision_configs), as the
+    generated script now does: the stack passes the memory check it no longer turns to warn."""
+    assert "memoryCheck" not in raw_stack_config("a4-llama3-70b")["trainstack:workload"]
+    ctx = validation.validate("a4-llama3-70b", raw_stack_config("a4-llama3-70b"), project_root())
+    result = fit.estimate(ctx.workload, ctx.machine)
+    assert result.fits and result.total == pytest.approx(154.1e9, rel=1e-3)  # of 173.0 GB after 10% headroom
+    # Under the resilient script, which keeps its plugin's fp32 reduction, the same split is refused.
+    refused = check("a4-llama3-70b", resiliency={"enabled": True, "nodesPerDataParallelReplica": 8})
+    assert any("needs about 174.53 GB per GPU (weights 18.16, gradients 36.33" in problem for problem in refused)
+
+
+def _advised(message: str) -> list[tuple[str, Any]]:
+    """The (workload key, value) pairs a refusal tells the user to set:
+    `...; would help: trainstack:workload.zeroStage: 1: the distributed ...; trainstack:workload.
+    parallelism.tensor: 4 (data parallel 2): -79.0 GB (fits); or set ...memoryCheck: warn`."""
+    helps = message.split("; would help: ", 1)[1].rsplit("; or set trainstack:workload.memoryCheck", 1)[0]
+    advised = []
+    for entry in helps.split("; "):
+        key, text = entry.removeprefix("trainstack:workload.").split(": ", 1)
+        advised.append((key, yaml.safe_load(text.split(":")[0].split(" (")[0])))
+    return advised
+
+
+@pytest.mark.parametrize("stack", [s for s in stack_names() if "trainstack:workload" in raw_stack_config(s)])
+def test_advice_offers_only_what_validate_accepts(stack: str) -> None:
+    """Each stack's job on a GPU too small for it: every knob the refusal names, set as it says,
+    passes `validate` (NeMo 2.0 and NeMo-Megatron are never told zeroStage 2, which their
+    launchers refuse)."""
+    from trainstack.app.plan.engine import validate_offline
+
+    ctx = validate_offline(stack, raw_stack_config(stack))
+    assert ctx.workload is not None
+    result = fit.estimate(ctx.workload, ctx.machine)
+    advised = _advised(fit.misfit(dataclasses.replace(result, gpu_memory=0.7 * result.total), ctx.workload, ctx.machine))
+    assert advised  # every stack has something to offer
+    for key, value in advised:
+        raw = merge(raw_stack_config(stack), {"trainstack:workload": {"memoryCheck": "off"}})
+        *sections, leaf = key.split(".")
+        target = raw["trainstack:workload"]
+        for section in sections:
+            target = target.setdefault(section, {})
+        target[leaf] = value
+        validate_offline(stack, raw)  # raises ConfigError naming a refused change
 
 
 def test_memory_check_warn_or_off_lets_a_user_who_knows_better_proceed() -> None:

@@ -5,11 +5,15 @@ from __future__ import annotations
 import ast
 import re
 import json
+import sys
+import types
 from typing import Any
 
+import pytest
 import yaml
 from helpers import raw_config
 from trainstack.core.config import WorkloadConfig, describe, load
+from trainstack.core.memory import bytes_per_param
 from trainstack.workloads import launchers
 from trainstack.workloads.launchers import litgpt, megatron_bridge, nemo2, nemo_megatron
 from trainstack.workloads.training_job import MASTER_PORT, pod_hosts
@@ -103,7 +107,7 @@ def test_nemo2_under_the_supervisor_runs_trainstacks_resilient_script_with_the_r
 
 def test_nemo2_script_sets_parallelism_and_fp8_only_when_asked() -> None:
     plain = launchers.launch(job("a3ultra-405b", resiliency={"enabled": False}, parallelism=None)).files[0].files["train.py"]
-    assert "strategy" not in plain and "plugins" not in plain and "FaultTolerance" not in plain
+    assert "strategy" not in plain and "recipe.trainer.plugins = " not in plain and "FaultTolerance" not in plain
     tuned = launchers.launch(
         job("a3ultra-405b", resiliency={"enabled": False}, precision="fp8", parallelism={"tensor": 8, "pipeline": 18, "virtualPipeline": 7})
     ).files[0].files["train.py"]
@@ -111,6 +115,93 @@ def test_nemo2_script_sets_parallelism_and_fp8_only_when_asked() -> None:
     assert "recipe.trainer.strategy.virtual_pipeline_model_parallel_size = 7" in tuned
     assert "recipe.trainer.plugins = bf16_with_fp8_mixed()" in tuned
     ast.parse(tuned)
+
+
+class _Config:
+    """A stand-in for a NeMo-Run Config: attributes as set, a missing one a new Config."""
+
+    def __init__(self, **values: Any) -> None:
+        self.__dict__.update(values)
+
+    def __getattr__(self, name: str) -> Any:
+        setattr(self, name, child := _Config())
+        return child
+
+
+def _run_nemo2_script(script: str, monkeypatch: Any) -> Any:
+    """Run a generated NeMo 2.0 script against a stand-in NeMo whose recipe and plugins start as
+    NVIDIA/NeMo v2.4.0 makes them: bf16_mixed and bf16_with_fp8_mixed (built on it) with
+    grad_reduce_in_fp32=True, fp16_mixed with False (recipes/precision/mixed_precision.py), the
+    optimizer without the precision-aware flag (recipes/optim/adam.py). Returns the recipe run."""
+    ran: list[Any] = []
+
+    def pretrain_recipe(**_: Any) -> _Config:
+        recipe = _Config(plugins=None)
+        recipe.trainer.plugins = _Config(grad_reduce_in_fp32=True)
+        recipe.optim.config.use_precision_aware_optimizer = False
+        return recipe
+
+    llm = types.ModuleType("nemo.collections.llm")
+    for module in nemo2.RECIPES.values():
+        setattr(llm, module, types.SimpleNamespace(pretrain_recipe=pretrain_recipe))
+    precision = types.ModuleType("nemo.collections.llm.recipes.precision.mixed_precision")
+    precision.bf16_with_fp8_mixed = lambda: _Config(grad_reduce_in_fp32=True, fp8="hybrid")  # type: ignore[attr-defined]
+    precision.fp16_mixed = lambda: _Config(grad_reduce_in_fp32=False)  # type: ignore[attr-defined]
+    collections = types.ModuleType("nemo.collections")
+    collections.llm = llm  # type: ignore[attr-defined]
+    nemo_run = types.ModuleType("nemo_run")
+    nemo_run.run = lambda recipe, direct: ran.append(recipe)  # type: ignore[attr-defined]
+    for name, module in {"nemo_run": nemo_run, "nemo": types.ModuleType("nemo"), "nemo.collections": collections,
+                         "nemo.collections.llm": llm, "nemo.collections.llm.recipes.precision.mixed_precision": precision}.items():
+        monkeypatch.setitem(sys.modules, name, module)
+    for name, value in {"LOCAL_WORLD_SIZE": "8", "WORLD_SIZE": "64", "JOB_IDENTIFIER": "run", "EXP_DIR": "/x"}.items():
+        monkeypatch.setenv(name, value)
+    exec(compile(script, "train.py", "exec"), {"__name__": "__main__"})
+    (recipe,) = ran
+    return recipe
+
+
+@pytest.mark.parametrize(
+    ("precision", "zero_stage", "aware"),
+    [("bf16", None, True), ("bf16", 1, True), ("bf16", 0, False), ("fp8", None, False), ("fp16", None, False)],
+)
+def test_nemo2_script_runs_the_upstream_precision_settings_and_the_estimate_holds_what_it_runs(
+    precision: str, zero_stage: int | None, aware: bool, monkeypatch: Any
+) -> None:
+    """gpu-recipes e515bfc training/a4/llama3_70b/nemo-gke/nemo2507/64gpus-bf16-gbs256/recipe/
+    llama3-1-70b-bf16-seq8192-gbs256-gpus64.py runs set_primary_perf_configs, whose
+    set_precision_configs (NVIDIA/NeMo v2.4.0 scripts/performance/helpers.py:207-224) sets
+    `recipe.optim.config.use_precision_aware_optimizer = True` for bf16, `recipe.trainer.plugins =
+    bf16_with_fp8_mixed()` for fp8, then `recipe.trainer.plugins.grad_reduce_in_fp32 = False` for
+    every precision. Megatron-core takes the precision-aware optimizer only with the distributed
+    optimizer (core_v0.13.0 optimizer_config.py __post_init__), which zeroStage 0 turns off. The
+    memory estimate is of the recipe the script leaves."""
+    settings = {"precision": precision, "resiliency": {"enabled": False}, "zeroStage": zero_stage}
+    config = load("a4-llama3-70b", raw_config("a4-llama3-70b", trainstack_workload=settings))
+    script = nemo2.training_script(config.workload)
+    recipe = _run_nemo2_script(script, monkeypatch)
+    assert recipe.trainer.plugins.grad_reduce_in_fp32 is False
+    assert recipe.optim.config.use_precision_aware_optimizer is aware
+    assert (getattr(recipe.trainer.plugins, "fp8", None) == "hybrid") is (precision == "fp8")
+    held = launchers.training(config.workload, config.gpu_pool.machine)
+    per = bytes_per_param(precision, fp32_grads=held.fp32_grads, fp32_grad_copy=held.fp32_grad_copy,
+                          master_remainders=held.master_remainders)
+    assert per.gradients == 2  # reduced in the weights' 16 bits
+    assert per.optimizer == (8 + 2 if aware else 8 + 4 + 4)  # remainders and no copy, or fp32 master and grad copy
+
+
+def test_nemo2_under_the_supervisor_keeps_fp32_gradients_as_its_upstream() -> None:
+    """gpu-recipes 27b47e7 training/a3ultra/llama3-1-405b/nemo-pretraining-gke-resiliency/train.py:274
+    builds MegatronMixedPrecision(precision="bf16-mixed"), whose grad_reduce_in_fp32 defaults to
+    True (NVIDIA/NeMo v2.4.0 nemo/lightning/pytorch/plugins/mixed_precision.py), and an
+    OptimizerConfig without the precision-aware optimizer: a3ultra-405b reduces in fp32."""
+    config = load("a3ultra-405b", raw_config("a3ultra-405b"))
+    script = launchers.launch(job("a3ultra-405b")).files[0].files["train.py"]
+    assert 'nl.MegatronMixedPrecision(precision="bf16-mixed")' in script
+    assert "grad_reduce_in_fp32" not in script and "use_precision_aware_optimizer" not in script
+    held = launchers.training(config.workload, config.gpu_pool.machine)
+    per = bytes_per_param("bf16", fp32_grads=held.fp32_grads, master_remainders=held.master_remainders)
+    assert (per.gradients, per.optimizer) == (4, 12)
 
 
 def problems(stack: str, **workload: Any) -> list[str]:

@@ -8,6 +8,11 @@ catalog, and the formulas from trainstack.core.memory. `trainstack validate`, `p
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+
 from trainstack.core import catalog, memory, models
 from trainstack.core.config import Problem, WorkloadConfig
 from trainstack.core.errors import CatalogError
@@ -49,9 +54,37 @@ def misfit(result: memory.Estimate, workload: WorkloadConfig, machine: catalog.M
     """What does not fit, by how much, and what would help."""
     gb = result.as_json()
     limit = (result.gpu_memory or 0) * (1 - result.headroom) / memory.GB
-    helps = "; ".join(f"trainstack:workload.{key}: {text}" for key, text in memory.advice(result, launchers.training(workload, machine)))
+    helps = "; ".join(f"trainstack:workload.{key}: {text}" for key, text in advice(result, workload, machine))
     return (
         f"needs about {gb['total']} GB per GPU (weights {gb['weights']}, gradients {gb['gradients']}, optimizer {gb['optimizer']}, "
         f"activations {gb['activations']}, framework and NCCL {gb['allowance']}) but a {machine.gpu.name} leaves {limit:.1f} GB "
         f"after {result.headroom:.0%} headroom; would help: {helps or 'more GPUs'}; or set trainstack:workload.memoryCheck: warn"
     )
+
+
+def advice(result: memory.Estimate, workload: WorkloadConfig, machine: catalog.Machine) -> list[tuple[str, str]]:
+    """memory.advice for `workload`: only the changes its config and its framework's launcher accept."""
+    return memory.advice(result, launchers.training(workload, machine), accepts(workload, machine))
+
+
+def accepts(workload: WorkloadConfig, machine: catalog.Machine) -> Callable[[memory.Changes], bool]:
+    """Whether `workload` with a change (key paths under trainstack:workload) still passes its
+    section's rules and its launcher's (the rules `validate` applies to these keys)."""
+
+    def accepted(changes: memory.Changes) -> bool:
+        raw: dict[str, Any] = workload.model_dump(by_alias=True)
+        for path, value in changes.items():
+            *parents, leaf = path.split(".")
+            section = raw
+            for key in parents:  # a section the workload leaves to the framework starts empty
+                if section.get(key) is None:
+                    section[key] = {}
+                section = section[key]
+            section[leaf] = value
+        try:
+            changed = WorkloadConfig.model_validate(raw)
+        except ValidationError:
+            return False
+        return not launchers.problems(changed, machine)
+
+    return accepted

@@ -2,9 +2,10 @@
 model, launched by torchrun, or under the resiliency supervisor by its launcher (a torchrun
 wrapper that reports to the node's host monitor and lets the controller rescale the job).
 
-The script sets only what the stack config says (steps, checkpoint interval, batch, sequence
-length, parallelism, precision) and keeps the NeMo recipe's defaults for the rest; its mock
-dataset is NeMo's default for pretraining recipes.
+The script sets what the stack config says (steps, checkpoint interval, batch, sequence length,
+parallelism, precision) and, as gpu-recipes' NeMo 2.0 recipes do, NeMo's performance scripts'
+precision settings (GRADIENTS_IN_FP32, precision_aware_optimizer); it keeps the NeMo recipe's
+defaults for the rest. Its mock dataset is NeMo's default for pretraining recipes.
 """
 
 from __future__ import annotations
@@ -61,6 +62,22 @@ FT_HEARTBEAT_TIMEOUT_S = 1800
 # activation recomputation.
 SEQ_LENGTH = 8192
 
+# How the generated script reduces gradients. gpu-recipes' NeMo 2.0 recipes (AI-Hypercomputer/
+# gpu-recipes e515bfc training/a4/llama3_70b/nemo-gke/nemo2507/64gpus-bf16-gbs256/recipe/
+# llama3-1-70b-bf16-seq8192-gbs256-gpus64.py) pass NeMo's recipe through its performance helpers,
+# set_primary_perf_configs -> set_perf_optimization_configs -> set_precision_configs (NVIDIA/NeMo
+# v2.4.0, the nemo:25.07 image's release, scripts/performance/helpers.py; unchanged on r2.4.0
+# 6489229), which sets `recipe.trainer.plugins.grad_reduce_in_fp32 = False` whatever the precision
+# (after choosing bf16_with_fp8_mixed for fp8), where the recipes' bf16_mixed plugin says True
+# (nemo/collections/llm/recipes/precision/mixed_precision.py). The plugin's value is the one that
+# counts: MegatronStrategy writes it over the strategy's DDP config (nemo/lightning/pytorch/
+# strategies/megatron_strategy.py:450, update_config_with_dtype_overrides), so the recipe's
+# `ddp.grad_reduce_in_fp32=True` (recipes/llama31_70b.py `trainer`) is overwritten. The
+# resilient script keeps its upstream's plugin default (True; gpu-recipes 27b47e7 training/
+# a3ultra/llama3-1-405b/nemo-pretraining-gke-resiliency/train.py:274 MegatronMixedPrecision
+# (precision="bf16-mixed"), as resilient_script.py).
+GRADIENTS_IN_FP32 = False
+
 
 def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
     """What NeMo 2.0 would refuse: an unknown recipe, fp32, a split that does not fit, sharding
@@ -81,8 +98,28 @@ def _accounted_layers(workload: WorkloadConfig) -> int | None:
     return 0 if workload.resiliency.enabled else ACCOUNTED_LAYERS.get(recipe, 0)
 
 
+def precision_aware_optimizer(workload: WorkloadConfig) -> bool:
+    """Whether the generated script turns on Megatron's precision-aware optimizer: NeMo's
+    set_precision_configs does for bf16 (`recipe.optim.config.use_precision_aware_optimizer = True`,
+    helpers.py as GRADIENTS_IN_FP32), and Megatron-core takes it only with the distributed
+    optimizer (NVIDIA/Megatron-LM core_v0.13.0 megatron/core/optimizer/optimizer_config.py
+    __post_init__ asserts use_distributed_optimizer). Never under the supervisor: the resilient
+    script builds its own OptimizerConfig without it, as its upstream."""
+    distributed = workload.zero_stage in (None, 1)  # None: the recipe's distributed_fused_adam
+    return workload.precision == "bf16" and distributed and not workload.resiliency.enabled
+
+
 def training(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
-    return base_training(workload, machine, zero_stage=1, master_weights=True, seq_length=SEQ_LENGTH)
+    """As the script runs it: the generated script reduces 16-bit gradients (GRADIENTS_IN_FP32)
+    and, with the precision-aware optimizer, hands them to the optimizer uncast and keeps master
+    weights as 16-bit remainders; otherwise Megatron's optimizer casts them to an fp32 copy. The
+    resilient script reduces in fp32 (its plugin's default)."""
+    aware = precision_aware_optimizer(workload)
+    return base_training(
+        workload, machine, zero_stage=1, master_weights=True, seq_length=SEQ_LENGTH,
+        fp32_grads=None if workload.resiliency.enabled else GRADIENTS_IN_FP32,
+        fp32_grad_copy=not aware, master_remainders=aware,
+    )
 
 
 def global_batch(workload: WorkloadConfig, machine: catalog.Machine) -> int | None:
@@ -235,5 +272,8 @@ def training_script(workload: WorkloadConfig) -> str:
     lines += _recompute_lines(workload.recompute)
     if plugin:
         lines.append(f"recipe.trainer.plugins = {plugin}()")
+    lines.append(f"recipe.trainer.plugins.grad_reduce_in_fp32 = {GRADIENTS_IN_FP32}")
+    if precision_aware_optimizer(workload):
+        lines.append("recipe.optim.config.use_precision_aware_optimizer = True")
     lines += ["", "run.run(recipe, direct=True)", ""]
     return "\n".join(lines)
