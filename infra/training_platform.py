@@ -160,7 +160,7 @@ def validate(args: TrainingPlatformArgs) -> StackConfig:
     try:
         return StackConfig.model_validate(raw, by_alias=True, by_name=True)
     except ValidationError as exc:
-        raise input_error("TrainingPlatform", [_describe(e) for e in exc.errors(include_url=False)]) from None
+        raise input_error("TrainingPlatform", [_describe(e, StackConfig) for e in exc.errors(include_url=False)]) from None
 
 
 def _plain(value: Any) -> Any:

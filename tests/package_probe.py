@@ -31,7 +31,7 @@ INPUTS = {
     },
     "TrainingPlatform": {
         "project": "my-project", "region": "us-central1", "zone": "us-central1-b",
-        "cluster": {"name": "a4-platform", "authorizedNetworks": [{"cidrBlock": "203.0.113.0/24"}]},
+        "cluster": {"name": "a4-platform", "versionPrefix": "1.35.", "authorizedNetworks": [{"cidrBlock": "203.0.113.0/24"}]},
         "gpuPool": {"name": "a4", "machineType": "a4-highgpu-8g", "nodeCount": 2.0, "reservation": {"affinity": "none"}, "gpuDriver": "latest"},
         "storage": {"kind": "lustre", "lustre": {"capacityGib": 18000.0}},
         "image": {"prebuilt": "nvcr.io/nvidia/nemo:25.07"},

@@ -11,7 +11,7 @@ from typing import Any
 import pulumi
 from pydantic import ValidationError
 from trainstack import workloads
-from trainstack.core.config import ImageConfig, Problem, WorkloadConfig, _describe, describe, workload_problems
+from trainstack.core.config import ImageConfig, Problem, StackConfig, WorkloadConfig, _describe, describe, workload_problems
 from trainstack.infra.platform import Place, Platform
 from trainstack.infra.training_platform import TrainingPlatform, input_error
 from trainstack.workloads import platforms
@@ -63,7 +63,7 @@ def checked(section: Any, platform: Platform, image: ImageConfig | None) -> Work
     try:
         workload = section if isinstance(section, WorkloadConfig) else WorkloadConfig.model_validate(section, by_alias=True, by_name=True)
     except ValidationError as exc:
-        raise input_error("TrainingWorkload", [_describe({**e, "loc": ("workload", *e["loc"])}) for e in exc.errors(include_url=False)]) from None
+        raise input_error("TrainingWorkload", [_describe({**e, "loc": ("workload", *e["loc"])}, StackConfig) for e in exc.errors(include_url=False)]) from None
     machine = platform.machine
     sources = {"nodes": "platform", "machine": "platform", "storage": "platform", "topology": "platform"}
     found: list[Problem] = list(workload_problems(workload, machine, platform.gpu_nodes, platform.storage_kind, platform.kubernetes.topology_aware, sources))
