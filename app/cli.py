@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+
 from trainstack.app.console import fail
 from trainstack.app.ops.cli import COMMANDS
 from trainstack.app.reports.metrics_cli import metrics
@@ -119,11 +120,18 @@ def _validated(stack: str, ctx: Any, outputs: dict[str, Any]) -> dict[str, Any]:
 
 def _echo_valid(stack: str, report: dict[str, Any]) -> None:
     if "workers" in report:
-        click.echo(f"{stack}: valid (a fleet of {len(report['workers'])} workers; queues: " + "; ".join(f"{q} on {', '.join(w)}" for q, w in report["queues"].items()) + ")")
+        click.echo(
+            f"{stack}: valid (a fleet of {len(report['workers'])} workers; queues: "
+            + "; ".join(f"{q} on {', '.join(w)}" for q, w in report["queues"].items())
+            + ")"
+        )
         return
     click.echo(f"{stack}: valid ({report['nodes']} x {report['machineType']}, {report['gpus']} GPUs, GPUDirect {report['gpudirect']}, queue {report['queue']})")
     if len(report["pools"]) > 1:
-        click.echo("  GPU pools, in the order their queues try them: " + ", ".join(f"{p['name']} ({p['nodes']} x {p['machineType']}, {p['capacity']})" for p in report["pools"]))
+        click.echo(
+            "  GPU pools, in the order their queues try them: "
+            + ", ".join(f"{p['name']} ({p['nodes']} x {p['machineType']}, {p['capacity']})" for p in report["pools"])
+        )
     if "gpuMemory" in report:
         figures = report["gpuMemory"]
         click.echo(f"  GPU memory: about {figures['total']} of {figures['gpu_memory']} GB per GPU, {figures['headroom']} GB to spare after headroom")

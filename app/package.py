@@ -12,6 +12,7 @@ Not in the package: `TrainingJob`, whose launch command and GPUDirect pod parts 
 launchers and profiles (`workloads.launchers`, `workloads.profiles`), not from plain values.
 """
 
+import dataclasses
 import inspect
 import typing
 from importlib.metadata import version
@@ -20,7 +21,9 @@ from typing import Any
 import pulumi
 from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.server import ComponentInitError
+
 from trainstack import components, workloads
+from trainstack.components.args import has_default
 from trainstack.infra.training_platform import TrainingPlatform
 
 NAME = "trainstack"
@@ -29,7 +32,8 @@ COMPONENTS: list[type[pulumi.ComponentResource]] = [
     getattr(module, name)
     for module in (components, workloads)
     for name in module.__all__
-    if isinstance(getattr(module, name), type) and issubclass(getattr(module, name), pulumi.ComponentResource)
+    if isinstance(getattr(module, name), type)
+    and issubclass(getattr(module, name), pulumi.ComponentResource)
     and getattr(module, name) is not workloads.TrainingJob
 ] + [TrainingPlatform]
 
@@ -44,11 +48,18 @@ def _classes(hint: Any) -> list[type]:
 def _resolve(obj: Any, seen: set[Any]) -> None:
     """Evaluate `obj`'s string annotations (the modules use `from __future__ import
     annotations`) in place, and those of the classes they name: the SDK's analyzer reads
-    `__annotations__` as they are."""
+    `__annotations__` as they are. The analyzer makes an input optional when its type admits
+    None; a field with a default is typed as it is at run time, so its type gets `| None` here
+    (the provider's null is the default: `components.args`)."""
     if obj in seen:
         return
     seen.add(obj)
-    obj.__annotations__ = inspect.get_annotations(obj, eval_str=True)
+    hints = inspect.get_annotations(obj, eval_str=True)
+    if dataclasses.is_dataclass(obj):
+        for f in dataclasses.fields(obj):
+            if has_default(f) and type(None) not in typing.get_args(hints[f.name]):
+                hints[f.name] = hints[f.name] | None
+    obj.__annotations__ = hints
     for hint in obj.__annotations__.values():
         for cls in _classes(hint):
             _resolve(cls, seen)

@@ -8,10 +8,7 @@ from typing import Any
 
 import pulumi
 from pulumi.runtime import config as runtime_config
-from trainstack.infra import remote
-from trainstack.infra.platform import Platform
-from trainstack.infra.training_platform import TrainingPlatform, TrainingPlatformArgs
-from trainstack.workloads.training_workload import TrainingWorkload, TrainingWorkloadArgs
+
 from trainstack.app import secrets, validation
 from trainstack.app.stacks import project_root, raw_stack_config
 from trainstack.core import fleet
@@ -19,8 +16,11 @@ from trainstack.core.config import StackConfig, WorkloadStackConfig, load
 from trainstack.core.context import StackContext
 from trainstack.core.errors import ConfigError, UnknownStackError
 from trainstack.infra import fleet as fleet_infra
+from trainstack.infra import remote
+from trainstack.infra.platform import Platform
 from trainstack.infra.remote import read_platform_stack
-
+from trainstack.infra.training_platform import TrainingPlatform, TrainingPlatformArgs
+from trainstack.workloads.training_workload import TrainingWorkload, TrainingWorkloadArgs
 
 # The Pulumi names of the shipped program's two components: their children are `platform-<role>`
 # and `workload-<role>`, aliased from the top-level names they had before.
@@ -94,6 +94,7 @@ def build(ctx: StackContext) -> None:
         platform = TrainingPlatform(PLATFORM, platform_args(ctx, config))
         outputs = dict(platform.stack_outputs)
     else:
+        assert isinstance(config, WorkloadStackConfig)  # a fleet stack is built by `_fleet`
         platform = remote.build(ctx, config)
         outputs = dict(platform.outputs)
     if config.workload is not None:
@@ -104,22 +105,25 @@ def build(ctx: StackContext) -> None:
 
 def platform_args(ctx: StackContext, config: StackConfig) -> TrainingPlatformArgs:
     """The TrainingPlatform of a stack file: its sections, validated already (the models pass as they are)."""
+    sections: dict[str, Any] = {
+        "cluster": config.cluster,
+        "network": config.network,
+        "gpu_pool": config.single_pool,
+        "gpu_pools": config.pool_list,
+        "cpu_pool": config.cpu_pool,
+        "storage": config.storage,
+        "image": config.image,
+        "kueue": config.kueue,
+        "ephemeral": config.ephemeral,
+    }
     return TrainingPlatformArgs(
         project=config.project,
         region=config.region,
         zone=config.zone,
-        cluster=config.cluster,
-        network=config.network,
-        gpu_pool=config.single_pool,
-        gpu_pools=config.pool_list,
-        cpu_pool=config.cpu_pool,
-        storage=config.storage,
-        image=config.image,
-        kueue=config.kueue,
         labels=config.labels,
-        ephemeral=config.ephemeral,
         namespace=config.workload_namespace,
         queue=config.workload.queue if config.workload else None,
         stack=ctx.stack,
         root=str(ctx.root),
+        **sections,
     )

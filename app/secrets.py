@@ -65,8 +65,5 @@ def mark_secrets(raw: dict[str, Any], secret: set[str], stack_file: dict[str, An
     if WORKLOAD not in secret or not isinstance(workload, dict) or not isinstance(workload.get("env"), dict):
         return raw
     names = _secure_env_names(stack_file)
-    env = {
-        name: {"secure": value} if (names is None or name in names) and not is_secure(value) else value
-        for name, value in workload["env"].items()
-    }
+    env = {name: {"secure": value} if (names is None or name in names) and not is_secure(value) else value for name, value in workload["env"].items()}
     return {**raw, WORKLOAD: {**workload, "env": env}}

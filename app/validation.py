@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from trainstack import infra, workloads
-from trainstack.workloads import platforms
 from trainstack.core import contract, fleet
 from trainstack.core.config import Problem, StackConfig, WorkloadStackConfig, describe, load
 from trainstack.core.context import StackContext
 from trainstack.core.errors import ConfigError
+from trainstack.workloads import platforms
 
 
 def validate(stack: str, raw: dict[str, Any], root: Path, platform_output: Any = None, worker_outputs: dict[str, Any] | None = None) -> StackContext:
@@ -52,9 +52,7 @@ def check(stack: str, config: StackConfig | WorkloadStackConfig, root: Path, pla
             terms = contract.of_existing(ref.existing_cluster)
         narrowed = contract.for_queue(terms, config.workload.queue)
         if narrowed is None:
-            problems.append(
-                (("trainstack:workload", "queue"), config.workload.queue, f"is not a queue of the platform ({', '.join(contract.queues(terms))})")
-            )
+            problems.append((("trainstack:workload", "queue"), config.workload.queue, f"is not a queue of the platform ({', '.join(contract.queues(terms))})"))
         else:
             terms = narrowed
             problems += contract.workload_stack_problems(config, terms)

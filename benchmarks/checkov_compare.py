@@ -40,29 +40,63 @@ REPOS = {"gpu-recipes": "AI-Hypercomputer/gpu-recipes", "cluster-provisioning": 
 MEGATRON = "sample_workloads/megatron-demo"
 
 # stack -> [(repo, commit, chart (None: manifests only), values files, --set values, manifests)]
-UPSTREAM: dict[str, list[tuple[str, str, str | None, list[str], list[str], list[str]]]] = {
+UPSTREAM: dict[str, list[tuple[str, str, str, list[str], list[str], list[str]]]] = {
     "a3ultra-405b": [
-        ("gpu-recipes", "27b47e7", "src/helm-charts/a3ultra/jobset", ["training/a3ultra/llama3-1-405b/nemo-pretraining-gke-resiliency/values.yaml"],
-         ["volumes.gcsMounts[0].bucketName=bucket", "queue=a3-ultra", "workload_launcher=x", "workload_config=x"],
-         ["training/a3ultra/llama3-1-405b/nemo-pretraining-gke-resiliency/ksa-setup.yaml"]),
-        ("gpu-recipes", "27b47e7", "src/helm-charts/resiliency/supervisor-chart",
-         ["training/a3ultra/llama3-1-405b/nemo-pretraining-gke-resiliency/values-supervisor.yaml"], [], []),
-        ("gpu-recipes", "27b47e7", "src/helm-charts/storage/gcs-fuse", ["training/a3ultra/llama3-1-405b/nemo-pretraining-gke-resiliency/values-gcs.yaml"],
-         ["gcsVolumes[0].bucketName=bucket"], []),
+        (
+            "gpu-recipes",
+            "27b47e7",
+            "src/helm-charts/a3ultra/jobset",
+            ["training/a3ultra/llama3-1-405b/nemo-pretraining-gke-resiliency/values.yaml"],
+            ["volumes.gcsMounts[0].bucketName=bucket", "queue=a3-ultra", "workload_launcher=x", "workload_config=x"],
+            ["training/a3ultra/llama3-1-405b/nemo-pretraining-gke-resiliency/ksa-setup.yaml"],
+        ),
+        (
+            "gpu-recipes",
+            "27b47e7",
+            "src/helm-charts/resiliency/supervisor-chart",
+            ["training/a3ultra/llama3-1-405b/nemo-pretraining-gke-resiliency/values-supervisor.yaml"],
+            [],
+            [],
+        ),
+        (
+            "gpu-recipes",
+            "27b47e7",
+            "src/helm-charts/storage/gcs-fuse",
+            ["training/a3ultra/llama3-1-405b/nemo-pretraining-gke-resiliency/values-gcs.yaml"],
+            ["gcsVolumes[0].bucketName=bucket"],
+            [],
+        ),
     ],
     "a4x-llama3-70b": [
-        ("gpu-recipes", "2e1fd5e", "training/a4x/llama3_70b/nemo-gke/nemo2602/64gpus-bf16-gbs256",
-         ["training/a4x/llama3_70b/nemo-gke/nemo2602/64gpus-bf16-gbs256/values.yaml"],
-         ["volumes.gcsMounts[0].bucketName=bucket", "volumes.gcsMounts[0].mountPath=/job-logs", "queue=a4x", "workload_launcher=x"], []),
+        (
+            "gpu-recipes",
+            "2e1fd5e",
+            "training/a4x/llama3_70b/nemo-gke/nemo2602/64gpus-bf16-gbs256",
+            ["training/a4x/llama3_70b/nemo-gke/nemo2602/64gpus-bf16-gbs256/values.yaml"],
+            ["volumes.gcsMounts[0].bucketName=bucket", "volumes.gcsMounts[0].mountPath=/job-logs", "queue=a4x", "workload_launcher=x"],
+            [],
+        ),
     ],
     "a3mega-gpt3-175b": [
-        ("gpu-recipes", "916aa8e", "src/helm-charts/nemo-training", ["training/a3mega/GPT3-175B/nemo-pretraining-gke/values.yaml"],
-         ["workload.image=nemo:24.07", "workload.gcsBucketForDataCataPath=bucket", "nemo_config=x"], []),
+        (
+            "gpu-recipes",
+            "916aa8e",
+            "src/helm-charts/nemo-training",
+            ["training/a3mega/GPT3-175B/nemo-pretraining-gke/values.yaml"],
+            ["workload.image=nemo:24.07", "workload.gcsBucketForDataCataPath=bucket", "nemo_config=x"],
+            [],
+        ),
     ],
     "a3high-nemo-gpt5b": [
-        ("cluster-provisioning", "ca1fbce", f"{MEGATRON}/nemo-example", [f"{MEGATRON}/nemo-example/values.yaml"], ["workload.nodes=2"],
-         [f"{MEGATRON}/manifests/{m}.yaml" for m in ("enable-network-pass-through", "a3-queue-via-kueue", "sharedfs-via-filestore")]
-         + [f"{MEGATRON}/tensorboard-endpoint/tensorboard-endpoint.yaml"]),
+        (
+            "cluster-provisioning",
+            "ca1fbce",
+            f"{MEGATRON}/nemo-example",
+            [f"{MEGATRON}/nemo-example/values.yaml"],
+            ["workload.nodes=2"],
+            [f"{MEGATRON}/manifests/{m}.yaml" for m in ("enable-network-pass-through", "a3-queue-via-kueue", "sharedfs-via-filestore")]
+            + [f"{MEGATRON}/tensorboard-endpoint/tensorboard-endpoint.yaml"],
+        ),
     ],
     "a3high-litgpt": [
         ("cluster-provisioning", "26e3b34", "sample_workloads/lit-gpt-demo/helm", ["sample_workloads/lit-gpt-demo/helm/values.yaml.example"], [], []),
@@ -118,7 +152,9 @@ def failures(directory: Path) -> list[dict[str, Any]]:
     """checkov's failed checks on the Kubernetes manifests under `directory`."""
     run = subprocess.run(
         [str(checkov()), "-d", str(directory), "--framework", "kubernetes", "-o", "json", "--quiet", "--compact", "--skip-download"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     reports = json.loads(run.stdout or "[]")
     reports = reports if isinstance(reports, list) else [reports]
@@ -149,7 +185,12 @@ def render_upstream(repos: dict[str, Path], stack: str, out: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repo", action="append", default=[], help="NAME=PATH: a clone of an upstream repository (gpu-recipes, cluster-provisioning); cloned into build/ if omitted")
+    parser.add_argument(
+        "--repo",
+        action="append",
+        default=[],
+        help="NAME=PATH: a clone of an upstream repository (gpu-recipes, cluster-provisioning); cloned into build/ if omitted",
+    )
     parser.add_argument("--plans", type=Path, help="plans written before (default: `trainstack plan --all` now, into build/plans)")
     parser.add_argument("--out", type=Path, default=BUILD / "checkov.md")
     args = parser.parse_args()

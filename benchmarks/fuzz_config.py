@@ -17,8 +17,8 @@ import argparse
 import resource
 import sys
 import time
-from collections.abc import Callable
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -53,6 +53,42 @@ def validator(stack: str, base: dict) -> Callable[[dict], object]:
     return validate
 
 
+def fuzz(stack: str, examples: int, plan_every: int, counts: Counter[str], crashes: dict[str, str]) -> None:
+    """Run `examples` mutations of `stack`'s config, adding to `counts` and the first of each kind of crash."""
+    base = raw_stack_config(stack)
+    validate = validator(stack, base)
+
+    @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(raw=mutated(base))
+    def case(raw: dict) -> None:
+        counts["cases"] += 1
+        try:
+            validate(raw)
+        except ConfigError:
+            counts["rejected"] += 1
+            return
+        except Exception as exc:  # a defect: the user would see a traceback
+            counts["validate crashes"] += 1
+            crashes.setdefault(f"validate: {type(exc).__name__}", f"{stack}: {exc}"[:300])
+            return
+        counts["accepted"] += 1
+        if counts["accepted"] % plan_every:
+            return
+        counts["planned"] += 1
+        try:
+            plan = render(stack, raw)
+        except Exception as exc:
+            counts["plan crashes"] += 1
+            crashes.setdefault(f"plan: {type(exc).__name__}", f"{stack}: {exc}"[:300])
+            return
+        problems = [p for obj in plan.kubernetes_objects() for p in validate_object(obj)]
+        if problems:
+            counts["invalid objects"] += 1
+            crashes.setdefault(f"invalid object: {problems[0][:60]}", f"{stack}: {problems[0]}"[:300])
+
+    case()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=12000, help="cases in all, shared by the stacks")
@@ -64,38 +100,7 @@ def main() -> None:
     started = time.monotonic()
     stacks = stack_names()
     for stack in stacks:
-        base = raw_stack_config(stack)
-        validate = validator(stack, base)
-
-        @settings(max_examples=-(-args.cases // len(stacks)), deadline=None, database=None, suppress_health_check=list(HealthCheck))
-        @given(raw=mutated(base))
-        def case(raw: dict) -> None:
-            counts["cases"] += 1
-            try:
-                validate(raw)
-            except ConfigError:
-                counts["rejected"] += 1
-                return
-            except Exception as exc:  # a defect: the user would see a traceback
-                counts["validate crashes"] += 1
-                crashes.setdefault(f"validate: {type(exc).__name__}", f"{stack}: {exc}"[:300])
-                return
-            counts["accepted"] += 1
-            if counts["accepted"] % args.plan_every:
-                return
-            counts["planned"] += 1
-            try:
-                plan = render(stack, raw)
-            except Exception as exc:
-                counts["plan crashes"] += 1
-                crashes.setdefault(f"plan: {type(exc).__name__}", f"{stack}: {exc}"[:300])
-                return
-            problems = [p for obj in plan.kubernetes_objects() for p in validate_object(obj)]
-            if problems:
-                counts["invalid objects"] += 1
-                crashes.setdefault(f"invalid object: {problems[0][:60]}", f"{stack}: {problems[0]}"[:300])
-
-        case()
+        fuzz(stack, -(-args.cases // len(stacks)), args.plan_every, counts, crashes)
     elapsed = time.monotonic() - started
     for key in ("cases", "rejected", "accepted", "validate crashes", "planned", "plan crashes", "invalid objects"):
         print(f"{key:<18} {counts[key]}")

@@ -93,10 +93,7 @@ def main() -> None:
     from trainstack.app.stacks import stack_names
 
     stacks = args.stacks or stack_names()
-    print(
-        f"{'stack':<26} {'floor s':>8} {'render s':>9} {'ratio':>6} {'cli s':>6} {'ratio':>6}   "
-        f"{'path min':>8} {'floor min':>9} {'ratio':>6}"
-    )
+    print(f"{'stack':<26} {'floor s':>8} {'render s':>9} {'ratio':>6} {'cli s':>6} {'ratio':>6}   {'path min':>8} {'floor min':>9} {'ratio':>6}")
     with tempfile.TemporaryDirectory() as out:
         for stack in stacks:
             known = facts(stack)
@@ -117,7 +114,11 @@ def main() -> None:
         changes = {
             "trainstack:gpuPool": {"nodeCount": nodes},
             "trainstack:workload": {
-                "nodes": nodes, "resiliency": None, "parallelism": None, "globalBatchSize": None, "memoryCheck": "off",
+                "nodes": nodes,
+                "resiliency": None,
+                "parallelism": None,
+                "globalBatchSize": None,
+                "memoryCheck": "off",
             },
         }
         t = wall(PLAN.format(stack=args.growth_stack, changes=json.dumps(changes)), args.repeat)

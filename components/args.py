@@ -3,8 +3,9 @@ Pulumi component provider passes (`provider/`), and checked before any child reg
 
 A field's rule comes from `trainstack.core.rules`, the same function the stack config's types
 call. Values not yet known (a `pulumi.Output`, an awaitable) are not checked; a plain value of an
-`Input` field is. A field typed `T | None` with a default other than None takes None (an input
-a caller leaves out) as that default.
+`Input` field is. Each field is typed as it is at run time: `T | None` only where None means
+something. In the dict the provider passes, a null for a field with a default is that default
+(`_build`); the package schema makes every field with a default optional (`app/package.py`).
 """
 
 import dataclasses
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 import pulumi
+
 from trainstack.core import rules
 from trainstack.core.errors import ArgsError
 
@@ -57,14 +59,6 @@ class Args:
 
     _checks: ClassVar[dict[str, rules.Rule | Each | tuple[rules.Rule | Each, ...]]] = {}
 
-    def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            if getattr(self, f.name) is None:
-                if f.default is not dataclasses.MISSING and f.default is not None:
-                    object.__setattr__(self, f.name, f.default)
-                elif f.default_factory is not dataclasses.MISSING:
-                    object.__setattr__(self, f.name, f.default_factory())
-
     def _cross(self) -> Iterator[Problem]:
         return iter(())
 
@@ -73,6 +67,9 @@ class Args:
         found: list[Problem] = []
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             key, value = f"{path}{f.name}", getattr(self, f.name)
+            if value is None and has_default(f) and f.default is not None:
+                found.append((key, value, "must not be None: leave it out for its default"))
+                continue
             checks = self._checks.get(f.name, ())
             for check in checks if isinstance(checks, tuple) else (checks,):
                 if isinstance(check, Each) and isinstance(value, list | tuple):
@@ -107,18 +104,24 @@ def _build(typ: Any, value: Any) -> Any:
     """`value` as `typ`: a dict becomes the Args (or plain dataclass) it describes, recursively;
     a whole float an int (the engine sends every number as a float)."""
     typ = _unwrap(typ)
-    if isinstance(value, dict) and dataclasses.is_dataclass(typ):
+    if isinstance(value, dict) and isinstance(typ, type) and dataclasses.is_dataclass(typ):
         hints = inspect.get_annotations(typ, eval_str=True)
         unknown = set(value) - {f.name for f in dataclasses.fields(typ)}
         if unknown:
             raise TypeError(f"{typ.__name__} has no field {', '.join(sorted(unknown))}")
-        return typ(**{k: _build(hints[k], v) for k, v in value.items()})
+        defaulted = {f.name for f in dataclasses.fields(typ) if has_default(f) and f.default is not None}
+        return typ(**{k: _build(hints[k], v) for k, v in value.items() if not (v is None and k in defaulted)})
     if isinstance(value, list) and typing.get_origin(typ) is list:
         (item,) = typing.get_args(typ)
         return [_build(item, v) for v in value]
     if typ is int and isinstance(value, float) and value.is_integer():
         return int(value)
     return value
+
+
+def has_default(f: dataclasses.Field[Any]) -> bool:
+    """Whether a dataclass field has a default (a value or a factory)."""
+    return f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
 
 
 def _unwrap(typ: Any) -> Any:

@@ -7,10 +7,11 @@ and its ResourceQuota)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
+
 from trainstack.components.args import Args, Problem
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, Placement, controller_release, metadata
 from trainstack.components.node_pools import GPU_TAINT, gpu_tolerations
@@ -60,9 +61,9 @@ class NvidiaDraDriverArgs(Args):
 
     machine_type: str
     """A GPU machine with a multi-node NVLink domain (`a4x-highgpu-4g`)."""
-    placement: Placement | None = Placement()
+    placement: Placement = field(default_factory=Placement)
     """Where the controller runs (the controller pool)."""
-    chart: catalog.HelmChart | None = catalog.DRA_DRIVER_CHART
+    chart: catalog.HelmChart = catalog.DRA_DRIVER_CHART
     """The pinned chart; its CRD serves catalog.COMPUTE_DOMAIN_API."""
 
     _checks = {"machine_type": rules.gpu_machine}

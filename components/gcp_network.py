@@ -8,10 +8,11 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_gcp as gcp
+
 from trainstack.components.args import Args, Problem
+from trainstack.components.options import Children
 from trainstack.core import catalog, rules
 from trainstack.core.catalog import NicNetwork
-from trainstack.components.options import Children
 
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
@@ -62,7 +63,7 @@ class PrimaryNetworkArgs(Args):
     """The secondary range for pod IPs (VPC-native)."""
     services_cidr: str
     """The secondary range for Service IPs."""
-    keep_vpc: bool | None = False
+    keep_vpc: bool = False
     """`pulumi destroy` leaves the VPC in the project: storage kept on destroy (a Filestore
     instance, a Managed Lustre instance) stays peered with it, and GCP deletes no VPC that has a peering."""
     mtu: int | None = None
@@ -74,7 +75,9 @@ class PrimaryNetworkArgs(Args):
     _checks = {
         "project": rules.PROJECT_ID,
         "region": rules.REGION_ID,
-        "name_prefix": rules.pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP name prefix: a lowercase letter, then lowercase letters, digits and '-'", 56),
+        "name_prefix": rules.Pattern(
+            r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP name prefix: a lowercase letter, then lowercase letters, digits and '-'", 56
+        ),
         "subnet_cidr": rules.cidr,
         "pods_cidr": rules.cidr,
         "services_cidr": rules.cidr,
@@ -179,19 +182,21 @@ class GpuNicNetworksArgs(Args):
     """The GPU machine type: its catalog record gives the NICs, GPUDirect stack and MTU."""
     nic_cidr: str
     """A /16 the NIC subnets are carved from as /24s (the firewall's source)."""
-    nic_prefix: str | None = ""
+    nic_prefix: str = ""
     """Starts the NIC networks' names (`tcpx-vpc1`): a second machine family on the cluster."""
-    flow_logs: bool | None = False
+    flow_logs: bool = False
     """VPC flow logs on the gVNIC subnets (5 s aggregation, half the flows sampled, all metadata)."""
 
     _checks = {
         "project": rules.PROJECT_ID,
         "region": rules.REGION_ID,
         "zone": rules.ZONE_ID,
-        "name_prefix": rules.pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP name prefix: a lowercase letter, then lowercase letters, digits and '-'", 48),
+        "name_prefix": rules.Pattern(
+            r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP name prefix: a lowercase letter, then lowercase letters, digits and '-'", 48
+        ),
         "machine_type": rules.gpu_machine,
         "nic_cidr": (rules.cidr, rules.NIC_CIDR),
-        "nic_prefix": rules.pattern(r"([a-z][-a-z0-9]*-)?", "must be empty or a lowercase name ending in '-'", 16),
+        "nic_prefix": rules.Pattern(r"([a-z][-a-z0-9]*-)?", "must be empty or a lowercase name ending in '-'", 16),
     }
 
     @property
@@ -260,9 +265,7 @@ class GpuNicNetworks(pulumi.ComponentResource):
                 name=f"{args.name_prefix}-{nic.name}-subnet",
                 network=vpc.id,
                 ip_cidr_range=nic.cidr,
-                log_config=gcp.compute.SubnetworkLogConfigArgs(
-                    aggregation_interval="INTERVAL_5_SEC", flow_sampling=0.5, metadata="INCLUDE_ALL_METADATA"
-                )
+                log_config=gcp.compute.SubnetworkLogConfigArgs(aggregation_interval="INTERVAL_5_SEC", flow_sampling=0.5, metadata="INCLUDE_ALL_METADATA")
                 if args.flow_logs and nic.kind == "gvnic"
                 else None,
             )

@@ -6,9 +6,10 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_gcp as gcp
+
 from trainstack.components.args import Args, Each, not_empty
-from trainstack.core import rules
 from trainstack.components.options import Children
+from trainstack.core import rules
 
 # Service names, so callers say `ProjectServices.need(CONTAINER)` rather than spell hosts.
 CONTAINER = "container.googleapis.com"
@@ -38,7 +39,7 @@ class ProjectServicesArgs(Args):
     # Service names are DNS names (serviceusage.googleapis.com/v1 services.enable).
     _checks = {
         "project": rules.PROJECT_ID,
-        "services": (not_empty, Each(rules.pattern(r"[a-z0-9-]+(\.[a-z0-9-]+)+", "must be an API service name such as container.googleapis.com"))),
+        "services": (not_empty, Each(rules.Pattern(r"[a-z0-9-]+(\.[a-z0-9-]+)+", "must be an API service name such as container.googleapis.com"))),
     }
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import pulumi
 import pulumi_gcp as gcp
+
 from trainstack.components.args import Args, Problem, one_of
 from trainstack.components.options import Children
 from trainstack.core import catalog, rules
@@ -27,12 +28,18 @@ def workload_identity_principal(project_number: str, project: str, namespace: st
     )
 
 
-def retained(disposable: bool) -> dict[str, bool]:
+class Retention(TypedDict):
+    """The resource option `retained` sets."""
+
+    retain_on_delete: bool
+
+
+def retained(disposable: bool) -> Retention:
     """The one rule for data (bucket, Filestore share, NFS disk): unless disposable, `pulumi
     destroy` leaves the resource and its data in the project and only forgets it, so the rest of
     the stack still goes. (Not `protect`, which would refuse the whole destroy.) Bring a kept one
     back into a new stack with `pulumi import`."""
-    return {"retain_on_delete": not disposable}
+    return Retention(retain_on_delete=not disposable)
 
 
 @dataclass(frozen=True)
@@ -45,19 +52,19 @@ class CheckpointBucketArgs(Args):
     """The globally unique bucket name."""
     location: str
     """A region, the cluster's (GCS FUSE performs best in-region; HNS requires it)."""
-    hierarchical_namespace: bool | None = True
+    hierarchical_namespace: bool = True
     """Real folders, atomic renames (checkpointing)."""
-    uniform_access: bool | None = True
+    uniform_access: bool = True
     """Uniform bucket-level access (IAM only, no ACLs)."""
-    disposable: bool | None = False
+    disposable: bool = False
     """`pulumi destroy` deletes it with its objects; otherwise destroy leaves it, with its
     objects, in the project (`retained`)."""
-    object_users: list[pulumi.Input[str]] | None = field(default_factory=list)
+    object_users: list[pulumi.Input[str]] = field(default_factory=list)
     """Principals granted `OBJECT_USER_ROLE` on the bucket."""
-    grant_after: list[Any] | None = field(default_factory=list)
+    grant_after: list[Any] = field(default_factory=list)
     """Resources the grants wait for: a Workload Identity principal is valid only once the
     project's identity pool exists, which the first cluster creates."""
-    labels: dict[str, str] | None = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
     """GCP labels."""
 
     _checks = {"project": rules.PROJECT_ID, "name": rules.bucket_name, "labels": rules.gcp_labels}
@@ -86,9 +93,7 @@ class CheckpointBucket(pulumi.ComponentResource):
             name=args.name,
             location=args.location.upper(),
             storage_class="STANDARD",
-            hierarchical_namespace=gcp.storage.BucketHierarchicalNamespaceArgs(enabled=True)
-            if args.hierarchical_namespace
-            else None,
+            hierarchical_namespace=gcp.storage.BucketHierarchicalNamespaceArgs(enabled=True) if args.hierarchical_namespace else None,
             uniform_bucket_level_access=args.uniform_access,
             public_access_prevention="enforced",
             force_destroy=args.disposable,
@@ -125,10 +130,10 @@ class FilestoreShareArgs(Args):
     """The NFS export name (`/share1`)."""
     network: pulumi.Input[str]
     """The VPC the instance peers with (the cluster's)."""
-    disposable: bool | None = False
+    disposable: bool = False
     """`pulumi destroy` deletes the instance and its files; otherwise destroy leaves it in the
     project (`retained`)."""
-    labels: dict[str, str] | None = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
     """GCP labels."""
 
     _checks = {
@@ -193,10 +198,10 @@ class NfsDiskArgs(Args):
     """`pd-ssd` or `pd-balanced`."""
     size_gb: int
     """The disk's size."""
-    disposable: bool | None = False
+    disposable: bool = False
     """`pulumi destroy` deletes the disk and its data; otherwise destroy leaves it in the
     project (`retained`)."""
-    labels: dict[str, str] | None = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
     """GCP labels."""
 
     _checks = {
@@ -249,14 +254,14 @@ class LustreInstanceArgs(Args):
     """The cluster's VPC, by name: the instance is reached over private services access on it."""
     capacity_gib: int
     """The file system's size (core/catalog.py LUSTRE_TIERS: minimum and step by throughput)."""
-    throughput: int | None = 1000
+    throughput: int = 1000
     """Per-unit storage throughput, MB/s per TiB: 125, 250, 500 or 1000, fixed at creation."""
-    filesystem: str | None = "lustrefs"
+    filesystem: str = "lustrefs"
     """The Lustre file system name: 1-8 letters or digits, starting with a letter."""
-    disposable: bool | None = False
+    disposable: bool = False
     """`pulumi destroy` deletes the instance, its files and its address range; otherwise destroy
     leaves them in the project (`retained`)."""
-    labels: dict[str, str] | None = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
     """GCP labels."""
 
     _checks = {

@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 import yaml
+
 from trainstack.components.args import Args, Each, Problem, not_empty, one_of
 from trainstack.components.gcp_network import NetworkRef
 from trainstack.components.k8s_provider import ClusterProviderArgs, cluster_provider
-from trainstack.core import rules
 from trainstack.components.options import Children
+from trainstack.core import rules
 from trainstack.core.config import MASTER_IPV4_CIDR
 
 AUTH_PLUGIN = "gke-gcloud-auth-plugin"
@@ -25,7 +26,7 @@ class AuthorizedNetwork(Args):
 
     cidr_block: str
     """The IPv4 CIDR block."""
-    display_name: str | None = ""
+    display_name: str = ""
     """A name for it in the cluster's settings."""
 
     _checks = {"cidr_block": rules.cidr}
@@ -59,7 +60,7 @@ class MaintenanceExclusion(Args):
     """The exclusion's name."""
     start: str
     """When it starts (RFC 3339 UTC)."""
-    scope: str | None = "NO_MINOR_OR_NODE_UPGRADES"
+    scope: str = "NO_MINOR_OR_NODE_UPGRADES"
     """NO_MINOR_OR_NODE_UPGRADES, NO_MINOR_UPGRADES or NO_UPGRADES."""
 
     # terraform-provider-google container maintenance_exclusion.exclusion_options.scope.
@@ -83,7 +84,7 @@ class GkeClusterArgs(Args):
     node_service_account: pulumi.Input[str]
     """Email of the account nodes run as (also used by the transient default pool GKE creates
     before it is removed)."""
-    release_channel: str | None = "REGULAR"
+    release_channel: str = "REGULAR"
     """RAPID, REGULAR, STABLE or EXTENDED."""
     version_prefix: str | None = None
     """A minor version prefix (`1.33.`) resolved at deploy time to the newest version GKE offers
@@ -93,46 +94,46 @@ class GkeClusterArgs(Args):
     """When GKE may upgrade, or None for any time."""
     maintenance_exclusion: MaintenanceExclusion | None = None
     """Upgrades GKE must not make (a running job's nodes), or None."""
-    private_nodes: bool | None = True
+    private_nodes: bool = True
     """Nodes get internal IPs only (egress through Cloud NAT)."""
-    private_endpoint: bool | None = False
+    private_endpoint: bool = False
     """The control plane has no public endpoint."""
-    master_ipv4_cidr: str | None = MASTER_IPV4_CIDR
+    master_ipv4_cidr: str = MASTER_IPV4_CIDR
     """The /28 of the control plane's private endpoint."""
-    authorized_networks: list[AuthorizedNetwork] | None = field(default_factory=list)
+    authorized_networks: list[AuthorizedNetwork] = field(default_factory=list)
     """CIDRs allowed to reach the control plane; empty leaves the public endpoint open to any
     address (still authenticated)."""
-    control_plane_ports: list[int] | None = field(default_factory=list)
+    control_plane_ports: list[int] = field(default_factory=list)
     """TCP ports on the nodes the control plane must reach beyond GKE's own (admission webhooks,
     aggregated APIs). With private nodes and a peered control plane, GKE's firewall rules admit
     only 443 and 10250 from the control plane's range, so a webhook elsewhere times out; a rule
     from `master_ipv4_cidr` admits these."""
-    multi_networking: bool | None = False
+    multi_networking: bool = False
     """Dataplane V2 plus multi-networking, for pools with extra NICs."""
-    dataplane_v2: bool | None = False
+    dataplane_v2: bool = False
     """Dataplane V2 (which enforces NetworkPolicy) without multi-networking. Fixed at creation:
     changing it replaces the cluster."""
     database_encryption_key: str | None = None
     """A Cloud KMS key (`projects/P/locations/L/keyRings/R/cryptoKeys/K`, in the cluster's
     region) that encrypts Secrets in etcd (application-layer secrets encryption); GKE's service
     agent must be allowed to use it (roles/cloudkms.cryptoKeyEncrypterDecrypter)."""
-    binary_authorization: str | None = "off"
+    binary_authorization: str = "off"
     """`audit`: Binary Authorization checks every pod's image against the project's policy
     (`PROJECT_SINGLETON_POLICY_ENFORCE`); with a dry-run policy it logs, never blocks."""
-    filestore_csi: bool | None = False
+    filestore_csi: bool = False
     """Enable the Filestore CSI driver."""
-    beta_apis: list[str] | None = field(default_factory=list)
+    beta_apis: list[str] = field(default_factory=list)
     """Kubernetes beta APIs the cluster serves beyond its defaults (`resource.k8s.io/v1beta1/
     deviceclasses`, ...: GKE `enable_k8s_beta_apis`), for add-ons that need them."""
-    lustre_csi: bool | None = False
+    lustre_csi: bool = False
     """Enable the Managed Lustre CSI driver on port 988, without the legacy LNet port (which
     only instances made with gke_support_enabled need): nodes at
     catalog.LUSTRE_PORT_988_MIN_GKE or newer, so a `version_prefix` of its minor or later
     (rules.lustre_gke_version)."""
-    deletion_protection: bool | None = True
+    deletion_protection: bool = True
     """GKE refuses to delete the cluster while true, and Pulumi protects it too, so `pulumi
     destroy` stops before it deletes anything rather than half-way."""
-    labels: dict[str, str] | None = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
     """GCP resource labels."""
 
     _checks = {
@@ -228,20 +229,12 @@ class GkeCluster(pulumi.ComponentResource):
             if args.version_prefix
             else None,
             maintenance_policy=maintenance_policy(args),
-            workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
-                workload_pool=f"{args.project}.svc.id.goog"
-            ),
+            workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(workload_pool=f"{args.project}.svc.id.goog"),
             addons_config=gcp.container.ClusterAddonsConfigArgs(
                 gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(enabled=True),
-                gce_persistent_disk_csi_driver_config=gcp.container.ClusterAddonsConfigGcePersistentDiskCsiDriverConfigArgs(
-                    enabled=True
-                ),
-                gcp_filestore_csi_driver_config=gcp.container.ClusterAddonsConfigGcpFilestoreCsiDriverConfigArgs(
-                    enabled=args.filestore_csi
-                ),
-                lustre_csi_driver_config=gcp.container.ClusterAddonsConfigLustreCsiDriverConfigArgs(enabled=True)
-                if args.lustre_csi
-                else None,
+                gce_persistent_disk_csi_driver_config=gcp.container.ClusterAddonsConfigGcePersistentDiskCsiDriverConfigArgs(enabled=True),
+                gcp_filestore_csi_driver_config=gcp.container.ClusterAddonsConfigGcpFilestoreCsiDriverConfigArgs(enabled=args.filestore_csi),
+                lustre_csi_driver_config=gcp.container.ClusterAddonsConfigLustreCsiDriverConfigArgs(enabled=True) if args.lustre_csi else None,
             ),
             monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
                 enable_components=["SYSTEM_COMPONENTS", "DCGM"],
@@ -256,9 +249,7 @@ class GkeCluster(pulumi.ComponentResource):
             else None,
             master_authorized_networks_config=gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
                 cidr_blocks=[
-                    gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
-                        cidr_block=n.cidr_block, display_name=n.display_name or None
-                    )
+                    gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(cidr_block=n.cidr_block, display_name=n.display_name or None)
                     for n in args.authorized_networks
                 ]
             )
@@ -296,17 +287,13 @@ class GkeCluster(pulumi.ComponentResource):
         ca_certificate = self.cluster.master_auth.apply(lambda auth: (auth.cluster_ca_certificate if auth else None) or "")
         self.identity = pulumi.Output.all(self.cluster_id, ca_certificate).apply(lambda v: cluster_identity(v[0], v[1]))
         context = f"gke_{args.project}_{args.location}_{args.name}"
-        self.kubeconfig = pulumi.Output.secret(
-            pulumi.Output.all(self.cluster.endpoint, ca_certificate).apply(lambda v: kubeconfig(context, v[0] or "", v[1]))
-        )
+        self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(self.cluster.endpoint, ca_certificate).apply(lambda v: kubeconfig(context, v[0] or "", v[1])))
         self.provider = cluster_provider(
             kids.name("gke"),
             ClusterProviderArgs(kubeconfig=self.kubeconfig, cluster_identifier=self.identity),
             # Named `gke` before children were named after their component, and created at the
             # top of the stack before it became the cluster's child: the same provider.
-            opts=pulumi.ResourceOptions(
-                parent=self, aliases=[pulumi.Alias(name="gke"), pulumi.Alias(name="gke", parent=pulumi.ROOT_STACK_RESOURCE)]
-            ),
+            opts=pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(name="gke"), pulumi.Alias(name="gke", parent=pulumi.ROOT_STACK_RESOURCE)]),
         )
         self.register_outputs({"name": self.name, "location": self.location, "kubeconfig": self.kubeconfig})
 
@@ -316,9 +303,7 @@ def maintenance_policy(args: GkeClusterArgs) -> gcp.container.ClusterMaintenance
     if window is None and exclusion is None:
         return None
     return gcp.container.ClusterMaintenancePolicyArgs(
-        recurring_window=gcp.container.ClusterMaintenancePolicyRecurringWindowArgs(
-            start_time=window.start, end_time=window.end, recurrence=window.recurrence
-        )
+        recurring_window=gcp.container.ClusterMaintenancePolicyRecurringWindowArgs(start_time=window.start, end_time=window.end, recurrence=window.recurrence)
         if window
         else None,
         maintenance_exclusions=[
@@ -353,9 +338,7 @@ def kubeconfig(context: str, endpoint: str, ca_certificate: str) -> str:
         {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [
-                {"name": context, "cluster": {"server": f"https://{endpoint}", "certificate-authority-data": ca_certificate}}
-            ],
+            "clusters": [{"name": context, "cluster": {"server": f"https://{endpoint}", "certificate-authority-data": ca_certificate}}],
             "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
             "current-context": context,
             "users": [

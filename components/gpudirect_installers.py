@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
+from pulumi_kubernetes.core import v1 as core
+
 from trainstack.components.args import Args, Problem
-from trainstack.core import catalog, rules
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, metadata
 from trainstack.components.options import ChildArgs, Children
 from trainstack.components.pod_security import POD_SECURITY, container_security
-
-core = k8s.core.v1
+from trainstack.core import catalog, rules
 
 # Installers run on the host's network and PID namespaces, privileged, before anything else on
 # the node, and tolerate every taint (GPU nodes are tainted).
@@ -50,9 +50,7 @@ def _mount(name: str, path: str) -> core.VolumeMountArgs:
     return core.VolumeMountArgs(name=name, mount_path=path)
 
 
-def _privileged(
-    name: str, image: str, command: Sequence[str], mounts: Sequence[core.VolumeMountArgs] = (), **extra: object
-) -> core.ContainerArgs:
+def _privileged(name: str, image: str, command: Sequence[str], mounts: Sequence[core.VolumeMountArgs] = (), **extra: object) -> core.ContainerArgs:
     return core.ContainerArgs(
         name=name,
         image=image,
@@ -72,13 +70,15 @@ def _pause() -> core.ContainerArgs:
 def _plugin_install_script(stack: str) -> str:
     """Install the NCCL plugin (and its NCCL) from the plugin image into the host's
     /home/kubernetes/bin/nvidia/lib64, where GPU containers find the NVIDIA libraries."""
-    return "\n".join([
-        "set -ex",
-        "chmod 755 /scripts/container_entry.sh",
-        "/scripts/container_entry.sh install --install-nccl",
-        "mkdir -p /usr/local/nvidia/lib64",
-        f"cp -r /var/lib/{stack}/lib64/. /usr/local/nvidia/lib64",
-    ])
+    return "\n".join(
+        [
+            "set -ex",
+            "chmod 755 /scripts/container_entry.sh",
+            "/scripts/container_entry.sh install --install-nccl",
+            "mkdir -p /usr/local/nvidia/lib64",
+            f"cp -r /var/lib/{stack}/lib64/. /usr/local/nvidia/lib64",
+        ]
+    )
 
 
 def _plugin_installer(stack: str, images: catalog.GpuDirectImages) -> core.ContainerArgs:
@@ -95,19 +95,21 @@ _PLUGIN_VOLUMES = [_host_path("var-lib", "/var/lib"), _host_path("library-dir-ho
 # TCPXO host setup, run in the host's namespaces: accept the RxDM's TCP traffic, load the
 # import-helper module, and expose each GPU NIC's aperture (PCI 1ae0:0084) under
 # /dev/aperture_devices for the workload's NCCL plugin. Idempotent: init containers rerun.
-_TCPXO_HOST_SETUP = "\n".join([
-    "iptables -C INPUT -p tcp -m tcp -j ACCEPT 2>/dev/null || iptables -I INPUT -p tcp -m tcp -j ACCEPT",
-    "modprobe import-helper",
-    "mkdir -p /dev/aperture_devices",
-    "for bdf in $(lspci -nn -D | awk '/1ae0:0084/ {print $1}'); do",
-    '  target="/dev/aperture_devices/$bdf"',
-    '  mkdir -p "$target"',
-    '  umount -R "$target" 2>/dev/null || true',
-    '  mount --bind "$(readlink -f "/sys/bus/pci/devices/$bdf")" "$target"',
-    "done",
-    "chmod -R a+r /dev/aperture_devices",
-    "chmod a+rw /dev/aperture_devices/*/resource* 2>/dev/null || true",
-])
+_TCPXO_HOST_SETUP = "\n".join(
+    [
+        "iptables -C INPUT -p tcp -m tcp -j ACCEPT 2>/dev/null || iptables -I INPUT -p tcp -m tcp -j ACCEPT",
+        "modprobe import-helper",
+        "mkdir -p /dev/aperture_devices",
+        "for bdf in $(lspci -nn -D | awk '/1ae0:0084/ {print $1}'); do",
+        '  target="/dev/aperture_devices/$bdf"',
+        '  mkdir -p "$target"',
+        '  umount -R "$target" 2>/dev/null || true',
+        '  mount --bind "$(readlink -f "/sys/bus/pci/devices/$bdf")" "$target"',
+        "done",
+        "chmod -R a+r /dev/aperture_devices",
+        "chmod a+rw /dev/aperture_devices/*/resource* 2>/dev/null || true",
+    ]
+)
 
 
 def _tcpx_pods(images: catalog.GpuDirectImages) -> dict[str, _NodePod]:
@@ -115,9 +117,7 @@ def _tcpx_pods(images: catalog.GpuDirectImages) -> dict[str, _NodePod]:
 
 
 def _tcpxo_pods(images: catalog.GpuDirectImages) -> dict[str, _NodePod]:
-    host_setup = _privileged(
-        "node-setup", catalog.image("node-setup").ref, ["nsenter", "--all", "--target=1", "--", "sh", "-c", _TCPXO_HOST_SETUP]
-    )
+    host_setup = _privileged("node-setup", catalog.image("node-setup").ref, ["nsenter", "--all", "--target=1", "--", "sh", "-c", _TCPXO_HOST_SETUP])
     return {"nccl-tcpxo-installer": _NodePod([host_setup, _plugin_installer("tcpxo", images)], [_pause()], _PLUGIN_VOLUMES)}
 
 
@@ -186,7 +186,7 @@ class GpuDirectInstallersArgs(Args):
 
     machine_type: str
     """The GPU machine type (`a3-megagpu-8g`): its catalog record gives the stack and images."""
-    namespace: str | None = "kube-system"
+    namespace: str = "kube-system"
     """The DaemonSets' namespace."""
 
     _checks = {"machine_type": rules.gpu_machine, "namespace": rules.K8S_NAME}
@@ -217,13 +217,13 @@ class GpuDirectInstallers(pulumi.ComponentResource):
         machine = args.machine
         builder = _POD_BUILDERS[machine.gpudirect]
         images = machine.gpudirect_images
+        assert images is not None  # a machine without them is refused (_cross)
         pods = builder(images)
         if images.nri_device_injector is not None:
             pods["device-injector"] = _device_injector_pod(images.nri_device_injector)
         kids = Children(self, name, opts)
         self.daemonsets = [
-            _node_daemonset(kids(ds_name), ds_name, args.namespace, [_on_accelerator(machine.accelerator)], pod)
-            for ds_name, pod in pods.items()
+            _node_daemonset(kids(ds_name), ds_name, args.namespace, [_on_accelerator(machine.accelerator)], pod) for ds_name, pod in pods.items()
         ]
         self.register_outputs({"daemonsets": list(pods)})
 
@@ -234,7 +234,7 @@ class NvidiaDriverInstallerArgs(Args):
 
     accelerator: str
     """The GKE accelerator type of the nodes (`nvidia-a100-80gb`)."""
-    namespace: str | None = "kube-system"
+    namespace: str = "kube-system"
     """The DaemonSet's namespace."""
 
     _checks = {"accelerator": rules.accelerator, "namespace": rules.K8S_NAME}
@@ -263,13 +263,15 @@ class NvidiaDriverInstaller(pulumi.ComponentResource):
             "COS_TOOLS_DIR_HOST": "/var/lib/cos-tools",
             "COS_TOOLS_DIR_CONTAINER": "/build/cos-tools",
         }
-        script = "\n".join([
-            "if lsmod | grep -q '^nvidia'; then",
-            '  echo "an NVIDIA driver is already loaded; skipping installation"',
-            "else",
-            "  /cos-gpu-installer install",
-            "fi",
-        ])
+        script = "\n".join(
+            [
+                "if lsmod | grep -q '^nvidia'; then",
+                '  echo "an NVIDIA driver is already loaded; skipping installation"',
+                "else",
+                "  /cos-gpu-installer install",
+                "fi",
+            ]
+        )
         installer = _privileged(
             "nvidia-driver-installer",
             catalog.image("nvidia-driver-installer-cos").ref,
@@ -296,5 +298,7 @@ class NvidiaDriverInstaller(pulumi.ComponentResource):
             core.NodeSelectorRequirementArgs(key="cloud.google.com/gke-gpu-driver-version", operator="DoesNotExist"),
         ]
         pod = _NodePod([installer], [_pause()], volumes)
-        self.daemonset = _node_daemonset(Children(self, name, opts).main(was="nvidia-driver-installer"), "nvidia-driver-installer", args.namespace, requirements, pod)
+        self.daemonset = _node_daemonset(
+            Children(self, name, opts).main(was="nvidia-driver-installer"), "nvidia-driver-installer", args.namespace, requirements, pod
+        )
         self.register_outputs({})

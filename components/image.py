@@ -33,9 +33,10 @@ from typing import Any
 import pulumi
 import pulumi_command as command
 import pulumi_gcp as gcp
+
 from trainstack.components.args import Args
-from trainstack.core import catalog, rules
 from trainstack.components.options import Children
+from trainstack.core import catalog, rules
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
@@ -108,15 +109,15 @@ class WorkloadImageArgs(Args):
     staging_bucket: str
     """The bucket the build's source and logs are staged in (created here, emptied on destroy:
     it holds nothing but build inputs and logs)."""
-    machine_type: str | None = "e2-highcpu-32"
+    machine_type: str = "e2-highcpu-32"
     """A Cloud Build machine type (`e2-highcpu-32`)."""
-    timeout: str | None = "2h"
+    timeout: str = "2h"
     """The build's timeout (`2h`)."""
-    labels: dict[str, str] | None = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
     """GCP labels on the repository and the bucket."""
     registry_login: RegistryLogin | None = None
     """A registry to log in to before building (a base image that needs one)."""
-    readers: list[pulumi.Input[str]] | None = field(default_factory=list)
+    readers: list[pulumi.Input[str]] = field(default_factory=list)
     """IAM members allowed to pull from the repository, and from it only (the nodes' account)."""
 
     _checks = {
@@ -184,27 +185,44 @@ class WorkloadImage(pulumi.ComponentResource):
         )
         grants = [
             gcp.artifactregistry.RepositoryIamMember(
-                **kids("builder-push"), project=args.project, location=args.region, repository=self.repository.repository_id,
-                role="roles/artifactregistry.writer", member=member,
+                **kids("builder-push"),
+                project=args.project,
+                location=args.region,
+                repository=self.repository.repository_id,
+                role="roles/artifactregistry.writer",
+                member=member,
             ),
             gcp.storage.BucketIAMMember(
-                **kids("builder-staging"), bucket=staging.name, role="roles/storage.objectAdmin", member=member,
+                **kids("builder-staging"),
+                bucket=staging.name,
+                role="roles/storage.objectAdmin",
+                member=member,
             ),
             gcp.projects.IAMMember(
-                **kids("builder-logs"), project=args.project, role="roles/logging.logWriter", member=member,
+                **kids("builder-logs"),
+                project=args.project,
+                role="roles/logging.logWriter",
+                member=member,
             ),
         ]
         if args.registry_login is not None:
             grants.append(
                 gcp.secretmanager.SecretIamMember(
-                    **kids("builder-registry-login"), project=args.project, secret_id=args.registry_login.secret,
-                    role="roles/secretmanager.secretAccessor", member=member,
+                    **kids("builder-registry-login"),
+                    project=args.project,
+                    secret_id=args.registry_login.secret,
+                    role="roles/secretmanager.secretAccessor",
+                    member=member,
                 )
             )
         for i, reader in enumerate(args.readers):
             gcp.artifactregistry.RepositoryIamMember(
-                **kids(f"reader-{i}"), project=args.project, location=args.region, repository=self.repository.repository_id,
-                role="roles/artifactregistry.reader", member=reader,
+                **kids(f"reader-{i}"),
+                project=args.project,
+                location=args.region,
+                repository=self.repository.repository_id,
+                role="roles/artifactregistry.reader",
+                member=reader,
             )
         self.tagged = self.repository.registry_uri.apply(lambda uri: f"{uri}/{args.image_name}:{args.tag}")
         build = command.local.Command(
@@ -234,9 +252,7 @@ def login_build_config(login: RegistryLogin, project: str, reference: str) -> di
             {"name": builder, "args": ["build", "--tag", reference, "."]},
         ],
         "images": [reference],
-        "availableSecrets": {
-            "secretManager": [{"versionName": f"projects/{project}/secrets/{login.secret}/versions/latest", "env": "REGISTRY_PASSWORD"}]
-        },
+        "availableSecrets": {"secretManager": [{"versionName": f"projects/{project}/secrets/{login.secret}/versions/latest", "env": "REGISTRY_PASSWORD"}]},
     }
 
 

@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
+
 from trainstack.components.args import Args
-from trainstack.core import catalog
 from trainstack.components.k8s_provider import Placement, controller_release
 from trainstack.components.options import Children
+from trainstack.core import catalog
 
 
 @dataclass(frozen=True)
 class JobSetArgs(Args):
     """The JobSet controller."""
 
-    placement: Placement | None = Placement()
+    placement: Placement = field(default_factory=Placement)
     """Where the controller runs (chart values `controller.nodeSelector` and
     `controller.tolerations`, JobSet v0.12.0)."""
-    chart: catalog.HelmChart | None = catalog.JOBSET_CHART
+    chart: catalog.HelmChart = catalog.JOBSET_CHART
     """The pinned chart; its CRDs serve catalog.JOBSET_API."""
 
 

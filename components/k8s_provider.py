@@ -9,6 +9,7 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+
 from trainstack.components.args import Args
 from trainstack.components.options import ChildArgs
 from trainstack.core import catalog
@@ -68,9 +69,9 @@ def cluster_provider(name: str, args: ClusterProviderArgs, opts: pulumi.Resource
 class Placement(Args):
     """Where a controller's pods run: a node selector, and tolerations for its nodes' taints."""
 
-    node_selector: dict[str, str] | None = field(default_factory=dict)
+    node_selector: dict[str, str] = field(default_factory=dict)
     """The labels of the nodes the pods run on."""
-    tolerations: list[dict[str, str]] | None = field(default_factory=list)
+    tolerations: list[dict[str, str]] = field(default_factory=list)
     """Tolerations as the Kubernetes API writes them (`key`, `operator`, `value`, `effect`)."""
 
     def pod_fields(self) -> dict[str, Any]:
@@ -78,13 +79,9 @@ class Placement(Args):
         return {"nodeSelector": dict(self.node_selector), "tolerations": [dict(t) for t in self.tolerations]}
 
 
-def metadata(
-    name: pulumi.Input[str], namespace: pulumi.Input[str] | None = None, labels: Mapping[str, str] | None = None
-) -> k8s.meta.v1.ObjectMetaArgs:
+def metadata(name: pulumi.Input[str], namespace: pulumi.Input[str] | None = None, labels: Mapping[str, str] | None = None) -> k8s.meta.v1.ObjectMetaArgs:
     """Object metadata with an explicit name (never auto-named) and the managed-by label."""
     return k8s.meta.v1.ObjectMetaArgs(name=name, namespace=namespace, labels={**MANAGED_BY, **(labels or {})})
-
-
 
 
 def controller_release(child: ChildArgs, chart: catalog.HelmChart, values: Mapping[str, Any]) -> k8s.helm.v3.Release:

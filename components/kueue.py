@@ -18,8 +18,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
+
 from trainstack.components.args import Args, Problem, not_empty, one_of
-from trainstack.core import catalog, rules
 from trainstack.components.k8s_provider import (
     MANAGED_BY,
     NODE_POOL_LABEL,
@@ -29,6 +29,7 @@ from trainstack.components.k8s_provider import (
 )
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
 from trainstack.components.options import ChildArgs, Children
+from trainstack.core import catalog, rules
 from trainstack.core.config import TOPOLOGY_NAME
 
 # The levels of GKE's node topology labels, widest first (cloud.google.com/kubernetes-engine/
@@ -71,21 +72,21 @@ CONFIG_HASH_ANNOTATION = "trainstack/config-sha256"
 class WaitForPodsReady(Args):
     """All-or-nothing admission: `waitForPodsReady` of config.kueue.x-k8s.io/v1beta2."""
 
-    timeout: str | None = "10m"
+    timeout: str = "10m"
     """How long an admitted workload may take to get all its pods ready before it is evicted and
     requeued (a Go duration, `10m`)."""
-    block_admission: bool | None = True
+    block_admission: bool = True
     """Admit nothing else in the meantime, so two large jobs never hold half the nodes each."""
     recovery_timeout: str | None = None
     """How long a running workload may have a pod not ready (a node lost, a pod replaced) before
     it is requeued; None: Kueue uses `timeout`; `0s`: never."""
-    requeue_timestamp: str | None = "Eviction"
+    requeue_timestamp: str = "Eviction"
     """What the requeuing backoff counts from: `Eviction` or `Creation`."""
     backoff_limit_count: int | None = None
     """Requeues before the workload is deactivated; None: requeue forever."""
-    backoff_base_seconds: int | None = 60
+    backoff_base_seconds: int = 60
     """The first requeue's backoff, doubled at each requeue."""
-    backoff_max_seconds: int | None = 3600
+    backoff_max_seconds: int = 3600
     """The longest backoff."""
 
     # Kueue 0.19.2 apis/config/v1beta2 WaitForPodsReady and RequeuingStrategy.
@@ -129,13 +130,13 @@ class GpuFlavor(Args):
     """The pool's GPU machine type (`a3-megagpu-8g`)."""
     nodes: int
     """The most nodes the pool can have (its size, or its autoscaling maximum)."""
-    topology_aware: bool | None = True
+    topology_aware: bool = True
     """Place admitted jobs with Topology Aware Scheduling. TAS assigns pods to nodes that exist,
     so it suits a pool of fixed size; a pool that scales up for a job (from zero) would never be
     scaled up for one it cannot place, unless a ProvisioningRequest admission check provisions
     the nodes first."""
 
-    queued: bool | None = False
+    queued: bool = False
     """The pool is a DWS queued-provisioning pool: jobs admitted on this flavor wait for a
     ProvisioningRequest (an admission check on this flavor only) and tolerate the pool's taint."""
     max_run_duration_s: int | None = None
@@ -144,11 +145,11 @@ class GpuFlavor(Args):
     queue: str | None = None
     """The LocalQueue (and ClusterQueue of the same name) whose flavors this one is of; None: the
     Kueue's main queue. One queue per machine type: a job is built for one machine."""
-    any_pool: bool | None = False
+    any_pool: bool = False
     """Select nodes by the machine alone, not `node_pool`: a MultiKueue manager's flavor, which
     every worker pool of the machine satisfies (Kueue still starts the manager's local copy with
     the flavor's labels: v0.19.2 pkg/controller/jobframework/reconciler.go startJob)."""
-    autoscaled: bool | None = False
+    autoscaled: bool = False
     """The pool autoscales: a job admitted here may wait for nodes the autoscaler has yet to make.
     Without a ProvisioningRequest check (`queued`) that wait counts against `waitForPodsReady`."""
 
@@ -207,7 +208,7 @@ class PriorityClass(Args):
     """The class's name."""
     value: int
     """Its priority (an int32); a higher one preempts a lower in the queue."""
-    description: str | None = ""
+    description: str = ""
     """What it is for."""
 
     _checks = {"name": rules.K8S_NAME, "value": rules.INT32}
@@ -219,11 +220,11 @@ class MultiKueueDispatch(Args):
     every ClusterQueue admitting through the MultiKueue AdmissionCheck named after it
     (`multikueue_check_name`; components.multikueue makes the checks)."""
 
-    dispatcher: str | None = INCREMENTAL_DISPATCHER
+    dispatcher: str = INCREMENTAL_DISPATCHER
     """Which workers get a copy of an admitted workload: all at once, or incrementally in the order
     of `MultiKueueConfig.spec.clusters` (gate MultiKueueIncrementalDispatcherRespectConfigOrder,
     Beta and on in v0.19), adding `step_size` more every 5 minutes."""
-    step_size: int | None = 1
+    step_size: int = 1
     """The incremental dispatcher's step (gate MultiKueueIncrementalDispatcherConfig, Beta and on
     in v0.19; Kueue's default is 3)."""
 
@@ -254,23 +255,23 @@ class KueueArgs(Args):
     plain; an Output is not checked."""
     flavors: list[GpuFlavor]
     """One per GPU pool."""
-    topology_name: str | None = TOPOLOGY_NAME
+    topology_name: str = TOPOLOGY_NAME
     """The Topology for Topology Aware Scheduling (created when a flavor is topology-aware)."""
-    topology_levels: list[str] | None = field(default_factory=lambda: list(GKE_TOPOLOGY_LEVELS))
+    topology_levels: list[str] = field(default_factory=lambda: list(GKE_TOPOLOGY_LEVELS))
     """The Topology's node labels, widest first."""
-    wait_for_pods_ready: WaitForPodsReady | None = WaitForPodsReady()
+    wait_for_pods_ready: WaitForPodsReady = field(default_factory=WaitForPodsReady)
     """All-or-nothing admission (always on in Kueue 0.19.2)."""
-    priority_classes: list[PriorityClass] | None = field(default_factory=list)
+    priority_classes: list[PriorityClass] = field(default_factory=list)
     """WorkloadPriorityClasses; lower ones are preempted in the queue."""
-    frameworks: list[str] | None = field(default_factory=lambda: list(FRAMEWORKS))
+    frameworks: list[str] = field(default_factory=lambda: list(FRAMEWORKS))
     """Kueue integrations to enable."""
     # TopologyAwareScheduling is Beta and on by default since Kueue 0.14; set explicitly, it
     # states the intent and survives a change of default.
-    feature_gates: dict[str, bool] | None = field(default_factory=lambda: {"TopologyAwareScheduling": True})
+    feature_gates: dict[str, bool] = field(default_factory=lambda: {"TopologyAwareScheduling": True})
     """Set on the manager's command line (`--feature-gates`)."""
-    placement: Placement | None = Placement()
+    placement: Placement = field(default_factory=Placement)
     """Where the controller runs."""
-    chart: catalog.HelmChart | None = catalog.KUEUE_CHART
+    chart: catalog.HelmChart = catalog.KUEUE_CHART
     """The pinned chart."""
     multikueue: MultiKueueDispatch | None = None
     """A MultiKueue manager's dispatcher; None: no MultiKueue admission check on the queues."""
@@ -301,14 +302,21 @@ class KueueArgs(Args):
             yield "flavors", queued, "a MultiKueue manager runs no job: its flavors provision nothing (queued is a worker's)"
         for cluster_queue, _, flavors in self.queues():
             if len({f.machine_type for f in flavors}) > 1:
-                yield "flavors", [f.name for f in flavors], f"queue {cluster_queue} mixes machine types; give each machine type a queue of its own (GpuFlavor.queue)"
+                yield (
+                    "flavors",
+                    [f.name for f in flavors],
+                    f"queue {cluster_queue} mixes machine types; give each machine type a queue of its own (GpuFlavor.queue)",
+                )
         # Kueue object names are unique: one ResourceFlavor and one WorkloadPriorityClass a name.
-        for key, kind, items in (("flavors", "flavor", self.flavors), ("priority_classes", "priority class", self.priority_classes)):
+        for key, kind, names in (
+            ("flavors", "flavor", [f.name for f in self.flavors]),
+            ("priority_classes", "priority class", [p.name for p in self.priority_classes]),
+        ):
             seen: set[str] = set()
-            for i, item in enumerate(items):
-                if item.name in seen:
-                    yield f"{key}[{i}].name", item.name, rules.duplicate(kind)
-                seen.add(item.name)
+            for i, item in enumerate(names):
+                if item in seen:
+                    yield f"{key}[{i}].name", item, rules.duplicate(kind)
+                seen.add(item)
 
 
 def manager_configuration(args: KueueArgs) -> dict[str, Any]:
@@ -341,9 +349,7 @@ def manager_configuration(args: KueueArgs) -> dict[str, Any]:
     if any(f.machine.accelerator_topology is not None for f in args.flavors):
         # Kueue 0.19.2 counts DRA claims (KueueDRAIntegration, on by default) and refuses a claim
         # of a DeviceClass no mapping names (pkg/dra/claims.go): map the IMEX channel's.
-        config["resources"] = {
-            "deviceClassMappings": [{"name": CHANNEL_RESOURCE, "deviceClassNames": [catalog.COMPUTE_DOMAIN_CHANNEL_CLASS]}]
-        }
+        config["resources"] = {"deviceClassMappings": [{"name": CHANNEL_RESOURCE, "deviceClassNames": [catalog.COMPUTE_DOMAIN_CHANNEL_CLASS]}]}
     return config
 
 
@@ -403,13 +409,15 @@ def cluster_queue_spec(flavors: list[GpuFlavor], args: KueueArgs, name: str | No
         "queueingStrategy": "BestEffortFIFO",
         # a job of a higher WorkloadPriorityClass may evict lower ones to be admitted
         "preemption": {"withinClusterQueue": "LowerPriority"},
-        "resourceGroups": [{
-            "coveredResources": list(flavors[0].quota()),  # one machine a queue: every flavor's resources
-            "flavors": [
-                {"name": flavor_object_name(flavor, args), "resources": [{"name": r, "nominalQuota": q} for r, q in flavor.quota().items()]}
-                for flavor in flavors
-            ],
-        }],
+        "resourceGroups": [
+            {
+                "coveredResources": list(flavors[0].quota()),  # one machine a queue: every flavor's resources
+                "flavors": [
+                    {"name": flavor_object_name(flavor, args), "resources": [{"name": r, "nominalQuota": q} for r, q in flavor.quota().items()]}
+                    for flavor in flavors
+                ],
+            }
+        ],
     }
     if len(flavors) > 1:
         # A job that could be admitted on an earlier flavor only by borrowing or preempting moves
@@ -423,9 +431,7 @@ def cluster_queue_spec(flavors: list[GpuFlavor], args: KueueArgs, name: str | No
         spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": multikueue_check_name(name)}]}
     elif queued:
         # The provisioning check on the queued flavors only (v1beta2 admissionChecksStrategy).
-        spec["admissionChecksStrategy"] = {
-            "admissionChecks": [{"name": f.check_name(), "onFlavors": [flavor_object_name(f, args)]} for f in queued]
-        }
+        spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": f.check_name(), "onFlavors": [flavor_object_name(f, args)]} for f in queued]}
     return spec
 
 
@@ -482,20 +488,33 @@ class Kueue(pulumi.ComponentResource):
 
         def custom(role: str, kind: str, meta: k8s.meta.v1.ObjectMetaArgs, spec: dict[str, Any], *after: pulumi.Resource, **more: Any):
             return k8s.apiextensions.CustomResource(
-                **kids(role, self.release, *after, **more), api_version=catalog.KUEUE_API, kind=kind, metadata=meta, spec=spec,
+                **kids(role, self.release, *after, **more),
+                api_version=catalog.KUEUE_API,
+                kind=kind,
+                metadata=meta,
+                spec=spec,
             )
 
         topology_name = topology_object_name(args)
         topology = (
-            [custom(
-                "topology", "Topology", metadata(topology_name), topology_spec(args), replace_on_changes=["spec.levels"],
-            )]
+            [
+                custom(
+                    "topology",
+                    "Topology",
+                    metadata(topology_name),
+                    topology_spec(args),
+                    replace_on_changes=["spec.levels"],
+                )
+            ]
             if any(flavor.topology_aware for flavor in args.flavors)
             else []
         )
         flavors = [
             custom(
-                f"flavor-{flavor.name}", "ResourceFlavor", metadata(flavor_object_name(flavor, args)), flavor_spec(flavor, args),
+                f"flavor-{flavor.name}",
+                "ResourceFlavor",
+                metadata(flavor_object_name(flavor, args)),
+                flavor_spec(flavor, args),
                 *topology,
                 replace_on_changes=["spec.nodeLabels", "spec.topologyName"],
             )
@@ -503,19 +522,22 @@ class Kueue(pulumi.ComponentResource):
         ]
         checks = []
         for flavor in (f for f in args.flavors if f.queued):
-            config = custom(
-                f"provisioning-{flavor.name}", "ProvisioningRequestConfig", metadata(flavor.check_name()), provisioning_config_spec(flavor)
+            config = custom(f"provisioning-{flavor.name}", "ProvisioningRequestConfig", metadata(flavor.check_name()), provisioning_config_spec(flavor))
+            checks.append(
+                custom(
+                    f"admission-check-{flavor.name}",
+                    "AdmissionCheck",
+                    metadata(flavor.check_name()),
+                    {
+                        "controllerName": PROVISIONING_CONTROLLER,
+                        "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": flavor.check_name()},
+                    },
+                    config,
+                    # Immutable (v0.19.2 CRD), and the name stays: the old one goes first.
+                    replace_on_changes=["spec.controllerName"],
+                    delete_before_replace=True,
+                )
             )
-            checks.append(custom(
-                f"admission-check-{flavor.name}", "AdmissionCheck", metadata(flavor.check_name()),
-                {
-                    "controllerName": PROVISIONING_CONTROLLER,
-                    "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": flavor.check_name()},
-                },
-                config,
-                # Immutable (v0.19.2 CRD), and the name stays: the old one goes first.
-                replace_on_changes=["spec.controllerName"], delete_before_replace=True,
-            ))
         queues = []
         for i, (cluster_queue, local_queue, queue_flavors) in enumerate(args.queues()):
             suffix = "" if i == 0 else f"-{local_queue}"
@@ -523,30 +545,45 @@ class Kueue(pulumi.ComponentResource):
             if args.multikueue is not None:
                 # Its MultiKueueConfig (same name) lists the workers: components.multikueue.
                 check = multikueue_check_name(cluster_queue)
-                dispatch.append(custom(
-                    f"multikueue-check{suffix}", "AdmissionCheck", metadata(check),
-                    {"controllerName": MULTIKUEUE_CONTROLLER, "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": check}},
-                    replace_on_changes=["spec.controllerName"], delete_before_replace=True,
-                ))
+                dispatch.append(
+                    custom(
+                        f"multikueue-check{suffix}",
+                        "AdmissionCheck",
+                        metadata(check),
+                        {"controllerName": MULTIKUEUE_CONTROLLER, "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": check}},
+                        replace_on_changes=["spec.controllerName"],
+                        delete_before_replace=True,
+                    )
+                )
             cq = custom(
-                f"cluster-queue{suffix}", "ClusterQueue", metadata(cluster_queue), cluster_queue_spec(queue_flavors, args, cluster_queue),
-                *flavors, *checks, *dispatch,  # and so deleted before them: a flavor or check in use cannot be deleted
+                f"cluster-queue{suffix}",
+                "ClusterQueue",
+                metadata(cluster_queue),
+                cluster_queue_spec(queue_flavors, args, cluster_queue),
+                *flavors,
+                *checks,
+                *dispatch,  # and so deleted before them: a flavor or check in use cannot be deleted
             )
             checks += dispatch
             lq = custom(
-                f"local-queue{suffix}", "LocalQueue", metadata(local_queue, args.namespace),
+                f"local-queue{suffix}",
+                "LocalQueue",
+                metadata(local_queue, args.namespace),
                 {"clusterQueue": cluster_queue},
                 cq,
                 # Immutable (Kueue v0.19.2 CRD: `self == oldSelf`), and jobs name the queue: same
                 # name, so the old one goes first.
-                replace_on_changes=["spec.clusterQueue"], delete_before_replace=True,
+                replace_on_changes=["spec.clusterQueue"],
+                delete_before_replace=True,
             )
             queues += [cq, lq]
         self.cluster_queue, self.local_queue = queues[0], queues[1]
         self.local_queue_name = args.local_queue
         priority_classes = [
             _TopLevelObject(
-                kids(f"priority-{pc.name}", self.release), catalog.KUEUE_API, "WorkloadPriorityClass",
+                kids(f"priority-{pc.name}", self.release),
+                catalog.KUEUE_API,
+                "WorkloadPriorityClass",
                 {
                     "metadata": {"name": pc.name, "labels": dict(MANAGED_BY)},
                     "value": pc.value,

@@ -19,6 +19,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
+
 from trainstack.components.args import Args, Each, not_empty
 from trainstack.components.k8s_provider import MANAGED_BY, metadata
 from trainstack.components.kueue import FRAMEWORKS, multikueue_check_name
@@ -94,12 +95,12 @@ class MultiKueueWorkerAccessArgs(Args):
     """The ServiceAccount, ClusterRole and ClusterRoleBinding name on the worker (one per manager)."""
     worker_kubeconfig: pulumi.Input[str]
     """The worker's kubeconfig (a platform's `kubeconfig` output): its server and CA."""
-    rotation: str | None = "1"
+    rotation: str = "1"
     """Part of the token Secret's name: a new value replaces the Secret, so the worker's API server
     issues a new token, the old one is revoked with its Secret, and the manager's kubeconfig follows."""
-    namespace: str | None = catalog.KUEUE_CHART.namespace
+    namespace: str = catalog.KUEUE_CHART.namespace
     """The worker's Kueue namespace (the account lives beside Kueue)."""
-    frameworks: list[str] | None = field(default_factory=lambda: list(FRAMEWORKS))
+    frameworks: list[str] = field(default_factory=lambda: list(FRAMEWORKS))
     """The Kueue integrations MultiKueue dispatches."""
 
     _checks = {
@@ -122,9 +123,7 @@ class MultiKueueWorkerAccess(pulumi.ComponentResource):
         args = MultiKueueWorkerAccessArgs.checked(args, type(self), name)
         super().__init__("trainstack:k8s:MultiKueueWorkerAccess", name, None, opts)
         kids = Children(self, name, opts)
-        account = k8s.core.v1.ServiceAccount(
-            **kids("account"), metadata=metadata(args.account, args.namespace), automount_service_account_token=False
-        )
+        account = k8s.core.v1.ServiceAccount(**kids("account"), metadata=metadata(args.account, args.namespace), automount_service_account_token=False)
         role = k8s.rbac.v1.ClusterRole(**kids("role"), metadata=metadata(args.account), rules=access_rules(args.frameworks))
         binding = k8s.rbac.v1.ClusterRoleBinding(
             **kids("binding", role, account),
@@ -195,7 +194,7 @@ class MultiKueueClustersArgs(Args):
     """Every worker."""
     queues: list[MultiKueueQueue]
     """Every manager ClusterQueue with its workers."""
-    namespace: str | None = catalog.KUEUE_CHART.namespace
+    namespace: str = catalog.KUEUE_CHART.namespace
     """The manager's Kueue namespace, where Kueue reads a MultiKueueCluster's Secret."""
 
     _checks = {"workers": not_empty, "queues": not_empty, "namespace": rules.K8S_NAME}
@@ -237,11 +236,13 @@ class MultiKueueClusters(pulumi.ComponentResource):
             )
             self.objects += [secret, cluster]
         for queue in args.queues:
-            self.objects.append(k8s.apiextensions.CustomResource(
-                **kids(f"config-{queue.cluster_queue}"),
-                api_version=catalog.KUEUE_API,
-                kind="MultiKueueConfig",
-                metadata=metadata(multikueue_check_name(queue.cluster_queue)),
-                spec={"clusters": list(queue.workers)},
-            ))
+            self.objects.append(
+                k8s.apiextensions.CustomResource(
+                    **kids(f"config-{queue.cluster_queue}"),
+                    api_version=catalog.KUEUE_API,
+                    kind="MultiKueueConfig",
+                    metadata=metadata(multikueue_check_name(queue.cluster_queue)),
+                    spec={"clusters": list(queue.workers)},
+                )
+            )
         self.register_outputs({"workers": [w.name for w in args.workers]})

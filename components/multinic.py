@@ -14,10 +14,11 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
+
 from trainstack.components.args import Args, Problem, not_empty, one_of
-from trainstack.core import catalog, rules
 from trainstack.components.k8s_provider import metadata
 from trainstack.components.options import Children
+from trainstack.core import catalog, rules
 
 DEVICE_MODES: dict[str, str] = {"gvnic": "NetDevice", "rdma": "RDMA"}
 _GROUP = catalog.GKE_NETWORKING_API.split("/")[0]

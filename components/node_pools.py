@@ -14,17 +14,18 @@ from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
+
 from trainstack.components.args import Args, Each, Problem, not_empty, one_of
-from trainstack.core import catalog, rules
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABEL
 from trainstack.components.options import Children
+from trainstack.core import catalog, rules
 from trainstack.core.config import CPU_BOOT_DISK_GB, GPU_BOOT_DISK_GB
-
 
 
 def _cluster_zone(location: Any, zone: Any) -> str | None:
     """rules.cluster_zone once both are known (not Outputs)."""
     return rules.cluster_zone(location, zone) if isinstance(location, str) and isinstance(zone, str) else None
+
 
 @dataclass(frozen=True)
 class Taint:
@@ -65,6 +66,7 @@ ARM_TAINT = Taint("kubernetes.io/arch", "arm64", "NoSchedule")
 def gpu_tolerations(machine: catalog.Machine) -> list[dict[str, str]]:
     """What a pod on a GPU pool of `machine` tolerates: the GPU taint, and GKE's Arm taint on Arm nodes."""
     return [GPU_TAINT.toleration(), *([ARM_TAINT.toleration()] if machine.architecture == ARM_TAINT.value else [])]
+
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
@@ -127,7 +129,7 @@ class NodeServiceAccount(pulumi.ComponentResource):
 class Reservation(Args):
     """Which Compute Engine reservation a pool consumes."""
 
-    affinity: str | None = "any"
+    affinity: str = "any"
     """`none`, `any` (any matching reservation, else on-demand) or `specific`."""
     name: str | None = None
     """The reservation (`specific` only); may name a block (`<name>/reservationBlocks/<b>`)."""
@@ -202,29 +204,29 @@ class GpuNodePoolArgs(Args):
     """A fixed size for the whole pool, or None with `autoscaling`."""
     autoscaling: Autoscaling | None = None
     """Autoscaler bounds, or None for a fixed size."""
-    compact: bool | None = True
+    compact: bool = True
     """A COMPACT placement policy (nodes physically close; single zone)."""
-    reservation: Reservation | None = Reservation()
+    reservation: Reservation = field(default_factory=Reservation)
     """The reservation the nodes consume."""
-    provisioning: str | None = "on-demand"
+    provisioning: str = "on-demand"
     """`on-demand`, `spot`, `flex-start` (Dynamic Workload Scheduler flex-start VMs, obtained
     by the autoscaler when pods are pending) or `queued` (DWS queued provisioning: nodes only
     through a ProvisioningRequest, all at once; Kueue's provisioning admission check makes it)."""
     max_run_duration: str | None = None
     """How long flex-start or queued VMs run before GKE reclaims them (a duration, at most 7
     days); None: GKE's default (7 days)."""
-    gpu_driver: str | None = "latest"
+    gpu_driver: str = "latest"
     """`default` or `latest` (GKE installs the driver), or `daemonset` (GKE installs none; the
     Kubernetes layer runs the installer DaemonSet)."""
-    boot_disk_gb: int | None = GPU_BOOT_DISK_GB
+    boot_disk_gb: int = GPU_BOOT_DISK_GB
     """Boot disk size; the type follows the machine (catalog `boot_disk_type`)."""
-    max_surge: int | None = 0
+    max_surge: int = 0
     """Upgrade surge nodes; 0 upgrades without asking for capacity beyond the reservation."""
-    max_unavailable: int | None = 1
+    max_unavailable: int = 1
     """Nodes an upgrade may take down at once (1: one node at a time)."""
-    extra_networks: list[ExtraNetwork] | None = field(default_factory=list)
+    extra_networks: list[ExtraNetwork] = field(default_factory=list)
     """One VPC and subnet per extra NIC, in interface order."""
-    labels: dict[str, str] | None = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
     """GCP labels on the node VMs."""
     workload_policy_name: str | None = None
     """The name of the NVLink domain's workload policy (a machine with one only), unique in the
@@ -269,7 +271,10 @@ class GpuNodePoolArgs(Args):
         if self.provisioning in ("flex-start", "queued") and self.autoscaling is None:
             yield "autoscaling", None, f"{self.provisioning} provisioning needs autoscaling"
         placement = "compact" if self.compact else "none"
-        yield from (("provisioning", self.provisioning, m) for m in rules.queued_pool(self.provisioning, self.autoscaling and self.autoscaling.min_nodes, placement))
+        yield from (
+            ("provisioning", self.provisioning, m)
+            for m in rules.queued_pool(self.provisioning, self.autoscaling.min_nodes if self.autoscaling else None, placement)
+        )
         if self.max_run_duration is not None and (message := rules.max_run_duration(self.provisioning, self.max_run_duration)):
             yield "max_run_duration", self.max_run_duration, message
         if self.provisioning in ("spot", "flex-start", "queued") and self.reservation.affinity != "none":
@@ -330,9 +335,7 @@ class GpuNodePool(pulumi.ComponentResource):
                     ),
                 )
             ],
-            ephemeral_storage_local_ssd_config=gcp.container.NodePoolNodeConfigEphemeralStorageLocalSsdConfigArgs(
-                local_ssd_count=machine.local_ssds
-            )
+            ephemeral_storage_local_ssd_config=gcp.container.NodePoolNodeConfigEphemeralStorageLocalSsdConfigArgs(local_ssd_count=machine.local_ssds)
             if machine.local_ssds
             else None,
             disk_size_gb=args.boot_disk_gb,
@@ -349,9 +352,7 @@ class GpuNodePool(pulumi.ComponentResource):
             service_account=args.service_account,
             oauth_scopes=[CLOUD_PLATFORM_SCOPE],
             workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
-            shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
-                enable_secure_boot=True, enable_integrity_monitoring=True
-            ),
+            shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(enable_secure_boot=True, enable_integrity_monitoring=True),
         )
         kids = Children(self, name, opts)
         self.workload_policy = _workload_policy(kids, args) if args.compact and machine.accelerator_topology else None
@@ -383,9 +384,7 @@ class GpuNodePool(pulumi.ComponentResource):
             )
             if args.extra_networks
             else None,
-            placement_policy=gcp.container.NodePoolPlacementPolicyArgs(
-                type="COMPACT", policy_name=self.workload_policy.name if self.workload_policy else None
-            )
+            placement_policy=gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT", policy_name=self.workload_policy.name if self.workload_policy else None)
             if args.compact
             else None,
             # Flex-start VMs are not repaired in place (GKE requires auto-repair off for them).
@@ -394,9 +393,7 @@ class GpuNodePool(pulumi.ComponentResource):
             # dws-flex-start-queued-provisioning example: "auto_upgrade: false # queued provisioning requirement").
             management=gcp.container.NodePoolManagementArgs(auto_repair=not (flex or queued), auto_upgrade=not queued),
             queued_provisioning=gcp.container.NodePoolQueuedProvisioningArgs(enabled=True) if queued else None,
-            upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(
-                strategy="SURGE", max_surge=args.max_surge, max_unavailable=args.max_unavailable
-            ),
+            upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(strategy="SURGE", max_surge=args.max_surge, max_unavailable=args.max_unavailable),
         )
         self.node_selector = gpu_pool_selector(args.name, machine)
         self.tolerations = gpu_tolerations(machine)
@@ -413,9 +410,7 @@ def _workload_policy(kids: Children, args: GpuNodePoolArgs) -> gcp.compute.Resou
         project=args.project,
         region=args.zones[0].rsplit("-", 1)[0],
         name=args.workload_policy_name or f"{args.name}-nvlink",
-        workload_policy=gcp.compute.ResourcePolicyWorkloadPolicyArgs(
-            type="HIGH_THROUGHPUT", accelerator_topology=args.machine.accelerator_topology
-        ),
+        workload_policy=gcp.compute.ResourcePolicyWorkloadPolicyArgs(type="HIGH_THROUGHPUT", accelerator_topology=args.machine.accelerator_topology),
     )
 
 
@@ -439,9 +434,9 @@ class CpuNodePoolArgs(Args):
     """Nodes in the whole pool (a multiple of the number of zones)."""
     service_account: pulumi.Input[str]
     """Email of the account nodes run as."""
-    boot_disk_gb: int | None = CPU_BOOT_DISK_GB
+    boot_disk_gb: int = CPU_BOOT_DISK_GB
     """Boot disk size; the type follows the machine (catalog `boot_disk_type`)."""
-    labels: dict[str, str] | None = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
     """GCP labels on the node VMs."""
 
     _checks = {
@@ -491,9 +486,7 @@ class CpuNodePool(pulumi.ComponentResource):
                 service_account=args.service_account,
                 oauth_scopes=[CLOUD_PLATFORM_SCOPE],
                 workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
-                shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
-                    enable_secure_boot=True, enable_integrity_monitoring=True
-                ),
+                shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(enable_secure_boot=True, enable_integrity_monitoring=True),
             ),
             management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
         )

@@ -24,13 +24,19 @@ class ChildArgs(TypedDict):
     opts: pulumi.ResourceOptions
 
 
-def child_options(
-    parent: pulumi.Resource, opts: pulumi.ResourceOptions | None, *after: pulumi.Resource
-) -> pulumi.ResourceOptions:
+def child_options(parent: pulumi.Resource, opts: pulumi.ResourceOptions | None, *after: pulumi.Resource) -> pulumi.ResourceOptions:
     """Options of a component's child: parented, waiting for what the component was told to
     wait for (Pulumi does not pass a component's `depends_on` to its children) and `after`."""
-    inherited = opts.depends_on if opts and opts.depends_on else []
-    inherited = list(inherited) if isinstance(inherited, Sequence) else [inherited]
+    depends = opts.depends_on if opts else None
+    inherited: list[pulumi.Input[pulumi.Resource]]
+    if depends is None:
+        inherited = []
+    elif isinstance(depends, pulumi.Resource):
+        inherited = [depends]
+    elif isinstance(depends, Sequence):
+        inherited = list(depends)
+    else:
+        raise TypeError("a component's depends_on must be a resource or a list of them: an Output of a list cannot be passed on to its children")
     return pulumi.ResourceOptions(parent=parent, depends_on=[*inherited, *after] or None)
 
 
@@ -61,7 +67,7 @@ class Children:
         return self._child(self.component, was or self.component, after, more)
 
     def _child(self, name: str, was: str, after: Sequence[pulumi.Resource], more: dict[str, Any]) -> ChildArgs:
-        before = [f"{old}{name[len(self.component):]}" for old in self._before]
+        before = [f"{old}{name[len(self.component) :]}" for old in self._before]
         aliases = [pulumi.Alias(name=n) for n in dict.fromkeys([was, *before]) if n != name]
         aliases += more.pop("aliases", [])
         options = child_options(self.parent, self._opts, *after)

@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
+from pulumi_kubernetes.core import v1 as core
+
 from trainstack.components.args import Args
-from trainstack.core import catalog, rules
 from trainstack.components.k8s_provider import Placement, metadata
 from trainstack.components.options import Children
 from trainstack.components.pod_security import POD_SECURITY
-
-core = k8s.core.v1
+from trainstack.core import catalog, rules
 
 GCSFUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
 PD_DRIVER = "pd.csi.storage.gke.io"
@@ -117,9 +117,9 @@ class GcsFuseVolumeArgs(Args):
     """The claim pods mount (the volume takes the same name)."""
     namespace: pulumi.Input[str]
     """The claim's namespace. Checked when plain; an Output is not checked."""
-    file_cache: bool | None = False
+    file_cache: bool = False
     """Cache file contents on the node (see GCSFUSE_FILE_CACHE_OPTIONS)."""
-    capacity: str | None = "2048Gi"
+    capacity: str = "2048Gi"
     """Nominal: Kubernetes requires one; a bucket has no size."""
     volume_name: str | None = None
     """The PersistentVolume's name, unique in the cluster; None: the component's name."""
@@ -160,8 +160,16 @@ class GcsFuseVolume(pulumi.ComponentResource):
         options = GCSFUSE_MOUNT_OPTIONS + (GCSFUSE_FILE_CACHE_OPTIONS if args.file_cache else ())
         self.claim_name = args.claim_name
         self.volume, self.claim = _claim(
-            Children(self, name, opts), "", args.claim_name, args.volume_name or name, args.claim_name, args.namespace,
-            args.capacity, "ReadWriteMany", {"csi": csi}, options,
+            Children(self, name, opts),
+            "",
+            args.claim_name,
+            args.volume_name or name,
+            args.claim_name,
+            args.namespace,
+            args.capacity,
+            "ReadWriteMany",
+            {"csi": csi},
+            options,
         )
         self.register_outputs({"claimName": self.claim_name})
 
@@ -211,8 +219,15 @@ class LustreVolume(pulumi.ComponentResource):
         )
         self.claim_name = args.claim_name
         self.volume, self.claim = _claim(
-            Children(self, name, opts), "", args.claim_name, args.volume_name or name, args.claim_name, args.namespace,
-            f"{args.capacity_gib}Gi", "ReadWriteMany", {"csi": csi},
+            Children(self, name, opts),
+            "",
+            args.claim_name,
+            args.volume_name or name,
+            args.claim_name,
+            args.namespace,
+            f"{args.capacity_gib}Gi",
+            "ReadWriteMany",
+            {"csi": csi},
         )
         self.register_outputs({"claimName": self.claim_name})
 
@@ -232,7 +247,7 @@ class NfsVolumeArgs(Args):
     """The claim's namespace. Checked when plain; an Output is not checked."""
     capacity: str
     """The export's size (a Kubernetes quantity, `1024Gi`)."""
-    mount_options: list[str] | None = field(default_factory=list)
+    mount_options: list[str] = field(default_factory=list)
     """NFS client options; none: the client negotiates the highest version."""
     volume_name: str | None = None
     """The PersistentVolume's name, unique in the cluster; None: the component's name."""
@@ -262,8 +277,16 @@ class NfsVolume(pulumi.ComponentResource):
         nfs = core.NFSVolumeSourceArgs(server=args.server, path=args.path)
         self.claim_name = args.claim_name
         self.volume, self.claim = _claim(
-            Children(self, name, opts), "", args.claim_name, args.volume_name or name, args.claim_name, args.namespace,
-            args.capacity, "ReadWriteMany", {"nfs": nfs}, args.mount_options,
+            Children(self, name, opts),
+            "",
+            args.claim_name,
+            args.volume_name or name,
+            args.claim_name,
+            args.namespace,
+            args.capacity,
+            "ReadWriteMany",
+            {"nfs": nfs},
+            args.mount_options,
         )
         self.register_outputs({"claimName": self.claim_name})
 
@@ -284,12 +307,12 @@ class NfsServerArgs(Args):
     namespace: pulumi.Input[str]
     """Where the server, its Service and its disk claim live. Checked when plain; an Output is
     not checked."""
-    placement: Placement | None = Placement()
+    placement: Placement = field(default_factory=Placement)
     """Which nodes may run the server (it must be a pool with nodes in `zone`)."""
     name: str | None = None
     """The Deployment's and Service's name (the disk's volume and claim: `<name>-disk`); None: the
     component's name."""
-    network_policy: bool | None = False
+    network_policy: bool = False
     """Admit NFS (its ports only) from any address by NetworkPolicy, for a namespace whose ingress
     is denied by default: the kubelets mount from their nodes' addresses, which no pod selector
     matches."""
@@ -326,14 +349,24 @@ class NfsServer(pulumi.ComponentResource):
         server = args.name or name
         disk = pulumi.Output.concat("projects/", args.project, "/zones/", args.zone, "/disks/", args.disk_name)
         zone_affinity = core.VolumeNodeAffinityArgs(
-            required=core.NodeSelectorArgs(node_selector_terms=[core.NodeSelectorTermArgs(
-                match_expressions=[core.NodeSelectorRequirementArgs(key=PD_ZONE_LABEL, operator="In", values=[args.zone])]
-            )])
+            required=core.NodeSelectorArgs(
+                node_selector_terms=[
+                    core.NodeSelectorTermArgs(match_expressions=[core.NodeSelectorRequirementArgs(key=PD_ZONE_LABEL, operator="In", values=[args.zone])])
+                ]
+            )
         )
         csi = core.CSIPersistentVolumeSourceArgs(driver=PD_DRIVER, volume_handle=disk, fs_type="ext4")
         _, disk_claim = _claim(
-            kids, "disk-", f"{server}-disk", f"{server}-disk", f"{server}-disk", args.namespace, f"{args.size_gb}Gi", "ReadWriteOnce",
-            {"csi": csi}, node_affinity=zone_affinity,
+            kids,
+            "disk-",
+            f"{server}-disk",
+            f"{server}-disk",
+            f"{server}-disk",
+            args.namespace,
+            f"{args.size_gb}Gi",
+            "ReadWriteOnce",
+            {"csi": csi},
+            node_affinity=zone_affinity,
         )
         labels = {"app.kubernetes.io/name": server}
         image = catalog.image("nfs-server")
@@ -352,20 +385,22 @@ class NfsServer(pulumi.ComponentResource):
                         security_context=POD_SECURITY,
                         node_selector=dict(args.placement.node_selector) or None,
                         tolerations=[dict(t) for t in args.placement.tolerations] or None,
-                        containers=[core.ContainerArgs(
-                            name="nfs-server",
-                            image=image.ref,
-                            ports=[core.ContainerPortArgs(name=port, container_port=n) for port, n in _NFS_PORTS.items()],
-                            # The kernel NFS server needs the host's privileges.
-                            security_context=core.SecurityContextArgs(privileged=True),
-                            volume_mounts=[core.VolumeMountArgs(name="export", mount_path="/exports")],
-                        )],
-                        volumes=[core.VolumeArgs(
-                            name="export",
-                            persistent_volume_claim=core.PersistentVolumeClaimVolumeSourceArgs(
-                                claim_name=disk_claim.metadata.name
-                            ),
-                        )],
+                        containers=[
+                            core.ContainerArgs(
+                                name="nfs-server",
+                                image=image.ref,
+                                ports=[core.ContainerPortArgs(name=port, container_port=n) for port, n in _NFS_PORTS.items()],
+                                # The kernel NFS server needs the host's privileges.
+                                security_context=core.SecurityContextArgs(privileged=True),
+                                volume_mounts=[core.VolumeMountArgs(name="export", mount_path="/exports")],
+                            )
+                        ],
+                        volumes=[
+                            core.VolumeArgs(
+                                name="export",
+                                persistent_volume_claim=core.PersistentVolumeClaimVolumeSourceArgs(claim_name=disk_claim.metadata.name),
+                            )
+                        ],
                     ),
                 ),
             ),
@@ -386,10 +421,12 @@ class NfsServer(pulumi.ComponentResource):
                 spec=k8s.networking.v1.NetworkPolicySpecArgs(
                     pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=labels),
                     policy_types=["Ingress"],
-                    ingress=[k8s.networking.v1.NetworkPolicyIngressRuleArgs(
-                        from_=[k8s.networking.v1.NetworkPolicyPeerArgs(ip_block=k8s.networking.v1.IPBlockArgs(cidr="0.0.0.0/0"))],
-                        ports=[k8s.networking.v1.NetworkPolicyPortArgs(port=n, protocol="TCP") for n in _NFS_PORTS.values()],
-                    )],
+                    ingress=[
+                        k8s.networking.v1.NetworkPolicyIngressRuleArgs(
+                            from_=[k8s.networking.v1.NetworkPolicyPeerArgs(ip_block=k8s.networking.v1.IPBlockArgs(cidr="0.0.0.0/0"))],
+                            ports=[k8s.networking.v1.NetworkPolicyPortArgs(port=n, protocol="TCP") for n in _NFS_PORTS.values()],
+                        )
+                    ],
                 ),
             )
         self.cluster_ip: pulumi.Output[str] = service.spec.apply(lambda spec: spec.cluster_ip)

@@ -13,17 +13,20 @@ own, allowed to write only its own prefix of the platform's bucket.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import cast
 
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
-from trainstack.components.args import Args, one_of
+
+from trainstack.components.args import Args, Problem, one_of
 from trainstack.components.gcp_storage import OBJECT_USER_ROLE, OBJECT_VIEWER_ROLE, workload_identity_principal
-from trainstack.core import rules
 from trainstack.components.k8s_provider import metadata
 from trainstack.components.options import Children
-from trainstack.components.pod_security import namespace_labels
+from trainstack.components.pod_security import Level, namespace_labels
+from trainstack.core import rules
 
 # Namespaces every cluster already has: used, never created (nor deleted on destroy).
 BUILT_IN_NAMESPACES = frozenset({"default"})
@@ -37,7 +40,7 @@ class WorkloadIdentityArgs(Args):
     """The namespace; `default` is used, any other is created."""
     service_account: str
     """The Kubernetes service account's name."""
-    pod_security: str | None = "privileged"
+    pod_security: str = "privileged"
     """The Pod Security Standard a created namespace enforces (it warns and audits at
     `restricted`). GPU training pods mount the host's NVIDIA libraries (a hostPath, which
     `baseline` refuses), and the GPUDirect sidecars and the supervisor's host monitor run
@@ -65,7 +68,8 @@ class WorkloadIdentity(pulumi.ComponentResource):
             self.namespace: pulumi.Output[str] = pulumi.Output.from_input(args.namespace)
         else:
             namespace = k8s.core.v1.Namespace(
-                **kids("namespace"), metadata=metadata(args.namespace, labels=namespace_labels(args.pod_security))
+                **kids("namespace"),
+                metadata=metadata(args.namespace, labels=namespace_labels(cast(Level, args.pod_security))),  # one of the levels (_checks)
             )
             self.namespace = namespace.metadata.apply(lambda meta: meta.name)
         self.service_account_name = args.service_account
@@ -99,6 +103,10 @@ class JobIdentityArgs(Args):
 
     _checks = {"namespace": rules.K8S_NAME, "service_account": rules.K8S_NAME, "prefix": rules.K8S_NAME, "project": rules.PROJECT_ID}
 
+    def _cross(self) -> Iterator[Problem]:
+        if self.bucket is not None and self.project_number is None:
+            yield "project_number", None, "needed with a bucket: the bucket grants the job's principal, which names the project by number"
+
 
 def prefix_condition(bucket: str, prefix: str) -> str:
     """CEL: an object or (hierarchical namespace) folder under `prefix/` of `bucket`
@@ -120,7 +128,7 @@ class JobIdentity(pulumi.ComponentResource):
             **kids("service-account"), metadata=metadata(args.service_account, args.namespace), automount_service_account_token=False
         )
         self.service_account_name = args.service_account
-        if args.bucket is not None:
+        if args.bucket is not None and args.project_number is not None:  # one without the other is refused (_cross)
             member = pulumi.Output.from_input(args.project_number).apply(
                 lambda number: workload_identity_principal(number, args.project, args.namespace, args.service_account)
             )

@@ -32,7 +32,9 @@ SNAPSHOT_PRICES_SOURCE = "Cloud Billing Catalog snapshot: skypilot-org/skypilot-
 # dac3128 pricing.yml (generated 2026-08-20). Its us-central1 on-demand prices equal the list
 # prices above for a2-highgpu-8g, a2-ultragpu-8g and a3-highgpu-8g; it has no a3-ultragpu-8g or
 # a4 rows and no us-central1 a3-megagpu-8g row, which take SNAPSHOT_PRICES_SOURCE's.
-CALCULATOR_PRICES_SOURCE = "Cloud Billing Catalog as Cyclenerd/google-cloud-pricing-cost-calculator dac3128 pricing.yml (generated 2026-08-20) records it, us-central1"
+CALCULATOR_PRICES_SOURCE = (
+    "Cloud Billing Catalog as Cyclenerd/google-cloud-pricing-cost-calculator dac3128 pricing.yml (generated 2026-08-20) records it, us-central1"
+)
 
 # DWS (flex-start and queued provisioning) is billed at a discount on vCPUs, GPUs and TPUs of "up
 # to 53%" (cloud.google.com/kubernetes-engine/docs/concepts/dws); no per-machine price was found,
@@ -98,9 +100,7 @@ class Gpu:
             return self.peak_tflops[precision]
         except KeyError:
             known = ", ".join(sorted(self.peak_tflops))
-            raise CatalogError(
-                f"{self.name} has no {precision} tensor peak; it has: {known}"
-            ) from None
+            raise CatalogError(f"{self.name} has no {precision} tensor peak; it has: {known}") from None
 
 
 # NVIDIA H100 SXM datasheet: 989 TFLOPS BF16/FP16 dense, 1,979 FP8 dense (the recipes' MFU tool
@@ -562,8 +562,7 @@ MACHINE_ZONES: dict[str, frozenset[str]] = {
     for machine, zones in {
         "a4-highgpu-8g": "asia-northeast1-b asia-southeast1-b europe-north1-b europe-north1-c europe-west4-b "
         "us-central1-b us-east1-b us-east4-b us-south1-b us-west2-c us-west3-b us-west3-c",
-        "a3-ultragpu-8g": "asia-south1-b asia-south2-c europe-west1-b europe-west4-a us-central1-b us-east4-b us-east5-a "
-        "us-south1-b us-west1-c",
+        "a3-ultragpu-8g": "asia-south1-b asia-south2-c europe-west1-b europe-west4-a us-central1-b us-east4-b us-east5-a us-south1-b us-west1-c",
         "a3-megagpu-8g": "asia-east1-c asia-northeast1-b asia-southeast1-b asia-southeast1-c australia-southeast1-c "
         "europe-north1-c europe-west1-b europe-west1-c europe-west3-c europe-west4-b europe-west4-c us-central1-a "
         "us-central1-b us-central1-c us-east4-a us-east4-b us-east4-c us-east5-a us-west1-a us-west1-b us-west4-a",
@@ -609,9 +608,7 @@ def machine(name: str) -> Machine:
     try:
         return MACHINES[name]
     except KeyError:
-        raise CatalogError(
-            f"unknown GPU machine type {name!r}; known: {', '.join(sorted(MACHINES))}"
-        ) from None
+        raise CatalogError(f"unknown GPU machine type {name!r}; known: {', '.join(sorted(MACHINES))}") from None
 
 
 def cpu_machine(name: str) -> CpuMachine:
@@ -619,9 +616,7 @@ def cpu_machine(name: str) -> CpuMachine:
     try:
         return CPU_MACHINES[name]
     except KeyError:
-        raise CatalogError(
-            f"unknown CPU machine type {name!r}; known: {', '.join(sorted(CPU_MACHINES))}"
-        ) from None
+        raise CatalogError(f"unknown CPU machine type {name!r}; known: {', '.join(sorted(CPU_MACHINES))}") from None
 
 
 @dataclass(frozen=True)
@@ -828,9 +823,7 @@ IMAGES: dict[str, Image] = {
     # images.yaml); that tag is a manifest list (kubernetes/kubernetes 00dd02f test/images/
     # image-util.sh pushes one per tag) of linux/amd64, arm64, ppc64le and s390x (f9cfc9d
     # test/images/volume/nfs/BASEIMAGE).
-    "nfs-server": Image(
-        "registry.k8s.io/e2e-test-images/volume/nfs", "1.4", "sha256:c3e380bb5a92095288b4dd586a250c560612afbabf53fb2a057e99fff75f038f"
-    ),
+    "nfs-server": Image("registry.k8s.io/e2e-test-images/volume/nfs", "1.4", "sha256:c3e380bb5a92095288b4dd586a250c560612afbabf53fb2a057e99fff75f038f"),
     "tensorboard": Image("tensorflow/tensorflow", "2.17.0"),
     "nemo-24.07": Image("nvcr.io/nvidia/nemo", "24.07"),
     # Published for both architectures: the upstream recipes run this tag on A4X's arm64 nodes

@@ -9,10 +9,11 @@ reports the key as the user writes it; `load` collects every violation into one 
 from __future__ import annotations
 
 import difflib
+import functools
 import ipaddress
 from collections.abc import Iterator
-from types import UnionType
 from dataclasses import dataclass
+from types import UnionType
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import (
@@ -27,7 +28,8 @@ from pydantic import (
     model_validator,
 )
 from pydantic.alias_generators import to_camel
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
+
 from trainstack.core import catalog, rules
 from trainstack.core.errors import ConfigError
 
@@ -49,16 +51,15 @@ def _rule_errors(title: str, problems: list[Problem]) -> None:
     if problems:
         raise ValidationError.from_exception_data(
             title,
-            [
-                InitErrorDetails(type=PydanticCustomError("rule", rule), loc=loc, input=value)
-                for loc, value, rule in problems
-            ],
+            [InitErrorDetails(type=PydanticCustomError("rule", rule), loc=loc, input=value) for loc, value, rule in problems],
         )
 
 
 def _rule(rule: rules.Rule) -> AfterValidator:
-    """A pydantic validator of one of `rules`: its message becomes the config error's rule."""
+    """A pydantic validator of one of `rules`: its message becomes the config error's rule. The
+    validator's `__wrapped__` is the rule (the config reference shows its text)."""
 
+    @functools.wraps(rule, assigned=(), updated=())
     def check(value: Any) -> Any:
         message = rule(value)
         if message:
@@ -69,7 +70,7 @@ def _rule(rule: rules.Rule) -> AfterValidator:
 
 
 def _pattern(regex: str, rule: str) -> AfterValidator:
-    return _rule(rules.pattern(regex, rule))
+    return _rule(rules.Pattern(regex, rule))
 
 
 def _bounded(bounds: rules.Bounds) -> Any:
@@ -129,9 +130,7 @@ def _as_text(value: Any, annotation: Any) -> Any:
 class Section(BaseModel):
     """Base of every config object: camelCase keys, strict types, unknown keys rejected."""
 
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=False, extra="forbid", strict=True, frozen=True
-    )
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid", strict=True, frozen=True)
 
     @field_validator("*", mode="before")
     @classmethod
@@ -147,16 +146,23 @@ class Section(BaseModel):
 
 
 class AuthorizedNetwork(Section):
+    """A network allowed to reach the control plane."""
+
     cidr_block: Cidr
+    """An IPv4 range allowed to reach the control plane."""
     display_name: str = ""
+    """A name for it in the cluster's settings."""
 
 
 class MaintenanceWindow(Section):
     """When GKE may upgrade the cluster: a recurring window (RFC 3339 times, an RFC 5545 rule)."""
 
     start: UtcTime = "2026-01-03T03:00:00Z"
+    """The first window's start (RFC 3339, UTC)."""
     end: UtcTime = "2026-01-03T11:00:00Z"
+    """The first window's end, 4 to 24 hours after its start."""
     recurrence: Annotated[str, _rule(rules.RECURRENCE)] = "FREQ=WEEKLY;BYDAY=SA,SU"
+    """How the window recurs (an RFC 5545 rule)."""
 
     @model_validator(mode="after")
     def _rules(self) -> MaintenanceWindow:
@@ -171,8 +177,11 @@ class MaintenanceExclusion(Section):
     `pulumi up` (or `gcloud container clusters update --remove-maintenance-exclusion`)."""
 
     enabled: bool = True
+    """Whether the exclusion holds; false lets GKE make those upgrades again."""
     scope: Annotated[Literal["NO_MINOR_OR_NODE_UPGRADES", "NO_MINOR_UPGRADES", "NO_UPGRADES"], _rule(rules.exclusion_scope)] = "NO_MINOR_OR_NODE_UPGRADES"
+    """Which upgrades GKE holds back."""
     start: UtcTime = "2026-01-01T00:00:00Z"
+    """When the exclusion starts (RFC 3339, UTC)."""
 
 
 class Maintenance(Section):
@@ -181,7 +190,9 @@ class Maintenance(Section):
     restarts a whole JobSet)."""
 
     window: MaintenanceWindow = MaintenanceWindow()
+    """The recurring window GKE may upgrade in."""
     exclusion: MaintenanceExclusion = MaintenanceExclusion()
+    """The upgrades GKE must not make (on by default)."""
 
 
 ANY_ADDRESS = "0.0.0.0/0"
@@ -197,43 +208,60 @@ class ClusterConfig(Section):
     """`trainstack:cluster`: the GKE Standard cluster (regional, in `gcp:region`)."""
 
     name: ClusterName
+    """The GKE cluster's name."""
     release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"] = "REGULAR"
-    # A minor version prefix such as "1.33." resolved against the versions GKE offers at deploy
-    # time; None: the release channel's default.
+    """The GKE release channel the cluster follows."""
     version_prefix: Annotated[str, _rule(rules.VERSION_PREFIX)] | None = None
+    """A minor version prefix such as "1.33." resolved against the versions GKE offers at deploy
+    time; None: the release channel's default."""
     private_nodes: bool = True
+    """Nodes get internal addresses only (egress through Cloud NAT)."""
     private_endpoint: bool = False
+    """The control plane has no public endpoint."""
     master_ipv4_cidr: Annotated[Cidr, _rule(rules.master_cidr)] = MASTER_IPV4_CIDR
+    """The control plane's private /28 range."""
     authorized_networks: list[AuthorizedNetwork] = []
-    allow_any_address: bool = False  # the explicit opt-in for 0.0.0.0/0 in authorizedNetworks
+    """The networks that may reach the control plane; `0.0.0.0/0` needs allowAnyAddress."""
+    allow_any_address: bool = False
+    """The explicit opt-in for `0.0.0.0/0` in authorizedNetworks."""
     deletion_protection: bool = True
+    """GKE refuses to delete the cluster, and Pulumi protects it, while true."""
     maintenance: Maintenance = Maintenance()
-    # Dataplane V2, which enforces the jobs' NetworkPolicies, on a cluster without extra NICs
-    # (clusters with them have it already). Fixed at creation: changing it replaces the cluster.
+    """When GKE may upgrade the cluster on its own, and which upgrades it must not make."""
     dataplane_v2: bool = False
-    # Application-layer secrets encryption with this Cloud KMS key (CMEK), in gcp:region.
+    """Dataplane V2, which enforces the jobs' NetworkPolicies, on a cluster without extra NICs
+    (clusters with them have it already). Fixed at creation: changing it replaces the cluster."""
     database_encryption_key: Annotated[str, _rule(rules.KMS_KEY)] | None = None
-    # audit: Binary Authorization evaluates every image against the project's policy; keep that
-    # policy in dry run (enforcementMode DRYRUN_AUDIT_LOG_ONLY) to log without blocking.
+    """Application-layer secrets encryption with this Cloud KMS key (CMEK), in gcp:region."""
     binary_authorization: Literal["off", "audit"] = "off"
+    """audit: Binary Authorization evaluates every image against the project's policy; keep that
+    policy in dry run (enforcementMode DRYRUN_AUDIT_LOG_ONLY) to log without blocking."""
 
     @model_validator(mode="after")
     def _rules(self) -> ClusterConfig:
-        problems = []
+        problems: list[Problem] = []
         if self.private_endpoint and not self.private_nodes:
             problems.append((("privateEndpoint",), True, "a private endpoint needs privateNodes: true"))
         if not self.authorized_networks:
             problems.append(
-                (("authorizedNetworks",), [], "list the networks that may reach the control plane (your VPN or CI ranges); to allow any address, list 0.0.0.0/0 and set allowAnyAddress: true")
+                (
+                    ("authorizedNetworks",),
+                    [],
+                    "list the networks that may reach the control plane (your VPN or CI ranges); to allow any address, list 0.0.0.0/0 and set allowAnyAddress: true",
+                )
             )
-        if rules.authorized_networks(len(self.authorized_networks)):
-            problems.append((("authorizedNetworks",), "...", rules.authorized_networks(len(self.authorized_networks))))
+        if wrong := rules.authorized_networks(len(self.authorized_networks)):
+            problems.append((("authorizedNetworks",), "...", wrong))
         for i, network in enumerate(self.authorized_networks):
-            if self.private_endpoint and rules.private_endpoint_network(network.cidr_block):
-                problems.append((("authorizedNetworks", i, "cidrBlock"), network.cidr_block, rules.private_endpoint_network(network.cidr_block)))
+            if self.private_endpoint and (wrong := rules.private_endpoint_network(network.cidr_block)):
+                problems.append((("authorizedNetworks", i, "cidrBlock"), network.cidr_block, wrong))
             elif network.cidr_block == ANY_ADDRESS and not self.allow_any_address:
                 problems.append(
-                    (("authorizedNetworks", i, "cidrBlock"), ANY_ADDRESS, "opens the control plane to any address; narrow it, or set allowAnyAddress: true to accept that")
+                    (
+                        ("authorizedNetworks", i, "cidrBlock"),
+                        ANY_ADDRESS,
+                        "opens the control plane to any address; narrow it, or set allowAnyAddress: true to accept that",
+                    )
                 )
         _rule_errors("ClusterConfig", problems)
         return self
@@ -244,23 +272,33 @@ class ClusterConfig(Section):
 
 
 class ExistingNetwork(Section):
+    """A VPC, subnet and secondary ranges made elsewhere."""
+
     network: str
+    """The VPC's name."""
     subnetwork: str
+    """The subnet's name."""
     pods_range_name: str
+    """The name of the subnet's secondary range for pods."""
     services_range_name: str
+    """The name of the subnet's secondary range for Services."""
 
 
 class NetworkConfig(Section):
     """`trainstack:network`: the primary VPC (created, or an existing one) and GPU NIC ranges."""
 
     existing: ExistingNetwork | None = None
+    """A VPC made elsewhere, used instead of one the stack makes."""
     subnet_cidr: Cidr = "10.0.0.0/20"
+    """The primary range of the subnet the stack makes (the nodes' addresses)."""
     pods_cidr: Cidr = "10.4.0.0/14"
+    """The subnet's secondary range for pods."""
     services_cidr: Cidr = "10.8.0.0/20"
-    # Extra GPU NIC subnets are carved from this /16 as consecutive /24s.
+    """The subnet's secondary range for Services."""
     gpu_nic_cidr: Annotated[Cidr, _rule(rules.NIC_CIDR)] = "192.168.0.0/16"
-    # VPC flow logs on the GPU NICs' gVNIC subnets (RDMA subnets carry RoCE, which flow logs do not see).
+    """Extra GPU NIC subnets are carved from this /16 as consecutive /24s."""
     flow_logs: bool = False
+    """VPC flow logs on the GPU NICs' gVNIC subnets (RDMA subnets carry RoCE, which flow logs do not see)."""
 
     @model_validator(mode="after")
     def _rules(self) -> NetworkConfig:
@@ -272,7 +310,7 @@ class NetworkConfig(Section):
 
 
 # The largest GPU pool a config describes (rules.NODE_COUNT), so the most nodes a job can ask for.
-MAX_POOL_NODES = rules.NODE_COUNT.high
+MAX_POOL_NODES = rules.POOL_NODES_MAX
 
 
 def _pool_sized(nodes: int) -> int:
@@ -282,16 +320,18 @@ def _pool_sized(nodes: int) -> int:
 
 
 class Autoscaling(Section):
+    """The autoscaler's bounds, for the whole pool."""
+
     min_nodes: Annotated[int, _bounded(rules.NODE_COUNT)] = 0
+    """The fewest nodes the autoscaler keeps (0 lets the pool empty)."""
     max_nodes: Annotated[int, _bounded(rules.AUTOSCALING_MAX)]
+    """The most nodes the autoscaler makes."""
 
     @model_validator(mode="after")
     def _rules(self) -> Autoscaling:
         _rule_errors(
             "Autoscaling",
-            [(("minNodes",), self.min_nodes, rules.min_max(self.min_nodes, self.max_nodes))]
-            if rules.min_max(self.min_nodes, self.max_nodes)
-            else [],
+            [(("minNodes",), self.min_nodes, wrong)] if (wrong := rules.min_max(self.min_nodes, self.max_nodes)) else [],
         )
         return self
 
@@ -300,10 +340,12 @@ class Reservation(Section):
     """Which Compute Engine reservation the pool consumes."""
 
     affinity: Literal["none", "any", "specific"] = "any"
-    # A reservation (also a calendar-mode one, consumed the same way once it starts), or one of its
-    # blocks: `<reservation>/reservationBlocks/<block>`.
+    """`specific`: the reservation named; `any`: any reservation that matches; `none`: none."""
     name: Annotated[str, _rule(rules.RESERVATION_NAME)] | None = None
-    project: ProjectId | None = None  # a shared reservation's owner project
+    """A reservation (also a calendar-mode one, consumed the same way once it starts), or one of its
+    blocks: `<reservation>/reservationBlocks/<block>`."""
+    project: ProjectId | None = None
+    """A shared reservation's owner project."""
 
     @model_validator(mode="after")
     def _rules(self) -> Reservation:
@@ -312,18 +354,20 @@ class Reservation(Section):
 
 
 class UpgradeSettings(Section):
+    """How GKE upgrades a pool's nodes (surge upgrades)."""
+
     # The GKE API takes int32s (container v1 NodePool.UpgradeSettings max_surge, max_unavailable),
     # but a pool holds at most MAX_POOL_NODES nodes a zone: no more can surge or be unavailable.
     max_surge: Annotated[int, Field(ge=0, le=MAX_POOL_NODES)] = 0
+    """Nodes an upgrade may add beyond the pool's size; 0 asks for no capacity beyond the reservation."""
     max_unavailable: Annotated[int, Field(ge=0, le=MAX_POOL_NODES)] = 1
+    """Nodes an upgrade may take down at once."""
 
     @model_validator(mode="after")
     def _rules(self) -> UpgradeSettings:
         _rule_errors(
             "UpgradeSettings",
-            [(("maxUnavailable",), 0, "maxSurge and maxUnavailable cannot both be 0")]
-            if self.max_surge == 0 and self.max_unavailable == 0
-            else [],
+            [(("maxUnavailable",), 0, "maxSurge and maxUnavailable cannot both be 0")] if self.max_surge == 0 and self.max_unavailable == 0 else [],
         )
         return self
 
@@ -337,24 +381,35 @@ class GpuPoolConfig(Section):
     `nodeCount` or `autoscaling`; capacity is `reservation` and `provisioning`."""
 
     name: NodePoolName = "gpu-pool"
+    """The pool's name, unique among the cluster's node pools (its Pulumi name is `gpu-pool-<name>`:
+    renaming a pool replaces it)."""
     machine_type: GpuMachineName
+    """The GPU machine type, one of the catalog's (core/catalog.py)."""
     node_count: Annotated[int, _bounded(rules.NODE_COUNT)] | None = None
+    """A fixed size: the nodes of the whole pool, spread evenly over its zones; or set autoscaling."""
     autoscaling: Autoscaling | None = None
-    zones: list[str] | None = None  # defaults to [gcp:zone]
-    # auto: compact where GKE allows it (see `compact`); compact: insist; none: no policy.
+    """Autoscaler bounds instead of a fixed nodeCount."""
+    zones: list[str] | None = None
+    """The zones of `gcp:region` the nodes go in; default: `[gcp:zone]`."""
     placement: Literal["auto", "compact", "none"] = "auto"
+    """auto: compact where GKE allows it (see `compact`); compact: insist; none: no policy."""
     reservation: Reservation = Reservation()
-    # on-demand, spot, DWS flex-start (VMs when the autoscaler finds capacity, at most 7 days),
-    # or DWS queued provisioning (flex-start VMs obtained all at once through a Kueue
-    # ProvisioningRequest admission check).
+    """The Compute Engine reservation the nodes consume."""
     provisioning: Literal["on-demand", "spot", "flex-start", "queued"] = "on-demand"
-    # How long flex-start / queued VMs run before GKE reclaims them (at most 7 days).
+    """on-demand, spot, DWS flex-start (VMs when the autoscaler finds capacity, at most 7 days),
+    or DWS queued provisioning (flex-start VMs obtained all at once through a Kueue
+    ProvisioningRequest admission check)."""
     max_run_duration: Duration | None = None
+    """How long flex-start / queued VMs run before GKE reclaims them (at most 7 days)."""
     gpu_driver: Literal["default", "latest", "daemonset"] = "latest"
+    """`default` or `latest`: GKE installs that driver version; `daemonset`: GKE installs none and the
+    stack runs the installer DaemonSet."""
     boot_disk_gb: Annotated[int, _bounded(rules.GPU_BOOT_DISK_GB)] = GPU_BOOT_DISK_GB
+    """The nodes' boot disk size in GB; its type follows the machine."""
     upgrade: UpgradeSettings = UpgradeSettings()
-    # GPUDirect is fixed by the machine; the key exists so a stack can state it and be checked.
+    """How GKE upgrades the pool's nodes."""
     gpudirect: Literal["rdma", "tcpxo", "tcpx", "none"] | None = None
+    """GPUDirect is fixed by the machine; the key exists so a stack can state it and be checked."""
 
     @property
     def machine(self) -> catalog.Machine:
@@ -402,14 +457,12 @@ class GpuPoolConfig(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> GpuPoolConfig:
-        problems = []
+        problems: list[Problem] = []
         if (self.node_count is None) == (self.autoscaling is None):
             problems.append((("nodeCount",), self.node_count, "set exactly one of nodeCount (fixed size) and autoscaling"))
         machine = catalog.MACHINES.get(self.machine_type)
         if machine and self.gpudirect and self.gpudirect != machine.gpudirect.value:
-            problems.append(
-                (("gpudirect",), self.gpudirect, f"{machine.name} uses GPUDirect {machine.gpudirect.value!r}; the catalog fixes it")
-            )
+            problems.append((("gpudirect",), self.gpudirect, f"{machine.name} uses GPUDirect {machine.gpudirect.value!r}; the catalog fixes it"))
         # An explicit compact placement, or the one an NVLink domain's workload policy always is.
         if self.placement == "compact" or (machine and machine.accelerator_topology and self.compact):
             if self.zones is not None and len(self.zones) != 1:
@@ -420,7 +473,12 @@ class GpuPoolConfig(Section):
             problems.append(
                 (("reservation", "affinity"), self.reservation.affinity, f"{self.provisioning} capacity cannot consume a reservation; set affinity: none")
             )
-        problems += [(("provisioning",), self.provisioning, m) for m in rules.queued_pool(self.provisioning, self.autoscaling and self.autoscaling.min_nodes, "compact" if self.compact else self.placement)]
+        problems += [
+            (("provisioning",), self.provisioning, m)
+            for m in rules.queued_pool(
+                self.provisioning, self.autoscaling.min_nodes if self.autoscaling else None, "compact" if self.compact else self.placement
+            )
+        ]
         if self.max_run_duration is not None and (message := rules.max_run_duration(self.provisioning, self.max_run_duration)):
             problems.append((("maxRunDuration",), self.max_run_duration, message))
         if machine and (wrong := rules.nvlink_placement(machine, self.compact)):
@@ -431,21 +489,25 @@ class GpuPoolConfig(Section):
                 for key, rule in rules.reserved_capacity(machine, self.provisioning, self.reservation.affinity)
             ]
         if machine:
-            sizes = {("nodeCount",): self.node_count}
+            sizes: dict[tuple[str, ...], int | None] = {("nodeCount",): self.node_count}
             if self.autoscaling:
                 sizes |= {("autoscaling", "minNodes"): self.autoscaling.min_nodes, ("autoscaling", "maxNodes"): self.autoscaling.max_nodes}
             problems += [(key, n, wrong) for key, n in sizes.items() if n is not None and (wrong := rules.nvlink_domains(machine, n))]
         if machine and machine.rdma_subnets and self.zones is not None and len(self.zones) != 1:
             problems.append((("zones",), self.zones, f"{machine.name} needs exactly one zone: its RDMA VPC is bound to one zone's RoCE profile"))
-        if self.node_count and self.zones and rules.nodes_per_zone(self.node_count, self.zones):
-            problems.append((("nodeCount",), self.node_count, rules.nodes_per_zone(self.node_count, self.zones)))
+        if self.node_count and self.zones and (wrong := rules.nodes_per_zone(self.node_count, self.zones)):
+            problems.append((("nodeCount",), self.node_count, wrong))
         if self.provisioning == "spot" and self.reservation.affinity != "none":
             problems.append((("reservation", "affinity"), self.reservation.affinity, "spot nodes cannot consume a reservation; set affinity: none"))
         if self.dws and self.autoscaling is None:
             problems.append((("autoscaling",), None, f"{self.provisioning} provisioning needs autoscaling"))
         if self.node_count is not None and self.node_count > 0 and self.upgrade.max_unavailable >= self.node_count > 1:
             problems.append(
-                (("upgrade", "maxUnavailable"), self.upgrade.max_unavailable, f"must be less than nodeCount ({self.node_count}) so an upgrade never takes the whole pool down")
+                (
+                    ("upgrade", "maxUnavailable"),
+                    self.upgrade.max_unavailable,
+                    f"must be less than nodeCount ({self.node_count}) so an upgrade never takes the whole pool down",
+                )
             )
         _rule_errors("GpuPoolConfig", problems)
         return self
@@ -455,44 +517,57 @@ class CpuPoolConfig(Section):
     """`trainstack:cpuPool`: the pool the controllers (Kueue, JobSet, supervisor) run on."""
 
     name: NodePoolName = "cpu-pool"
+    """The pool's name, unique among the cluster's node pools."""
     machine_type: CpuMachineName = "e2-standard-8"
+    """The CPU machine type, one of the catalog's (core/catalog.py)."""
     node_count: Annotated[int, _bounded(rules.CPU_NODE_COUNT)] = 2
-    zones: list[str] | None = None  # defaults to the GPU pool's zones
+    """The nodes of the whole pool, spread evenly over its zones."""
+    zones: list[str] | None = None
+    """The zones of `gcp:region` the nodes go in; default: the first GPU pool's zones."""
     boot_disk_gb: Annotated[int, _bounded(rules.CPU_BOOT_DISK_GB)] = CPU_BOOT_DISK_GB
+    """The nodes' boot disk size in GB."""
 
     @model_validator(mode="after")
     def _rules(self) -> CpuPoolConfig:
         _rule_errors(
             "CpuPoolConfig",
-            [(("nodeCount",), self.node_count, rules.nodes_per_zone(self.node_count, self.zones))]
-            if self.zones and rules.nodes_per_zone(self.node_count, self.zones)
-            else [],
+            [(("nodeCount",), self.node_count, wrong)] if self.zones and (wrong := rules.nodes_per_zone(self.node_count, self.zones)) else [],
         )
         return self
 
 
 class BucketConfig(Section):
-    name: Annotated[str, _rule(rules.bucket_name)] | None = None  # defaults to <project>-<stack>
-    location: str | None = None  # defaults to gcp:region
+    """The Cloud Storage bucket (storage kind gcs)."""
+
+    name: Annotated[str, _rule(rules.bucket_name)] | None = None
+    """The bucket's name; default: `<project>-<stack>`."""
+    location: str | None = None
+    """The bucket's location; default: `gcp:region`."""
     hierarchical_namespace: bool = True
+    """A hierarchical namespace (real folders)."""
     uniform_access: bool = True
-    file_cache: bool = False  # gcsfuse file cache on local SSD
+    """Uniform bucket-level access: IAM alone grants access, no object ACLs."""
+    file_cache: bool = False
+    """The gcsfuse file cache on the nodes' local SSD."""
 
     @model_validator(mode="after")
     def _rules(self) -> BucketConfig:
         _rule_errors(
             "BucketConfig",
-            [(("uniformAccess",), False, rules.HNS_NEEDS_UNIFORM_ACCESS)]
-            if self.hierarchical_namespace and not self.uniform_access
-            else [],
+            [(("uniformAccess",), False, rules.HNS_NEEDS_UNIFORM_ACCESS)] if self.hierarchical_namespace and not self.uniform_access else [],
         )
         return self
 
 
 class FilestoreConfig(Section):
+    """A Filestore instance (storage kind filestore)."""
+
     tier: Literal["BASIC_HDD", "BASIC_SSD", "ZONAL", "REGIONAL", "ENTERPRISE"] = "ZONAL"
+    """The Filestore service tier."""
     capacity_gib: Annotated[int, Field(ge=1)] = 1024
+    """The share's size in GiB."""
     share_name: Annotated[str, _rule(rules.SHARE_NAME)] = "share1"
+    """The file share's name."""
 
     @model_validator(mode="after")
     def _rules(self) -> FilestoreConfig:
@@ -502,17 +577,23 @@ class FilestoreConfig(Section):
 
 
 class NfsConfig(Section):
+    """An NFS server in the cluster, on a persistent disk (storage kind nfs)."""
+
     disk_type: Literal["pd-ssd", "pd-balanced"] = "pd-ssd"
+    """The persistent disk's type."""
     disk_size_gb: Annotated[int, _bounded(rules.PD_SIZE_GB)] = 1000
+    """The disk's size in GB; a smaller size is a new, empty disk."""
 
 
 class LustreConfig(Section):
     """A Managed Lustre instance in the first GPU pool's zone, on the cluster's VPC."""
 
     capacity_gib: int = 9000
-    # Per-unit storage throughput, MB/s per TiB: the instance's tier, fixed at creation.
+    """The instance's size in GiB; it cannot shrink."""
     throughput: Annotated[int, _rule(rules.lustre_throughput)] = 1000
+    """Per-unit storage throughput, MB/s per TiB: the instance's tier, fixed at creation."""
     filesystem: Annotated[str, _rule(rules.LUSTRE_FILESYSTEM)] = "lustrefs"
+    """The Lustre file system's name."""
 
     @model_validator(mode="after")
     def _rules(self) -> LustreConfig:
@@ -525,18 +606,25 @@ class StorageConfig(Section):
     """`trainstack:storage`: where checkpoints, logs and data live, mounted at `mountPath`."""
 
     kind: Literal["gcs", "filestore", "nfs", "lustre"]
+    """What holds the data: a Cloud Storage bucket (`gcs`, through gcsfuse), a Filestore instance, an NFS
+    server on a persistent disk in the cluster, or a Managed Lustre instance."""
     mount_path: AbsolutePath = "/job-logs"
-    # false (the default): `pulumi destroy` leaves the bucket, share or disk and its data in the
-    # project and only forgets it; true: destroy deletes it with its data (benchmarks, CI).
+    """Where jobs mount it."""
     disposable: bool = False
+    """false (the default): `pulumi destroy` leaves the bucket, share or disk and its data in the
+    project and only forgets it; true: destroy deletes it with its data (benchmarks, CI)."""
     bucket: BucketConfig | None = None
+    """The bucket's settings (kind `gcs`)."""
     filestore: FilestoreConfig | None = None
+    """The Filestore instance's settings (kind `filestore`)."""
     nfs: NfsConfig | None = None
+    """The NFS server's settings (kind `nfs`)."""
     lustre: LustreConfig | None = None
+    """The Managed Lustre instance's settings (kind `lustre`)."""
 
     @model_validator(mode="after")
     def _rules(self) -> StorageConfig:
-        problems = []
+        problems: list[Problem] = []
         for kind, block in (("gcs", "bucket"), ("filestore", "filestore"), ("nfs", "nfs"), ("lustre", "lustre")):
             if kind != self.kind and getattr(self, block) is not None:
                 problems.append(((block,), "...", f"is used only with kind {kind!r}, not {self.kind!r}"))
@@ -570,25 +658,29 @@ _IMAGE_REFERENCE = rf"(?:{_HOST_PART}(?:\.{_HOST_PART})*(?::\d+)?/)?{_PATH_PART}
 class BuildConfig(Section):
     """A Cloud Build of the workload image from a build context in this repository."""
 
-    # A directory relative to the repository root holding a Dockerfile (`images/<name>`).
     context: Annotated[
-        str, Field(max_length=200), _pattern(r"(?!.*(^|/)\.\.?(/|$))[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*", "must be a relative path inside the repository, such as images/nemo-24.07")
+        str,
+        Field(max_length=200),
+        _pattern(r"(?!.*(^|/)\.\.?(/|$))[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*", "must be a relative path inside the repository, such as images/nemo-24.07"),
     ]
+    """A directory relative to the repository root holding a Dockerfile (`images/<name>`)."""
     image_name: K8sName
+    """The image's name in the repository."""
     tag: Annotated[str, _rule(rules.IMAGE_TAG)]
+    """The tag the build pushes."""
     machine_type: CpuMachineName = "e2-highcpu-32"
+    """The Cloud Build machine type."""
     timeout: Duration = "2h"
-    # A Secret Manager secret in the stack's project holding an NGC API key: the build logs in to
-    # nvcr.io with it before building (needed for a base in NGC's early-access organization).
+    """The build's timeout."""
     ngc_api_key_secret: Annotated[str, _rule(rules.SECRET_ID)] | None = None
+    """A Secret Manager secret in the stack's project holding an NGC API key: the build logs in to
+    nvcr.io with it before building (needed for a base in NGC's early-access organization)."""
 
     @model_validator(mode="after")
     def _rules(self) -> BuildConfig:
         _rule_errors(
             "BuildConfig",
-            [(("machineType",), self.machine_type, rules.cloud_build_machine(self.machine_type))]
-            if rules.cloud_build_machine(self.machine_type)
-            else [],
+            [(("machineType",), self.machine_type, wrong)] if (wrong := rules.cloud_build_machine(self.machine_type)) else [],
         )
         return self
 
@@ -596,13 +688,18 @@ class BuildConfig(Section):
 class ImageConfig(Section):
     """`trainstack:image`: the Artifact Registry repository, and a build or a prebuilt image."""
 
-    # The Artifact Registry repository a build pushes to; defaults to `<cluster name>-images`, so
-    # stacks sharing a project never contend for one repository's lifecycle.
     repository: K8sName | None = None
+    """The Artifact Registry repository a build pushes to; defaults to `<cluster name>-images`, so
+    stacks sharing a project never contend for one repository's lifecycle."""
     build: BuildConfig | None = None
-    prebuilt: Annotated[
-        str, Field(max_length=1024), _pattern(_IMAGE_REFERENCE, "must be an image reference such as nvcr.io/nvidia/nemo:24.07"), _rule(rules.pinned_image)
-    ] | None = None
+    """A Cloud Build of the image; or prebuilt: exactly one of the two."""
+    prebuilt: (
+        Annotated[
+            str, Field(max_length=1024), _pattern(_IMAGE_REFERENCE, "must be an image reference such as nvcr.io/nvidia/nemo:24.07"), _rule(rules.pinned_image)
+        ]
+        | None
+    ) = None
+    """An image reference to run as it is, pinned by a tag or a digest; or build."""
 
     @model_validator(mode="after")
     def _rules(self) -> ImageConfig:
@@ -619,16 +716,20 @@ class Requeuing(Section):
     """How Kueue requeues a workload evicted for not getting its pods ready in time."""
 
     timestamp: Literal["Eviction", "Creation"] = "Eviction"
-    backoff_limit_count: Annotated[int, Field(ge=0)] | None = None  # None: requeue forever
+    """What the requeuing backoff counts from: the eviction or the job's creation."""
+    backoff_limit_count: Annotated[int, Field(ge=0)] | None = None
+    """Requeues before the job is deactivated; unset: requeue forever."""
     backoff_base_seconds: Annotated[int, Field(ge=1)] = 60
+    """The first requeue's backoff in seconds, doubled at each requeue."""
     backoff_max_seconds: Annotated[int, Field(ge=1)] = 3600
+    """The longest backoff in seconds."""
 
     @model_validator(mode="after")
     def _rules(self) -> Requeuing:
         _rule_errors(
             "Requeuing",
-            [(("backoffMaxSeconds",), self.backoff_max_seconds, rules.at_least(self.backoff_max_seconds, self.backoff_base_seconds, "backoffBaseSeconds"))]
-            if rules.at_least(self.backoff_max_seconds, self.backoff_base_seconds, "backoffBaseSeconds")
+            [(("backoffMaxSeconds",), self.backoff_max_seconds, wrong)]
+            if (wrong := rules.at_least(self.backoff_max_seconds, self.backoff_base_seconds, "backoffBaseSeconds"))
             else [],
         )
         return self
@@ -638,17 +739,21 @@ class WaitForPodsReady(Section):
     """Kueue all-or-nothing admission (config.kueue.x-k8s.io/v1beta2 `waitForPodsReady`)."""
 
     timeout: Duration = "10m"
-    recovery_timeout: Duration | None = None  # Kueue defaults it to `timeout`; "0s" disables
+    """How long an admitted job may take to get all its pods ready before Kueue evicts and requeues it;
+    unset on a stack whose pools scale up for a job, it is raised to the scale-up budget (30m)."""
+    recovery_timeout: Duration | None = None
+    """How long a running job may have a pod not ready before it is requeued; unset: Kueue uses timeout;
+    `0s`: never."""
     block_admission: bool = True
+    """Admit nothing else while a job's pods get ready, so two large jobs never hold half the nodes each."""
     requeuing_strategy: Requeuing = Requeuing()
+    """How an evicted job is requeued."""
 
     @model_validator(mode="after")
     def _rules(self) -> WaitForPodsReady:
         _rule_errors(
             "WaitForPodsReady",
-            [(("timeout",), self.timeout, rules.positive_duration(self.timeout))]
-            if rules.positive_duration(self.timeout)
-            else [],
+            [(("timeout",), self.timeout, wrong)] if (wrong := rules.positive_duration(self.timeout)) else [],
         )
         return self
 
@@ -662,29 +767,41 @@ def _always_on(value: Any) -> Any:
 
 
 class PriorityClass(Section):
+    """A Kueue WorkloadPriorityClass: jobs that name it get its value."""
+
     name: K8sName
-    value: Annotated[int, Field(ge=-INT32_MAX - 1, le=INT32_MAX)]  # WorkloadPriorityClass value is int32
+    """The class's name, as a job's priorityClass names it."""
+    value: Annotated[int, Field(ge=-INT32_MAX - 1, le=INT32_MAX)]
+    """Its priority (a WorkloadPriorityClass value is an int32); a higher one preempts a lower in the
+    queue."""
     description: str = ""
+    """What it is for."""
 
 
 class KueueConfig(Section):
     """`trainstack:kueue`: queue names and admission settings."""
 
-    local_queue: K8sName | None = None  # defaults by machine family: a3-ultra, a3-mega, a3-queue
-    cluster_queue: K8sName | None = None  # defaults to the local queue's name
+    local_queue: K8sName | None = None
+    """The LocalQueue of the first GPU machine type's jobs; default: the machine's own (`a3-ultra`,
+    `a3-mega`, ...)."""
+    cluster_queue: K8sName | None = None
+    """The ClusterQueue holding that queue's quota; default: the local queue's name."""
     topology_name: K8sName = TOPOLOGY_NAME
-    # Kueue 0.19.2 applies waitForPodsReady whether the Configuration has the block or not
-    # (apis/config/v1beta2/defaults.go), so trainstack always writes it: the config says what runs.
+    """The Kueue Topology for Topology Aware Scheduling."""
     wait_for_pods_ready: Annotated[WaitForPodsReady, BeforeValidator(_always_on)] = WaitForPodsReady()
+    """All-or-nothing admission: Kueue evicts and requeues an admitted job whose pods are not all ready in
+    time. Kueue 0.19.2 applies it whether the Configuration has the block or not
+    (apis/config/v1beta2/defaults.go), so trainstack always writes it: the config says what runs."""
     priority_classes: list[PriorityClass] = [
         PriorityClass(name="training-high", value=1000, description="Production training"),
         PriorityClass(name="training-low", value=100, description="Benchmarks and experiments"),
     ]
+    """The WorkloadPriorityClasses jobs may name."""
 
     @model_validator(mode="after")
     def _rules(self) -> KueueConfig:
         seen: set[str] = set()
-        problems = []
+        problems: list[Problem] = []
         for i, priority_class in enumerate(self.priority_classes):
             if priority_class.name in seen:
                 problems.append((("priorityClasses", i, "name"), priority_class.name, rules.duplicate("priority class")))
@@ -699,22 +816,24 @@ class Secure(Section):
     Pulumi secret all the way to the resource that uses it."""
 
     secure: str
+    """The ciphertext `pulumi config set --secret` wrote, or the value the engine decrypted."""
 
 
 class Profiling(Section):
     """An Nsight Systems capture of a step range."""
 
     enabled: bool = False
+    """Capture an Nsight Systems profile."""
     start_step: Annotated[int, Field(ge=0)] = 0
+    """The first step captured."""
     end_step: Annotated[int, Field(ge=0)] = 0
+    """The step the capture ends at."""
 
     @model_validator(mode="after")
     def _rules(self) -> Profiling:
         _rule_errors(
             "Profiling",
-            [(("endStep",), self.end_step, f"must be greater than startStep ({self.start_step})")]
-            if self.enabled and self.end_step <= self.start_step
-            else [],
+            [(("endStep",), self.end_step, f"must be greater than startStep ({self.start_step})")] if self.enabled and self.end_step <= self.start_step else [],
         )
         return self
 
@@ -723,12 +842,16 @@ class TopologyRequest(Section):
     """Kueue Topology Aware Scheduling: pack the job's pods within one topology domain."""
 
     mode: Literal["preferred", "required"] = "preferred"
+    """`preferred`: pack the pods where Kueue can; `required`: admit the job only where one domain holds
+    every pod."""
     level: Literal[
         "cloud.google.com/gce-topology-block",
         "cloud.google.com/gce-topology-subblock",
         "cloud.google.com/gce-topology-host",
         "kubernetes.io/hostname",
-    ] = "kubernetes.io/hostname"  # as recipe 000 (gpu-recipes values.yaml tasSettings)
+    ] = "kubernetes.io/hostname"
+    """The topology level (a node label) the pods are packed within; the default as recipe 000 (gpu-recipes
+    values.yaml tasSettings)."""
 
 
 class Resiliency(Section):
@@ -736,29 +859,44 @@ class Resiliency(Section):
     hot-swaps faulty nodes and restarts or rescales the job by data-parallel replicas."""
 
     enabled: bool = False
+    """Run the supervisor beside the job."""
     heartbeat_polling_period_s: Annotated[int, Field(ge=1)] = 15
+    """How often it polls the workers, in seconds."""
     heartbeat_timeout_s: Annotated[int, Field(ge=1)] = 30
-    max_in_job_restarts: Annotated[int, Field(ge=0)] = 0  # in-process restarts; 0 disables them
-    max_workload_restarts: Annotated[int, Field(ge=0)] = 0  # 0: hot-swap a faulty node at once
-    nodes_per_data_parallel_replica: Annotated[int, Field(ge=1)] | None = None  # default: all nodes
-    min_data_parallel_replicas: Annotated[int, Field(ge=1)] = 1  # the job shrinks down to this
-    workload_scaling: bool = True  # drop/add whole data-parallel replicas as nodes fail/return
+    """Seconds without a heartbeat after which a worker counts as hung."""
+    max_in_job_restarts: Annotated[int, Field(ge=0)] = 0
+    """In-process restarts before the job is restarted; 0: none."""
+    max_workload_restarts: Annotated[int, Field(ge=0)] = 0
+    """Job restarts before a faulty node is hot-swapped; 0: at once."""
+    nodes_per_data_parallel_replica: Annotated[int, Field(ge=1)] | None = None
+    """Nodes one data-parallel replica spans; default: all the job's nodes."""
+    min_data_parallel_replicas: Annotated[int, Field(ge=1)] = 1
+    """The fewest data-parallel replicas the job shrinks to."""
+    workload_scaling: bool = True
+    """Drop or add whole data-parallel replicas as nodes fail or return."""
     pod_termination_threshold_s: Annotated[int, Field(ge=1)] = 60
+    """How long a pod may take to terminate before the supervisor acts, in seconds."""
     workload_downtime_threshold_s: Annotated[int, Field(ge=1)] = 180
+    """How long the job may stay down before the supervisor acts, in seconds."""
 
 
 class Parallelism(Section):
     """How the model is split across GPUs (Megatron-style); unset keys keep the framework's default."""
 
     tensor: Annotated[int, Field(ge=1)] = 1
+    """Tensor-parallel size: the GPUs each layer is split over."""
     pipeline: Annotated[int, Field(ge=1)] = 1
+    """Pipeline-parallel size: the stages the layers are split into."""
     virtual_pipeline: Annotated[int, Field(ge=2)] | None = None
+    """Virtual pipeline size: model chunks per pipeline stage (the interleaved schedule)."""
     context: Annotated[int, Field(ge=1)] = 1
+    """Context-parallel size: the GPUs each sequence is split over."""
     sequence_parallel: bool = False
+    """Sequence parallelism within the tensor-parallel group."""
 
     @model_validator(mode="after")
     def _rules(self) -> Parallelism:
-        problems = []
+        problems: list[Problem] = []
         if self.virtual_pipeline is not None and self.pipeline == 1:
             problems.append((("virtualPipeline",), self.virtual_pipeline, "interleaving needs pipeline > 1"))
         if self.sequence_parallel and self.tensor == 1:
@@ -776,66 +914,92 @@ class Dataset(Section):
     """Training data copied from Cloud Storage to node-local disk before the job starts."""
 
     source: Annotated[str, _rule(rules.GCS_URI)]
+    """The Cloud Storage URI copied."""
     path: AbsolutePath = "/data"
+    """Where it is copied, on the node's local disk (a path in the container)."""
 
 
 class WorkloadConfig(Section):
     """`trainstack:workload`: the training job."""
 
     name: Dns1035Name
-    # The stack's own namespace, created with Pod Security labels. Stacks made before it was the
-    # default set `namespace: default`: moving a live job's namespace replaces its objects.
+    """The job's name: its JobSet (or Job), its pods' DNS subdomain and, with runId, its run's identity."""
     namespace: Annotated[K8sName, _rule(rules.workload_namespace)] = "trainstack"
+    """The stack's own namespace, created with Pod Security labels. Stacks made before it was the
+    default set `namespace: default`: moving a live job's namespace replaces its objects."""
     framework: Literal["nemo2", "megatron-bridge", "nemo-megatron", "litgpt", "deepspeed"]
+    """The training framework; its launcher builds each pod's command."""
     model: str
+    """The model trained, by the name its framework's recipe knows (core/models.py gives its shape for the
+    memory estimate)."""
     nodes: Annotated[int, Field(ge=1), AfterValidator(_pool_sized)]  # bounded before anything scales with it
+    """The nodes the job runs on, one pod each."""
     steps: Annotated[int, Field(ge=1)]
+    """Training steps."""
     checkpoint_interval: Annotated[int, Field(ge=1)] | None = None
+    """Steps between checkpoints; unset: the framework's default."""
     precision: Literal["bf16", "fp8", "fp16", "fp32"] = "bf16"
+    """The training precision."""
     global_batch_size: Annotated[int, Field(ge=1)] | None = None
+    """The global batch size; unset: the framework's default."""
     micro_batch_size: Annotated[int, Field(ge=1)] | None = None
+    """The micro batch size of each GPU; unset: the framework's default."""
     seq_length: Annotated[int, Field(ge=1)] | None = None
+    """The sequence length; unset: the framework's default."""
     profiling: Profiling = Profiling()
+    """An Nsight Systems capture of a step range."""
     overrides: list[str] = []
+    """Further `key=value` settings handed to the framework's launcher."""
     env: dict[EnvName, str | Secure] = {}
-    max_restarts: Annotated[int, Field(ge=0, le=INT32_MAX)] = 0  # whole-job restarts (JobSet) or pod retries (Job)
-    controller: Literal["jobset", "job"] = "jobset"  # a JobSet, or an Indexed batch Job + Service
-    # The default asks for the block level where the queue has Topology Aware Scheduling and for
-    # nothing where it has none; None: never.
+    """Environment variables of the training container, applied last; a `{secure: ...}` value stays a
+    Pulumi secret and reaches the pods through a Kubernetes Secret."""
+    max_restarts: Annotated[int, Field(ge=0, le=INT32_MAX)] = 0
+    """Whole-job restarts (JobSet) or pod retries (Job)."""
+    controller: Literal["jobset", "job"] = "jobset"
+    """`jobset`: a JobSet; `job`: an Indexed batch Job and its headless Service."""
     topology: TopologyRequest | None = TopologyRequest()
-    parallelism: Parallelism | None = None  # None: the framework's own default split
+    """Kueue Topology Aware Scheduling for the job's pods: the default (`{}`, preferred at
+    kubernetes.io/hostname) applies where the queue has Topology Aware Scheduling and asks for nothing
+    where it has none; null: never."""
+    parallelism: Parallelism | None = None
+    """How the model is split over the GPUs; unset: the framework's own default split."""
     dataset: Dataset | None = None
+    """Training data copied to node-local disk before the job starts."""
     shared_memory: Quantity = "250Gi"
+    """The size of each pod's /dev/shm."""
     resiliency: Resiliency = Resiliency()
+    """The resiliency supervisor."""
     tensorboard: bool = False
-    # The run's identity (JOB_IDENTIFIER = <name>-<runId>): its logs and checkpoints, and what an
-    # automatic resume picks up. Keep it to resume a run; change it to start a new one.
+    """Run TensorBoard on the job's logs in the shared file system."""
     run_id: K8sName | None = None
-    # A cap on the run's wall time (the resilient NeMo 2.0 script's --max-runtime).
+    """The run's identity (JOB_IDENTIFIER = <name>-<runId>): its logs and checkpoints, and what an
+    automatic resume picks up. Keep it to resume a run; change it to start a new one."""
     max_runtime: Duration = "24h"
-    # The LocalQueue the job is submitted to, which picks the machine it runs on (one queue per
-    # GPU machine type); default: the first pool's.
+    """A cap on the run's wall time (the resilient NeMo 2.0 script's --max-runtime)."""
     queue: K8sName | None = None
-    # A WorkloadPriorityClass of the platform's Kueue (label kueue.x-k8s.io/priority-class).
+    """The LocalQueue the job is submitted to, which picks the machine it runs on (one queue per
+    GPU machine type); default: the first pool's."""
     priority_class: K8sName | None = None
-    # How model states and activations are held (None: the framework's default, see its launcher):
-    # zeroStage 1 shards the optimizer over data-parallel ranks (Megatron/NeMo's distributed
-    # optimizer, DeepSpeed ZeRO-1), 2 gradients too, 3 weights too (DeepSpeed, FSDP);
-    # masterWeights keeps 16-bit weights with fp32 master copies (NeMo megatron_amp_O2);
-    # recompute recomputes activations in the backward pass.
+    """A WorkloadPriorityClass of the platform's Kueue (label kueue.x-k8s.io/priority-class)."""
     zero_stage: Annotated[int, Field(ge=0, le=3)] | None = None
+    """How model states are sharded over data-parallel ranks: 1 the optimizer (Megatron/NeMo's distributed
+    optimizer, DeepSpeed ZeRO-1), 2 gradients too, 3 weights too (DeepSpeed, FSDP); unset: the
+    framework's default (see its launcher)."""
     master_weights: bool | None = None
+    """Keep 16-bit weights with fp32 master copies (NeMo megatron_amp_O2); unset: the framework's default."""
     recompute: Literal["none", "selective", "full"] | None = None
-    # The GPU memory estimate before anything is created: error (refuse), warn, or off.
+    """Recompute activations in the backward pass: none, selected ones, or all; unset: the framework's
+    default."""
     memory_check: Literal["error", "warn", "off"] = "error"
-    # A workload stack on a trainstack platform: the job runs as a service account of its own
-    # that may write only <bucket>/<name>/, where it keeps its logs and checkpoints, so no other
-    # job can overwrite them. Off: the platform's shared account and the bucket's root.
+    """The GPU memory estimate before anything is created: error (refuse), warn, or off."""
     own_identity: bool = True
+    """A workload stack on a trainstack platform: the job runs as a service account of its own
+    that may write only <bucket>/<name>/, where it keeps its logs and checkpoints, so no other
+    job can overwrite them. Off: the platform's shared account and the bucket's root."""
 
     @model_validator(mode="after")
     def _rules(self) -> WorkloadConfig:
-        problems = []
+        problems: list[Problem] = []
         if self.checkpoint_interval is not None and self.checkpoint_interval > self.steps:
             problems.append((("checkpointInterval",), self.checkpoint_interval, f"must not exceed steps ({self.steps})"))
         if self.profiling.enabled and self.profiling.end_step > self.steps:
@@ -866,12 +1030,14 @@ class WorkloadConfig(Section):
         problems: list[Problem] = []
         per_replica = self.nodes_per_data_parallel_replica
         if self.nodes % per_replica:
-            problems.append(
-                (("resiliency", "nodesPerDataParallelReplica"), per_replica, f"must divide nodes ({self.nodes}) into whole data-parallel replicas")
-            )
+            problems.append((("resiliency", "nodesPerDataParallelReplica"), per_replica, f"must divide nodes ({self.nodes}) into whole data-parallel replicas"))
         elif resiliency.min_data_parallel_replicas > self.nodes // per_replica:
             problems.append(
-                (("resiliency", "minDataParallelReplicas"), resiliency.min_data_parallel_replicas, f"must not exceed the {self.nodes // per_replica} replicas {self.nodes} nodes hold")
+                (
+                    ("resiliency", "minDataParallelReplicas"),
+                    resiliency.min_data_parallel_replicas,
+                    f"must not exceed the {self.nodes // per_replica} replicas {self.nodes} nodes hold",
+                )
             )
         return problems
 
@@ -898,8 +1064,7 @@ class Ephemeral(Section):
     deletes the cluster once it has expired."""
 
     expires: Annotated[str, _pattern(r"\d{4}-\d{2}-\d{2}t\d{4}z", "must be a UTC time as a label value, such as 2026-11-23t0630z")]
-
-
+    """When the stack expires (UTC), as a label value."""
 
 
 class StackConfig(BaseModel):
@@ -908,22 +1073,35 @@ class StackConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=False)
 
     project: ProjectId = Field(alias="gcp:project")
+    """The GCP project the stack's resources are made in."""
     region: RegionId = Field(alias="gcp:region")
+    """The cluster's region: its regional control plane, its subnet, and the zones its pools may use."""
     zone: ZoneId = Field(alias="gcp:zone")
+    """The zone of every GPU pool that lists no `zones` (and so the CPU pool's default)."""
     cluster: ClusterConfig = Field(alias="trainstack:cluster")
+    """The GKE cluster."""
     network: NetworkConfig = Field(NetworkConfig(), alias="trainstack:network")
-    # One GPU pool (`trainstack:gpuPool`) or several (`trainstack:gpuPools`, in the order Kueue
-    # tries them): exactly one of the two keys.
+    """The cluster's VPC and address ranges."""
     single_pool: GpuPoolConfig | None = Field(None, alias="trainstack:gpuPool")
+    """One GPU pool; or several under `trainstack:gpuPools`: exactly one of the two keys."""
     pool_list: Annotated[list[GpuPoolConfig], Field(min_length=1, max_length=rules.MAX_FLAVORS)] | None = Field(None, alias="trainstack:gpuPools")
+    """Several GPU pools, in the order Kueue tries them (a ResourceFlavor each); or one under
+    `trainstack:gpuPool`."""
     cpu_pool: CpuPoolConfig = Field(CpuPoolConfig(), alias="trainstack:cpuPool")
+    """The CPU pool the controllers run on."""
     storage: StorageConfig = Field(alias="trainstack:storage")
+    """The shared storage jobs mount."""
     image: ImageConfig = Field(alias="trainstack:image")
+    """The training image: built here, or prebuilt."""
     kueue: KueueConfig = Field(KueueConfig(), alias="trainstack:kueue")
-    # Absent: a platform-only stack (the platform of recipes, for workload stacks to run on).
+    """Kueue's queues and admission settings."""
     workload: WorkloadConfig | None = Field(None, alias="trainstack:workload")
+    """The training job. Absent: a platform-only stack (the platform of recipes, for workload stacks to run
+    on)."""
     labels: Labels = Field({}, alias="trainstack:labels")
+    """GCP labels the stack's resources carry beside trainstack's own."""
     ephemeral: Ephemeral | None = Field(None, alias="trainstack:ephemeral")
+    """Marks a stack `trainstack reap` deletes once it expires (`trainstack bench` sets it)."""
 
     @model_validator(mode="after")
     def _cross_section_rules(self) -> StackConfig:
@@ -947,7 +1125,7 @@ class StackConfig(BaseModel):
                     yield (*section, "zones", i), zone, wrong
         for i, pool in enumerate(self.pools):
             keys = [(*self.pool_key(i), "zones", j) for j in range(len(pool.zones))] if pool.zones else [("gcp:zone",)]
-            for key, zone in zip(keys, pool.zones or [self.zone]):
+            for key, zone in zip(keys, pool.zones or [self.zone], strict=True):
                 if not rules.cluster_zone(self.region, zone) and (wrong := rules.machine_zone(pool.machine_type, zone)):
                     yield key, zone, f"cannot hold {key_path(self.pool_key(i))}.machineType: {wrong}"
         if self.cpu_pool.zones is None and self.cpu_pool.node_count % len(self.gpu_zones):
@@ -969,28 +1147,31 @@ class StackConfig(BaseModel):
         if self.storage.kind == "lustre" and (wrong := rules.lustre_gke_version(self.cluster.version_prefix)):
             yield ("trainstack:cluster", "versionPrefix"), self.cluster.version_prefix, f"{wrong} (trainstack:storage.kind lustre)"
         if self.storage.kind == "lustre" and self.network.existing is not None:
-            yield ("trainstack:storage", "kind"), "lustre", "Managed Lustre peers with the stack's own VPC (private services access made here); with trainstack:network.existing, mount your instance through trainstack:platform.existingCluster"
+            yield (
+                ("trainstack:storage", "kind"),
+                "lustre",
+                "Managed Lustre peers with the stack's own VPC (private services access made here); with trainstack:network.existing, mount your instance through trainstack:platform.existingCluster",
+            )
         bucket = self.storage.bucket
-        if self.storage.kind == "gcs" and bucket and bucket.location and bucket.hierarchical_namespace:
-            if bucket.location.lower() != self.region:
-                yield (
-                    ("trainstack:storage", "bucket", "location"),
-                    bucket.location,
-                    f"a hierarchical-namespace bucket must be in the cluster's region ({self.region})",
-                )
+        if self.storage.kind == "gcs" and bucket and bucket.location and bucket.hierarchical_namespace and bucket.location.lower() != self.region:
+            yield (
+                ("trainstack:storage", "bucket", "location"),
+                bucket.location,
+                f"a hierarchical-namespace bucket must be in the cluster's region ({self.region})",
+            )
         if self.workload is not None:
             queue = self.queue_of(self.workload.queue)
             if queue is None:
                 yield ("trainstack:workload", "queue"), self.workload.queue, f"is not a queue of this stack ({', '.join(q.local_queue for q in self.queues)})"
                 return
-            pool = key_path(self.pool_key(self.pools.index(queue.pools[0])))
             first = queue.pools[0]
+            first_key = key_path(self.pool_key(self.pools.index(first)))
             topology = (
                 f"{first.machine_type} nodes carry no GKE topology labels"
                 if not first.machine.topology_labels
-                else f"{pool}.autoscaling: an autoscaled pool has no nodes to place on"
+                else f"{first_key}.autoscaling: an autoscaled pool has no nodes to place on"
             )
-            sources = {"nodes": pool, "machine": f"{pool}.machineType", "storage": "trainstack:storage.kind", "topology": topology}
+            sources = {"nodes": first_key, "machine": f"{first_key}.machineType", "storage": "trainstack:storage.kind", "topology": topology}
             yield from workload_problems(self.workload, queue.machine, queue.max_nodes, self.storage.kind, queue.topology_aware, sources)
             yield from priority_problems(self.workload, [pc.name for pc in self.kueue.priority_classes], "trainstack:kueue.priorityClasses")
 
@@ -1012,12 +1193,16 @@ class StackConfig(BaseModel):
             family_nodes = sum(p.max_nodes for _, p in pools)
             if wrong := rules.subnet_fits(rules.NIC_SUBNET_PREFIX, family_nodes, f"the {family.machine.name} pools'"):
                 i, first = pools[0]
-                yield (*self.pool_key(i), "nodeCount" if first.node_count else "autoscaling"), family_nodes, f"each GPU NIC subnet (a /24) {wrong.replace('; widen it', '')}"
+                yield (
+                    (*self.pool_key(i), "nodeCount" if first.node_count else "autoscaling"),
+                    family_nodes,
+                    f"each GPU NIC subnet (a /24) {wrong.replace('; widen it', '')}",
+                )
 
     def warnings(self) -> list[str]:
         """What `validate` reports without refusing: each zone of the GPU and CPU pools (and
         `gcp:zone`) that the catalog's zone table does not list in a region it knows."""
-        keys = [(("gcp:zone",), self.zone)]
+        keys: list[tuple[tuple[str | int, ...], str]] = [(("gcp:zone",), self.zone)]
         for section, zones in (*((self.pool_key(i), p.zones) for i, p in enumerate(self.pools)), (("trainstack:cpuPool",), self.cpu_pool.zones)):
             keys += [((*section, "zones", i), zone) for i, zone in enumerate(zones or [])]
         return [describe((key, zone, wrong)) for key, zone in keys if (wrong := rules.zone_known(zone))]
@@ -1046,13 +1231,21 @@ class StackConfig(BaseModel):
             if pool.machine_type in catalog.MACHINES and pool.machine.extra_nics:
                 other = stacks.setdefault(pool.machine.gpudirect.value, pool.machine_type)
                 if other != pool.machine_type:
-                    yield ("trainstack:gpuPools",), [other, pool.machine_type], f"two machine types with GPUDirect {pool.machine.gpudirect.value} on one cluster: their NIC networks would share names"
+                    yield (
+                        ("trainstack:gpuPools",),
+                        [other, pool.machine_type],
+                        f"two machine types with GPUDirect {pool.machine.gpudirect.value} on one cluster: their NIC networks would share names",
+                    )
         drivers = sorted({p.machine.accelerator for p in self.pools if p.gpu_driver == "daemonset" and p.machine_type in catalog.MACHINES})
         if len(drivers) > 1:
             yield ("trainstack:gpuPools",), drivers, "gpuDriver daemonset on one accelerator per cluster: the installer DaemonSet is one per cluster"
         names = [q.local_queue for q in self.queues]
         for name in {n for n in names if names.count(n) > 1}:
-            yield ("trainstack:kueue", "localQueue"), name, "two machine types would share this queue; each machine type has a queue of its own (set trainstack:kueue.localQueue)"
+            yield (
+                ("trainstack:kueue", "localQueue"),
+                name,
+                "two machine types would share this queue; each machine type has a queue of its own (set trainstack:kueue.localQueue)",
+            )
 
     @property
     def _waiting_pools(self) -> list[str]:
@@ -1175,7 +1368,11 @@ class Queue:
 def priority_problems(workload: WorkloadConfig, known: list[str], source: str) -> Iterator[Problem]:
     """The workload's priority class, unless the platform's Kueue has it."""
     if workload.priority_class is not None and workload.priority_class not in known:
-        yield ("trainstack:workload", "priorityClass"), workload.priority_class, f"is not a priority class of the platform ({source}: {', '.join(known) or 'none'})"
+        yield (
+            ("trainstack:workload", "priorityClass"),
+            workload.priority_class,
+            f"is not a priority class of the platform ({source}: {', '.join(known) or 'none'})",
+        )
 
 
 def workload_problems(
@@ -1204,13 +1401,21 @@ def workload_problems(
             yield ("trainstack:workload", *loc), value, rule
     gpu = machine.gpu
     if workload.precision not in gpu.peak_tflops and workload.precision != "fp32":
-        yield ("trainstack:workload", "precision"), workload.precision, f"{machine.name} ({gpu.name}) has no {workload.precision} tensor cores ({sources['machine']})"
+        yield (
+            ("trainstack:workload", "precision"),
+            workload.precision,
+            f"{machine.name} ({gpu.name}) has no {workload.precision} tensor cores ({sources['machine']})",
+        )
     if workload.resiliency.enabled and workload.framework != "nemo2":
         yield ("trainstack:workload", "resiliency", "enabled"), True, "the resiliency supervisor drives NeMo 2.0 jobs only (framework: nemo2)"
     elif workload.resiliency.enabled and (wrong := rules.host_monitor_reachable(machine)):
         yield ("trainstack:workload", "resiliency", "enabled"), True, f"{wrong} ({sources['machine']})"
     if workload.tensorboard and storage_kind == "gcs":
-        yield ("trainstack:workload", "tensorboard"), True, f"TensorBoard reads the shared file system; it needs storage kind filestore or nfs ({sources['storage']})"
+        yield (
+            ("trainstack:workload", "tensorboard"),
+            True,
+            f"TensorBoard reads the shared file system; it needs storage kind filestore or nfs ({sources['storage']})",
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1221,8 +1426,11 @@ class ExistingStorage(Section):
     """The shared storage of an existing cluster: a claim in the workload namespace."""
 
     kind: Literal["gcs", "filestore", "nfs", "lustre"]
+    """What holds the data behind the claim."""
     claim_name: K8sName
+    """The PersistentVolumeClaim jobs mount, in the workload namespace."""
     mount_path: AbsolutePath = "/job-logs"
+    """Where jobs mount it."""
 
 
 class ExistingCluster(Section):
@@ -1230,22 +1438,38 @@ class ExistingCluster(Section):
     needs to know of it. The cluster itself is read with the provider's lookup."""
 
     project: ProjectId
+    """The cluster's project."""
     location: Annotated[str, _rule(rules.LOCATION)]
+    """The cluster's location: a region, or a zone."""
     name: ClusterName
+    """The cluster's name."""
     zone: ZoneId
+    """The zone of its GPU pool."""
     machine_type: GpuMachineName
+    """Its GPU pool's machine type."""
     node_count: Annotated[int, Field(ge=1, le=rules.NODE_COUNT.high)]
-    gpu_pool: NodePoolName  # the GPU node pool's name: pods select it
-    cpu_pool: NodePoolName  # the CPU pool the supervisor (and controllers, if installed here) run on
+    """Its GPU pool's nodes: the most a job can have."""
+    gpu_pool: NodePoolName
+    """The GPU node pool's name: pods select it."""
+    cpu_pool: NodePoolName
+    """The CPU pool the supervisor (and controllers, if installed here) run on."""
     local_queue: K8sName
+    """The Kueue LocalQueue jobs are submitted to."""
     namespace: Annotated[K8sName, _rule(rules.workload_namespace)] = "default"
+    """Where jobs run."""
     service_account: K8sName = "default"
-    network_names: list[K8sName] | None = None  # defaults to the names the catalog's NICs get here
+    """The Kubernetes service account jobs run as."""
+    network_names: list[K8sName] | None = None
+    """The Kubernetes Network names of the GPU NICs, in interface order; default: the names trainstack
+    gives them."""
     storage: ExistingStorage
-    # Whether its Kueue flavor places jobs with Topology Aware Scheduling (has a topologyName).
+    """Its shared storage claim."""
     topology_aware: bool = False
-    install_kueue: bool = False  # assumed present on a foreign cluster
+    """Whether its Kueue flavor places jobs with Topology Aware Scheduling (has a topologyName)."""
+    install_kueue: bool = False
+    """Install Kueue here; false: it is assumed present."""
     install_job_set: bool = False
+    """Install JobSet here; false: it is assumed present."""
 
     @model_validator(mode="after")
     def _rules(self) -> ExistingCluster:
@@ -1257,10 +1481,10 @@ class ExistingCluster(Section):
 class PlatformRef(Section):
     """`trainstack:platform`: where a workload stack runs."""
 
-    stack: Annotated[
-        str, _pattern(r"[\w.-]+/[\w.-]+/[\w.-]+", "must be a fully qualified stack name: organization/project/stack")
-    ] | None = None
+    stack: Annotated[str, _pattern(r"[\w.-]+/[\w.-]+/[\w.-]+", "must be a fully qualified stack name: organization/project/stack")] | None = None
+    """The platform stack's fully qualified name (`<organization>/trainstack/<stack>`)."""
     existing_cluster: ExistingCluster | None = None
+    """A cluster trainstack did not make, described here; instead of stack."""
 
     @model_validator(mode="after")
     def _rules(self) -> PlatformRef:
@@ -1280,12 +1504,17 @@ class WorkloadStackConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=False)
 
     platform: PlatformRef = Field(alias="trainstack:platform")
+    """Where the job runs: a platform stack, or a cluster trainstack did not make."""
     image: ImageConfig = Field(alias="trainstack:image")
+    """The training image: built here, or prebuilt."""
     workload: WorkloadConfig = Field(alias="trainstack:workload")
+    """The training job."""
     labels: Labels = Field({}, alias="trainstack:labels")
-    # Only to build an image here: the project and region of its registry (the platform's otherwise).
+    """GCP labels the stack's resources carry beside trainstack's own."""
     project: ProjectId | None = Field(None, alias="gcp:project")
+    """The project of the registry an image built here is pushed to; default: the platform's."""
     region: RegionId | None = Field(None, alias="gcp:region")
+    """The region of that registry; default: the platform's."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1346,7 +1575,7 @@ def _unknown_key(model: type[BaseModel], loc: tuple[str | int, ...], value: Any)
     return f"{key}: unknown key (value {_show(value)}); {hint}"
 
 
-def _describe(error: dict[str, Any], model: type[BaseModel]) -> str:
+def _describe(error: ErrorDetails, model: type[BaseModel]) -> str:
     loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-")))
     if error["type"] == "invalid_key":  # a key that is no string (YAML `1:`, `true:`, `null:`)
         return _odd_key(loc[:-1], error["input"])
@@ -1384,8 +1613,9 @@ def ours(raw: dict[str, Any]) -> dict[str, Any]:
 def load(stack: str, raw: dict[str, Any]) -> StackConfig | WorkloadStackConfig:
     """Validate a stack's raw config (keys as in its YAML) or raise ConfigError with every problem.
     A config with `trainstack:platform` is a workload stack; any other is a platform stack."""
-    model = WorkloadStackConfig if "trainstack:platform" in raw else StackConfig
-    return validated(stack, raw, model)
+    if "trainstack:platform" in raw:
+        return validated(stack, raw, WorkloadStackConfig)
+    return validated(stack, raw, StackConfig)
 
 
 _Stack = TypeVar("_Stack", bound=BaseModel)

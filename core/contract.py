@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from pydantic.alias_generators import to_camel
+
 from trainstack.core import catalog
 from trainstack.core.config import (
     ExistingCluster,
@@ -102,7 +103,7 @@ def from_output(platform_stack: str, value: Any) -> Contract:
     missing = [to_camel(f.name) for f in fields(Contract) if to_camel(f.name) not in value and f.default is not None]
     if missing:
         raise ConfigError(platform_stack, [f"{where}: output {OUTPUT!r} lacks {', '.join(missing)}"])
-    terms = {f.name: value.get(to_camel(f.name)) for f in fields(Contract)}
+    terms: dict[str, Any] = {f.name: value.get(to_camel(f.name)) for f in fields(Contract)}  # each present but the optional ones (above)
     terms["gpu_nodes"] = int(terms["gpu_nodes"])  # numbers cross a StackReference as doubles
     return Contract(**terms)
 
@@ -222,7 +223,7 @@ def nics(terms: Contract) -> list[catalog.NicNetwork]:
     """The platform's extra GPU NICs in interface order, under the names its Networks have."""
     machine = catalog.machine(terms.gpu_machine_type)
     defaults = catalog.nic_networks(machine, NetworkConfig().gpu_nic_cidr)
-    return [replace(nic, name=name) for nic, name in zip(defaults, terms.network_names)]
+    return [replace(nic, name=name) for nic, name in zip(defaults, terms.network_names, strict=True)]
 
 
 def workload_stack_problems(config: WorkloadStackConfig, terms: Contract) -> list[Problem]:
@@ -239,7 +240,11 @@ def workload_stack_problems(config: WorkloadStackConfig, terms: Contract) -> lis
     # Unset, a job runs in the platform's namespace; set, it must be that one.
     if "namespace" in config.workload.model_fields_set and config.workload.namespace != terms.namespace:
         problems.append(
-            (("trainstack:workload", "namespace"), config.workload.namespace, f"the platform's storage and service account are in {terms.namespace!r} ({where})")
+            (
+                ("trainstack:workload", "namespace"),
+                config.workload.namespace,
+                f"the platform's storage and service account are in {terms.namespace!r} ({where})",
+            )
         )
     machine = catalog.machine(terms.gpu_machine_type)
     problems += workload_problems(config.workload, machine, terms.gpu_nodes, terms.storage_kind, terms.topology_aware, sources)
@@ -247,6 +252,10 @@ def workload_stack_problems(config: WorkloadStackConfig, terms: Contract) -> lis
         problems += priority_problems(config.workload, list(terms.priority_classes), where)
     if existing is not None and existing.network_names is not None and len(existing.network_names) != machine.extra_nics:
         problems.append(
-            (("trainstack:platform", "existingCluster", "networkNames"), existing.network_names, f"{machine.name} has {machine.extra_nics} extra NICs; name one Network for each, in interface order")
+            (
+                ("trainstack:platform", "existingCluster", "networkNames"),
+                existing.network_names,
+                f"{machine.name} has {machine.extra_nics} extra NICs; name one Network for each, in interface order",
+            )
         )
     return problems

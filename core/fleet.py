@@ -44,10 +44,12 @@ MAX_WORKERS = 20
 class FleetWorker(Section):
     """A worker platform: a trainstack platform stack the manager dispatches jobs to."""
 
-    name: K8sName  # its MultiKueueCluster's name on the manager
+    name: K8sName
+    """Its MultiKueueCluster's name on the manager."""
     stack: Annotated[str, _pattern(r"[\w.-]+/[\w.-]+/[\w.-]+", "must be a fully qualified stack name: organization/project/stack")]
-    # Part of the name of the worker's token Secret: change it to rotate the manager's credential.
+    """The worker's platform stack, fully qualified (`<organization>/trainstack/<stack>`)."""
     credential_rotation: K8sName = "1"
+    """Part of the name of the worker's token Secret: change it to rotate the manager's credential."""
 
 
 class FleetConfig(Section):
@@ -55,7 +57,10 @@ class FleetConfig(Section):
     them in this order), and how the manager dispatches."""
 
     workers: Annotated[list[FleetWorker], Field(min_length=1, max_length=MAX_WORKERS)]
+    """The worker platforms, the preferred first."""
     dispatcher: Literal["incremental", "all-at-once"] = "incremental"
+    """`incremental`: Kueue offers a job to the workers in this order, a few more at a time; `all-at-once`:
+    to every worker at once."""
 
     @model_validator(mode="after")
     def _rules(self) -> FleetConfig:
@@ -78,14 +83,23 @@ class FleetStackConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=False)
 
     project: ProjectId = Field(alias="gcp:project")
+    """The manager's project."""
     region: RegionId = Field(alias="gcp:region")
+    """The manager cluster's region."""
     zone: ZoneId = Field(alias="gcp:zone")
+    """The zone of the manager's CPU pool when it lists no zones."""
     cluster: ClusterConfig = Field(alias="trainstack:cluster")
+    """The manager's GKE cluster."""
     network: NetworkConfig = Field(NetworkConfig(), alias="trainstack:network")
+    """The manager's VPC (a fleet makes its own)."""
     cpu_pool: CpuPoolConfig = Field(CpuPoolConfig(), alias="trainstack:cpuPool")
-    fleet: FleetConfig = Field(alias=KEY)
+    """The manager's CPU pool (a manager has no GPU pool)."""
+    fleet: FleetConfig = Field(alias="trainstack:fleet")  # KEY: a type checker reads an alias only as a literal
+    """The worker platforms and how jobs are dispatched to them."""
     labels: Labels = Field({}, alias="trainstack:labels")
+    """GCP labels the stack's resources carry beside trainstack's own."""
     ephemeral: Ephemeral | None = Field(None, alias="trainstack:ephemeral")
+    """Marks a stack `trainstack reap` deletes once it expires (`trainstack bench` sets it)."""
 
     @model_validator(mode="after")
     def _cross_section_rules(self) -> FleetStackConfig:
@@ -190,13 +204,24 @@ def queues(workers: list[Worker]) -> list[FleetQueue]:
 
 def _pools(terms: contract.Contract) -> list[dict[str, Any]]:
     """A platform's pools; a contract from before `pools` describes its one pool."""
-    return list(terms.pools) if terms.pools else [
-        {
-            "name": terms.gpu_pool, "machineType": terms.gpu_machine_type, "zone": terms.zone, "nodes": terms.gpu_nodes,
-            "queue": terms.local_queue, "clusterQueue": terms.cluster_queue, "topologyAware": terms.topology_aware,
-            "provisioning": None, "reservation": None, "networkNames": terms.network_names,
-        }
-    ]
+    return (
+        list(terms.pools)
+        if terms.pools
+        else [
+            {
+                "name": terms.gpu_pool,
+                "machineType": terms.gpu_machine_type,
+                "zone": terms.zone,
+                "nodes": terms.gpu_nodes,
+                "queue": terms.local_queue,
+                "clusterQueue": terms.cluster_queue,
+                "topologyAware": terms.topology_aware,
+                "provisioning": None,
+                "reservation": None,
+                "networkNames": terms.network_names,
+            }
+        ]
+    )
 
 
 def problems(workers: list[Worker]) -> Iterator[Problem]:
@@ -206,11 +231,19 @@ def problems(workers: list[Worker]) -> Iterator[Problem]:
     mirror the manager's namespaces and LocalQueues)."""
     first = workers[0]
     for worker in workers[1:]:
-        for attribute, what in (("namespace", "runs jobs in namespace"), ("service_account", "runs jobs as service account"),
-                                ("storage_claim", "mounts the storage claim"), ("mount_path", "mounts its storage at")):
+        for attribute, what in (
+            ("namespace", "runs jobs in namespace"),
+            ("service_account", "runs jobs as service account"),
+            ("storage_claim", "mounts the storage claim"),
+            ("mount_path", "mounts its storage at"),
+        ):
             mine, theirs = getattr(worker.terms, attribute), getattr(first.terms, attribute)
             if mine != theirs:
-                yield worker.key, worker.config.stack, f"{what} {mine!r}, {first.config.name} {theirs!r}: a job runs unchanged on every worker, so they must agree"
+                yield (
+                    worker.key,
+                    worker.config.stack,
+                    f"{what} {mine!r}, {first.config.name} {theirs!r}: a job runs unchanged on every worker, so they must agree",
+                )
     machines: dict[str, tuple[str, str]] = {}
     queue_machine: dict[str, tuple[str, str]] = {}
     for worker in workers:
@@ -218,14 +251,26 @@ def problems(workers: list[Worker]) -> Iterator[Problem]:
             machine, queue = pool["machineType"], pool["queue"]
             other = machines.setdefault(machine, (queue, worker.config.name))
             if other[0] != queue:
-                yield worker.key, worker.config.stack, f"queues {machine} jobs in {queue!r}, {other[1]} in {other[0]!r}: a job's copy needs the manager's queue name on every worker of its machine"
+                yield (
+                    worker.key,
+                    worker.config.stack,
+                    f"queues {machine} jobs in {queue!r}, {other[1]} in {other[0]!r}: a job's copy needs the manager's queue name on every worker of its machine",
+                )
             mtype = queue_machine.setdefault(queue, (machine, worker.config.name))
             if mtype[0] != machine:
-                yield worker.key, worker.config.stack, f"queue {queue!r} is for {machine}, on {mtype[1]} for {mtype[0]}: one queue a machine type, or a job would reach a worker without its machine"
+                yield (
+                    worker.key,
+                    worker.config.stack,
+                    f"queue {queue!r} is for {machine}, on {mtype[1]} for {mtype[0]}: one queue a machine type, or a job would reach a worker without its machine",
+                )
     for queue in queues(workers):
         names = {tuple(p.get("networkNames") or []) for p in queue.pools}
         if len(names) > 1:
-            yield (KEY, "workers"), sorted(queue.workers), f"the {queue.machine_type} workers name their GPU NIC networks differently ({sorted(names)}): a job attaches them by name"
+            yield (
+                (KEY, "workers"),
+                sorted(queue.workers),
+                f"the {queue.machine_type} workers name their GPU NIC networks differently ({sorted(names)}): a job attaches them by name",
+            )
 
 
 def fleet_contract(config: FleetStackConfig, workers: list[Worker], cluster_identity: Any, priority_classes: list[str]) -> contract.Contract:
@@ -271,7 +316,11 @@ def job_problems(config: WorkloadStackConfig, terms: contract.Contract) -> Itera
     where = f"platform stack {config.platform.stack} is a fleet"
     workload = config.workload
     if workload.resiliency.enabled:
-        yield ("trainstack:workload", "resiliency", "enabled"), True, f"{where}: the supervisor would run on the manager, not beside the job; set resiliency.enabled: false"
+        yield (
+            ("trainstack:workload", "resiliency", "enabled"),
+            True,
+            f"{where}: the supervisor would run on the manager, not beside the job; set resiliency.enabled: false",
+        )
     if workload.tensorboard:
         yield ("trainstack:workload", "tensorboard"), True, f"{where}: TensorBoard would run on the manager, without the job's storage"
     if workload.own_identity:
@@ -279,18 +328,26 @@ def job_problems(config: WorkloadStackConfig, terms: contract.Contract) -> Itera
     if config.image.build is not None:
         yield ("trainstack:image", "build"), "...", f"{where}: each worker's nodes pull from their own registry only; use image.prebuilt"
     if workload.controller != "jobset":
-        yield ("trainstack:workload", "controller"), workload.controller, f"{where}: an Indexed Job's DNS Service would stay on the manager; a JobSet makes its own on the worker (controller: jobset)"
+        yield (
+            ("trainstack:workload", "controller"),
+            workload.controller,
+            f"{where}: an Indexed Job's DNS Service would stay on the manager; a JobSet makes its own on the worker (controller: jobset)",
+        )
     if catalog.machine(terms.gpu_machine_type).accelerator_topology:
-        yield ("trainstack:workload", "nodes"), workload.nodes, f"{where}: a {terms.gpu_machine_type} job's ComputeDomain is not dispatched with it; run it on its platform"
+        yield (
+            ("trainstack:workload", "nodes"),
+            workload.nodes,
+            f"{where}: a {terms.gpu_machine_type} job's ComputeDomain is not dispatched with it; run it on its platform",
+        )
 
 
 def candidates(terms: contract.Contract, nodes: int) -> list[dict[str, Any]]:
     """The worker pools of a job's queue (`terms` narrowed to it) that can hold `nodes` nodes, in
     dispatch order."""
     return [
-        {"worker": p["worker"], "pool": p["name"], "machineType": p["machineType"], "zone": p["zone"], "nodes": int(p["nodes"]),
-         "capacity": _capacity(p)}
-        for p in terms.pools or [] if int(p["nodes"]) >= nodes
+        {"worker": p["worker"], "pool": p["name"], "machineType": p["machineType"], "zone": p["zone"], "nodes": int(p["nodes"]), "capacity": _capacity(p)}
+        for p in terms.pools or []
+        if int(p["nodes"]) >= nodes
     ]
 
 

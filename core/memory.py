@@ -279,11 +279,15 @@ def model_states(
     if data_parallel < 1:
         raise ValueError(f"data_parallel must be at least 1, not {data_parallel}")
     per = bytes_per_param(
-        precision, master_weights=master_weights, fp32_grads=fp32_grads, fp32_grad_copy=fp32_grad_copy,
-        master_remainders=master_remainders, zero_stage=zero_stage, shards=data_parallel,
+        precision,
+        master_weights=master_weights,
+        fp32_grads=fp32_grads,
+        fp32_grad_copy=fp32_grad_copy,
+        master_remainders=master_remainders,
+        zero_stage=zero_stage,
+        shards=data_parallel,
     )
-    return Estimate(per.weights * params, per.gradients * params, per.optimizer * params, 0.0, 0.0,
-                    gpu_memory_bytes, headroom, params)
+    return Estimate(per.weights * params, per.gradients * params, per.optimizer * params, 0.0, 0.0, gpu_memory_bytes, headroom, params)
 
 
 def stage_params(shape: ModelShape, training: Training) -> tuple[float, float]:
@@ -349,9 +353,13 @@ def estimate(
     layer_params, embedding_params = stage_params(shape, training)
     params = layer_params + embedding_params
     per = bytes_per_param(
-        training.precision, master_weights=training.master_weights, fp32_grads=training.fp32_grads,
-        fp32_grad_copy=training.fp32_grad_copy, master_remainders=training.master_remainders,
-        zero_stage=training.zero_stage, shards=training.shards,
+        training.precision,
+        master_weights=training.master_weights,
+        fp32_grads=training.fp32_grads,
+        fp32_grad_copy=training.fp32_grad_copy,
+        master_remainders=training.master_remainders,
+        zero_stage=training.zero_stage,
+        shards=training.shards,
     )
     fp8 = FP8_WEIGHT_COPY_BYTES * layer_params if training.precision == "fp8" else 0.0
     return Estimate(
@@ -389,8 +397,14 @@ def advice(result: Estimate, training: Training, accepts: Callable[[Changes], bo
     if not training.master_weights and training.precision != "fp32":
         stage = max(training.zero_stage, 1 if sharded else 0)
         text = f"true: 16-bit weights with fp32 master copies (megatron_amp_O2){', with zeroStage 1' if stage else ''}"
-        options.append(("masterWeights", text, replace(training, master_weights=True, zero_stage=stage),
-                        {"masterWeights": True, **({"zeroStage": stage} if stage != training.zero_stage else {})}))
+        options.append(
+            (
+                "masterWeights",
+                text,
+                replace(training, master_weights=True, zero_stage=stage),
+                {"masterWeights": True, **({"zeroStage": stage} if stage != training.zero_stage else {})},
+            )
+        )
     shape = result.shape
     if shape is not None:
         if training.recompute == "none" and not training.flash_attention:
@@ -398,19 +412,34 @@ def advice(result: Estimate, training: Training, accepts: Callable[[Changes], bo
         if training.recompute != "full":
             options.append(("recompute", "full", replace(training, recompute="full"), {"recompute": "full"}))
         if training.tensor > 1 and not training.sequence_parallel:
-            options.append(("parallelism.sequenceParallel", "true", replace(training, sequence_parallel=True),
-                            {"parallelism.sequenceParallel": True}))
+            options.append(("parallelism.sequenceParallel", "true", replace(training, sequence_parallel=True), {"parallelism.sequenceParallel": True}))
         if training.data % 2 == 0 and shape.heads % (2 * training.tensor) == 0 and training.tensor < 8:
-            options.append(("parallelism.tensor", f"{2 * training.tensor} (data parallel {training.data // 2})",
-                            replace(training, tensor=2 * training.tensor, data=training.data // 2),
-                            {"parallelism.tensor": 2 * training.tensor}))
+            options.append(
+                (
+                    "parallelism.tensor",
+                    f"{2 * training.tensor} (data parallel {training.data // 2})",
+                    replace(training, tensor=2 * training.tensor, data=training.data // 2),
+                    {"parallelism.tensor": 2 * training.tensor},
+                )
+            )
         if training.data % 2 == 0 and 2 * training.pipeline <= shape.layers:
-            options.append(("parallelism.pipeline", f"{2 * training.pipeline} (data parallel {training.data // 2})",
-                            replace(training, pipeline=2 * training.pipeline, data=training.data // 2),
-                            {"parallelism.pipeline": 2 * training.pipeline}))
+            options.append(
+                (
+                    "parallelism.pipeline",
+                    f"{2 * training.pipeline} (data parallel {training.data // 2})",
+                    replace(training, pipeline=2 * training.pipeline, data=training.data // 2),
+                    {"parallelism.pipeline": 2 * training.pipeline},
+                )
+            )
         if training.micro_batch > 1:
-            options.append(("microBatchSize", f"{training.micro_batch // 2} (more gradient accumulation)",
-                            replace(training, micro_batch=training.micro_batch // 2), {"microBatchSize": training.micro_batch // 2}))
+            options.append(
+                (
+                    "microBatchSize",
+                    f"{training.micro_batch // 2} (more gradient accumulation)",
+                    replace(training, micro_batch=training.micro_batch // 2),
+                    {"microBatchSize": training.micro_batch // 2},
+                )
+            )
     savings = []
     for key, text, alternative, changes in options:
         after = _again(result, alternative)
@@ -423,9 +452,15 @@ def _again(result: Estimate, training: Training) -> Estimate:
     if result.shape is not None:
         return estimate(result.shape, training, result.gpu_memory, result.headroom, result.allowance)
     return model_states(
-        result.params, training.shards, training.zero_stage, training.precision, result.gpu_memory,
-        master_weights=training.master_weights, fp32_grads=training.fp32_grads,
-        fp32_grad_copy=training.fp32_grad_copy, master_remainders=training.master_remainders,
+        result.params,
+        training.shards,
+        training.zero_stage,
+        training.precision,
+        result.gpu_memory,
+        master_weights=training.master_weights,
+        fp32_grads=training.fp32_grads,
+        fp32_grad_copy=training.fp32_grad_copy,
+        master_remainders=training.master_remainders,
         headroom=result.headroom,
     )
 

@@ -103,22 +103,18 @@ class ModelShape:
 MODELS: dict[str, ModelShape] = {
     m.name: m
     for m in (
-        ModelShape("gpt3-5b", 24, 4096, 16384, 32, 32, 51200, gated_mlp=False, tied_embeddings=True,
-                   max_seq_length=2048, init_method_std=0.01),
-        ModelShape("gpt3-175b", 96, 12288, 49152, 96, 96, 51200, gated_mlp=False, tied_embeddings=True,
-                   max_seq_length=2048, init_method_std=0.006),
-        ModelShape("llama3.1-70b", 80, 8192, 28672, 64, 8, 128256, gated_mlp=True, tied_embeddings=False,
-                   max_seq_length=131072, dropout=False, aliases=("llama3-70b",)),
-        ModelShape("llama3.1-8b", 32, 4096, 14336, 32, 8, 128256, gated_mlp=True, tied_embeddings=False,
-                   max_seq_length=131072, dropout=False, aliases=("llama3-8b",)),
-        ModelShape("llama3.1-405b", 126, 16384, 53248, 128, 8, 128256, gated_mlp=True, tied_embeddings=False,
-                   max_seq_length=131072, dropout=False),
-        ModelShape("pythia-6.9b", 32, 4096, 16384, 32, 32, 50432, gated_mlp=False, tied_embeddings=False,
-                   max_seq_length=2048, parallel_residual=True),
-        ModelShape("gpt2-small", 12, 768, 3072, 12, 12, 50257, gated_mlp=False, tied_embeddings=True,
-                   max_seq_length=1024, aliases=("mistral-small",)),
-        ModelShape("gpt2-micro", 2, 768, 3072, 2, 2, 50257, gated_mlp=False, tied_embeddings=True,
-                   max_seq_length=256, aliases=("mistral-micro",)),
+        ModelShape("gpt3-5b", 24, 4096, 16384, 32, 32, 51200, gated_mlp=False, tied_embeddings=True, max_seq_length=2048, init_method_std=0.01),
+        ModelShape("gpt3-175b", 96, 12288, 49152, 96, 96, 51200, gated_mlp=False, tied_embeddings=True, max_seq_length=2048, init_method_std=0.006),
+        ModelShape(
+            "llama3.1-70b", 80, 8192, 28672, 64, 8, 128256, gated_mlp=True, tied_embeddings=False, max_seq_length=131072, dropout=False, aliases=("llama3-70b",)
+        ),
+        ModelShape(
+            "llama3.1-8b", 32, 4096, 14336, 32, 8, 128256, gated_mlp=True, tied_embeddings=False, max_seq_length=131072, dropout=False, aliases=("llama3-8b",)
+        ),
+        ModelShape("llama3.1-405b", 126, 16384, 53248, 128, 8, 128256, gated_mlp=True, tied_embeddings=False, max_seq_length=131072, dropout=False),
+        ModelShape("pythia-6.9b", 32, 4096, 16384, 32, 32, 50432, gated_mlp=False, tied_embeddings=False, max_seq_length=2048, parallel_residual=True),
+        ModelShape("gpt2-small", 12, 768, 3072, 12, 12, 50257, gated_mlp=False, tied_embeddings=True, max_seq_length=1024, aliases=("mistral-small",)),
+        ModelShape("gpt2-micro", 2, 768, 3072, 2, 2, 50257, gated_mlp=False, tied_embeddings=True, max_seq_length=256, aliases=("mistral-micro",)),
     )
 }
 

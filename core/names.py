@@ -79,7 +79,12 @@ def workload_names(name: str, controller: str, nodes: int, supervisor: bool, ten
     each at its longest (the last pod)."""
     last = pod_hostname(name, controller, nodes - 1)
     if controller == "jobset":
-        yield "pod name", last + JOBSET_POD_SUFFIX, DNS_LABEL_MAX, "JobSet v0.12.0's webhook: the longest pod name with its 5-character suffix is a DNS-1035 label"
+        yield (
+            "pod name",
+            last + JOBSET_POD_SUFFIX,
+            DNS_LABEL_MAX,
+            "JobSet v0.12.0's webhook: the longest pod name with its 5-character suffix is a DNS-1035 label",
+        )
     yield "pod hostname", last, DNS_LABEL_MAX, "a pod hostname is a DNS-1123 label (Kubernetes ValidatePodSpec)"
     if supervisor:
         for service in SUPERVISOR_SERVICES:

@@ -8,7 +8,7 @@ cites its source beside it.
 import ipaddress
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -17,18 +17,24 @@ from trainstack.core import catalog
 Rule = Callable[[Any], str | None]
 
 
-def pattern(regex: str, message: str, max_length: int | None = None) -> Rule:
+@dataclass(frozen=True)
+class Pattern:
     """A rule that the whole text matches `regex` (and, given `max_length`, is at most that long)."""
-    compiled = re.compile(regex)
 
-    def rule(value: Any) -> str | None:
+    regex: str
+    message: str
+    max_length: int | None = None
+    compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "compiled", re.compile(self.regex))
+
+    def __call__(self, value: Any) -> str | None:
         if not isinstance(value, str):
             return "must be a string"
-        if max_length is not None and len(value) > max_length:
-            return f"must be at most {max_length} characters"
-        return None if compiled.fullmatch(value) else message
-
-    return rule
+        if self.max_length is not None and len(value) > self.max_length:
+            return f"must be at most {self.max_length} characters"
+        return None if self.compiled.fullmatch(value) else self.message
 
 
 @dataclass(frozen=True)
@@ -55,32 +61,28 @@ class Bounds:
 
 # Kubernetes object names: DNS-1123 labels
 # (kubernetes.io/docs/concepts/overview/working-with-objects/names/#dns-label-names).
-K8S_NAME = pattern(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", "must be a DNS-1123 label: lowercase letters, digits and '-'", 63)
+K8S_NAME = Pattern(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", "must be a DNS-1123 label: lowercase letters, digits and '-'", 63)
 # DNS-1035 labels: a Service name and a GKE node pool name start with a letter (same page,
 # #rfc-1035-label-names).
-DNS1035_NAME = pattern(
-    r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a DNS-1035 label: a lowercase letter, then lowercase letters, digits and '-'", 63
-)
+DNS1035_NAME = Pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a DNS-1035 label: a lowercase letter, then lowercase letters, digits and '-'", 63)
 # GKE node pool names: 1-40 characters, a lowercase letter first, no '-' last (`gcloud container
 # node-pools create` NAME; the pool's name also prefixes its instance groups and VM names).
-NODE_POOL_NAME = pattern(
+NODE_POOL_NAME = Pattern(
     r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GKE node pool name: a lowercase letter, then lowercase letters, digits and '-', at most 40 characters", 40
 )
 # GCP resource names (RFC 1035; terraform-provider-google verify.ValidateGCEName).
-GCP_NAME = pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP resource name: a lowercase letter, then lowercase letters, digits and '-'", 63)
+GCP_NAME = Pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP resource name: a lowercase letter, then lowercase letters, digits and '-'", 63)
 # GKE cluster names: at most 40 characters (cloud.google.com/kubernetes-engine/docs/how-to/creating-a-regional-cluster).
-CLUSTER_NAME = pattern(
-    r"[a-z]([-a-z0-9]*[a-z0-9])?", "must start with a letter, use lowercase letters, digits and '-', and be at most 40 characters", 40
-)
+CLUSTER_NAME = Pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must start with a letter, use lowercase letters, digits and '-', and be at most 40 characters", 40)
 # terraform-provider-google verify.ValidateProjectID (cloud.google.com/resource-manager/docs/creating-managing-projects).
-PROJECT_ID = pattern(r"[a-z][a-z0-9-]{4,28}[a-z0-9]", "must be a GCP project ID: 6-30 lowercase letters, digits or '-'")
+PROJECT_ID = Pattern(r"[a-z][a-z0-9-]{4,28}[a-z0-9]", "must be a GCP project ID: 6-30 lowercase letters, digits or '-'")
 # Compute Engine region and zone names (cloud.google.com/compute/docs/regions-zones): a zone is its
 # region, '-' and a letter, or an AI zone's `ai<n><letter>` (us-central1-ai1a, whose parent zone is
 # us-central1-a; docs.cloud.google.com/compute/docs/regions-zones/ai-zones, read 2026-11-25).
-REGION_ID = pattern(r"[a-z]+-[a-z]+\d+", "must be a GCP region such as us-central1")
-ZONE_ID = pattern(r"[a-z]+-[a-z]+\d+-(ai\d+)?[a-z]", "must be a GCP zone such as us-central1-b (or an AI zone such as us-central1-ai1a)")
+REGION_ID = Pattern(r"[a-z]+-[a-z]+\d+", "must be a GCP region such as us-central1")
+ZONE_ID = Pattern(r"[a-z]+-[a-z]+\d+-(ai\d+)?[a-z]", "must be a GCP zone such as us-central1-b (or an AI zone such as us-central1-ai1a)")
 # A GKE location: a region (regional cluster) or a zone.
-LOCATION = pattern(r"[a-z]+-[a-z]+\d+(-(ai\d+)?[a-z])?", "must be a GCP region or zone such as us-central1 or us-central1-c")
+LOCATION = Pattern(r"[a-z]+-[a-z]+\d+(-(ai\d+)?[a-z])?", "must be a GCP region or zone such as us-central1 or us-central1-c")
 
 
 def region_of(zone: str) -> str:
@@ -127,22 +129,22 @@ def zone_known(zone: str) -> str | None:
 
 
 # Service account IDs (terraform-provider-google serviceaccount ValidateRFC1035Name(6, 30)).
-ACCOUNT_ID = pattern(r"[a-z]([-a-z0-9]{4,28}[a-z0-9])", "must be a service account ID: 6-30 lowercase letters, digits or '-', starting with a letter")
+ACCOUNT_ID = Pattern(r"[a-z]([-a-z0-9]{4,28}[a-z0-9])", "must be a service account ID: 6-30 lowercase letters, digits or '-', starting with a letter")
 # Filestore file share names (cloud.google.com/filestore/docs/reference/rest/v1/projects.locations.instances#FileShareConfig).
-SHARE_NAME = pattern(r"[a-z][a-z0-9_]{0,15}", "must be 1-16 lowercase letters, digits or '_', starting with a letter")
+SHARE_NAME = Pattern(r"[a-z][a-z0-9_]{0,15}", "must be 1-16 lowercase letters, digits or '_', starting with a letter")
 # An environment variable name a shell and every runtime accept (a C identifier; POSIX.1-2017 8.1).
-ENV_NAME = pattern(r"[A-Za-z_][A-Za-z0-9_]*", "must be an environment variable name: letters, digits and '_', not starting with a digit")
+ENV_NAME = Pattern(r"[A-Za-z_][A-Za-z0-9_]*", "must be an environment variable name: letters, digits and '_', not starting with a digit")
 # Docker image tags (distribution/reference: [\w][\w.-]{0,127}).
 # An image tag by the grammar of github.com/distribution/reference (regexp.go): ASCII only.
 IMAGE_TAG_REGEX = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
-IMAGE_TAG = pattern(IMAGE_TAG_REGEX, "must be a valid image tag: up to 128 ASCII letters, digits, '_', '.' or '-', not starting with '.' or '-'")
+IMAGE_TAG = Pattern(IMAGE_TAG_REGEX, "must be a valid image tag: up to 128 ASCII letters, digits, '_', '.' or '-', not starting with '.' or '-'")
 # A Lustre file system name: at most 8 letters and digits, starting with a letter
 # (pulumi-gcp lustre.Instance `filesystem`; Managed Lustre CSI driver reference, `filesystem`).
-LUSTRE_FILESYSTEM = pattern(r"[A-Za-z][A-Za-z0-9]{0,7}", "must be 1-8 letters or digits, starting with a letter")
+LUSTRE_FILESYSTEM = Pattern(r"[A-Za-z][A-Za-z0-9]{0,7}", "must be 1-8 letters or digits, starting with a letter")
 # Secret Manager secret IDs (cloud.google.com/secret-manager/docs/reference/rest/v1/projects.secrets/create).
-SECRET_ID = pattern(r"[A-Za-z0-9_-]{1,255}", "must be a Secret Manager secret ID: 1-255 letters, digits, '_' or '-'")
+SECRET_ID = Pattern(r"[A-Za-z0-9_-]{1,255}", "must be a Secret Manager secret ID: 1-255 letters, digits, '_' or '-'")
 # Artifact Registry repository IDs (cloud.google.com/artifact-registry/docs/repositories/create-repos).
-REPOSITORY_ID = pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a repository ID: a lowercase letter, then lowercase letters, digits and '-'", 63)
+REPOSITORY_ID = Pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a repository ID: a lowercase letter, then lowercase letters, digits and '-'", 63)
 # The machine types `gcloud builds submit --machine-type` accepts (Cloud Build BuildOptions.MachineType).
 CLOUD_BUILD_MACHINES = frozenset({"e2-medium", "e2-highcpu-8", "e2-highcpu-32", "n1-highcpu-8", "n1-highcpu-32"})
 
@@ -159,9 +161,9 @@ def accelerator(value: Any) -> str | None:
 
 
 # A path in a container (Kubernetes VolumeMount.mountPath is absolute).
-ABSOLUTE_PATH = pattern(r"/[^\s]*", "must be an absolute path")
+ABSOLUTE_PATH = Pattern(r"/[^\s]*", "must be an absolute path")
 # Cloud Storage URIs (gs://<bucket>[/<object path>]).
-GCS_URI = pattern(r"gs://[a-z0-9][-a-z0-9_.]*[a-z0-9](/\S*)?", "must be a gs:// URI")
+GCS_URI = Pattern(r"gs://[a-z0-9][-a-z0-9_.]*[a-z0-9](/\S*)?", "must be a gs:// URI")
 
 
 def env_names(value: Any) -> str | None:
@@ -173,20 +175,21 @@ def env_names(value: Any) -> str | None:
 
 
 # Go durations as Kueue and the Kubernetes API parse them (pkg.go.dev/time#ParseDuration).
-DURATION = pattern(r"(?:\d+(?:\.\d+)?(?:h|m|s|ms))+", "must be a duration such as 90s, 10m or 1h30m")
+DURATION = Pattern(r"(?:\d+(?:\.\d+)?(?:h|m|s|ms))+", "must be a duration such as 90s, 10m or 1h30m")
 # Kubernetes resource quantities (kubernetes.io/docs/reference/kubernetes-api/common-definitions/quantity/).
-QUANTITY = pattern(r"\d+(\.\d+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?", "must be a Kubernetes quantity such as 500Gi")
+QUANTITY = Pattern(r"\d+(\.\d+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?", "must be a Kubernetes quantity such as 500Gi")
 
 
 # GKE release channels (terraform-provider-google container release_channel.channel).
 RELEASE_CHANNEL_NAMES = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
 # A GKE minor version prefix, resolved with the container engine versions lookup (version_prefix).
 # A Cloud KMS key's resource name (cloud.google.com/kms/docs/resource-hierarchy#keys).
-KMS_KEY = pattern(r"projects/[^/]+/locations/[^/]+/keyRings/[^/]+/cryptoKeys/[^/]+", "must be a Cloud KMS key: projects/P/locations/L/keyRings/R/cryptoKeys/K")
-VERSION_PREFIX = pattern(r"1\.\d{2}\.", "must be a minor version prefix such as 1.33. (GKE picks the patch)")
+KMS_KEY = Pattern(r"projects/[^/]+/locations/[^/]+/keyRings/[^/]+/cryptoKeys/[^/]+", "must be a Cloud KMS key: projects/P/locations/L/keyRings/R/cryptoKeys/K")
+VERSION_PREFIX = Pattern(r"1\.\d{2}\.", "must be a minor version prefix such as 1.33. (GKE picks the patch)")
 # GKE maintenance recurrences: RFC 5545 RRULEs (cloud.google.com/kubernetes-engine/docs/how-to/maintenance-windows-and-exclusions).
-RECURRENCE = pattern(
-    r"FREQ=(DAILY|WEEKLY)(;BYDAY=(MO|TU|WE|TH|FR|SA|SU)(,(MO|TU|WE|TH|FR|SA|SU))*)?", "must be an RFC 5545 rule such as FREQ=WEEKLY;BYDAY=SA,SU (days MO TU WE TH FR SA SU)"
+RECURRENCE = Pattern(
+    r"FREQ=(DAILY|WEEKLY)(;BYDAY=(MO|TU|WE|TH|FR|SA|SU)(,(MO|TU|WE|TH|FR|SA|SU))*)?",
+    "must be an RFC 5545 rule such as FREQ=WEEKLY;BYDAY=SA,SU (days MO TU WE TH FR SA SU)",
 )
 # GKE: a maintenance policy allows at least 48 hours of maintenance in a 32-day rolling window,
 # counting only contiguous windows of 4 hours or more (cloud.google.com/kubernetes-engine/docs/how-to/
@@ -310,7 +313,7 @@ def private_endpoint_network(cidr_block: str) -> str | None:
 
 # GPU NIC subnets are consecutive /24s of one /16 (catalog.nic_networks; at most 9 NICs a machine).
 NIC_SUBNET_PREFIX = 24
-NIC_CIDR = pattern(r".*/16", "must be a /16; GPU NIC subnets are carved from it as /24s")
+NIC_CIDR = Pattern(r".*/16", "must be a /16; GPU NIC subnets are carved from it as /24s")
 
 
 def overlaps(ranges: dict[str, str]) -> Iterator[tuple[str, str, str]]:
@@ -394,7 +397,8 @@ INT32_MAX = 2**31 - 1  # Kubernetes integer fields are int32
 # A ClusterQueue resource group holds at most 64 flavors (Kueue v0.19.2 CRD clusterqueues
 # spec.resourceGroups[].flavors maxItems): one per GPU pool of a queue.
 MAX_FLAVORS = 64
-NODE_COUNT = Bounds(0, 1000, "GKE allows at most 1000 nodes a pool per zone")
+POOL_NODES_MAX = 1000  # GKE: nodes a pool per zone
+NODE_COUNT = Bounds(0, POOL_NODES_MAX, "GKE allows at most 1000 nodes a pool per zone")
 AUTOSCALING_MAX = Bounds(1, 1000, "GKE allows at most 1000 nodes a pool per zone")
 CPU_NODE_COUNT = Bounds(1, 100, "a controller pool needs a node and trainstack caps it at 100")
 # Boot disks: GKE's node pool minimum is 10 GB; a GPU node's images and drivers need 100 GB;
@@ -488,7 +492,12 @@ def compact_placement(machine: catalog.Machine, provisioning: str, reservation_a
     if not machine.compact_placement:
         found.append(("placement", f"{machine.name} does not support compact placement"))
     if reservation_affinity == "specific" and machine.accelerator_topology is None:
-        found.append(("placement", "a specific reservation is placed by its own deployment (dense/compact); GKE rejects a placement policy with it here: use placement auto or none"))
+        found.append(
+            (
+                "placement",
+                "a specific reservation is placed by its own deployment (dense/compact); GKE rejects a placement policy with it here: use placement auto or none",
+            )
+        )
     return found
 
 
@@ -547,7 +556,9 @@ def filestore_capacity(tier: str, capacity_gib: int) -> str | None:
 
 def lustre_throughput(value: Any) -> str | None:
     """A Managed Lustre throughput tier (core/catalog.py LUSTRE_TIERS), in MB/s per TiB."""
-    return None if value in catalog.LUSTRE_TIERS and not isinstance(value, bool) else f"must be one of {', '.join(map(str, catalog.LUSTRE_TIERS))} (MB/s per TiB)"
+    return (
+        None if value in catalog.LUSTRE_TIERS and not isinstance(value, bool) else f"must be one of {', '.join(map(str, catalog.LUSTRE_TIERS))} (MB/s per TiB)"
+    )
 
 
 def lustre_capacity(throughput: int, capacity_gib: int) -> str | None:
@@ -581,7 +592,7 @@ def filestore_location(tier: str, location: str) -> str | None:
 # [/reservationSubBlocks/<sub-block>]]` (Cluster Toolkit 1047080 modules/compute/gke-node-pool/
 # reservation_definitions.tf; xpk 367c838 src/xpk/core/reservation.py), each part a GCE name.
 _GCE = r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?"
-RESERVATION_NAME = pattern(
+RESERVATION_NAME = Pattern(
     rf"{_GCE}(/reservationBlocks/{_GCE}(/reservationSubBlocks/{_GCE})?)?",
     "must be a reservation name, optionally with /reservationBlocks/<block> (and /reservationSubBlocks/<sub-block>), each a GCP resource name",
 )
@@ -686,6 +697,7 @@ def primary_mtu(machines: Sequence[catalog.Machine], storage_kind: str) -> int |
 
 # A VPC's MTU: 1300 to 8896 bytes (terraform-provider-google 017d2f5 resource_compute_network.go `mtu`).
 MTU = Bounds(1300, catalog.JUMBO_MTU, "a VPC's MTU, as GCP allows it")
+
 
 def pipeline_split(layers: int, pipeline: int, virtual: int | None, extra_layers: int = 0) -> str | None:
     """Megatron-core's even pipeline split (NVIDIA/Megatron-LM d98e8a6

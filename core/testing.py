@@ -132,7 +132,7 @@ def _uuid(*parts: str) -> str:
 
 def _cluster(fake: FakeGcp, args: mocks.MockResourceArgs, state: dict[str, Any], name: str) -> str:
     computed = fake._cluster_state(name, state.get("location", fake.region))
-    state.update({k: v for k, v in computed.items() if k not in ("masterAuths",)})
+    state.update({k: v for k, v in computed.items() if k != "masterAuths"})
     state["masterVersion"] = state.get("minMasterVersion") or "1.32.4-gke.1106006"
     return computed["id"]
 

@@ -10,7 +10,7 @@ from trainstack.core import contract
 from trainstack.core.config import ImageConfig, Problem, StackConfig
 from trainstack.core.context import StackContext
 from trainstack.infra import gcp, kubernetes
-from trainstack.infra.platform import Place, Platform
+from trainstack.infra.platform import TOP, Place, Platform
 
 
 def problems(image: ImageConfig, root: Path) -> list[Problem]:
@@ -18,15 +18,13 @@ def problems(image: ImageConfig, root: Path) -> list[Problem]:
     return gcp.problems(image, root)
 
 
-def build(ctx: StackContext, place: Place = Place()) -> Platform:
+def build(ctx: StackContext, place: Place = TOP) -> Platform:
     """Register the platform of `ctx`'s stack (a StackConfig) at `place` and return what a workload needs."""
     config = ctx.config
     assert isinstance(config, StackConfig)
     gcp_layer = gcp.build(ctx, config, place)
     kube = kubernetes.build(ctx, config, gcp_layer, place)
-    terms = contract.of_platform(
-        config, kube.claim_name, gcp_layer.bucket_name, gcp_layer.image_registry, gcp_layer.cluster.identity, ctx.workload_namespace
-    )
+    terms = contract.of_platform(config, kube.claim_name, gcp_layer.bucket_name, gcp_layer.image_registry, gcp_layer.cluster.identity, ctx.workload_namespace)
     queue = ctx.job_queue
     pool = queue.pools[0]
     first = gcp_layer.gpu_pools[config.pools.index(pool)]

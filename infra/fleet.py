@@ -16,7 +16,6 @@ adding or removing a worker touches no other.
 from __future__ import annotations
 
 import re
-
 from dataclasses import replace
 from typing import Any
 
@@ -25,7 +24,7 @@ import pulumi
 from trainstack.components import gcp_services as apis
 from trainstack.components.gcp_network import PrimaryNetwork, PrimaryNetworkArgs
 from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
-from trainstack.components.gke_cluster import AuthorizedNetwork, GkeCluster, GkeClusterArgs, MaintenanceExclusion, MaintenanceWindow
+from trainstack.components.gke_cluster import GkeCluster
 from trainstack.components.jobset import JobSet, JobSetArgs
 from trainstack.components.k8s_provider import NODE_POOL_LABEL, ClusterProviderArgs, Placement, cluster_provider
 from trainstack.components.kueue import ALL_AT_ONCE_DISPATCHER, INCREMENTAL_DISPATCHER, GpuFlavor, Kueue, MultiKueueDispatch
@@ -42,6 +41,7 @@ from trainstack.components.workload_identity import WorkloadIdentity, WorkloadId
 from trainstack.core import catalog, contract, fleet
 from trainstack.core.config import KueueConfig
 from trainstack.core.context import StackContext
+from trainstack.infra.gcp import cluster_args
 from trainstack.infra.kubernetes import kueue_args
 
 DISPATCHER = {"incremental": INCREMENTAL_DISPATCHER, "all-at-once": ALL_AT_ONCE_DISPATCHER}
@@ -75,8 +75,12 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
     network = PrimaryNetwork(
         "network",
         PrimaryNetworkArgs(
-            project=project, region=region, name_prefix=config.cluster.name, subnet_cidr=config.network.subnet_cidr,
-            pods_cidr=config.network.pods_cidr, services_cidr=config.network.services_cidr,
+            project=project,
+            region=region,
+            name_prefix=config.cluster.name,
+            subnet_cidr=config.network.subnet_cidr,
+            pods_cidr=config.network.pods_cidr,
+            services_cidr=config.network.services_cidr,
         ),
         opts=pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE)),
     )
@@ -85,21 +89,17 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
         NodeServiceAccountArgs(project=project, account_id=ctx.physical_name("nodes", 30)),
         opts=pulumi.ResourceOptions(depends_on=services.need(apis.IAM, apis.CLOUD_RESOURCE_MANAGER)),
     )
-    spec, maintenance = config.cluster, config.cluster.maintenance
+    spec = config.cluster
     cluster = GkeCluster(
         "cluster",
-        GkeClusterArgs(
-            project=project, location=region, name=spec.name, node_locations=config.cpu_zones, network=network.ref,
-            node_service_account=node_account.email, release_channel=spec.release_channel, version_prefix=spec.version_prefix,
-            maintenance_window=MaintenanceWindow(maintenance.window.start, maintenance.window.end, maintenance.window.recurrence),
-            maintenance_exclusion=MaintenanceExclusion(f"trainstack-{maintenance.exclusion.scope.lower().replace('_', '-')}", maintenance.exclusion.start, maintenance.exclusion.scope)
-            if maintenance.exclusion.enabled
-            else None,
-            private_nodes=spec.private_nodes, private_endpoint=spec.private_endpoint, master_ipv4_cidr=spec.master_ipv4_cidr,
-            authorized_networks=[AuthorizedNetwork(n.cidr_block, n.display_name) for n in spec.authorized_networks],
-            control_plane_ports=[catalog.CONTROLLER_WEBHOOK_PORT, catalog.KUEUE_VISIBILITY_PORT],
-            dataplane_v2=spec.dataplane_v2, database_encryption_key=spec.database_encryption_key,
-            binary_authorization=spec.binary_authorization, deletion_protection=spec.deletion_protection, labels=labels,
+        cluster_args(
+            spec,
+            project=project,
+            location=region,
+            node_locations=config.cpu_zones,
+            network=network.ref,
+            node_service_account=node_account.email,
+            labels=labels,
         ),
         opts=pulumi.ResourceOptions(depends_on=services.need(apis.CONTAINER, apis.COMPUTE, apis.LOGGING, apis.MONITORING)),
     )
@@ -107,9 +107,16 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
     cpu_pool = CpuNodePool(
         "cpu-pool",
         CpuNodePoolArgs(
-            project=project, location=region, cluster=cluster.cluster_id, name=cpu.name, zones=config.cpu_zones,
-            machine_type=cpu.machine_type, node_count=cpu.node_count, boot_disk_gb=cpu.boot_disk_gb,
-            service_account=node_account.email, labels=labels,
+            project=project,
+            location=region,
+            cluster=cluster.cluster_id,
+            name=cpu.name,
+            zones=config.cpu_zones,
+            machine_type=cpu.machine_type,
+            node_count=cpu.node_count,
+            boot_disk_gb=cpu.boot_disk_gb,
+            service_account=node_account.email,
+            labels=labels,
         ),
         opts=pulumi.ResourceOptions(depends_on=[node_account, *services.need(apis.CONTAINER)]),
     )
@@ -120,7 +127,8 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
     first = workers[0].terms
     # The job namespace mirrors the workers' (they agree: core.fleet.problems).
     identity = WorkloadIdentity(
-        "workload-identity", WorkloadIdentityArgs(namespace=first.namespace, service_account=first.service_account),
+        "workload-identity",
+        WorkloadIdentityArgs(namespace=first.namespace, service_account=first.service_account),
         opts=pulumi.ResourceOptions(providers=[cluster.provider]),
     )
     JobSet("jobset", JobSetArgs(placement=placement), opts=on_manager)
@@ -146,18 +154,22 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
                 delete_unreachable=False,
             ),
         )
-        accesses.append(MultiKueueWorkerAccess(
-            f"worker-{worker.config.name}",
-            MultiKueueWorkerAccessArgs(
-                worker=worker.config.name, account=account_name(ctx.stack), worker_kubeconfig=worker_config,
-                rotation=worker.config.credential_rotation,
-            ),
-            opts=pulumi.ResourceOptions(providers=[provider]),
-        ))
+        accesses.append(
+            MultiKueueWorkerAccess(
+                f"worker-{worker.config.name}",
+                MultiKueueWorkerAccessArgs(
+                    worker=worker.config.name,
+                    account=account_name(ctx.stack),
+                    worker_kubeconfig=worker_config,
+                    rotation=worker.config.credential_rotation,
+                ),
+                opts=pulumi.ResourceOptions(providers=[provider]),
+            )
+        )
     MultiKueueClusters(
         "multikueue",
         MultiKueueClustersArgs(
-            workers=[MultiKueueWorker(w.config.name, a.kubeconfig) for w, a in zip(workers, accesses)],
+            workers=[MultiKueueWorker(w.config.name, a.kubeconfig) for w, a in zip(workers, accesses, strict=True)],
             queues=[MultiKueueQueue(q.name, q.workers) for q in queues],
         ),
         opts=pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[kueue.release]),

@@ -11,10 +11,11 @@ project's identity pool).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
-from trainstack.core import catalog, names, rules
+
 from trainstack.components import gcp_services as apis
 from trainstack.components.gcp_network import (
     GpuNicNetworks,
@@ -54,10 +55,12 @@ from trainstack.components.node_pools import (
     NodeServiceAccountArgs,
     Reservation,
 )
-from trainstack.core.config import BuildConfig, ImageConfig, Problem, StackConfig
+from trainstack.core import catalog, names, rules
+from trainstack.core.config import BuildConfig, ClusterConfig, ImageConfig, Problem, StackConfig
 from trainstack.core.context import StackContext
 from trainstack.core.contract import KUBECONFIG_OUTPUT
-from trainstack.infra.platform import GcpPlatform, Place
+from trainstack.core.fleet import FleetStackConfig
+from trainstack.infra.platform import TOP, GcpPlatform, Place
 
 # Filestore tiers whose instances live in a zone; the others are regional.
 
@@ -131,11 +134,12 @@ def bucket_name(stack: str, config: StackConfig) -> str:
 
 
 def workload_image(
-    ctx: StackContext, services: ProjectServices | None, node_accounts: list[pulumi.Input[str]], place: Place = Place()
+    ctx: StackContext, services: ProjectServices | None, node_accounts: list[pulumi.Input[str]], place: Place = TOP
 ) -> tuple[pulumi.Output[str], pulumi.Output[str] | None]:
     """The workload image reference and the registry it was pushed to: built here with Cloud
     Build (`trainstack:image.build`), else the prebuilt reference and no registry. The nodes'
     accounts (emails) may pull from that repository. `place`: where it registers."""
+    assert not isinstance(ctx.config, FleetStackConfig)  # a fleet builds no image
     image = ctx.config.image
     spec = image.build
     if spec is None:
@@ -169,7 +173,49 @@ def nic_role(index: int, machine_type: str) -> str:
     return "gpu-nics" if index == 0 else f"gpu-nics-{machine_type}"
 
 
-def build(ctx: StackContext, config: StackConfig, place: Place = Place()) -> GcpPlatform:
+def cluster_args(
+    spec: ClusterConfig,
+    *,
+    project: str,
+    location: str,
+    node_locations: list[str],
+    network: NetworkRef,
+    node_service_account: pulumi.Output[str],
+    labels: dict[str, str],
+    **features: Any,
+) -> GkeClusterArgs:
+    """The GKE cluster a `trainstack:cluster` section describes, with `features` (multi-networking,
+    CSI drivers, beta APIs) of the stack around it: one reading for platforms and a fleet's manager."""
+    maintenance = spec.maintenance
+    exclusion = maintenance.exclusion
+    return GkeClusterArgs(
+        project=project,
+        location=location,
+        name=spec.name,
+        node_locations=node_locations,
+        network=network,
+        node_service_account=node_service_account,
+        release_channel=spec.release_channel,
+        version_prefix=spec.version_prefix,
+        maintenance_window=MaintenanceWindow(maintenance.window.start, maintenance.window.end, maintenance.window.recurrence),
+        maintenance_exclusion=MaintenanceExclusion(f"trainstack-{exclusion.scope.lower().replace('_', '-')}", exclusion.start, exclusion.scope)
+        if exclusion.enabled
+        else None,
+        private_nodes=spec.private_nodes,
+        private_endpoint=spec.private_endpoint,
+        master_ipv4_cidr=spec.master_ipv4_cidr,
+        authorized_networks=[AuthorizedNetwork(n.cidr_block, n.display_name) for n in spec.authorized_networks],
+        control_plane_ports=[catalog.CONTROLLER_WEBHOOK_PORT, catalog.KUEUE_VISIBILITY_PORT],
+        dataplane_v2=spec.dataplane_v2,
+        database_encryption_key=spec.database_encryption_key,
+        binary_authorization=spec.binary_authorization,
+        deletion_protection=spec.deletion_protection,
+        labels=labels,
+        **features,
+    )
+
+
+def build(ctx: StackContext, config: StackConfig, place: Place = TOP) -> GcpPlatform:
     """Register the GCP layer of `ctx`'s stack (`config`, its platform config) at `place` and
     return what the Kubernetes layer needs."""
     project, region = config.project, config.region
@@ -225,37 +271,20 @@ def build(ctx: StackContext, config: StackConfig, place: Place = Place()) -> Gcp
         opts=place.opts("node-sa", pulumi.ResourceOptions(depends_on=services.need(apis.IAM, apis.CLOUD_RESOURCE_MANAGER))),
     )
 
-    cluster_config = config.cluster
-    maintenance = cluster_config.maintenance
     cluster = GkeCluster(
         place.name("cluster"),
-        GkeClusterArgs(
+        cluster_args(
+            config.cluster,
             project=project,
             location=region,
-            name=cluster_config.name,
             node_locations=[*config.all_gpu_zones, *config.cpu_zones],
             network=network,
             node_service_account=node_account.email,
-            release_channel=cluster_config.release_channel,
-            version_prefix=cluster_config.version_prefix,
-            maintenance_window=MaintenanceWindow(maintenance.window.start, maintenance.window.end, maintenance.window.recurrence),
-            maintenance_exclusion=MaintenanceExclusion(f"trainstack-{maintenance.exclusion.scope.lower().replace('_', '-')}", maintenance.exclusion.start, maintenance.exclusion.scope)
-            if maintenance.exclusion.enabled
-            else None,
-            private_nodes=cluster_config.private_nodes,
-            private_endpoint=cluster_config.private_endpoint,
-            master_ipv4_cidr=cluster_config.master_ipv4_cidr,
-            authorized_networks=[AuthorizedNetwork(n.cidr_block, n.display_name) for n in cluster_config.authorized_networks],
-            control_plane_ports=[catalog.CONTROLLER_WEBHOOK_PORT, catalog.KUEUE_VISIBILITY_PORT],
+            labels=labels,
             multi_networking=bool(nic_nets),
-            dataplane_v2=cluster_config.dataplane_v2,
-            database_encryption_key=cluster_config.database_encryption_key,
-            binary_authorization=cluster_config.binary_authorization,
             filestore_csi=config.storage.kind == "filestore",
             lustre_csi=config.storage.kind == "lustre",
             beta_apis=list(catalog.DRA_BETA_APIS) if any(p.machine.accelerator_topology for p in config.pools) else [],
-            deletion_protection=cluster_config.deletion_protection,
-            labels=labels,
         ),
         opts=place.opts("cluster", pulumi.ResourceOptions(depends_on=services.need(apis.CONTAINER, apis.COMPUTE, apis.LOGGING, apis.MONITORING))),
     )
@@ -317,7 +346,7 @@ def build(ctx: StackContext, config: StackConfig, place: Place = Place()) -> Gcp
     outputs: dict[str, object] = {
         "clusterName": cluster.name,
         "clusterLocation": region,
-        "getCredentials": f"gcloud container clusters get-credentials {cluster_config.name} --region {region} --project {project}",
+        "getCredentials": f"gcloud container clusters get-credentials {config.cluster.name} --region {region} --project {project}",
         # A secret: authenticates through gke-gcloud-auth-plugin; `trainstack bench` runs kubectl with it.
         KUBECONFIG_OUTPUT: cluster.kubeconfig,
         "gpuNodes": sum(p.max_nodes for p in config.pools),
@@ -331,9 +360,7 @@ def build(ctx: StackContext, config: StackConfig, place: Place = Place()) -> Gcp
             project_id=project, opts=pulumi.InvokeOutputOptions(depends_on=services.need(apis.CLOUD_RESOURCE_MANAGER))
         ).number
         namespace = ctx.workload_namespace
-        principal = project_number.apply(
-            lambda number: workload_identity_principal(number, project, namespace, ctx.workload_service_account)
-        )
+        principal = project_number.apply(lambda number: workload_identity_principal(number, project, namespace, ctx.workload_service_account))
         bucket = CheckpointBucket(
             place.name("bucket"),
             CheckpointBucketArgs(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pulumi
 
-from trainstack.core import catalog, rules
+from trainstack.components.dra_driver import NvidiaDraDriver, NvidiaDraDriverArgs
 from trainstack.components.gpudirect_installers import (
     NODE_INSTALLED,
     GpuDirectInstallers,
@@ -16,7 +16,6 @@ from trainstack.components.gpudirect_installers import (
     NvidiaDriverInstaller,
     NvidiaDriverInstallerArgs,
 )
-from trainstack.components.dra_driver import NvidiaDraDriver, NvidiaDraDriverArgs
 from trainstack.components.jobset import JobSet, JobSetArgs
 from trainstack.components.k8s_provider import NODE_POOL_LABEL, Placement
 from trainstack.components.kueue import GpuFlavor, Kueue, KueueArgs, PriorityClass, WaitForPodsReady
@@ -32,9 +31,10 @@ from trainstack.components.volumes import (
     NfsVolumeArgs,
 )
 from trainstack.components.workload_identity import WorkloadIdentity, WorkloadIdentityArgs
+from trainstack.core import catalog, rules
 from trainstack.core.config import KueueConfig, StackConfig
 from trainstack.core.context import StackContext
-from trainstack.infra.platform import GcpPlatform, KubernetesPlatform, Place
+from trainstack.infra.platform import TOP, GcpPlatform, KubernetesPlatform, Place
 
 # The claim training pods mount their shared storage from, whatever backs it. Its
 # PersistentVolume keeps the same name (the name every stack's volume has had: renaming would
@@ -121,9 +121,7 @@ def _storage(
             raise ValueError("storage kind 'gcs' needs the GCP layer's bucket (GcpPlatform.bucket_name)")
         return GcsFuseVolume(
             place.name("storage"),
-            GcsFuseVolumeArgs(
-                gcp.bucket_name, CLAIM_NAME, namespace, file_cache=storage.bucket_config.file_cache, volume_name=CLAIM_NAME
-            ),
+            GcsFuseVolumeArgs(gcp.bucket_name, CLAIM_NAME, namespace, file_cache=storage.bucket_config.file_cache, volume_name=CLAIM_NAME),
             opts=place.opts("storage", opts),
         )
     if storage.kind == "filestore":
@@ -141,9 +139,7 @@ def _storage(
         spec = storage.lustre_config
         return LustreVolume(
             place.name("storage"),
-            LustreVolumeArgs(
-                gcp.lustre.volume_handle, gcp.lustre.ip, spec.filesystem, CLAIM_NAME, namespace, spec.capacity_gib, volume_name=CLAIM_NAME
-            ),
+            LustreVolumeArgs(gcp.lustre.volume_handle, gcp.lustre.ip, spec.filesystem, CLAIM_NAME, namespace, spec.capacity_gib, volume_name=CLAIM_NAME),
             opts=place.opts("storage", opts),
         )
     if gcp.nfs_disk_name is None:
@@ -154,7 +150,12 @@ def _storage(
     server = NfsServer(
         place.name("nfs-server"),
         NfsServerArgs(
-            gcp.nfs_disk_name, config.project, config.gpu_zones[0], disk.disk_size_gb, namespace, placement,
+            gcp.nfs_disk_name,
+            config.project,
+            config.gpu_zones[0],
+            disk.disk_size_gb,
+            namespace,
+            placement,
             network_policy=network_policy(config, gcp),
             name="nfs-server",  # its objects' names, as before the platform was a component
         ),
@@ -167,7 +168,7 @@ def _storage(
     )
 
 
-def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform, place: Place = Place()) -> KubernetesPlatform:
+def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform, place: Place = TOP) -> KubernetesPlatform:
     """Register the Kubernetes layer of `ctx`'s stack (`config`) on the cluster `gcp` built, at `place`."""
     provider = gcp.cluster.provider
     on_cluster = pulumi.ResourceOptions(providers=[provider])
@@ -183,16 +184,16 @@ def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform, place: Place
     jobset = JobSet(place.name("jobset"), JobSetArgs(placement=placement), opts=place.opts("jobset", on_controller_nodes))
     kueue = Kueue(
         place.name("kueue"),
-        kueue_args(
-            config.kueue, gpu_flavors(config), config.local_queue, config.cluster_queue, identity.namespace, placement, config.pods_ready_timeout
-        ),
+        kueue_args(config.kueue, gpu_flavors(config), config.local_queue, config.cluster_queue, identity.namespace, placement, config.pods_ready_timeout),
         opts=place.opts("kueue", on_controller_nodes),
     )
     # IMEX for a machine whose NVLink spans nodes: the DRA driver serves its ComputeDomains.
     nvlink = next((p.machine for p in config.pools if p.machine.accelerator_topology), None)
-    dra = NvidiaDraDriver(
-        place.name("nvidia-dra-driver"), NvidiaDraDriverArgs(nvlink.name, placement), opts=place.opts("nvidia-dra-driver", on_controller_nodes)
-    ) if nvlink else None
+    dra = (
+        NvidiaDraDriver(place.name("nvidia-dra-driver"), NvidiaDraDriverArgs(nvlink.name, placement), opts=place.opts("nvidia-dra-driver", on_controller_nodes))
+        if nvlink
+        else None
+    )
     storage = _storage(place, config, gcp, identity.namespace, placement, on_cluster, controller_nodes)
     ready: list[pulumi.Resource] = [
         identity.service_account,

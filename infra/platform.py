@@ -10,11 +10,11 @@ from typing import Any
 
 import pulumi
 
+from trainstack.components.gcp_storage import LustreInstance
+from trainstack.components.gke_cluster import GkeCluster
+from trainstack.components.node_pools import GpuNodePool
 from trainstack.core import catalog
 from trainstack.core.catalog import NicNetwork
-from trainstack.components.gke_cluster import GkeCluster
-from trainstack.components.gcp_storage import LustreInstance
-from trainstack.components.node_pools import GpuNodePool
 
 
 @dataclass(frozen=True)
@@ -162,3 +162,7 @@ class Place:
         for extra in more:
             options = pulumi.ResourceOptions.merge(options, extra)
         return options
+
+
+TOP = Place()
+"""The top of the stack: components named by their role alone."""

@@ -11,7 +11,6 @@ import pulumi
 import pulumi_gcp as gcp
 from pulumi.runtime.sync_await import _sync_await
 
-from trainstack.core import catalog, contract, fleet
 from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
 from trainstack.components.gke_cluster import cluster_identity, kubeconfig
 from trainstack.components.jobset import JobSet, JobSetArgs
@@ -19,6 +18,7 @@ from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABE
 from trainstack.components.kueue import GpuFlavor, Kueue
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
 from trainstack.components.workload_identity import JobIdentity, JobIdentityArgs
+from trainstack.core import catalog, contract, fleet
 from trainstack.core.config import KueueConfig, WorkloadStackConfig
 from trainstack.core.context import StackContext
 from trainstack.core.errors import ConfigError
@@ -37,7 +37,8 @@ def read_platform_stack(name: str) -> tuple[pulumi.StackReference, Any]:
     except Exception as exc:  # the engine's own error for a stack it cannot read (missing, no access)
         reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise ConfigError(
-            name, [f"trainstack:platform.stack = {name!r}: cannot read that stack ({reason}); deploy the platform stack first, or check its name and your access"]
+            name,
+            [f"trainstack:platform.stack = {name!r}: cannot read that stack ({reason}); deploy the platform stack first, or check its name and your access"],
         ) from None
     return reference, details.value
 
@@ -52,7 +53,7 @@ def _existing_cluster_access(terms: contract.Contract) -> tuple[pulumi.Output[st
     found = gcp.container.get_cluster_output(name=terms.cluster_name, location=terms.cluster_location, project=terms.project)
     context = f"gke_{terms.project}_{terms.cluster_location}_{terms.cluster_name}"
     ca = found.master_auths.apply(lambda auths: (auths[0]["cluster_ca_certificate"] if auths else None) or "")
-    config = pulumi.Output.secret(pulumi.Output.all(found.endpoint, ca).apply(lambda v: kubeconfig(context, v[0] or "", v[1])))
+    config: pulumi.Output[str] = pulumi.Output.secret(pulumi.Output.all(found.endpoint, ca).apply(lambda v: kubeconfig(context, v[0] or "", v[1])))
     return config, ca.apply(lambda c: cluster_identity(_cluster_path(terms), c))
 
 
@@ -179,5 +180,7 @@ def _image(ctx: StackContext, config: WorkloadStackConfig) -> tuple[pulumi.Outpu
     # A trainstack platform's nodes run as <cluster>-nodes (infra.gcp); an existing cluster's
     # node account is its own to grant.
     assert ctx.contract is not None
-    nodes = [] if config.platform.existing_cluster else [f"{ctx.physical_name('nodes', 30)}@{ctx.contract.project}.iam.gserviceaccount.com"]
+    nodes: list[pulumi.Input[str]] = (
+        [] if config.platform.existing_cluster else [f"{ctx.physical_name('nodes', 30)}@{ctx.contract.project}.iam.gserviceaccount.com"]
+    )
     return workload_image(ctx, services, nodes)

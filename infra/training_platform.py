@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+from pulumi.errors import InputPropertyErrorDetails
 from pydantic import BaseModel, ValidationError
+
 from trainstack import infra
 from trainstack.core import contract
 from trainstack.core.config import StackConfig, _describe, describe
@@ -178,7 +180,7 @@ def _plain(value: Any) -> Any:
 
 
 # `trainstack:gpuPools[1].nodeCount = -1: rule` -> (`gpuPools[1].nodeCount`, `-1: rule`).
-_PROBLEM = re.compile(r"^(?P<key>\S+?)(?: = |: )(?P<reason>.*)$", re.S)
+_PROBLEM = re.compile(r"^(?P<key>\S+?)(?: = |: )(?P<reason>.*)$", re.DOTALL)
 
 
 def package_path(text: str) -> str:
@@ -190,11 +192,10 @@ def package_path(text: str) -> str:
 def input_error(component: str, problems: list[str]) -> pulumi.InputPropertiesError:
     """One `pulumi.InputPropertiesError` of `problems` (lines as `config.describe` writes them),
     each path as the package's inputs name it."""
-    errors = []
+    errors: list[InputPropertyErrorDetails] = []
     for line in problems:
         found = _PROBLEM.match(package_path(line))
         path, reason = (found["key"], found["reason"]) if found else ("", package_path(line))
-        errors.append({"property_path": path, "reason": reason})
+        errors.append(InputPropertyErrorDetails(property_path=path, reason=reason))
     lines = "\n".join(f"  - {package_path(p)}" for p in problems)
     return pulumi.InputPropertiesError(f"{component} has {len(problems)} input problem(s):\n{lines}", errors)
-

@@ -4,6 +4,7 @@ trainstack.app.package)."""
 import sys
 
 from pulumi.provider import main
+
 from trainstack.app.package import provider
 
 if __name__ == "__main__":

@@ -8,10 +8,11 @@ the kubeconfig unsecreted and the NIC network names, so tests can read resolved 
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import pulumi
+
 from helpers import merge, raw_config, render_with
 from trainstack.app.plan import engine
 from trainstack.app.plan.recorder import Registration
@@ -93,7 +94,7 @@ def _export(layer: Any) -> None:
     pulumi.export("_nodePools", len(layer.node_pools))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _render(variant: str, changes: str) -> engine.Rendered:
     return render_with(lambda ctx: _export(gcp.build(ctx, ctx.config)), stack=STACK, raw=raw(variant, **json.loads(changes)))
 

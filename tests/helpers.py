@@ -7,9 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 from trainstack.app.plan import engine
-from trainstack.app.program import PLATFORM, WORKLOAD
 from trainstack.app.plan.plan import Plan
 from trainstack.app.plan.recorder import Registration
+from trainstack.app.program import PLATFORM, WORKLOAD
 from trainstack.app.stacks import project_root, raw_stack_config
 from trainstack.core.config import load
 from trainstack.core.context import StackContext

@@ -8,29 +8,46 @@ import sys
 from typing import Any
 
 import pulumi
-from helpers import render_with
 from pulumi.provider.experimental.analyzer import Analyzer
 from pulumi.provider.experimental.schema import generate_schema
-from trainstack.app.package import NAME, package_version, prepared, provider as package_provider
+
+from helpers import render_with
+from trainstack.app.package import NAME, package_version, prepared
+from trainstack.app.package import provider as package_provider
 
 SA = "nodes@my-project.iam.gserviceaccount.com"
 INPUTS = {
     "GkeCluster": {
-        "project": "my-project", "location": "us-central1", "name": "research", "nodeLocations": ["us-central1-a"],
+        "project": "my-project",
+        "location": "us-central1",
+        "name": "research",
+        "nodeLocations": ["us-central1-a"],
         "network": {"network": "vpc", "subnetwork": "subnet", "podsRange": "pods", "servicesRange": "services"},
-        "nodeServiceAccount": SA, "controlPlanePorts": [9443.0], "authorizedNetworks": [{"cidrBlock": "203.0.113.0/24"}],
+        "nodeServiceAccount": SA,
+        "controlPlanePorts": [9443.0],
+        "authorizedNetworks": [{"cidrBlock": "203.0.113.0/24"}],
     },
     "GpuNodePool": {
-        "project": "my-project", "location": "us-central1", "cluster": "projects/my-project/locations/us-central1/clusters/research",
-        "name": "h100", "zones": ["us-central1-a"], "machineType": "a3-highgpu-8g", "serviceAccount": SA,
-        "nodeCount": 2.0, "reservation": {"affinity": "none"},
+        "project": "my-project",
+        "location": "us-central1",
+        "cluster": "projects/my-project/locations/us-central1/clusters/research",
+        "name": "h100",
+        "zones": ["us-central1-a"],
+        "machineType": "a3-highgpu-8g",
+        "serviceAccount": SA,
+        "nodeCount": 2.0,
+        "reservation": {"affinity": "none"},
     },
     "Kueue": {
-        "clusterQueue": "research", "localQueue": "research", "namespace": "default",
+        "clusterQueue": "research",
+        "localQueue": "research",
+        "namespace": "default",
         "flavors": [{"name": "h100", "nodePool": "h100", "machineType": "a3-highgpu-8g", "nodes": 2.0, "topologyAware": False}],
     },
     "TrainingPlatform": {
-        "project": "my-project", "region": "us-central1", "zone": "us-central1-b",
+        "project": "my-project",
+        "region": "us-central1",
+        "zone": "us-central1-b",
         "cluster": {"name": "a4-platform", "versionPrefix": "1.35.", "authorizedNetworks": [{"cidrBlock": "203.0.113.0/24"}]},
         "gpuPool": {"name": "a4", "machineType": "a4-highgpu-8g", "nodeCount": 2.0, "reservation": {"affinity": "none"}, "gpuDriver": "latest"},
         "storage": {"kind": "lustre", "lustre": {"capacityGib": 18000.0}},

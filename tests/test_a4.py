@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 import pytest
+
 from helpers import job_pod_template, plan_inputs, raw_config
 from trainstack.app.plan.plan import Plan, render
 from trainstack.app.stacks import raw_stack_config

@@ -31,9 +31,7 @@ def test_nics_are_one_extra_gvnic_and_four_rdma_nics_on_the_a3_ultra_path() -> N
     assert A4X.gpudirect is catalog.GpuDirect.RDMA
     assert (A4X.gvnic_networks, A4X.rdma_subnets, A4X.mtu) == (1, 4, 8896)
     nets = catalog.nic_networks(A4X, "10.128.0.0/16")
-    assert [(n.name, n.interface) for n in nets] == [
-        ("gvnic-1", "eth1"), ("rdma-0", "eth2"), ("rdma-1", "eth3"), ("rdma-2", "eth4"), ("rdma-3", "eth5")
-    ]
+    assert [(n.name, n.interface) for n in nets] == [("gvnic-1", "eth1"), ("rdma-0", "eth2"), ("rdma-1", "eth3"), ("rdma-2", "eth4"), ("rdma-3", "eth5")]
 
 
 def test_gib_is_the_arm64_build_the_recipe_and_toolkit_pin() -> None:
@@ -62,7 +60,10 @@ def test_dra_driver_chart_is_toolkits_pin() -> None:
     # https://helm.ngc.nvidia.com/nvidia into namespace nvidia-dra-driver-gpu.
     chart = catalog.DRA_DRIVER_CHART
     assert (chart.name, chart.repo, chart.version, chart.namespace) == (
-        "nvidia-dra-driver-gpu", "https://helm.ngc.nvidia.com/nvidia", "25.3.0", "nvidia-dra-driver-gpu"
+        "nvidia-dra-driver-gpu",
+        "https://helm.ngc.nvidia.com/nvidia",
+        "25.3.0",
+        "nvidia-dra-driver-gpu",
     )
     assert catalog.COMPUTE_DOMAIN_API == "resource.nvidia.com/v1beta1"
 

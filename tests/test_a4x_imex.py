@@ -8,6 +8,7 @@ Kubernetes 1.32 one, the ComputeDomain the DRA driver v25.3.0 CRD bundled in app
 from __future__ import annotations
 
 import pytest
+
 from helpers import of_type, one, render
 from test_a4x_pools import a4x_raw
 from trainstack.app.schemas.validate import crd_for, validate_object
@@ -80,7 +81,10 @@ def test_the_driver_is_installed_as_toolkit_installs_it_on_gke(rendered) -> None
     driver = next(r for r in of_type(rendered, RELEASE) if r.inputs["name"] == "nvidia-dra-driver-gpu")
     inputs = driver.inputs
     assert (inputs["chart"], inputs["version"], inputs["repositoryOpts"], inputs["namespace"]) == (
-        "nvidia-dra-driver-gpu", "25.3.0", {"repo": "https://helm.ngc.nvidia.com/nvidia"}, "nvidia-dra-driver-gpu"
+        "nvidia-dra-driver-gpu",
+        "25.3.0",
+        {"repo": "https://helm.ngc.nvidia.com/nvidia"},
+        "nvidia-dra-driver-gpu",
     )
     values = inputs["values"]
     assert values["image"] == {"repository": "nvcr.io/nvidia/k8s-dra-driver-gpu", "tag": "v25.3.0"}  # the chart's appVersion
@@ -89,10 +93,14 @@ def test_the_driver_is_installed_as_toolkit_installs_it_on_gke(rendered) -> None
     controller_terms = values["controller"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     assert controller_terms == [{"matchExpressions": [{"key": "nvidia.com/gpu", "operator": "DoesNotExist"}]}]
     plugin_terms = values["kubeletPlugin"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert plugin_terms == [{"matchExpressions": [
-        {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-gb200"]},
-        {"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]},
-    ]}]
+    assert plugin_terms == [
+        {
+            "matchExpressions": [
+                {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-gb200"]},
+                {"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]},
+            ]
+        }
+    ]
     assert values["kubeletPlugin"]["tolerations"] == [
         {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"},
         {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"},
@@ -125,7 +133,9 @@ def test_the_training_pod_passes_the_kubernetes_pod_schema(rendered) -> None:
 def test_the_bundled_crd_refuses_a_domain_without_its_size() -> None:
     assert crd_for(catalog.COMPUTE_DOMAIN_API, "ComputeDomain") is not None
     domain = {
-        "apiVersion": catalog.COMPUTE_DOMAIN_API, "kind": "ComputeDomain", "metadata": {"name": "d", "namespace": "ml"},
+        "apiVersion": catalog.COMPUTE_DOMAIN_API,
+        "kind": "ComputeDomain",
+        "metadata": {"name": "d", "namespace": "ml"},
         "spec": {"channel": {"resourceClaimTemplate": {"name": "d-channel"}}, "numNodes": 2},
     }
     assert validate_object(domain) == []

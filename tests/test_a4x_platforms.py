@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from helpers import merge, raw_config
 from test_a4x_pools import a4x_raw
 from trainstack.app.validation import validate
@@ -37,16 +38,20 @@ def test_an_arm64_image_with_gibs_arm64_build_is_accepted() -> None:
 def test_an_amd64_only_image_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(catalog.IMAGES, "x86-only", catalog.Image("nvcr.io/nvidia/pytorch", "99.01-py3", platforms=("linux/amd64",)))
     assert problems(on_a4x(trainstack_image={"prebuilt": "nvcr.io/nvidia/pytorch:99.01-py3"})) == [
-        "trainstack:image.prebuilt = 'nvcr.io/nvidia/pytorch:99.01-py3': runs nvcr.io/nvidia/pytorch:99.01-py3 on a4x-highgpu-4g's "
-        "linux/arm64 nodes, an image published for linux/amd64 only; use one published for linux/arm64"
+        (
+            "trainstack:image.prebuilt = 'nvcr.io/nvidia/pytorch:99.01-py3': runs nvcr.io/nvidia/pytorch:99.01-py3 on a4x-highgpu-4g's "
+            "linux/arm64 nodes, an image published for linux/amd64 only; use one published for linux/arm64"
+        )
     ]
 
 
 def test_a_cloud_build_image_is_amd64_only() -> None:
     raw = on_a4x(trainstack_image={"prebuilt": None, "build": {"context": "images/nemo-24.07", "imageName": "nemo", "tag": "24.07"}})
     assert problems(raw) == [
-        "trainstack:image.build = 'nemo:24.07': runs nemo:24.07 on a4x-highgpu-4g's linux/arm64 nodes, an image published "
-        "for linux/amd64 only; use one published for linux/arm64"
+        (
+            "trainstack:image.build = 'nemo:24.07': runs nemo:24.07 on a4x-highgpu-4g's linux/arm64 nodes, an image published "
+            "for linux/amd64 only; use one published for linux/arm64"
+        )
     ]
 
 
@@ -79,7 +84,9 @@ def test_amd64_machines_still_accept_images_of_unknown_platforms() -> None:
 def test_the_dra_drivers_kubelet_plugin_runs_on_the_a4x_nodes_too(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(catalog.IMAGES, "nvidia-dra-driver", catalog.Image("nvcr.io/nvidia/k8s-dra-driver-gpu", "v25.3.0"))
     assert problems(on_a4x()) == [
-        "trainstack:gpuPool.machineType = 'a4x-highgpu-4g': runs nvcr.io/nvidia/k8s-dra-driver-gpu:v25.3.0 on a4x-highgpu-4g's "
-        "linux/arm64 nodes, an image with no platforms recorded in the catalog (core/catalog.py), so unknown, and unknown is "
-        "refused on Arm; use one published for linux/arm64"
+        (
+            "trainstack:gpuPool.machineType = 'a4x-highgpu-4g': runs nvcr.io/nvidia/k8s-dra-driver-gpu:v25.3.0 on a4x-highgpu-4g's "
+            "linux/arm64 nodes, an image with no platforms recorded in the catalog (core/catalog.py), so unknown, and unknown is "
+            "refused on Arm; use one published for linux/arm64"
+        )
     ]

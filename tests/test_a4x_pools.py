@@ -9,6 +9,7 @@ import dataclasses
 from typing import Any
 
 import pytest
+
 from helpers import construct, merge, of_type, one, raw_config, render
 from trainstack.components import GpuNodePool, GpuNodePoolArgs, Reservation
 from trainstack.core import catalog, rules
@@ -46,23 +47,26 @@ def test_whole_nvlink_domains_are_accepted(nodes: int) -> None:
 @pytest.mark.parametrize(("nodes", "use"), [(17, "18"), (19, "18 or 36"), (35, "18 or 36"), (37, "36 or 54")])
 def test_a_pool_just_off_a_whole_domain_is_refused_naming_key_value_and_rule(nodes: int, use: str) -> None:
     assert problems(a4x_raw({"nodeCount": nodes})) == [
-        f"trainstack:gpuPool.nodeCount = {nodes}: must be a whole number of NVLink domains: a4x-highgpu-4g has 18 nodes "
-        f"in each (1x72 GPUs); use {use}"
+        (f"trainstack:gpuPool.nodeCount = {nodes}: must be a whole number of NVLink domains: a4x-highgpu-4g has 18 nodes in each (1x72 GPUs); use {use}")
     ]
 
 
 def test_autoscaling_bounds_are_whole_domains_too() -> None:
     raw = a4x_raw({"nodeCount": None, "autoscaling": {"minNodes": 18, "maxNodes": 40}})
     assert problems(raw) == [
-        "trainstack:gpuPool.autoscaling.maxNodes = 40: must be a whole number of NVLink domains: a4x-highgpu-4g has 18 "
-        "nodes in each (1x72 GPUs); use 36 or 54"
+        (
+            "trainstack:gpuPool.autoscaling.maxNodes = 40: must be a whole number of NVLink domains: a4x-highgpu-4g has 18 "
+            "nodes in each (1x72 GPUs); use 36 or 54"
+        )
     ]
 
 
 def test_no_placement_is_refused() -> None:
     assert problems(a4x_raw({"placement": "none"})) == [
-        "trainstack:gpuPool.placement = 'none': a4x-highgpu-4g pools are placed by their NVLink domain's workload policy "
-        "(accelerator topology 1x72); use placement auto or compact"
+        (
+            "trainstack:gpuPool.placement = 'none': a4x-highgpu-4g pools are placed by their NVLink domain's workload policy "
+            "(accelerator topology 1x72); use placement auto or compact"
+        )
     ]
 
 
@@ -70,8 +74,10 @@ def test_no_placement_is_refused() -> None:
 def test_gke_older_than_dra_is_refused(prefix: str | None) -> None:
     shown = "None" if prefix is None else repr(prefix)
     assert problems(a4x_raw(trainstack_cluster={"versionPrefix": prefix})) == [
-        f"trainstack:cluster.versionPrefix = {shown}: a4x-highgpu-4g needs GKE 1.34 or newer; set a version prefix of 1.34. "
-        "or later (trainstack:gpuPool.machineType)"
+        (
+            f"trainstack:cluster.versionPrefix = {shown}: a4x-highgpu-4g needs GKE 1.34 or newer; set a version prefix of 1.34. "
+            "or later (trainstack:gpuPool.machineType)"
+        )
     ]
 
 
@@ -95,9 +101,15 @@ def test_other_machines_get_no_workload_policy_and_no_beta_apis() -> None:
 
 
 ARGS = GpuNodePoolArgs(
-    project="my-project", location="us-central1", cluster="projects/my-project/locations/us-central1/clusters/c",
-    name="a4x", zones=["us-central1-b"], machine_type="a4x-highgpu-4g", service_account="n@my-project.iam.gserviceaccount.com",
-    node_count=18, reservation=Reservation("specific", "a4x-reservation"),
+    project="my-project",
+    location="us-central1",
+    cluster="projects/my-project/locations/us-central1/clusters/c",
+    name="a4x",
+    zones=["us-central1-b"],
+    machine_type="a4x-highgpu-4g",
+    service_account="n@my-project.iam.gserviceaccount.com",
+    node_count=18,
+    reservation=Reservation("specific", "a4x-reservation"),
 )
 
 

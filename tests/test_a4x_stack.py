@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from helpers import job_pod_template, plan_inputs, raw_config
 from trainstack.app.plan.plan import Plan, render
 from trainstack.app.stacks import raw_stack_config
@@ -34,7 +35,7 @@ def test_the_launch_is_the_recipes_run_script_flags(plan: Plan) -> None:
     workload = job_pod_template(plan)["spec"]["containers"][0]
     args = workload["args"]
     assert args[:3] == ["torchrun", "--nproc-per-node=4", "--nnodes=16"]
-    assert args[args.index(megatron_bridge.SCRIPT) + 1:] == [
+    assert args[args.index(megatron_bridge.SCRIPT) + 1 :] == [
         "--model_family_name=llama",
         "--model_recipe_name=llama3_70b",
         "--gpu=gb200",
@@ -128,7 +129,7 @@ def test_memory_fit_counts_the_offloaded_layers(plan: Plan) -> None:
     offloaded ones; with them the estimate fits."""
     assert plan.memory is not None and plan.memory["fits"]
     raw = raw_config(STACK, trainstack_workload={"overrides": []})
-    with pytest.raises(ConfigError, match="needs about .* per GPU"):
+    with pytest.raises(ConfigError, match=r"needs about .* per GPU"):
         render(STACK, raw)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+
 from helpers import merge
 from trainstack.app.cli import main
 from trainstack.app.stacks import raw_stack_config

@@ -15,9 +15,9 @@ from typing import Any, Generic, TypeVar
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
+
 from helpers import of_type, one
 from trainstack import components, workloads
-from trainstack.core import catalog
 from trainstack.app.plan import engine
 from trainstack.app.plan.recorder import Registration
 from trainstack.app.schemas.validate import validate_object
@@ -49,11 +49,11 @@ from trainstack.components import (
     JobSetArgs,
     Kueue,
     KueueArgs,
-    NetworkRef,
     LustreInstance,
     LustreInstanceArgs,
     LustreVolume,
     LustreVolumeArgs,
+    NetworkRef,
     NfsDisk,
     NfsDiskArgs,
     NfsServer,
@@ -82,6 +82,7 @@ from trainstack.components import (
 from trainstack.components.gke_cluster import cluster_identity
 from trainstack.components.gpudirect_installers import NODE_INSTALLED
 from trainstack.components.node_pools import NODE_ROLES
+from trainstack.core import catalog
 from trainstack.core.testing import SECRET as SECRET_VALUE
 from trainstack.workloads import (
     ConfigFiles,
@@ -234,25 +235,54 @@ def pod_of(built: Built[Any]) -> tuple[Registration, dict[str, Any]]:
 
 
 CLUSTER_ARGS = GkeClusterArgs(
-    project="proj-1", location="us-central1", name="c", node_locations=["us-central1-c", "us-central1-b", "us-central1-c"],
-    network=NET, node_service_account=SA,
+    project="proj-1",
+    location="us-central1",
+    name="c",
+    node_locations=["us-central1-c", "us-central1-b", "us-central1-c"],
+    network=NET,
+    node_service_account=SA,
 )
 GPU_POOL_ARGS = GpuNodePoolArgs(
-    project="proj-1", location="us-central1", cluster="projects/p/locations/us-central1/clusters/c", name="gpus",
-    zones=["us-central1-b"], machine_type=MEGA.name, service_account=SA, node_count=4,
+    project="proj-1",
+    location="us-central1",
+    cluster="projects/p/locations/us-central1/clusters/c",
+    name="gpus",
+    zones=["us-central1-b"],
+    machine_type=MEGA.name,
+    service_account=SA,
+    node_count=4,
 )
 JOB_ARGS = TrainingJobArgs(
-    name="hello", namespace="ml", image="registry.example/train:1", machine=FOUR_GPUS, nodes=3,
-    node_selector={"cloud.google.com/gke-nodepool": "a100"}, tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists"}],
-    queue="research", service_account="trainer", claim_name="shared", mount_path="/shared",
+    name="hello",
+    namespace="ml",
+    image="registry.example/train:1",
+    machine=FOUR_GPUS,
+    nodes=3,
+    node_selector={"cloud.google.com/gke-nodepool": "a100"},
+    tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists"}],
+    queue="research",
+    service_account="trainer",
+    claim_name="shared",
+    mount_path="/shared",
     launch=Launch(command=("torchrun", "train.py")),
 )
 SUPERVISOR_ARGS = SupervisorArgs(
-    jobset="hello", namespace="ml", project="proj-1", cpu_pool="cpu", gpus_per_node=4, nodes=6, nodes_per_replica=2,
+    jobset="hello",
+    namespace="ml",
+    project="proj-1",
+    cpu_pool="cpu",
+    gpus_per_node=4,
+    nodes=6,
+    nodes_per_replica=2,
     gpu_tolerations=(GPU_TOLERATION,),
 )
 TENSORBOARD_ARGS = TensorBoardArgs(
-    name="hello-tb", namespace="ml", claim_name="shared", mount_path="/shared", log_dir="/shared/runs/hello", node_pool="cpu",
+    name="hello-tb",
+    namespace="ml",
+    claim_name="shared",
+    mount_path="/shared",
+    log_dir="/shared/runs/hello",
+    node_pool="cpu",
     image="registry.example/tensorboard:1",
 )
 
@@ -300,7 +330,10 @@ CASES = [
     Case(FilestoreShare, lambda n, o: FilestoreShare(n, FilestoreShareArgs("proj-1", "fs", "us-central1-b", "ZONAL", 1024, "share1", "vpc"), o)),
     Case(NfsDisk, lambda n, o: NfsDisk(n, NfsDiskArgs("proj-1", "us-central1-b", "disk", "pd-ssd", 100), o)),
     Case(LustreInstance, lambda n, o: LustreInstance(n, LustreInstanceArgs("proj-1", "us-central1-b", f"{n}-lustre", "vpc", 9000), o)),
-    Case(WorkloadImage, lambda n, o: WorkloadImage(n, WorkloadImageArgs("proj-1", "us-central1", "repo", "img", "t", "images/x", "0" * 64, "builder", "p-builds"), o)),
+    Case(
+        WorkloadImage,
+        lambda n, o: WorkloadImage(n, WorkloadImageArgs("proj-1", "us-central1", "repo", "img", "t", "images/x", "0" * 64, "builder", "p-builds"), o),
+    ),
     Case(Kueue, lambda n, o: Kueue(n, KueueArgs("cq", "lq", "ml", [GpuFlavor("f", "pool", ULTRA.name, 2)], priority_classes=[PriorityClass("high", 100)]), o)),
     Case(JobSet, lambda n, o: JobSet(n, JobSetArgs(), o)),
     Case(GpuNetworks, lambda n, o: GpuNetworks(n, GpuNetworksArgs([NicAttachment("rdma-0", "rdma", "v", "s")]), o)),
@@ -312,8 +345,11 @@ CASES = [
     Case(LustreVolume, lambda n, o: LustreVolume(n, LustreVolumeArgs("proj-1/us-central1-b/lustre", "10.232.0.5", "lustrefs", "shared", "ml", 9000), o)),
     Case(NfsServer, lambda n, o: NfsServer(n, NfsServerArgs("disk", "proj-1", "us-central1-b", 100, "ml"), o)),
     Case(WorkloadIdentity, lambda n, o: WorkloadIdentity(n, WorkloadIdentityArgs("ml", "trainer"), o)),
-    Case(TrainingJob, lambda n, o: TrainingJob(n, job_args(
-        launch=Launch(command=("x",), files=(ConfigFiles("cfg", "/cfg", {"a": "b"}),)), secret_env={"TOKEN": "t"}), o), "jobset"),
+    Case(
+        TrainingJob,
+        lambda n, o: TrainingJob(n, job_args(launch=Launch(command=("x",), files=(ConfigFiles("cfg", "/cfg", {"a": "b"}),)), secret_env={"TOKEN": "t"}), o),
+        "jobset",
+    ),
     Case(TrainingJob, lambda n, o: TrainingJob(n, job_args(controller="job"), o), "job"),
     Case(ResiliencySupervisor, lambda n, o: ResiliencySupervisor(n, SUPERVISOR_ARGS, o)),
     Case(TensorBoard, lambda n, o: TensorBoard(n, TENSORBOARD_ARGS, o)),
@@ -322,10 +358,18 @@ CASES = [
 
 
 # Modules whose components register Kubernetes objects (JobSet: only a Helm release).
-K8S_MODULES = tuple(f"trainstack.{m}" for m in (
-    "components.kueue", "components.multinic", "components.gpudirect_installers", "components.volumes", "components.dra_driver",
-    "components.workload_identity", "workloads",
-))
+K8S_MODULES = tuple(
+    f"trainstack.{m}"
+    for m in (
+        "components.kueue",
+        "components.multinic",
+        "components.gpudirect_installers",
+        "components.volumes",
+        "components.dra_driver",
+        "components.workload_identity",
+        "workloads",
+    )
+)
 
 
 def exported_components() -> set[type]:
@@ -571,17 +615,21 @@ def test_node_service_account_grants_each_node_role_to_its_own_account() -> None
 
 def test_gpu_node_pool_from_its_args() -> None:
     args = gpu_pool_args(
-        reservation=Reservation("specific", "r1", "host-proj"), compact=False, labels={"team": "ml"}, extra_networks=[ExtraNetwork("v1", "s1")],
-        gpu_driver="default", boot_disk_gb=500, max_surge=1, max_unavailable=0,
+        reservation=Reservation("specific", "r1", "host-proj"),
+        compact=False,
+        labels={"team": "ml"},
+        extra_networks=[ExtraNetwork("v1", "s1")],
+        gpu_driver="default",
+        boot_disk_gb=500,
+        max_surge=1,
+        max_unavailable=0,
     )
     built = run(lambda o: GpuNodePool("gpu", args, o))
     pool = built.inputs(NODE_POOL)
     config = pool["nodeConfig"]
     assert (pool["name"], pool["cluster"], pool["nodeLocations"], pool["nodeCount"]) == ("gpus", args.cluster, ["us-central1-b"], 4)
     assert config["machineType"] == "a3-megagpu-8g"
-    assert config["guestAccelerators"] == [
-        {"type": "nvidia-h100-mega-80gb", "count": 8, "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"}}
-    ]
+    assert config["guestAccelerators"] == [{"type": "nvidia-h100-mega-80gb", "count": 8, "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"}}]
     assert config["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}]
     assert config["reservationAffinity"] == {
         "consumeReservationType": "SPECIFIC_RESERVATION",
@@ -603,24 +651,28 @@ def test_gpu_node_pool_placement_policy_only_when_compact(compact: bool) -> None
     assert pool.get("placementPolicy") == ({"type": "COMPACT"} if compact else None)
 
 
-@pytest.mark.parametrize("reservation, affinity", [(Reservation("none"), "NO_RESERVATION"), (Reservation(), "ANY_RESERVATION")])
+@pytest.mark.parametrize(("reservation", "affinity"), [(Reservation("none"), "NO_RESERVATION"), (Reservation(), "ANY_RESERVATION")])
 def test_gpu_node_pool_reservation_affinity(reservation: Reservation, affinity: str) -> None:
     config = run(lambda o: GpuNodePool("gpu", gpu_pool_args(reservation=reservation), o)).inputs(NODE_POOL)["nodeConfig"]
     assert config["reservationAffinity"] == {"consumeReservationType": affinity}
 
 
 @pytest.mark.parametrize(
-    "changes, count, initial, autoscaling",
+    ("changes", "count", "initial", "autoscaling"),
     [
         ({"node_count": 4}, 2, None, None),
         ({"node_count": None, "autoscaling": Autoscaling(1, 8)}, None, 1, {"totalMinNodeCount": 1, "totalMaxNodeCount": 8, "locationPolicy": "ANY"}),
         (
             {"node_count": None, "autoscaling": Autoscaling(3, 6), "reservation": Reservation("none")},
-            None, 2, {"totalMinNodeCount": 3, "totalMaxNodeCount": 6, "locationPolicy": "BALANCED"},
+            None,
+            2,
+            {"totalMinNodeCount": 3, "totalMaxNodeCount": 6, "locationPolicy": "BALANCED"},
         ),
         (
             {"node_count": None, "autoscaling": Autoscaling(0, 6), "reservation": Reservation("none"), "provisioning": "spot"},
-            None, 0, {"totalMinNodeCount": 0, "totalMaxNodeCount": 6, "locationPolicy": "ANY"},
+            None,
+            0,
+            {"totalMinNodeCount": 0, "totalMaxNodeCount": 6, "locationPolicy": "ANY"},
         ),
     ],
     ids=["fixed", "autoscaled-reserved", "autoscaled-on-demand", "autoscaled-spot"],
@@ -639,7 +691,9 @@ def test_gpu_node_pool_is_fixed_or_autoscaled_over_its_zones(
 @pytest.mark.parametrize("provisioning", ["on-demand", "spot", "flex-start"])
 def test_gpu_node_pool_provisioning(provisioning: str) -> None:
     # A3 Mega takes no compact placement with flex-start (GpuNodePool refuses it: see below).
-    args = gpu_pool_args(provisioning=provisioning, node_count=None, autoscaling=Autoscaling(0, 2), reservation=Reservation("none"), compact=provisioning != "flex-start")
+    args = gpu_pool_args(
+        provisioning=provisioning, node_count=None, autoscaling=Autoscaling(0, 2), reservation=Reservation("none"), compact=provisioning != "flex-start"
+    )
     pool = run(lambda o: GpuNodePool("gpu", args, o)).inputs(NODE_POOL)
     assert pool["nodeConfig"].get("spot") is (True if provisioning == "spot" else None)
     assert pool["nodeConfig"].get("flexStart") is (True if provisioning == "flex-start" else None)
@@ -647,7 +701,7 @@ def test_gpu_node_pool_provisioning(provisioning: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "changes, message",
+    ("changes", "message"),
     [
         ({"node_count": 2, "autoscaling": Autoscaling(0, 2)}, "node_count = 2: set exactly one of node_count"),
         ({"node_count": None}, "node_count = None: set exactly one of node_count"),
@@ -686,11 +740,13 @@ def test_cpu_node_pool_is_untainted_and_sized_per_zone() -> None:
 def test_data_is_kept_on_destroy_unless_disposable(disposable: bool) -> None:
     """Retained (forgotten by destroy, data kept), never `protect`ed: that would refuse the
     whole destroy."""
-    built = run(lambda o: (
-        CheckpointBucket("b", CheckpointBucketArgs("proj-1", "bucket", "us-central1", disposable=disposable), o),
-        FilestoreShare("f", FilestoreShareArgs("proj-1", "fs", "us-central1-b", "ZONAL", 1024, "share1", "vpc", disposable=disposable), o),
-        NfsDisk("d", NfsDiskArgs("proj-1", "us-central1-b", "disk", "pd-ssd", 100, disposable=disposable), o),
-    ))
+    built = run(
+        lambda o: (
+            CheckpointBucket("b", CheckpointBucketArgs("proj-1", "bucket", "us-central1", disposable=disposable), o),
+            FilestoreShare("f", FilestoreShareArgs("proj-1", "fs", "us-central1-b", "ZONAL", 1024, "share1", "vpc", disposable=disposable), o),
+            NfsDisk("d", NfsDiskArgs("proj-1", "us-central1-b", "disk", "pd-ssd", 100, disposable=disposable), o),
+        )
+    )
     for type_token in (BUCKET, FILESTORE, DISK):
         options = {k: v for k, v in built.one(type_token).options.items() if k != "aliases"}
         assert options == ({} if disposable else {"retainOnDelete": True})
@@ -700,8 +756,15 @@ def test_data_is_kept_on_destroy_unless_disposable(disposable: bool) -> None:
 def test_checkpoint_bucket_grants_object_users_after_grant_after() -> None:
     def build(o: pulumi.ResourceOptions) -> CheckpointBucket:
         pool = Gate("identity-pool")
-        args = CheckpointBucketArgs("proj-1", "ckpt", "us-central1", hierarchical_namespace=False, object_users=["principal://a", "principal://b"],
-                                    grant_after=[pool], labels={"team": "ml"})
+        args = CheckpointBucketArgs(
+            "proj-1",
+            "ckpt",
+            "us-central1",
+            hierarchical_namespace=False,
+            object_users=["principal://a", "principal://b"],
+            grant_after=[pool],
+            labels={"team": "ml"},
+        )
         return CheckpointBucket("bucket", args, o)
 
     built = run(build)
@@ -719,10 +782,12 @@ def test_checkpoint_bucket_grants_object_users_after_grant_after() -> None:
 
 
 def test_filestore_share_and_nfs_disk_from_their_args() -> None:
-    built = run(lambda o: (
-        FilestoreShare("f", FilestoreShareArgs("proj-1", "fs", "us-central1", "ENTERPRISE", 2048, "data", "projects/h/global/networks/shared"), o),
-        NfsDisk("d", NfsDiskArgs("proj-1", "us-central1-b", "nfs", "pd-balanced", 300), o),
-    ))
+    built = run(
+        lambda o: (
+            FilestoreShare("f", FilestoreShareArgs("proj-1", "fs", "us-central1", "ENTERPRISE", 2048, "data", "projects/h/global/networks/shared"), o),
+            NfsDisk("d", NfsDiskArgs("proj-1", "us-central1-b", "nfs", "pd-balanced", 300), o),
+        )
+    )
     share = built.inputs(FILESTORE)
     assert (share["name"], share["location"], share["tier"]) == ("fs", "us-central1", "ENTERPRISE")
     assert share["fileShares"] == {"name": "data", "capacityGb": 2048}
@@ -739,11 +804,14 @@ def test_workload_image_builds_after_its_grants_when_its_context_changes() -> No
     args = WorkloadImageArgs("proj-1", "us-central1", "repo", "img", "t", "images/x", "f" * 64, "builder", "p-builds", machine_type="e2-highcpu-8")
     built = run(lambda o: WorkloadImage("image", args, o))
     build = built.one(COMMAND)
-    grants = [built.one(type_token, name) for type_token, name in (
-        ("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember", "image-builder-push"),
-        (BUCKET_MEMBER, "image-builder-staging"),
-        (IAM_MEMBER, "image-builder-logs"),
-    )]
+    grants = [
+        built.one(type_token, name)
+        for type_token, name in (
+            ("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember", "image-builder-push"),
+            (BUCKET_MEMBER, "image-builder-staging"),
+            (IAM_MEMBER, "image-builder-logs"),
+        )
+    ]
     assert {g.urn for g in grants} <= set(build.dependencies)
     assert build.inputs["triggers"] == ["f" * 64]
     create = build.inputs["create"]
@@ -795,7 +863,10 @@ def test_jobset_controller_release_from_its_args() -> None:
     built = run(lambda o: JobSet("jobset", JobSetArgs(placement, chart), o))
     release = built.inputs(RELEASE)
     assert (release["name"], release["chart"], release["version"], release["namespace"]) == (
-        "jobset", "oci://registry.example/charts/jobset", "9.9.9", "js-system",
+        "jobset",
+        "oci://registry.example/charts/jobset",
+        "9.9.9",
+        "js-system",
     )
     assert release["values"] == {"controller": {"nodeSelector": {"cloud.google.com/gke-nodepool": "cpu"}, "tolerations": [GPU_TOLERATION]}}
     assert built.value.version == "9.9.9"
@@ -820,7 +891,7 @@ def test_gpu_networks_one_parameter_set_and_network_per_attachment() -> None:
 # --- workload_identity ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("namespace, created", [("ml", True), ("default", False)])
+@pytest.mark.parametrize(("namespace", "created"), [("ml", True), ("default", False)])
 def test_workload_identity_creates_its_namespace_unless_built_in(namespace: str, created: bool) -> None:
     built = run(lambda o: WorkloadIdentity("identity", WorkloadIdentityArgs(namespace, "trainer"), o))
     namespaces = built.all(NAMESPACE)
@@ -834,7 +905,7 @@ def test_workload_identity_creates_its_namespace_unless_built_in(namespace: str,
 # --- gpudirect_installers -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("machine, daemonsets", [(MEGA, ["device-injector", "nccl-tcpxo-installer"]), (HIGH, ["nccl-tcpx-installer"])])
+@pytest.mark.parametrize(("machine", "daemonsets"), [(MEGA, ["device-injector", "nccl-tcpxo-installer"]), (HIGH, ["nccl-tcpx-installer"])])
 def test_gpudirect_installers_follow_the_machines_stack(machine: catalog.Machine, daemonsets: list[str]) -> None:
     built = run(lambda o: GpuDirectInstallers("gpudirect", GpuDirectInstallersArgs(machine.name, namespace="gpu-system"), o))
     found = built.all(DAEMONSET)
@@ -852,10 +923,14 @@ def test_nvidia_driver_installer_skips_nodes_whose_driver_gke_manages() -> None:
     ds = built.inputs(DAEMONSET)
     assert (ds["metadata"]["name"], ds["metadata"]["namespace"]) == ("nvidia-driver-installer", "gpu-system")
     terms = ds["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert terms == [{"matchExpressions": [
-        {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-tesla-a100"]},
-        {"key": "cloud.google.com/gke-gpu-driver-version", "operator": "DoesNotExist"},
-    ]}]
+    assert terms == [
+        {
+            "matchExpressions": [
+                {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-tesla-a100"]},
+                {"key": "cloud.google.com/gke-gpu-driver-version", "operator": "DoesNotExist"},
+            ]
+        }
+    ]
 
 
 # --- volumes --------------------------------------------------------------------------------------
@@ -1021,7 +1096,7 @@ def test_tensorboard_serves_its_log_dir_read_only_on_the_cpu_pool() -> None:
 
 
 @pytest.mark.parametrize(
-    "mount_path, log_dir, accepted",
+    ("mount_path", "log_dir", "accepted"),
     [("/shared", "/shared", True), ("/shared/", "/shared/logs", True), ("/shared", "/elsewhere/logs", False), ("/shared", "/shared-2/logs", False)],
 )
 def test_tensorboard_args_need_a_log_dir_on_the_shared_storage(mount_path: str, log_dir: str, accepted: bool) -> None:

@@ -4,6 +4,8 @@ Pulumi YAML example against that schema."""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import json
 import re
 import subprocess
@@ -14,13 +16,16 @@ from typing import Any
 
 import pytest
 import yaml
+
 from trainstack import components, workloads
 from trainstack.app.package import COMPONENTS, NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "two-gpu-pools" / "Pulumi.yaml"
 EXPORTED = sorted(
-    name for module in (components, workloads) for name in module.__all__
+    name
+    for module in (components, workloads)
+    for name in module.__all__
     if isinstance(getattr(module, name), type) and hasattr(getattr(module, name), "register_outputs")
 )
 
@@ -76,6 +81,29 @@ def test_defaults_are_optional_inputs_and_the_machine_is_a_type_name() -> None:
     assert pool["inputProperties"]["machineType"]["type"] == "string"
     assert pool["inputProperties"]["extraNetworks"]["items"]["$ref"] == f"#/types/{NAME}:index:ExtraNetwork"
     assert {"pool", "nodeSelector", "tolerations"} <= set(pool["properties"])
+
+
+@pytest.mark.parametrize("component", COMPONENTS, ids=lambda c: c.__name__)
+def test_an_input_is_required_exactly_when_its_field_has_no_default(component: type) -> None:
+    """Args fields are typed as they are at run time (`labels: dict[str, str] = {}`); the package still
+    offers each field with a default as optional, the nested types' fields too."""
+    args = inspect.get_annotations(component.__init__, eval_str=True)["args"]
+    resource = schema()["resources"][token(component.__name__)]
+    assert sorted(resource.get("requiredInputs", [])) == required(args)
+    for prop in resource["inputProperties"].values():
+        ref = prop.get("items", prop).get("$ref", "").removeprefix(f"#/types/{NAME}:index:")
+        nested = getattr(components, ref, None) or getattr(workloads, ref, None)
+        if nested is not None and dataclasses.is_dataclass(nested):
+            assert sorted(schema()["types"][f"{NAME}:index:{ref}"].get("required", [])) == required(nested), ref
+
+
+def required(args: type) -> list[str]:
+    """The camelCase names of `args`' fields without a default."""
+    return sorted(
+        re.sub(r"_(\w)", lambda m: m.group(1).upper(), f.name)
+        for f in dataclasses.fields(args)
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    )
 
 
 # --- the construct path with dict args ------------------------------------------------------------

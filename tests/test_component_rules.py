@@ -10,8 +10,9 @@ from typing import Any
 
 import pulumi
 import pytest
-from helpers import construct, render_with
 from pydantic import ValidationError
+
+from helpers import construct, render_with
 from trainstack.components import (
     AuthorizedNetwork,
     Autoscaling,
@@ -46,8 +47,14 @@ from trainstack.workloads import ResiliencySupervisor, SupervisorArgs
 SA = "nodes@my-project.iam.gserviceaccount.com"
 ZONE = "us-central1-a"
 POOL = GpuNodePoolArgs(
-    project="my-project", location="us-central1", cluster="projects/my-project/locations/us-central1/clusters/c",
-    name="gpus", zones=[ZONE], machine_type="a3-megagpu-8g", service_account=SA, node_count=2,
+    project="my-project",
+    location="us-central1",
+    cluster="projects/my-project/locations/us-central1/clusters/c",
+    name="gpus",
+    zones=[ZONE],
+    machine_type="a3-megagpu-8g",
+    service_account=SA,
+    node_count=2,
 )
 CPU_POOL = CpuNodePoolArgs("my-project", "us-central1", "c", "cpu", [ZONE], "e2-standard-8", 2, SA)
 CLUSTER = GkeClusterArgs("my-project", "us-central1", "research", [ZONE], NetworkRef("vpc", "subnet", "pods", "services"), SA)
@@ -64,78 +71,272 @@ CASES = [
     ("dns-label", GpuNodePool, POOL, {"name": "gpus-2"}, {"name": "2gpus"}, "name", "must be a GKE node pool name: a lowercase letter"),
     ("project-id", GpuNodePool, POOL, {"project": "abcdef"}, {"project": "abcde"}, "project", "must be a GCP project ID: 6-30 lowercase letters"),
     ("cluster-name", GkeCluster, CLUSTER, {"name": "c" * 40}, {"name": "c" * 41}, "name", "must be at most 40 characters"),
-    ("account-id", NodeServiceAccount, NodeServiceAccountArgs("my-project", "nodes-1"), {"account_id": "node-1"}, {"account_id": "node1"}, "account_id", "must be a service account ID"),
+    (
+        "account-id",
+        NodeServiceAccount,
+        NodeServiceAccountArgs("my-project", "nodes-1"),
+        {"account_id": "node-1"},
+        {"account_id": "node1"},
+        "account_id",
+        "must be a service account ID",
+    ),
     # bounds with their source
-    ("node-count-max", GpuNodePool, POOL, {"node_count": 1000}, {"node_count": 1001}, "node_count", "must be between 0 and 1000 (GKE allows at most 1000 nodes a pool per zone)"),
+    (
+        "node-count-max",
+        GpuNodePool,
+        POOL,
+        {"node_count": 1000},
+        {"node_count": 1001},
+        "node_count",
+        "must be between 0 and 1000 (GKE allows at most 1000 nodes a pool per zone)",
+    ),
     ("node-count-min", GpuNodePool, POOL, {"node_count": 0}, {"node_count": -1}, "node_count", "must be between 0 and 1000"),
     ("boot-disk", GpuNodePool, POOL, {"boot_disk_gb": 100}, {"boot_disk_gb": 99}, "boot_disk_gb", "must be between 100 and 65536"),
     ("cpu-nodes", CpuNodePool, CPU_POOL, {"node_count": 100}, {"node_count": 101}, "node_count", "must be between 1 and 100"),
-    ("port", GkeCluster, CLUSTER, {"control_plane_ports": [65535]}, {"control_plane_ports": [65536]}, "control_plane_ports[0]", "must be between 1 and 65535 (a TCP port)"),
+    (
+        "port",
+        GkeCluster,
+        CLUSTER,
+        {"control_plane_ports": [65535]},
+        {"control_plane_ports": [65536]},
+        "control_plane_ports[0]",
+        "must be between 1 and 65535 (a TCP port)",
+    ),
     # a list that needs an item (the ZeroDivisionError of a pool without zones), and each item's rule
     ("zones-not-empty", GpuNodePool, POOL, {"zones": [ZONE]}, {"zones": []}, "zones", "must not be empty"),
     ("zones-each", GpuNodePool, POOL, {"zones": ["us-central1-b"]}, {"zones": ["us-central1"]}, "zones[0]", "must be a GCP zone such as us-central1-b"),
     ("ai-zone", GpuNodePool, POOL, {"zones": ["us-central1-ai1a"]}, {"zones": ["us-central1-ai"]}, "zones[0]", "must be a GCP zone such as us-central1-b"),
     # a zone of the location's region (GKE NodePool.locations, Cluster.locations)
-    ("pool-zone-region", GpuNodePool, POOL, {"zones": ["us-central1-f"]}, {"zones": ["us-east1-b"]}, "zones", "must be a zone of the cluster's region (us-central1)"),
-    ("cpu-zone-region", CpuNodePool, CPU_POOL, {"zones": ["us-central1-f"]}, {"zones": ["us-east1-b"]}, "zones", "must be a zone of the cluster's region (us-central1)"),
-    ("cluster-zone-region", GkeCluster, CLUSTER, {"node_locations": ["us-central1-f"]}, {"node_locations": ["us-east1-b"]}, "node_locations", "must be a zone of the cluster's region"),
+    (
+        "pool-zone-region",
+        GpuNodePool,
+        POOL,
+        {"zones": ["us-central1-f"]},
+        {"zones": ["us-east1-b"]},
+        "zones",
+        "must be a zone of the cluster's region (us-central1)",
+    ),
+    (
+        "cpu-zone-region",
+        CpuNodePool,
+        CPU_POOL,
+        {"zones": ["us-central1-f"]},
+        {"zones": ["us-east1-b"]},
+        "zones",
+        "must be a zone of the cluster's region (us-central1)",
+    ),
+    (
+        "cluster-zone-region",
+        GkeCluster,
+        CLUSTER,
+        {"node_locations": ["us-central1-f"]},
+        {"node_locations": ["us-east1-b"]},
+        "node_locations",
+        "must be a zone of the cluster's region",
+    ),
     # the zone holds the machine (catalog.MACHINE_ZONES): asia-south1 has A3 High and Ultra, no A3 Mega
-    ("machine-zone", GpuNodePool, POOL, {"location": "europe-west4", "zones": ["europe-west4-b"]}, {"location": "asia-south1", "zones": ["asia-south1-b"]},
-     "zones", "asia-south1 offers no a3-megagpu-8g"),
+    (
+        "machine-zone",
+        GpuNodePool,
+        POOL,
+        {"location": "europe-west4", "zones": ["europe-west4-b"]},
+        {"location": "asia-south1", "zones": ["asia-south1-b"]},
+        "zones",
+        "asia-south1 offers no a3-megagpu-8g",
+    ),
     # CIDRs
     ("cidr", GkeCluster, CLUSTER, {"master_ipv4_cidr": "172.16.0.16/28"}, {"master_ipv4_cidr": "172.16.0.17/28"}, "master_ipv4_cidr", "its host bits are set"),
     ("cidr-prefix", GkeCluster, CLUSTER, {"master_ipv4_cidr": "172.16.0.16/28"}, {"master_ipv4_cidr": "172.16.0.0/27"}, "master_ipv4_cidr", "must be a /28"),
     # one of a set
-    ("one-of", GpuNodePool, POOL, {"provisioning": "spot", "reservation": Reservation("none")}, {"provisioning": "preemptible"}, "provisioning", "must be one of on-demand, spot, flex-start"),
-    ("known-machine", GpuNodePool, POOL, {"machine_type": "a3-highgpu-8g"}, {"machine_type": "a3-highgpu-4g"}, "machine_type", "unknown GPU machine type; known: a2-highgpu-8g"),
-    ("bucket-name", CheckpointBucket, CheckpointBucketArgs("my-project", "abc", "us-central1"), {"name": "a" * 63}, {"name": "ab"}, "name", "must be a valid bucket name"),
+    (
+        "one-of",
+        GpuNodePool,
+        POOL,
+        {"provisioning": "spot", "reservation": Reservation("none")},
+        {"provisioning": "preemptible"},
+        "provisioning",
+        "must be one of on-demand, spot, flex-start",
+    ),
+    (
+        "known-machine",
+        GpuNodePool,
+        POOL,
+        {"machine_type": "a3-highgpu-8g"},
+        {"machine_type": "a3-highgpu-4g"},
+        "machine_type",
+        "unknown GPU machine type; known: a2-highgpu-8g",
+    ),
+    (
+        "bucket-name",
+        CheckpointBucket,
+        CheckpointBucketArgs("my-project", "abc", "us-central1"),
+        {"name": "a" * 63},
+        {"name": "ab"},
+        "name",
+        "must be a valid bucket name",
+    ),
     ("labels", GpuNodePool, POOL, {"labels": {"team": "ml"}}, {"labels": {"Team": "ml"}}, "labels", "label key 'Team' must start with a lowercase letter"),
     # rules between fields
-    ("min-max", GpuNodePool, POOL, {"node_count": None, "autoscaling": Autoscaling(2, 2)}, {"node_count": None, "autoscaling": Autoscaling(3, 2)}, "autoscaling.min_nodes", "must not exceed max_nodes (2)"),
+    (
+        "min-max",
+        GpuNodePool,
+        POOL,
+        {"node_count": None, "autoscaling": Autoscaling(2, 2)},
+        {"node_count": None, "autoscaling": Autoscaling(3, 2)},
+        "autoscaling.min_nodes",
+        "must not exceed max_nodes (2)",
+    ),
     ("exactly-one", GpuNodePool, POOL, {"node_count": 2}, {"node_count": None}, "node_count", "set exactly one of node_count (fixed size) and autoscaling"),
-    ("per-zone", GpuNodePool, POOL, {"zones": [ZONE, "us-central1-b"], "node_count": 4, "compact": False}, {"zones": [ZONE, "us-central1-b"], "node_count": 3, "compact": False}, "node_count", "must be a multiple of the number of zones (2)"),
+    (
+        "per-zone",
+        GpuNodePool,
+        POOL,
+        {"zones": [ZONE, "us-central1-b"], "node_count": 4, "compact": False},
+        {"zones": [ZONE, "us-central1-b"], "node_count": 3, "compact": False},
+        "node_count",
+        "must be a multiple of the number of zones (2)",
+    ),
     ("capacity-by-tier", FilestoreShare, FILESTORE, {"capacity_gib": 1024}, {"capacity_gib": 1023}, "capacity_gib", "tier ZONAL takes 1024 to"),
-    ("window", GkeCluster, CLUSTER, {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T07:00:00Z", "FREQ=DAILY")},
-     {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T06:59:59Z", "FREQ=DAILY")}, "maintenance_window.end", "must be 4 to 24 hours after start"),
+    (
+        "window",
+        GkeCluster,
+        CLUSTER,
+        {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T07:00:00Z", "FREQ=DAILY")},
+        {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T06:59:59Z", "FREQ=DAILY")},
+        "maintenance_window.end",
+        "must be 4 to 24 hours after start",
+    ),
     # GKE: 48 h of maintenance in 32 days (a weekly 6 h window on 2 days: 48 h; 5 h 59 m: less)
-    ("maintenance-availability", GkeCluster, CLUSTER, {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T09:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SU")},
-     {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T08:59:00Z", "FREQ=WEEKLY;BYDAY=SA,SU")}, "maintenance_window.end", "GKE requires at least 48 h"),
-    ("recurrence-days", GkeCluster, CLUSTER, {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T09:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SU")},
-     {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T09:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SX")}, "maintenance_window.recurrence", "must be an RFC 5545 rule"),
-    ("exclusion-scope", GkeCluster, dataclasses.replace(CLUSTER, maintenance_window=MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T11:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SU")),
-     {"maintenance_exclusion": MaintenanceExclusion("x", "2026-01-01T00:00:00Z", "NO_MINOR_UPGRADES")}, {"maintenance_exclusion": MaintenanceExclusion("x", "2026-01-01T00:00:00Z", "NO_UPGRADES")},
-     "maintenance_exclusion.scope", "lasts at most 30 days"),
+    (
+        "maintenance-availability",
+        GkeCluster,
+        CLUSTER,
+        {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T09:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SU")},
+        {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T08:59:00Z", "FREQ=WEEKLY;BYDAY=SA,SU")},
+        "maintenance_window.end",
+        "GKE requires at least 48 h",
+    ),
+    (
+        "recurrence-days",
+        GkeCluster,
+        CLUSTER,
+        {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T09:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SU")},
+        {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T09:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SX")},
+        "maintenance_window.recurrence",
+        "must be an RFC 5545 rule",
+    ),
+    (
+        "exclusion-scope",
+        GkeCluster,
+        dataclasses.replace(CLUSTER, maintenance_window=MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T11:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SU")),
+        {"maintenance_exclusion": MaintenanceExclusion("x", "2026-01-01T00:00:00Z", "NO_MINOR_UPGRADES")},
+        {"maintenance_exclusion": MaintenanceExclusion("x", "2026-01-01T00:00:00Z", "NO_UPGRADES")},
+        "maintenance_exclusion.scope",
+        "lasts at most 30 days",
+    ),
     # GKE authorized networks: 50 with a public endpoint; a private endpoint takes internal ranges only
-    ("authorized-networks", GkeCluster, CLUSTER, {"authorized_networks": [AuthorizedNetwork(f"10.0.{i}.0/24") for i in range(50)]},
-     {"authorized_networks": [AuthorizedNetwork(f"10.0.{i}.0/24") for i in range(51)]}, "authorized_networks", "GKE takes at most 50"),
-    ("authorized-networks-private", GkeCluster, dataclasses.replace(CLUSTER, private_endpoint=True),
-     {"authorized_networks": [AuthorizedNetwork(f"10.0.{i}.0/24") for i in range(50)]},
-     {"authorized_networks": [AuthorizedNetwork(f"10.0.{i}.0/24") for i in range(51)]}, "authorized_networks", "GKE takes at most 50"),
-    ("private-endpoint-networks", GkeCluster, dataclasses.replace(CLUSTER, private_endpoint=True), {"authorized_networks": [AuthorizedNetwork("10.1.0.0/16")]},
-     {"authorized_networks": [AuthorizedNetwork("8.8.8.0/24")]}, "authorized_networks[0].cidr_block", "is a public range"),
+    (
+        "authorized-networks",
+        GkeCluster,
+        CLUSTER,
+        {"authorized_networks": [AuthorizedNetwork(f"10.0.{i}.0/24") for i in range(50)]},
+        {"authorized_networks": [AuthorizedNetwork(f"10.0.{i}.0/24") for i in range(51)]},
+        "authorized_networks",
+        "GKE takes at most 50",
+    ),
+    (
+        "authorized-networks-private",
+        GkeCluster,
+        dataclasses.replace(CLUSTER, private_endpoint=True),
+        {"authorized_networks": [AuthorizedNetwork(f"10.0.{i}.0/24") for i in range(50)]},
+        {"authorized_networks": [AuthorizedNetwork(f"10.0.{i}.0/24") for i in range(51)]},
+        "authorized_networks",
+        "GKE takes at most 50",
+    ),
+    (
+        "private-endpoint-networks",
+        GkeCluster,
+        dataclasses.replace(CLUSTER, private_endpoint=True),
+        {"authorized_networks": [AuthorizedNetwork("10.1.0.0/16")]},
+        {"authorized_networks": [AuthorizedNetwork("8.8.8.0/24")]},
+        "authorized_networks[0].cidr_block",
+        "is a public range",
+    ),
     # Filestore capacity steps: ZONAL's lower range is 1-9.75 TiB in 256 GiB steps, then 10 TiB
-    ("capacity-step", FilestoreShare, FILESTORE, {"capacity_gib": 9984}, {"capacity_gib": 10000}, "capacity_gib", "1024 to 9984 GiB in steps of 256 or 10240 to 102400 GiB in steps of 2560"),
-    ("capacity-regional", FilestoreShare, dataclasses.replace(FILESTORE, location="us-central1", tier="REGIONAL"), {"capacity_gib": 100}, {"capacity_gib": 99},
-     "capacity_gib", "tier REGIONAL takes 100 to 10239 GiB"),
-    ("nested-item", Kueue, KUEUE, {"flavors": [GpuFlavor("mega", "gpus", "a3-megagpu-8g", 1000)]}, {"flavors": [GpuFlavor("mega", "gpus", "a3-megagpu-8g", 1001)]}, "flavors[0].nodes", "must be between 0 and 1000"),
-    ("duplicate", Kueue, KUEUE, {"flavors": [GpuFlavor("a", "gpus", "a3-megagpu-8g", 1), GpuFlavor("b", "gpus", "a3-megagpu-8g", 1)]},
-     {"flavors": [GpuFlavor("a", "gpus", "a3-megagpu-8g", 1), GpuFlavor("a", "gpus", "a3-megagpu-8g", 1)]}, "flavors[1].name", "is already used by another flavor"),
-    ("duration", Kueue, KUEUE, {"wait_for_pods_ready": WaitForPodsReady(timeout="1s")}, {"wait_for_pods_ready": WaitForPodsReady(timeout="0s")}, "wait_for_pods_ready.timeout", "must be longer than 0s"),
+    (
+        "capacity-step",
+        FilestoreShare,
+        FILESTORE,
+        {"capacity_gib": 9984},
+        {"capacity_gib": 10000},
+        "capacity_gib",
+        "1024 to 9984 GiB in steps of 256 or 10240 to 102400 GiB in steps of 2560",
+    ),
+    (
+        "capacity-regional",
+        FilestoreShare,
+        dataclasses.replace(FILESTORE, location="us-central1", tier="REGIONAL"),
+        {"capacity_gib": 100},
+        {"capacity_gib": 99},
+        "capacity_gib",
+        "tier REGIONAL takes 100 to 10239 GiB",
+    ),
+    (
+        "nested-item",
+        Kueue,
+        KUEUE,
+        {"flavors": [GpuFlavor("mega", "gpus", "a3-megagpu-8g", 1000)]},
+        {"flavors": [GpuFlavor("mega", "gpus", "a3-megagpu-8g", 1001)]},
+        "flavors[0].nodes",
+        "must be between 0 and 1000",
+    ),
+    (
+        "duplicate",
+        Kueue,
+        KUEUE,
+        {"flavors": [GpuFlavor("a", "gpus", "a3-megagpu-8g", 1), GpuFlavor("b", "gpus", "a3-megagpu-8g", 1)]},
+        {"flavors": [GpuFlavor("a", "gpus", "a3-megagpu-8g", 1), GpuFlavor("a", "gpus", "a3-megagpu-8g", 1)]},
+        "flavors[1].name",
+        "is already used by another flavor",
+    ),
+    (
+        "duration",
+        Kueue,
+        KUEUE,
+        {"wait_for_pods_ready": WaitForPodsReady(timeout="1s")},
+        {"wait_for_pods_ready": WaitForPodsReady(timeout="0s")},
+        "wait_for_pods_ready.timeout",
+        "must be longer than 0s",
+    ),
     # `<jobset>-supervisor-controller` is a Service name (DNS-1035, 63): core/names.py, as the config's rule
     ("derived-service", ResiliencySupervisor, SUPERVISOR, {"jobset": "j" * 41}, {"jobset": "j" * 42}, "jobset", "supervisor Service"),
     ("divides", ResiliencySupervisor, SUPERVISOR, {"nodes_per_replica": 4}, {"nodes_per_replica": 3}, "nodes_per_replica", "must divide nodes (4)"),
     # Lustre on port 988 without the legacy port: nodes at 1.33.2-gke.4655000 or newer (GKE API
     # LustreCsiDriverConfig.enable_legacy_lustre_port); the newest 1.33 patch is, no 1.32 one is
-    ("lustre-version", GkeCluster, CLUSTER, {"lustre_csi": True, "version_prefix": "1.33."}, {"lustre_csi": True, "version_prefix": "1.32."},
-     "version_prefix", "Managed Lustre on port 988 needs GKE nodes at 1.33.2-gke.4655000 or newer"),
-    ("lustre-channel-default", GkeCluster, CLUSTER, {"lustre_csi": True, "version_prefix": "1.34."}, {"lustre_csi": True, "version_prefix": None},
-     "version_prefix", "set a version prefix of 1.33. or later"),
+    (
+        "lustre-version",
+        GkeCluster,
+        CLUSTER,
+        {"lustre_csi": True, "version_prefix": "1.33."},
+        {"lustre_csi": True, "version_prefix": "1.32."},
+        "version_prefix",
+        "Managed Lustre on port 988 needs GKE nodes at 1.33.2-gke.4655000 or newer",
+    ),
+    (
+        "lustre-channel-default",
+        GkeCluster,
+        CLUSTER,
+        {"lustre_csi": True, "version_prefix": "1.34."},
+        {"lustre_csi": True, "version_prefix": None},
+        "version_prefix",
+        "set a version prefix of 1.33. or later",
+    ),
     # a VPC's MTU: 1300 to 8896 (terraform-provider-google 017d2f5 resource_compute_network.go `mtu`)
     ("mtu", PrimaryNetwork, PRIMARY, {"mtu": 8896}, {"mtu": 8897}, "mtu", "must be between 1300 and 8896"),
 ]
 
 
-@pytest.mark.parametrize("component, args, inside, outside, field, rule", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(("component", "args", "inside", "outside", "field", "rule"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_a_rule_just_inside_and_just_outside(component: type, args: Any, inside: dict[str, Any], outside: dict[str, Any], field: str, rule: str) -> None:
     error, registered = construct(component, dataclasses.replace(args, **inside))
     assert error is None and registered, error
@@ -159,9 +360,41 @@ def test_every_problem_is_in_the_one_error() -> None:
 
 
 def test_dict_args_are_checked_with_their_nested_paths() -> None:
-    args = {"cluster_queue": "cq", "local_queue": "lq", "namespace": "ml", "flavors": [{"name": "f", "node_pool": "gpus", "machine_type": "a3-megagpu-8g", "nodes": -2}]}
+    args = {
+        "cluster_queue": "cq",
+        "local_queue": "lq",
+        "namespace": "ml",
+        "flavors": [{"name": "f", "node_pool": "gpus", "machine_type": "a3-megagpu-8g", "nodes": -2}],
+    }
     error, registered = construct(Kueue, args)
     assert registered == [] and error is not None and error.problems == [("flavors[0].nodes", -2, rules.NODE_COUNT(-2))]
+
+
+def test_a_null_in_dict_args_is_the_fields_default() -> None:
+    """The provider's dict (Pulumi YAML, TypeScript) may carry null for an input left out: the
+    field's default, as the schema's optional input promises."""
+    args = {
+        "cluster_queue": "cq",
+        "local_queue": "lq",
+        "namespace": "ml",
+        "wait_for_pods_ready": None,
+        "frameworks": None,
+        "flavors": [{"name": "f", "node_pool": "gpus", "machine_type": "a3-megagpu-8g", "nodes": 2, "topology_aware": None}],
+    }
+    built = KueueArgs.checked(args, Kueue, "res")
+    assert (built.flavors[0].topology_aware, built.wait_for_pods_ready, built.frameworks) == (
+        True,
+        WaitForPodsReady(),
+        KueueArgs("cq", "lq", "ml", []).frameworks,
+    )
+
+
+def test_none_for_a_field_with_a_default_is_refused_naming_it() -> None:
+    """In Python a field is typed as it is at run time: None where the type has no None is a clean
+    error, not an AttributeError deep in the component."""
+    error, registered = construct(GpuNodePool, dataclasses.replace(POOL, reservation=None, labels=None))
+    assert registered == [] and error is not None
+    assert error.problems == [(field, None, "must not be None: leave it out for its default") for field in ("reservation", "labels")]
 
 
 def test_outputs_are_checked_only_once_known() -> None:

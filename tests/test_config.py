@@ -8,18 +8,19 @@ import pulumi
 import pytest
 import yaml
 from click.testing import CliRunner
+
 from helpers import merge
 from trainstack.app import program, validation
 from trainstack.app.cli import main
 from trainstack.app.plan import engine
 from trainstack.app.stacks import project_root, raw_stack_config, stack_names
+from trainstack.core import fleet
 from trainstack.core.config import (
     StackConfig,
     WorkloadStackConfig,
     key_path,
     load,
 )
-from trainstack.core import fleet
 from trainstack.core.errors import ConfigError
 from trainstack.core.rules import duration_seconds
 
@@ -68,7 +69,14 @@ def test_defaults_a_real_user_wants() -> None:
 def test_default_queue_names_follow_the_recipes() -> None:
     base = raw_stack_config("a3ultra-405b")
     for machine, queue in (("a3-megagpu-8g", "a3-mega"), ("a3-highgpu-8g", "a3-queue")):
-        raw = merge(base, {"trainstack:gpuPool": {"machineType": machine}, "trainstack:kueue": {"localQueue": None}, "trainstack:workload": {"resiliency": {"enabled": False}}})
+        raw = merge(
+            base,
+            {
+                "trainstack:gpuPool": {"machineType": machine},
+                "trainstack:kueue": {"localQueue": None},
+                "trainstack:workload": {"resiliency": {"enabled": False}},
+            },
+        )
         assert load("x", raw).local_queue == queue
 
 

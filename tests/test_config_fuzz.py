@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from config_mutations import mutated
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from config_mutations import mutated
 from trainstack.app import validation
 from trainstack.app.plan.plan import render
 from trainstack.app.schemas.validate import validate_object

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+
 from helpers import merge
 from trainstack.app import validation
 from trainstack.app.cli import main
@@ -29,7 +30,10 @@ REFUSED = [
     ({"trainstack:network": {"subnetCidr": "10.0.0.0/33"}}, "trainstack:network.subnetCidr = '10.0.0.0/33': must be an IPv4 CIDR block"),
     ({"trainstack:network": {"subnetCidr": "999.1.1.1/32"}}, "trainstack:network.subnetCidr = '999.1.1.1/32': must be an IPv4 CIDR block"),
     ({"trainstack:cluster": {"masterIpv4Cidr": "172.16.0.33/28"}}, "its host bits are set"),
-    ({"trainstack:gpuPool": {"reservation": {"name": "-x"}}}, "trainstack:gpuPool.reservation.name = '-x': must be a reservation name, optionally with /reservationBlocks/<block>"),
+    (
+        {"trainstack:gpuPool": {"reservation": {"name": "-x"}}},
+        "trainstack:gpuPool.reservation.name = '-x': must be a reservation name, optionally with /reservationBlocks/<block>",
+    ),
     ({"trainstack:storage": {"bucket": {"name": "goog-data"}}}, "must not begin with 'goog' or contain 'google'"),
     ({"trainstack:storage": {"bucket": {"name": "my-google-data"}}}, "must not begin with 'goog' or contain 'google'"),
     ({"trainstack:storage": {"bucket": {"name": "10.0.0.1"}}}, "must not look like an IP address"),
@@ -92,7 +96,7 @@ def test_an_empty_workload_section_on_a_workload_stack_is_a_clean_error() -> Non
         ("config:\n  a: [1, 2\n", "line 3, column 1: not valid YAML"),
         ("- a\n- b\n", "the file must be a mapping"),
         ("config: " + "[" * 3000 + "]" * 3000 + "\n", "nested too deeply"),
-        ("config:\n  trainstack:cluster: {name: \"unterminated}\n", "not valid YAML"),
+        ('config:\n  trainstack:cluster: {name: "unterminated}\n', "not valid YAML"),
     ],
 )
 def test_a_stack_file_that_cannot_be_read_exits_2_with_file_and_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, expected: str) -> None:
@@ -141,7 +145,12 @@ LIMITS = [
     (STACK, _bucket("abc"), _bucket("ab"), "trainstack:storage.bucket.name = 'ab': must be a valid bucket name"),
     (STACK, _bucket("a" * 63), _bucket("a" * 64), f"trainstack:storage.bucket.name = '{'a' * 56}...: must be at most 63 characters"),
     (STACK, _bucket(_dotted(30)), _bucket(_dotted(31)), f"trainstack:storage.bucket.name = '{'b' * 56}...: must be a valid bucket name"),
-    (STACK, _bucket("a" * 63 + ".b"), _bucket("a" * 64 + ".b"), f"trainstack:storage.bucket.name = '{'a' * 56}...: must be at most 63 characters, or, with dots"),
+    (
+        STACK,
+        _bucket("a" * 63 + ".b"),
+        _bucket("a" * 64 + ".b"),
+        f"trainstack:storage.bucket.name = '{'a' * 56}...: must be at most 63 characters, or, with dots",
+    ),
     (STACK, _bucket("a.b"), _bucket("a..b"), "trainstack:storage.bucket.name = 'a..b': must not hold two dots in a row or a dash next to a dot"),
     (STACK, _bucket("a-b.c"), _bucket("a-.c"), "trainstack:storage.bucket.name = 'a-.c': must not hold two dots in a row"),
     (STACK, _bucket("a.b-c"), _bucket("a.-c"), "trainstack:storage.bucket.name = 'a.-c': must not hold two dots in a row"),
@@ -149,30 +158,92 @@ LIMITS = [
     (STACK, _bucket("my-googl-data"), _bucket("my-google-data"), "trainstack:storage.bucket.name = 'my-google-data': must not begin with 'goog'"),
     (STACK, _bucket("10.0.0.a"), _bucket("10.0.0.1"), "trainstack:storage.bucket.name = '10.0.0.1': must not look like an IP address"),
     # GKE cluster names (GKE API v1 Cluster.name): also a cluster trainstack did not make.
-    (TOOLKIT, _existing(name="a" + "0" * 39), _existing(name="a" + "0" * 40), f"trainstack:platform.existingCluster.name = 'a{'0' * 40}': String should have at most 40 characters"),
+    (
+        TOOLKIT,
+        _existing(name="a" + "0" * 39),
+        _existing(name="a" + "0" * 40),
+        f"trainstack:platform.existingCluster.name = 'a{'0' * 40}': String should have at most 40 characters",
+    ),
     (TOOLKIT, _existing(name="a3mega-x"), _existing(name="A3mega-x"), "trainstack:platform.existingCluster.name = 'A3mega-x': must start with a letter"),
     (TOOLKIT, _existing(name="a3mega-x"), _existing(name="a3mega-ñ"), "trainstack:platform.existingCluster.name = 'a3mega-ñ': must start with a letter"),
     (TOOLKIT, _existing(name="a3mega-x"), _existing(name="a3mega-"), "trainstack:platform.existingCluster.name = 'a3mega-': must start with a letter"),
-    (TOOLKIT, _existing(location="us-central1-c"), _existing(location="us-central1-"), "trainstack:platform.existingCluster.location = 'us-central1-': must be a GCP region or zone"),
+    (
+        TOOLKIT,
+        _existing(location="us-central1-c"),
+        _existing(location="us-central1-"),
+        "trainstack:platform.existingCluster.location = 'us-central1-': must be a GCP region or zone",
+    ),
     # Its nodes' zone is a zone of its location's region (Compute Engine regions and zones; NodePool.locations).
-    (TOOLKIT, _existing(zone="us-central1-ai1a"), _existing(zone="us-east1-b"), "trainstack:platform.existingCluster.zone = 'us-east1-b': must be a zone of the cluster's region (us-central1)"),
-    (TOOLKIT, _existing(location="us-central1-a", zone="us-central1-b"), _existing(location="us-east1-b"), "trainstack:platform.existingCluster.zone = 'us-central1-c': must be a zone of the cluster's region (us-east1)"),
+    (
+        TOOLKIT,
+        _existing(zone="us-central1-ai1a"),
+        _existing(zone="us-east1-b"),
+        "trainstack:platform.existingCluster.zone = 'us-east1-b': must be a zone of the cluster's region (us-central1)",
+    ),
+    (
+        TOOLKIT,
+        _existing(location="us-central1-a", zone="us-central1-b"),
+        _existing(location="us-east1-b"),
+        "trainstack:platform.existingCluster.zone = 'us-central1-c': must be a zone of the cluster's region (us-east1)",
+    ),
     # Node pool upgrade settings: int32 in the GKE API, and no more nodes than a pool holds.
-    (STACK, {"trainstack:gpuPool": {"upgrade": {"maxSurge": 1000}}}, {"trainstack:gpuPool": {"upgrade": {"maxSurge": 1001}}}, "trainstack:gpuPool.upgrade.maxSurge = 1001: Input should be less than or equal to 1000"),
-    (STACK, {"trainstack:cpuPool": {}}, {"trainstack:gpuPool": {"upgrade": {"maxSurge": 10**9}}}, "trainstack:gpuPool.upgrade.maxSurge = 1000000000: Input should be less than or equal to 1000"),
-    (STACK, {"trainstack:gpuPool": {"nodeCount": None, "autoscaling": {"maxNodes": 1000}, "upgrade": {"maxUnavailable": 1000}}}, {"trainstack:gpuPool": {"upgrade": {"maxUnavailable": 1001}}}, "trainstack:gpuPool.upgrade.maxUnavailable = 1001: Input should be less than or equal to 1000"),
+    (
+        STACK,
+        {"trainstack:gpuPool": {"upgrade": {"maxSurge": 1000}}},
+        {"trainstack:gpuPool": {"upgrade": {"maxSurge": 1001}}},
+        "trainstack:gpuPool.upgrade.maxSurge = 1001: Input should be less than or equal to 1000",
+    ),
+    (
+        STACK,
+        {"trainstack:cpuPool": {}},
+        {"trainstack:gpuPool": {"upgrade": {"maxSurge": 10**9}}},
+        "trainstack:gpuPool.upgrade.maxSurge = 1000000000: Input should be less than or equal to 1000",
+    ),
+    (
+        STACK,
+        {"trainstack:gpuPool": {"nodeCount": None, "autoscaling": {"maxNodes": 1000}, "upgrade": {"maxUnavailable": 1000}}},
+        {"trainstack:gpuPool": {"upgrade": {"maxUnavailable": 1001}}},
+        "trainstack:gpuPool.upgrade.maxUnavailable = 1001: Input should be less than or equal to 1000",
+    ),
     # Image references (github.com/distribution/reference): ASCII tags, no empty path component.
-    (STACK, {"trainstack:image": {"prebuilt": "nvcr.io/nvidia/ne.mo:24.07"}}, {"trainstack:image": {"prebuilt": "nvcr.io/nvidia/ne..mo:24.07"}}, "trainstack:image.prebuilt = 'nvcr.io/nvidia/ne..mo:24.07': must be an image reference"),
-    (STACK, {"trainstack:image": {"prebuilt": "nvcr.io/nvidia/nemo:" + "v" * 128}}, {"trainstack:image": {"prebuilt": "nvcr.io/nvidia/nemo:vñ"}}, "trainstack:image.prebuilt = 'nvcr.io/nvidia/nemo:vñ': must be an image reference"),
-    (TOOLKIT, {"trainstack:image": {"build": {"tag": "v" * 128}}}, {"trainstack:image": {"build": {"tag": "v" * 129}}}, f"trainstack:image.build.tag = '{'v' * 56}...: must be a valid image tag"),
-    (TOOLKIT, {"trainstack:image": {"build": {"tag": "v1"}}}, {"trainstack:image": {"build": {"tag": "vñ"}}}, "trainstack:image.build.tag = 'vñ': must be a valid image tag"),
+    (
+        STACK,
+        {"trainstack:image": {"prebuilt": "nvcr.io/nvidia/ne.mo:24.07"}},
+        {"trainstack:image": {"prebuilt": "nvcr.io/nvidia/ne..mo:24.07"}},
+        "trainstack:image.prebuilt = 'nvcr.io/nvidia/ne..mo:24.07': must be an image reference",
+    ),
+    (
+        STACK,
+        {"trainstack:image": {"prebuilt": "nvcr.io/nvidia/nemo:" + "v" * 128}},
+        {"trainstack:image": {"prebuilt": "nvcr.io/nvidia/nemo:vñ"}},
+        "trainstack:image.prebuilt = 'nvcr.io/nvidia/nemo:vñ': must be an image reference",
+    ),
+    (
+        TOOLKIT,
+        {"trainstack:image": {"build": {"tag": "v" * 128}}},
+        {"trainstack:image": {"build": {"tag": "v" * 129}}},
+        f"trainstack:image.build.tag = '{'v' * 56}...: must be a valid image tag",
+    ),
+    (
+        TOOLKIT,
+        {"trainstack:image": {"build": {"tag": "v1"}}},
+        {"trainstack:image": {"build": {"tag": "vñ"}}},
+        "trainstack:image.build.tag = 'vñ': must be a valid image tag",
+    ),
     # A job's nodes: no GKE node pool holds more than 1000.
-    (STACK, {"trainstack:workload": {"nodes": 1000}}, {"trainstack:workload": {"nodes": 1001}}, "trainstack:workload.nodes = 1001: must be at most 1000: no GKE node pool holds more nodes"),
+    (
+        STACK,
+        {"trainstack:workload": {"nodes": 1000}},
+        {"trainstack:workload": {"nodes": 1001}},
+        "trainstack:workload.nodes = 1001: must be at most 1000: no GKE node pool holds more nodes",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("stack", "inside", "outside", "expected"), LIMITS, ids=[e[:48] for *_, e in LIMITS])
-def test_a_limit_accepts_the_value_just_inside_and_refuses_the_one_just_outside(stack: str, inside: dict[str, Any], outside: dict[str, Any], expected: str) -> None:
+def test_a_limit_accepts_the_value_just_inside_and_refuses_the_one_just_outside(
+    stack: str, inside: dict[str, Any], outside: dict[str, Any], expected: str
+) -> None:
     rule = expected.rsplit(": ", 1)[-1]
     assert not [p for p in found(stack, inside) if rule in p], found(stack, inside)
     assert any(expected in p for p in found(stack, outside)), found(stack, outside)

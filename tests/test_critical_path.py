@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from trainstack.core import catalog
+
 from trainstack.app.reports import ReportError
 from trainstack.app.reports.cost import NODE_POOL
 from trainstack.app.reports.creation_times import (
@@ -26,6 +26,7 @@ from trainstack.app.reports.critical_path import (
     critical_path,
     weight_keys,
 )
+from trainstack.core import catalog
 
 REPOSITORY = "gcp:artifactregistry/repository:Repository"
 COMMAND = "command:local:Command"
@@ -241,24 +242,16 @@ def test_markdown_rendering() -> None:
     assert "1. `vpc` `gcp:compute/network:Network`: 0.5 min, cumulative 0.5 min" in text
     assert "3. `cluster` `gcp:container/cluster:Cluster`: 8.0 min, cumulative 9.0 min" in text
     assert f"5. `train` `{JOBSET}`: 0.0 min, cumulative 24.0 min" in text
-    assert (
-        "**Verdict:** Only network -> cluster -> GPU pool -> workload lies on the critical path "
-        "(every other step on it takes under 30 s)." in text
-    )
+    assert "**Verdict:** Only network -> cluster -> GPU pool -> workload lies on the critical path (every other step on it takes under 30 s)." in text
 
 
 def test_table_and_json_name_what_is_off_the_chain() -> None:
     path = critical_path(plan(synthetic()), {**WEIGHTS, COMMAND: 3000})
     table = path.to_table()
-    assert table.startswith(
-        "deploy critical path: 50.3 min; floor (network -> cluster -> GPU pool -> workload) 24.0 min; ratio 2.09"
-    )
+    assert table.startswith("deploy critical path: 50.3 min; floor (network -> cluster -> GPU pool -> workload) 24.0 min; ratio 2.09")
     build_line = next(line for line in table.splitlines() if line.split()[:4] == ["2", "50.0", "50.2", "build"])
     assert build_line.endswith("(off the essential chain)")
-    verdict = (
-        "Not only network -> cluster -> GPU pool -> workload: the critical path also waits on "
-        "build (command:local:Command, 50.0 min)."
-    )
+    verdict = "Not only network -> cluster -> GPU pool -> workload: the critical path also waits on build (command:local:Command, 50.0 min)."
     assert f"verdict: {verdict}" in table
     data = json.loads(json.dumps(path.to_dict()))
     assert data["totalSeconds"] == 3017 and data["floorSeconds"] == 1442 and data["ratio"] == 2.092

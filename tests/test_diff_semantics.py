@@ -18,14 +18,15 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+
 from helpers import named, raw_config
-from trainstack.app.program import PLATFORM
 from trainstack.app.ops import baseline, semantics
 from trainstack.app.ops.cli import diff_command
 from trainstack.app.ops.diff import DATA, DELETES, FAILS_CLASS, JOB, REPLACES, SAFETY, DiffReport, StackDiff, diff_plans, resource_changes
 from trainstack.app.ops.replacement_data import GCP, KUBERNETES, PLAN_TYPES, SOURCES
-from trainstack.app.ops.semantics import ABSENT, FAILS, IGNORED, REPLACE, UPDATE
+from trainstack.app.ops.semantics import FAILS, IGNORED, REPLACE, UPDATE
 from trainstack.app.plan.plan import render
+from trainstack.app.program import PLATFORM
 from trainstack.app.stacks import raw_stack_config
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -246,7 +247,9 @@ def test_a_static_claims_resize_fails_where_it_is_not_ignored() -> None:
 def test_storage_kind_switch_removes_the_bucket(disposable: bool, fate: str) -> None:
     """Rows 38 and 43 (A5, B8): retained and forgotten, or deleted with every object."""
     base = {"trainstack_storage": {"disposable": disposable}}
-    diff = diff_of("a3ultra-405b", base_changes=base, trainstack_storage={"kind": "filestore", "filestore": {"tier": "ZONAL", "capacityGib": 1024}, "bucket": None})
+    diff = diff_of(
+        "a3ultra-405b", base_changes=base, trainstack_storage={"kind": "filestore", "filestore": {"tier": "ZONAL", "capacityGib": 1024}, "bucket": None}
+    )
     [bucket] = [f for f in classes(diff)[DATA] if "`gcp:storage/bucket:Bucket`" in f]
     assert "leaves the stack" in bucket and fate in bucket
     assert any("same Kubernetes object under a new URN" in f for f in classes(diff)[FAILS_CLASS])  # the shared PV and claim

@@ -273,7 +273,10 @@ def test_what_a_fleet_cannot_dispatch_is_refused(changes: dict[str, Any], messag
 
 def worker_outputs() -> dict[str, Any]:
     raw = raw_stack_config(FLEET)
-    return {w["stack"]: run(w["stack"].rsplit("/", 1)[-1], raw_stack_config(w["stack"].rsplit("/", 1)[-1])).outputs[contract.OUTPUT] for w in raw[fleet.KEY]["workers"]}
+    return {
+        w["stack"]: run(w["stack"].rsplit("/", 1)[-1], raw_stack_config(w["stack"].rsplit("/", 1)[-1])).outputs[contract.OUTPUT]
+        for w in raw[fleet.KEY]["workers"]
+    }
 
 
 def test_workers_that_do_not_mirror_each_other_are_refused_naming_the_worker() -> None:
@@ -311,6 +314,7 @@ def test_a_fleet_makes_its_managers_own_network() -> None:
 
 def test_the_manager_does_not_block_admission_the_workers_do(plans: dict[str, Plan]) -> None:
     """On the manager admission is dispatch; blocking it would send one job at a time to the fleet."""
+
     def wait(plan: Plan) -> dict[str, Any]:
         (release,) = [r["inputs"] for r in plan.resources if r["type"] == "kubernetes:helm.sh/v3:Release" and r["inputs"]["chart"].endswith("/kueue")]
         return yaml.safe_load(release["values"]["managerConfig"]["controllerManagerConfigYaml"])["waitForPodsReady"]

@@ -6,6 +6,7 @@ import re
 
 import pytest
 import yaml
+
 from gcp_support import CLUSTER, FIREWALL, PROJECT, REGION, ZONE, by_name, render
 from trainstack.app.plan.recorder import SECRET
 from trainstack.components.gcp_network import NetworkRef
@@ -76,8 +77,15 @@ def test_an_exclusion_without_a_window_is_refused_before_gke_sees_it() -> None:
     """The provider schema requires exactly one window in every maintenancePolicy
     (terraform-provider-google resource_container_cluster.go, ExactlyOneOf)."""
 
-    args = GkeClusterArgs("my-project", "us-central1", "c", ["us-central1-a"], NetworkRef("v", "s", "pods", "services"), "sa",
-                          maintenance_exclusion=MaintenanceExclusion("x", "2026-01-01T00:00:00Z"))
+    args = GkeClusterArgs(
+        "my-project",
+        "us-central1",
+        "c",
+        ["us-central1-a"],
+        NetworkRef("v", "s", "pods", "services"),
+        "sa",
+        maintenance_exclusion=MaintenanceExclusion("x", "2026-01-01T00:00:00Z"),
+    )
     with pytest.raises(ArgsError, match="maintenance_exclusion = 'x': needs a maintenance_window"):
         GkeCluster("cluster", args)
 
@@ -94,9 +102,7 @@ def test_private_nodes_authorized_networks_shielded_nodes() -> None:
 
 
 def test_private_endpoint_when_asked() -> None:
-    inputs = cluster(
-        trainstack_cluster={"privateEndpoint": True, "authorizedNetworks": [{"cidrBlock": "10.10.0.0/16", "displayName": "vpn"}]}
-    )
+    inputs = cluster(trainstack_cluster={"privateEndpoint": True, "authorizedNetworks": [{"cidrBlock": "10.10.0.0/16", "displayName": "vpn"}]})
     assert inputs["privateClusterConfig"]["enablePrivateEndpoint"] is True
     assert inputs["masterAuthorizedNetworksConfig"]["cidrBlocks"] == [{"cidrBlock": "10.10.0.0/16", "displayName": "vpn"}]
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
+
 from gcp_support import STACK, gcp, raw
 from helpers import raw_config
 from trainstack.app import validation
@@ -112,15 +113,13 @@ def test_cpu_pool_inheriting_more_zones_than_it_can_fill_evenly() -> None:
             STACK,
             raw_config(
                 STACK,
-                **{
-            "trainstack_gpuPool": {
-                "machineType": "a3-megagpu-8g",
-                "placement": "none",
-                "zones": ["us-central1-a", "us-central1-b", "us-central1-c"],
-                "nodeCount": 54,
-            },
-            "trainstack_workload": {"nodes": 54, "resiliency": {"enabled": False}},
+                trainstack_gpuPool={
+                    "machineType": "a3-megagpu-8g",
+                    "placement": "none",
+                    "zones": ["us-central1-a", "us-central1-b", "us-central1-c"],
+                    "nodeCount": 54,
                 },
+                trainstack_workload={"nodes": 54, "resiliency": {"enabled": False}},
             ),
         )
     (problem,) = caught.value.problems

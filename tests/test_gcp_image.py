@@ -6,10 +6,11 @@ import shlex
 from pathlib import Path
 
 import pytest
+
 from gcp_support import BUCKET, COMMAND, PROJECT, REGION, REPOSITORY, by_name, of_type, render
-from trainstack.core import catalog
 from trainstack.app.stacks import project_root
 from trainstack.components.image import context_digest, pinned_reference
+from trainstack.core import catalog
 from trainstack.infra.gcp import dockerfile_bases
 
 DIGEST = "sha256:" + "ab" * 32
@@ -20,9 +21,7 @@ def test_prebuilt_image_needs_no_repository_or_build() -> None:
     rendered = render("a3ultra")
     assert not of_type(rendered, REPOSITORY)
     assert not of_type(rendered, COMMAND)
-    assert rendered.outputs["image"] == (
-        "us-central1-docker.pkg.dev/deeplearning-images/reproducibility/pytorch-gpu-goodput:nemo24.12.01-A3Mega-20250605"
-    )
+    assert rendered.outputs["image"] == ("us-central1-docker.pkg.dev/deeplearning-images/reproducibility/pytorch-gpu-goodput:nemo24.12.01-A3Mega-20250605")
 
 
 def test_docker_repository_in_the_cluster_region() -> None:
@@ -66,11 +65,7 @@ def test_the_build_runs_as_its_own_account_with_exactly_the_grants_a_build_needs
     rendered = render("a3mega")
     account = by_name(rendered, "gcp:serviceaccount/account:Account", "image-builder")
     member = f"serviceAccount:a3ultra-405b-builder@{PROJECT}.iam.gserviceaccount.com"
-    grants = {
-        r.name: (r.type, r.inputs["role"], r.inputs["member"])
-        for r in rendered.registrations
-        if r.name.startswith("image-builder-")
-    }
+    grants = {r.name: (r.type, r.inputs["role"], r.inputs["member"]) for r in rendered.registrations if r.name.startswith("image-builder-")}
     assert grants == {
         "image-builder-push": ("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember", "roles/artifactregistry.writer", member),
         "image-builder-staging": ("gcp:storage/bucketIAMMember:BucketIAMMember", "roles/storage.objectAdmin", member),

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from helpers import merge, named
 from trainstack.app.plan.plan import Plan, render
 from trainstack.app.stacks import project_root, raw_stack_config
@@ -96,9 +97,7 @@ def test_the_build_logs_in_to_ngc_from_secret_manager_then_builds(plan: Plan, tm
     assert '"$REGISTRY_PASSWORD"' in script  # expanded by the step's shell, not Cloud Build
     assert build["args"] == ["build", "--tag", reference, "."]
     assert config["images"] == [reference]
-    assert config["availableSecrets"]["secretManager"] == [
-        {"versionName": f"projects/{PROJECT}/secrets/{SECRET}/versions/latest", "env": "REGISTRY_PASSWORD"}
-    ]
+    assert config["availableSecrets"]["secretManager"] == [{"versionName": f"projects/{PROJECT}/secrets/{SECRET}/versions/latest", "env": "REGISTRY_PASSWORD"}]
 
 
 def test_a_build_without_a_login_keeps_its_tag_line(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+
 from gcp_support import (
     CLUSTER,
     FIREWALL,
@@ -120,8 +121,11 @@ def test_existing_network_is_used_as_is() -> None:
         ("a2", {}, None),
         # Managed Lustre on a machine without RDMA: its VPC guide creates the network --mtu=8896
         # (docs.cloud.google.com/managed-lustre/docs/vpc) for up to ~10% more throughput (.../performance).
-        ("a3mega", {"trainstack_storage": {"kind": "lustre", "filestore": None, "lustre": {"capacityGib": 9000}},
-                    "trainstack_cluster": {"versionPrefix": "1.34."}}, 8896),
+        (
+            "a3mega",
+            {"trainstack_storage": {"kind": "lustre", "filestore": None, "lustre": {"capacityGib": 9000}}, "trainstack_cluster": {"versionPrefix": "1.34."}},
+            8896,
+        ),
     ],
 )
 def test_a_new_vpc_for_rdma_machines_or_lustre_takes_jumbo_frames(variant: str, changes: dict, mtu: int | None) -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+
 from gcp_support import NODE_POOL, PROJECT, ZONE, by_name, first_gpu_pool, of_type, render
-from trainstack.core import catalog
 from trainstack.components.node_pools import GPU_TAINT, NODE_ROLES
+from trainstack.core import catalog
 
 NODE_SA = f"a3ultra-405b-nodes@{PROJECT}.iam.gserviceaccount.com"
 
@@ -23,9 +24,7 @@ def test_a3_ultra_pool_follows_the_catalog() -> None:
     assert pool["nodeLocations"] == [ZONE]
     assert pool["nodeCount"] == 54
     assert config["machineType"] == "a3-ultragpu-8g"
-    assert config["guestAccelerators"] == [
-        {"type": "nvidia-h200-141gb", "count": 8, "gpuDriverInstallationConfig": {"gpuDriverVersion": "LATEST"}}
-    ]
+    assert config["guestAccelerators"] == [{"type": "nvidia-h200-141gb", "count": 8, "gpuDriverInstallationConfig": {"gpuDriverVersion": "LATEST"}}]
     assert config["ephemeralStorageLocalSsdConfig"] == {"localSsdCount": 32}
     assert config["gvnic"] == {"enabled": True}
     assert config["imageType"] == "COS_CONTAINERD"
@@ -44,17 +43,13 @@ def test_gpu_nodes_are_tainted_with_the_one_gpu_taint_and_carry_no_label_of_ours
 def test_one_additional_node_network_per_extra_nic_in_order() -> None:
     networks = gpu_pool().inputs["networkConfig"]["additionalNodeNetworkConfigs"]
     assert networks[0] == {"network": "a3ultra-405b-gvnic-1-net", "subnetwork": "a3ultra-405b-gvnic-1-subnet"}
-    assert networks[1:] == [
-        {"network": "a3ultra-405b-rdma-net", "subnetwork": f"a3ultra-405b-rdma-{i}-subnet"} for i in range(8)
-    ]
+    assert networks[1:] == [{"network": "a3ultra-405b-rdma-net", "subnetwork": f"a3ultra-405b-rdma-{i}-subnet"} for i in range(8)]
 
 
 @pytest.mark.parametrize(("variant", "nics", "ssds", "disk"), [("a3mega", 8, 16, "pd-balanced"), ("a3high", 4, 16, "pd-balanced")])
 def test_tcpx_pools(variant: str, nics: int, ssds: int, disk: str) -> None:
     config = gpu_pool(variant).inputs
-    assert [n["network"] for n in config["networkConfig"]["additionalNodeNetworkConfigs"]] == [
-        f"a3ultra-405b-vpc{i + 1}-net" for i in range(nics)
-    ]
+    assert [n["network"] for n in config["networkConfig"]["additionalNodeNetworkConfigs"]] == [f"a3ultra-405b-vpc{i + 1}-net" for i in range(nics)]
     assert config["nodeConfig"]["ephemeralStorageLocalSsdConfig"] == {"localSsdCount": ssds}
     assert config["nodeConfig"]["diskType"] == disk == catalog.machine(config["nodeConfig"]["machineType"]).boot_disk_type
 
@@ -179,13 +174,17 @@ def test_node_account_roles() -> None:
     account = by_name(rendered, "gcp:serviceaccount/account:Account", "node-sa").inputs
     assert account["accountId"] == "a3ultra-405b-nodes"
     grants = of_type(rendered, "gcp:projects/iAMMember:IAMMember")
-    assert sorted(g.inputs["role"] for g in grants) == sorted(NODE_ROLES) == sorted(
-        [
-            "roles/logging.logWriter",
-            "roles/monitoring.metricWriter",
-            "roles/monitoring.viewer",
-            "roles/stackdriver.resourceMetadata.writer",
-        ]
+    assert (
+        sorted(g.inputs["role"] for g in grants)
+        == sorted(NODE_ROLES)
+        == sorted(
+            [
+                "roles/logging.logWriter",
+                "roles/monitoring.metricWriter",
+                "roles/monitoring.viewer",
+                "roles/stackdriver.resourceMetadata.writer",
+            ]
+        )
     )
     assert {g.inputs["member"] for g in grants} == {f"serviceAccount:{NODE_SA}"}
     assert {g.inputs["project"] for g in grants} == {PROJECT}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from gcp_support import (
     BUCKET,
     BUCKET_MEMBER,
@@ -14,8 +15,8 @@ from gcp_support import (
     NODE_POOL,
     REPOSITORY,
     by_name,
-    first_gpu_pool,
     closure,
+    first_gpu_pool,
     of_type,
     render,
 )

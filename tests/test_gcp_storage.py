@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from gcp_support import (
     BUCKET,
     BUCKET_MEMBER,

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+
 from trainstack.app.reports import ReportError
 from trainstack.app.reports.goodput import (
     Event,
@@ -85,7 +86,12 @@ def test_bare_payloads_and_epoch_strings_are_read() -> None:
 
 
 def test_never_loaded_means_min_loaded_step_0() -> None:
-    events = [Event("job_started", at(0), None), Event("checkpoint_saved", at(30), 50), Event("checkpoint_saved", at(60), 100), Event("job_terminated", at(120), None)]
+    events = [
+        Event("job_started", at(0), None),
+        Event("checkpoint_saved", at(30), 50),
+        Event("checkpoint_saved", at(60), 100),
+        Event("job_terminated", at(120), None),
+    ]
     report = compute_goodput(events, 36)
     # Progress 100 - 0 = 100 steps x 36 s = 1 h over 2 h of runtime = 50%.
     assert (report.min_loaded_step, report.step_progress) == (0, 100)
@@ -93,7 +99,13 @@ def test_never_loaded_means_min_loaded_step_0() -> None:
 
 
 def test_a_start_without_a_load_is_flagged() -> None:
-    events = [Event("job_started", at(0), None), Event("checkpoint_saved", at(30), 60), Event("job_started", at(40), None), Event("checkpoint_loaded", at(41), 60), Event("checkpoint_saved", at(60), 100)]
+    events = [
+        Event("job_started", at(0), None),
+        Event("checkpoint_saved", at(30), 60),
+        Event("job_started", at(40), None),
+        Event("checkpoint_loaded", at(41), 60),
+        Event("checkpoint_saved", at(60), 100),
+    ]
     report = compute_goodput(events, 36)
     assert report.step_progress == 40
     assert report.warnings == ("1 job start(s) loaded no checkpoint; steps before the lowest loaded step (60) are not counted as progress",)
@@ -154,9 +166,7 @@ def test_empty_log_and_no_times() -> None:
 
 def test_logging_filter() -> None:
     since = datetime(2025, 1, 1, tzinfo=UTC)
-    assert logging_filter("llama-rt", "my-proj", since) == (
-        'logName="projects/my-proj/logs/llama-rt-goodput" AND timestamp>="2025-01-01T00:00:00+00:00"'
-    )
+    assert logging_filter("llama-rt", "my-proj", since) == ('logName="projects/my-proj/logs/llama-rt-goodput" AND timestamp>="2025-01-01T00:00:00+00:00"')
 
 
 def test_fetch_without_google_cloud_logging_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

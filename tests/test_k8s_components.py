@@ -9,9 +9,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 import yaml
+
 from helpers import of_type, one, render_with
-from trainstack.core import catalog
-from trainstack.core.errors import ArgsError
 from trainstack.app.schemas.validate import validate_object
 from trainstack.components.gpudirect_installers import (
     GpuDirectInstallers,
@@ -33,6 +32,8 @@ from trainstack.components.kueue import (
 )
 from trainstack.components.multinic import GpuNetworks, GpuNetworksArgs, NicAttachment
 from trainstack.components.options import child_options
+from trainstack.core import catalog
+from trainstack.core.errors import ArgsError
 
 KUEUE = f"kubernetes:{catalog.KUEUE_API}"
 ULTRA = catalog.machine("a3-ultragpu-8g")
@@ -40,9 +41,7 @@ MEGA = catalog.machine("a3-megagpu-8g")
 
 
 def _args(**changes: Any) -> KueueArgs:
-    base: dict[str, Any] = dict(
-        cluster_queue="gpus", local_queue="team", namespace="ml", flavors=[GpuFlavor("a3-ultra", "a3-ultra", ULTRA.name, 2)]
-    )
+    base: dict[str, Any] = {"cluster_queue": "gpus", "local_queue": "team", "namespace": "ml", "flavors": [GpuFlavor("a3-ultra", "a3-ultra", ULTRA.name, 2)]}
     return KueueArgs(**{**base, **changes})
 
 
@@ -116,7 +115,9 @@ def test_one_flavor_per_gpu_pool_and_one_cluster_queue_per_machine_type() -> Non
     flavor_name = {n: r.inputs["metadata"]["name"] for n, r in names.items()}
     for queue_name, flavor, gpus in (("gpus", "a3-ultra", 32), ("a3-mega", "a3-mega", 16)):
         (group,) = queues[queue_name].inputs["spec"]["resourceGroups"]
-        assert [(f["name"], {r["name"]: r["nominalQuota"] for r in f["resources"]}["nvidia.com/gpu"]) for f in group["flavors"]] == [(flavor_name[flavor], gpus)]
+        assert [(f["name"], {r["name"]: r["nominalQuota"] for r in f["resources"]}["nvidia.com/gpu"]) for f in group["flavors"]] == [
+            (flavor_name[flavor], gpus)
+        ]
         assert names[flavor].urn in queues[queue_name].dependencies
         assert "flavorFungibility" not in queues[queue_name].inputs["spec"]  # one flavor: nothing to fall back to
     local = {r.inputs["metadata"]["name"]: r.inputs["spec"]["clusterQueue"] for r in of_type(rendered, f"{KUEUE}:LocalQueue")}
@@ -167,7 +168,7 @@ def test_provider_settings() -> None:
     assert provider.inputs["clusterIdentifier"] == "projects/p/locations/r/clusters/c"
 
 
-@pytest.mark.parametrize("kind, mode", [("gvnic", "NetDevice"), ("rdma", "RDMA")])
+@pytest.mark.parametrize(("kind", "mode"), [("gvnic", "NetDevice"), ("rdma", "RDMA")])
 def test_device_mode_follows_the_nic_kind(kind: str, mode: str) -> None:
     assert NicAttachment("n", kind, "vpc", "subnet").device_mode == mode  # type: ignore[arg-type]
 

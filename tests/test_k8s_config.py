@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from helpers import raw_config
 from trainstack.core.config import load
 from trainstack.core.errors import ConfigError
@@ -30,9 +31,7 @@ def test_backoff_maximum_below_base_is_rejected() -> None:
 
 def test_duplicate_priority_class_is_rejected() -> None:
     classes = [{"name": "high", "value": 10}, {"name": "high", "value": 5}]
-    assert problems(priorityClasses=classes) == [
-        "trainstack:kueue.priorityClasses[1].name = 'high': is already used by another priority class"
-    ]
+    assert problems(priorityClasses=classes) == ["trainstack:kueue.priorityClasses[1].name = 'high': is already used by another priority class"]
 
 
 def test_recipe_000_settings_load() -> None:
@@ -49,6 +48,8 @@ def test_wait_for_pods_ready_cannot_be_turned_off_by_omission_or_null() -> None:
     with pytest.raises(ConfigError) as error:
         load("a3ultra-405b", raw)
     assert error.value.problems == [
-        "trainstack:kueue.waitForPodsReady = None: Kueue 0.19.2 applies waitForPodsReady whatever the config says "
-        "(its defaults fill it in); set its timeout instead of null"
+        (
+            "trainstack:kueue.waitForPodsReady = None: Kueue 0.19.2 applies waitForPodsReady whatever the config says "
+            "(its defaults fill it in); set its timeout instead of null"
+        )
     ]

@@ -13,16 +13,17 @@ import pulumi
 import pulumi_gcp as gcp
 import pytest
 import yaml
+
 from helpers import of_type, one, raw_config, render_with
-from trainstack.core import catalog, rules
 from trainstack.app.plan.engine import Rendered
 from trainstack.app.plan.recorder import Registration, public_urn
 from trainstack.app.schemas.validate import validate_object
-from trainstack.core.catalog import nic_networks
 from trainstack.components.k8s_provider import ClusterProviderArgs, cluster_provider
+from trainstack.core import catalog, rules
+from trainstack.core.catalog import nic_networks
+from trainstack.core.testing import fake_ip
 from trainstack.infra import kubernetes
 from trainstack.infra.platform import GcpPlatform, KubernetesPlatform
-from trainstack.core.testing import fake_ip
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
@@ -57,7 +58,7 @@ class Layer:
             reg = index.get(todo.pop())
             if reg is None:
                 continue
-            for dep in [*reg.dependencies, *(reg.parent and [reg.parent] or [])]:
+            for dep in [*reg.dependencies, *((reg.parent and [reg.parent]) or [])]:
                 if dep not in seen:
                     seen.add(dep)
                     todo.append(dep)
@@ -82,9 +83,7 @@ def _stand_in_gcp(ctx: Any, pools: dict[str, str]) -> GcpPlatform:
         extra["filestore_share"] = storage.filestore_config.share_name
     else:
         extra["nfs_disk_name"] = gcp.compute.Disk("nfs-disk", name=ctx.physical_name("nfs"), zone=config.gpu_zones[0]).name
-    provider = cluster_provider(
-        "gke", ClusterProviderArgs(kubeconfig=pulumi.Output.secret("apiVersion: v1\nkind: Config\n"), cluster_identifier=cluster.id)
-    )
+    provider = cluster_provider("gke", ClusterProviderArgs(kubeconfig=pulumi.Output.secret("apiVersion: v1\nkind: Config\n"), cluster_identifier=cluster.id))
     return GcpPlatform(
         cluster=SimpleNamespace(provider=provider),  # type: ignore[arg-type]  # the layer reads only the provider
         gpu_pools=[SimpleNamespace()],  # type: ignore[list-item]
@@ -94,7 +93,9 @@ def _stand_in_gcp(ctx: Any, pools: dict[str, str]) -> GcpPlatform:
                 (nic, pulumi.Output.from_input(ctx.physical_name(f"{nic.name}-net")), pulumi.Output.from_input(ctx.physical_name(f"{nic.name}-sub")))
                 for nic in nic_networks(config.gpu_pool.machine, config.network.gpu_nic_cidr)
             ]
-        } if config.gpu_pool.machine.extra_nics else {},
+        }
+        if config.gpu_pool.machine.extra_nics
+        else {},
         image=pulumi.Output.from_input("us-docker.pkg.dev/p/r/i:t"),
         cpu_pool=cpu_pool,
         **extra,

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from helpers import one, render
 from kueue_dra import DRIVER_CHANNEL_CLASS, Inadmissible, devices_per_class, fits_somewhere, mapper, render_claim_template, workload_requests
 from test_a4x_pools import a4x_raw
@@ -114,7 +115,10 @@ def test_machines_without_imex_map_nothing_and_cover_no_channel() -> None:
 @pytest.mark.parametrize(
     ("spec", "expected"),
     [
-        ({"devices": {"requests": [{"name": "a", "exactly": {"deviceClassName": "c", "count": 2}}, {"name": "b", "exactly": {"deviceClassName": "c"}}]}}, {"c": 3}),
+        (
+            {"devices": {"requests": [{"name": "a", "exactly": {"deviceClassName": "c", "count": 2}}, {"name": "b", "exactly": {"deviceClassName": "c"}}]}},
+            {"c": 3},
+        ),
         ({"devices": {"requests": [{"name": "a", "exactly": {"deviceClassName": "c", "allocationMode": "All"}}]}}, "All is not supported"),
         ({"devices": {"requests": [{"name": "a", "firstAvailable": [{"name": "x", "deviceClassName": "c"}]}]}}, "FirstAvailable"),
         ({"devices": {"requests": [{"name": "a", "exactly": {"deviceClassName": "c", "adminAccess": True}}]}}, "AdminAccess"),

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from helpers import of_type, one, render
 from kueue_dra import pod_requests, pod_sets
 from kueue_flavors import Attempt, Job, Running, assign, provision
@@ -182,7 +183,7 @@ def test_a_queued_pool_alone_needs_no_budget_its_check_waits_for_the_nodes() -> 
 
 def test_the_component_refuses_a_short_timeout_on_an_autoscaled_flavor_by_the_same_rule() -> None:
     spot = GpuFlavor("spot", "spot", "a3-megagpu-8g", 8, topology_aware=False, autoscaled=True)
-    with pytest.raises(ArgsError, match="wait_for_pods_ready.timeout.*must be at least 30m: spot scales up"):
+    with pytest.raises(ArgsError, match=r"wait_for_pods_ready\.timeout.*must be at least 30m: spot scales up"):
         KueueArgs.checked(KueueArgs("q", "q", "default", [spot], wait_for_pods_ready=WaitForPodsReady("10m")), Kueue, "kueue")
     queued = dataclasses.replace(spot, queued=True)
     assert KueueArgs.checked(KueueArgs("q", "q", "default", [queued], wait_for_pods_ready=WaitForPodsReady("10m")), Kueue, "kueue")

@@ -12,7 +12,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # Folder -> package, as pyproject.toml maps them.
-FOLDERS = {"core": "trainstack.core", "components": "trainstack.components", "infra": "trainstack.infra", "workloads": "trainstack.workloads", "app": "trainstack.app"}
+FOLDERS = {
+    "core": "trainstack.core",
+    "components": "trainstack.components",
+    "infra": "trainstack.infra",
+    "workloads": "trainstack.workloads",
+    "app": "trainstack.app",
+}
 LAYERS = ["foundation", "components", "infra", "workloads", "app"]
 # Modules whose commands import pulumi-heavy modules when they run, so `trainstack --help` is fast.
 LAZY_CLI = {"trainstack.app.cli", "trainstack.app.ops.cli", "trainstack.app.reports.metrics_cli"}

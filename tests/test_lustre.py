@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from helpers import named, raw_config
 from trainstack.app.plan.plan import render
 from trainstack.app.schemas.validate import validate_object
@@ -51,7 +52,9 @@ def test_capacity_follows_the_throughput_tier(throughput: int, good: list[int], 
     for gib in good:
         assert load(STACK, lustre(capacityGib=gib, throughput=throughput)).storage.lustre_config.capacity_gib == gib
     for gib in bad:
-        assert f"trainstack:storage.lustre.capacityGib = {gib}: throughput {throughput} MB/s per TiB takes" in problems(lustre(capacityGib=gib, throughput=throughput))
+        assert f"trainstack:storage.lustre.capacityGib = {gib}: throughput {throughput} MB/s per TiB takes" in problems(
+            lustre(capacityGib=gib, throughput=throughput)
+        )
 
 
 def test_throughput_and_file_system_name_as_the_api_takes_them() -> None:
@@ -83,7 +86,11 @@ def test_the_instance_reached_over_private_services_access(plan: dict[str, Any])
     wanted = {"capacityGib": "36000", "perUnitStorageThroughput": "500", "filesystem": "lustrefs", "location": "us-central1-a", "network": network}
     assert wanted.items() <= instance["inputs"].items()  # the provider types capacity and throughput as strings
     address = one(plan, "gcp:compute/globalAddress:GlobalAddress")
-    assert (address["inputs"]["purpose"], address["inputs"]["prefixLength"], address["inputs"]["network"]) == ("VPC_PEERING", catalog.LUSTRE_PSA_PREFIX, network)
+    assert (address["inputs"]["purpose"], address["inputs"]["prefixLength"], address["inputs"]["network"]) == (
+        "VPC_PEERING",
+        catalog.LUSTRE_PSA_PREFIX,
+        network,
+    )
     peering = one(plan, "gcp:servicenetworking/connection:Connection")
     assert peering["inputs"] == {"network": network, "service": "servicenetworking.googleapis.com", "reservedPeeringRanges": [address["inputs"]["name"]]}
     assert peering["urn"] in instance["dependencies"]  # the instance is made once its peering exists
@@ -121,6 +128,7 @@ def test_destroy_keeps_the_instance_its_range_and_peering_unless_disposable(plan
 def test_a_kept_peered_instance_keeps_its_vpc(kind: str) -> None:
     """GCP deletes no VPC that still has a peering: while destroy keeps a Filestore or Lustre
     instance (peered with the VPC), it keeps the VPC too; a disposable one takes the VPC with it."""
+
     def vpc(disposable: bool) -> dict[str, Any]:
         raw = raw_config(STACK, trainstack_storage={"kind": kind, "disposable": disposable}, trainstack_cluster={"versionPrefix": "1.34."})
         (network,) = [r for r in render(STACK, raw).to_dict()["resources"] if r["type"] == "gcp:compute/network:Network" and named(r["name"], "network-vpc")]

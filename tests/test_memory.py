@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+
 from trainstack.core.errors import CatalogError
 from trainstack.core.memory import (
     Training,
@@ -199,15 +200,21 @@ def test_without_a_pipeline_the_output_layer_and_fp32_logits_count() -> None:
 def test_as_json_reports_decimal_gb_to_two_places() -> None:
     result = model_states(7.5e9, 64, 1, "fp16", H100)
     assert result.as_json() == {
-        "weights": 15.0, "gradients": 15.0, "optimizer": 1.41, "activations": 0.0, "allowance": 0.0,
-        "total": 31.41, "gpu_memory": 80.0, "fits": True,
+        "weights": 15.0,
+        "gradients": 15.0,
+        "optimizer": 1.41,
+        "activations": 0.0,
+        "allowance": 0.0,
+        "total": 31.41,
+        "gpu_memory": 80.0,
+        "fits": True,
     }
     assert result.headroom_bytes == pytest.approx(72e9 - 31.40625e9)
 
 
 @pytest.mark.parametrize("bad", [{"zero_stage": 4}, {"precision": "int8"}, {"recompute": "some"}, {"tensor": 0}])
 def test_training_refuses_impossible_values(bad: dict) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=f"^{next(iter(bad))} must"):
         Training(**bad)
 
 
@@ -220,8 +227,17 @@ def test_training_refuses_impossible_values(bad: dict) -> None:
 # fp8, megatron_amp_O2, distributed_fused_adam with grad_sync_dtype bf16, no recomputation;
 # Transformer Engine attention (no stored scores).
 GPT3_175B = Training(
-    tensor=4, pipeline=8, virtual_pipeline=2, data=8, sequence_parallel=True, precision="fp8",
-    master_weights=True, fp32_grads=False, zero_stage=1, micro_batch=1, seq_length=2048,
+    tensor=4,
+    pipeline=8,
+    virtual_pipeline=2,
+    data=8,
+    sequence_parallel=True,
+    precision="fp8",
+    master_weights=True,
+    fp32_grads=False,
+    zero_stage=1,
+    micro_batch=1,
+    seq_length=2048,
 )
 
 
@@ -257,8 +273,7 @@ def test_gpt3_5b_fits_16_h100s_only_with_o2_distributed_adam_and_selective_recom
 def test_llama31_405b_fits_54_h200_nodes() -> None:
     """Recipe 000: TP 8, PP 18, VP 7, DP 3 (432 GPUs), seq 8192, micro-batch 1, bf16, distributed
     optimizer, no recomputation (NeMo's llama31_405b recipe sets none; Llama31Config405B none)."""
-    run = Training(tensor=8, pipeline=18, virtual_pipeline=7, data=3, sequence_parallel=True, precision="bf16",
-                   zero_stage=1, micro_batch=1, seq_length=8192)
+    run = Training(tensor=8, pipeline=18, virtual_pipeline=7, data=3, sequence_parallel=True, precision="bf16", zero_stage=1, micro_batch=1, seq_length=8192)
     assert run.gpus == 432
     result = estimate(model_shape("llama3.1-405b"), run, H200)
     assert result.fits  # 114.8 GB of 126.9
@@ -322,8 +337,7 @@ def test_without_dropout_the_first_stage_keeps_no_embedding_mask() -> None:
     assert activation_bytes(with_masks, run) - activation_bytes(without, run) == pytest.approx(layers + mask)
 
 
-A4_LLAMA3_70B = Training(tensor=2, pipeline=4, virtual_pipeline=5, context=2, data=4, sequence_parallel=True,
-                         zero_stage=1, micro_batch=2, seq_length=8192)
+A4_LLAMA3_70B = Training(tensor=2, pipeline=4, virtual_pipeline=5, context=2, data=4, sequence_parallel=True, zero_stage=1, micro_batch=2, seq_length=8192)
 B200 = 183359 * 2**20  # catalog b200
 
 

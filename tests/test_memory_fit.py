@@ -11,12 +11,13 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
+
 from helpers import merge
-from trainstack.core import catalog
 from trainstack.app import validation
 from trainstack.app.plan.plan import render
 from trainstack.app.reports.metrics_cli import metrics
 from trainstack.app.stacks import project_root, raw_stack_config, stack_names, stacks_dir
+from trainstack.core import catalog
 from trainstack.core.errors import ConfigError
 from trainstack.workloads import fit
 
@@ -126,7 +127,6 @@ def test_the_launcher_renders_what_the_estimate_assumes() -> None:
     distributed optimizer and recompute as the stack sets them."""
     plan = render("a3high-nemo-gpt5b", raw_stack_config("a3high-nemo-gpt5b"))
     (config_map,) = [r for r in plan.resources if r["type"] == "kubernetes:core/v1:ConfigMap" and "nemo-config" in r["inputs"]["metadata"]["name"]]
-
 
     model = yaml.safe_load(next(iter(config_map["inputs"]["data"].values())))["model"]
     assert model["megatron_amp_O2"] is True and model["optim"]["name"] == "distributed_fused_adam"

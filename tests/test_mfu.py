@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+
 from helpers import merge
-from trainstack.core import catalog
 from trainstack.app.reports import ReportError
 from trainstack.app.reports.metrics_cli import metrics
 from trainstack.app.reports.mfu import (
@@ -20,6 +20,7 @@ from trainstack.app.reports.mfu import (
     steady_step_time,
 )
 from trainstack.app.stacks import raw_stack_config
+from trainstack.core import catalog
 from trainstack.core.models import MODELS
 
 
@@ -122,9 +123,9 @@ def test_warmup_counts_logged_steps_so_a_resumed_log_skips_its_own_warmup() -> N
 
 def test_fewer_steps_than_warmup_is_an_error() -> None:
     with pytest.raises(ReportError, match="has 5 training steps, no more than the 10 warm-up"):
-        steady_step_time({s: 1.0 for s in range(5)}, warmup=10)
+        steady_step_time(dict.fromkeys(range(5), 1.0), warmup=10)
     with pytest.raises(ReportError, match="at or below last step 3"):
-        steady_step_time({s: 1.0 for s in range(20)}, warmup=10, last_step=3)
+        steady_step_time(dict.fromkeys(range(20), 1.0), warmup=10, last_step=3)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -245,7 +246,12 @@ def test_cli_reads_the_stack_and_options_override_it(dllogger: Path, tmp_path: P
         {
             "trainstack:gpuPool": {"nodeCount": 2},
             "trainstack:image": {"build": None, "prebuilt": "nvcr.io/nvidia/nemo:24.07"},
-            "trainstack:workload": {"model": "gpt3-5b", "nodes": 2, "globalBatchSize": 512, "parallelism": {"tensor": 2, "pipeline": 1, "virtualPipeline": None}},
+            "trainstack:workload": {
+                "model": "gpt3-5b",
+                "nodes": 2,
+                "globalBatchSize": 512,
+                "parallelism": {"tensor": 2, "pipeline": 1, "virtualPipeline": None},
+            },
         },
     )
     (tmp_path / "stacks").mkdir()

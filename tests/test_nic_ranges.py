@@ -12,6 +12,7 @@ import itertools
 from typing import Any
 
 import pytest
+
 from helpers import raw_config, render
 from trainstack.core import catalog
 

@@ -7,9 +7,10 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -66,8 +67,10 @@ def test_without_the_pulumi_cli_every_command_fails_at_once(monkeypatch: pytest.
     result = CliRunner().invoke(command, ["no-such-stack", "--yes"] if command is destroy_command else ["no-such-stack"])
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [
-        "error: the Pulumi CLI is not installed (no `pulumi` on PATH): install it with "
-        "`curl -fsSL https://get.pulumi.com | sh` (or see https://www.pulumi.com/docs/install/)"
+        (
+            "error: the Pulumi CLI is not installed (no `pulumi` on PATH): install it with "
+            "`curl -fsSL https://get.pulumi.com | sh` (or see https://www.pulumi.com/docs/install/)"
+        )
     ]
 
 

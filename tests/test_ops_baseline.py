@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
+
 from trainstack.app.ops.baseline import (
     DiffError,
     Rendering,

@@ -7,25 +7,27 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from pulumi.automation import CommandError, CommandResult, ConcurrentUpdateError
 
-from trainstack.core.config import load
-from trainstack.core.errors import ConfigError
 from trainstack.app.ops import bench
 from trainstack.app.ops.bench import BenchError, Deps, JobOutcome, held, jobset_state, prepare, run_bench, set_path, teardown, wait_for_jobset
 from trainstack.app.ops.cli import bench_command
 from trainstack.app.ops.reap import name_expires, parse_expires
 from trainstack.app.stacks import raw_stack_config
+from trainstack.core.config import load
+from trainstack.core.errors import ConfigError
 
 RECIPE = "a3ultra-405b"
 NOW = datetime(2026, 11, 23, 2, 30, tzinfo=UTC)
@@ -436,12 +438,12 @@ def test_names_expiry_and_cluster_limits() -> None:
 
 
 def test_prepare_refuses_what_would_hurt() -> None:
-    with pytest.raises(BenchError, match="taken by stacks/Pulumi.a3ultra-405b.yaml"):
+    with pytest.raises(BenchError, match=re.escape("taken by stacks/Pulumi.a3ultra-405b.yaml")):
         spec(name=RECIPE)
     with pytest.raises(BenchError, match=r"--ttl must be at least --timeout plus 2h .*4h < 6h \+ 2h"):
         spec(ttl_s=4 * 3600.0)
     raw = {**raw_stack_config(RECIPE), "gcp:credentials": {"secure": "v1:abc"}}
-    with pytest.raises(BenchError, match="cannot copy secret config.*gcp:credentials"):
+    with pytest.raises(BenchError, match=r"cannot copy secret config.*gcp:credentials"):
         prepare(RECIPE, raw, now=NOW, ttl_s=8 * 3600.0, timeout_s=3600.0, taken=[])
     with pytest.raises(ConfigError, match=r"trainstack:workload.precision = 'fp64'"):
         spec(sets=[("trainstack:workload.precision", "fp64")])
@@ -466,7 +468,9 @@ def test_set_overrides_follow_config_paths() -> None:
 
 
 def jobset(terminal: str | None) -> str:
-    status: dict[str, Any] = {"conditions": [{"type": "Failed", "status": "True", "message": "jobset failed due to max restarts"}]} if terminal == "Failed" else {}
+    status: dict[str, Any] = (
+        {"conditions": [{"type": "Failed", "status": "True", "message": "jobset failed due to max restarts"}]} if terminal == "Failed" else {}
+    )
     if terminal:
         status["terminalState"] = terminal
     return json.dumps({"kind": "JobSet", "status": status})
@@ -480,7 +484,7 @@ def test_jobset_state_reads_the_terminal_state() -> None:
 
 def test_wait_polls_kubectl_until_the_jobset_finishes(tmp_path: Path) -> None:
     answers = [
-        subprocess.CompletedProcess([], 1, "", "Error from server (NotFound): jobsets.jobset.x-k8s.io \"x\" not found\n"),
+        subprocess.CompletedProcess([], 1, "", 'Error from server (NotFound): jobsets.jobset.x-k8s.io "x" not found\n'),
         subprocess.CompletedProcess([], 0, jobset(None), ""),
         subprocess.CompletedProcess([], 0, jobset("Completed"), ""),
     ]

@@ -192,7 +192,9 @@ def test_an_update_killed_from_outside_is_cancelled_and_what_it_left_is_named(ru
 def teardown_alone(cli: FakePulumi, name: str, **knobs: str) -> subprocess.CompletedProcess[str]:
     program = "from trainstack.app.cli import main; main()"
     env = {**os.environ, **cli.env(**knobs)}
-    return subprocess.run([sys.executable, "-c", program, "bench", "--teardown", name], env=env, cwd=project_root(), capture_output=True, text=True, timeout=DEADLINE_S)
+    return subprocess.run(
+        [sys.executable, "-c", program, "bench", "--teardown", name], env=env, cwd=project_root(), capture_output=True, text=True, timeout=DEADLINE_S
+    )
 
 
 def left_by_a_killed_run(cli: FakePulumi, name: str, protect: str = "") -> None:
@@ -224,7 +226,10 @@ def test_teardown_alone_refuses_a_protected_stack_names_what_is_left_and_exits_3
     done = teardown_alone(cli, "b-3")
     assert done.returncode == 3, done.stderr
     assert "destroy" not in cli.commands() and len(cli.stacks()["b-3"]["resources"]) == 5, "nothing deleted"
-    assert "teardown left Pulumi stack 'b-3' holding: gcp:compute/network:Network bench-net; gcp:container/cluster:Cluster bench-cluster; gcp:container/nodePool:NodePool bench-gpus" in done.stderr
+    assert (
+        "teardown left Pulumi stack 'b-3' holding: gcp:compute/network:Network bench-net; gcp:container/cluster:Cluster bench-cluster; gcp:container/nodePool:NodePool bench-gpus"
+        in done.stderr
+    )
     assert "Its destroy was refused" in done.stderr and "Traceback" not in done.stderr
 
 

@@ -66,7 +66,11 @@ def gpu_pool(machine_type: str, accelerator: str, nodes: int) -> dict[str, Any]:
             "nodeConfig": {
                 "machineType": machine_type,
                 "guestAccelerators": [{"count": 8, "type": accelerator, "gpuDriverInstallationConfig": {"gpuDriverVersion": "LATEST"}}],
-                "reservationAffinity": {"consumeReservationType": "SPECIFIC_RESERVATION", "key": "compute.googleapis.com/reservation-name", "values": ["a3-ultra-reservation"]},
+                "reservationAffinity": {
+                    "consumeReservationType": "SPECIFIC_RESERVATION",
+                    "key": "compute.googleapis.com/reservation-name",
+                    "values": ["a3-ultra-reservation"],
+                },
                 "resourceLabels": {"managed-by": "trainstack", "trainstack-stack": STACK},
             },
         },
@@ -94,7 +98,12 @@ def base_plan() -> dict[str, Any]:
             resource(
                 "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet",
                 "jobset",
-                {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "llama31-405b", "namespace": "default"}, "spec": {"replicatedJobs": [{"name": "workers", "replicas": 32}]}},
+                {
+                    "apiVersion": "jobset.x-k8s.io/v1alpha2",
+                    "kind": "JobSet",
+                    "metadata": {"name": "llama31-405b", "namespace": "default"},
+                    "spec": {"replicatedJobs": [{"name": "workers", "replicas": 32}]},
+                },
             ),
         ]
     )
@@ -107,7 +116,9 @@ def head_plan() -> dict[str, Any]:
     resources.append(gpu_pool("a3-ultragpu-8g", "nvidia-h200-141gb", 36))
     jobset = next(r for r in resources if r["name"] == "jobset")
     jobset["inputs"]["spec"]["replicatedJobs"][0]["replicas"] = 36
-    resources.append(resource("gcp:compute/subnetwork:Subnetwork", "rdma-0", {"name": "a3ultra-405b-rdma-0", "ipCidrRange": "192.168.1.0/24", "region": "us-central1"}))
+    resources.append(
+        resource("gcp:compute/subnetwork:Subnetwork", "rdma-0", {"name": "a3ultra-405b-rdma-0", "ipCidrRange": "192.168.1.0/24", "region": "us-central1"})
+    )
     return plan(resources)
 
 
@@ -294,8 +305,11 @@ def test_a_child_renamed_with_an_alias_is_the_same_resource() -> None:
     queue_inputs = {"metadata": {"name": "q"}, "spec": {}}
     queue_old = resource("kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue", "local-queue", queue_inputs, provider=provider_old["urn"])
     queue_new = resource(
-        "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue", "kueue-local-queue", queue_inputs,
-        provider=provider_new["urn"], options={"aliases": [queue_old["urn"]]},
+        "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue",
+        "kueue-local-queue",
+        queue_inputs,
+        provider=provider_new["urn"],
+        options={"aliases": [queue_old["urn"]]},
     )
     report = diff_plans(STACK, plan([provider_old, queue_old]), plan([provider_new, queue_new]))
     assert not report.added and not report.removed
@@ -317,8 +331,14 @@ def test_pool_changes_show_per_pool_with_capacity_and_cost() -> None:
     diff = diff_plans(stack, render(stack, raw).to_dict(), render(stack, head_raw).to_dict())
     markdown = DiffReport("origin/main", (diff,)).to_markdown()
     mega = catalog.machine("a3-megagpu-8g")
-    assert f"| pool `a3-mega-reserved` | 32 x a3-megagpu-8g, reservation, ${32 * mega.hourly_usd:,.2f} | 36 x a3-megagpu-8g, reservation, ${36 * mega.hourly_usd:,.2f} | +4 nodes, +${4 * mega.hourly_usd:,.2f} |" in markdown
-    assert f"| pool `a3-mega-spot` | 32 x a3-megagpu-8g, spot, ${32 * mega.spot_hourly_usd:,.2f} | none | -32 nodes, -${32 * mega.spot_hourly_usd:,.2f} |" in markdown
+    assert (
+        f"| pool `a3-mega-reserved` | 32 x a3-megagpu-8g, reservation, ${32 * mega.hourly_usd:,.2f} | 36 x a3-megagpu-8g, reservation, ${36 * mega.hourly_usd:,.2f} | +4 nodes, +${4 * mega.hourly_usd:,.2f} |"
+        in markdown
+    )
+    assert (
+        f"| pool `a3-mega-spot` | 32 x a3-megagpu-8g, spot, ${32 * mega.spot_hourly_usd:,.2f} | none | -32 nodes, -${32 * mega.spot_hourly_usd:,.2f} |"
+        in markdown
+    )
     assert set(diff.base.to_dict()["pools"]) == {"a3-mega-reserved", "a3-mega-queued", "a3-mega-spot"}
     single = diff_plans(STACK, base_plan(), head_plan())
     assert "| pool `" not in DiffReport("origin/main", (single,)).to_markdown()

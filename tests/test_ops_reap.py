@@ -123,7 +123,10 @@ def test_a_failed_tier_leaves_what_needs_it_for_the_next_run(gcloud: FakeGcloud,
 
 def test_labels_decide_and_an_unreadable_expiry_is_left_with_a_note(gcloud: FakeGcloud) -> None:
     labels = {"managed-by": "trainstack", "trainstack-ephemeral": "true"}
-    disk = lambda name, extra: {"name": name, "zone": "https://www.googleapis.com/compute/v1/projects/p/zones/us-central1-a", "labels": {**labels, **extra}, "users": []}  # noqa: E731
+
+    def disk(name: str, extra: dict[str, str]) -> dict[str, Any]:
+        return {"name": name, "zone": "https://www.googleapis.com/compute/v1/projects/p/zones/us-central1-a", "labels": {**labels, **extra}, "users": []}
+
     project = gcloud.project()
     project["disks"] = [
         disk("garbled", {"trainstack-expires": "tomorrow"}),
@@ -149,12 +152,18 @@ def test_names_carry_the_expiry() -> None:
 def test_a_failed_listing_is_a_note_and_fails_the_run(gcloud: FakeGcloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     denied = tmp_path / "denied" / "gcloud"
     denied.parent.mkdir()
-    denied.write_text('#!/bin/sh\nif [ "$1" = lustre ]; then echo "ERROR: (gcloud.lustre.instances.list) PERMISSION_DENIED: lustre.instances.list" >&2; exit 1; fi\n' f'exec "{gcloud.bin / "gcloud"}" "$@"\n')
+    denied.write_text(
+        '#!/bin/sh\nif [ "$1" = lustre ]; then echo "ERROR: (gcloud.lustre.instances.list) PERMISSION_DENIED: lustre.instances.list" >&2; exit 1; fi\n'
+        f'exec "{gcloud.bin / "gcloud"}" "$@"\n'
+    )
     denied.chmod(0o755)
     monkeypatch.setenv("PATH", f"{denied.parent}:{gcloud.env()['PATH']}")
     code, lines = run()
     assert code == 1
-    assert lines[0] == "could not list Managed Lustre instances: ERROR: (gcloud.lustre.instances.list) PERMISSION_DENIED: lustre.instances.list; run again to reap them"
+    assert (
+        lines[0]
+        == "could not list Managed Lustre instances: ERROR: (gcloud.lustre.instances.list) PERMISSION_DENIED: lustre.instances.list; run again to reap them"
+    )
 
 
 def test_reap_command(gcloud: FakeGcloud) -> None:

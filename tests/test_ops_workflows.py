@@ -17,7 +17,9 @@ from typing import Any
 import click
 import pytest
 import yaml
+
 from trainstack.app.cli import main
+from trainstack.app.ops import bench_fleet
 from trainstack.app.ops.bench import DEPLOY_AND_TEARDOWN_S
 from trainstack.app.ops.cli import COMMANDS
 from trainstack.app.stacks import raw_stack_config, stack_names
@@ -122,8 +124,10 @@ def test_workload_stacks_are_previewed_after_the_platforms_and_only_on_a_deploye
 def test_bench_is_manual_and_scheduled_keeps_results_and_tears_down_in_a_job_of_its_own() -> None:
     workflow = load("bench.yml")
     inputs = workflow["on"]["workflow_dispatch"]["inputs"]
-    # A bench deploys a whole recipe: the stacks with a workload and no platform of their own.
-    recipes = {name for name in stack_names() if "trainstack:workload" in raw_stack_config(name) and "trainstack:platform" not in raw_stack_config(name)}
+    # A bench deploys a whole recipe (the stacks with a workload and no platform of their own) or a
+    # job on a fleet (with copies of the fleet and its workers).
+    whole = {name for name in stack_names() if "trainstack:workload" in raw_stack_config(name) and "trainstack:platform" not in raw_stack_config(name)}
+    recipes = whole | {name for name in stack_names() if bench_fleet.is_fleet_job(name, ROOT)}
     assert inputs["stack"]["type"] == "choice" and set(inputs["stack"]["options"]) == recipes
     assert {"ttl", "timeout"} <= set(inputs)
     assert workflow["on"]["schedule"]
@@ -139,9 +143,12 @@ def test_bench_is_manual_and_scheduled_keeps_results_and_tears_down_in_a_job_of_
     assert teardown["needs"] == "bench" and teardown["if"].startswith("always() && ")
     assert teardown["env"]["BENCH_STACK"] == bench["env"]["BENCH_STACK"] and "github.run_id" in bench["env"]["BENCH_STACK"]
     [teardown_run] = [s["run"] for s in teardown["steps"] if "trainstack" in s.get("run", "")]
-    assert teardown_run == 'exec trainstack bench --teardown "$BENCH_STACK"'
+    assert teardown_run == 'exec trainstack bench "$STACK" --teardown "$BENCH_STACK"', "STACK: a fleet job's other copies are torn down too"
+    assert teardown["env"]["STACK"] == bench["env"]["STACK"]
     assert {"PULUMI_ACCESS_TOKEN"} <= set(teardown["env"]) and len(uses({"jobs": {"t": teardown}}, "google-github-actions/auth")) == 1
-    assert [s["with"]["install_components"] for s in uses({"jobs": {"t": teardown}}, "google-github-actions/setup-gcloud")] == ["gke-gcloud-auth-plugin,kubectl"], "destroying Kubernetes objects needs the auth plugin"
+    assert [s["with"]["install_components"] for s in uses({"jobs": {"t": teardown}}, "google-github-actions/setup-gcloud")] == [
+        "gke-gcloud-auth-plugin,kubectl"
+    ], "destroying Kubernetes objects needs the auth plugin"
     assert reap["needs"] == "teardown" and reap["if"] == "always()"
     [reap_step] = [s for s in reap["steps"] if "trainstack reap" in s.get("run", "")]
     assert "--yes" in reap_step["run"] and uses({"jobs": {"r": reap}}, "google-github-actions/setup-gcloud"), "reap runs gcloud"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pulumi_gcp as gcp
 import pytest
+
 from trainstack.app.plan import engine
 from trainstack.app.plan.plan import Plan, PlanError, from_rendered, render
 from trainstack.app.schemas.validate import validate_object
@@ -62,7 +63,7 @@ def test_plan_catches_a_misspelled_provider_input() -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_the_stack_file_says_what_destroy_does(plans: dict[str, Plan], stack: str) -> None:
     text = (GOLDEN.parent.parent / "stacks" / f"Pulumi.{stack}.yaml").read_text()
-    said = re.findall(r"^# pulumi destroy: (.*)$", text, re.M)
+    said = re.findall(r"^# pulumi destroy: (.*)$", text, re.MULTILINE)
     assert said == [plans[stack].destroy_effect()], f"{stack}: its '# pulumi destroy:' comment disagrees with its plan"
     assert "takes it down" not in text  # the old promise protected buckets broke
 
@@ -70,11 +71,13 @@ def test_the_stack_file_says_what_destroy_does(plans: dict[str, Plan], stack: st
 def test_destroy_effect_reads_protect_and_retain_from_the_resources() -> None:
     def plan(*options: dict) -> Plan:
         types = ["gcp:container/cluster:Cluster", "gcp:storage/bucket:Bucket", "gcp:compute/disk:Disk"]
-        return Plan("s", [{"type": t, "name": t, "options": o, "inputs": {}} for t, o in zip(types, options)], {})
+        return Plan("s", [{"type": t, "name": t, "options": o, "inputs": {}} for t, o in zip(types, options, strict=True)], {})
 
     assert plan({}, {}, {}).destroy_effect() == "deletes every resource"
-    assert plan({}, {"retainOnDelete": True}, {"retainOnDelete": True}).destroy_effect().startswith(
-        "deletes every resource but leaves the NFS disk and the bucket in the project, with the data"
+    assert (
+        plan({}, {"retainOnDelete": True}, {"retainOnDelete": True})
+        .destroy_effect()
+        .startswith("deletes every resource but leaves the NFS disk and the bucket in the project, with the data")
     )
     assert plan({"protect": True}, {"retainOnDelete": True}, {}).destroy_effect().startswith("refused before anything is deleted: the cluster is protected")
 

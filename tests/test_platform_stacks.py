@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import pulumi
 import pytest
+
 from helpers import merge
-from trainstack.core import contract
 from trainstack.app import program, validation
 from trainstack.app.plan import engine
 from trainstack.app.plan.plan import Plan, render
 from trainstack.app.stacks import project_root, raw_stack_config
+from trainstack.core import contract
 from trainstack.core.errors import ConfigError
 
 JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
@@ -115,7 +116,10 @@ def test_missing_or_old_contract_is_reported_naming_stack_and_output() -> None:
 
 
 def test_platform_reference_needs_exactly_one_kind_and_no_platform_sections() -> None:
-    raw = merge(raw_stack_config("a3ultra-405b-job"), {"trainstack:platform": {"existingCluster": raw_stack_config("toolkit-a3mega-gpt3-175b")["trainstack:platform"]["existingCluster"]}})
+    raw = merge(
+        raw_stack_config("a3ultra-405b-job"),
+        {"trainstack:platform": {"existingCluster": raw_stack_config("toolkit-a3mega-gpt3-175b")["trainstack:platform"]["existingCluster"]}},
+    )
     with pytest.raises(ConfigError, match=r"trainstack:platform.stack = .*set exactly one of stack"):
         validate_stack("job", raw, None)
     with_pool = merge(raw_stack_config("a3ultra-405b-job"), {"trainstack:gpuPool": {"machineType": "a3-ultragpu-8g", "nodeCount": 2}})
@@ -151,7 +155,7 @@ def test_existing_cluster_can_have_kueue_and_jobset_installed_by_trainstack() ->
     assert not [r for r in plan.resources if r["type"] in PLATFORM_TYPES]
 
 
-def validate_stack(stack: str, raw: dict, platform_output: object = None):  # noqa: ANN201
+def validate_stack(stack: str, raw: dict, platform_output: object = None):
     return validation.validate(stack, raw, project_root(), platform_output)
 
 

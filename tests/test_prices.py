@@ -10,6 +10,7 @@ vms.csv, VM row plus GPU row: a3-megagpu-8g spot 5.15632 + 8 x 5.6299, a3-ultrag
 from __future__ import annotations
 
 import pytest
+
 from trainstack.core import catalog
 
 CALCULATOR, SNAPSHOT, LIST = catalog.CALCULATOR_PRICES_SOURCE, catalog.SNAPSHOT_PRICES_SOURCE, catalog.PRICES_SOURCE
@@ -35,4 +36,3 @@ def test_the_calculators_on_demand_prices_confirm_the_list_prices() -> None:
     """pricing.yml's us-central1 `hour` (CALCULATOR) rounds to the catalog's list price."""
     for name, hour in (("a2-highgpu-8g", 29.38708), ("a2-ultragpu-8g", 40.5503831232877), ("a3-highgpu-8g", 88.4899999025753)):
         assert round(hour, 2) == catalog.machine(name).hourly_usd, name
-

@@ -58,7 +58,7 @@ print(json.dumps({"trainstack": trainstack.__file__, "types": sorted(registered)
 
 
 def user_program() -> str:
-    (block,) = [b for b in re.findall(r"```python\n(.*?)```", README, re.S) if "TrainingJob(" in b]
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", README, re.DOTALL) if "TrainingJob(" in b]
     return block
 
 
@@ -97,8 +97,15 @@ def test_the_readme_program_runs_from_the_installed_wheel(installed: Path, tmp_p
     assert result["trainstack"].startswith(str(installed))  # the wheel, not the checkout
     types = result["types"]
     # Two of everything: a cluster, its provider, pool, Kueue and job per team.
-    for kind in ("trainstack:gcp:GkeCluster", "trainstack:gcp:GpuNodePool", "trainstack:k8s:Kueue", "trainstack:workload:TrainingJob",
-                 "gcp:container/cluster:Cluster", "pulumi:providers:kubernetes", "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"):
+    for kind in (
+        "trainstack:gcp:GkeCluster",
+        "trainstack:gcp:GpuNodePool",
+        "trainstack:k8s:Kueue",
+        "trainstack:workload:TrainingJob",
+        "gcp:container/cluster:Cluster",
+        "pulumi:providers:kubernetes",
+        "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet",
+    ):
         assert types.count(kind) == 2, kind
 
 

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import yaml
+
 from trainstack.app import validation
 from trainstack.app.plan.plan import render
 from trainstack.app.stacks import project_root
@@ -15,7 +16,7 @@ README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 
 
 def test_readme_recipe_example_is_a_valid_stack_that_plans() -> None:
-    (block,) = [b for b in re.findall(r"```yaml\n(.*?)```", README, re.S) if b.startswith("config:")]
+    (block,) = [b for b in re.findall(r"```yaml\n(.*?)```", README, re.DOTALL) if b.startswith("config:")]
     raw = yaml.safe_load(block)["config"]
     ctx = validate_stack("readme-example", raw)
     assert ctx.config.gpu_pool.machine.gpudirect.value == "tcpxo"
@@ -31,7 +32,7 @@ def test_readme_names_the_set_up_and_test_commands() -> None:
     assert "python -m pytest -n 2 tests" in Path(__file__).resolve().parent.parent.joinpath(".ci/run").read_text()
 
 
-def validate_stack(stack: str, raw: dict, platform_output: object = None):  # noqa: ANN201
+def validate_stack(stack: str, raw: dict, platform_output: object = None):
     return validation.validate(stack, raw, project_root(), platform_output)
 
 

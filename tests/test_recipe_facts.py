@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from trainstack.app.plan.plan import Plan, render
 from trainstack.app.stacks import raw_stack_config
 
@@ -83,7 +84,9 @@ def test_a3mega_env_is_the_recipes(plans: dict[str, Plan], name: str, value: str
 
 
 def _nemo_config(plan: Plan) -> dict[str, Any]:
-    config_maps = [r["inputs"] for r in plan.resources if r["type"] == "kubernetes:core/v1:ConfigMap" and r["inputs"]["metadata"]["name"].endswith("nemo-config")]
+    config_maps = [
+        r["inputs"] for r in plan.resources if r["type"] == "kubernetes:core/v1:ConfigMap" and r["inputs"]["metadata"]["name"].endswith("nemo-config")
+    ]
     (data,) = [cm["data"] for cm in config_maps]
     return yaml.safe_load(next(iter(data.values())))
 
@@ -131,18 +134,37 @@ A3ULTRA_ENV = [
     ("HOST_DAEMON_PORT", "60010", A3ULTRA),  # how the era's launcher finds its host monitor
 ]
 A3ULTRA_FLAGS = [
-    "--max-runtime=86400", "--max-steps=500", "--checkpoint-interval=20", "--topk-ckpt=-1", "--ckpt-threads-per-rank=1",
-    "--enable-dist-ckpt", "--enable-gc", "--enable-async-ckpt", "--enable-fault-tolerance", "--enable-optimized-async-ckpt",
-    "--tokenizer-path=tokenizer.model", "--job-name=$(JOB_IDENTIFIER)",
-    "--ft-param-initial_rank_heartbeat_timeout=1800", "--ft-param-rank_heartbeat_timeout=1800", "--use-supervisor",
+    "--max-runtime=86400",
+    "--max-steps=500",
+    "--checkpoint-interval=20",
+    "--topk-ckpt=-1",
+    "--ckpt-threads-per-rank=1",
+    "--enable-dist-ckpt",
+    "--enable-gc",
+    "--enable-async-ckpt",
+    "--enable-fault-tolerance",
+    "--enable-optimized-async-ckpt",
+    "--tokenizer-path=tokenizer.model",
+    "--job-name=$(JOB_IDENTIFIER)",
+    "--ft-param-initial_rank_heartbeat_timeout=1800",
+    "--ft-param-rank_heartbeat_timeout=1800",
+    "--use-supervisor",
     "--max-restarts=0",
 ]
 # What the image's resiliency launcher (AI-Hypercomputer/resiliency 02c17b7, the era of the
 # `...-A3Mega-20250605` image) parses with argparse's parse_args: anything else exits with
 # "unrecognized arguments" before training starts.
 ERA_LAUNCHER_FLAGS = {
-    "--use-supervisor", "--ft-param-initial_rank_heartbeat_timeout", "--ft-param-rank_heartbeat_timeout",
-    "--nproc-per-node", "--nnodes", "--node_rank", "--rdzv_id", "--master_addr", "--master_port", "--max-restarts",
+    "--use-supervisor",
+    "--ft-param-initial_rank_heartbeat_timeout",
+    "--ft-param-rank_heartbeat_timeout",
+    "--nproc-per-node",
+    "--nnodes",
+    "--node_rank",
+    "--rdzv_id",
+    "--master_addr",
+    "--master_port",
+    "--max-restarts",
 }
 
 
@@ -262,18 +284,36 @@ def _effective_nemo_model(plan: Plan, kind: str) -> dict[str, Any]:
 
 GPT5B_CONFIG = f"{MEGATRON_DEMO}/nemo-example/nemo-configurations/gpt-5b.yaml"
 GPT5B_MODEL = [
-    ("num_layers", 24), ("hidden_size", 4096), ("ffn_hidden_size", 16384), ("num_attention_heads", 32),
-    ("init_method_std", 0.01), ("encoder_seq_length", 2048), ("micro_batch_size", 4), ("global_batch_size", 2048),
-    ("megatron_amp_O2", True), ("transformer_engine", True),
-    ("activations_checkpoint_granularity", "selective"), ("activations_checkpoint_method", "block"),
+    ("num_layers", 24),
+    ("hidden_size", 4096),
+    ("ffn_hidden_size", 16384),
+    ("num_attention_heads", 32),
+    ("init_method_std", 0.01),
+    ("encoder_seq_length", 2048),
+    ("micro_batch_size", 4),
+    ("global_batch_size", 2048),
+    ("megatron_amp_O2", True),
+    ("transformer_engine", True),
+    ("activations_checkpoint_granularity", "selective"),
+    ("activations_checkpoint_method", "block"),
     ("activations_checkpoint_num_layers", 0),
-    ("optim.name", "distributed_fused_adam"), ("optim.bucket_cap_mb", 400), ("optim.overlap_grad_sync", True),
-    ("optim.overlap_param_sync", True), ("optim.contiguous_grad_buffer", True), ("optim.grad_sync_dtype", "bf16"),
-    ("optim.lr", 1.6e-4), ("optim.weight_decay", 0.1), ("optim.betas", [0.9, 0.95]),
-    ("optim.sched.warmup_steps", 115), ("optim.sched.constant_steps", 12500), ("optim.sched.min_lr", 1.6e-5),
-    ("data.data_impl", "mmap"), ("data.splits_string", "99990,8,2"),
+    ("optim.name", "distributed_fused_adam"),
+    ("optim.bucket_cap_mb", 400),
+    ("optim.overlap_grad_sync", True),
+    ("optim.overlap_param_sync", True),
+    ("optim.contiguous_grad_buffer", True),
+    ("optim.grad_sync_dtype", "bf16"),
+    ("optim.lr", 1.6e-4),
+    ("optim.weight_decay", 0.1),
+    ("optim.betas", [0.9, 0.95]),
+    ("optim.sched.warmup_steps", 115),
+    ("optim.sched.constant_steps", 12500),
+    ("optim.sched.min_lr", 1.6e-5),
+    ("data.data_impl", "mmap"),
+    ("data.splits_string", "99990,8,2"),
     # The recipe's image bakes these two into its working directory, /workspace (nemo_example.Dockerfile).
-    ("tokenizer.vocab_file", "/workspace/gpt2-vocab.json"), ("tokenizer.merge_file", "/workspace/gpt2-merges.txt"),
+    ("tokenizer.vocab_file", "/workspace/gpt2-vocab.json"),
+    ("tokenizer.merge_file", "/workspace/gpt2-merges.txt"),
 ]
 
 
@@ -355,7 +395,11 @@ def test_mistral_deepspeed_config_keeps_the_tutorials_zero_stage_1(a2: Plan) -> 
 def test_mistral_image_is_pinned_commit_with_a_no_ssh_deepspeed() -> None:
     context = Path(__file__).resolve().parent.parent / "images" / "mistral"
     assert "ARG MISTRAL_COMMIT=bf9eff08e83f4d5703b69dfcb6c18e8e35a00a6d" in (context / "Dockerfile").read_text()
-    pins = {line.split("==")[0]: line.split("==")[1] for line in (context / "requirements.txt").read_text().splitlines() if "==" in line and not line.startswith("#")}
+    pins = {
+        line.split("==")[0]: line.split("==")[1]
+        for line in (context / "requirements.txt").read_text().splitlines()
+        if "==" in line and not line.startswith("#")
+    }
     # stanford-crfm/mistral@bf9eff0 setup/pip-requirements.txt, but DeepSpeed (a listed departure).
     assert pins["transformers"] == "4.18.0" and pins["quinine"] == "0.3.0" and pins["datasets"] == "2.0.0"
     assert pins["deepspeed"] == "0.15.4"  # deepspeedai/DeepSpeed acbaca3 (#5728, v0.14.5): --no_ssh

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from trainstack.app.stacks import stack_names
 from trainstack.core import names, rules
 
@@ -100,7 +101,11 @@ def test_every_rendered_name_is_within_its_limit(stack: str) -> None:
 
 def test_the_walk_finds_a_name_over_its_limit() -> None:
     """The walk itself: a JobSet whose longest pod name is 64 characters once its suffix is added."""
-    jobset = {"kind": "JobSet", "metadata": {"name": "j" * 44}, "spec": {"replicatedJobs": [{"name": "workload", "replicas": 1, "template": {"spec": {"completions": 100}}}]}}
+    jobset = {
+        "kind": "JobSet",
+        "metadata": {"name": "j" * 44},
+        "spec": {"replicatedJobs": [{"name": "workload", "replicas": 1, "template": {"spec": {"completions": 100}}}]},
+    }
     assert list(derived_problems(jobset)) == [f"JobSet/{'j' * 44}: pod '{'j' * 44}-workload-0-99-abcde' must be at most 63 characters"]
     pool = {"type": "gcp:container/nodePool:NodePool", "custom": True, "inputs": {"name": "p" * 41}}
     assert len(list(name_problems([pool]))) == 1

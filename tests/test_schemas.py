@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
+
 from trainstack.app.schemas.validate import _registry, _strict, crd_for, validate_object
 from trainstack.core import catalog
 
@@ -25,13 +26,15 @@ def deployment() -> dict[str, Any]:
             "template": {
                 "metadata": {"labels": {"app": "web"}},
                 "spec": {
-                    "containers": [{
-                        "name": "web",
-                        "image": "nginx:1.27",
-                        "imagePullPolicy": "IfNotPresent",
-                        "ports": [{"containerPort": 80}],
-                        "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": 1}},
-                    }],
+                    "containers": [
+                        {
+                            "name": "web",
+                            "image": "nginx:1.27",
+                            "imagePullPolicy": "IfNotPresent",
+                            "ports": [{"containerPort": 80}],
+                            "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": 1}},
+                        }
+                    ],
                 },
             },
         },
@@ -48,17 +51,21 @@ def cluster_queue() -> dict[str, Any]:
             "cohortName": "gpus",
             "queueingStrategy": "BestEffortFIFO",
             "preemption": {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"},
-            "resourceGroups": [{
-                "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
-                "flavors": [{
-                    "name": "a3-ultra",
-                    "resources": [
-                        {"name": "cpu", "nominalQuota": 224},
-                        {"name": "memory", "nominalQuota": "2952Gi"},
-                        {"name": "nvidia.com/gpu", "nominalQuota": 8, "borrowingLimit": "0"},
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
+                    "flavors": [
+                        {
+                            "name": "a3-ultra",
+                            "resources": [
+                                {"name": "cpu", "nominalQuota": 224},
+                                {"name": "memory", "nominalQuota": "2952Gi"},
+                                {"name": "nvidia.com/gpu", "nominalQuota": 8, "borrowingLimit": "0"},
+                            ],
+                        }
                     ],
-                }],
-            }],
+                }
+            ],
         },
     }
 
@@ -90,11 +97,13 @@ def topology() -> dict[str, Any]:
         "apiVersion": KUEUE,
         "kind": "Topology",
         "metadata": {"name": "gke-default"},
-        "spec": {"levels": [
-            {"nodeLabel": "cloud.google.com/gce-topology-block"},
-            {"nodeLabel": "cloud.google.com/gce-topology-subblock"},
-            {"nodeLabel": "kubernetes.io/hostname"},
-        ]},
+        "spec": {
+            "levels": [
+                {"nodeLabel": "cloud.google.com/gce-topology-block"},
+                {"nodeLabel": "cloud.google.com/gce-topology-subblock"},
+                {"nodeLabel": "kubernetes.io/hostname"},
+            ]
+        },
     }
 
 
@@ -113,15 +122,17 @@ def jobset() -> dict[str, Any]:
         "restartPolicy": "Never",
         "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-h200-141gb"},
         "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-        "containers": [{
-            "name": "trainer",
-            "image": "us-docker.pkg.dev/p/r/trainer:1",
-            "command": ["torchrun", "train.py"],
-            "env": [{"name": "NCCL_DEBUG", "value": "WARN"}],
-            "ports": [{"containerPort": 29500, "protocol": "TCP"}],
-            "resources": {"limits": {"nvidia.com/gpu": 8, "memory": "1800Gi"}},
-            "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
-        }],
+        "containers": [
+            {
+                "name": "trainer",
+                "image": "us-docker.pkg.dev/p/r/trainer:1",
+                "command": ["torchrun", "train.py"],
+                "env": [{"name": "NCCL_DEBUG", "value": "WARN"}],
+                "ports": [{"containerPort": 29500, "protocol": "TCP"}],
+                "resources": {"limits": {"nvidia.com/gpu": 8, "memory": "1800Gi"}},
+                "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
+            }
+        ],
         "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "256Gi"}}],
     }
     return {
@@ -131,20 +142,22 @@ def jobset() -> dict[str, Any]:
         "spec": {
             "network": {"enableDNSHostnames": True},
             "failurePolicy": {"maxRestarts": 3},
-            "replicatedJobs": [{
-                "name": "workers",
-                "replicas": 1,
-                "template": {
-                    "metadata": {"annotations": {"kueue.x-k8s.io/podset-required-topology": "cloud.google.com/gce-topology-block"}},
-                    "spec": {
-                        "parallelism": 2,
-                        "completions": 2,
-                        "backoffLimit": 0,
-                        "completionMode": "Indexed",
-                        "template": {"metadata": {"labels": {"app": "llama"}}, "spec": pod_spec},
+            "replicatedJobs": [
+                {
+                    "name": "workers",
+                    "replicas": 1,
+                    "template": {
+                        "metadata": {"annotations": {"kueue.x-k8s.io/podset-required-topology": "cloud.google.com/gce-topology-block"}},
+                        "spec": {
+                            "parallelism": 2,
+                            "completions": 2,
+                            "backoffLimit": 0,
+                            "completionMode": "Indexed",
+                            "template": {"metadata": {"labels": {"app": "llama"}}, "spec": pod_spec},
+                        },
                     },
-                },
-            }],
+                }
+            ],
         },
     }
 
@@ -171,8 +184,15 @@ def gke_network_param_set() -> dict[str, Any]:
 
 
 VALID = [
-    deployment, cluster_queue, local_queue, resource_flavor, topology,
-    workload_priority_class, jobset, network, gke_network_param_set,
+    deployment,
+    cluster_queue,
+    local_queue,
+    resource_flavor,
+    topology,
+    workload_priority_class,
+    jobset,
+    network,
+    gke_network_param_set,
 ]
 
 
@@ -210,10 +230,7 @@ def test_crd_enum_and_required_fields_are_checked() -> None:
     del obj["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"]
     errors = validate_object(obj)
     assert any(e.startswith("ClusterQueue/training: spec.queueingStrategy: 'FIFO' is not one of") for e in errors)
-    assert (
-        "ClusterQueue/training: spec.resourceGroups[0].flavors[0].resources[0]: 'nominalQuota' is a required property"
-        in errors
-    )
+    assert "ClusterQueue/training: spec.resourceGroups[0].flavors[0].resources[0]: 'nominalQuota' is a required property" in errors
     assert len(errors) == 2
 
 
@@ -235,8 +252,7 @@ def test_int_or_string_quantities() -> None:
     assert validate_object(obj) == []
     limits["cpu"] = 0.5  # a float is neither int nor string (built-in Quantity would accept it)
     assert validate_object(obj) == [
-        "JobSet/llama: spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.limits.cpu: "
-        "0.5 is not of type 'integer', 'string'"
+        ("JobSet/llama: spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.limits.cpu: 0.5 is not of type 'integer', 'string'")
     ]
     limits["cpu"] = "lots"  # strings must still match the Quantity pattern
     assert len(validate_object(obj)) == 1
@@ -255,19 +271,20 @@ def test_custom_resource_metadata_is_checked_as_object_meta() -> None:
 def test_cluster_scoped_object_with_namespace_fails() -> None:
     obj = cluster_queue()
     obj["metadata"]["namespace"] = "team-a"
-    assert validate_object(obj) == [
-        "ClusterQueue/training: metadata.namespace: ClusterQueue is cluster-scoped and takes no namespace"
-    ]
+    assert validate_object(obj) == ["ClusterQueue/training: metadata.namespace: ClusterQueue is cluster-scoped and takes no namespace"]
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a", "namespace": "b"}}
     assert validate_object(namespace) == ["Namespace/a: metadata.namespace: Namespace is cluster-scoped and takes no namespace"]
 
 
-@pytest.mark.parametrize(("api_version", "kind"), [
-    ("apps/v1", "Deploymnet"),
-    ("example.com/v1", "Widget"),
-    ("networking.gke.io/v1", "Ingress"),  # a built-in kind name under a CRD group
-    ("kueue.x-k8s.io/v1alpha1", "ClusterQueue"),  # a version the CRD does not serve
-])
+@pytest.mark.parametrize(
+    ("api_version", "kind"),
+    [
+        ("apps/v1", "Deploymnet"),
+        ("example.com/v1", "Widget"),
+        ("networking.gke.io/v1", "Ingress"),  # a built-in kind name under a CRD group
+        ("kueue.x-k8s.io/v1alpha1", "ClusterQueue"),  # a version the CRD does not serve
+    ],
+)
 def test_unknown_api_version_or_kind_fails(api_version: str, kind: str) -> None:
     errors = validate_object({"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}})
     assert len(errors) == 1 and errors[0].startswith(f"{kind}/x: (root): ")
@@ -284,18 +301,25 @@ def test_every_bundled_crd_is_found() -> None:
 
 
 def test_crd_schema_extensions_none_of_the_bundled_crds_use() -> None:
-    schema = _strict({
-        "type": "object",
-        "properties": {
-            "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
-                     "properties": {"fixed": {"type": "object", "properties": {"a": {"type": "string"}}}}},
-            "embedded": {"type": "object", "x-kubernetes-embedded-resource": True,
-                         "properties": {"spec": {"type": "object", "properties": {}}}},
-            "port": {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"}, {"type": "string"}]},
-            "either": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
-                       "oneOf": [{"required": ["a"]}, {"properties": {"b": {"minLength": 1}}, "required": ["b"]}]},
-        },
-    })
+    schema = _strict(
+        {
+            "type": "object",
+            "properties": {
+                "free": {
+                    "type": "object",
+                    "x-kubernetes-preserve-unknown-fields": True,
+                    "properties": {"fixed": {"type": "object", "properties": {"a": {"type": "string"}}}},
+                },
+                "embedded": {"type": "object", "x-kubernetes-embedded-resource": True, "properties": {"spec": {"type": "object", "properties": {}}}},
+                "port": {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"}, {"type": "string"}]},
+                "either": {
+                    "type": "object",
+                    "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+                    "oneOf": [{"required": ["a"]}, {"properties": {"b": {"minLength": 1}}, "required": ["b"]}],
+                },
+            },
+        }
+    )
     validator = Draft202012Validator(schema, registry=_registry())
     valid = {
         "free": {"anything": [1], "fixed": {"a": "x"}},
@@ -311,5 +335,8 @@ def test_crd_schema_extensions_none_of_the_bundled_crds_use() -> None:
         "extra": 1,
     }
     assert sorted(".".join(map(str, e.absolute_path)) for e in validator.iter_errors(invalid)) == [
-        "", "embedded.metadata", "free.fixed", "port",
+        "",
+        "embedded.metadata",
+        "free.fixed",
+        "port",
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+
 from helpers import merge
 from trainstack.app import secrets
 from trainstack.app.ops.bench import BenchError, prepare
@@ -61,5 +62,7 @@ def test_bench_refuses_to_copy_a_nested_secret_as_a_plain_value() -> None:
 
 
 def test_bench_makes_every_kind_of_storage_disposable() -> None:
-    spec = prepare("a3high-nemo-gpt5b", raw_stack_config("a3high-nemo-gpt5b"), now=datetime(2026, 11, 23, tzinfo=UTC), ttl_s=8 * 3600.0, timeout_s=3600.0, taken=[])
+    spec = prepare(
+        "a3high-nemo-gpt5b", raw_stack_config("a3high-nemo-gpt5b"), now=datetime(2026, 11, 23, tzinfo=UTC), ttl_s=8 * 3600.0, timeout_s=3600.0, taken=[]
+    )
     assert spec.config.storage.kind == "filestore" and spec.config.storage.disposable is True

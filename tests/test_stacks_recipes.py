@@ -9,6 +9,7 @@ from functools import cache
 from typing import Any
 
 import pytest
+
 from helpers import of_type, render
 from trainstack.app.plan import engine
 from trainstack.app.plan.engine import Rendered
@@ -36,25 +37,80 @@ class Recipe:
 
 RECIPES = {
     "a3ultra-405b": Recipe(
-        "000", "a3-ultragpu-8g", "rdma", 54, 54, 432, "a3-ultra", "gcs",
+        "000",
+        "a3-ultragpu-8g",
+        "rdma",
+        54,
+        54,
+        432,
+        "a3-ultra",
+        "gcs",
         "us-central1-docker.pkg.dev/deeplearning-images/reproducibility/pytorch-gpu-goodput:nemo24.12.01-A3Mega-20250605",
-        "nemo2", "llama3.1-405b", 500, "bf16",
+        "nemo2",
+        "llama3.1-405b",
+        500,
+        "bf16",
     ),
     "a3high-nemo-gpt5b": Recipe(
-        "001", "a3-highgpu-8g", "tcpx", 4, 2, 16, "a3-queue", "filestore", "images/nemofw-23.05",
-        "nemo-megatron", "gpt3-5b", 100, "bf16",
+        "001",
+        "a3-highgpu-8g",
+        "tcpx",
+        4,
+        2,
+        16,
+        "a3-queue",
+        "filestore",
+        "images/nemofw-23.05",
+        "nemo-megatron",
+        "gpt3-5b",
+        100,
+        "bf16",
     ),
     "a3mega-gpt3-175b": Recipe(
-        "002", "a3-megagpu-8g", "tcpxo", 32, 32, 256, "a3-mega", "gcs", "images/nemo-24.07",
-        "nemo-megatron", "gpt3-175b", 50, "fp8", controller="job",
+        "002",
+        "a3-megagpu-8g",
+        "tcpxo",
+        32,
+        32,
+        256,
+        "a3-mega",
+        "gcs",
+        "images/nemo-24.07",
+        "nemo-megatron",
+        "gpt3-175b",
+        50,
+        "fp8",
+        controller="job",
     ),
     "a3high-litgpt": Recipe(
-        "003", "a3-highgpu-8g", "tcpx", 8, 8, 64, "a3-queue", "gcs", "images/litgpt",
-        "litgpt", "pythia-6.9b", 30, "bf16",
+        "003",
+        "a3-highgpu-8g",
+        "tcpx",
+        8,
+        8,
+        64,
+        "a3-queue",
+        "gcs",
+        "images/litgpt",
+        "litgpt",
+        "pythia-6.9b",
+        30,
+        "bf16",
     ),
     "a2-gpt2-deepspeed": Recipe(
-        "004", "a2-highgpu-8g", "none", (0, 2), 2, 16, "gpu-queue", "nfs", "images/mistral",
-        "deepspeed", "gpt2-micro", 400000, "fp16",
+        "004",
+        "a2-highgpu-8g",
+        "none",
+        (0, 2),
+        2,
+        16,
+        "gpu-queue",
+        "nfs",
+        "images/mistral",
+        "deepspeed",
+        "gpt2-micro",
+        400000,
+        "fp16",
     ),
 }
 STACKS = list(RECIPES)
@@ -110,7 +166,10 @@ def test_004_scales_its_a100_pool_from_zero_onto_nfs() -> None:
     assert config.workload.topology is None  # TAS cannot place pods on a pool with no nodes yet
 
 
-@pytest.mark.parametrize(("stack", "protected"), [("a3ultra-405b", True), ("a2-gpt2-deepspeed", True), ("a3high-nemo-gpt5b", False), ("a3mega-gpt3-175b", False), ("a3high-litgpt", False)])
+@pytest.mark.parametrize(
+    ("stack", "protected"),
+    [("a3ultra-405b", True), ("a2-gpt2-deepspeed", True), ("a3high-nemo-gpt5b", False), ("a3mega-gpt3-175b", False), ("a3high-litgpt", False)],
+)
 def test_only_long_lived_clusters_are_deletion_protected(stack: str, protected: bool) -> None:
     assert load_stack(stack).cluster.deletion_protection is protected
 
@@ -195,9 +254,7 @@ def test_plan_creates_the_recipes_storage(stack: str) -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_plan_runs_the_recipes_steps(stack: str) -> None:
     recipe, rendered = RECIPES[stack], plan(stack)
-    files = "\n".join(
-        value for r in of_type(rendered, "kubernetes:core/v1:ConfigMap") for value in (r.inputs.get("data") or {}).values()
-    )
+    files = "\n".join(value for r in of_type(rendered, "kubernetes:core/v1:ConfigMap") for value in (r.inputs.get("data") or {}).values())
     args = " ".join(pod_template(workload_object(rendered))["spec"]["containers"][0]["args"])
     env = {e["name"]: e["value"] for e in pod_template(workload_object(rendered))["spec"]["containers"][0]["env"]}
     assert (

@@ -26,15 +26,29 @@ GOLDEN = TESTS / "golden"
 # Inputs that name a resource in its cloud or cluster: a change to any of them replaces it
 # (GCP: ForceNew names, project, location, IAM member and role; Kubernetes: metadata name and
 # namespace; Helm: the release's name and namespace).
-IDENTITY = ("name", "accountId", "repositoryId", "secretId", "project", "location", "zone", "region", "cluster", "bucket",
-            "repository", "service", "role", "member", "namespace")
+IDENTITY = (
+    "name",
+    "accountId",
+    "repositoryId",
+    "secretId",
+    "project",
+    "location",
+    "zone",
+    "region",
+    "cluster",
+    "bucket",
+    "repository",
+    "service",
+    "role",
+    "member",
+    "namespace",
+)
 
 
 # Resources a release deletes on purpose (the URN past `<stack>::trainstack::`), each with its
 # reason: `pulumi up` deletes them and replaces nothing.
 REMOVED = {
-    "trainstack:gcp:NodeServiceAccount$gcp:projects/iAMMember:IAMMember::artifactregistry.reader":
-        "least privilege: nodes may pull from the stack's own repository (a grant on it), no longer from every repository of the project",
+    "trainstack:gcp:NodeServiceAccount$gcp:projects/iAMMember:IAMMember::artifactregistry.reader": "least privilege: nodes may pull from the stack's own repository (a grant on it), no longer from every repository of the project",
 }
 
 

@@ -10,13 +10,14 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
+
 from helpers import of_type, raw_config, render_with
 from trainstack import workloads
 from trainstack.app.plan.recorder import Registration
 from trainstack.app.schemas.validate import validate_object
 from trainstack.app.stacks import stack_names
-from trainstack.core.catalog import nic_networks
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
+from trainstack.core.catalog import nic_networks
 from trainstack.core.config import load
 from trainstack.core.context import StackContext
 from trainstack.core.errors import ArgsError, ConfigError
@@ -265,7 +266,9 @@ def test_launcher_files_are_config_maps_mounted_read_only() -> None:
 
 def test_a_changed_launch_config_replaces_the_job() -> None:
     before = built("a3high-nemo-gpt5b").pod()["metadata"]["annotations"]["trainstack/config-hash"]
-    after = Built("a3high-nemo-gpt5b", raw_config("a3high-nemo-gpt5b", trainstack_workload={"steps": 600})).pod()["metadata"]["annotations"]["trainstack/config-hash"]
+    after = Built("a3high-nemo-gpt5b", raw_config("a3high-nemo-gpt5b", trainstack_workload={"steps": 600})).pod()["metadata"]["annotations"][
+        "trainstack/config-hash"
+    ]
     assert before != after  # the files changed under an unchanged command: the hash replaces the job
     (registration,) = of_type(built("a3ultra-405b").rendered, JOBSET)
     assert registration.options == {"deleteBeforeReplace": True, "replaceOnChanges": ["spec"]}
@@ -342,7 +345,10 @@ def test_supervisor_may_do_only_what_its_source_calls() -> None:
 
 def test_only_the_supervisor_processes_that_call_the_api_mount_its_token() -> None:
     b = built("a3ultra-405b")
-    mounts = {s: b.one("kubernetes:apps/v1:Deployment", f"llama31-405b-supervisor-{s}")["spec"]["template"]["spec"]["automountServiceAccountToken"] for s in supervisor.SERVICES}
+    mounts = {
+        s: b.one("kubernetes:apps/v1:Deployment", f"llama31-405b-supervisor-{s}")["spec"]["template"]["spec"]["automountServiceAccountToken"]
+        for s in supervisor.SERVICES
+    }
     assert mounts == {"actuator": False, "sensor": False, "controller": True}
     monitor = b.one("kubernetes:apps/v1:DaemonSet")["spec"]["template"]["spec"]
     assert monitor["automountServiceAccountToken"] is True
@@ -381,12 +387,29 @@ def test_host_monitor_runs_privileged_on_every_gpu_node() -> None:
 def test_supervisor_config_renders_every_key_with_a_value() -> None:
     data = built("a3ultra-405b").one("kubernetes:core/v1:ConfigMap", "llama31-405b-supervisor-config")["data"]
     chart_keys = {
-        "SENSOR_ADDRESS", "ACTUATOR_ADDRESS", "CONTROLLER_ADDRESS", "HOST_DAEMON_PORT", "HEARTBEAT_POLLING_PERIOD_S",
-        "HEARTBEAT_TIMEOUT_S", "WORKERS_PER_HOST", "JOB_NAMESPACE", "NUM_NODES_PER_DP", "NUM_DP_REPLICAS",
-        "MAX_IN_JOB_RESTARTS", "MAX_WORKLOAD_RESTARTS", "ENABLE_WORKLOAD_SCALING", "PROJECT",
-        "POD_TERMINATION_THRESHOLD_S", "JOBSET_DOWNTIME_THRESHOLD_S", "REPLICATED_JOB_NAME",
-        "WORKLOAD_CONTAINER_NAME", "ENABLE_FAULT_INJECTION", "FAULT_INJECTION_PERIOD_S", "GLOG_logtostderr",
-        "GLOG_v", "WORKLOAD_NAMESPACE",
+        "SENSOR_ADDRESS",
+        "ACTUATOR_ADDRESS",
+        "CONTROLLER_ADDRESS",
+        "HOST_DAEMON_PORT",
+        "HEARTBEAT_POLLING_PERIOD_S",
+        "HEARTBEAT_TIMEOUT_S",
+        "WORKERS_PER_HOST",
+        "JOB_NAMESPACE",
+        "NUM_NODES_PER_DP",
+        "NUM_DP_REPLICAS",
+        "MAX_IN_JOB_RESTARTS",
+        "MAX_WORKLOAD_RESTARTS",
+        "ENABLE_WORKLOAD_SCALING",
+        "PROJECT",
+        "POD_TERMINATION_THRESHOLD_S",
+        "JOBSET_DOWNTIME_THRESHOLD_S",
+        "REPLICATED_JOB_NAME",
+        "WORKLOAD_CONTAINER_NAME",
+        "ENABLE_FAULT_INJECTION",
+        "FAULT_INJECTION_PERIOD_S",
+        "GLOG_logtostderr",
+        "GLOG_v",
+        "WORKLOAD_NAMESPACE",
     }
     assert chart_keys <= set(data)
     assert all(value for value in data.values()), [k for k, v in data.items() if not v]
@@ -456,7 +479,7 @@ def pruned(live: Any, inputs: Any) -> Any:
     if isinstance(inputs, dict) and isinstance(live, dict):
         return {k: pruned(live[k], v) for k, v in inputs.items() if k in live}
     if isinstance(inputs, list) and isinstance(live, list) and len(inputs) == len(live):
-        return [pruned(a, b) for a, b in zip(live, inputs)]
+        return [pruned(a, b) for a, b in zip(live, inputs, strict=True)]
     return live
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from helpers import raw_config
 from trainstack.app import validation
 from trainstack.app.stacks import project_root
@@ -47,14 +48,18 @@ def problems(stack: str = "a3ultra-405b", **workload: Any) -> list[str]:
         (
             "a3mega-gpt3-175b",
             {"topology": {"level": "kubernetes.io/hostname"}},
-            "trainstack:workload.topology = 'kubernetes.io/hostname': the queue has no Topology Aware Scheduling "
-            "(a3-megagpu-8g nodes carry no GKE topology labels), so Kueue would never admit a job asking for a topology; set topology: null",
+            (
+                "trainstack:workload.topology = 'kubernetes.io/hostname': the queue has no Topology Aware Scheduling "
+                "(a3-megagpu-8g nodes carry no GKE topology labels), so Kueue would never admit a job asking for a topology; set topology: null"
+            ),
         ),
         (
             "a3mega-gpt3-175b",
             {"name": "g" * 61},
-            f"trainstack:workload.name = '{'g' * 56}...: is too long for 32 nodes: pod hostname '{'g' * 61}-31' has 64 characters, "
-            "over 63 (a pod hostname is a DNS-1123 label (Kubernetes ValidatePodSpec))",
+            (
+                f"trainstack:workload.name = '{'g' * 56}...: is too long for 32 nodes: pod hostname '{'g' * 61}-31' has 64 characters, "
+                "over 63 (a pod hostname is a DNS-1123 label (Kubernetes ValidatePodSpec))"
+            ),
         ),
     ],
 )

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import ast
-import re
 import json
+import re
 import sys
 import types
 from typing import Any
 
 import pytest
 import yaml
+
 from helpers import raw_config
 from trainstack.core.config import WorkloadConfig, describe, load
 from trainstack.core.memory import bytes_per_param
@@ -44,7 +45,6 @@ def flag(command: tuple[str, ...], name: str) -> str:
 
 def test_every_framework_of_the_config_has_a_launcher() -> None:
     from typing import get_args
-
 
     assert set(launchers.LAUNCHERS) == set(get_args(WorkloadConfig.model_fields["framework"].annotation))
 
@@ -94,13 +94,23 @@ def test_nemo2_under_the_supervisor_runs_trainstacks_resilient_script_with_the_r
     script = launch.files[0].files["train.py"]
     ast.parse(script)
     flags = launch.command[launch.command.index("/workload/configs/train.py") + 1 :]
-    for expected in ("--max-runtime=86400", "--enable-dist-ckpt", "--enable-async-ckpt", "--enable-optimized-async-ckpt",
-                     "--enable-fault-tolerance", "--enable-gc", "--topk-ckpt=-1", "--ckpt-threads-per-rank=1",
-                     "--checkpoint-interval=20", "--max-steps=500", "--job-name=$(JOB_IDENTIFIER)"):
+    for expected in (
+        "--max-runtime=86400",
+        "--enable-dist-ckpt",
+        "--enable-async-ckpt",
+        "--enable-optimized-async-ckpt",
+        "--enable-fault-tolerance",
+        "--enable-gc",
+        "--topk-ckpt=-1",
+        "--ckpt-threads-per-rank=1",
+        "--checkpoint-interval=20",
+        "--max-steps=500",
+        "--job-name=$(JOB_IDENTIFIER)",
+    ):
         assert expected in flags
     assert not any(f.startswith("--global-batch-size") for f in flags)  # upstream: one micro-batch per GPU, 432
     # Every flag the launcher passes is one the script declares (no flag only in a comment).
-    declared = set(re.findall(r'\(\"([a-z-]+)\", (?:str|int)\)|\"([a-z-]+)\"', script))
+    declared = set(re.findall(r"\(\"([a-z-]+)\", (?:str|int)\)|\"([a-z-]+)\"", script))
     names = {n for pair in declared for n in pair if n}
     assert {f.split("=")[0].removeprefix("--") for f in flags} <= names
 
@@ -108,9 +118,11 @@ def test_nemo2_under_the_supervisor_runs_trainstacks_resilient_script_with_the_r
 def test_nemo2_script_sets_parallelism_and_fp8_only_when_asked() -> None:
     plain = launchers.launch(job("a3ultra-405b", resiliency={"enabled": False}, parallelism=None)).files[0].files["train.py"]
     assert "strategy" not in plain and "recipe.trainer.plugins = " not in plain and "FaultTolerance" not in plain
-    tuned = launchers.launch(
-        job("a3ultra-405b", resiliency={"enabled": False}, precision="fp8", parallelism={"tensor": 8, "pipeline": 18, "virtualPipeline": 7})
-    ).files[0].files["train.py"]
+    tuned = (
+        launchers.launch(job("a3ultra-405b", resiliency={"enabled": False}, precision="fp8", parallelism={"tensor": 8, "pipeline": 18, "virtualPipeline": 7}))
+        .files[0]
+        .files["train.py"]
+    )
     assert "recipe.trainer.strategy.pipeline_model_parallel_size = 18" in tuned
     assert "recipe.trainer.strategy.virtual_pipeline_model_parallel_size = 7" in tuned
     assert "recipe.trainer.plugins = bf16_with_fp8_mixed()" in tuned
@@ -151,8 +163,13 @@ def _run_nemo2_script(script: str, monkeypatch: Any) -> Any:
     collections.llm = llm  # type: ignore[attr-defined]
     nemo_run = types.ModuleType("nemo_run")
     nemo_run.run = lambda recipe, direct: ran.append(recipe)  # type: ignore[attr-defined]
-    for name, module in {"nemo_run": nemo_run, "nemo": types.ModuleType("nemo"), "nemo.collections": collections,
-                         "nemo.collections.llm": llm, "nemo.collections.llm.recipes.precision.mixed_precision": precision}.items():
+    for name, module in {
+        "nemo_run": nemo_run,
+        "nemo": types.ModuleType("nemo"),
+        "nemo.collections": collections,
+        "nemo.collections.llm": llm,
+        "nemo.collections.llm.recipes.precision.mixed_precision": precision,
+    }.items():
         monkeypatch.setitem(sys.modules, name, module)
     for name, value in {"LOCAL_WORLD_SIZE": "8", "WORLD_SIZE": "64", "JOB_IDENTIFIER": "run", "EXP_DIR": "/x"}.items():
         monkeypatch.setenv(name, value)
@@ -184,8 +201,7 @@ def test_nemo2_script_runs_the_upstream_precision_settings_and_the_estimate_hold
     assert recipe.optim.config.use_precision_aware_optimizer is aware
     assert (getattr(recipe.trainer.plugins, "fp8", None) == "hybrid") is (precision == "fp8")
     held = launchers.training(config.workload, config.gpu_pool.machine)
-    per = bytes_per_param(precision, fp32_grads=held.fp32_grads, fp32_grad_copy=held.fp32_grad_copy,
-                          master_remainders=held.master_remainders)
+    per = bytes_per_param(precision, fp32_grads=held.fp32_grads, fp32_grad_copy=held.fp32_grad_copy, master_remainders=held.master_remainders)
     assert per.gradients == 2  # reduced in the weights' 16 bits
     assert per.optimizer == (8 + 2 if aware else 8 + 4 + 4)  # remainders and no copy, or fp32 master and grad copy
 
@@ -232,8 +248,10 @@ def test_megatron_launchers_split_the_layers_as_megatron_core_does() -> None:
     stages, which 5 interleaved chunks cannot share; 4 chunks of 2 can."""
     split = {"tensor": 2, "pipeline": 4, "context": 2, "sequenceParallel": True}
     assert problems("a4-llama3-70b", model="llama3.1-8b", parallelism={**split, "virtualPipeline": 5}) == [
-        "trainstack:workload.parallelism.virtualPipeline = 5: llama3.1-8b: each of the 4 pipeline stages holds 8 layers, "
-        "which do not divide into 5 virtual-pipeline chunks; Megatron-core needs them to"
+        (
+            "trainstack:workload.parallelism.virtualPipeline = 5: llama3.1-8b: each of the 4 pipeline stages holds 8 layers, "
+            "which do not divide into 5 virtual-pipeline chunks; Megatron-core needs them to"
+        )
     ]
     assert problems("a4-llama3-70b", model="llama3.1-8b", parallelism={**split, "virtualPipeline": 4}) == []
     assert problems("a4-llama3-70b") == []  # 80 layers: 20 a stage, 4 in each of 5 chunks
@@ -249,8 +267,10 @@ def test_nemo2_counts_the_405b_recipes_embedding_and_loss_as_pipeline_layers() -
     strategy without them, and splits 126 over 18 stages of 7, one a chunk."""
     assert problems("a3ultra-405b") == []
     assert problems("a3ultra-405b", resiliency={"enabled": False}) == [
-        "trainstack:workload.parallelism.pipeline = 18: llama3.1-405b: 126 layers and the embedding and loss (128) do not divide "
-        "into 18 pipeline stages; Megatron-core splits them evenly"
+        (
+            "trainstack:workload.parallelism.pipeline = 18: llama3.1-405b: 126 layers and the embedding and loss (128) do not divide "
+            "into 18 pipeline stages; Megatron-core splits them evenly"
+        )
     ]
     two_stages = {"tensor": 8, "pipeline": 2, "virtualPipeline": 8, "context": 1, "sequenceParallel": True}
     assert problems("a3ultra-405b", resiliency={"enabled": False}, parallelism=two_stages) == []  # 64 a stage, 8 a chunk
@@ -268,7 +288,7 @@ def test_nemo_megatron_runs_the_pretraining_script_with_the_mounted_config() -> 
     assert nemo_megatron.ENTRYPOINT in launch.command
     assert flag(launch.command, "--config-path") == "/workload/configs"
     assert flag(launch.command, "--config-name") == "gpt3-175b.yaml"
-    assert launch.command[-len(spec.workload.overrides):] == tuple(spec.workload.overrides)
+    assert launch.command[-len(spec.workload.overrides) :] == tuple(spec.workload.overrides)
 
 
 def test_nemo_megatron_config_is_gpt3_175b_fp8_for_50_steps() -> None:
@@ -357,9 +377,7 @@ def test_deepspeed_launches_each_node_without_ssh() -> None:
 
 def test_deepspeed_hostfile_lists_every_pod_with_its_gpus() -> None:
     launch = launchers.launch(job("a2-gpt2-deepspeed"))
-    assert launch.files[0].files["hostfile"] == (
-        "gpt2-micro-workload-0-0.gpt2-micro slots=8\ngpt2-micro-workload-0-1.gpt2-micro slots=8\n"
-    )
+    assert launch.files[0].files["hostfile"] == ("gpt2-micro-workload-0-0.gpt2-micro slots=8\ngpt2-micro-workload-0-1.gpt2-micro slots=8\n")
 
 
 def test_deepspeed_config_is_zero_stage_1_in_fp16() -> None:
@@ -417,10 +435,14 @@ def test_megatron_bridge_refuses_what_the_script_would() -> None:
         return [describe(p) for p in launchers.problems(config.workload, config.gpu_pool.machine)]
 
     assert problems() == []
-    assert problems(model="llama3.1-405b") == ["trainstack:workload.model = 'llama3.1-405b': the megatron-bridge launcher has no recipe for it; known: llama3-70b"]
+    assert problems(model="llama3.1-405b") == [
+        "trainstack:workload.model = 'llama3.1-405b': the megatron-bridge launcher has no recipe for it; known: llama3-70b"
+    ]
     assert problems(precision="fp8") == ["trainstack:workload.precision = 'fp8': Megatron-Bridge trains in bf16"]
     assert problems(zeroStage=2) == ["trainstack:workload.zeroStage = 2: Megatron-Bridge shards with ZeRO stage 1, 3 only"]
-    assert problems(overrides=["--max_steps=5"]) == ["trainstack:workload.overrides[0] = '--max_steps=5': must be name=value, a flag of run_script.py without its dashes"]
+    assert problems(overrides=["--max_steps=5"]) == [
+        "trainstack:workload.overrides[0] = '--max_steps=5': must be name=value, a flag of run_script.py without its dashes"
+    ]
     assert problems(overrides=["activation_offload_layers=all"]) == [
         "trainstack:workload.overrides[0] = 'activation_offload_layers=all': activation_offload_layers takes a number of layers"
     ]

@@ -7,6 +7,7 @@ import json
 from dataclasses import replace
 
 import pytest
+
 from trainstack.core import catalog, rules
 from trainstack.core.catalog import nic_networks
 from trainstack.workloads import profiles
@@ -56,7 +57,10 @@ def test_tcpx_runs_the_pinned_rxdm_as_a_privileged_native_sidecar() -> None:
     assert daemon["command"][:3] == ["/tcpgpudmarxd/build/app/tcpgpudmarxd", "--gpu_nic_preset", "a3vm"]
     assert daemon["command"][daemon["command"].index("--uds_path") + 1] == tcpx.SOCKET_DIR
     assert {m["mountPath"]: m["name"] for m in daemon["volumeMounts"]} == {
-        "/usr/local/nvidia": NVIDIA_VOLUME, "/run/tcpx": "tcpx-socket", "/hostsysfs": "sys", "/hostprocsysfs": "proc-sys"
+        "/usr/local/nvidia": NVIDIA_VOLUME,
+        "/run/tcpx": "tcpx-socket",
+        "/hostsysfs": "sys",
+        "/hostprocsysfs": "proc-sys",
     }
 
 
@@ -68,9 +72,7 @@ def test_tcpx_shares_the_socket_and_points_nccl_at_the_four_nics() -> None:
         {"name": "proc-sys", "hostPath": {"path": "/proc/sys"}},
     )
     assert p.volume_mounts == ({"name": "tcpx-socket", "mountPath": "/run/tcpx"},)
-    assert interfaces(p) == [{"interfaceName": "eth0", "network": "default"}] + [
-        {"interfaceName": f"eth{i}", "network": f"vpc{i}"} for i in range(1, 5)
-    ]
+    assert interfaces(p) == [{"interfaceName": "eth0", "network": "default"}] + [{"interfaceName": f"eth{i}", "network": f"vpc{i}"} for i in range(1, 5)]
     assert p.env["NCCL_GPUDIRECTTCPX_SOCKET_IFNAME"] == "eth1,eth2,eth3,eth4"
     assert p.env["NCCL_GPUDIRECTTCPX_CTRL_DEV"] == "eth0"
     assert p.env["NCCL_GPUDIRECTTCPX_UNIX_CLIENT_PREFIX"] == "/run/tcpx"
@@ -85,7 +87,9 @@ def test_tcpxo_installs_the_pinned_plugin_then_runs_rxdm_as_a_native_sidecar() -
     p = parts("tcpxo")
     assert list(containers(p)) == ["nccl-plugin-installer", "tcpxo-daemon"]
     installer, daemon = containers(p).values()
-    assert installer["image"].startswith("us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.15@")  # Cluster Toolkit 1047080 examples/gke-a3-megagpu
+    assert installer["image"].startswith(
+        "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.15@"
+    )  # Cluster Toolkit 1047080 examples/gke-a3-megagpu
     assert "restartPolicy" not in installer  # runs to completion first
     assert "/scripts/container_entry.sh install --install-nccl" in installer["args"][0]
     assert daemon["image"].startswith("us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.21@")
@@ -100,7 +104,9 @@ def test_tcpxo_annotations_name_the_daemon_devices_and_eight_vpcs() -> None:
     p = parts("tcpxo")
     devices = p.annotations["devices.gke.io/container.tcpxo-daemon"].splitlines()
     assert devices == [f"- path: /dev/nvidia{i}" for i in range(8)] + [
-        "- path: /dev/nvidiactl", "- path: /dev/nvidia-uvm", "- path: /dev/dmabuf_import_helper",
+        "- path: /dev/nvidiactl",
+        "- path: /dev/nvidia-uvm",
+        "- path: /dev/dmabuf_import_helper",
     ]
     assert [i["network"] for i in interfaces(p)] == ["default"] + [f"vpc{i}" for i in range(1, 9)]
     assert p.annotations["networking.gke.io/default-interface"] == "eth0"
@@ -162,7 +168,12 @@ def test_a4_takes_the_rdma_path_with_its_own_gib_release_tuner_and_socket_interf
         "NCCL_TUNER_CONFIG_PATH": "/usr/local/gib/configs/tuner_config_a4.txtpb",
     }
     assert (p.env, p.volumes, p.volume_mounts, p.host_network, p.privileged, p.annotations) == (
-        a3u.env, a3u.volumes, a3u.volume_mounts, a3u.host_network, a3u.privileged, a3u.annotations
+        a3u.env,
+        a3u.volumes,
+        a3u.volume_mounts,
+        a3u.host_network,
+        a3u.privileged,
+        a3u.annotations,
     )
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
+
 from trainstack.core import catalog, names, rules
 from trainstack.core.config import NetworkConfig, Problem, WorkloadConfig, key_path
-from trainstack.infra.platform import Place, Platform
+from trainstack.infra.platform import TOP, Place, Platform
 from trainstack.workloads import fit, launchers, profiles
 from trainstack.workloads.launchers.base import CONFIG_DIR, ConfigFiles, Launch
 from trainstack.workloads.network_policy import JobNetworkPolicies, JobNetworkPoliciesArgs
@@ -75,13 +76,15 @@ def container_mounts(machine: catalog.Machine) -> dict[str, str]:
 def mount_problems(workload: WorkloadConfig, machine: catalog.Machine, storage: tuple[tuple[str, ...], str]) -> list[Problem]:
     """User mount paths (the shared storage's, the dataset's) that another mount of the training
     container already has (Kubernetes refuses two volumeMounts at one mountPath)."""
-    keys = {storage[0]: storage[1], **({("trainstack:workload", "dataset", "path"): workload.dataset.path} if workload.dataset else {})}
+    keys = {storage[0]: storage[1]}
+    if workload.dataset:
+        keys[("trainstack:workload", "dataset", "path")] = workload.dataset.path
     by_name = {key_path(loc): loc for loc in keys}
     mounts = {key_path(loc): path for loc, path in keys.items()}
     return [(by_name[key], path, rule) for key, path, rule in rules.mount_paths(mounts, container_mounts(machine))]
 
 
-def build(workload: WorkloadConfig, platform: Platform, place: Place = Place()) -> dict[str, Any]:
+def build(workload: WorkloadConfig, platform: Platform, place: Place = TOP) -> dict[str, Any]:
     """Register the workload's resources on `platform` at `place`; return its stack outputs (camelCase)."""
     machine = platform.machine
     kube = platform.kubernetes
@@ -150,7 +153,7 @@ def build(workload: WorkloadConfig, platform: Platform, place: Place = Place()) 
                 gpus_per_node=machine.gpus_per_node,
                 nodes=workload.nodes,
                 nodes_per_replica=workload.nodes_per_data_parallel_replica,
-                gpu_tolerations=platform.tolerations,
+                gpu_tolerations=[dict(t) for t in platform.tolerations],
                 settings=SupervisorSettings(
                     heartbeat_polling_period_s=resiliency.heartbeat_polling_period_s,
                     heartbeat_timeout_s=resiliency.heartbeat_timeout_s,
@@ -165,7 +168,7 @@ def build(workload: WorkloadConfig, platform: Platform, place: Place = Place()) 
         )
     if kube.network_policy:
         # Where the job's pods run: each worker of a MultiKueue manager, else this cluster.
-        where = {f"-{w}": pulumi.ResourceOptions(providers=[p]) for w, p in kube.companions.items()} or {"": None}
+        where: dict[str, pulumi.ResourceOptions | None] = {f"-{w}": pulumi.ResourceOptions(providers=[p]) for w, p in kube.companions.items()} or {"": None}
         for suffix, on_worker in where.items():
             JobNetworkPolicies(
                 place.name(f"network-policies{suffix}"),

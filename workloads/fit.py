@@ -25,9 +25,7 @@ HEADROOM = 0.1
 
 def estimate(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Estimate:
     """The most loaded GPU's memory for `workload` on `machine`."""
-    return memory.estimate(
-        models.model_shape(workload.model), launchers.training(workload, machine), machine.gpu.memory_bytes, HEADROOM
-    )
+    return memory.estimate(models.model_shape(workload.model), launchers.training(workload, machine), machine.gpu.memory_bytes, HEADROOM)
 
 
 def summary(result: memory.Estimate) -> dict[str, float | bool | None]:

@@ -19,7 +19,7 @@ from trainstack.workloads.pod import Json, PodParts
 CLAIM = "compute-domain-channel"
 # The topology level of one NVLink domain (catalog NVLINK_DOMAIN_LEVEL), and the levels within it.
 DOMAIN_LEVEL = catalog.NVLINK_DOMAIN_LEVEL
-WITHIN_DOMAIN = GKE_TOPOLOGY_LEVELS[GKE_TOPOLOGY_LEVELS.index(DOMAIN_LEVEL):]
+WITHIN_DOMAIN = GKE_TOPOLOGY_LEVELS[GKE_TOPOLOGY_LEVELS.index(DOMAIN_LEVEL) :]
 
 
 def within_one_domain(machine: catalog.Machine, nodes: int) -> bool:

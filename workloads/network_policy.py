@@ -26,6 +26,7 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+
 from trainstack.components.args import Args
 from trainstack.components.options import child_options
 from trainstack.core import rules
@@ -45,13 +46,13 @@ class JobNetworkPoliciesArgs(Args):
     """The JobSet (or Job) name."""
     namespace: str
     """Its namespace."""
-    controller: str | None = "jobset"
+    controller: str = "jobset"
     """`jobset` or `job`: which label names the job's pods."""
-    supervised: bool | None = False
+    supervised: bool = False
     """Whether the resiliency supervisor runs beside it."""
-    tensorboard: bool | None = False
+    tensorboard: bool = False
     """Whether TensorBoard runs beside it."""
-    deny_namespace: bool | None = True
+    deny_namespace: bool = True
     """Deny ingress to every other pod of the namespace too: only in a namespace of the stack's
     own, never in `default`, where other workloads would lose their ingress."""
 
@@ -69,7 +70,7 @@ def _tcp(*ports: int) -> list[Json]:
 
 def policies(args: JobNetworkPoliciesArgs) -> dict[str, Json]:
     """Role -> NetworkPolicy spec."""
-    namespace_pods = {"podSelector": {}}
+    namespace_pods: Json = {"podSelector": {}}
     found: dict[str, Json] = {"deny-ingress": {"podSelector": {}, "policyTypes": ["Ingress"]}} if args.deny_namespace else {}
     found |= {
         # Every port: see the module docstring (MASTER_PORT is only the first of them).

@@ -37,7 +37,9 @@ def training_image(image: ImageConfig) -> tuple[Key, str, catalog.Image]:
     return (IMAGE, "prebuilt"), ref, known or catalog.Image(ref)
 
 
-def node_images(workload: WorkloadConfig, machine: catalog.Machine, image: ImageConfig, machine_key: Key, driver_key: Key | None) -> list[tuple[Key, object, catalog.Image]]:
+def node_images(
+    workload: WorkloadConfig, machine: catalog.Machine, image: ImageConfig, machine_key: Key, driver_key: Key | None
+) -> list[tuple[Key, object, catalog.Image]]:
     """(key, value, image) of every image the job runs on `machine`'s nodes, keyed by what in the
     config makes it run: `machine_key` names the machine, `driver_key` the pool's request for the
     driver installer DaemonSet (None: none)."""

@@ -143,4 +143,3 @@ def nvidia_libraries() -> PodParts:
         volumes=(host_path(NVIDIA_VOLUME, NVIDIA_HOST_DIR),),
         volume_mounts=(mount(NVIDIA_VOLUME, NVIDIA_DIR),),
     )
-

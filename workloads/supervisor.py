@@ -24,10 +24,11 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+
 from trainstack.components.args import Args, Problem
+from trainstack.components.options import child_options
 from trainstack.components.pod_security import POD_SECURITY, container_security
 from trainstack.core import catalog, names, rules
-from trainstack.components.options import child_options
 from trainstack.workloads.pod import REPLICATED_JOB, WORKLOAD_CONTAINER
 
 # The Host Monitor's port on every GPU node: the training launcher reaches the monitor of its
@@ -77,19 +78,19 @@ CALLS_API = frozenset({"controller"})
 class SupervisorSettings(Args):
     """How the supervisor reacts: heartbeats, restarts, and scaling by data-parallel replicas."""
 
-    heartbeat_polling_period_s: int | None = 15
+    heartbeat_polling_period_s: int = 15
     """How often it polls the workers."""
-    heartbeat_timeout_s: int | None = 30
+    heartbeat_timeout_s: int = 30
     """After how long without a heartbeat a worker counts as hung."""
-    max_in_job_restarts: int | None = 0
+    max_in_job_restarts: int = 0
     """In-process restarts before the job is restarted (0: none)."""
-    max_workload_restarts: int | None = 0
+    max_workload_restarts: int = 0
     """Job restarts before a faulty node is hot-swapped (0: at once)."""
-    workload_scaling: bool | None = True
+    workload_scaling: bool = True
     """Drop or add whole data-parallel replicas as nodes fail or return."""
-    pod_termination_threshold_s: int | None = 60
+    pod_termination_threshold_s: int = 60
     """How long a pod may take to terminate before the supervisor acts."""
-    workload_downtime_threshold_s: int | None = 180
+    workload_downtime_threshold_s: int = 180
     """How long the job may stay down before the supervisor acts."""
 
     _checks = {
@@ -121,11 +122,11 @@ class SupervisorArgs(Args):
     """The JobSet's nodes."""
     nodes_per_replica: int
     """Nodes one data-parallel replica spans."""
-    gpu_tolerations: list[dict[str, str]] | None = field(default_factory=list)
+    gpu_tolerations: list[dict[str, str]] = field(default_factory=list)
     """What lets the host monitor onto the GPU nodes (`GpuNodePool`'s)."""
-    settings: SupervisorSettings | None = SupervisorSettings()
+    settings: SupervisorSettings = field(default_factory=SupervisorSettings)
     """Heartbeat, restart and scaling settings."""
-    image: str | None = field(default_factory=lambda: catalog.image("resiliency").ref)
+    image: str = field(default_factory=lambda: catalog.image("resiliency").ref)
     """The library's image."""
 
     _checks = {
@@ -275,7 +276,8 @@ def host_monitor_spec(args: SupervisorArgs) -> Json:
                         "name": "host-monitor",
                         "image": args.image,
                         "command": [
-                            "python3", "resiliency/supervisor/host_daemon.py",
+                            "python3",
+                            "resiliency/supervisor/host_daemon.py",
                         ],
                         # Privileged holds every capability: the chart's added ones would be redundant.
                         "securityContext": {"privileged": True},
@@ -306,9 +308,7 @@ class ResiliencySupervisor(pulumi.ComponentResource):
                 "labels": labels(args, "supervisor"),
             }
 
-        account = k8s.core.v1.ServiceAccount(
-            f"{name}-sa", metadata=meta(), automount_service_account_token=False, opts=child_options(self, opts)
-        )
+        account = k8s.core.v1.ServiceAccount(f"{name}-sa", metadata=meta(), automount_service_account_token=False, opts=child_options(self, opts))
         jobs_role = k8s.rbac.v1.Role(f"{name}-jobs-role", metadata=meta(), rules=role_rules(), opts=child_options(self, opts))
         jobs_binding = k8s.rbac.v1.RoleBinding(
             f"{name}-jobs-binding",

@@ -13,10 +13,11 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+
 from trainstack.components.args import Args, Problem
+from trainstack.components.options import child_options
 from trainstack.components.pod_security import POD_SECURITY, container_security
 from trainstack.core import catalog, rules
-from trainstack.components.options import child_options
 from trainstack.workloads.pod import mount
 
 PORT = 6006
@@ -44,7 +45,7 @@ class TensorBoardArgs(Args):
     """The directory to serve, under `mount_path`."""
     node_pool: str
     """The CPU pool it runs on."""
-    image: str | None = field(default_factory=lambda: catalog.image("tensorboard").ref)
+    image: str = field(default_factory=lambda: catalog.image("tensorboard").ref)
     """An image with the `tensorboard` command."""
 
     _checks = {

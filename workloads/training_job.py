@@ -31,10 +31,11 @@ from typing import Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
+
 from trainstack.components.args import Args, Problem, one_of
+from trainstack.components.options import child_options
 from trainstack.components.pod_security import POD_SECURITY, container_security
 from trainstack.core import catalog, names, rules
-from trainstack.components.options import child_options
 from trainstack.workloads import imex
 from trainstack.workloads.launchers.base import Launch
 from trainstack.workloads.pod import (
@@ -169,7 +170,7 @@ class TrainingJobArgs(Args):
     claim_name: str
     mount_path: str
     launch: Launch
-    gpudirect: PodParts = PodParts()
+    gpudirect: PodParts = field(default_factory=PodParts)
     controller: Controller = "jobset"
     max_restarts: int = 0
     topology: Topology | None = None
@@ -288,9 +289,7 @@ def config_map_name(args: TrainingJobArgs, suffix: str) -> str:
 def file_parts(args: TrainingJobArgs) -> PodParts:
     """The launcher's files, each ConfigMap mounted read-only; the template carries a hash of
     their contents, so changed files replace the job rather than change under a running one."""
-    volumes = tuple(
-        {"name": f"files-{files.name}", "configMap": {"name": config_map_name(args, files.name)}} for files in args.launch.files
-    )
+    volumes = tuple({"name": f"files-{files.name}", "configMap": {"name": config_map_name(args, files.name)}} for files in args.launch.files)
     mounts = tuple(mount(f"files-{files.name}", files.mount_path, read_only=True) for files in args.launch.files)
     contents = json.dumps([[f.name, f.mount_path, dict(sorted(f.files.items()))] for f in args.launch.files], sort_keys=True)
     annotations = {CONFIG_HASH_ANNOTATION: hashlib.sha256(contents.encode()).hexdigest()[:16]} if args.launch.files else {}
@@ -474,8 +473,7 @@ class TrainingJob(pulumi.ComponentResource):
         super().__init__("trainstack:workload:TrainingJob", name, None, opts)
         after = child_options(self, opts)
         targets: dict[str, pulumi.ResourceOptions] = {
-            f"-{worker}": pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(provider=provider))
-            for worker, provider in (companions or {}).items()
+            f"-{worker}": pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(provider=provider)) for worker, provider in (companions or {}).items()
         } or {"": after}
         files: list[pulumi.Resource] = []
         for suffix, where in targets.items():
@@ -505,8 +503,11 @@ class TrainingJob(pulumi.ComponentResource):
             domain = imex.compute_domain(args.name, args.namespace, args.nodes)
             needs.append(
                 k8s.apiextensions.CustomResource(
-                    f"{name}-compute-domain", api_version=domain["apiVersion"], kind=domain["kind"],
-                    metadata=domain["metadata"], spec=domain["spec"],
+                    f"{name}-compute-domain",
+                    api_version=domain["apiVersion"],
+                    kind=domain["kind"],
+                    metadata=domain["metadata"],
+                    spec=domain["spec"],
                     opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(replace_on_changes=["spec"], delete_before_replace=True)),
                 )
             )
@@ -517,13 +518,19 @@ class TrainingJob(pulumi.ComponentResource):
         if args.controller == "jobset":
             manifest = jobset(args)
             k8s.apiextensions.CustomResource(
-                name, api_version=manifest["apiVersion"], kind=manifest["kind"],
-                metadata=manifest["metadata"], spec=manifest["spec"], opts=replace,
+                name,
+                api_version=manifest["apiVersion"],
+                kind=manifest["kind"],
+                metadata=manifest["metadata"],
+                spec=manifest["spec"],
+                opts=replace,
             )
         else:
             service = headless_service(args)
             k8s.core.v1.Service(
-                f"{name}-dns", metadata=service["metadata"], spec=service["spec"],
+                f"{name}-dns",
+                metadata=service["metadata"],
+                spec=service["spec"],
                 opts=after,
             )
             manifest = indexed_job(args)

@@ -10,6 +10,7 @@ from typing import Any
 
 import pulumi
 from pydantic import ValidationError
+
 from trainstack import workloads
 from trainstack.core.config import ImageConfig, Problem, StackConfig, WorkloadConfig, _describe, describe, workload_problems
 from trainstack.infra.platform import Place, Platform

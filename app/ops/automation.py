@@ -16,12 +16,13 @@ import shutil
 import signal
 import subprocess
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, cast
 
 from pulumi import automation as auto
 from pulumi.automation.errors import create_command_error
+
 from trainstack.core.errors import TrainstackError
 
 INSTALL_HINT = (
@@ -45,16 +46,22 @@ def require_pulumi() -> None:
 
 
 class Workspace(Protocol):
-    pulumi_command: Any  # what runs the CLI: a CancellableCommand in stacks from `create`
+    @property
+    def pulumi_command(self) -> Any: ...  # what runs the CLI: a CancellableCommand in stacks from `create`
 
     def remove_stack(self, stack_name: str) -> None: ...
+
+    def install(self, *, on_output: Callable[[str], Any]) -> None: ...
 
 
 class Stack(Protocol):
     """The part of `pulumi.automation.Stack` trainstack uses (fakes implement the same)."""
 
-    name: str
-    workspace: Workspace
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def workspace(self) -> Workspace: ...
 
     def up(self, *, on_output: Callable[[str], Any]) -> Any: ...
 
@@ -66,7 +73,7 @@ class Stack(Protocol):
 
     def export_stack(self) -> Any: ...
 
-    def set_all_config(self, config: Mapping[str, Any]) -> None: ...
+    def set_all_config(self, config: MutableMapping[str, auto.ConfigValue]) -> None: ...
 
     def cancel(self) -> None: ...
 
@@ -125,7 +132,10 @@ class CancellableCommand(auto.PulumiCommand):
         ) as process:
             done = threading.Event()
             watcher = threading.Thread(target=self._interrupt_on_cancel, args=(process, done), daemon=True)
-            readers = [threading.Thread(target=_read, args=(process.stdout, on_output, out)), threading.Thread(target=_read, args=(process.stderr, on_error, err))]
+            readers = [
+                threading.Thread(target=_read, args=(process.stdout, on_output, out)),
+                threading.Thread(target=_read, args=(process.stderr, on_error, err)),
+            ]
             for thread in (watcher, *readers):
                 thread.start()
             try:
@@ -164,19 +174,26 @@ def _read(stream: IO[str] | None, callback: Callable[[str], Any] | None, lines: 
 
 def create_or_select(name: str, root: Path) -> Stack:
     """The stack `name` of the project at `root`, created in the backend if it is new."""
-    return auto.create_or_select_stack(stack_name=name, work_dir=str(root))
+    return _local(auto.create_or_select_stack(stack_name=name, work_dir=str(root)))
 
 
 def select(name: str, root: Path) -> Stack:
     """The existing stack `name` of the project at `root`."""
-    return auto.select_stack(stack_name=name, work_dir=str(root))
+    return _local(auto.select_stack(stack_name=name, work_dir=str(root)))
 
 
 def create(name: str, root: Path) -> Stack:
     """A new stack `name` of the project at `root` (an error if it exists), its commands run by a
     CancellableCommand (`stack.workspace.pulumi_command`)."""
     options = auto.LocalWorkspaceOptions(pulumi_command=CancellableCommand())
-    return auto.create_stack(stack_name=name, work_dir=str(root), opts=options)
+    return _local(auto.create_stack(stack_name=name, work_dir=str(root), opts=options))
+
+
+def _local(stack: auto.Stack) -> Stack:
+    """`stack` as trainstack uses it. The SDK types a stack's workspace as the abstract Workspace, which has no
+    `install`; a stack made from a work_dir, as each one here, has a LocalWorkspace, which has."""
+    assert isinstance(stack.workspace, auto.LocalWorkspace)
+    return cast(Stack, stack)
 
 
 def echo(line: str) -> None:
@@ -184,7 +201,7 @@ def echo(line: str) -> None:
     print(line, flush=True)
 
 
-def config_values(raw: Mapping[str, Any]) -> dict[str, Any]:
+def config_values(raw: Mapping[str, Any]) -> dict[str, auto.ConfigValue]:
     """A raw stack config as `set_all_config` values: objects and lists as their JSON text,
     which the program decodes as the CLI's own object config (types kept exactly)."""
     return {key: auto.ConfigValue(value if isinstance(value, str) else json.dumps(value, sort_keys=True)) for key, value in raw.items()}

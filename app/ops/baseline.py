@@ -65,7 +65,14 @@ def render_here(root: Path, stacks: list[str]) -> Rendering:
 def compare(root: Path, base_ref: str, stacks: list[str], render_head: HeadRenderer = render_here) -> DiffReport:
     """Diff `stacks` (every stack on either side when empty) of `root` from `base_ref` to the working tree."""
     top = _git(root, "rev-parse", "--show-toplevel", error=f"{root} is not inside a git checkout")
-    sha = _git(root, "rev-parse", "--verify", "--quiet", f"{base_ref}^{{commit}}", error=f"unknown git ref {base_ref!r} (fetch it first, e.g. actions/checkout with fetch-depth: 0)")
+    sha = _git(
+        root,
+        "rev-parse",
+        "--verify",
+        "--quiet",
+        f"{base_ref}^{{commit}}",
+        error=f"unknown git ref {base_ref!r} (fetch it first, e.g. actions/checkout with fetch-depth: 0)",
+    )
     relative = root.resolve().relative_to(Path(top).resolve())
     with tempfile.TemporaryDirectory(prefix="trainstack-diff-") as scratch, worktree(Path(top), sha, Path(scratch) / "base") as tree:
         base_root = tree / relative

@@ -29,7 +29,8 @@ finish, so the new stack is torn down; during teardown it only reports. It raise
 while waiting for the job or collecting its log. See SignalGuard.
 
 The boundaries (stack factory, waiter, log fetcher, goodput source, sleep, clocks) are
-injectable, so the flow is tested offline.
+injectable, so the flow is tested offline. A job on a fleet is benched with copies of the fleet
+and its workers: app/ops/bench_fleet.py, which runs each copy's teardown as this one.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -51,16 +53,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, Protocol
 
 from pulumi.automation.errors import ConcurrentUpdateError, StackNotFoundError
+
 from trainstack.app import validation
 from trainstack.app.ops import automation
 from trainstack.app.ops.reap import bench_prefix, expires_label
 from trainstack.app.reports import goodput, mfu
 from trainstack.app.secrets import secure_paths
 from trainstack.app.stacks import project_root
-from trainstack.core.config import StackConfig, load
+from trainstack.core import catalog
+from trainstack.core.config import StackConfig, WorkloadConfig, load
 from trainstack.core.contract import KUBECONFIG_OUTPUT
 from trainstack.core.errors import TrainstackError
 from trainstack.workloads import launchers
@@ -114,7 +118,7 @@ _TOP_KEY = re.compile(r"([^.\[]+)(.*)")
 _PATH_PART = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]")
 
 
-def _key_steps(key: str) -> list[str | int]:
+def key_steps(key: str) -> list[str | int]:
     """`trainstack:a.b[0].c` -> ['trainstack:a', 'b', 0, 'c']."""
     top = _TOP_KEY.fullmatch(key)
     parts = list(_PATH_PART.finditer(top.group(2))) if top else []
@@ -125,9 +129,9 @@ def _key_steps(key: str) -> list[str | int]:
 
 def set_path(raw: dict[str, Any], key: str, value: Any) -> None:
     """Set `value` at a `pulumi config set --path` style key, creating objects on the way."""
-    steps = _key_steps(key)
+    steps = key_steps(key)
     node: Any = raw
-    for step, following in zip(steps, steps[1:]):
+    for step, following in itertools.pairwise(steps):
         if isinstance(step, int) and isinstance(node, list) and step < len(node):
             node = node[step]
         elif isinstance(step, str) and isinstance(node, dict):
@@ -160,12 +164,7 @@ def prepare(
     stack = name or bench_stack_name(recipe, now, token or secrets.token_hex(2))
     if stack in taken:
         raise BenchError(f"stack name {stack!r} is taken by stacks/Pulumi.{stack}.yaml; a bench needs a stack of its own")
-    if ttl_s < timeout_s + DEPLOY_AND_TEARDOWN_S:
-        raise BenchError(
-            f"--ttl must be at least --timeout plus {DEPLOY_AND_TEARDOWN_S / 3600:g}h for deploy and teardown "
-            f"({_hours(ttl_s)} < {_hours(timeout_s)} + {DEPLOY_AND_TEARDOWN_S / 3600:g}h); otherwise `trainstack reap` "
-            "could delete the cluster while the bench still runs"
-        )
+    check_ttl(ttl_s, timeout_s)
     # Ciphertext is bound to the recipe stack's key: copied, it would become a plain value of the
     # new stack. Found at any depth (`trainstack:workload.env.HF_TOKEN`), not only at the top.
     secret = secure_paths(recipe_raw)
@@ -177,23 +176,44 @@ def prepare(
     base = load(recipe, raw)  # the recipe (with --set) must be valid before it is adapted
     if not isinstance(base, StackConfig) or base.workload is None:
         raise BenchError(
-            f"{recipe!r} is not a whole recipe: a bench deploys a platform and runs its job on it, so it needs a stack "
-            "with both (not a platform-only stack, nor a workload stack on a platform made elsewhere)"
+            f"{recipe!r} is not a whole recipe nor a job on a fleet: a bench deploys a platform and runs its job on it, so it "
+            "needs a stack with both, or a workload stack whose trainstack:platform.stack is a fleet stack here (whose "
+            "workers and fleet it copies too); not a platform-only stack, nor a workload stack on a platform made elsewhere"
         )
     validation.check(recipe, base, project_root())
     expires = now + timedelta(seconds=ttl_s)
-    cluster = bench_cluster_name(base.cluster.name, stack, expires)
-    set_path(raw, "trainstack:cluster.name", cluster)
-    set_path(raw, "trainstack:cluster.deletionProtection", False)
-    # Its data goes with it: destroy deletes the bucket, share or disk rather than leaving it.
-    set_path(raw, "trainstack:storage.disposable", True)
-    if base.storage.kind == "gcs":
-        # A bucket of its own (the recipe's may exist, or its default name may not fit 63 characters).
-        set_path(raw, "trainstack:storage.bucket.name", f"{cluster}-ckpt")
-    raw["trainstack:ephemeral"] = {"expires": expires_label(expires)}  # the labels `trainstack reap` reads
+    cluster = make_ephemeral(raw, base.cluster.name, stack, expires, base.storage.kind)
     config = validation.validate(stack, raw, project_root()).config  # every rule, the launchers' included
     assert isinstance(config, StackConfig)
     return BenchSpec(recipe, stack, cluster, config.project, expires, timeout_s, raw, config)
+
+
+def check_ttl(ttl_s: float, timeout_s: float) -> None:
+    """The expiry must outlive the run, deploy and teardown included."""
+    if ttl_s < timeout_s + DEPLOY_AND_TEARDOWN_S:
+        raise BenchError(
+            f"--ttl must be at least --timeout plus {DEPLOY_AND_TEARDOWN_S / 3600:g}h for deploy and teardown "
+            f"({_hours(ttl_s)} < {_hours(timeout_s)} + {DEPLOY_AND_TEARDOWN_S / 3600:g}h); otherwise `trainstack reap` "
+            "could delete the cluster while the bench still runs"
+        )
+
+
+def make_ephemeral(raw: dict[str, Any], cluster: str, stack: str, expires: datetime, storage: str | None) -> str:
+    """Turn `raw`, the config of a stack that makes a cluster, into its bench copy's: a cluster name
+    carrying the expiry (`bench_cluster_name`, which its networks' names begin with), no deletion
+    protection, disposable storage with a bucket of its own (`storage`: the stack's storage kind,
+    None if it has none), and the ephemeral labels. Returns the cluster's name."""
+    name = bench_cluster_name(cluster, stack, expires)
+    set_path(raw, "trainstack:cluster.name", name)
+    set_path(raw, "trainstack:cluster.deletionProtection", False)
+    if storage is not None:
+        # Its data goes with it: destroy deletes the bucket, share or disk rather than leaving it.
+        set_path(raw, "trainstack:storage.disposable", True)
+    if storage == "gcs":
+        # A bucket of its own (the recipe's may exist, or its default name may not fit 63 characters).
+        set_path(raw, "trainstack:storage.bucket.name", f"{name}-ckpt")
+    raw["trainstack:ephemeral"] = {"expires": expires_label(expires)}  # the labels `trainstack reap` reads
+    return name
 
 
 def _hours(seconds: float) -> str:
@@ -214,8 +234,9 @@ class SignalGuard:
     - in `interruptible()` (waiting for the job, collecting its log) it raises Interrupted at once;
     - in `holding()` (stack init, config) the running command completes, and Interrupted is raised
       as the block ends, so a new stack is always known, hence torn down;
-    - in `holding(command)` (up) the command is also cancelled: the CLI gets one SIGINT, finishes
-      the steps under way, releases the stack's lock and exits;
+    - in `holding(*commands)` (up, of one stack or of several at once) the commands are also
+      cancelled: each CLI gets one SIGINT, finishes the steps under way, releases its stack's lock
+      and exits;
     - anywhere else (between those blocks, teardown) it raises nothing: either block raises
       Interrupted as it begins, and no signal can stop teardown.
     Later signals are only reported. The previous handlers come back on exit.
@@ -228,7 +249,7 @@ class SignalGuard:
         self._raising = False
         self._holding = False
         self._tearing_down = False
-        self._command: automation.CancellableCommand | None = None
+        self._commands: tuple[automation.CancellableCommand, ...] = ()
         self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> SignalGuard:
@@ -252,15 +273,15 @@ class SignalGuard:
             self._raising = False
 
     @contextmanager
-    def holding(self, command: automation.CancellableCommand | None = None) -> Iterator[None]:
-        """A signal lets the block finish (cancelling `command`), then raises Interrupted."""
+    def holding(self, *commands: automation.CancellableCommand) -> Iterator[None]:
+        """A signal lets the block finish (cancelling `commands`), then raises Interrupted."""
         self._stop_if_signalled()
-        self._holding, self._command = True, command
+        self._holding, self._commands = True, commands
         try:
             yield
         finally:
-            self._holding, self._command = False, None
-            if command is not None:
+            self._holding, self._commands = False, ()
+            for command in commands:
                 command.resume()
             self._stop_if_signalled()
 
@@ -276,11 +297,11 @@ class SignalGuard:
         first = self.signum is None
         if first:
             self.signum = signum
-            if self._command is not None:
-                self._command.cancel()
+            for command in self._commands:
+                command.cancel()
         if self._tearing_down:
             note = "teardown is running and continues"
-        elif first and self._command is not None:
+        elif first and self._commands:
             note = "cancelling the running pulumi command: it finishes the steps under way, then teardown begins"
         elif self._holding:
             note = "stopping once the running pulumi command is done, then teardown begins"
@@ -407,7 +428,11 @@ def leftovers(stack: str, result: Teardown, root: Path, reap: str = "") -> str:
     rerun = f"`trainstack bench --teardown {stack}` tears it down again"
     if result.left or result.pending:
         held_text = "; ".join([*result.left, *(f"{p}, pending" for p in result.pending)])
-        refused = " Its destroy was refused: protected resources are unprotected first (see the errors)." if any("destroy refused" in e for e in result.errors) else ""
+        refused = (
+            " Its destroy was refused: protected resources are unprotected first (see the errors)."
+            if any("destroy refused" in e for e in result.errors)
+            else ""
+        )
         pending = (
             "A pending operation was cut short: its resource may exist in the project without Pulumi knowing; "
             f"delete it there if it does, then run `pulumi refresh --clear-pending-creates --stack {stack} --cwd {root}`. "
@@ -423,10 +448,18 @@ def leftovers(stack: str, result: Teardown, root: Path, reap: str = "") -> str:
 
 def reap_note(spec: BenchSpec) -> str:
     """What `trainstack reap` deletes of a bench stack left behind, and from when."""
-    return f"`trainstack reap --project {spec.project} --yes` deletes its labelled resources and networks once they have expired ({expires_label(spec.expires)})."
+    return (
+        f"`trainstack reap --project {spec.project} --yes` deletes its labelled resources and networks once they have expired ({expires_label(spec.expires)})."
+    )
 
 
-def teardown_only(name: str, root: Path, open_stack: automation.StackOpener = automation.select, sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> Teardown | None:
+def teardown_only(
+    name: str,
+    root: Path,
+    open_stack: automation.StackOpener = automation.select,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> Teardown | None:
     """Tear down the bench stack `name` that a killed run left (None: there is no such stack).
     Refreshes first (the run may have been killed in an update), and SIGINT or SIGTERM only
     report: nothing stops a teardown."""
@@ -518,9 +551,8 @@ def cloud_logging_goodput(jobset: str, project: str) -> list[dict[str, Any]]:
     return goodput.fetch_entries(jobset, project, lookback_days=1.0)
 
 
-def mfu_metrics(log: str, config: StackConfig) -> dict[str, Any]:
-    """MFU of the run from the leader's log and the stack's model figures, or the reason not."""
-    workload, machine = config.workload, config.gpu_pool.machine
+def mfu_metrics(log: str, workload: WorkloadConfig, machine: catalog.Machine) -> dict[str, Any]:
+    """MFU of the run from the leader's log and the job's model figures on `machine`, or the reason not."""
     batch, seq = launchers.global_batch(workload, machine), launchers.training(workload, machine).seq_length
     if batch is None:
         return {"error": "the stack sets no trainstack:workload.globalBatchSize and its framework has no known default"}
@@ -540,14 +572,14 @@ def mfu_metrics(log: str, config: StackConfig) -> dict[str, Any]:
     return {**dataclasses.asdict(result), "stepsAveraged": dataclasses.asdict(window)}
 
 
-def goodput_metrics(source: GoodputSource, config: StackConfig, step_time_s: float | None) -> dict[str, Any]:
-    """Goodput from the job's event log, against the measured step time, or the reason not."""
-    if not config.workload.resiliency.enabled:
+def goodput_metrics(source: GoodputSource, workload: WorkloadConfig, project: str, step_time_s: float | None) -> dict[str, Any]:
+    """Goodput from the job's event log in `project`, against the measured step time, or the reason not."""
+    if not workload.resiliency.enabled:
         return {"error": "the stack runs no resiliency supervisor, so there is no goodput event log"}
     if step_time_s is None:
         return {"error": "no reference step time: MFU could not be measured from the log"}
     try:
-        events, warnings = goodput.events_from_entries(source(config.workload.name, config.project))
+        events, warnings = goodput.events_from_entries(source(workload.name, project))
         report = goodput.compute_goodput(events, step_time_s, warnings)
     except TrainstackError as exc:
         return {"error": str(exc)}
@@ -588,13 +620,7 @@ class BenchResult:
 
     @property
     def exit_code(self) -> int:
-        """3: something left behind (teardown not ok); 128+N: signal N arrived, whenever (teardown
-        included); 1: the bench failed; 0: success."""
-        if self.teardown is not None and not self.teardown.ok:
-            return 3
-        if self.interrupted:
-            return 128 + signal.Signals[self.interrupted].value
-        return 0 if not self.error and self.job.get("outcome") == "succeeded" else 1
+        return exit_code(self.teardown is not None and not self.teardown.ok, self.interrupted, self.error, self.job.get("outcome"))
 
     def to_dict(self) -> dict[str, Any]:
         spec = self.spec
@@ -617,8 +643,24 @@ class BenchResult:
         }
 
 
+def exit_code(left: bool, interrupted: str | None, error: str | None, outcome: str | None) -> int:
+    """A bench's exit code. 3: something left behind (a teardown not ok); 128+N: signal N arrived,
+    whenever (teardown included); 1: the bench failed; 0: the job succeeded."""
+    if left:
+        return 3
+    if interrupted:
+        return 128 + signal.Signals[interrupted].value
+    return 0 if not error and outcome == "succeeded" else 1
+
+
+class Timed(Protocol):
+    """A bench's result: each phase's seconds and whether it finished."""
+
+    phases: dict[str, dict[str, Any]]
+
+
 @contextmanager
-def _phase(result: BenchResult, name: str, clock: Callable[[], float]) -> Iterator[None]:
+def phase(result: Timed, name: str, clock: Callable[[], float]) -> Iterator[None]:
     start, ok = clock(), False
     try:
         yield
@@ -637,8 +679,8 @@ def run_bench(spec: BenchSpec, root: Path, deps: Deps, log_path: Path | None = N
             with guard.holding():
                 stack = deps.create_stack(spec.stack, root)
                 stack.set_all_config(automation.config_values(spec.raw))
-            with guard.holding(stack.workspace.pulumi_command), _phase(result, "up", deps.clock):
-                up = _up(stack)
+            with guard.holding(stack.workspace.pulumi_command), phase(result, "up", deps.clock):
+                up = up_stack(stack)
             with guard.interruptible():
                 _measure(result, spec, _kubeconfig(up), deps, log_path)
         except Interrupted:
@@ -656,9 +698,9 @@ def run_bench(spec: BenchSpec, root: Path, deps: Deps, log_path: Path | None = N
     return result
 
 
-def _up(stack: automation.Stack) -> Any:
+def up_stack(stack: automation.Stack, on_output: Callable[[str], Any] = automation.echo) -> Any:
     try:
-        return stack.up(on_output=automation.echo)
+        return stack.up(on_output=on_output)
     except Exception as exc:
         raise BenchError(f"pulumi up failed: {automation.brief(exc)}") from None
 
@@ -672,14 +714,15 @@ def _kubeconfig(up: Any) -> str:
 
 def _measure(result: BenchResult, spec: BenchSpec, kubeconfig: str, deps: Deps, log_path: Path | None) -> None:
     workload = spec.config.workload
+    assert workload is not None  # prepare refuses a stack without one
     result.job = {"name": workload.name, "namespace": workload.namespace, "outcome": "not finished"}
     with tempfile.TemporaryDirectory(prefix="trainstack-bench-") as private:  # mode 0700
         path = Path(private) / "kubeconfig"
         path.write_text(kubeconfig)
-        with _phase(result, "wait", deps.clock):
+        with phase(result, "wait", deps.clock):
             outcome = deps.wait(path, workload.name, workload.namespace, spec.timeout_s)
         result.job.update(outcome=outcome.status, detail=outcome.detail)
-        with _phase(result, "collect", deps.clock):
+        with phase(result, "collect", deps.clock):
             try:
                 log = deps.logs(path, workload.name, workload.namespace)
             except Exception as exc:  # best effort: no log, no MFU
@@ -688,5 +731,10 @@ def _measure(result: BenchResult, spec: BenchSpec, kubeconfig: str, deps: Deps, 
             if log_path is not None:
                 log_path.write_text(log)
                 result.log_file = str(log_path)
-            mfu = mfu_metrics(log, spec.config)
-            result.metrics = {"mfu": mfu, "goodput": goodput_metrics(deps.goodput, spec.config, mfu.get("step_time_s"))}
+            result.metrics = job_metrics(log, workload, spec.config.job_queue.machine, spec.project, deps.goodput)
+
+
+def job_metrics(log: str, workload: WorkloadConfig, machine: catalog.Machine, project: str, source: GoodputSource) -> dict[str, Any]:
+    """MFU from the leader's log, and goodput against its step time."""
+    mfu = mfu_metrics(log, workload, machine)
+    return {"mfu": mfu, "goodput": goodput_metrics(source, workload, project, mfu.get("step_time_s"))}

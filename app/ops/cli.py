@@ -17,11 +17,11 @@ from typing import Any, NoReturn
 
 import click
 import yaml
+
 from trainstack.app.console import fail
 from trainstack.app.stacks import project_root, raw_stack_config, stack_names
-from trainstack.core.rules import duration_seconds
 from trainstack.core.errors import TrainstackError
-
+from trainstack.core.rules import duration_seconds
 
 GATE_EXIT = 4  # `diff --fail-on`: distinct from 2 (bad input) and from bench's 3 (resources left)
 
@@ -147,48 +147,108 @@ def _parse_sets(sets: tuple[str, ...]) -> list[tuple[str, Any]]:
 @click.option("--name", help="The bench stack's name (default <stack>-bench-<utc yyyymmddhhmm>-<4 hex>).")
 @click.option("--project", help="The GCP project (sets gcp:project).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Config override, repeatable: trainstack:workload.steps=50 (value read as YAML).")
-@click.option("--result", "result_path", type=click.Path(dir_okay=False, path_type=Path), default=Path("result.json"), show_default=True, help="Result JSON; the leader's log goes beside it.")
-@click.option("--teardown", "teardown_name", metavar="NAME", help="Instead of a bench: tear down the bench stack NAME a killed run left (none: nothing to do).")
+@click.option(
+    "--result",
+    "result_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("result.json"),
+    show_default=True,
+    help="Result JSON; the leader's log goes beside it.",
+)
+@click.option(
+    "--teardown",
+    "teardown_name",
+    metavar="NAME",
+    help="Instead of a bench: tear down the bench stack NAME a killed run left (none: nothing to do); with a fleet job STACK, every copy of bench NAME.",
+)
 def bench_command(
     stack: str | None, ttl: float, timeout: float, name: str | None, project: str | None, sets: tuple[str, ...], result_path: Path, teardown_name: str | None
 ) -> None:
-    """Run recipe STACK once on a fresh ephemeral stack; always tear it down.
+    """Run recipe STACK once on a fresh ephemeral stack; always tear it down. A job on a fleet
+    (`trainstack:platform.stack` names a fleet stack) is run on ephemeral copies of the fleet's
+    workers and of the fleet too, deployed in order and torn down in reverse.
 
     Exit codes: 0 the job succeeded; 1 it failed or timed out; 2 bad input (nothing created);
     3 teardown failed and resources are left (named on stderr from the stack's state); 130/143
     interrupted. With --teardown NAME: 0 torn down or no such stack, 3 resources left."""
-    from trainstack.app.ops import automation, bench
+    from trainstack.app.ops import automation, bench, bench_fleet
 
-    if (stack is None) == (teardown_name is None):
-        fail("name a recipe STACK to bench, or a bench stack to tear down with --teardown NAME (not both)")
+    if stack is None and teardown_name is None:
+        fail("name a recipe STACK to bench, or a bench stack to tear down with --teardown NAME")
     try:
         automation.require_pulumi()
     except TrainstackError as exc:
         fail(str(exc))
     root = project_root()
     if teardown_name is not None:
+        if stack is not None and bench_fleet.is_fleet_job(stack, root):
+            _teardown_fleet_only(stack, teardown_name, root)
         _teardown_only(teardown_name, root)
     assert stack is not None
-    for tool, hint in (
-        ("kubectl", "gcloud components install kubectl"),
-        ("gke-gcloud-auth-plugin", "gcloud components install gke-gcloud-auth-plugin"),
-    ):
+    try:
+        raw = raw_stack_config(stack, root)
+        on_fleet = bench_fleet.fleet_of(raw, root) is not None
+        bench_fleet.refuse_fleet(stack, raw, root)
+    except TrainstackError as exc:
+        fail(str(exc))
+    tools = [("kubectl", "gcloud components install kubectl"), ("gke-gcloud-auth-plugin", "gcloud components install gke-gcloud-auth-plugin")]
+    for tool, hint in [*tools, *([("gcloud", "https://cloud.google.com/sdk/docs/install")] if on_fleet else [])]:
         if shutil.which(tool) is None:
             fail(f"{tool} is not installed (the bench watches its job with it): {hint}")
     overrides = _parse_sets(sets) + ([("gcp:project", project)] if project else [])
+    if on_fleet:
+        _bench_fleet(stack, raw, root, ttl, timeout, name, overrides, result_path)
     try:
-        spec = bench.prepare(
-            stack, raw_stack_config(stack, root), now=datetime.now(UTC), ttl_s=ttl, timeout_s=timeout, taken=stack_names(root), name=name, sets=overrides
-        )
+        spec = bench.prepare(stack, raw, now=datetime.now(UTC), ttl_s=ttl, timeout_s=timeout, taken=stack_names(root), name=name, sets=overrides)
     except TrainstackError as exc:
         fail(str(exc))
     click.echo(f"bench stack {spec.stack}: cluster {spec.cluster} in {spec.project}, expires {spec.expires:%Y-%m-%d %H:%M} UTC")
     result = bench.run_bench(spec, root, bench.Deps(), log_path=result_path.with_suffix(".leader.log"))
     result_path.write_text(json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n")
-    click.echo(_summary(result) + f"; result in {result_path}")
+    click.echo(_summary(spec.stack, result, [result.teardown] if result.teardown else []) + f"; result in {result_path}")
     if result.teardown is not None and not result.teardown.ok:
         click.echo(f"error: {bench.leftovers(spec.stack, result.teardown, root, bench.reap_note(spec))}", err=True)
     sys.exit(result.exit_code)
+
+
+def _bench_fleet(
+    stack: str, raw: dict[str, Any], root: Path, ttl: float, timeout: float, name: str | None, overrides: list[tuple[str, Any]], result_path: Path
+) -> NoReturn:
+    from trainstack.app.ops import bench_fleet
+
+    try:
+        spec = bench_fleet.prepare(stack, raw, root, now=datetime.now(UTC), ttl_s=ttl, timeout_s=timeout, name=name, sets=overrides)
+    except TrainstackError as exc:
+        fail(str(exc))
+    for item in spec.copies:
+        click.echo(f"bench stack {item.stack} ({item.role}, a copy of {item.recipe})" + (f": cluster {item.cluster}" if item.cluster else ""))
+    click.echo(f"in {spec.project}, expires {spec.expires:%Y-%m-%d %H:%M} UTC")
+    result = bench_fleet.run_fleet_bench(spec, root, bench_fleet.FleetDeps(), log_path=result_path.with_suffix(".leader.log"))
+    result_path.write_text(json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n")
+    click.echo(_summary(spec.name, result, list(result.teardowns.values())) + f"; result in {result_path}")
+    for message in bench_fleet.leftovers(result.teardowns, root, bench_fleet.reap_note(spec)):
+        click.echo(f"error: {message}", err=True)
+    if any(not t.ok for t in result.teardowns.values()):
+        click.echo(f"error: tear the rest down with `trainstack bench {stack} --teardown {spec.name}`", err=True)
+    sys.exit(result.exit_code)
+
+
+def _teardown_fleet_only(stack: str, name: str, root: Path) -> NoReturn:
+    from trainstack.app.ops import bench_fleet
+
+    torn = bench_fleet.teardown_only(stack, name, root)
+    for full, result in torn.items():
+        click.echo(
+            f"no stack {full!r}: nothing to tear down"
+            if result is None
+            else f"torn down and removed stack {full!r}"
+            if result.ok
+            else f"stack {full!r}: teardown failed"
+        )
+    failed = {full: result for full, result in torn.items() if result is not None and not result.ok}
+    for message in bench_fleet.leftovers(failed, root):
+        click.echo(f"error: {message}", err=True)
+    sys.exit(3 if failed else 0)
 
 
 def _teardown_only(name: str, root: Path) -> NoReturn:
@@ -205,9 +265,10 @@ def _teardown_only(name: str, root: Path) -> NoReturn:
     sys.exit(0)
 
 
-def _summary(result: Any) -> str:
-    job = result.job.get("outcome", "not run")
-    parts = [f"bench {result.spec.stack}: job {job}"]
+def _summary(label: str, result: Any, torn: list[Any]) -> str:
+    """One line: the job's outcome (and worker), MFU, a signal, an error, whether all was torn down."""
+    worker = f" on worker {result.job['worker']}" if result.job.get("worker") else ""
+    parts = [f"bench {label}: job{worker} {result.job.get('outcome', 'not run')}"]
     mfu = result.metrics.get("mfu", {})
     if "mfu" in mfu:
         parts.append(f"MFU {mfu['mfu']:.1%}")
@@ -215,8 +276,8 @@ def _summary(result: Any) -> str:
         parts.append(f"interrupted by {result.interrupted}")
     if result.error:
         parts.append(f"error: {result.error}")
-    if result.teardown is not None:
-        parts.append("torn down" if result.teardown.ok else "TEARDOWN FAILED")
+    if torn:
+        parts.append("torn down" if all(t.ok for t in torn) else "TEARDOWN FAILED")
     return "; ".join(parts)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -327,7 +327,11 @@ def _cascade(changes: dict[str, tuple[PropertyChange, ...]], new: dict[str, Any]
                 continue
             extra = []
             if resource.get("provider") in replaced:
-                extra.append(PropertyChange("provider", resource["provider"], "[replaced]", REPLACE, "cascade", f"its provider {_name(resource['provider'])} is replaced"))
+                extra.append(
+                    PropertyChange(
+                        "provider", resource["provider"], "[replaced]", REPLACE, "cascade", f"its provider {_name(resource['provider'])} is replaced"
+                    )
+                )
             force_new = semantics.force_new_paths(resource)
             for prop, deps in sorted((resource.get("propertyDependencies") or {}).items()):
                 hit = sorted(d for d in deps if d in replaced)
@@ -382,16 +386,26 @@ def _findings(
                 out.append(Finding(JOB, what, "the running job is stopped and started again (it resumes from its last checkpoint while `runId` is kept)."))
             cause = next((c for c in change.changes if c.kind == "cascade"), None)
             if cause and not store:
-                cascaded.setdefault(cause.reason.split(", which")[0].split(" from ")[-1].split(" is ")[0].removeprefix("its provider "), []).append(change.resource.name)
+                cascaded.setdefault(cause.reason.split(", which")[0].split(" from ")[-1].split(" is ")[0].removeprefix("its provider "), []).append(
+                    change.resource.name
+                )
             else:
                 out.append(Finding(REPLACES, what, _replacement(change, before, after)))
         elif change.effect == RECREATE_NODES:
-            out.append(Finding(NODES, what, f"{_paths(change, RECREATE_NODES)} is applied by recreating every node of the pool; running jobs on it are interrupted."))
+            out.append(
+                Finding(NODES, what, f"{_paths(change, RECREATE_NODES)} is applied by recreating every node of the pool; running jobs on it are interrupted.")
+            )
         if change.resource.type == NODE_POOL:
             out += _shrink(what, before, after)
     for root, names in sorted(cascaded.items()):
         shown = ", ".join(f"**{n}**" for n in names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
-        out.append(Finding(REPLACES, f"{len(names)} resources on **{root}**", f"replaced with it (they take a replacement-forcing input from it, or run on its Kubernetes provider): {shown}."))
+        out.append(
+            Finding(
+                REPLACES,
+                f"{len(names)} resources on **{root}**",
+                f"replaced with it (they take a replacement-forcing input from it, or run on its Kubernetes provider): {shown}.",
+            )
+        )
     added_objects = {_object_key(new[u]): new[u] for u in set(new) - set(was) if _object_key(new[u])}
     for urn in removed:
         resource = old[urn]
@@ -514,7 +528,7 @@ def _ref(resource: dict[str, Any]) -> ResourceRef:
     return ResourceRef(resource["urn"], resource["type"], resource["name"])
 
 
-def _ordered(urns: set[str], resources: dict[str, dict[str, Any]]) -> list[str]:
+def _ordered(urns: Iterable[str], resources: dict[str, dict[str, Any]]) -> list[str]:
     return sorted(urns, key=lambda u: (resources[u]["type"], resources[u]["name"], u))
 
 
@@ -622,10 +636,11 @@ def _pool_rows(base: tuple[PoolTotal, ...], head: tuple[PoolTotal, ...]) -> Iter
         b, h = old.get(name), new.get(name)
         cells = [f"{p.gpu_nodes} x {p.label()}, {'not priced' if p.usd_at_max is None else _usd(p.usd_at_max)}" if p else "none" for p in (b, h)]
         nodes = (h.gpu_nodes if h else 0) - (b.gpu_nodes if b else 0)
-        if any(p is not None and p.usd_at_max is None for p in (b, h)):
+        base_usd, head_usd = (b.usd_at_max if b else 0.0), (h.usd_at_max if h else 0.0)
+        if base_usd is None or head_usd is None:
             yield f"| pool `{name}` | {cells[0]} | {cells[1]} | {nodes:+d} nodes, cost not priced |"
             continue
-        usd = (h.usd_at_max if h else 0.0) - (b.usd_at_max if b else 0.0)
+        usd = head_usd - base_usd
         yield f"| pool `{name}` | {cells[0]} | {cells[1]} | {nodes:+d} nodes, {_usd(round(usd, 2), sign=True)} |"
 
 

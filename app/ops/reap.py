@@ -286,17 +286,37 @@ def _named(gcloud: Gcloud, found: Survey, now: datetime) -> None:
         expires = name_expires(policy["name"])
         if expires is not None and expires <= now:
             region = _tail(policy["region"])
-            found.add(Doomed("workload policy", policy["name"], region, f"expired {expires:%Y-%m-%d %H:%M} UTC (its name)", 2, ("compute", "resource-policies", "delete", policy["name"], f"--region={region}")))
+            found.add(
+                Doomed(
+                    "workload policy",
+                    policy["name"],
+                    region,
+                    f"expired {expires:%Y-%m-%d %H:%M} UTC (its name)",
+                    2,
+                    ("compute", "resource-policies", "delete", policy["name"], f"--region={region}"),
+                )
+            )
     if not networks:
         return
     on = {name: f"on expired network {name}" for name in networks}
     for network in sorted(networks):
         for peering in _listing(gcloud, found, f"peerings of {network}", "services", "vpc-peerings", "list", f"--network={network}"):
             if _tail(peering.get("service", "")) == PSA_SERVICE:
-                found.add(Doomed("private services access", PSA_SERVICE, network, on[network], 3, ("services", "vpc-peerings", "delete", f"--network={network}", f"--service={PSA_SERVICE}")))
+                found.add(
+                    Doomed(
+                        "private services access",
+                        PSA_SERVICE,
+                        network,
+                        on[network],
+                        3,
+                        ("services", "vpc-peerings", "delete", f"--network={network}", f"--service={PSA_SERVICE}"),
+                    )
+                )
     for address in _listing(gcloud, found, "address ranges", "compute", "addresses", "list", "--global"):
         if _network(address) in on:
-            found.add(Doomed("address range", address["name"], "global", on[_network(address)], 4, ("compute", "addresses", "delete", address["name"], "--global")))
+            found.add(
+                Doomed("address range", address["name"], "global", on[_network(address)], 4, ("compute", "addresses", "delete", address["name"], "--global"))
+            )
     for rule in _listing(gcloud, found, "firewall rules", "compute", "firewall-rules", "list"):
         if _network(rule) in on:
             found.add(Doomed("firewall rule", rule["name"], "global", on[_network(rule)], 5, ("compute", "firewall-rules", "delete", rule["name"])))
@@ -307,7 +327,16 @@ def _named(gcloud: Gcloud, found: Survey, now: datetime) -> None:
     for subnet in _listing(gcloud, found, "subnetworks", "compute", "networks", "subnets", "list"):
         if _network(subnet) in on:
             region = _tail(subnet["region"])
-            found.add(Doomed("subnetwork", subnet["name"], region, on[_network(subnet)], 6, ("compute", "networks", "subnets", "delete", subnet["name"], f"--region={region}")))
+            found.add(
+                Doomed(
+                    "subnetwork",
+                    subnet["name"],
+                    region,
+                    on[_network(subnet)],
+                    6,
+                    ("compute", "networks", "subnets", "delete", subnet["name"], f"--region={region}"),
+                )
+            )
     for name, why in networks.items():
         found.add(Doomed("network", name, "global", why, 7, ("compute", "networks", "delete", name)))
 

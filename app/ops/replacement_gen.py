@@ -205,7 +205,7 @@ class GoPackages:
         self.sources = {path: _strip_comments(text) for path, text in _show_all(repo, paths).items()}
 
     def _find(self, pattern: str) -> tuple[str, int] | None:
-        regex = re.compile(pattern, re.M)
+        regex = re.compile(pattern, re.MULTILINE)
         for text in self.sources.values():
             m = regex.search(text)
             if m:
@@ -243,7 +243,7 @@ class SchemaReader:
         expr = self._resolve(expr, env)
         inner = _braces(expr)
         if inner is None:
-            params, body, call_env = self._call(expr, env)
+            body, call_env = self._call(expr, env)
             return self.resource(self._returned(body), call_env)
         for item in _split_top(inner):
             kv = _key_value(item)
@@ -261,7 +261,7 @@ class SchemaReader:
             return merged
         inner = _braces(expr)
         if inner is None:
-            _, body, call_env = self._call(expr, env)
+            body, call_env = self._call(expr, env)
             return self.schema_map(self._returned(body), call_env)
         fields = {}
         for item in _split_top(inner):
@@ -275,7 +275,7 @@ class SchemaReader:
         expr = self._resolve(expr, env)
         inner = _braces(expr)
         if inner is None:
-            _, body, call_env = self._call(expr, env)
+            body, call_env = self._call(expr, env)
             return self.field(self._returned(body), call_env)
         attrs = dict(kv for kv in (_key_value(i) for i in _split_top(inner)) if kv)
         kind = attrs.get("Type", "").rsplit(".", 1)[-1]
@@ -297,21 +297,19 @@ class SchemaReader:
         """An identifier (a parameter or a package variable, qualified or not) to its expression."""
         expr = expr.strip()
         while re.fullmatch(r"[\w.]+", expr):
-            if expr in env:
-                expr = env[expr]
-            else:
-                expr = self.go.variable(expr.rsplit(".", 1)[-1])
+            expr = env[expr] if expr in env else self.go.variable(expr.rsplit(".", 1)[-1])
         return expr
 
-    def _call(self, expr: str, env: dict[str, str]) -> tuple[list[str], str, dict[str, str]]:
+    def _call(self, expr: str, env: dict[str, str]) -> tuple[str, dict[str, str]]:
         m = re.match(r"([\w.]+)\(", expr)
         if not m:
             raise ValueError(f"cannot read {expr[:80]!r}")
         params, body = self.go.function(m.group(1).rsplit(".", 1)[-1])
         open_paren = m.end() - 1
         args = _split_top(expr[open_paren + 1 : _close(expr, open_paren)])
-        call_env = {p: env.get(a, a) for p, a in zip(params, args)}  # identifiers resolve when used
-        return params, body, call_env
+        # Identifiers resolve when used; a variadic parameter takes the first of its arguments.
+        call_env = {p: env.get(a, a) for p, a in zip(params, args, strict=False)}
+        return body, call_env
 
     @staticmethod
     def _returned(body: str) -> str:
@@ -335,7 +333,7 @@ class SchemaReader:
         rest = body[last + len("return ") :].lstrip()
         line = rest.split("\n", 1)[0].strip()
         if re.fullmatch(r"\w+", line):
-            assigned = re.search(rf"^\s*{line}\s*:?=\s*", body, re.M)
+            assigned = re.search(rf"^\s*{line}\s*:?=\s*", body, re.MULTILINE)
             if assigned:
                 start = assigned.end()
                 open_brace = body.index("{", start)
@@ -372,9 +370,10 @@ class PulumiNames:
         inputs = importlib.import_module(package + "._inputs") if importlib.util.find_spec(package + "._inputs") else None
         out = {}
         for attr, value in vars(cls).items():
-            if isinstance(value, property) and hasattr(value.fget, "_pulumi_name"):
-                block = re.search(r"ForwardRef\('(\w+Args)'\)", str(value.fget.__annotations__.get("return")))
-                out[attr] = (value.fget._pulumi_name, getattr(inputs, block.group(1)) if block and inputs else None)
+            getter = value.fget if isinstance(value, property) else None
+            if getter is not None and hasattr(getter, "_pulumi_name"):
+                block = re.search(r"ForwardRef\('(\w+Args)'\)", str(getter.__annotations__.get("return")))
+                out[attr] = (getter._pulumi_name, getattr(inputs, block.group(1)) if block and inputs else None)
         return out
 
     @staticmethod
@@ -439,8 +438,8 @@ def _registrations(tpg: Path, wanted: set[str]) -> dict[str, tuple[str, str]]:
 def _bridge_resource_infos(gcp: Path) -> dict[str, str]:
     """Terraform type -> its `ResourceInfo` literal in pulumi-gcp's resources.go."""
     text = _strip_comments(_show(gcp, "provider/resources.go"))
-    infos = {}
-    for m in re.finditer(r'^\s*"(google_\w+)":\s*\{', text, re.M):
+    infos: dict[str, str] = {}
+    for m in re.finditer(r'^\s*"(google_\w+)":\s*\{', text, re.MULTILINE):
         infos.setdefault(m.group(1), text[m.end() - 1 : _close(text, m.end() - 1) + 1])
     return infos
 
@@ -485,8 +484,17 @@ def generate(tpg: Path, gcp: Path, k8s: Path, bridge: Path) -> str:
     sources = {
         "terraform-provider-google-beta": {"repo": "hashicorp/terraform-provider-google-beta", "commit": _head(tpg), "license": "MPL-2.0"},
         "pulumi-gcp": {"repo": "pulumi/pulumi-gcp", "commit": _head(gcp), "installed": version("pulumi_gcp")},
-        "pulumi-kubernetes": {"repo": "pulumi/pulumi-kubernetes", "commit": _head(k8s), "path": "provider/pkg/provider/diff.go", "installed": version("pulumi_kubernetes")},
-        "pulumi-terraform-bridge": {"repo": "pulumi/pulumi-terraform-bridge", "commit": _head(bridge), "path": "pkg/tfbridge/info/autonaming.go, pkg/tfbridge/schema.go"},
+        "pulumi-kubernetes": {
+            "repo": "pulumi/pulumi-kubernetes",
+            "commit": _head(k8s),
+            "path": "provider/pkg/provider/diff.go",
+            "installed": version("pulumi_kubernetes"),
+        },
+        "pulumi-terraform-bridge": {
+            "repo": "pulumi/pulumi-terraform-bridge",
+            "commit": _head(bridge),
+            "path": "pkg/tfbridge/info/autonaming.go, pkg/tfbridge/schema.go",
+        },
     }
     return _render_module(sources, gcp_rules, kube_rules, types)
 
@@ -499,9 +507,9 @@ def _go_properties(diff_go: str, expr: str) -> list[str]:
         for arg in _split_top(expr[len("append(") : _close(expr, len("append"))]):
             out += _go_properties(diff_go, arg.removesuffix("..."))
         return out
-    call = re.fullmatch(r"(\w+)\((.*)\)", expr, re.S)
+    call = re.fullmatch(r"(\w+)\((.*)\)", expr, re.DOTALL)
     if call:
-        m = re.search(rf"^func {call.group(1)}\(([^)]*)\)[^{{]*\{{", diff_go, re.M)
+        m = re.search(rf"^func {call.group(1)}\(([^)]*)\)[^{{]*\{{", diff_go, re.MULTILINE)
         assert m, call.group(1)
         body = diff_go[m.end() : _close(diff_go, m.end() - 1)]
         literal = re.search(r"properties\{", body)
@@ -513,7 +521,7 @@ def _go_properties(diff_go: str, expr: str) -> list[str]:
             out += [prefix + json.loads(i.split("+", 1)[1]) for i in items]
         return out
     if re.fullmatch(r"\w+", expr):
-        m = re.search(rf"^var {expr}\s*=\s*", diff_go, re.M)
+        m = re.search(rf"^var {expr}\s*=\s*", diff_go, re.MULTILINE)
         assert m, expr
         rest = diff_go[m.end() :]
         end = _close(rest, min(i for i in (rest.find("("), rest.find("{")) if i >= 0))
@@ -526,10 +534,10 @@ def _go_properties(diff_go: str, expr: str) -> list[str]:
 def _kubernetes_rules(diff_go: str, types: set[str]) -> dict[str, tuple[str, ...]]:
     """Kubernetes type token -> force-new paths (`.spec.csi` as `spec.csi`; `[*]` kept)."""
     metadata = [p.replace(".metadata", "metadata", 1) for p in _go_properties(diff_go, 'metadataForceNewProperties(".metadata")')]
-    groups_at = re.search(r"^var forceNew = _groups\{", diff_go, re.M)
+    groups_at = re.search(r"^var forceNew = _groups\{", diff_go, re.MULTILINE)
     assert groups_at
     groups_text = diff_go[groups_at.end() - 1 : _close(diff_go, groups_at.end() - 1) + 1]
-    core_at = re.search(r"^var core = _versions\{", diff_go, re.M)
+    core_at = re.search(r"^var core = _versions\{", diff_go, re.MULTILINE)
     assert core_at
     core_text = diff_go[core_at.end() - 1 : _close(diff_go, core_at.end() - 1) + 1]
 
@@ -563,10 +571,10 @@ def _kubernetes_rules(diff_go: str, types: set[str]) -> dict[str, tuple[str, ...
         _, gv, kind = token.split(":")
         group, _, ver = gv.rpartition("/")
         group = "" if group == "core" else group
-        expr = table.get((group or "core", ver, kind)) or table.get((group, ver, kind))
-        if expr:
-            rules[token] = tuple(p.lstrip(".") for p in _go_properties(diff_go, expr))
-    config_map = re.search(r'IsConfigMap\(obj\).*?properties\{([^}]*)\}', diff_go, re.S)
+        found = table.get((group or "core", ver, kind)) or table.get((group, ver, kind))
+        if found:
+            rules[token] = tuple(p.lstrip(".") for p in _go_properties(diff_go, found))
+    config_map = re.search(r"IsConfigMap\(obj\).*?properties\{([^}]*)\}", diff_go, re.DOTALL)
     assert config_map
     rules["kubernetes:core/v1:ConfigMap"] = tuple(sorted(json.loads(p).lstrip(".") for p in _split_top(config_map.group(1))))
     return rules

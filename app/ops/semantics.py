@@ -112,7 +112,7 @@ def covered(path: str, patterns: list[str] | tuple[str, ...]) -> bool:
             return True
         wanted = segments(pattern)
         shared = min(len(parts), len(wanted))
-        if all(w in ("*", p) for w, p in zip(wanted[:shared], parts[:shared])):
+        if all(w in ("*", p) for w, p in zip(wanted[:shared], parts[:shared], strict=True)):
             return True
     return False
 
@@ -201,7 +201,10 @@ def _customised(rtype: str, old_resource: dict[str, Any], new_resource: dict[str
         before = set(_get(old_resource["inputs"], "enableK8sBetaApis.enabledApis") or [])
         after = set(_get(new_resource["inputs"], "enableK8sBetaApis.enabledApis") or [])
         if before - after:
-            return Effect(REPLACE, f"removing enabled beta APIs ({', '.join(sorted(before - after))}) forces a new cluster (containerClusterEnableK8sBetaApisCustomizeDiff)")
+            return Effect(
+                REPLACE,
+                f"removing enabled beta APIs ({', '.join(sorted(before - after))}) forces a new cluster (containerClusterEnableK8sBetaApisCustomizeDiff)",
+            )
     if rtype == DISK and path == "size" and _decreases(old, new):
         return Effect(REPLACE, "a disk shrink forces a new disk (ForceNewIfChange size IsDiskShrinkage)")
     if rtype == LUSTRE and path == "capacityGib" and _decreases(old, new):  # a string in the SDK (an int64)

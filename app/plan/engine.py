@@ -18,6 +18,7 @@ from pulumi.runtime import config as runtime_config
 from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
+
 from trainstack.app import program, secrets, validation
 from trainstack.app.plan import crdcheck
 from trainstack.app.plan.recorder import RecordingMonitor, Registration, redact
@@ -42,14 +43,15 @@ class Rendered:
     outputs: dict[str, Any]
 
 
-def run(stack: str, raw: dict[str, Any]) -> Rendered:
+def run(stack: str, raw: dict[str, Any], references: dict[str, dict[str, Any]] | None = None) -> Rendered:
     """Validate `raw` (ConfigError before anything registers), then run the program offline;
     ConfigError too when a custom resource it renders fails its bundled CRD schema.
 
     A workload stack on a trainstack platform stack (`trainstack:platform.stack`) reads that
     stack's outputs: they are rendered first, offline, from the platform's own stack file (the
-    last part of its name), so the plan shows the real names."""
-    references = _references(stack, raw)
+    last part of its name), so the plan shows the real names; or they are given, `references`
+    (stack name -> its outputs), for stacks without a stack file (a bench's copies)."""
+    references = _references(stack, raw) if references is None else references
     rendered = execute(_validate(stack, raw, references), raw, program.main, references)
     if found := crdcheck.problems(rendered.registrations):
         raise ConfigError(stack, [describe(p) for p in found])
@@ -89,9 +91,7 @@ def _references(stack: str, raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def _platform_outputs(stack: str, platform: str) -> dict[str, Any]:
     name = platform.rsplit("/", 1)[-1]
     if name not in stack_names():
-        raise ConfigError(
-            stack, [f"trainstack:platform.stack = {platform!r}: no stacks/Pulumi.{name}.yaml here to render that platform offline"]
-        )
+        raise ConfigError(stack, [f"trainstack:platform.stack = {platform!r}: no stacks/Pulumi.{name}.yaml here to render that platform offline"])
     return run(name, raw_stack_config(name)).outputs
 
 

@@ -12,10 +12,11 @@ import collections.abc
 import difflib
 import importlib
 import typing
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from pulumi import _types
+
 from trainstack.app.plan.recorder import Registration
 
 # Inputs the engine adds to every resource of a package, not part of any Args class.
@@ -31,7 +32,7 @@ _KUBERNETES_ARGS = {
 _FREE_FORM = {"values", "labels", "resourceLabels", "userLabels", "effectiveLabels", "metadata", "triggers", "environment"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def args_class(type_token: str) -> type | None:
     """The Args class of a resource type token, or None when the plan has no SDK schema for it."""
     if type_token in _KUBERNETES_ARGS:
@@ -48,7 +49,7 @@ def args_class(type_token: str) -> type | None:
     return getattr(importlib.import_module(target), f"{cls}Args", None)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _properties(cls: type) -> dict[str, Any]:
     return _types.input_type_types(cls)
 

@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from trainstack.app.plan import engine, inputcheck
 from trainstack.app.plan.recorder import Registration
 from trainstack.app.reports.cost import CostEstimate, estimate, gpu_node_hour
+from trainstack.app.reports.critical_path import CriticalPath, critical_path
 from trainstack.core import catalog, fleet
 from trainstack.core.context import StackContext
-from trainstack.app.reports.critical_path import CriticalPath, critical_path
 from trainstack.core.errors import TrainstackError
 from trainstack.workloads import fit
 
@@ -111,11 +112,7 @@ class Plan:
 
     def kubernetes_objects(self) -> list[dict[str, Any]]:
         """Every Kubernetes object the stack applies (not Helm releases or providers)."""
-        return [
-            r["inputs"]
-            for r in self.resources
-            if r["type"].startswith("kubernetes:") and not r["type"].startswith(_NOT_OBJECTS) and r["custom"]
-        ]
+        return [r["inputs"] for r in self.resources if r["type"].startswith("kubernetes:") and not r["type"].startswith(_NOT_OBJECTS) and r["custom"]]
 
     def manifests(self) -> dict[str, str]:
         """`manifests/<kind>-<namespace>-<name>.yaml` -> YAML text, for every Kubernetes object."""

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pulumi.runtime import mocks, rpc
+
 from trainstack.core.testing import SECRET
 
 UNKNOWN = "[unknown]"
@@ -52,7 +53,7 @@ def inherited_alias(child_type: str, child_name: str, parent_name: str, parent_a
     old type, its name's `<parent name>` prefix swapped for the parent's old name. A port of
     pulumi/pulumi pkg/resource/deploy/step_generator.go `inheritedChildAlias`."""
     stack, project, parent_type, old_name = parent_alias.split("::", 3)
-    name = old_name + child_name[len(parent_name):] if child_name.startswith(parent_name) else child_name
+    name = old_name + child_name[len(parent_name) :] if child_name.startswith(parent_name) else child_name
     return f"{stack}::{project}::{parent_type}${child_type}::{name}"
 
 
@@ -146,8 +147,6 @@ class RecordingMonitor(mocks.MockMonitor):
         self.aliases[urn] = aliases
         if aliases:
             options["aliases"] = sorted(aliases)
-        property_dependencies = {
-            k: sorted({public_urn(u) for u in v.urns}) for k, v in sorted(request.propertyDependencies.items()) if v.urns
-        }
+        property_dependencies = {k: sorted({public_urn(u) for u in v.urns}) for k, v in sorted(request.propertyDependencies.items()) if v.urns}
         self._record(request, response.urn, bool(request.custom), inputs, property_dependencies, options)
         return response

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from trainstack.core import catalog
 from trainstack.app.plan.plan import Plan
 from trainstack.app.reports.cost import PoolSize
+from trainstack.core import catalog
 
 
 def _rows(plan: Plan) -> list[tuple[str, str]]:
@@ -65,9 +65,11 @@ def _fleet(candidates: list[dict]) -> str:
     """The worker pools a job on a fleet could run on, in dispatch order, with its cost there."""
     if not candidates:
         return "none can hold the job"
+
     def usd(c: dict) -> str:
         figure = "not priced" if c["usdPerHour"] is None else f"${c['usdPerHour']:,.2f}/h"
         return f"{figure}, an upper bound" if c.get("priceIsUpperBound") else figure
+
     return "; ".join(f"{c['worker']}/{c['pool']} ({c['zone']}, {c['capacity']}, {usd(c)})" for c in candidates)
 
 
@@ -87,10 +89,10 @@ def describe(plan: Plan, out: Path, fmt: str) -> str:
         lines += [f"| {k} | {v} |" for k, v in _rows(plan)]
         lines += ["", "| resource type | count |", "|---|---:|"]
         lines += [f"| `{t}` | {n} |" for t, n in by_type.items()]
-        return "\n".join(lines + ["", plan.critical_path.to_markdown()])
+        return "\n".join([*lines, "", plan.critical_path.to_markdown()])
     width = max(len(t) for t in by_type) if by_type else 10
     lines = [f"plan of {plan.stack} -> {out}", ""]
     lines += [f"  {k:<20} {v}" for k, v in _rows(plan)]
     lines += ["", f"  {'resource type':<{width}}  count"]
     lines += [f"  {t:<{width}}  {n:>5}" for t, n in by_type.items()]
-    return "\n".join(lines + ["", plan.critical_path.to_table()])
+    return "\n".join([*lines, "", plan.critical_path.to_table()])

@@ -85,8 +85,12 @@ class CostEstimate:
             "usdPerHourAtMin": self.min_usd,
             "pools": {
                 p.name: {
-                    "machineType": p.machine_type, "minNodes": p.min_nodes, "maxNodes": p.max_nodes, "usdPerNodeHour": p.hourly_usd,
-                    "capacity": p.capacity, **({"priceIsUpperBound": True} if p.upper_bound else {}),
+                    "machineType": p.machine_type,
+                    "minNodes": p.min_nodes,
+                    "maxNodes": p.max_nodes,
+                    "usdPerNodeHour": p.hourly_usd,
+                    "capacity": p.capacity,
+                    **({"priceIsUpperBound": True} if p.upper_bound else {}),
                     **({"usdPerNodeHourAtMostDiscount": p.dws_floor_usd} if p.dws_floor_usd is not None else {}),
                     **({"priceSource": p.price_source} if p.price_source != catalog.PRICES_SOURCE else {}),
                 }

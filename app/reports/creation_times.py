@@ -38,9 +38,7 @@ class CreationTime:
 
 CREATION_TIMES: dict[str, CreationTime] = {
     # Project and IAM
-    "gcp:projects/service:Service": CreationTime(
-        60, "enabling a Google API: usually under a minute; container.googleapis.com can take 1-2 min"
-    ),
+    "gcp:projects/service:Service": CreationTime(60, "enabling a Google API: usually under a minute; container.googleapis.com can take 1-2 min"),
     "gcp:serviceaccount/account:Account": CreationTime(
         10, "service account: one call plus the provider's wait until it reads back (IAM is eventually consistent)"
     ),
@@ -63,9 +61,7 @@ CREATION_TIMES: dict[str, CreationTime] = {
         "GKE cluster: 6-10 min in practice (control plane, plus creating and deleting the default node pool when "
         "it is removed); GKE docs say creation takes several minutes",
     ),
-    NODE_POOL: CreationTime(
-        240, "CPU node pool of a few nodes: 3-5 min (instance template, instance groups, nodes booting and registering)"
-    ),
+    NODE_POOL: CreationTime(240, "CPU node pool of a few nodes: 3-5 min (instance template, instance groups, nodes booting and registering)"),
     GPU_NODE_POOL: CreationTime(
         900,
         "GPU node pool created with nodes (A3 Ultra/Mega/High, A2; compact placement, reservation, multi-NIC, GPU "
@@ -85,8 +81,7 @@ CREATION_TIMES: dict[str, CreationTime] = {
     "gcp:artifactregistry/repository:Repository": CreationTime(15, "Artifact Registry repository: 10-20 s"),
     "command:local:Command": CreationTime(
         1800,
-        "the image build (Cloud Build of a NeMo image on nvcr.io/nvidia/nemo, tens of GB pulled and pushed): "
-        "20-40 min",
+        "the image build (Cloud Build of a NeMo image on nvcr.io/nvidia/nemo, tens of GB pulled and pushed): 20-40 min",
     ),
     # Kubernetes
     PROVIDER: CreationTime(2, "provider configure: reads its kubeconfig and discovers the API; creates nothing"),
@@ -96,12 +91,9 @@ CREATION_TIMES: dict[str, CreationTime] = {
     ),
     KUBERNETES_OBJECT: CreationTime(
         2,
-        "one apply, no await (Namespace, ConfigMap, RBAC, PV/PVC, custom resources): 1-5 s; a JobSet is created "
-        "this fast, and its job runs after the deploy",
+        "one apply, no await (Namespace, ConfigMap, RBAC, PV/PVC, custom resources): 1-5 s; a JobSet is created this fast, and its job runs after the deploy",
     ),
-    "kubernetes:apps/v1:Deployment": CreationTime(
-        120, "awaited until Available: scheduling, image pull and readiness of its pods, 1-3 min"
-    ),
+    "kubernetes:apps/v1:Deployment": CreationTime(120, "awaited until Available: scheduling, image pull and readiness of its pods, 1-3 min"),
     "kubernetes:apps/v1:DaemonSet": CreationTime(
         120, "awaited until rolled out on every matching node (pulumi/pulumi-kubernetes#2953): image pull per node, 1-3 min"
     ),
@@ -109,11 +101,8 @@ CREATION_TIMES: dict[str, CreationTime] = {
     "kubernetes:core/v1:Pod": CreationTime(60, "awaited until Ready: scheduling and image pull, ~1 min"),
     "kubernetes:core/v1:Service": CreationTime(
         120,
-        "awaited until its endpoints are ready when it has a selector, so as long as its pods' rollout (1-3 min), "
-        "plus a 10 s wait for stragglers",
+        "awaited until its endpoints are ready when it has a selector, so as long as its pods' rollout (1-3 min), plus a 10 s wait for stragglers",
     ),
-    "kubernetes:batch/v1:Job": CreationTime(
-        300, "awaited until Complete: a short setup job, ~5 min (the provider's default timeout is 10 min)"
-    ),
+    "kubernetes:batch/v1:Job": CreationTime(300, "awaited until Complete: a short setup job, ~5 min (the provider's default timeout is 10 min)"),
     DEFAULT: CreationTime(60, "a custom resource type not listed here: assume a minute, a typical create-and-poll"),
 }

@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from trainstack.core import catalog
 from trainstack.app.reports import ReportError
 from trainstack.app.reports.cost import NODE_POOL
 from trainstack.app.reports.creation_times import (
@@ -32,6 +31,7 @@ from trainstack.app.reports.creation_times import (
     KUBERNETES_OBJECT,
     PROVIDER,
 )
+from trainstack.core import catalog
 
 NETWORK = "gcp:compute/network:Network"
 SUBNETWORK = "gcp:compute/subnetwork:Subnetwork"
@@ -102,19 +102,13 @@ class CriticalPath:
         if not self.steps:
             return "Nothing to create: the plan has no custom resources."
         if self.only_essential:
-            return (
-                f"Only {ESSENTIAL_CHAIN} lies on the critical path "
-                f"(every other step on it takes under {NEGLIGIBLE_SECONDS:g} s)."
-            )
+            return f"Only {ESSENTIAL_CHAIN} lies on the critical path (every other step on it takes under {NEGLIGIBLE_SECONDS:g} s)."
         others = ", ".join(f"{s.name} ({s.type}, {_minutes(s.seconds)} min)" for s in self.off_chain)
         return f"Not only {ESSENTIAL_CHAIN}: the critical path also waits on {others}."
 
     def _summary(self) -> str:
         ratio = f"{self.ratio:.2f}" if self.ratio is not None else "n/a"
-        return (
-            f"{_minutes(self.total_seconds)} min; floor ({ESSENTIAL_CHAIN}) {_minutes(self.floor_seconds)} min; "
-            f"ratio {ratio}"
-        )
+        return f"{_minutes(self.total_seconds)} min; floor ({ESSENTIAL_CHAIN}) {_minutes(self.floor_seconds)} min; ratio {ratio}"
 
     def _footnote(self) -> str:
         note = "Typical creation times (trainstack.app.reports.creation_times): an estimate, not a measurement."
@@ -153,10 +147,7 @@ class CriticalPath:
         lines = ["### Deploy critical path", "", f"**{self._summary()}**", ""]
         for number, s in enumerate(self.steps, 1):
             mark = "" if s.essential or s.negligible else " (off the essential chain)"
-            lines.append(
-                f"{number}. `{s.name}` `{s.type}`: {_minutes(s.seconds)} min, "
-                f"cumulative {_minutes(s.finish)} min{mark}"
-            )
+            lines.append(f"{number}. `{s.name}` `{s.type}`: {_minutes(s.seconds)} min, cumulative {_minutes(s.finish)} min{mark}")
         lines += [f"- GPU pool `{p.name}` ready at {_minutes(p.ready)} min" for p in self._several_pools()]
         lines += ["", f"**Verdict:** {self.verdict()}", "", self._footnote()]
         return "\n".join(lines)
@@ -172,9 +163,7 @@ class CriticalPath:
             lines.append(f"  {'#':>3}  {'min':>6}  {'cum. min':>8}  {'resource':<{width}}  type")
             for number, s in enumerate(self.steps, 1):
                 mark = "" if s.essential or s.negligible else "  (off the essential chain)"
-                lines.append(
-                    f"  {number:>3}  {_minutes(s.seconds):>6}  {_minutes(s.finish):>8}  {s.name:<{width}}  {s.type}{mark}"
-                )
+                lines.append(f"  {number:>3}  {_minutes(s.seconds):>6}  {_minutes(s.finish):>8}  {s.name:<{width}}  {s.type}{mark}")
             lines.append("")
         lines += [f"  GPU pool {p.name} ready at {_minutes(p.ready)} min" for p in self._several_pools()]
         lines += [f"verdict: {self.verdict()}", self._footnote()]
@@ -251,13 +240,13 @@ def _predecessors(resources: list[dict[str, Any]]) -> dict[str, set[str]]:
     for r in resources:
         if not r["custom"]:
             continue
-        urn, waits = r["urn"], set()
+        urn, waits = r["urn"], set[str]()
         for dep in r.get("dependencies") or []:
             if dep not in by_urn:
                 raise ReportError(f"{urn} depends on {dep}, which is not in the plan")
             waits |= {dep} if by_urn[dep]["custom"] else descendants(dep) - {urn}
         for other in (r.get("provider"), r.get("parent")):
-            if other in by_urn and by_urn[other]["custom"]:
+            if other is not None and other in by_urn and by_urn[other]["custom"]:
                 waits.add(other)
         preds[urn] = waits
     return preds
@@ -272,7 +261,7 @@ def _cycle(preds: dict[str, set[str]], stuck: set[str]) -> list[str]:
         seen[urn] = len(walk)
         walk.append(urn)
         urn = min(preds[urn] & stuck)
-    return walk[seen[urn] :] + [urn]
+    return [*walk[seen[urn] :], urn]
 
 
 def _topological(preds: dict[str, set[str]]) -> list[str]:
@@ -294,10 +283,7 @@ def _topological(preds: dict[str, set[str]]) -> list[str]:
                 heapq.heappush(ready, after)
     if len(order) < len(preds):
         cycle = _cycle(preds, set(preds) - set(order))
-        raise ReportError(
-            "the plan's dependencies form a cycle, which no Pulumi program can register (a malformed plan?): "
-            + " -> waits for -> ".join(cycle)
-        )
+        raise ReportError("the plan's dependencies form a cycle, which no Pulumi program can register (a malformed plan?): " + " -> waits for -> ".join(cycle))
     return order
 
 
@@ -319,10 +305,10 @@ def _longest_chain(order: list[str], members: set[str], ancestors: dict[str, set
         before[urn] = top
         best[urn] = seconds[urn] + (best[top] if top else 0.0)
     chain: list[str] = []
-    urn = max(sorted(best), key=best.__getitem__, default=None)
-    while urn is not None:
-        chain.append(urn)
-        urn = before[urn]
+    last = max(sorted(best), key=best.__getitem__, default=None)
+    while last is not None:
+        chain.append(last)
+        last = before[last]
     return chain[::-1]
 
 
@@ -363,13 +349,9 @@ def critical_path(resources: list[dict[str, Any]], weights: Mapping[str, float] 
 
     essential = _essential(custom, ancestors)
     floor = _longest_chain(order, essential, ancestors, seconds)
-    steps = tuple(
-        PathStep(u, custom[u]["type"], custom[u]["name"], seconds[u], start[u], finish[u], u in essential) for u in path
-    )
+    steps = tuple(PathStep(u, custom[u]["type"], custom[u]["name"], seconds[u], start[u], finish[u], u in essential) for u in path)
     pools = tuple(
-        PoolReady(r["inputs"].get("name") or r["name"], seconds[u], finish[u])
-        for u, r in sorted(custom.items())
-        if r["type"] == NODE_POOL and is_gpu_pool(r)
+        PoolReady(r["inputs"].get("name") or r["name"], seconds[u], finish[u]) for u, r in sorted(custom.items()) if r["type"] == NODE_POOL and is_gpu_pool(r)
     )
     return CriticalPath(
         total_seconds=finish[path[-1]] if path else 0.0,

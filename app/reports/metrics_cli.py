@@ -13,12 +13,13 @@ from typing import Any
 
 import click
 import yaml
-from trainstack.core import catalog
-from trainstack.core import memory as memory_report
+
 from trainstack.app.reports import ReportError
 from trainstack.app.reports import goodput as goodput_report
 from trainstack.app.reports import mfu as mfu_report
 from trainstack.app.stacks import raw_stack_config
+from trainstack.core import catalog
+from trainstack.core import memory as memory_report
 from trainstack.core.errors import TrainstackError
 from trainstack.core.models import MODELS
 from trainstack.workloads import fit, launchers
@@ -131,9 +132,7 @@ def _show(value: float | int | None, unit: str = "", digits: int = 2) -> str:
 @click.option("--project", help="The project whose Cloud Logging holds the log (with --jobset).")
 @click.option("--lookback-days", type=click.FloatRange(min=0, min_open=True), default=7.0, show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def goodput_command(
-    events: Path | None, reference_step_time: float, jobset: str | None, project: str | None, lookback_days: float, fmt: str
-) -> None:
+def goodput_command(events: Path | None, reference_step_time: float, jobset: str | None, project: str | None, lookback_days: float, fmt: str) -> None:
     """Goodput from an EVENTS file (JSON array or JSON Lines of Cloud Logging entries)."""
     if (events is None) == (jobset is None):
         raise Failure("give either an EVENTS file or --jobset (with --project)")
@@ -143,6 +142,7 @@ def goodput_command(
         if events:
             report = goodput_report.read_goodput(events, reference_step_time)
         else:
+            assert jobset is not None and project is not None  # one of EVENTS and --jobset, and --jobset with --project (above)
             parsed, warnings = goodput_report.events_from_entries(goodput_report.fetch_entries(jobset, project, lookback_days))
             report = goodput_report.compute_goodput(parsed, reference_step_time, warnings)
     except TrainstackError as exc:
@@ -197,8 +197,14 @@ def _with_sets(raw: dict[str, Any], sets: tuple[str, ...]) -> dict[str, Any]:
 @click.option("--accelerator-type", type=click.Choice(sorted(catalog.GPUS)), help="Without a stack: the GPU to fit on.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def memory_command(
-    stack: str | None, sets: tuple[str, ...], params: float | None, data_parallel: int, zero_stage: int,
-    precision: str, accelerator_type: str | None, fmt: str,
+    stack: str | None,
+    sets: tuple[str, ...],
+    params: float | None,
+    data_parallel: int,
+    zero_stage: int,
+    precision: str,
+    accelerator_type: str | None,
+    fmt: str,
 ) -> None:
     """GPU memory per GPU: of STACK's workload (with --set what-ifs), or of a model of --params
     weights (model states only). Decimal GB."""

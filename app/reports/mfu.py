@@ -47,9 +47,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeGuard
 
-from trainstack.core import catalog
 from trainstack.app.reports import ReportError
+from trainstack.core import catalog
 from trainstack.core.errors import CatalogError
 from trainstack.core.models import ModelShape, model_shape
 
@@ -95,7 +96,7 @@ def _json_objects(text: str) -> Iterator[object]:
         yield value
 
 
-def _is_number(value: object) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -161,16 +162,10 @@ def steady_step_time(times: dict[int, float], warmup: int = 10, last_step: int |
         raise ReportError(f"warm-up must be 0 or more steps, not {warmup}")
     steps = sorted(times)
     if len(steps) <= warmup:
-        raise ReportError(
-            f"the log has {len(steps)} training steps, no more than the {warmup} warm-up steps "
-            "skipped; lower the warm-up or run more steps"
-        )
+        raise ReportError(f"the log has {len(steps)} training steps, no more than the {warmup} warm-up steps skipped; lower the warm-up or run more steps")
     kept = [s for s in steps[warmup:] if last_step is None or s <= last_step]
     if not kept:
-        raise ReportError(
-            f"no step after warm-up is at or below last step {last_step}; "
-            f"steady-state steps start at {steps[warmup]}"
-        )
+        raise ReportError(f"no step after warm-up is at or below last step {last_step}; steady-state steps start at {steps[warmup]}")
     return StepTime(sum(times[s] for s in kept) / len(kept), kept[0], kept[-1], len(kept))
 
 

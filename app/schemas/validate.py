@@ -12,8 +12,8 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable
-from functools import lru_cache
+from collections.abc import Iterable, Mapping
+from functools import cache, lru_cache
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry, Resource
+
 from trainstack.core.catalog import KUBERNETES_VERSION
 from trainstack.core.testing import SECRET
 
@@ -29,24 +30,44 @@ _OBJECT_META = {"$ref": f"{_DEFINITIONS_URI}#/$defs/io.k8s.apimachinery.pkg.apis
 
 # OpenAPI v3 keywords that mean the same in JSON Schema 2020-12.
 _SAME_IN_JSON_SCHEMA = (
-    "required", "enum", "pattern", "minimum", "maximum", "multipleOf",
-    "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties",
+    "required",
+    "enum",
+    "pattern",
+    "minimum",
+    "maximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
 )
 
 # Built-in kinds that take no namespace: the 1.32 schemas do not record scope.
-_CLUSTER_SCOPED_BUILTINS = frozenset({
-    ("", "Namespace"), ("", "Node"), ("", "PersistentVolume"),
-    ("rbac.authorization.k8s.io", "ClusterRole"), ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
-    ("storage.k8s.io", "StorageClass"), ("storage.k8s.io", "CSIDriver"), ("storage.k8s.io", "CSINode"),
-    ("storage.k8s.io", "VolumeAttachment"), ("scheduling.k8s.io", "PriorityClass"),
-    ("node.k8s.io", "RuntimeClass"), ("networking.k8s.io", "IngressClass"),
-    ("apiextensions.k8s.io", "CustomResourceDefinition"), ("apiregistration.k8s.io", "APIService"),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
-    ("certificates.k8s.io", "CertificateSigningRequest"),
-})
+_CLUSTER_SCOPED_BUILTINS = frozenset(
+    {
+        ("", "Namespace"),
+        ("", "Node"),
+        ("", "PersistentVolume"),
+        ("rbac.authorization.k8s.io", "ClusterRole"),
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+        ("storage.k8s.io", "StorageClass"),
+        ("storage.k8s.io", "CSIDriver"),
+        ("storage.k8s.io", "CSINode"),
+        ("storage.k8s.io", "VolumeAttachment"),
+        ("scheduling.k8s.io", "PriorityClass"),
+        ("node.k8s.io", "RuntimeClass"),
+        ("networking.k8s.io", "IngressClass"),
+        ("apiextensions.k8s.io", "CustomResourceDefinition"),
+        ("apiregistration.k8s.io", "APIService"),
+        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+        ("certificates.k8s.io", "CertificateSigningRequest"),
+    }
+)
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
@@ -105,7 +126,7 @@ def crd_for(api_version: str, kind: str) -> dict[str, Any] | None:
 def _python_pattern(pattern: str) -> str:
     """A CRD's (Go RE2) pattern as Python reads it: RE2 takes a flag group after `^` (Kueue's
     AdmissionCheck names: `^(?i)[a-z]...`), Python only at the start, where it means the same."""
-    return "(?i)^" + pattern[len("^(?i)"):] if pattern.startswith("^(?i)") else pattern
+    return "(?i)^" + pattern[len("^(?i)") :] if pattern.startswith("^(?i)") else pattern
 
 
 def _strict(node: dict[str, Any], structural: bool = True) -> dict[str, Any]:
@@ -121,10 +142,7 @@ def _strict(node: dict[str, Any], structural: bool = True) -> dict[str, Any]:
         exclusive = f"exclusive{bound.capitalize()}"
         if node.get(exclusive) is True and bound in out:
             out[exclusive] = out.pop(bound)
-    if node.get("x-kubernetes-int-or-string"):
-        types = ["integer", "string"]
-    else:
-        types = [node["type"]] if "type" in node else []
+    types = ["integer", "string"] if node.get("x-kubernetes-int-or-string") else [node["type"]] if "type" in node else []
     if types:
         out["type"] = [*types, "null"] if node.get("nullable") else types
     if node.get("x-kubernetes-list-type") == "set":
@@ -132,7 +150,10 @@ def _strict(node: dict[str, Any], structural: bool = True) -> dict[str, Any]:
     properties = {key: _strict(sub, structural) for key, sub in node.get("properties", {}).items()}
     if node.get("x-kubernetes-embedded-resource"):
         properties = {
-            "apiVersion": {"type": "string"}, "kind": {"type": "string"}, **properties, "metadata": _OBJECT_META,
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            **properties,
+            "metadata": _OBJECT_META,
         }
     if properties:
         out["properties"] = properties
@@ -143,9 +164,8 @@ def _strict(node: dict[str, Any], structural: bool = True) -> dict[str, Any]:
         out["additionalProperties"] = _strict(extra, structural)
     elif extra is not None:
         out["additionalProperties"] = extra
-    elif structural and (properties or "object" in types):
-        if not node.get("x-kubernetes-preserve-unknown-fields"):
-            out["additionalProperties"] = False
+    elif structural and (properties or "object" in types) and not node.get("x-kubernetes-preserve-unknown-fields"):
+        out["additionalProperties"] = False
     for junctor in ("allOf", "anyOf", "oneOf"):
         # An int-or-string node's anyOf is always [{type: integer}, {type: string}]: `type` says it.
         if junctor in node and not (junctor == "anyOf" and node.get("x-kubernetes-int-or-string")):
@@ -155,7 +175,7 @@ def _strict(node: dict[str, Any], structural: bool = True) -> dict[str, Any]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _kind(api_version: str, kind: str) -> tuple[Draft202012Validator, bool]:
     """The validator for one apiVersion and kind, and whether that kind is namespaced.
 
@@ -172,9 +192,7 @@ def _kind(api_version: str, kind: str) -> tuple[Draft202012Validator, bool]:
         return Draft202012Validator(schema, registry=_registry()), crd["spec"]["scope"] == "Namespaced"
     name = _builtin_kinds().get((group, version, kind))
     if name is None:
-        raise LookupError(
-            f"no schema for {api_version} {kind} in Kubernetes {KUBERNETES_VERSION} or the bundled CRDs"
-        )
+        raise LookupError(f"no schema for {api_version} {kind} in Kubernetes {KUBERNETES_VERSION} or the bundled CRDs")
     schema = {"$ref": f"{_DEFINITIONS_URI}#/$defs/{name}"}
     return Draft202012Validator(schema, registry=_registry()), (group, kind) not in _CLUSTER_SCOPED_BUILTINS
 
@@ -194,11 +212,9 @@ def _path(parts: Iterable[str | int]) -> str:
 
 def _describe(error: ValidationError) -> list[tuple[str, str]]:
     """(path, message) pairs for one error; an unknown-fields error gives one pair per field."""
-    if error.validator == "additionalProperties" and error.validator_value is False:
+    if error.validator == "additionalProperties" and error.validator_value is False and isinstance(error.schema, Mapping) and isinstance(error.instance, dict):
         known = error.schema.get("properties", {})
-        return [
-            (_path([*error.absolute_path, key]), "unknown field") for key in error.instance if key not in known
-        ]
+        return [(_path([*error.absolute_path, key]), "unknown field") for key in error.instance if key not in known]
     return [(_path(error.absolute_path), error.message)]
 
 
@@ -214,7 +230,8 @@ def _checkable(value: Any) -> Any:
 
 def validate_object(obj: dict[str, Any]) -> list[str]:
     """Every schema error in one Kubernetes object, as `Kind/name: path: message`; empty when valid."""
-    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    given = obj.get("metadata")
+    metadata: dict[str, Any] = given if isinstance(given, dict) else {}
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     label = f"{kind or '<no kind>'}/{metadata.get('name') or '<no name>'}"
     if not isinstance(api_version, str) or not isinstance(kind, str):
@@ -223,11 +240,7 @@ def validate_object(obj: dict[str, Any]) -> list[str]:
         validator, namespaced = _kind(api_version, kind)
     except LookupError as error:
         return [f"{label}: (root): {error}"]
-    problems = [
-        f"{label}: {path}: {message}"
-        for error in validator.iter_errors(_checkable(obj))
-        for path, message in _describe(error)
-    ]
+    problems = [f"{label}: {path}: {message}" for error in validator.iter_errors(_checkable(obj)) for path, message in _describe(error)]
     if not namespaced and "namespace" in metadata:
         problems.append(f"{label}: metadata.namespace: {kind} is cluster-scoped and takes no namespace")
     return problems

@@ -12,7 +12,21 @@ from typing import Any
 
 CLI = Path(__file__).resolve().parent / "cli.py"
 COMPUTE = "https://www.googleapis.com/compute/v1/projects/{project}/"
-KINDS = ("clusters", "filestore", "lustre", "disks", "buckets", "repositories", "addresses", "networks", "subnetworks", "firewalls", "routers", "policies", "peerings")
+KINDS = (
+    "clusters",
+    "filestore",
+    "lustre",
+    "disks",
+    "buckets",
+    "repositories",
+    "addresses",
+    "networks",
+    "subnetworks",
+    "firewalls",
+    "routers",
+    "policies",
+    "peerings",
+)
 # Plan types that reap does not delete, and why: none is billed. Node pools and NAT go with their
 # cluster and router; IAM grants, service accounts and enabled APIs cost nothing; the image build
 # is a local command.
@@ -85,17 +99,37 @@ def as_listed(resource: dict[str, Any], project: str) -> tuple[str, dict[str, An
     """(kind, API object) of a plan resource, or None for the types in NOT_REAPED and non-GCP ones."""
     type_, i = resource["type"], resource.get("inputs", {})
     compute = COMPUTE.format(project=project)
-    net = lambda value: f"{compute}global/networks/{value.rsplit('/', 1)[-1]}"  # noqa: E731
+
+    def net(value: str) -> str:
+        return f"{compute}global/networks/{value.rsplit('/', 1)[-1]}"
+
     if not type_.startswith("gcp:") or type_ in NOT_REAPED:
         if not type_.startswith(("gcp:", "command:")) or type_ in NOT_REAPED:
             return None
         raise AssertionError(f"{type_} is neither reaped nor excused")
     if type_ == "gcp:container/cluster:Cluster":
-        return "clusters", {"name": i["name"], "location": i["location"], "resourceLabels": i.get("resourceLabels", {}), "status": "RUNNING", "network": i["network"], "subnetwork": i["subnetwork"]}
+        return "clusters", {
+            "name": i["name"],
+            "location": i["location"],
+            "resourceLabels": i.get("resourceLabels", {}),
+            "status": "RUNNING",
+            "network": i["network"],
+            "subnetwork": i["subnetwork"],
+        }
     if type_ == "gcp:filestore/instance:Instance":
-        return "filestore", {"name": f"projects/{project}/locations/{i['location']}/instances/{i['name']}", "labels": i.get("labels", {}), "networks": [{"network": n["network"]} for n in i["networks"]], "state": "READY"}
+        return "filestore", {
+            "name": f"projects/{project}/locations/{i['location']}/instances/{i['name']}",
+            "labels": i.get("labels", {}),
+            "networks": [{"network": n["network"]} for n in i["networks"]],
+            "state": "READY",
+        }
     if type_ == "gcp:lustre/instance:Instance":
-        return "lustre", {"name": f"projects/{project}/locations/{i['location']}/instances/{i['instanceId']}", "labels": i.get("labels", {}), "network": i["network"], "state": "ACTIVE"}
+        return "lustre", {
+            "name": f"projects/{project}/locations/{i['location']}/instances/{i['instanceId']}",
+            "labels": i.get("labels", {}),
+            "network": i["network"],
+            "state": "ACTIVE",
+        }
     if type_ == "gcp:compute/disk:Disk":
         return "disks", {"name": i["name"], "zone": f"{compute}zones/{i['zone']}", "labels": i.get("labels", {}), "users": []}
     if type_ == "gcp:storage/bucket:Bucket":
@@ -115,5 +149,10 @@ def as_listed(resource: dict[str, Any], project: str) -> tuple[str, dict[str, An
     if type_ == "gcp:compute/resourcePolicy:ResourcePolicy":
         return "policies", {"name": i["name"], "region": f"{compute}regions/{i['region']}"}
     if type_ == "gcp:servicenetworking/connection:Connection":
-        return "peerings", {"network": f"projects/123456789/global/networks/{i['network'].rsplit('/', 1)[-1]}", "peering": "servicenetworking-googleapis-com", "reservedPeeringRanges": i["reservedPeeringRanges"], "service": f"services/{i['service']}"}
+        return "peerings", {
+            "network": f"projects/123456789/global/networks/{i['network'].rsplit('/', 1)[-1]}",
+            "peering": "servicenetworking-googleapis-com",
+            "reservedPeeringRanges": i["reservedPeeringRanges"],
+            "service": f"services/{i['service']}",
+        }
     raise AssertionError(f"{type_} is neither reaped nor excused")

@@ -104,7 +104,10 @@ def delete_disk(project: dict[str, Any], name: str | None, flags: dict[str, str]
 def delete_regional(kind: str) -> Any:
     def run(project: dict[str, Any], name: str | None, flags: dict[str, str]) -> None:
         if kind == "subnetworks":
-            in_use(f"subnetwork resource 'projects/{flags['--project']}/regions/{flags['--region']}/subnetworks/{name}'", [f"projects/{flags['--project']}/locations/{c['location']}/clusters/{c['name']}" for c in project["clusters"] if c.get("subnetwork") == name])
+            in_use(
+                f"subnetwork resource 'projects/{flags['--project']}/regions/{flags['--region']}/subnetworks/{name}'",
+                [f"projects/{flags['--project']}/locations/{c['location']}/clusters/{c['name']}" for c in project["clusters"] if c.get("subnetwork") == name],
+            )
         take(project, kind, lambda i: i["name"] == name and tail(i["region"]) == flags["--region"], f"{kind} {name}")
         deleted(f"{COMPUTE}projects/{flags['--project']}/regions/{flags['--region']}/{kind}/{name}")
 
@@ -135,11 +138,13 @@ def delete_peering(project: dict[str, Any], name: str | None, flags: dict[str, s
     network = flags["--network"]
     if any(on_network(i, network) for i in project["lustre"]):
         raise Refused("Failed to delete connection; Producer services (e.g. CloudSQL, Cloud Memstore, etc.) are still using this connection.")
-    found = [p for p in project["peerings"] if tail(p["network"]) == network and tail(p["service"]) == flags.get("--service", "servicenetworking.googleapis.com")]
+    found = [
+        p for p in project["peerings"] if tail(p["network"]) == network and tail(p["service"]) == flags.get("--service", "servicenetworking.googleapis.com")
+    ]
     if not found:
         raise Refused(f"NOT_FOUND: no connection on network {network}")
     project["peerings"].remove(found[0])
-    print("Operation \"operations/pssn.done\" finished successfully.", file=sys.stderr)
+    print('Operation "operations/pssn.done" finished successfully.', file=sys.stderr)
 
 
 def remove_bucket(project: dict[str, Any], name: str | None, flags: dict[str, str]) -> None:
@@ -193,7 +198,7 @@ def main(argv: list[str]) -> NoReturn:
     with open(HOME / "calls.jsonl", "a") as log:
         log.write(json.dumps(argv) + "\n")
     words = [a for a in argv if not a.startswith("--")]
-    flags = dict((a.split("=", 1) + [""])[:2] for a in argv if a.startswith("--"))
+    flags = dict(([*a.split("=", 1), ""])[:2] for a in argv if a.startswith("--"))
     key = next((k for k in sorted(COMMANDS, key=len, reverse=True) if tuple(words[: len(k)]) == k), None)
     if key is None:
         usage(f"Invalid choice: {' '.join(words)!r}")
@@ -202,7 +207,7 @@ def main(argv: list[str]) -> NoReturn:
     if unknown := set(flags) - required - optional - WIDE:
         usage(f"unrecognized arguments: {' '.join(sorted(unknown))}")
     if missing := required - set(flags):
-        usage(f"argument {sorted(missing)[0]}: Must be specified.")
+        usage(f"argument {min(missing)}: Must be specified.")
     if len(rest) != (1 if positional else 0):
         usage(f"wrong positional arguments: {rest}")
     if "delete" in key and "--quiet" not in flags:

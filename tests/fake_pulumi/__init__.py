@@ -24,6 +24,7 @@ class Process:
     pid: int
     command: str  # its words without flags: "up", "stack rm", ...
     pgid: int
+    stack: str | None  # the stack it worked on (`--stack`, or the name `stack init` and `stack rm` take)
     signals: list[str] = field(default_factory=list)
     code: int | None = None  # None: it never exited by itself (killed)
     canceled: bool = False
@@ -62,8 +63,13 @@ class FakePulumi:
         runs: dict[int, Process] = {}
         for event in self.events():
             if event["event"] == "start":
-                words = [a for a in event["argv"] if not a.startswith("--")]
-                runs[event["pid"]] = Process(event["pid"], " ".join(words[:2] if words[:1] in (["stack"], ["config"]) else words[:1]), event["pgid"])
+                argv = event["argv"]
+                named = argv[argv.index("--stack") + 1] if "--stack" in argv else None
+                words = [a for a in argv if not a.startswith("--") and a != named]
+                command = " ".join(words[:2] if words[:1] in (["stack"], ["config"]) else words[:1])
+                if command in ("stack init", "stack rm") and len(words) > 2:
+                    named = words[2]
+                runs[event["pid"]] = Process(event["pid"], command, event["pgid"], named)
             run = runs.get(event["pid"])
             if run is None:  # the bench's own events (the job)
                 continue

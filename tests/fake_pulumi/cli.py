@@ -13,7 +13,11 @@ Each process appends JSON lines to $FAKE_PULUMI_HOME/calls.jsonl: `start` (argv,
 `held`, `signal`, `killed` and `exit` (code, canceled, terminated); one killed by a signal has
 no `exit`.
 
-Knobs (environment): FAKE_PULUMI_HOLD=<op>:<resource name> (a step) or `stack init`: there the
+Stacks are named `<name>` or, fully qualified, `organization/trainstack/<name>`, as in the DIY
+backend.
+
+Knobs (environment): FAKE_PULUMI_HOLD=<op>:<resource name>[@<stack>] (a step, of any stack or of
+that one) or `stack init`: there the
 process logs `held` and waits for the file $FAKE_PULUMI_HOME/release, so that a test can signal
 while it is under way; FAKE_PULUMI_DIE_AT=<op>:<resource name>: the process SIGKILLs itself as
 that step starts (an update killed from outside); FAKE_PULUMI_PROTECT=<resource name>,...: `up`
@@ -84,9 +88,10 @@ def out(line: str = "") -> None:
     sys.stdout.flush()
 
 
-def hold(point: str) -> None:
-    """Wait at `point` while it is the held one, until the test releases it."""
-    if point != HOLD:
+def hold(point: str, stack: str = "") -> None:
+    """Wait at `point` while it is the held one (of any stack, or of `stack` as `<point>@<stack>`),
+    until the test releases it."""
+    if HOLD not in (point, f"{point}@{short(stack)}"):
         return
     log("held", at=point)
     deadline = time.monotonic() + HOLD_LIMIT_S
@@ -102,8 +107,19 @@ def now() -> str:
 # The backend: one JSON file per stack, a lock file while an update runs
 
 
+def short(stack: str) -> str:
+    """A stack's name in this project: `organization/<project>/<name>` (the DIY backend's one
+    organization, pulumi/pulumi pkg/backend/diy) is `<name>`."""
+    parts = stack.split("/")
+    if len(parts) == 1:
+        return stack
+    if len(parts) != 3 or parts[0] != "organization" or parts[1] != PROJECT:
+        raise Failed(f"stack name {stack!r} must be <name> or organization/{PROJECT}/<name>")
+    return parts[2]
+
+
 def path(stack: str, suffix: str = ".json") -> Path:
-    return HOME / "stacks" / f"{stack}{suffix}"
+    return HOME / "stacks" / f"{short(stack)}{suffix}"
 
 
 def load(stack: str) -> dict[str, Any]:
@@ -119,11 +135,11 @@ def save(stack: str, state: dict[str, Any]) -> None:
 
 
 def urn(stack: str, type_: str, name: str) -> str:
-    return f"urn:pulumi:{stack}::{PROJECT}::{type_}::{name}"
+    return f"urn:pulumi:{short(stack)}::{PROJECT}::{type_}::{name}"
 
 
 def resource(stack: str, type_: str, name: str, needs: tuple[str, ...] = ()) -> dict[str, Any]:
-    stack_urn = urn(stack, PLAN[0][0], PLAN[0][1].format(project=PROJECT, stack=stack))
+    stack_urn = urn(stack, PLAN[0][0], PLAN[0][1].format(project=PROJECT, stack=short(stack)))
     item: dict[str, Any] = {"urn": urn(stack, type_, name), "custom": type_ != PLAN[0][0], "type": type_}
     if item["custom"]:
         item.update(id=f"{name}-id", inputs={}, outputs={}, parent=stack_urn)
@@ -139,7 +155,11 @@ def resource(stack: str, type_: str, name: str, needs: tuple[str, ...] = ()) -> 
 
 def needs(item: dict[str, Any]) -> set[str]:
     """The URNs a resource depends on: its dependencies, parent and provider."""
-    return {*item.get("dependencies", []), *([item["parent"]] if "parent" in item else []), *([item["provider"].rsplit("::", 1)[0]] if "provider" in item else [])}
+    return {
+        *item.get("dependencies", []),
+        *([item["parent"]] if "parent" in item else []),
+        *([item["provider"].rsplit("::", 1)[0]] if "provider" in item else []),
+    }
 
 
 def protect_error(item: dict[str, Any]) -> str:
@@ -187,11 +207,11 @@ class Update:
         self.state["pending_operations"].append(pending)
         save(self.stack, self.state)
         log("step", op=self.kind, urn=item["urn"])
-        if DIE_AT == f"{self.kind}:{name}":
+        if f"{self.kind}:{name}" == DIE_AT:
             log("killed", signal="SIGKILL")
             os.kill(os.getpid(), signal.SIGKILL)
         out(f" {symbol}  {type_} {name} {doing} (0s)")
-        hold(f"{self.kind}:{name}")
+        hold(f"{self.kind}:{name}", self.stack)
         self.state["pending_operations"].remove(pending)
         resources = self.state["resources"]
         if op == "delete":
@@ -248,7 +268,7 @@ def run_update(kind: str, stack: str, flags: dict[str, list[Any]]) -> int:
 def up(update: Update, flags: dict[str, list[Any]]) -> None:
     have = {item["urn"] for item in update.state["resources"]}
     for type_, name, depends in PLAN:
-        item = resource(update.stack, type_, name.format(project=PROJECT, stack=update.stack), depends)
+        item = resource(update.stack, type_, name.format(project=PROJECT, stack=short(update.stack)), depends)
         if item["urn"] not in have:
             update.step("+", "create", item)
     update.state["outputs"] = {"kubeconfig": {"value": KUBECONFIG, "secret": True}}
@@ -378,6 +398,11 @@ def config_set_all(stack: str | None, words: list[str], flags: dict[str, list[An
     save(name, state)
 
 
+def install(stack: str | None, words: list[str], flags: dict[str, list[Any]]) -> None:
+    out("Installing dependencies...")
+    out("Finished installing dependencies")
+
+
 def cancel(stack: str | None, words: list[str], flags: dict[str, list[Any]]) -> None:
     name = needed(stack)
     load(name)
@@ -397,6 +422,7 @@ COMMANDS = {
     ("stack", "history"): stack_history,
     ("config", "set-all"): config_set_all,
     ("cancel",): cancel,
+    ("install",): install,
 }
 UPDATES = ("up", "refresh", "destroy")
 

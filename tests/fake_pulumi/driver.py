@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from trainstack.app.cli import main
-from trainstack.app.ops import bench
+from trainstack.app.ops import bench, bench_fleet
 from trainstack.app.ops.bench import Deps, JobOutcome
 
 RECIPE = "a3ultra-405b"
@@ -34,3 +34,29 @@ def run(env: dict[str, str], workdir: str, job_s: float) -> None:
 
     bench.Deps = lambda: Deps(wait=wait, logs=lambda *args: "no step times\n", goodput=lambda *args: [], sleep=lambda seconds: None)  # type: ignore[misc]
     main(["bench", RECIPE, "--name", STACK, "--timeout", "1h", "--ttl", "3h", "--result", str(Path(workdir) / "result.json")], prog_name="trainstack")
+
+
+FLEET_JOB = "a3mega-gpt3-175b-fleet-job"
+FLEET_BENCH = "fleet-bench-signals"
+NAT_IP = "198.51.100.7"  # TEST-NET-2: the manager's NAT address the fake gcloud lookup answers
+WORKER = "a3mega-east4"  # the worker the fake MultiKueue dispatches the job to
+
+
+def run_fleet(env: dict[str, str], workdir: str, job_s: float) -> None:
+    """`trainstack bench` of the fleet job, as `run`; the job "runs" on WORKER and is watched
+    with that worker's kubeconfig."""
+    os.setpgrp()
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        os.dup2(os.open(Path(workdir) / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), fd)
+    os.environ.update(env)
+    home = Path(env["FAKE_PULUMI_HOME"])
+
+    def watch(manager: Path, workers: dict[str, Path], name: str, namespace: str, timeout_s: float) -> bench_fleet.FleetRun:
+        with open(home / "calls.jsonl", "a") as log:
+            log.write(json.dumps({"event": "job", "pid": os.getpid(), "t": time.time(), "workers": sorted(workers), "manager": manager.read_text()}) + "\n")
+        time.sleep(job_s)
+        return bench_fleet.FleetRun(JobOutcome("succeeded", "JobSet finished"), WORKER, "no step times\n")
+
+    make = bench_fleet.FleetDeps
+    bench_fleet.FleetDeps = lambda: make(watch=watch, nat_ips=lambda *args: [NAT_IP], goodput=lambda *args: [], sleep=lambda seconds: None)  # type: ignore[misc]
+    main(["bench", FLEET_JOB, "--name", FLEET_BENCH, "--timeout", "1h", "--ttl", "3h", "--result", str(Path(workdir) / "result.json")], prog_name="trainstack")

@@ -24,7 +24,7 @@ def main(path: str) -> int:
         module = module.strip()
         try:
             loaded = importlib.import_module(module)
-        except Exception as error:  # noqa: BLE001 - any import failure is the finding
+        except Exception as error:  # any import failure is the finding
             missing.append(f"import {module}: {type(error).__name__}: {error}")
             continue
         count += 1
@@ -33,7 +33,7 @@ def main(path: str) -> int:
             if not hasattr(loaded, name):
                 try:
                     importlib.import_module(f"{module}.{name}")
-                except Exception:  # noqa: BLE001
+                except Exception:
                     missing.append(f"from {module} import {name}: no such name")
     for problem in missing:
         print(problem)

@@ -124,8 +124,15 @@ STAND_IN_TREE: dict[str, dict[str, Any]] = {
 OLD_DS_CONFIG = {
     "optimizer": {"type": "AdamW", "params": {"lr": 6e-4, "betas": [0.9, 0.95], "eps": 1e-8, "weight_decay": 0.1}},
     "scheduler": {"type": "WarmupDecayLR", "params": {"total_num_steps": 400000, "warmup_max_lr": 6e-4, "warmup_num_steps": 4000}},
-    "zero_optimization": {"stage": 1, "allgather_partitions": True, "allgather_bucket_size": 200000000, "reduce_scatter": True,
-                          "reduce_bucket_size": 200000000, "overlap_comm": True, "contiguous_gradients": True},
+    "zero_optimization": {
+        "stage": 1,
+        "allgather_partitions": True,
+        "allgather_bucket_size": 200000000,
+        "reduce_scatter": True,
+        "reduce_bucket_size": 200000000,
+        "overlap_comm": True,
+        "contiguous_gradients": True,
+    },
     "fp16": {"enabled": True},
 }
 OLD_CONFIG_PATH = "conf/archive/v1/tutorial-gpt2-micro.yaml"
@@ -169,10 +176,7 @@ def rendered_job(plan: Path) -> tuple[list[str], dict[str, str], dict[str, str]]
     (jobset_file,) = manifests.glob("jobset-*.yaml")
     jobset = yaml.safe_load(jobset_file.read_text())
     container = next(
-        c
-        for job in jobset["spec"]["replicatedJobs"]
-        for c in job["template"]["spec"]["template"]["spec"]["containers"]
-        if "deepspeed" in (c.get("args") or [])
+        c for job in jobset["spec"]["replicatedJobs"] for c in job["template"]["spec"]["template"]["spec"]["containers"] if "deepspeed" in (c.get("args") or [])
     )
     args = container["args"]
     train_args = args[args.index("train.py") + 1 :]
@@ -306,12 +310,14 @@ def check(plan: Path) -> list[str]:
         except SystemExit as exit_:  # argparse: an unknown flag or a value of the wrong type
             failures.append(f"quinine refused train.py's arguments (exit {exit_.code}): a flag the schema does not know or a bad value")
             return failures
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             failures.append(f"quinine could not load {train_args[train_args.index('--config') + 1]}: {type(error).__name__}: {error}")
             return failures
         ta = quinfig.training_arguments
-        print(f"quinine: loaded; dataset {quinfig.dataset.name}, model {quinfig.model.id}, effective_bsz {quinfig.effective_bsz}, "
-              f"per-device {ta.per_device_train_batch_size}, fp16 {ta.fp16}, adam_beta2 {ta.adam_beta2}, max_steps {ta.max_steps}")
+        print(
+            f"quinine: loaded; dataset {quinfig.dataset.name}, model {quinfig.model.id}, effective_bsz {quinfig.effective_bsz}, "
+            f"per-device {ta.per_device_train_batch_size}, fp16 {ta.fp16}, adam_beta2 {ta.adam_beta2}, max_steps {ta.max_steps}"
+        )
         if ta.adam_beta2 != 0.999 or quinfig.model.config_path != "conf/models/mistral-micro.json":
             failures.append("quinine did not merge the inherited files (adam_beta2, model.config_path)")
 
@@ -327,7 +333,7 @@ def check(plan: Path) -> list[str]:
         try:
             args = training_arguments(quinfig, str(ds_path), world_size, Path(tmp) / "runs")
             config = deepspeed_config(args, world_size)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             failures.append(f"the rendered ds_config.json is refused: {type(error).__name__}: {error}")
             return failures
         print(
@@ -352,7 +358,7 @@ def check(plan: Path) -> list[str]:
         try:
             deepspeed_config(training_arguments(quinfig, str(old_ds_path), world_size, Path(tmp) / "runs"), world_size)
             failures.append("control: the pre-d3bf450 DeepSpeed config (betas [0.9, 0.95], no batch sizes) was accepted")
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             print(f"control: the pre-d3bf450 DeepSpeed config refused as expected ({type(error).__name__}: {str(error).splitlines()[0][:120]})")
     return failures
 

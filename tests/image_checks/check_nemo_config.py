@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
 import yaml
 from hydra import compose, initialize_config_dir
@@ -45,9 +45,9 @@ RECIPE = {
 TOKENIZER_FILES = {"model.tokenizer.vocab_file": "gpt2-vocab.json", "model.tokenizer.merge_file": "gpt2-merges.txt"}
 
 
-def skeleton(keys: List[str]) -> Dict[str, Any]:
+def skeleton(keys: list[str]) -> dict[str, Any]:
     """NeMo's config with every key path present and null."""
-    root: Dict[str, Any] = {}
+    root: dict[str, Any] = {}
     for key in keys:
         *parents, leaf = key.split(".")
         node = root
@@ -69,12 +69,7 @@ def job(plan: Path) -> tuple:
         if any(str(a).startswith("--config-name=") for a in c.get("args") or [])
     )
     name = next(a.split("=", 1)[1] for a in args if a.startswith("--config-name="))
-    text = next(
-        data[name]
-        for path in manifests.glob("configmap-*.yaml")
-        for data in [yaml.safe_load(path.read_text()).get("data") or {}]
-        if name in data
-    )
+    text = next(data[name] for path in manifests.glob("configmap-*.yaml") for data in [yaml.safe_load(path.read_text()).get("data") or {}] if name in data)
     overrides = [a for a in args[args.index(f"--config-name={name}") + 1 :] if not a.startswith("hydra.")]
     return name, text, overrides
 

@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import lightning as L
 import numpy as np
@@ -104,8 +104,8 @@ def measure_flops(model: nn.Module, x: torch.Tensor) -> int:
 class Module(L.LightningModule):
     def __init__(self) -> None:
         super().__init__()
-        self.module: Optional[nn.Module] = None
-        self.measured_flops: Optional[int] = None
+        self.module: nn.Module | None = None
+        self.measured_flops: int | None = None
 
     def configure_model(self) -> None:
         self.module = GPT()
@@ -155,7 +155,7 @@ class Dataset(IterableDataset):
 RESULT: dict[str, Any] = {}
 
 
-def main(devices: int = 1, num_nodes: int = 1, precision: Optional[str] = None, data_dir: str = "data", out_dir: str = "out") -> None:
+def main(devices: int = 1, num_nodes: int = 1, precision: str | None = None, data_dir: str = "data", out_dir: str = "out") -> None:
     """The trainer's entry point: jsonargparse builds its CLI from this signature."""
     trainer = L.Trainer(
         accelerator="cpu",
@@ -212,9 +212,11 @@ def main_check(plan: str) -> int:
     print(f"torch {torch.__version__}, lightning {L.__version__}; launcher: {' '.join(trainer_args)}")
     if flags.get("devices") != env.get("GPUS_PER_NODE"):
         failures.append(f"--devices={flags.get('devices')} but GPUS_PER_NODE={env.get('GPUS_PER_NODE')}")
-    for name in ("NNODES", "MODEL_NAME", "BATCH_SIZE", "MICRO_BATCH_SIZE", "MAX_ITERS"):
-        if not env.get(name):
-            failures.append(f"the trainer reads {name} from the environment; the job does not set it")
+    failures += [
+        f"the trainer reads {name} from the environment; the job does not set it"
+        for name in ("NNODES", "MODEL_NAME", "BATCH_SIZE", "MICRO_BATCH_SIZE", "MAX_ITERS")
+        if not env.get(name)
+    ]
     unknown = set(flags) - {"devices", "precision", "num_nodes"}
     if unknown:
         failures.append(f"the trainer's main() has no parameter for {sorted(unknown)}")
@@ -228,7 +230,7 @@ def main_check(plan: str) -> int:
         argv = ["--devices=1", "--num_nodes=1", f"--precision={flags.get('precision')}", f"--data_dir={data}", f"--out_dir={Path(tmp) / 'out'}"]
         try:
             CLI(main, args=argv)
-        except Exception as error:  # noqa: BLE001 - the failure is the finding
+        except Exception as error:  # the failure is the finding
             failures.append(f"training failed: {type(error).__name__}: {error}")
     if RESULT:
         print(

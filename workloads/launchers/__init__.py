@@ -47,4 +47,4 @@ def launch(job: JobSpec) -> Launch:
     return launched
 
 
-__all__ = ["LAUNCHERS", "ConfigFiles", "JobSpec", "Launch", "launch", "global_batch", "problems", "training"]
+__all__ = ["LAUNCHERS", "ConfigFiles", "JobSpec", "Launch", "global_batch", "launch", "problems", "training"]

@@ -120,11 +120,16 @@ def megatron_problems(workload: WorkloadConfig, machine: catalog.Machine, extra_
     (rules.pipeline_split, Megatron-core's rule)."""
     found: list[Problem] = []
     split = workload.parallelism
-    if split and split.pipeline > 1 and extra_layers is not None and (layers := _layers(workload.model)):
-        if wrong := rules.pipeline_split(layers, split.pipeline, split.virtual_pipeline, extra_layers):
-            whole = (layers + extra_layers) % split.pipeline == 0
-            key, value = ("virtualPipeline", split.virtual_pipeline) if whole else ("pipeline", split.pipeline)
-            found.append(((WORKLOAD, "parallelism", key), value, f"{workload.model}: {wrong}"))
+    if (
+        split
+        and split.pipeline > 1
+        and extra_layers is not None
+        and (layers := _layers(workload.model))
+        and (wrong := rules.pipeline_split(layers, split.pipeline, split.virtual_pipeline, extra_layers))
+    ):
+        whole = (layers + extra_layers) % split.pipeline == 0
+        key, value = ("virtualPipeline", split.virtual_pipeline) if whole else ("pipeline", split.pipeline)
+        found.append(((WORKLOAD, "parallelism", key), value, f"{workload.model}: {wrong}"))
     gpus = machine.gpus(workload.nodes)
     size = split.model_parallel_size if split else 1
     if gpus % size:

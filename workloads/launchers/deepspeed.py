@@ -37,7 +37,6 @@ MODELS = {
 }
 
 
-
 # Mistral's DeepSpeed configs shard the optimizer (conf/deepspeed/z1-conf.json: ZeRO stage 1).
 ZERO_STAGE = 1
 
@@ -66,18 +65,28 @@ def launch(job: JobSpec) -> Launch:
             f"--master_addr={job.master_addr}",
             f"--master_port={job.master_port}",
             "train.py",
-            "--config", MODELS[workload.model],
-            "--nnodes", str(job.nodes),
-            "--nproc_per_node", str(job.gpus_per_node),
-            "--effective_bsz", str(workload.global_batch_size or per_gpu * job.world_size),
+            "--config",
+            MODELS[workload.model],
+            "--nnodes",
+            str(job.nodes),
+            "--nproc_per_node",
+            str(job.gpus_per_node),
+            "--effective_bsz",
+            str(workload.global_batch_size or per_gpu * job.world_size),
             *(("--training_arguments.fp16", "true") if workload.precision == "fp16" else ()),
             *(("--training_arguments.bf16", "true") if workload.precision == "bf16" else ()),
-            "--training_arguments.per_device_train_batch_size", str(per_gpu),
-            "--training_arguments.max_steps", str(workload.steps),
-            "--training_arguments.deepspeed", f"{CONFIG_DIR}/ds_config.json",
-            "--artifacts.cache_dir", f"{job.storage_path}/artifacts/cache",
-            "--artifacts.run_dir", runs,
-            "--run_id", job.name,
+            "--training_arguments.per_device_train_batch_size",
+            str(per_gpu),
+            "--training_arguments.max_steps",
+            str(workload.steps),
+            "--training_arguments.deepspeed",
+            f"{CONFIG_DIR}/ds_config.json",
+            "--artifacts.cache_dir",
+            f"{job.storage_path}/artifacts/cache",
+            "--artifacts.run_dir",
+            runs,
+            "--run_id",
+            job.name,
             *workload.overrides,
         ),
         log_dir=runs,

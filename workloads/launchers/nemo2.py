@@ -116,9 +116,14 @@ def training(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Train
     resilient script reduces in fp32 (its plugin's default)."""
     aware = precision_aware_optimizer(workload)
     return base_training(
-        workload, machine, zero_stage=1, master_weights=True, seq_length=SEQ_LENGTH,
+        workload,
+        machine,
+        zero_stage=1,
+        master_weights=True,
+        seq_length=SEQ_LENGTH,
         fp32_grads=None if workload.resiliency.enabled else GRADIENTS_IN_FP32,
-        fp32_grad_copy=not aware, master_remainders=aware,
+        fp32_grad_copy=not aware,
+        master_remainders=aware,
     )
 
 
@@ -159,7 +164,9 @@ def _supervised(job: JobSpec, script: str) -> tuple[str, ...]:
     launcher parses no more: AI-Hypercomputer/resiliency 02c17b7). It finds the host monitor at
     HOST_DAEMON_PORT (`launch` sets it), not through a flag."""
     return (
-        "python3", "resiliency/launcher.py", "--use-supervisor",
+        "python3",
+        "resiliency/launcher.py",
+        "--use-supervisor",
         f"--ft-param-initial_rank_heartbeat_timeout={FT_HEARTBEAT_TIMEOUT_S}",
         f"--ft-param-rank_heartbeat_timeout={FT_HEARTBEAT_TIMEOUT_S}",
         f"--nproc-per-node={job.gpus_per_node}",

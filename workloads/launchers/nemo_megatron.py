@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
+
 from trainstack.core import catalog, memory, models
 from trainstack.core.config import Problem, WorkloadConfig
 from trainstack.workloads.launchers.base import (
@@ -45,6 +46,7 @@ def model_config(name: str) -> dict[str, Any]:
         "init_method_std": shape.init_method_std,
     }
 
+
 # trainer.precision per config precision; fp8 trains in bf16 with Transformer Engine FP8 GEMMs.
 _TRAINER_PRECISION = {"bf16": "bf16", "fp8": "bf16", "fp16": 16, "fp32": 32}
 
@@ -68,9 +70,7 @@ def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem
 def training(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
     # distributed_fused_adam reduces and keeps gradients in grad_sync_dtype (bf16 here).
     distributed = workload.zero_stage == 1
-    return base_training(
-        workload, machine, zero_stage=0, master_weights=False, seq_length=SEQ_LENGTH, fp32_grads=False if distributed else None
-    )
+    return base_training(workload, machine, zero_stage=0, master_weights=False, seq_length=SEQ_LENGTH, fp32_grads=False if distributed else None)
 
 
 def memory_settings(workload: WorkloadConfig) -> dict[str, Any]:
@@ -98,9 +98,14 @@ def launch(job: JobSpec) -> Launch:
     profiling = workload.profiling
     nsys = (
         (
-            "nsys", "profile", "--sample=none", "--trace=nvtx,cuda",
-            "--capture-range=cudaProfilerApi", "--capture-range-end=stop",
-            f"--output={exp_dir}/{job.name}/noderank-{NODE_RANK}", "--force-overwrite=true",
+            "nsys",
+            "profile",
+            "--sample=none",
+            "--trace=nvtx,cuda",
+            "--capture-range=cudaProfilerApi",
+            "--capture-range-end=stop",
+            f"--output={exp_dir}/{job.name}/noderank-{NODE_RANK}",
+            "--force-overwrite=true",
         )
         if profiling.enabled
         else ()

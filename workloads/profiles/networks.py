@@ -1,7 +1,5 @@
 """GKE multi-networking for GPU pods: the primary interface plus one per extra GPU NIC."""
 
-from __future__ import annotations
-
 import json
 from collections.abc import Sequence
 
@@ -15,8 +13,7 @@ def data_interfaces(machine: catalog.Machine, nics: Sequence[NicNetwork]) -> lis
     """The pod interfaces of the extra networks (`NicNetwork.interface`), checked against the machine."""
     if len(nics) != machine.extra_nics:
         raise ValueError(
-            f"{machine.name} has {machine.extra_nics} extra NICs but the platform named "
-            f"{len(nics)} networks ({', '.join(n.name for n in nics) or 'none'})"
+            f"{machine.name} has {machine.extra_nics} extra NICs but the platform named {len(nics)} networks ({', '.join(n.name for n in nics) or 'none'})"
         )
     return [nic.interface for nic in nics]
 

@@ -44,7 +44,7 @@ def parts(machine: catalog.Machine, nics: Sequence[NicNetwork], host_network: bo
     assert images is not None
     installer = plugin_installer(
         images.nccl_plugin.ref,
-        "/scripts/container_entry.sh install --install-nccl\n" f"cp -R /var/lib/gib/. /target{GIB_DIR}\n",
+        f"/scripts/container_entry.sh install --install-nccl\ncp -R /var/lib/gib/. /target{GIB_DIR}\n",
         mount(GIB_VOLUME, f"/target{GIB_DIR}"),
     )
     multinetwork.data_interfaces(machine, nics)  # the node has every NIC the machine does

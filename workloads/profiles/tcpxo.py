@@ -60,8 +60,12 @@ def parts(machine: catalog.Machine, nics: Sequence[NicNetwork]) -> PodParts:
         "image": images.rxdm.ref,
         "restartPolicy": "Always",  # a native sidecar: up before the workload, stopped after it
         "command": [
-            "bash", "/fts/entrypoint_rxdm_container.sh",
-            "--num_hops=2", f"--num_nics={len(interfaces)}", "--uid=", "--alsologtostderr",
+            "bash",
+            "/fts/entrypoint_rxdm_container.sh",
+            "--num_hops=2",
+            f"--num_nics={len(interfaces)}",
+            "--uid=",
+            "--alsologtostderr",
         ],
         # NET_ADMIN and NET_BIND_SERVICE, as GKE's TCPXO manifests add them (its flow steering
         # and its listening ports); every other capability dropped.
