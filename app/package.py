@@ -14,16 +14,21 @@ launchers and profiles (`workloads.launchers`, `workloads.profiles`), not from p
 
 import dataclasses
 import inspect
+import json
 import typing
 from importlib.metadata import version
 from typing import Any
 
 import pulumi
 from pulumi.provider.experimental.component import ComponentProvider
+from pulumi.provider.experimental.schema import generate_schema
 from pulumi.provider.server import ComponentInitError
 
 from trainstack import components, workloads
+from trainstack.app.package_types import SectionTypes
 from trainstack.components.args import has_default
+from trainstack.core.config import StackConfig
+from trainstack.infra import training_platform
 from trainstack.infra.training_platform import TrainingPlatform
 
 NAME = "trainstack"
@@ -75,9 +80,27 @@ def prepared() -> list[type[pulumi.ComponentResource]]:
 
 
 class Provider(ComponentProvider):
-    """The SDK's component provider, but a component's `pulumi.InputPropertiesError` reaches the
-    engine as one (the SDK wraps whatever a constructor raises in ComponentInitError, which the
-    server reports as a traceback): each bad input by its path, as the program wrote it."""
+    """The SDK's component provider, with the sections `TrainingPlatform` and `TrainingWorkload` take
+    typed by their models (`SECTION_FIELDS`, app/package_types.py), and a component's
+    `pulumi.InputPropertiesError` reaching the engine as one (the SDK wraps whatever a constructor
+    raises in ComponentInitError, which the server reports as a traceback): each bad input by its
+    path, as the program wrote it."""
+
+    def __init__(self, components: list[type[pulumi.ComponentResource]], name: str, version: str) -> None:
+        super().__init__(components, name, version=version)
+        types = SectionTypes(name)
+        for component, fields in SECTION_FIELDS.items():
+            definition = self._component_defs[component]
+            for key, field in definition.inputs_mapping.items():
+                if field in fields:
+                    analyzed = definition.inputs[key]
+                    typed = types.property(fields[field], f"{component}{key[:1].upper()}{key[1:]}")
+                    typed.optional, typed.description = analyzed.optional, analyzed.description
+                    definition.inputs[key] = typed
+        if clash := set(types.types) & set(self._type_defs):
+            raise TypeError(f"section types named as component types: {sorted(clash)}")
+        self._type_defs |= types.types
+        self.schema = json.dumps(generate_schema(name, version, None, self._component_defs, self._type_defs, self._dependencies).to_json())
 
     def construct(self, name: str, resource_type: str, inputs: Any, options: Any = None) -> Any:
         try:
@@ -86,6 +109,16 @@ class Provider(ComponentProvider):
             if isinstance(exc.inner, pulumi.InputPropertiesError):
                 raise exc.inner from None
             raise
+
+
+def _stack_fields(sections: dict[str, str]) -> dict[str, Any]:
+    """Each Args field of `sections` (field -> the stack file's key) -> the StackConfig model's type of that key."""
+    by_key = {info.alias: info.annotation for info in StackConfig.model_fields.values()}
+    return {field: by_key[key] for field, key in sections.items()}
+
+
+# Component -> its Args fields typed in the schema by a stack file section's model.
+SECTION_FIELDS: dict[str, dict[str, Any]] = {"TrainingPlatform": _stack_fields(training_platform.SECTIONS)}
 
 
 def provider() -> Provider:

@@ -8,11 +8,9 @@ import sys
 from typing import Any
 
 import pulumi
-from pulumi.provider.experimental.analyzer import Analyzer
-from pulumi.provider.experimental.schema import generate_schema
 
 from helpers import render_with
-from trainstack.app.package import NAME, package_version, prepared
+from trainstack.app.package import NAME
 from trainstack.app.package import provider as package_provider
 
 SA = "nodes@my-project.iam.gserviceaccount.com"
@@ -64,12 +62,8 @@ def plain(value: Any) -> Any:
 
 
 def main() -> None:
-    components = prepared()
-    result = Analyzer(NAME).analyze(components)
-    dependencies = sorted(result["dependencies"], key=lambda d: d.name)
-    schema = generate_schema(NAME, package_version(), None, result["component_definitions"], result["type_definitions"], dependencies).to_json()
-
     provider = package_provider()
+    schema = json.loads(provider.schema or "{}")
     states: dict[str, dict[str, Any]] = {}
     errors: list[dict[str, Any]] = []
 

@@ -10,15 +10,18 @@ import json
 import re
 import subprocess
 import sys
+import typing
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 import yaml
+from pydantic import BaseModel
 
 from trainstack import components, workloads
-from trainstack.app.package import COMPONENTS, NAME
+from trainstack.app.package import COMPONENTS, NAME, SECTION_FIELDS
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "two-gpu-pools" / "Pulumi.yaml"
@@ -72,7 +75,51 @@ def test_each_component_input_and_output_is_described(component: str) -> None:
 
 
 def test_every_object_type_property_is_described() -> None:
-    assert [(t, k) for t, d in schema()["types"].items() for k, v in d["properties"].items() if not v.get("description")] == []
+    assert [(t, k) for t, d in schema()["types"].items() for k, v in d.get("properties", {}).items() if not v.get("description")] == []
+
+
+def _walk(model: type[BaseModel], prop: dict[str, Any], path: str) -> Iterator[str]:
+    """What differs between `model` and the schema type `prop` refers to: keys, required keys,
+    enum values, nested types (each nested model walked the same way)."""
+    found = schema()["types"][prop.get("items", prop)["$ref"].removeprefix("#/types/")]
+    if set(found["properties"]) != {f.alias or n for n, f in model.model_fields.items()}:
+        yield f"{path}: keys {sorted(found['properties'])}"
+    if set(found.get("required", [])) != {f.alias or n for n, f in model.model_fields.items() if f.is_required()}:
+        yield f"{path}: required {found.get('required')}"
+    for name, info in model.model_fields.items():
+        key, sub = info.alias or name, found["properties"][info.alias or name]
+        literal = _inside(info.annotation, lambda a: typing.get_origin(a) is Literal)
+        nested = _inside(info.annotation, lambda a: isinstance(a, type) and issubclass(a, BaseModel))
+        if literal is not None:
+            enum = schema()["types"][sub["$ref"].removeprefix("#/types/")]["enum"]
+            if [e["value"] for e in enum] != list(typing.get_args(literal)):
+                yield f"{path}.{key}: enum {enum}"
+        elif nested is not None:
+            yield from _walk(nested, sub, f"{path}.{key}")
+
+
+def _inside(annotation: Any, wanted: Any) -> Any:
+    """The first type in `annotation` (through Annotated, Optional, list, dict) `wanted` accepts."""
+    if wanted(annotation):
+        return annotation
+    return next((found for a in typing.get_args(annotation) if (found := _inside(a, wanted)) is not None), None)
+
+
+@pytest.mark.parametrize("component", sorted(SECTION_FIELDS))
+def test_the_sections_are_typed_by_the_stack_file_models(component: str) -> None:
+    """One definition: each section input's type is generated from its core.config model, keys
+    camelCase as a stack file writes them, required as the model requires them, Literals as enums."""
+    inputs = schema()["resources"][token(component)]["inputProperties"]
+    args = inspect.get_annotations(next(c for c in COMPONENTS if c.__name__ == component).__init__, eval_str=True)["args"]
+    keys = {re.sub(r"_(\w)", lambda m: m.group(1).upper(), f): f for f in SECTION_FIELDS[component]}
+    assert set(keys) <= set(inputs) and {f.name for f in dataclasses.fields(args)} >= set(keys.values())
+    differences = []
+    for key, field in keys.items():
+        model = _inside(SECTION_FIELDS[component][field], lambda a: isinstance(a, type) and issubclass(a, BaseModel))
+        if model is not None:
+            differences += list(_walk(model, inputs[key], key))
+    assert differences == []
+    assert inputs["storage"]["$ref"].endswith(":StorageConfig") and inputs["gpuPools"]["items"]["$ref"].endswith(":GpuPoolConfig")
 
 
 def test_defaults_are_optional_inputs_and_the_machine_is_a_type_name() -> None:
