@@ -84,6 +84,11 @@ class TrainingPlatformArgs:
     """The folder image build contexts are relative to; default the working directory."""
 
 
+PLATFORMS: dict[str, TrainingPlatform] = {}
+"""The TrainingPlatforms this process made, by URN: the package's provider hands a program's reference to one
+to a TrainingWorkload (app/package.py)."""
+
+
 class TrainingPlatform(pulumi.ComponentResource):
     """A GKE training platform: networks (with the GPU NICs of each machine), the cluster, GPU and
     CPU pools, storage, the image, Kueue, JobSet and the GPUDirect installers, from the sections
@@ -111,6 +116,7 @@ class TrainingPlatform(pulumi.ComponentResource):
             args = TrainingPlatformArgs(**args)
         ctx = context(args)
         super().__init__(TYPE, name, None, opts)
+        self.urn.apply(lambda urn: PLATFORMS.setdefault(urn, self))
         self.built: Platform = infra.build(ctx, Place(self, name))
         """What a workload needs of the platform (TrainingWorkload reads it)."""
         self.stack_outputs: dict[str, Any] = self.built.outputs
@@ -157,7 +163,7 @@ def context(args: TrainingPlatformArgs) -> StackContext:
 
 def validate(args: TrainingPlatformArgs) -> StackConfig:
     """`args` as the StackConfig a stack file with these sections has (its models and rules)."""
-    raw = {SECTIONS[f.name]: _plain(getattr(args, f.name)) for f in dataclasses.fields(args) if f.name in SECTIONS}
+    raw = {SECTIONS[f.name]: plain_section(getattr(args, f.name)) for f in dataclasses.fields(args) if f.name in SECTIONS}
     raw = {key: value for key, value in raw.items() if value is not None}
     try:
         return StackConfig.model_validate(raw, by_alias=True, by_name=True)
@@ -165,15 +171,15 @@ def validate(args: TrainingPlatformArgs) -> StackConfig:
         raise input_error("TrainingPlatform", [_describe(e, StackConfig) for e in exc.errors(include_url=False)]) from None
 
 
-def _plain(value: Any) -> Any:
+def plain_section(value: Any) -> Any:
     """A section model as its camelCase dict; a whole float (the engine sends every number as a
     double) an int: strict int fields refuse 2.0, and text fields read 2, as a user wrote it."""
     if isinstance(value, BaseModel):
         return value
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: plain_section(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [plain_section(v) for v in value]
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value

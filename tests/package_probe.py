@@ -1,13 +1,18 @@
 """Run by tests/test_component_package.py in a process of its own: the SDK's component provider
 (pulumi.provider) and google-cloud's protos both register `google.rpc.Status`, so they cannot
 share one interpreter. Prints, as JSON, the package schema the analyzer infers, and what the
-provider's construct path registers from camelCase dict inputs under the mock engine."""
+provider's construct path registers from camelCase dict inputs under the mock engine; with
+`--example <Pulumi.yaml>`, what a Pulumi YAML program of the package's components registers."""
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import pulumi
+import yaml
+from google.protobuf import struct_pb2
+from pulumi.runtime import rpc
 
 from helpers import render_with
 from trainstack.app.package import NAME
@@ -54,6 +59,26 @@ INPUTS = {
     },
 }
 BAD = {"TrainingPlatform": {**INPUTS["TrainingPlatform"], "gpuPool": {**INPUTS["TrainingPlatform"]["gpuPool"], "nodeCount": -1.0}}}
+# A NeMo 2 job on the A4 platform, its `platform` a program's reference to it (as the engine sends one).
+WORKLOAD = {
+    "name": "llama31-8b",
+    "framework": "nemo2",
+    "model": "llama3.1-8b",
+    "nodes": 2.0,
+    "steps": 30.0,
+    "precision": "bf16",
+    "microBatchSize": 1.0,
+    "globalBatchSize": 128.0,
+    "seqLength": 8192.0,
+}
+BAD_WORKLOADS = {"workload.nodes": {**WORKLOAD, "nodes": 3.0}, "workload.framework": {**WORKLOAD, "framework": "nemo3"}, "platform": WORKLOAD}
+
+
+def reference(urn: str) -> Any:
+    """`urn` as the engine sends a resource reference, deserialized by the provider's runtime."""
+    ref = struct_pb2.Struct()
+    ref.update({"platform": {rpc._special_sig_key: rpc._special_resource_sig, "urn": urn}})
+    return rpc.deserialize_properties(ref)["platform"]
 
 
 def plain(value: Any) -> Any:
@@ -68,18 +93,55 @@ def main() -> None:
     errors: list[dict[str, Any]] = []
 
     def body(ctx: Any) -> None:
+        urns = {}
         for component, inputs in INPUTS.items():
-            states[component] = {k: plain(v) for k, v in provider.construct(component.lower(), f"{NAME}:index:{component}", inputs).state.items()}
+            result = provider.construct(component.lower(), f"{NAME}:index:{component}", inputs)
+            states[component], urns[component] = {k: plain(v) for k, v in result.state.items()}, result.urn
         for component, inputs in BAD.items():
             try:
                 provider.construct(f"bad-{component.lower()}", f"{NAME}:index:{component}", inputs)
             except pulumi.InputPropertiesError as exc:
-                errors.append({"type": type(exc).__name__, "errors": exc.errors})
+                errors.append({"component": component, "type": type(exc).__name__, "errors": exc.errors})
+
+        def workloads(urn: str) -> None:
+            on = reference(urn)
+            result = provider.construct("job", f"{NAME}:index:TrainingWorkload", {"workload": WORKLOAD, "platform": on})
+            states["TrainingWorkload"] = {k: plain(v) for k, v in result.state.items()}
+            for case, inputs in BAD_WORKLOADS.items():
+                given = {"workload": inputs, "platform": on if case != "platform" else reference(urn.replace("::trainingplatform", "::elsewhere"))}
+                try:
+                    provider.construct(f"bad-{case}", f"{NAME}:index:TrainingWorkload", given)
+                except pulumi.InputPropertiesError as exc:
+                    errors.append({"component": "TrainingWorkload", "case": case, "type": type(exc).__name__, "errors": exc.errors})
+
+        pulumi.Output.from_input(urns["TrainingPlatform"]).apply(workloads)
 
     rendered = render_with(body)
     registrations = [{"type": r.type, "name": r.name, "inputs": r.inputs} for r in rendered.registrations]
     json.dump({"schema": schema, "states": states, "registrations": registrations, "errors": errors}, sys.stdout, default=repr)
 
 
+def example(path: str) -> None:
+    """Construct each trainstack resource of the Pulumi YAML program at `path` through the provider, in
+    order, a `${name}` property as a reference to resource `name` (as the engine sends it), under the
+    mock engine; print what registered and each component's outputs."""
+    program = yaml.safe_load(Path(path).read_text())
+    provider = package_provider()
+    states: dict[str, dict[str, Any]] = {}
+
+    def construct(remaining: list[tuple[str, dict[str, Any]]], urns: dict[str, str]) -> None:
+        if not remaining:
+            return
+        (name, resource), rest = remaining[0], remaining[1:]
+        inputs = {k: reference(urns[v[2:-1]]) if isinstance(v, str) and v[2:-1] in urns else v for k, v in resource.get("properties", {}).items()}
+        result = provider.construct(name, resource["type"], inputs)
+        states[name] = {k: plain(v) for k, v in result.state.items()}
+        pulumi.Output.from_input(result.urn).apply(lambda urn: construct(rest, {**urns, name: urn}))
+
+    rendered = render_with(lambda ctx: construct(list(program["resources"].items()), {}))
+    registrations = [{"type": r.type, "name": r.name, "parent": r.parent, "inputs": r.inputs} for r in rendered.registrations]
+    json.dump({"states": states, "registrations": registrations}, sys.stdout, default=repr)
+
+
 if __name__ == "__main__":
-    main()
+    example(sys.argv[2]) if sys.argv[1:2] == ["--example"] else main()
