@@ -2,9 +2,11 @@
 each rule's text without a copy of it.
 
 A rule in `core/rules.py` returns its message (or yields `(key, value, message)`); a model
-validator collects `(key, value, message)` problems. `reports` walks a function's syntax tree for
-those messages: string literals, f-strings (each value shown as `…`, or as the messages of the
-rule it holds), and the messages of the trainstack functions a message or problem comes from.
+validator and a resource's rules (core/resource_rules.py) collect `Problem(key, value, message)`s.
+`reports` walks a function's syntax tree for those messages: string literals, f-strings (each
+value shown as `…`, or as the messages of the rule it holds), and the messages of the trainstack
+functions a message or problem comes from; a section's `_resource_errors(self, "<resource>",
+renames)` reports its resource's rules under the keys as the stack file writes them.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from types import FunctionType, UnionType
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic.alias_generators import to_camel
 
-from trainstack.core import rules
+from trainstack.core import resource_rules, rules
 
 # A shown value of an f-string that holds no rule of its own.
 VALUE = "…"
@@ -48,13 +51,7 @@ def field_rule(rule: Any) -> list[str]:
     if isinstance(rule, rules.Pattern):
         return ([f"at most {rule.max_length} characters"] if rule.max_length is not None else []) + [rule.message]
     if isinstance(rule, rules.Bounds):
-        return [
-            f"{rule.low} to {rule.high}"
-            if rule.low is not None and rule.high is not None
-            else f"at least {rule.low}"
-            if rule.high is None
-            else f"at most {rule.high}"
-        ]
+        return [rule.message]
     return [r.text for r in reports(rule)]
 
 
@@ -76,7 +73,7 @@ class _Reader:
         self.func = inspect.unwrap(func)
         self.owner = owner
         self.seen = seen | {self.func}
-        self.tree = ast.parse(textwrap.dedent(inspect.getsource(self.func))).body[0]
+        self.tree = _ProblemsAsTuples().visit(ast.parse(textwrap.dedent(inspect.getsource(self.func)))).body[0]
         self.hints = typing.get_type_hints(self.func) if _ours(self.func) else {}
         # Each name's bindings by position; a comprehension's names are bound for its own nodes.
         self.bindings: dict[str, list[tuple[tuple[int, int], ast.expr | _Iterated]]] = {}
@@ -125,6 +122,8 @@ class _Reader:
                 found += self._problem(node.value)
             elif isinstance(node, ast.YieldFrom) and isinstance(node.value, ast.Call):
                 found += self._called(node.value)
+            elif isinstance(node, ast.Call) and self._name(node.func) == "_resource_errors" and len(node.args) > 1:
+                found += _resource_reports(node)
             elif isinstance(node, ast.Call) and self._name(node.func) == "append" and node.args:
                 found += self._problem(node.args[0])
             elif isinstance(node, ast.Call) and self._name(node.func) == "PydanticCustomError" and len(node.args) > 1:
@@ -246,6 +245,32 @@ class _Reader:
     @staticmethod
     def _name(node: ast.expr) -> str | None:
         return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+
+
+class _ProblemsAsTuples(ast.NodeTransformer):
+    """`Problem(key, value, rule)` read as the tuple it is."""
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "Problem" and not node.keywords:
+            return ast.copy_location(ast.Tuple(elts=node.args, ctx=ast.Load()), node)
+        return node
+
+
+def _resource_reports(call: ast.Call) -> list[Report]:
+    """The reports of a resource's rules, each key as the stack file writes it: renamed
+    (`_resource_errors`' third argument), then camelCase."""
+    resource = ast.literal_eval(call.args[1])
+    renames: dict[tuple[str, ...], tuple[str, ...]] = ast.literal_eval(call.args[2]) if len(call.args) > 2 else {}
+    found = []
+    for check in resource_rules.RULES[resource].values():
+        for report in reports(check):
+            key = report.key
+            for old, new in renames.items():
+                if key[: len(old)] == old:
+                    key = (*new, *key[len(old) :])
+            found.append(Report(tuple(part if part in ("[]", VALUE) else to_camel(part) for part in key), report.text))
+    return found
 
 
 def _targets(target: ast.expr) -> Iterator[tuple[str, int | None]]:

@@ -52,7 +52,9 @@ def check(stack: str, config: StackConfig | WorkloadStackConfig, root: Path, pla
             terms = contract.of_existing(ref.existing_cluster)
         narrowed = contract.for_queue(terms, config.workload.queue)
         if narrowed is None:
-            problems.append((("trainstack:workload", "queue"), config.workload.queue, f"is not a queue of the platform ({', '.join(contract.queues(terms))})"))
+            problems.append(
+                Problem(("trainstack:workload", "queue"), config.workload.queue, f"is not a queue of the platform ({', '.join(contract.queues(terms))})")
+            )
         else:
             terms = narrowed
             problems += contract.workload_stack_problems(config, terms)

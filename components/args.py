@@ -19,10 +19,9 @@ from typing import Any, ClassVar, Self
 import pulumi
 
 from trainstack.core import rules
-from trainstack.core.errors import ArgsError
+from trainstack.core.errors import ArgsError, Problem
 
-# A broken rule: the field's path (`flavors[0].nodes`), its value, and the rule.
-Problem = tuple[str, Any, str]
+__all__ = ["Args", "Each", "Problem", "has_default", "not_empty", "one_of"]
 
 
 @dataclass(frozen=True)
@@ -62,28 +61,28 @@ class Args:
     def _cross(self) -> Iterator[Problem]:
         return iter(())
 
-    def problems(self, path: str = "") -> list[Problem]:
-        """Every broken rule of these Args and of the Args nested in them."""
+    def problems(self, path: tuple[str | int, ...] = ()) -> list[Problem]:
+        """Every broken rule of these Args and of the Args nested in them, keyed by field path."""
         found: list[Problem] = []
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            key, value = f"{path}{f.name}", getattr(self, f.name)
+            key, value = (*path, f.name), getattr(self, f.name)
             if value is None and has_default(f) and f.default is not None:
-                found.append((key, value, "must not be None: leave it out for its default"))
+                found.append(Problem(key, value, "must not be None: leave it out for its default"))
                 continue
             checks = self._checks.get(f.name, ())
             for check in checks if isinstance(checks, tuple) else (checks,):
                 if isinstance(check, Each) and isinstance(value, list | tuple):
-                    found += [(f"{key}[{i}]", v, m) for i, v in enumerate(value) if _known(v) and (m := check.rule(v))]
+                    found += [Problem((*key, i), v, m) for i, v in enumerate(value) if _known(v) and (m := check.rule(v))]
                 elif not isinstance(check, Each) and value is not None and _known(value) and (message := check(value)):
-                    found.append((key, value, message))
+                    found.append(Problem(key, value, message))
             if isinstance(value, Args):
-                found += value.problems(f"{key}.")
+                found += value.problems(key)
             elif isinstance(value, list | tuple):
                 for i, item in enumerate(value):
                     if isinstance(item, Args):
-                        found += item.problems(f"{key}[{i}].")
+                        found += item.problems((*key, i))
         if not found:  # rules between fields read fields that follow their own rules
-            found = [(f"{path}{k}", v, m) for k, v, m in self._cross()]
+            found = [Problem((*path, *k), v, m) for k, v, m in self._cross()]
         return found
 
     @classmethod
@@ -93,7 +92,7 @@ class Args:
         try:
             built = _build(cls, args)
         except (TypeError, ValueError) as exc:
-            raise ArgsError(component.__name__, name, [("args", args, str(exc))]) from None
+            raise ArgsError(component.__name__, name, [Problem(("args",), args, str(exc))]) from None
         problems = built.problems()
         if problems:
             raise ArgsError(component.__name__, name, problems)

@@ -70,7 +70,7 @@ class NvidiaDraDriverArgs(Args):
 
     def _cross(self) -> Iterator[Problem]:
         if catalog.machine(self.machine_type).accelerator_topology is None:
-            yield "machine_type", self.machine_type, "has no multi-node NVLink domain: its GPUs join no ComputeDomain"
+            yield Problem(("machine_type",), self.machine_type, "has no multi-node NVLink domain: its GPUs join no ComputeDomain")
 
 
 class NvidiaDraDriver(pulumi.ComponentResource):

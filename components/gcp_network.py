@@ -85,7 +85,8 @@ class PrimaryNetworkArgs(Args):
     }
 
     def _cross(self) -> Iterator[Problem]:
-        yield from rules.overlaps({"subnet_cidr": self.subnet_cidr, "pods_cidr": self.pods_cidr, "services_cidr": self.services_cidr})
+        for key, value, wrong in rules.overlaps({"subnet_cidr": self.subnet_cidr, "pods_cidr": self.pods_cidr, "services_cidr": self.services_cidr}):
+            yield Problem((key,), value, wrong)
 
 
 class PrimaryNetwork(pulumi.ComponentResource):

@@ -12,7 +12,7 @@ import pulumi_gcp as gcp
 
 from trainstack.components.args import Args, Problem, one_of
 from trainstack.components.options import Children
-from trainstack.core import catalog, rules
+from trainstack.core import catalog, resource_rules, rules
 
 # Read, write, overwrite and delete objects (and HNS folders) without bucket admin rights.
 OBJECT_USER_ROLE = "roles/storage.objectUser"
@@ -70,8 +70,7 @@ class CheckpointBucketArgs(Args):
     _checks = {"project": rules.PROJECT_ID, "name": rules.bucket_name, "labels": rules.gcp_labels}
 
     def _cross(self) -> Iterator[Problem]:
-        if self.hierarchical_namespace and not self.uniform_access:
-            yield "uniform_access", False, rules.HNS_NEEDS_UNIFORM_ACCESS
+        return resource_rules.check("bucket", self)
 
 
 class CheckpointBucket(pulumi.ComponentResource):
@@ -147,12 +146,10 @@ class FilestoreShareArgs(Args):
     }
 
     def _cross(self) -> Iterator[Problem]:
-        if self.tier not in rules.FILESTORE_TIER_NAMES:
-            return
-        if message := rules.filestore_capacity(self.tier, self.capacity_gib):
-            yield "capacity_gib", self.capacity_gib, message
-        if not rules.LOCATION(self.location) and (message := rules.filestore_location(self.tier, self.location)):
-            yield "location", self.location, message
+        yield from resource_rules.check("filestore", self)
+        # The stack's Filestore takes the location of its zone or region (infra/).
+        if self.tier in rules.FILESTORE_TIER_NAMES and not rules.LOCATION(self.location) and (message := rules.filestore_location(self.tier, self.location)):
+            yield Problem(("location",), self.location, message)
 
 
 class FilestoreShare(pulumi.ComponentResource):
@@ -275,8 +272,7 @@ class LustreInstanceArgs(Args):
     }
 
     def _cross(self) -> Iterator[Problem]:
-        if message := rules.lustre_capacity(self.throughput, self.capacity_gib):
-            yield "capacity_gib", self.capacity_gib, message
+        return resource_rules.check("lustre", self)
 
 
 class LustreInstance(pulumi.ComponentResource):

@@ -14,7 +14,7 @@ from trainstack.components.args import Args, Each, Problem, not_empty, one_of
 from trainstack.components.gcp_network import NetworkRef
 from trainstack.components.k8s_provider import ClusterProviderArgs, cluster_provider
 from trainstack.components.options import Children
-from trainstack.core import rules
+from trainstack.core import resource_rules, rules
 from trainstack.core.config import MASTER_IPV4_CIDR
 
 AUTH_PLUGIN = "gke-gcloud-auth-plugin"
@@ -46,10 +46,7 @@ class MaintenanceWindow(Args):
     _checks = {"start": rules.utc_time, "end": rules.utc_time, "recurrence": rules.RECURRENCE}
 
     def _cross(self) -> Iterator[Problem]:
-        if rules.utc_time(self.start) or rules.utc_time(self.end) or rules.RECURRENCE(self.recurrence):
-            return
-        if message := rules.window_length(self.start, self.end) or rules.maintenance_availability(self.start, self.end, self.recurrence):
-            yield "end", self.end, message
+        return resource_rules.check("maintenance_window", self)
 
 
 @dataclass(frozen=True)
@@ -151,24 +148,19 @@ class GkeClusterArgs(Args):
     }
 
     def _cross(self) -> Iterator[Problem]:
+        yield from resource_rules.check("cluster", self)
+        # The stack checks these against gcp:region and trainstack:storage (StackConfig).
         for zone in self.node_locations:
             if isinstance(self.location, str) and isinstance(zone, str) and (message := rules.cluster_zone(self.location, zone)):
-                yield "node_locations", zone, message
-        # GKE PrivateClusterConfig: a private endpoint needs private nodes.
-        if self.private_endpoint and not self.private_nodes:
-            yield "private_endpoint", True, "a private endpoint needs private_nodes: true"
-        networks = self.authorized_networks or []
-        if message := rules.authorized_networks(len(networks)):
-            yield "authorized_networks", "...", message
-        for i, network in enumerate(networks):
-            if self.private_endpoint and not rules.cidr(network.cidr_block) and (message := rules.private_endpoint_network(network.cidr_block)):
-                yield f"authorized_networks[{i}].cidr_block", network.cidr_block, message
+                yield Problem(("node_locations",), zone, message)
         prefix = self.version_prefix
         if self.lustre_csi and (prefix is None or not rules.VERSION_PREFIX(prefix)) and (message := rules.lustre_gke_version(prefix)):
-            yield "version_prefix", prefix, message
-        # GKE MaintenancePolicy: every policy has a window, an exclusion included.
+            yield Problem(("version_prefix",), prefix, message)
+        # GKE MaintenancePolicy: every policy has a window, an exclusion included (the stack file always has one).
         if self.maintenance_exclusion is not None and self.maintenance_window is None:
-            yield "maintenance_exclusion", self.maintenance_exclusion.name, "needs a maintenance_window: GKE requires a window in every maintenance policy"
+            yield Problem(
+                ("maintenance_exclusion",), self.maintenance_exclusion.name, "needs a maintenance window: GKE requires a window in every maintenance policy"
+            )
 
 
 class GkeCluster(pulumi.ComponentResource):

@@ -198,7 +198,9 @@ class GpuDirectInstallersArgs(Args):
 
     def _cross(self) -> Iterator[Problem]:
         if not rules.gpu_machine(self.machine_type) and (_POD_BUILDERS.get(self.machine.gpudirect) is None or self.machine.gpudirect_images is None):
-            yield "machine_type", self.machine_type, f"{self.machine_type} uses GPUDirect {self.machine.gpudirect.value!r}: there is nothing to install"
+            yield Problem(
+                ("machine_type",), self.machine_type, f"{self.machine_type} uses GPUDirect {self.machine.gpudirect.value!r}: there is nothing to install"
+            )
 
 
 class GpuDirectInstallers(pulumi.ComponentResource):

@@ -29,7 +29,7 @@ from trainstack.components.k8s_provider import (
 )
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
 from trainstack.components.options import ChildArgs, Children
-from trainstack.core import catalog, rules
+from trainstack.core import catalog, resource_rules, rules
 from trainstack.core.config import TOPOLOGY_NAME
 
 # The levels of GKE's node topology labels, widest first (cloud.google.com/kubernetes-engine/
@@ -100,8 +100,7 @@ class WaitForPodsReady(Args):
     }
 
     def _cross(self) -> Iterator[Problem]:
-        if message := rules.at_least(self.backoff_max_seconds, self.backoff_base_seconds, "backoff_base_seconds"):
-            yield "backoff_max_seconds", self.backoff_max_seconds, message
+        return resource_rules.check("requeuing", self)
 
     def configuration(self) -> dict[str, Any]:
         """The `waitForPodsReady` block. Kueue 0.19.2 fills in and applies the block whether the
@@ -295,28 +294,25 @@ class KueueArgs(Args):
     def _cross(self) -> Iterator[Problem]:
         waiting = [f.name for f in self.flavors if f.waits_for_nodes]
         if waiting and (wrong := rules.pods_ready_budget(self.wait_for_pods_ready.timeout, waiting)):
-            yield "wait_for_pods_ready.timeout", self.wait_for_pods_ready.timeout, wrong
+            yield Problem(("wait_for_pods_ready", "timeout"), self.wait_for_pods_ready.timeout, wrong)
         if self.flavors and not self.queues()[0][2]:
-            yield "flavors", [f.name for f in self.flavors], f"none is of the main queue {self.local_queue}"
+            yield Problem(("flavors",), [f.name for f in self.flavors], f"none is of the main queue {self.local_queue}")
         if self.multikueue is not None and (queued := [f.name for f in self.flavors if f.queued]):
-            yield "flavors", queued, "a MultiKueue manager runs no job: its flavors provision nothing (queued is a worker's)"
+            yield Problem(("flavors",), queued, "a MultiKueue manager runs no job: its flavors provision nothing (queued is a worker's)")
         for cluster_queue, _, flavors in self.queues():
             if len({f.machine_type for f in flavors}) > 1:
-                yield (
-                    "flavors",
+                yield Problem(
+                    ("flavors",),
                     [f.name for f in flavors],
                     f"queue {cluster_queue} mixes machine types; give each machine type a queue of its own (GpuFlavor.queue)",
                 )
-        # Kueue object names are unique: one ResourceFlavor and one WorkloadPriorityClass a name.
-        for key, kind, names in (
-            ("flavors", "flavor", [f.name for f in self.flavors]),
-            ("priority_classes", "priority class", [p.name for p in self.priority_classes]),
-        ):
-            seen: set[str] = set()
-            for i, item in enumerate(names):
-                if item in seen:
-                    yield f"{key}[{i}].name", item, rules.duplicate(kind)
-                seen.add(item)
+        yield from resource_rules.check("kueue", self)
+        # Kueue object names are unique: one ResourceFlavor a name (the stack names a flavor by its pool's).
+        seen: set[str] = set()
+        for i, flavor in enumerate(self.flavors):
+            if flavor.name in seen:
+                yield Problem(("flavors", i, "name"), flavor.name, rules.duplicate("flavor"))
+            seen.add(flavor.name)
 
 
 def manager_configuration(args: KueueArgs) -> dict[str, Any]:

@@ -13,6 +13,7 @@ workers in dispatch order (the AdmissionCheck naming it is the Kueue component's
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +21,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from trainstack.components.args import Args, Each, not_empty
+from trainstack.components.args import Args, Each, Problem, not_empty
 from trainstack.components.k8s_provider import MANAGED_BY, metadata
 from trainstack.components.kueue import FRAMEWORKS, multikueue_check_name
 from trainstack.components.options import Children
@@ -179,11 +180,11 @@ class MultiKueueQueue(Args):
 
     _checks = {"cluster_queue": rules.K8S_NAME, "workers": not_empty}
 
-    def _cross(self) -> Any:
+    def _cross(self) -> Iterator[Problem]:
         if len(self.workers) > 20:
-            yield "workers", self.workers, "at most 20 workers a queue (MultiKueueConfig.spec.clusters)"
+            yield Problem(("workers",), self.workers, "at most 20 workers a queue (MultiKueueConfig.spec.clusters)")
         if len(set(self.workers)) != len(self.workers):
-            yield "workers", self.workers, "a worker at most once"
+            yield Problem(("workers",), self.workers, "a worker at most once")
 
 
 @dataclass(frozen=True)
@@ -199,11 +200,11 @@ class MultiKueueClustersArgs(Args):
 
     _checks = {"workers": not_empty, "queues": not_empty, "namespace": rules.K8S_NAME}
 
-    def _cross(self) -> Any:
+    def _cross(self) -> Iterator[Problem]:
         known = {w.name for w in self.workers}
         for i, queue in enumerate(self.queues):
             if unknown := [w for w in queue.workers if w not in known]:
-                yield f"queues[{i}].workers", unknown, f"not among the workers ({', '.join(sorted(known))})"
+                yield Problem(("queues", i, "workers"), unknown, f"not among the workers ({', '.join(sorted(known))})")
 
 
 def secret_name(worker: str) -> str:

@@ -57,7 +57,7 @@ class GpuNetworksArgs(Args):
         seen: set[str] = set()
         for i, attachment in enumerate(self.attachments):
             if attachment.name in seen:
-                yield f"attachments[{i}].name", attachment.name, rules.duplicate("network")
+                yield Problem(("attachments", i, "name"), attachment.name, rules.duplicate("network"))
             seen.add(attachment.name)
 
 

@@ -18,7 +18,7 @@ import pulumi_gcp as gcp
 from trainstack.components.args import Args, Each, Problem, not_empty, one_of
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABEL
 from trainstack.components.options import Children
-from trainstack.core import catalog, rules
+from trainstack.core import catalog, resource_rules, rules
 from trainstack.core.config import CPU_BOOT_DISK_GB, GPU_BOOT_DISK_GB
 
 
@@ -140,7 +140,7 @@ class Reservation(Args):
     _checks = {"affinity": one_of("none", "any", "specific"), "name": rules.RESERVATION_NAME, "project": rules.PROJECT_ID}
 
     def _cross(self) -> Iterator[Problem]:
-        yield from rules.reservation(self.affinity, self.name, self.project)
+        return resource_rules.check("reservation", self)
 
     def args(self) -> gcp.container.NodePoolNodeConfigReservationAffinityArgs:
         if self.affinity == "none":
@@ -167,8 +167,7 @@ class Autoscaling(Args):
     _checks = {"min_nodes": rules.NODE_COUNT, "max_nodes": rules.AUTOSCALING_MAX}
 
     def _cross(self) -> Iterator[Problem]:
-        if message := rules.min_max(self.min_nodes, self.max_nodes, "max_nodes"):
-            yield "min_nodes", self.min_nodes, message
+        return resource_rules.check("autoscaling", self)
 
 
 @dataclass(frozen=True)
@@ -246,8 +245,8 @@ class GpuNodePoolArgs(Args):
         # GKE GPUDriverInstallationConfig.gpu_driver_version (DEFAULT, LATEST, INSTALLATION_DISABLED).
         "gpu_driver": one_of("default", "latest", "daemonset"),
         "boot_disk_gb": rules.GPU_BOOT_DISK_GB,
-        "max_surge": rules.NON_NEGATIVE,
-        "max_unavailable": rules.NON_NEGATIVE,
+        "max_surge": rules.UPGRADE_NODES,
+        "max_unavailable": rules.UPGRADE_NODES,
         "labels": rules.gcp_labels,
     }
 
@@ -257,43 +256,10 @@ class GpuNodePoolArgs(Args):
         return catalog.machine(self.machine_type)
 
     def _cross(self) -> Iterator[Problem]:
-        if (self.node_count is None) == (self.autoscaling is None):
-            yield "node_count", self.node_count, "set exactly one of node_count (fixed size) and autoscaling"
-        if self.node_count and (message := rules.nodes_per_zone(self.node_count, sorted(set(self.zones)), "node_count")):
-            yield "node_count", self.node_count, message
-        for zone in self.zones:
+        yield from resource_rules.check("gpu_pool", self)
+        for zone in self.zones:  # the stack checks its pools' zones against gcp:region (StackConfig)
             if isinstance(zone, str) and (message := _cluster_zone(self.location, zone) or rules.machine_zone(self.machine_type, zone)):
-                yield "zones", zone, message
-        # GKE upgrade settings: maxSurge and maxUnavailable cannot both be 0.
-        if self.max_surge == 0 and self.max_unavailable == 0:
-            yield "max_unavailable", 0, "max_surge and max_unavailable cannot both be 0"
-        # GKE: DWS VMs are obtained by the autoscaler and consume no reservation; spot VMs neither.
-        if self.provisioning in ("flex-start", "queued") and self.autoscaling is None:
-            yield "autoscaling", None, f"{self.provisioning} provisioning needs autoscaling"
-        placement = "compact" if self.compact else "none"
-        yield from (
-            ("provisioning", self.provisioning, m)
-            for m in rules.queued_pool(self.provisioning, self.autoscaling.min_nodes if self.autoscaling else None, placement)
-        )
-        if self.max_run_duration is not None and (message := rules.max_run_duration(self.provisioning, self.max_run_duration)):
-            yield "max_run_duration", self.max_run_duration, message
-        if self.provisioning in ("spot", "flex-start", "queued") and self.reservation.affinity != "none":
-            yield "reservation.affinity", self.reservation.affinity, f"{self.provisioning} nodes cannot consume a reservation; set affinity none"
-        # A compact placement policy places nodes in one zone (GKE compact placement docs).
-        if self.compact and len(set(self.zones)) > 1:
-            yield "zones", self.zones, "compact placement needs exactly one zone"
-        if self.compact:
-            for key, rule in rules.compact_placement(self.machine, self.provisioning, self.reservation.affinity):
-                field = "compact" if key == "placement" else key  # the config's `placement` is this Args' `compact`
-                yield field, getattr(self, field), rule
-        if wrong := rules.nvlink_placement(self.machine, self.compact):
-            yield "compact", self.compact, wrong
-        for key, rule in rules.reserved_capacity(self.machine, self.provisioning, self.reservation.affinity):
-            yield key, self.provisioning if key == "provisioning" else self.reservation.affinity, rule
-        sizes = {"node_count": self.node_count}
-        if self.autoscaling:
-            sizes |= {"autoscaling.min_nodes": self.autoscaling.min_nodes, "autoscaling.max_nodes": self.autoscaling.max_nodes}
-        yield from ((key, n, wrong) for key, n in sizes.items() if n is not None and (wrong := rules.nvlink_domains(self.machine, n)))
+                yield Problem(("zones",), zone, message)
 
 
 class GpuNodePool(pulumi.ComponentResource):
@@ -451,11 +417,10 @@ class CpuNodePoolArgs(Args):
     }
 
     def _cross(self) -> Iterator[Problem]:
-        if message := rules.nodes_per_zone(self.node_count, sorted(set(self.zones)), "node_count"):
-            yield "node_count", self.node_count, message
+        yield from resource_rules.check("cpu_pool", self)
         for zone in self.zones:
             if message := _cluster_zone(self.location, zone):
-                yield "zones", zone, message
+                yield Problem(("zones",), zone, message)
 
 
 class CpuNodePool(pulumi.ComponentResource):

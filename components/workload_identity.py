@@ -105,7 +105,7 @@ class JobIdentityArgs(Args):
 
     def _cross(self) -> Iterator[Problem]:
         if self.bucket is not None and self.project_number is None:
-            yield "project_number", None, "needed with a bucket: the bucket grants the job's principal, which names the project by number"
+            yield Problem(("project_number",), None, "needed with a bucket: the bucket grants the job's principal, which names the project by number")
 
 
 def prefix_condition(bucket: str, prefix: str) -> str:

@@ -2,8 +2,10 @@
 
 Keys are the ones `pulumi config set --path` writes: `gcp:project`, `gcp:region`, `gcp:zone`
 and objects under the `trainstack:` namespace in camelCase (`trainstack:gpuPool.nodeCount`).
-Every model is strict and rejects unknown keys. Each rule sits on the model it concerns and
-reports the key as the user writes it; `load` collects every violation into one ConfigError.
+Every model is strict and rejects unknown keys. A key's own rule is a core/rules.py rule on its
+type; a section's rules between its keys are its resource's (core/resource_rules.py, which the
+component's Args run too), re-keyed as the user writes them; the rules between sections are the
+stack rules (`stack_*`, below StackConfig). `load` collects every violation into one ConfigError.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
-from trainstack.core import catalog, rules
-from trainstack.core.errors import ConfigError
+from trainstack.core import catalog, resource_rules, rules
+from trainstack.core.errors import ConfigError, Problem, describe, key_path
+from trainstack.core.errors import show as _show
 
 # ---------------------------------------------------------------------------------------------
 # Building blocks
@@ -41,9 +44,6 @@ MASTER_IPV4_CIDR = "172.16.0.32/28"  # the control plane's private /28
 GPU_BOOT_DISK_GB = 200
 CPU_BOOT_DISK_GB = 100
 TOPOLOGY_NAME = "gke-default"
-
-# A broken rule: the key (as a path under the stack config), the value, and the rule.
-Problem = tuple[tuple[str | int, ...], Any, str]
 
 
 def _rule_errors(title: str, problems: list[Problem]) -> None:
@@ -73,9 +73,29 @@ def _pattern(regex: str, rule: str) -> AfterValidator:
     return _rule(rules.Pattern(regex, rule))
 
 
-def _bounded(bounds: rules.Bounds) -> Any:
-    """pydantic's own ge/le constraint, from the bounds the components check too."""
-    return Field(ge=bounds.low, le=bounds.high)
+def _bounded(bounds: rules.Bounds) -> AfterValidator:
+    """The bounds the components check too, with their message."""
+    return _rule(bounds)
+
+
+def _resource_errors(section: Section, resource: str, renames: dict[tuple[str, ...], tuple[str, ...]] | None = None) -> None:
+    """Raise the problems of `resource`'s rules (core/resource_rules.py, which the component's
+    Args run too) on `section`, keyed as the user writes them: an Args field renamed here first
+    (`compact` is `placement`, with its value), then each part in camelCase."""
+    problems = []
+    for key, value, wrong in resource_rules.check(resource, section):
+        for old, new in (renames or {}).items():
+            if key[: len(old)] == old:
+                key = (*new, *key[len(old) :])
+                value = _value_at(section, key)
+        problems.append(Problem(tuple(to_camel(p) if isinstance(p, str) else p for p in key), value, wrong))
+    _rule_errors(type(section).__name__, problems)
+
+
+def _value_at(section: Any, key: tuple[str | int, ...]) -> Any:
+    for part in key:
+        section = section[part] if isinstance(part, int) else getattr(section, part)
+    return section
 
 
 Duration = Annotated[str, _rule(rules.DURATION)]
@@ -166,8 +186,7 @@ class MaintenanceWindow(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> MaintenanceWindow:
-        wrong = rules.window_length(self.start, self.end) or rules.maintenance_availability(self.start, self.end, self.recurrence)
-        _rule_errors("MaintenanceWindow", [(("end",), self.end, wrong)] if wrong else [])
+        _resource_errors(self, "maintenance_window")
         return self
 
 
@@ -239,32 +258,25 @@ class ClusterConfig(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> ClusterConfig:
-        problems: list[Problem] = []
-        if self.private_endpoint and not self.private_nodes:
-            problems.append((("privateEndpoint",), True, "a private endpoint needs privateNodes: true"))
-        if not self.authorized_networks:
-            problems.append(
-                (
-                    ("authorizedNetworks",),
-                    [],
-                    "list the networks that may reach the control plane (your VPN or CI ranges); to allow any address, list 0.0.0.0/0 and set allowAnyAddress: true",
-                )
-            )
-        if wrong := rules.authorized_networks(len(self.authorized_networks)):
-            problems.append((("authorizedNetworks",), "...", wrong))
-        for i, network in enumerate(self.authorized_networks):
-            if self.private_endpoint and (wrong := rules.private_endpoint_network(network.cidr_block)):
-                problems.append((("authorizedNetworks", i, "cidrBlock"), network.cidr_block, wrong))
-            elif network.cidr_block == ANY_ADDRESS and not self.allow_any_address:
-                problems.append(
-                    (
-                        ("authorizedNetworks", i, "cidrBlock"),
-                        ANY_ADDRESS,
-                        "opens the control plane to any address; narrow it, or set allowAnyAddress: true to accept that",
-                    )
-                )
-        _rule_errors("ClusterConfig", problems)
+        _resource_errors(self, "cluster")
+        _rule_errors("ClusterConfig", list(self._exposure()))
         return self
+
+    def _exposure(self) -> Iterator[Problem]:
+        """The stack file's own opt-in to an open control plane (allowAnyAddress)."""
+        if not self.authorized_networks:
+            yield Problem(
+                ("authorizedNetworks",),
+                [],
+                "list the networks that may reach the control plane (your VPN or CI ranges); to allow any address, list 0.0.0.0/0 and set allowAnyAddress: true",
+            )
+        for i, network in enumerate(self.authorized_networks):
+            if not self.private_endpoint and network.cidr_block == ANY_ADDRESS and not self.allow_any_address:
+                yield Problem(
+                    ("authorizedNetworks", i, "cidrBlock"),
+                    ANY_ADDRESS,
+                    "opens the control plane to any address; narrow it, or set allowAnyAddress: true to accept that",
+                )
 
     @property
     def open_to_any_address(self) -> bool:
@@ -278,9 +290,9 @@ class ExistingNetwork(Section):
     """The VPC's name."""
     subnetwork: str
     """The subnet's name."""
-    pods_range_name: str
+    pods_range_name: GcpName
     """The name of the subnet's secondary range for pods."""
-    services_range_name: str
+    services_range_name: GcpName
     """The name of the subnet's secondary range for Services."""
 
 
@@ -305,7 +317,7 @@ class NetworkConfig(Section):
         ranges = {"gpuNicCidr": self.gpu_nic_cidr}
         if self.existing is None:  # the primary ranges are ours only when we create the VPC
             ranges = {"subnetCidr": self.subnet_cidr, "podsCidr": self.pods_cidr, "servicesCidr": self.services_cidr, **ranges}
-        _rule_errors("NetworkConfig", [((key,), value, rule) for key, value, rule in rules.overlaps(ranges)])
+        _rule_errors("NetworkConfig", [Problem((key,), value, rule) for key, value, rule in rules.overlaps(ranges)])
         return self
 
 
@@ -329,10 +341,7 @@ class Autoscaling(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> Autoscaling:
-        _rule_errors(
-            "Autoscaling",
-            [(("minNodes",), self.min_nodes, wrong)] if (wrong := rules.min_max(self.min_nodes, self.max_nodes)) else [],
-        )
+        _resource_errors(self, "autoscaling")
         return self
 
 
@@ -349,7 +358,7 @@ class Reservation(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> Reservation:
-        _rule_errors("Reservation", [((key,), value, rule) for key, value, rule in rules.reservation(self.affinity, self.name, self.project)])
+        _resource_errors(self, "reservation")
         return self
 
 
@@ -358,18 +367,10 @@ class UpgradeSettings(Section):
 
     # The GKE API takes int32s (container v1 NodePool.UpgradeSettings max_surge, max_unavailable),
     # but a pool holds at most MAX_POOL_NODES nodes a zone: no more can surge or be unavailable.
-    max_surge: Annotated[int, Field(ge=0, le=MAX_POOL_NODES)] = 0
+    max_surge: Annotated[int, _bounded(rules.UPGRADE_NODES)] = 0
     """Nodes an upgrade may add beyond the pool's size; 0 asks for no capacity beyond the reservation."""
-    max_unavailable: Annotated[int, Field(ge=0, le=MAX_POOL_NODES)] = 1
+    max_unavailable: Annotated[int, _bounded(rules.UPGRADE_NODES)] = 1
     """Nodes an upgrade may take down at once."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> UpgradeSettings:
-        _rule_errors(
-            "UpgradeSettings",
-            [(("maxUnavailable",), 0, "maxSurge and maxUnavailable cannot both be 0")] if self.max_surge == 0 and self.max_unavailable == 0 else [],
-        )
-        return self
 
 
 GpuMachineName = Annotated[str, _rule(rules.gpu_machine)]
@@ -389,7 +390,7 @@ class GpuPoolConfig(Section):
     """A fixed size: the nodes of the whole pool, spread evenly over its zones; or set autoscaling."""
     autoscaling: Autoscaling | None = None
     """Autoscaler bounds instead of a fixed nodeCount."""
-    zones: list[str] | None = None
+    zones: list[ZoneId] | None = None
     """The zones of `gcp:region` the nodes go in; default: `[gcp:zone]`."""
     placement: Literal["auto", "compact", "none"] = "auto"
     """auto: compact where GKE allows it (see `compact`); compact: insist; none: no policy."""
@@ -455,61 +456,26 @@ class GpuPoolConfig(Section):
     def max_nodes(self) -> int:
         return self.autoscaling.max_nodes if self.autoscaling else (self.node_count or 0)
 
+    @property
+    def max_surge(self) -> int:
+        """The upgrade's surge, as the component's Args name it."""
+        return self.upgrade.max_surge
+
+    @property
+    def max_unavailable(self) -> int:
+        """The upgrade's unavailable nodes, as the component's Args name it."""
+        return self.upgrade.max_unavailable
+
     @model_validator(mode="after")
     def _rules(self) -> GpuPoolConfig:
-        problems: list[Problem] = []
-        if (self.node_count is None) == (self.autoscaling is None):
-            problems.append((("nodeCount",), self.node_count, "set exactly one of nodeCount (fixed size) and autoscaling"))
+        _resource_errors(
+            self, "gpu_pool", {("compact",): ("placement",), ("max_surge",): ("upgrade", "max_surge"), ("max_unavailable",): ("upgrade", "max_unavailable")}
+        )
         machine = catalog.MACHINES.get(self.machine_type)
-        if machine and self.gpudirect and self.gpudirect != machine.gpudirect.value:
-            problems.append((("gpudirect",), self.gpudirect, f"{machine.name} uses GPUDirect {machine.gpudirect.value!r}; the catalog fixes it"))
-        # An explicit compact placement, or the one an NVLink domain's workload policy always is.
-        if self.placement == "compact" or (machine and machine.accelerator_topology and self.compact):
-            if self.zones is not None and len(self.zones) != 1:
-                problems.append((("zones",), self.zones, "compact placement needs exactly one zone"))
-            if machine:
-                problems += [((key,), getattr(self, key), rule) for key, rule in rules.compact_placement(machine, self.provisioning, self.reservation.affinity)]
-        if self.dws and self.reservation.affinity != "none":
-            problems.append(
-                (("reservation", "affinity"), self.reservation.affinity, f"{self.provisioning} capacity cannot consume a reservation; set affinity: none")
+        if machine and self.gpudirect and self.gpudirect != machine.gpudirect.value:  # a key of the stack file only
+            _rule_errors(
+                "GpuPoolConfig", [Problem(("gpudirect",), self.gpudirect, f"{machine.name} uses GPUDirect {machine.gpudirect.value!r}; the catalog fixes it")]
             )
-        problems += [
-            (("provisioning",), self.provisioning, m)
-            for m in rules.queued_pool(
-                self.provisioning, self.autoscaling.min_nodes if self.autoscaling else None, "compact" if self.compact else self.placement
-            )
-        ]
-        if self.max_run_duration is not None and (message := rules.max_run_duration(self.provisioning, self.max_run_duration)):
-            problems.append((("maxRunDuration",), self.max_run_duration, message))
-        if machine and (wrong := rules.nvlink_placement(machine, self.compact)):
-            problems.append((("placement",), self.placement, wrong))
-        if machine:
-            problems += [
-                (tuple(key.split(".")), self.provisioning if key == "provisioning" else self.reservation.affinity, rule)
-                for key, rule in rules.reserved_capacity(machine, self.provisioning, self.reservation.affinity)
-            ]
-        if machine:
-            sizes: dict[tuple[str, ...], int | None] = {("nodeCount",): self.node_count}
-            if self.autoscaling:
-                sizes |= {("autoscaling", "minNodes"): self.autoscaling.min_nodes, ("autoscaling", "maxNodes"): self.autoscaling.max_nodes}
-            problems += [(key, n, wrong) for key, n in sizes.items() if n is not None and (wrong := rules.nvlink_domains(machine, n))]
-        if machine and machine.rdma_subnets and self.zones is not None and len(self.zones) != 1:
-            problems.append((("zones",), self.zones, f"{machine.name} needs exactly one zone: its RDMA VPC is bound to one zone's RoCE profile"))
-        if self.node_count and self.zones and (wrong := rules.nodes_per_zone(self.node_count, self.zones)):
-            problems.append((("nodeCount",), self.node_count, wrong))
-        if self.provisioning == "spot" and self.reservation.affinity != "none":
-            problems.append((("reservation", "affinity"), self.reservation.affinity, "spot nodes cannot consume a reservation; set affinity: none"))
-        if self.dws and self.autoscaling is None:
-            problems.append((("autoscaling",), None, f"{self.provisioning} provisioning needs autoscaling"))
-        if self.node_count is not None and self.node_count > 0 and self.upgrade.max_unavailable >= self.node_count > 1:
-            problems.append(
-                (
-                    ("upgrade", "maxUnavailable"),
-                    self.upgrade.max_unavailable,
-                    f"must be less than nodeCount ({self.node_count}) so an upgrade never takes the whole pool down",
-                )
-            )
-        _rule_errors("GpuPoolConfig", problems)
         return self
 
 
@@ -522,17 +488,14 @@ class CpuPoolConfig(Section):
     """The CPU machine type, one of the catalog's (core/catalog.py)."""
     node_count: Annotated[int, _bounded(rules.CPU_NODE_COUNT)] = 2
     """The nodes of the whole pool, spread evenly over its zones."""
-    zones: list[str] | None = None
+    zones: list[ZoneId] | None = None
     """The zones of `gcp:region` the nodes go in; default: the first GPU pool's zones."""
     boot_disk_gb: Annotated[int, _bounded(rules.CPU_BOOT_DISK_GB)] = CPU_BOOT_DISK_GB
     """The nodes' boot disk size in GB."""
 
     @model_validator(mode="after")
     def _rules(self) -> CpuPoolConfig:
-        _rule_errors(
-            "CpuPoolConfig",
-            [(("nodeCount",), self.node_count, wrong)] if self.zones and (wrong := rules.nodes_per_zone(self.node_count, self.zones)) else [],
-        )
+        _resource_errors(self, "cpu_pool")
         return self
 
 
@@ -552,10 +515,7 @@ class BucketConfig(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> BucketConfig:
-        _rule_errors(
-            "BucketConfig",
-            [(("uniformAccess",), False, rules.HNS_NEEDS_UNIFORM_ACCESS)] if self.hierarchical_namespace and not self.uniform_access else [],
-        )
+        _resource_errors(self, "bucket")
         return self
 
 
@@ -564,15 +524,14 @@ class FilestoreConfig(Section):
 
     tier: Literal["BASIC_HDD", "BASIC_SSD", "ZONAL", "REGIONAL", "ENTERPRISE"] = "ZONAL"
     """The Filestore service tier."""
-    capacity_gib: Annotated[int, Field(ge=1)] = 1024
+    capacity_gib: Annotated[int, _bounded(rules.POSITIVE)] = 1024
     """The share's size in GiB."""
     share_name: Annotated[str, _rule(rules.SHARE_NAME)] = "share1"
     """The file share's name."""
 
     @model_validator(mode="after")
     def _rules(self) -> FilestoreConfig:
-        wrong = rules.filestore_capacity(self.tier, self.capacity_gib)
-        _rule_errors("FilestoreConfig", [(("capacityGib",), self.capacity_gib, wrong)] if wrong else [])
+        _resource_errors(self, "filestore")
         return self
 
 
@@ -588,7 +547,7 @@ class NfsConfig(Section):
 class LustreConfig(Section):
     """A Managed Lustre instance in the first GPU pool's zone, on the cluster's VPC."""
 
-    capacity_gib: int = 9000
+    capacity_gib: Annotated[int, _bounded(rules.POSITIVE)] = 9000
     """The instance's size in GiB; it cannot shrink."""
     throughput: Annotated[int, _rule(rules.lustre_throughput)] = 1000
     """Per-unit storage throughput, MB/s per TiB: the instance's tier, fixed at creation."""
@@ -597,8 +556,7 @@ class LustreConfig(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> LustreConfig:
-        wrong = rules.lustre_capacity(self.throughput, self.capacity_gib)
-        _rule_errors("LustreConfig", [(("capacityGib",), self.capacity_gib, wrong)] if wrong else [])
+        _resource_errors(self, "lustre")
         return self
 
 
@@ -627,7 +585,7 @@ class StorageConfig(Section):
         problems: list[Problem] = []
         for kind, block in (("gcs", "bucket"), ("filestore", "filestore"), ("nfs", "nfs"), ("lustre", "lustre")):
             if kind != self.kind and getattr(self, block) is not None:
-                problems.append(((block,), "...", f"is used only with kind {kind!r}, not {self.kind!r}"))
+                problems.append(Problem((block,), "...", f"is used only with kind {kind!r}, not {self.kind!r}"))
         _rule_errors("StorageConfig", problems)
         return self
 
@@ -668,21 +626,13 @@ class BuildConfig(Section):
     """The image's name in the repository."""
     tag: Annotated[str, _rule(rules.IMAGE_TAG)]
     """The tag the build pushes."""
-    machine_type: CpuMachineName = "e2-highcpu-32"
+    machine_type: Annotated[str, _rule(rules.cloud_build_machine)] = "e2-highcpu-32"
     """The Cloud Build machine type."""
     timeout: Duration = "2h"
     """The build's timeout."""
     ngc_api_key_secret: Annotated[str, _rule(rules.SECRET_ID)] | None = None
     """A Secret Manager secret in the stack's project holding an NGC API key: the build logs in to
     nvcr.io with it before building (needed for a base in NGC's early-access organization)."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> BuildConfig:
-        _rule_errors(
-            "BuildConfig",
-            [(("machineType",), self.machine_type, wrong)] if (wrong := rules.cloud_build_machine(self.machine_type)) else [],
-        )
-        return self
 
 
 class ImageConfig(Section):
@@ -705,7 +655,7 @@ class ImageConfig(Section):
     def _rules(self) -> ImageConfig:
         _rule_errors(
             "ImageConfig",
-            [(("build",), None, "set exactly one of build (a Cloud Build from a context) and prebuilt (an image reference)")]
+            [Problem(("build",), None, "set exactly one of build (a Cloud Build from a context) and prebuilt (an image reference)")]
             if (self.build is None) == (self.prebuilt is None)
             else [],
         )
@@ -717,28 +667,23 @@ class Requeuing(Section):
 
     timestamp: Literal["Eviction", "Creation"] = "Eviction"
     """What the requeuing backoff counts from: the eviction or the job's creation."""
-    backoff_limit_count: Annotated[int, Field(ge=0)] | None = None
+    backoff_limit_count: Annotated[int, _bounded(rules.NON_NEGATIVE)] | None = None
     """Requeues before the job is deactivated; unset: requeue forever."""
-    backoff_base_seconds: Annotated[int, Field(ge=1)] = 60
+    backoff_base_seconds: Annotated[int, _bounded(rules.POSITIVE)] = 60
     """The first requeue's backoff in seconds, doubled at each requeue."""
-    backoff_max_seconds: Annotated[int, Field(ge=1)] = 3600
+    backoff_max_seconds: Annotated[int, _bounded(rules.POSITIVE)] = 3600
     """The longest backoff in seconds."""
 
     @model_validator(mode="after")
     def _rules(self) -> Requeuing:
-        _rule_errors(
-            "Requeuing",
-            [(("backoffMaxSeconds",), self.backoff_max_seconds, wrong)]
-            if (wrong := rules.at_least(self.backoff_max_seconds, self.backoff_base_seconds, "backoffBaseSeconds"))
-            else [],
-        )
+        _resource_errors(self, "requeuing")
         return self
 
 
 class WaitForPodsReady(Section):
     """Kueue all-or-nothing admission (config.kueue.x-k8s.io/v1beta2 `waitForPodsReady`)."""
 
-    timeout: Duration = "10m"
+    timeout: Annotated[Duration, _rule(rules.positive_duration)] = "10m"
     """How long an admitted job may take to get all its pods ready before Kueue evicts and requeues it;
     unset on a stack whose pools scale up for a job, it is raised to the scale-up budget (30m)."""
     recovery_timeout: Duration | None = None
@@ -748,14 +693,6 @@ class WaitForPodsReady(Section):
     """Admit nothing else while a job's pods get ready, so two large jobs never hold half the nodes each."""
     requeuing_strategy: Requeuing = Requeuing()
     """How an evicted job is requeued."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> WaitForPodsReady:
-        _rule_errors(
-            "WaitForPodsReady",
-            [(("timeout",), self.timeout, wrong)] if (wrong := rules.positive_duration(self.timeout)) else [],
-        )
-        return self
 
 
 def _always_on(value: Any) -> Any:
@@ -771,7 +708,7 @@ class PriorityClass(Section):
 
     name: K8sName
     """The class's name, as a job's priorityClass names it."""
-    value: Annotated[int, Field(ge=-INT32_MAX - 1, le=INT32_MAX)]
+    value: Annotated[int, _bounded(rules.INT32)]
     """Its priority (a WorkloadPriorityClass value is an int32); a higher one preempts a lower in the
     queue."""
     description: str = ""
@@ -800,13 +737,7 @@ class KueueConfig(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> KueueConfig:
-        seen: set[str] = set()
-        problems: list[Problem] = []
-        for i, priority_class in enumerate(self.priority_classes):
-            if priority_class.name in seen:
-                problems.append((("priorityClasses", i, "name"), priority_class.name, rules.duplicate("priority class")))
-            seen.add(priority_class.name)
-        _rule_errors("KueueConfig", problems)
+        _resource_errors(self, "kueue")
         return self
 
 
@@ -833,7 +764,9 @@ class Profiling(Section):
     def _rules(self) -> Profiling:
         _rule_errors(
             "Profiling",
-            [(("endStep",), self.end_step, f"must be greater than startStep ({self.start_step})")] if self.enabled and self.end_step <= self.start_step else [],
+            [Problem(("endStep",), self.end_step, f"must be greater than startStep ({self.start_step})")]
+            if self.enabled and self.end_step <= self.start_step
+            else [],
         )
         return self
 
@@ -898,9 +831,9 @@ class Parallelism(Section):
     def _rules(self) -> Parallelism:
         problems: list[Problem] = []
         if self.virtual_pipeline is not None and self.pipeline == 1:
-            problems.append((("virtualPipeline",), self.virtual_pipeline, "interleaving needs pipeline > 1"))
+            problems.append(Problem(("virtualPipeline",), self.virtual_pipeline, "interleaving needs pipeline > 1"))
         if self.sequence_parallel and self.tensor == 1:
-            problems.append((("sequenceParallel",), True, "sequence parallelism needs tensor > 1"))
+            problems.append(Problem(("sequenceParallel",), True, "sequence parallelism needs tensor > 1"))
         _rule_errors("Parallelism", problems)
         return self
 
@@ -1001,14 +934,14 @@ class WorkloadConfig(Section):
     def _rules(self) -> WorkloadConfig:
         problems: list[Problem] = []
         if self.checkpoint_interval is not None and self.checkpoint_interval > self.steps:
-            problems.append((("checkpointInterval",), self.checkpoint_interval, f"must not exceed steps ({self.steps})"))
+            problems.append(Problem(("checkpointInterval",), self.checkpoint_interval, f"must not exceed steps ({self.steps})"))
         if self.profiling.enabled and self.profiling.end_step > self.steps:
-            problems.append((("profiling", "endStep"), self.profiling.end_step, f"must not exceed steps ({self.steps})"))
+            problems.append(Problem(("profiling", "endStep"), self.profiling.end_step, f"must not exceed steps ({self.steps})"))
         for i, override in enumerate(self.overrides):
             if "=" not in override:
-                problems.append((("overrides", i), override, "must be key=value"))
+                problems.append(Problem(("overrides", i), override, "must be key=value"))
         if self.resiliency.enabled and self.controller != "jobset":
-            problems.append((("controller",), self.controller, "the resiliency supervisor acts on JobSets; use controller: jobset"))
+            problems.append(Problem(("controller",), self.controller, "the resiliency supervisor acts on JobSets; use controller: jobset"))
         _rule_errors("WorkloadConfig", problems)
         return self
 
@@ -1030,10 +963,12 @@ class WorkloadConfig(Section):
         problems: list[Problem] = []
         per_replica = self.nodes_per_data_parallel_replica
         if self.nodes % per_replica:
-            problems.append((("resiliency", "nodesPerDataParallelReplica"), per_replica, f"must divide nodes ({self.nodes}) into whole data-parallel replicas"))
+            problems.append(
+                Problem(("resiliency", "nodesPerDataParallelReplica"), per_replica, f"must divide nodes ({self.nodes}) into whole data-parallel replicas")
+            )
         elif resiliency.min_data_parallel_replicas > self.nodes // per_replica:
             problems.append(
-                (
+                Problem(
                     ("resiliency", "minDataParallelReplicas"),
                     resiliency.min_data_parallel_replicas,
                     f"must not exceed the {self.nodes // per_replica} replicas {self.nodes} nodes hold",
@@ -1109,95 +1044,28 @@ class StackConfig(BaseModel):
         return self
 
     def _problems(self) -> Iterator[Problem]:
-        if wrong := rules.cluster_zone(self.region, self.zone, "gcp:region"):
-            yield ("gcp:zone",), self.zone, wrong
-        if (self.single_pool is None) == (self.pool_list is None):
-            yield ("trainstack:gpuPool",), None, "set exactly one of trainstack:gpuPool (one pool) and trainstack:gpuPools (a list)"
-            return
-        yield from self._pool_problems()
-        for i, pool in enumerate(self.pools):
-            if pool.machine_type in catalog.MACHINES and (wrong := rules.gke_minor(pool.machine, self.cluster.version_prefix)):
-                yield ("trainstack:cluster", "versionPrefix"), self.cluster.version_prefix, f"{wrong} ({key_path((*self.pool_key(i), 'machineType'))})"
-                break
-        for section, zones in (*((self.pool_key(i), p.zones) for i, p in enumerate(self.pools)), (("trainstack:cpuPool",), self.cpu_pool.zones)):
-            for i, zone in enumerate(zones or []):
-                if wrong := rules.cluster_zone(self.region, zone, "gcp:region"):
-                    yield (*section, "zones", i), zone, wrong
-        for i, pool in enumerate(self.pools):
-            keys = [(*self.pool_key(i), "zones", j) for j in range(len(pool.zones))] if pool.zones else [("gcp:zone",)]
-            for key, zone in zip(keys, pool.zones or [self.zone], strict=True):
-                if not rules.cluster_zone(self.region, zone) and (wrong := rules.machine_zone(pool.machine_type, zone)):
-                    yield key, zone, f"cannot hold {key_path(self.pool_key(i))}.machineType: {wrong}"
-        if self.cpu_pool.zones is None and self.cpu_pool.node_count % len(self.gpu_zones):
-            yield (
-                ("trainstack:cpuPool", "nodeCount"),
-                self.cpu_pool.node_count,
-                f"must be a multiple of the number of zones it inherits from the GPU pool ({len(self.gpu_zones)}); set trainstack:cpuPool.zones or change nodeCount",
-            )
-        if self.storage.kind == "nfs" and self.gpu_zones[0] not in self.cpu_zones:
-            yield (
-                ("trainstack:cpuPool", "zones"),
-                self.cpu_zones,
-                f"must include {self.gpu_zones[0]}, the zone of the NFS server's disk, or the server cannot start",
-            )
-        yield from self._range_problems()
-        wait = self.kueue.wait_for_pods_ready
-        if self._waiting_pools and "timeout" in wait.model_fields_set and (wrong := rules.pods_ready_budget(wait.timeout, self._waiting_pools)):
-            yield ("trainstack:kueue", "waitForPodsReady", "timeout"), wait.timeout, wrong
-        if self.storage.kind == "lustre" and (wrong := rules.lustre_gke_version(self.cluster.version_prefix)):
-            yield ("trainstack:cluster", "versionPrefix"), self.cluster.version_prefix, f"{wrong} (trainstack:storage.kind lustre)"
-        if self.storage.kind == "lustre" and self.network.existing is not None:
-            yield (
-                ("trainstack:storage", "kind"),
-                "lustre",
-                "Managed Lustre peers with the stack's own VPC (private services access made here); with trainstack:network.existing, mount your instance through trainstack:platform.existingCluster",
-            )
-        bucket = self.storage.bucket
-        if self.storage.kind == "gcs" and bucket and bucket.location and bucket.hierarchical_namespace and bucket.location.lower() != self.region:
-            yield (
-                ("trainstack:storage", "bucket", "location"),
-                bucket.location,
-                f"a hierarchical-namespace bucket must be in the cluster's region ({self.region})",
-            )
-        if self.workload is not None:
-            queue = self.queue_of(self.workload.queue)
-            if queue is None:
-                yield ("trainstack:workload", "queue"), self.workload.queue, f"is not a queue of this stack ({', '.join(q.local_queue for q in self.queues)})"
-                return
-            first = queue.pools[0]
-            first_key = key_path(self.pool_key(self.pools.index(first)))
-            topology = (
-                f"{first.machine_type} nodes carry no GKE topology labels"
-                if not first.machine.topology_labels
-                else f"{first_key}.autoscaling: an autoscaled pool has no nodes to place on"
-            )
-            sources = {"nodes": first_key, "machine": f"{first_key}.machineType", "storage": "trainstack:storage.kind", "topology": topology}
-            yield from workload_problems(self.workload, queue.machine, queue.max_nodes, self.storage.kind, queue.topology_aware, sources)
-            yield from priority_problems(self.workload, [pc.name for pc in self.kueue.priority_classes], "trainstack:kueue.priorityClasses")
-
-    def _range_problems(self) -> Iterator[Problem]:
-        """Address ranges against each other and against the nodes the pools may have."""
-        network, master = self.network, ("trainstack:cluster", "masterIpv4Cidr")
-        nodes = sum(p.max_nodes for p in self.pools) + self.cpu_pool.node_count
-        if network.existing is None:  # the primary ranges are ours only when we create the VPC
-            ranges = {"subnetCidr": network.subnet_cidr, "podsCidr": network.pods_cidr, "servicesCidr": network.services_cidr}
-            for key, value, rule in rules.overlaps({**ranges, "master": self.cluster.master_ipv4_cidr}):
-                if key == "master":  # the network's own overlaps are trainstack:network's rule
-                    yield master, value, rule.replace("overlaps ", "overlaps trainstack:network.")
-            if wrong := rules.pods_range_fits(network.pods_cidr, nodes):
-                yield ("trainstack:network", "podsCidr"), network.pods_cidr, wrong
-            if wrong := rules.subnet_fits(ipaddress.IPv4Network(network.subnet_cidr).prefixlen, nodes):
-                yield ("trainstack:network", "subnetCidr"), network.subnet_cidr, wrong
-        for family in self.nic_families:  # a family's pools share its NIC subnets
-            pools = [(i, p) for i, p in enumerate(self.pools) if p.machine_type == family.machine.name]
-            family_nodes = sum(p.max_nodes for _, p in pools)
-            if wrong := rules.subnet_fits(rules.NIC_SUBNET_PREFIX, family_nodes, f"the {family.machine.name} pools'"):
-                i, first = pools[0]
-                yield (
-                    (*self.pool_key(i), "nodeCount" if first.node_count else "autoscaling"),
-                    family_nodes,
-                    f"each GPU NIC subnet (a /24) {wrong.replace('; widen it', '')}",
-                )
+        """The stack rules: each independent of the others, in any order."""
+        yield from stack_zone_in_region(self)
+        yield from stack_one_pool_key(self)
+        yield from stack_pool_names(self)
+        yield from stack_nic_families(self)
+        yield from stack_driver_installer(self)
+        yield from stack_queue_names(self)
+        yield from stack_gke_minor(self)
+        yield from stack_pool_zones_in_region(self)
+        yield from stack_machine_zones(self)
+        yield from stack_cpu_pool_inherited_zones(self)
+        yield from stack_nfs_zone(self)
+        yield from stack_master_range(self)
+        yield from stack_node_ranges(self)
+        yield from stack_nic_subnets(self)
+        yield from stack_pods_ready_budget(self)
+        yield from stack_lustre_version(self)
+        yield from stack_lustre_network(self)
+        yield from stack_hns_bucket_region(self)
+        yield from stack_workload_queue(self)
+        yield from stack_workload_on_its_queue(self)
+        yield from stack_workload_priority(self)
 
     def warnings(self) -> list[str]:
         """What `validate` reports without refusing: each zone of the GPU and CPU pools (and
@@ -1218,34 +1086,6 @@ class StackConfig(BaseModel):
     def workload_namespace(self) -> str:
         """Where workloads run: the workload's namespace, or `default` on a platform-only stack."""
         return self.workload.namespace if self.workload else "default"
-
-    def _pool_problems(self) -> Iterator[Problem]:
-        """Rules between the GPU pools: names, NIC families, driver installers, queues."""
-        seen: dict[str, int] = {}
-        for i, pool in enumerate(self.pools):
-            if pool.name in seen or pool.name == self.cpu_pool.name:
-                yield (*self.pool_key(i), "name"), pool.name, "must differ from every other node pool's name"
-            seen.setdefault(pool.name, i)
-        stacks: dict[str, str] = {}
-        for pool in self.pools:
-            if pool.machine_type in catalog.MACHINES and pool.machine.extra_nics:
-                other = stacks.setdefault(pool.machine.gpudirect.value, pool.machine_type)
-                if other != pool.machine_type:
-                    yield (
-                        ("trainstack:gpuPools",),
-                        [other, pool.machine_type],
-                        f"two machine types with GPUDirect {pool.machine.gpudirect.value} on one cluster: their NIC networks would share names",
-                    )
-        drivers = sorted({p.machine.accelerator for p in self.pools if p.gpu_driver == "daemonset" and p.machine_type in catalog.MACHINES})
-        if len(drivers) > 1:
-            yield ("trainstack:gpuPools",), drivers, "gpuDriver daemonset on one accelerator per cluster: the installer DaemonSet is one per cluster"
-        names = [q.local_queue for q in self.queues]
-        for name in {n for n in names if names.count(n) > 1}:
-            yield (
-                ("trainstack:kueue", "localQueue"),
-                name,
-                "two machine types would share this queue; each machine type has a queue of its own (set trainstack:kueue.localQueue)",
-            )
 
     @property
     def _waiting_pools(self) -> list[str]:
@@ -1332,6 +1172,210 @@ class StackConfig(BaseModel):
         return self.kueue.cluster_queue or self.local_queue
 
 
+# ---------------------------------------------------------------------------------------------
+# Stack rules: the rules between a stack's sections (zones in the region, address ranges, NIC
+# families, queues, the workload against its pool), which only the stack file has; each section's
+# own rules are its resource's (core/resource_rules.py). Each is independent of the others.
+
+
+def stack_zone_in_region(config: StackConfig) -> Iterator[Problem]:
+    """gcp:zone is a zone of gcp:region."""
+    if wrong := rules.cluster_zone(config.region, config.zone, "gcp:region"):
+        yield Problem(("gcp:zone",), config.zone, wrong)
+
+
+def stack_one_pool_key(config: StackConfig) -> Iterator[Problem]:
+    """One GPU pool key: gpuPool or gpuPools."""
+    if (config.single_pool is None) == (config.pool_list is None):
+        yield Problem(("trainstack:gpuPool",), None, "set exactly one of trainstack:gpuPool (one pool) and trainstack:gpuPools (a list)")
+
+
+def stack_pool_names(config: StackConfig) -> Iterator[Problem]:
+    """Node pool names are unique in the cluster."""
+    seen: set[str] = set()
+    for i, pool in enumerate(config.pools):
+        if pool.name in seen or pool.name == config.cpu_pool.name:
+            yield Problem((*config.pool_key(i), "name"), pool.name, "must differ from every other node pool's name")
+        seen.add(pool.name)
+
+
+def stack_nic_families(config: StackConfig) -> Iterator[Problem]:
+    """One machine type of each GPUDirect stack with extra NICs: their NIC networks share names."""
+    stacks: dict[str, str] = {}
+    for pool in config.pools:
+        if pool.machine.extra_nics:
+            other = stacks.setdefault(pool.machine.gpudirect.value, pool.machine_type)
+            if other != pool.machine_type:
+                yield Problem(
+                    ("trainstack:gpuPools",),
+                    [other, pool.machine_type],
+                    f"two machine types with GPUDirect {pool.machine.gpudirect.value} on one cluster: their NIC networks would share names",
+                )
+
+
+def stack_driver_installer(config: StackConfig) -> Iterator[Problem]:
+    """The driver installer DaemonSet is one per cluster, for one accelerator."""
+    drivers = sorted({p.machine.accelerator for p in config.pools if p.gpu_driver == "daemonset"})
+    if len(drivers) > 1:
+        yield Problem(("trainstack:gpuPools",), drivers, "gpuDriver daemonset on one accelerator per cluster: the installer DaemonSet is one per cluster")
+
+
+def stack_queue_names(config: StackConfig) -> Iterator[Problem]:
+    """Each machine type has a queue of its own."""
+    names = [q.local_queue for q in config.queues] if config.pools else []
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        yield Problem(
+            ("trainstack:kueue", "localQueue"),
+            name,
+            "two machine types would share this queue; each machine type has a queue of its own (set trainstack:kueue.localQueue)",
+        )
+
+
+def stack_gke_minor(config: StackConfig) -> Iterator[Problem]:
+    """The cluster's version is one every pool's machine runs on (the first pool that needs more)."""
+    for i, pool in enumerate(config.pools):
+        if wrong := rules.gke_minor(pool.machine, config.cluster.version_prefix):
+            yield Problem(("trainstack:cluster", "versionPrefix"), config.cluster.version_prefix, f"{wrong} ({key_path((*config.pool_key(i), 'machineType'))})")
+            break
+
+
+def stack_pool_zones_in_region(config: StackConfig) -> Iterator[Problem]:
+    """Every pool's zones are zones of gcp:region."""
+    for section, zones in (*((config.pool_key(i), p.zones) for i, p in enumerate(config.pools)), (("trainstack:cpuPool",), config.cpu_pool.zones)):
+        for i, zone in enumerate(zones or []):
+            if wrong := rules.cluster_zone(config.region, zone, "gcp:region"):
+                yield Problem((*section, "zones", i), zone, wrong)
+
+
+def stack_machine_zones(config: StackConfig) -> Iterator[Problem]:
+    """Every GPU pool's zones offer its machine (rules.machine_zone)."""
+    for i, pool in enumerate(config.pools):
+        keys: list[tuple[str | int, ...]] = [(*config.pool_key(i), "zones", j) for j in range(len(pool.zones))] if pool.zones else [("gcp:zone",)]
+        for key, zone in zip(keys, pool.zones or [config.zone], strict=True):
+            if not rules.cluster_zone(config.region, zone) and (wrong := rules.machine_zone(pool.machine_type, zone)):
+                yield Problem(key, zone, f"cannot hold {key_path(config.pool_key(i))}.machineType: {wrong}")
+
+
+def stack_cpu_pool_inherited_zones(config: StackConfig) -> Iterator[Problem]:
+    """A CPU pool without zones of its own takes the first GPU pool's, and divides over them."""
+    if config.pools and config.cpu_pool.zones is None and config.cpu_pool.node_count % len(config.gpu_zones):
+        yield Problem(
+            ("trainstack:cpuPool", "nodeCount"),
+            config.cpu_pool.node_count,
+            f"must be a multiple of the number of zones it inherits from the GPU pool ({len(config.gpu_zones)}); set trainstack:cpuPool.zones or change nodeCount",
+        )
+
+
+def stack_nfs_zone(config: StackConfig) -> Iterator[Problem]:
+    """The NFS server runs on the CPU pool, in its disk's zone."""
+    if config.pools and config.storage.kind == "nfs" and config.gpu_zones[0] not in config.cpu_zones:
+        yield Problem(
+            ("trainstack:cpuPool", "zones"),
+            config.cpu_zones,
+            f"must include {config.gpu_zones[0]}, the zone of the NFS server's disk, or the server cannot start",
+        )
+
+
+def stack_master_range(config: StackConfig) -> Iterator[Problem]:
+    """The control plane's range overlaps none of the VPC's ranges the stack makes (the network's
+    own overlaps are trainstack:network's rule)."""
+    network = config.network
+    if network.existing is None:  # the primary ranges are ours only when we create the VPC
+        ranges = {"subnetCidr": network.subnet_cidr, "podsCidr": network.pods_cidr, "servicesCidr": network.services_cidr}
+        for key, value, rule in rules.overlaps({**ranges, "master": config.cluster.master_ipv4_cidr}):
+            if key == "master":
+                yield Problem(("trainstack:cluster", "masterIpv4Cidr"), value, rule.replace("overlaps ", "overlaps trainstack:network."))
+
+
+def stack_node_ranges(config: StackConfig) -> Iterator[Problem]:
+    """The ranges the stack makes hold every node the pools may have."""
+    network = config.network
+    nodes = sum(p.max_nodes for p in config.pools) + config.cpu_pool.node_count
+    if network.existing is None:
+        if wrong := rules.pods_range_fits(network.pods_cidr, nodes):
+            yield Problem(("trainstack:network", "podsCidr"), network.pods_cidr, wrong)
+        if wrong := rules.subnet_fits(ipaddress.IPv4Network(network.subnet_cidr).prefixlen, nodes):
+            yield Problem(("trainstack:network", "subnetCidr"), network.subnet_cidr, wrong)
+
+
+def stack_nic_subnets(config: StackConfig) -> Iterator[Problem]:
+    """A NIC family's pools share its NIC subnets (/24s), which hold all their nodes."""
+    for family in config.nic_families:
+        pools = [(i, p) for i, p in enumerate(config.pools) if p.machine_type == family.machine.name]
+        family_nodes = sum(p.max_nodes for _, p in pools)
+        if wrong := rules.subnet_fits(rules.NIC_SUBNET_PREFIX, family_nodes, f"the {family.machine.name} pools'"):
+            i, first = pools[0]
+            yield Problem(
+                (*config.pool_key(i), "nodeCount" if first.node_count else "autoscaling"),
+                family_nodes,
+                f"each GPU NIC subnet (a /24) {wrong.replace('; widen it', '')}",
+            )
+
+
+def stack_pods_ready_budget(config: StackConfig) -> Iterator[Problem]:
+    """Kueue's waitForPodsReady timeout, as written, holds a pool's scale-up."""
+    wait = config.kueue.wait_for_pods_ready
+    if config._waiting_pools and "timeout" in wait.model_fields_set and (wrong := rules.pods_ready_budget(wait.timeout, config._waiting_pools)):
+        yield Problem(("trainstack:kueue", "waitForPodsReady", "timeout"), wait.timeout, wrong)
+
+
+def stack_lustre_version(config: StackConfig) -> Iterator[Problem]:
+    """Managed Lustre needs a cluster version its port-988 driver runs on."""
+    if config.storage.kind == "lustre" and (wrong := rules.lustre_gke_version(config.cluster.version_prefix)):
+        yield Problem(("trainstack:cluster", "versionPrefix"), config.cluster.version_prefix, f"{wrong} (trainstack:storage.kind lustre)")
+
+
+def stack_lustre_network(config: StackConfig) -> Iterator[Problem]:
+    """Managed Lustre peers with the stack's own VPC."""
+    if config.storage.kind == "lustre" and config.network.existing is not None:
+        yield Problem(
+            ("trainstack:storage", "kind"),
+            "lustre",
+            "Managed Lustre peers with the stack's own VPC (private services access made here); with trainstack:network.existing, mount your instance through trainstack:platform.existingCluster",
+        )
+
+
+def stack_hns_bucket_region(config: StackConfig) -> Iterator[Problem]:
+    """A hierarchical-namespace bucket is in the cluster's region."""
+    bucket = config.storage.bucket
+    if config.storage.kind == "gcs" and bucket and bucket.location and bucket.hierarchical_namespace and bucket.location.lower() != config.region:
+        yield Problem(
+            ("trainstack:storage", "bucket", "location"),
+            bucket.location,
+            f"a hierarchical-namespace bucket must be in the cluster's region ({config.region})",
+        )
+
+
+def stack_workload_queue(config: StackConfig) -> Iterator[Problem]:
+    """The workload's queue is one of the stack's."""
+    if config.workload is not None and config.pools and config.queue_of(config.workload.queue) is None:
+        yield Problem(
+            ("trainstack:workload", "queue"), config.workload.queue, f"is not a queue of this stack ({', '.join(q.local_queue for q in config.queues)})"
+        )
+
+
+def stack_workload_on_its_queue(config: StackConfig) -> Iterator[Problem]:
+    """The workload fits the machines, nodes, storage and topology of its queue's pools."""
+    queue = config.queue_of(config.workload.queue) if config.workload is not None and config.pools else None
+    if config.workload is None or queue is None:
+        return
+    first = queue.pools[0]
+    first_key = key_path(config.pool_key(config.pools.index(first)))
+    topology = (
+        f"{first.machine_type} nodes carry no GKE topology labels"
+        if not first.machine.topology_labels
+        else f"{first_key}.autoscaling: an autoscaled pool has no nodes to place on"
+    )
+    sources = {"nodes": first_key, "machine": f"{first_key}.machineType", "storage": "trainstack:storage.kind", "topology": topology}
+    yield from workload_problems(config.workload, queue.machine, queue.max_nodes, config.storage.kind, queue.topology_aware, sources)
+
+
+def stack_workload_priority(config: StackConfig) -> Iterator[Problem]:
+    """The workload's priority class is one the platform defines."""
+    if config.workload is not None:
+        yield from priority_problems(config.workload, [pc.name for pc in config.kueue.priority_classes], "trainstack:kueue.priorityClasses")
+
+
 @dataclass(frozen=True)
 class NicFamily:
     """A GPU machine's extra NICs on one cluster: `prefix` starts their Network names."""
@@ -1368,7 +1412,7 @@ class Queue:
 def priority_problems(workload: WorkloadConfig, known: list[str], source: str) -> Iterator[Problem]:
     """The workload's priority class, unless the platform's Kueue has it."""
     if workload.priority_class is not None and workload.priority_class not in known:
-        yield (
+        yield Problem(
             ("trainstack:workload", "priorityClass"),
             workload.priority_class,
             f"is not a priority class of the platform ({source}: {', '.join(known) or 'none'})",
@@ -1387,31 +1431,31 @@ def workload_problems(
     where the pool's `nodes`, `machine`, `storage` and `topology` come from, as the user wrote
     them (`trainstack:gpuPool`, `trainstack:platform.existingCluster.nodeCount`, a platform stack)."""
     if workload.topology is not None and "topology" in workload.model_fields_set and not topology_aware:
-        yield (
+        yield Problem(
             ("trainstack:workload", "topology"),
             workload.topology.level,
             f"the queue has no Topology Aware Scheduling ({sources['topology']}), so Kueue would never admit a job asking for a topology; set topology: null",
         )
     if workload.topology is not None and (wrong := rules.topology_admissible(workload.topology.mode, workload.topology.level, workload.nodes)):
-        yield ("trainstack:workload", "topology", "mode"), workload.topology.mode, wrong
+        yield Problem(("trainstack:workload", "topology", "mode"), workload.topology.mode, wrong)
     if workload.nodes > max_nodes:
-        yield ("trainstack:workload", "nodes"), workload.nodes, f"exceeds the GPU pool's maximum of {max_nodes} nodes ({sources['nodes']})"
+        yield Problem(("trainstack:workload", "nodes"), workload.nodes, f"exceeds the GPU pool's maximum of {max_nodes} nodes ({sources['nodes']})")
     else:
         for loc, value, rule in workload.replica_problems():
-            yield ("trainstack:workload", *loc), value, rule
+            yield Problem(("trainstack:workload", *loc), value, rule)
     gpu = machine.gpu
     if workload.precision not in gpu.peak_tflops and workload.precision != "fp32":
-        yield (
+        yield Problem(
             ("trainstack:workload", "precision"),
             workload.precision,
             f"{machine.name} ({gpu.name}) has no {workload.precision} tensor cores ({sources['machine']})",
         )
     if workload.resiliency.enabled and workload.framework != "nemo2":
-        yield ("trainstack:workload", "resiliency", "enabled"), True, "the resiliency supervisor drives NeMo 2.0 jobs only (framework: nemo2)"
+        yield Problem(("trainstack:workload", "resiliency", "enabled"), True, "the resiliency supervisor drives NeMo 2.0 jobs only (framework: nemo2)")
     elif workload.resiliency.enabled and (wrong := rules.host_monitor_reachable(machine)):
-        yield ("trainstack:workload", "resiliency", "enabled"), True, f"{wrong} ({sources['machine']})"
+        yield Problem(("trainstack:workload", "resiliency", "enabled"), True, f"{wrong} ({sources['machine']})")
     if workload.tensorboard and storage_kind == "gcs":
-        yield (
+        yield Problem(
             ("trainstack:workload", "tensorboard"),
             True,
             f"TensorBoard reads the shared file system; it needs storage kind filestore or nfs ({sources['storage']})",
@@ -1474,7 +1518,7 @@ class ExistingCluster(Section):
     @model_validator(mode="after")
     def _rules(self) -> ExistingCluster:
         wrong = rules.cluster_zone(self.location, self.zone)
-        _rule_errors("ExistingCluster", [(("zone",), self.zone, wrong)] if wrong else [])
+        _rule_errors("ExistingCluster", [Problem(("zone",), self.zone, wrong)] if wrong else [])
         return self
 
 
@@ -1490,7 +1534,7 @@ class PlatformRef(Section):
     def _rules(self) -> PlatformRef:
         _rule_errors(
             "PlatformRef",
-            [(("stack",), self.stack, "set exactly one of stack (a trainstack platform stack) and existingCluster")]
+            [Problem(("stack",), self.stack, "set exactly one of stack (a trainstack platform stack) and existingCluster")]
             if (self.stack is None) == (self.existing_cluster is None)
             else [],
         )
@@ -1519,25 +1563,6 @@ class WorkloadStackConfig(BaseModel):
 
 # ---------------------------------------------------------------------------------------------
 # Loading and reporting
-
-
-def key_path(loc: tuple[str | int, ...]) -> str:
-    """`('trainstack:gpuPool', 'zones', 0)` -> `trainstack:gpuPool.zones[0]`."""
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif out:
-            out += f".{part}"
-        else:
-            out = part
-    return out
-
-
-def describe(problem: Problem) -> str:
-    """One problem as the user reads it: `trainstack:workload.nodes = 64: exceeds ...`."""
-    loc, value, rule = problem
-    return f"{key_path(loc) or '(stack config)'} = {_show(value)}: {rule}"
 
 
 def _section_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> type[BaseModel] | None:
@@ -1591,11 +1616,6 @@ def _describe(error: ErrorDetails, model: type[BaseModel]) -> str:
 
 def _odd_key(loc: tuple[str | int, ...], key: Any) -> str:
     return f"{key_path(loc) or '(stack config)'}: key {key!r} is not a string; keys are names (quote it in YAML)"
-
-
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 # The gcp:* keys trainstack reads; the gcp provider reads every gcp:* key itself (credentials,

@@ -240,7 +240,7 @@ def workload_stack_problems(config: WorkloadStackConfig, terms: Contract) -> lis
     # Unset, a job runs in the platform's namespace; set, it must be that one.
     if "namespace" in config.workload.model_fields_set and config.workload.namespace != terms.namespace:
         problems.append(
-            (
+            Problem(
                 ("trainstack:workload", "namespace"),
                 config.workload.namespace,
                 f"the platform's storage and service account are in {terms.namespace!r} ({where})",
@@ -252,7 +252,7 @@ def workload_stack_problems(config: WorkloadStackConfig, terms: Contract) -> lis
         problems += priority_problems(config.workload, list(terms.priority_classes), where)
     if existing is not None and existing.network_names is not None and len(existing.network_names) != machine.extra_nics:
         problems.append(
-            (
+            Problem(
                 ("trainstack:platform", "existingCluster", "networkNames"),
                 existing.network_names,
                 f"{machine.name} has {machine.extra_nics} extra NICs; name one Network for each, in interface order",

@@ -2,6 +2,42 @@
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
+
+class Problem(NamedTuple):
+    """A broken rule, the one shape every door reports: the key path (`("flavors", 0, "nodes")`,
+    `("trainstack:gpuPools", 1, "nodeCount")`), the value found there, and the rule."""
+
+    key: tuple[str | int, ...]
+    value: Any
+    rule: str
+
+
+def key_path(loc: tuple[str | int, ...]) -> str:
+    """`('trainstack:gpuPool', 'zones', 0)` -> `trainstack:gpuPool.zones[0]`."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif out:
+            out += f".{part}"
+        else:
+            out = part
+    return out
+
+
+def show(value: Any) -> str:
+    """A value as a problem shows it: its repr, cut at 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def describe(problem: tuple[tuple[str | int, ...], Any, str], where: str = "(stack config)") -> str:
+    """One problem as the user reads it: `trainstack:workload.nodes = 64: exceeds ...`."""
+    loc, value, rule = problem
+    return f"{key_path(loc) or where} = {show(value)}: {rule}"
+
 
 class TrainstackError(Exception):
     """Base of every error trainstack reports to a user."""
@@ -31,13 +67,13 @@ class StackFileError(TrainstackError, ValueError):
 
 
 class ArgsError(TrainstackError, ValueError):
-    """A component's Args that break one or more rules; `problems` holds (field path, value,
-    rule) for each, the path as the Args field is written (`flavors[0].nodes`)."""
+    """A component's Args that break one or more rules; `problems` holds each, its key the Args
+    field path (`("flavors", 0, "nodes")`, shown `flavors[0].nodes`)."""
 
-    def __init__(self, component: str, name: str, problems: list[tuple[str, object, str]]):
+    def __init__(self, component: str, name: str, problems: list[Problem]):
         self.component = component
         self.name = name
         self.problems = problems
-        lines = "\n".join(f"  - {path} = {value!r}: {rule}" for path, value, rule in problems)
+        lines = "\n".join(f"  - {describe(p, component)}" for p in problems)
         noun = "problem" if len(problems) == 1 else "problems"
         super().__init__(f"{component} {name!r} has {len(problems)} Args {noun}:\n{lines}")

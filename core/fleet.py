@@ -70,7 +70,7 @@ class FleetConfig(Section):
             for i, worker in enumerate(self.workers):
                 value = getattr(worker, attribute)
                 if value in seen:
-                    problems.append((("workers", i, attribute), value, f"names a worker twice; each worker {attribute} once"))
+                    problems.append(Problem(("workers", i, attribute), value, f"names a worker twice; each worker {attribute} once"))
                 seen.add(value)
         _rule_errors("FleetConfig", problems)
         return self
@@ -105,10 +105,10 @@ class FleetStackConfig(BaseModel):
     def _cross_section_rules(self) -> FleetStackConfig:
         problems: list[Problem] = []
         if wrong := rules.cluster_zone(self.region, self.zone, "gcp:region"):
-            problems.append((("gcp:zone",), self.zone, wrong))
+            problems.append(Problem(("gcp:zone",), self.zone, wrong))
         network = self.network
         if network.existing is not None:
-            problems.append((("trainstack:network", "existing"), network.existing.network, "a fleet makes its manager's own VPC"))
+            problems.append(Problem(("trainstack:network", "existing"), network.existing.network, "a fleet makes its manager's own VPC"))
         _rule_errors("FleetStackConfig", problems)
         return self
 
@@ -239,7 +239,7 @@ def problems(workers: list[Worker]) -> Iterator[Problem]:
         ):
             mine, theirs = getattr(worker.terms, attribute), getattr(first.terms, attribute)
             if mine != theirs:
-                yield (
+                yield Problem(
                     worker.key,
                     worker.config.stack,
                     f"{what} {mine!r}, {first.config.name} {theirs!r}: a job runs unchanged on every worker, so they must agree",
@@ -251,14 +251,14 @@ def problems(workers: list[Worker]) -> Iterator[Problem]:
             machine, queue = pool["machineType"], pool["queue"]
             other = machines.setdefault(machine, (queue, worker.config.name))
             if other[0] != queue:
-                yield (
+                yield Problem(
                     worker.key,
                     worker.config.stack,
                     f"queues {machine} jobs in {queue!r}, {other[1]} in {other[0]!r}: a job's copy needs the manager's queue name on every worker of its machine",
                 )
             mtype = queue_machine.setdefault(queue, (machine, worker.config.name))
             if mtype[0] != machine:
-                yield (
+                yield Problem(
                     worker.key,
                     worker.config.stack,
                     f"queue {queue!r} is for {machine}, on {mtype[1]} for {mtype[0]}: one queue a machine type, or a job would reach a worker without its machine",
@@ -266,7 +266,7 @@ def problems(workers: list[Worker]) -> Iterator[Problem]:
     for queue in queues(workers):
         names = {tuple(p.get("networkNames") or []) for p in queue.pools}
         if len(names) > 1:
-            yield (
+            yield Problem(
                 (KEY, "workers"),
                 sorted(queue.workers),
                 f"the {queue.machine_type} workers name their GPU NIC networks differently ({sorted(names)}): a job attaches them by name",
@@ -316,25 +316,25 @@ def job_problems(config: WorkloadStackConfig, terms: contract.Contract) -> Itera
     where = f"platform stack {config.platform.stack} is a fleet"
     workload = config.workload
     if workload.resiliency.enabled:
-        yield (
+        yield Problem(
             ("trainstack:workload", "resiliency", "enabled"),
             True,
             f"{where}: the supervisor would run on the manager, not beside the job; set resiliency.enabled: false",
         )
     if workload.tensorboard:
-        yield ("trainstack:workload", "tensorboard"), True, f"{where}: TensorBoard would run on the manager, without the job's storage"
+        yield Problem(("trainstack:workload", "tensorboard"), True, f"{where}: TensorBoard would run on the manager, without the job's storage")
     if workload.own_identity:
-        yield ("trainstack:workload", "ownIdentity"), True, f"{where}: the job runs as each worker's {terms.service_account!r}; set ownIdentity: false"
+        yield Problem(("trainstack:workload", "ownIdentity"), True, f"{where}: the job runs as each worker's {terms.service_account!r}; set ownIdentity: false")
     if config.image.build is not None:
-        yield ("trainstack:image", "build"), "...", f"{where}: each worker's nodes pull from their own registry only; use image.prebuilt"
+        yield Problem(("trainstack:image", "build"), "...", f"{where}: each worker's nodes pull from their own registry only; use image.prebuilt")
     if workload.controller != "jobset":
-        yield (
+        yield Problem(
             ("trainstack:workload", "controller"),
             workload.controller,
             f"{where}: an Indexed Job's DNS Service would stay on the manager; a JobSet makes its own on the worker (controller: jobset)",
         )
     if catalog.machine(terms.gpu_machine_type).accelerator_topology:
-        yield (
+        yield Problem(
             ("trainstack:workload", "nodes"),
             workload.nodes,
             f"{where}: a {terms.gpu_machine_type} job's ComputeDomain is not dispatched with it; run it on its platform",

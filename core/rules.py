@@ -45,15 +45,20 @@ class Bounds:
     high: int | None
     source: str
 
+    @property
+    def message(self) -> str:
+        """What a value out of range reads (both doors, and the config reference)."""
+        if self.high is None:
+            return f"must be at least {self.low} ({self.source})"
+        if self.low is None:
+            return f"must be at most {self.high} ({self.source})"
+        return f"must be between {self.low} and {self.high} ({self.source})"
+
     def __call__(self, value: Any) -> str | None:
         if isinstance(value, bool) or not isinstance(value, int):
             return "must be an integer"
         if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
-            if self.high is None:
-                return f"must be at least {self.low} ({self.source})"
-            if self.low is None:
-                return f"must be at most {self.high} ({self.source})"
-            return f"must be between {self.low} and {self.high} ({self.source})"
+            return self.message
         return None
 
 
@@ -407,6 +412,9 @@ GPU_BOOT_DISK_GB = Bounds(100, 65536, "a GPU node's images need 100 GB; a persis
 CPU_BOOT_DISK_GB = Bounds(10, 65536, "GKE's minimum boot disk is 10 GB; a persistent disk holds at most 64 TiB")
 PD_SIZE_GB = Bounds(10, 65536, "a persistent disk holds 10 GB to 64 TiB")
 NON_NEGATIVE = Bounds(0, None, "a count")
+# GKE NodePool.UpgradeSettings max_surge, max_unavailable: int32s, but a pool holds at most
+# POOL_NODES_MAX nodes a zone, so no more can surge or be unavailable.
+UPGRADE_NODES = Bounds(0, POOL_NODES_MAX, "a pool holds at most 1000 nodes a zone")
 POSITIVE = Bounds(1, None, "a count of at least one")
 INT32 = Bounds(-INT32_MAX - 1, INT32_MAX, "a Kubernetes int32")
 # TCP ports (RFC 793; Kubernetes ContainerPort and the GCP firewall take 1-65535).
@@ -490,18 +498,18 @@ def compact_placement(machine: catalog.Machine, provisioning: str, reservation_a
     if provisioning == "flex-start" and not machine.compact_with_flex_start:
         found.append(("provisioning", f"GKE allows compact placement with flex-start on A3 Ultra and newer, not on {machine.name}"))
     if not machine.compact_placement:
-        found.append(("placement", f"{machine.name} does not support compact placement"))
+        found.append(("compact", f"{machine.name} does not support compact placement"))
     if reservation_affinity == "specific" and machine.accelerator_topology is None:
         found.append(
             (
-                "placement",
-                "a specific reservation is placed by its own deployment (dense/compact); GKE rejects a placement policy with it here: use placement auto or none",
+                "compact",
+                "a specific reservation is placed by its own deployment (dense/compact); GKE rejects a placement policy with it here: place the pool without one",
             )
         )
     return found
 
 
-def queued_pool(provisioning: str, min_nodes: int | None, placement: str) -> list[str]:
+def queued_pool(provisioning: str, min_nodes: int | None, compact: bool) -> list[str]:
     """What a DWS queued-provisioning pool needs beside its setting: autoscaling from 0 (GKE's
     `--enable-queued-provisioning --num-nodes=0`, cloud.google.com/kubernetes-engine/docs/how-to/
     provisioningrequest; Cluster Toolkit gke-node-pool main.tf precondition "autoscaling_total_min_nodes
@@ -511,9 +519,9 @@ def queued_pool(provisioning: str, min_nodes: int | None, placement: str) -> lis
         return []
     found = []
     if min_nodes not in (None, 0):
-        found.append(f"queued provisioning needs autoscaling.minNodes 0, not {min_nodes}: nodes come only through a ProvisioningRequest")
-    if placement == "compact":
-        found.append("queued provisioning takes no compact placement policy on GPU machines; use placement auto or none")
+        found.append(f"queued provisioning needs an autoscaling minimum of 0 nodes, not {min_nodes}: nodes come only through a ProvisioningRequest")
+    if compact:
+        found.append("queued provisioning takes no compact placement policy on GPU machines; place the pool without one")
     return found
 
 
@@ -543,9 +551,9 @@ def pods_ready_budget(timeout: str, waiting: list[str]) -> str | None:
     )
 
 
-def at_least(value: int, floor: int, floor_key: str) -> str | None:
+def at_least(value: int, floor: int) -> str | None:
     """A maximum not below its base (Kueue requeuing backoff: backoffMaxSeconds >= backoffBaseSeconds)."""
-    return f"must be at least {floor_key} ({floor})" if value < floor else None
+    return f"must be at least the first backoff ({floor})" if value < floor else None
 
 
 def filestore_capacity(tier: str, capacity_gib: int) -> str | None:
@@ -611,28 +619,28 @@ def reservation(affinity: str, name: str | None, project: str | None) -> Iterato
 HNS_NEEDS_UNIFORM_ACCESS = "a hierarchical-namespace bucket needs uniform bucket-level access"
 
 
-def nodes_per_zone(node_count: int, zones: Sequence[str], key: str = "nodeCount") -> str | None:
+def nodes_per_zone(node_count: int, zones: Sequence[str]) -> str | None:
     """GKE sizes a pool per zone (NodePool.node_count is per zone), so the total divides evenly."""
     if zones and node_count % len(zones):
-        return f"must be a multiple of the number of zones ({len(zones)}); GKE puts {key}/zones nodes in each zone"
+        return f"must be a multiple of the number of zones ({len(zones)}); GKE puts an equal share of the nodes in each zone"
     return None
 
 
-def min_max(low: int, high: int, high_key: str = "maxNodes") -> str | None:
+def min_max(low: int, high: int) -> str | None:
     """A lower bound not above its upper bound (GKE rejects total_min_node_count > total_max_node_count)."""
-    return f"must not exceed {high_key} ({high})" if low > high else None
+    return f"must not exceed the maximum ({high})" if low > high else None
 
 
-def reserved_capacity(machine: catalog.Machine, provisioning: str, reservation_affinity: str) -> list[tuple[str, str]]:
+def reserved_capacity(machine: catalog.Machine, provisioning: str, reservation_affinity: str) -> list[tuple[tuple[str, ...], str]]:
     """(key, rule) of what a reservation-only machine (catalog `reservation_only`: A4X) refuses:
     spot or DWS capacity, or on-demand capacity that consumes no reservation."""
     if not machine.reservation_only:
         return []
     why = f"{machine.name} VMs come only from reserved capacity (blocks of a future reservation)"
     if provisioning != "on-demand":
-        return [("provisioning", f"{why}, not {provisioning}; consume the reservation (provisioning on-demand)")]
+        return [(("provisioning",), f"{why}, not {provisioning}; consume the reservation (provisioning on-demand)")]
     if reservation_affinity == "none":
-        return [("reservation.affinity", f"{why}; name it with affinity specific (or any)")]
+        return [(("reservation", "affinity"), f"{why}; name it with affinity specific (or any)")]
     return []
 
 
@@ -641,7 +649,7 @@ def nvlink_placement(machine: catalog.Machine, compact: bool) -> str | None:
     workload policy (accelerator topology, catalog `accelerator_topology`), as Cluster Toolkit's
     gke-a4x places every A4X pool (1047080 examples/gke-a4x/gke-a4x.yaml workload_policy)."""
     if machine.accelerator_topology is not None and not compact:
-        return f"{machine.name} pools are placed by their NVLink domain's workload policy (accelerator topology {machine.accelerator_topology}); use placement auto or compact"
+        return f"{machine.name} pools are placed by their NVLink domain's workload policy (accelerator topology {machine.accelerator_topology}); place the pool compact"
     return None
 
 

@@ -101,11 +101,11 @@ def problems(image: ImageConfig, root: Path) -> list[Problem]:
         return []
     dockerfile = root / build.context / "Dockerfile"
     if not dockerfile.is_file():
-        return [(("trainstack:image", "build", "context"), build.context, f"no Dockerfile in {build.context}/ under {root}")]
+        return [Problem(("trainstack:image", "build", "context"), build.context, f"no Dockerfile in {build.context}/ under {root}")]
     gated = [base for base in dockerfile_bases(dockerfile) if base.startswith(catalog.NGC_EARLY_ACCESS)]
     if gated and build.ngc_api_key_secret is None:
         return [
-            (
+            Problem(
                 ("trainstack:image", "build", "ngcApiKeySecret"),
                 None,
                 (

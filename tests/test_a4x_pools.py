@@ -65,7 +65,7 @@ def test_no_placement_is_refused() -> None:
     assert problems(a4x_raw({"placement": "none"})) == [
         (
             "trainstack:gpuPool.placement = 'none': a4x-highgpu-4g pools are placed by their NVLink domain's workload policy "
-            "(accelerator topology 1x72); use placement auto or compact"
+            "(accelerator topology 1x72); place the pool compact"
         )
     ]
 
@@ -120,13 +120,13 @@ def test_gpu_node_pool_shares_the_whole_domain_rule(nodes: int, ok: bool) -> Non
         assert error is None and "gcp:compute/resourcePolicy:ResourcePolicy" in registered
     else:
         assert registered == [] and error is not None
-        assert error.problems == [("node_count", nodes, rules.nvlink_domains(A4X, nodes))]
+        assert error.problems == [(("node_count",), nodes, rules.nvlink_domains(A4X, nodes))]
 
 
 def test_gpu_node_pool_refuses_an_a4x_pool_without_its_placement() -> None:
     error, registered = construct(GpuNodePool, dataclasses.replace(ARGS, compact=False))
     assert registered == [] and error is not None
-    assert error.problems == [("compact", False, rules.nvlink_placement(A4X, False))]
+    assert error.problems == [(("compact",), False, rules.nvlink_placement(A4X, False))]
 
 
 def test_flex_start_and_queued_pools_are_refused_as_toolkit_refuses_their_compact_placement() -> None:
@@ -145,16 +145,16 @@ def test_flex_start_and_queued_pools_are_refused_as_toolkit_refuses_their_compac
 @pytest.mark.parametrize(
     ("pool", "key", "value"),
     [
-        ({"provisioning": "spot", "reservation": {"affinity": "none", "name": None}}, "provisioning", "spot"),
-        ({"reservation": {"affinity": "none", "name": None}}, "reservation.affinity", "none"),
+        ({"provisioning": "spot", "reservation": {"affinity": "none", "name": None}}, ("provisioning",), "spot"),
+        ({"reservation": {"affinity": "none", "name": None}}, ("reservation", "affinity"), "none"),
     ],
 )
-def test_a4x_capacity_is_reserved_only(pool: dict[str, Any], key: str, value: str) -> None:
+def test_a4x_capacity_is_reserved_only(pool: dict[str, Any], key: tuple[str, ...], value: str) -> None:
     """Cluster Director's consumption options (docs.cloud.google.com/cluster-director/docs/
     choose-consumption-option): A4X only from blocks of a future reservation. Spot, and on-demand
     consuming no reservation, are refused in validate and by GpuNodePool alike."""
     (rule,) = [r for k, r in rules.reserved_capacity(A4X, pool.get("provisioning", "on-demand"), pool["reservation"]["affinity"]) if k == key]
-    assert f"trainstack:gpuPool.{key} = '{value}': {rule}" in problems(a4x_raw(pool))
+    assert f"trainstack:gpuPool.{'.'.join(key)} = '{value}': {rule}" in problems(a4x_raw(pool))
     args = dataclasses.replace(ARGS, provisioning=pool.get("provisioning", "on-demand"), reservation=Reservation(affinity="none"))
     error, registered = construct(GpuNodePool, args)
     assert registered == [] and error is not None and (key, value, rule) in error.problems

@@ -703,8 +703,8 @@ def test_gpu_node_pool_provisioning(provisioning: str) -> None:
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"node_count": 2, "autoscaling": Autoscaling(0, 2)}, "node_count = 2: set exactly one of node_count"),
-        ({"node_count": None}, "node_count = None: set exactly one of node_count"),
+        ({"node_count": 2, "autoscaling": Autoscaling(0, 2)}, "node_count = 2: set exactly one of a fixed node count"),
+        ({"node_count": None}, "node_count = None: set exactly one of a fixed node count"),
         ({"node_count": 3, "zones": ["us-central1-a", "us-central1-b"]}, r"node_count = 3: must be a multiple of the number of zones \(2\)"),
         ({"reservation": Reservation("specific")}, "reservation.name = None: affinity 'specific' needs the reservation's name"),
         (
@@ -1101,7 +1101,7 @@ def test_tensorboard_serves_its_log_dir_read_only_on_the_cpu_pool() -> None:
 )
 def test_tensorboard_args_need_a_log_dir_on_the_shared_storage(mount_path: str, log_dir: str, accepted: bool) -> None:
     problems = dataclasses.replace(TENSORBOARD_ARGS, mount_path=mount_path, log_dir=log_dir).problems()
-    assert problems == ([] if accepted else [("log_dir", log_dir, f"is not on the shared storage at {mount_path}")])
+    assert problems == ([] if accepted else [(("log_dir",), log_dir, f"is not on the shared storage at {mount_path}")])
 
 
 def test_training_job_args_refuse_a_name_whose_pod_names_outgrow_63() -> None:
@@ -1109,4 +1109,4 @@ def test_training_job_args_refuse_a_name_whose_pod_names_outgrow_63() -> None:
     label (core/names.py, the rule the config's workload name follows too)."""
     assert dataclasses.replace(JOB_ARGS, name="j" * 44).problems() == []  # 44 + len("-workload-0-2-abcde") = 63
     (problem,) = dataclasses.replace(JOB_ARGS, name="j" * 45).problems()
-    assert problem[0] == "name" and "has 64 characters, over 63 (JobSet v0.12.0's webhook" in problem[2]
+    assert problem[0] == ("name",) and "has 64 characters, over 63 (JobSet v0.12.0's webhook" in problem[2]

@@ -41,7 +41,7 @@ from trainstack.components import (
 )
 from trainstack.core import rules
 from trainstack.core.config import GpuPoolConfig
-from trainstack.core.errors import TrainstackError
+from trainstack.core.errors import TrainstackError, key_path
 from trainstack.workloads import ResiliencySupervisor, SupervisorArgs
 
 SA = "nodes@my-project.iam.gserviceaccount.com"
@@ -184,9 +184,9 @@ CASES = [
         {"node_count": None, "autoscaling": Autoscaling(2, 2)},
         {"node_count": None, "autoscaling": Autoscaling(3, 2)},
         "autoscaling.min_nodes",
-        "must not exceed max_nodes (2)",
+        "must not exceed the maximum (2)",
     ),
-    ("exactly-one", GpuNodePool, POOL, {"node_count": 2}, {"node_count": None}, "node_count", "set exactly one of node_count (fixed size) and autoscaling"),
+    ("exactly-one", GpuNodePool, POOL, {"node_count": 2}, {"node_count": None}, "node_count", "set exactly one of a fixed node count and autoscaling"),
     (
         "per-zone",
         GpuNodePool,
@@ -345,7 +345,7 @@ def test_a_rule_just_inside_and_just_outside(component: type, args: Any, inside:
     error, registered = construct(component, bad)
     assert error is not None and registered == [], "refused before anything registers"
     assert isinstance(error, TrainstackError) and (error.component, error.name) == (component.__name__, "res")
-    (problem,) = [p for p in error.problems if p[0] == field]
+    (problem,) = [p for p in error.problems if key_path(p.key) == field]
     assert rule in problem[2]
     assert f"{component.__name__} 'res' has" in str(error)
     assert f"  - {field} = {problem[1]!r}: {problem[2]}" in str(error)
@@ -355,7 +355,7 @@ def test_every_problem_is_in_the_one_error() -> None:
     bad = dataclasses.replace(POOL, project="p", zones=[], node_count=-1, machine_type="a9", provisioning="free")
     error, registered = construct(GpuNodePool, bad)
     assert registered == [] and error is not None
-    assert [p[0] for p in error.problems] == ["project", "zones", "machine_type", "node_count", "provisioning"]
+    assert [p.key for p in error.problems] == [("project",), ("zones",), ("machine_type",), ("node_count",), ("provisioning",)]
     assert str(error).startswith("GpuNodePool 'res' has 5 Args problems:\n  - project = 'p': must be a GCP project ID")
 
 
@@ -367,7 +367,7 @@ def test_dict_args_are_checked_with_their_nested_paths() -> None:
         "flavors": [{"name": "f", "node_pool": "gpus", "machine_type": "a3-megagpu-8g", "nodes": -2}],
     }
     error, registered = construct(Kueue, args)
-    assert registered == [] and error is not None and error.problems == [("flavors[0].nodes", -2, rules.NODE_COUNT(-2))]
+    assert registered == [] and error is not None and error.problems == [(("flavors", 0, "nodes"), -2, rules.NODE_COUNT(-2))]
 
 
 def test_a_null_in_dict_args_is_the_fields_default() -> None:
@@ -394,7 +394,7 @@ def test_none_for_a_field_with_a_default_is_refused_naming_it() -> None:
     error, not an AttributeError deep in the component."""
     error, registered = construct(GpuNodePool, dataclasses.replace(POOL, reservation=None, labels=None))
     assert registered == [] and error is not None
-    assert error.problems == [(field, None, "must not be None: leave it out for its default") for field in ("reservation", "labels")]
+    assert error.problems == [((field,), None, "must not be None: leave it out for its default") for field in ("reservation", "labels")]
 
 
 def test_outputs_are_checked_only_once_known() -> None:
@@ -414,9 +414,9 @@ def test_config_and_component_share_the_rule_function() -> None:
     assert error is not None
     message = rules.NODE_POOL_NAME("2gpus")
     assert message and config_error.value.errors()[0]["msg"] == message
-    assert error.problems == [("name", "2gpus", message)]
+    assert error.problems == [(("name",), "2gpus", message)]
 
 
 def test_a_value_of_the_wrong_type_is_a_clean_error() -> None:
     error, registered = construct(GpuNodePool, dataclasses.replace(POOL, node_count="3"))
-    assert registered == [] and error is not None and error.problems == [("node_count", "3", "must be an integer")]
+    assert registered == [] and error is not None and error.problems == [(("node_count",), "3", "must be an integer")]

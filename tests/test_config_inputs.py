@@ -191,19 +191,19 @@ LIMITS = [
         STACK,
         {"trainstack:gpuPool": {"upgrade": {"maxSurge": 1000}}},
         {"trainstack:gpuPool": {"upgrade": {"maxSurge": 1001}}},
-        "trainstack:gpuPool.upgrade.maxSurge = 1001: Input should be less than or equal to 1000",
+        "trainstack:gpuPool.upgrade.maxSurge = 1001: must be between 0 and 1000 (a pool holds at most 1000 nodes a zone)",
     ),
     (
         STACK,
         {"trainstack:cpuPool": {}},
         {"trainstack:gpuPool": {"upgrade": {"maxSurge": 10**9}}},
-        "trainstack:gpuPool.upgrade.maxSurge = 1000000000: Input should be less than or equal to 1000",
+        "trainstack:gpuPool.upgrade.maxSurge = 1000000000: must be between 0 and 1000 (a pool holds at most 1000 nodes a zone)",
     ),
     (
         STACK,
         {"trainstack:gpuPool": {"nodeCount": None, "autoscaling": {"maxNodes": 1000}, "upgrade": {"maxUnavailable": 1000}}},
         {"trainstack:gpuPool": {"upgrade": {"maxUnavailable": 1001}}},
-        "trainstack:gpuPool.upgrade.maxUnavailable = 1001: Input should be less than or equal to 1000",
+        "trainstack:gpuPool.upgrade.maxUnavailable = 1001: must be between 0 and 1000 (a pool holds at most 1000 nodes a zone)",
     ),
     # Image references (github.com/distribution/reference): ASCII tags, no empty path component.
     (

@@ -86,7 +86,7 @@ def test_an_exclusion_without_a_window_is_refused_before_gke_sees_it() -> None:
         "sa",
         maintenance_exclusion=MaintenanceExclusion("x", "2026-01-01T00:00:00Z"),
     )
-    with pytest.raises(ArgsError, match="maintenance_exclusion = 'x': needs a maintenance_window"):
+    with pytest.raises(ArgsError, match="maintenance_exclusion = 'x': needs a maintenance window"):
         GkeCluster("cluster", args)
 
 

@@ -61,7 +61,7 @@ def problems(config: dict[str, Any]) -> list[str]:
                 }
             },
             "trainstack:gpuPool.reservation.affinity",
-            "flex-start capacity cannot consume a reservation; set affinity: none",
+            "flex-start capacity cannot consume a reservation; set affinity none",
         ),
         (
             {"trainstack_gpuPool": {"placement": "none", "zones": ["us-central1-a", "us-central1-b"], "nodeCount": 54}},

@@ -110,12 +110,12 @@ def test_a_pools_zone_must_be_in_the_region_and_the_error_names_its_place_in_the
 def test_queued_provisioning_autoscales_from_zero() -> None:
     load(PLATFORM, pools_config(QUEUED))
     message = problems(pools_config({**QUEUED, "autoscaling": {"minNodes": 1, "maxNodes": 8}}))
-    assert "queued provisioning needs autoscaling.minNodes 0, not 1" in message
+    assert "queued provisioning needs an autoscaling minimum of 0 nodes, not 1" in message
     assert "queued provisioning needs autoscaling" in problems(pools_config({**{k: v for k, v in QUEUED.items() if k != "autoscaling"}, "nodeCount": 2}))
 
 
 def test_queued_provisioning_takes_no_reservation_and_no_compact_placement() -> None:
-    assert "queued capacity cannot consume a reservation; set affinity: none" in problems(pools_config({**QUEUED, "reservation": {"affinity": "any"}}))
+    assert "queued capacity cannot consume a reservation; set affinity none" in problems(pools_config({**QUEUED, "reservation": {"affinity": "any"}}))
     assert "queued provisioning takes no compact placement policy" in problems(pools_config({**QUEUED, "placement": "compact"}))
     assert load(PLATFORM, pools_config(QUEUED)).pools[0].compact is False  # `auto` leaves it out
 
@@ -127,7 +127,7 @@ def test_max_run_duration_only_for_dws_and_at_most_seven_days() -> None:
 
 
 def test_spot_and_flex_start_take_no_reservation() -> None:
-    assert "spot nodes cannot consume a reservation" in problems(pools_config({**SPOT, "reservation": {"affinity": "any"}}))
+    assert "spot capacity cannot consume a reservation" in problems(pools_config({**SPOT, "reservation": {"affinity": "any"}}))
     flex = {**SPOT, "provisioning": "flex-start"}
     load(PLATFORM, pools_config(flex))
     assert "flex-start capacity cannot consume a reservation" in problems(pools_config({**flex, "reservation": {"affinity": "any"}}))

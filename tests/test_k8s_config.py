@@ -25,7 +25,7 @@ def test_zero_timeout_is_rejected() -> None:
 
 def test_backoff_maximum_below_base_is_rejected() -> None:
     assert problems(waitForPodsReady={"requeuingStrategy": {"backoffBaseSeconds": 120, "backoffMaxSeconds": 60}}) == [
-        "trainstack:kueue.waitForPodsReady.requeuingStrategy.backoffMaxSeconds = 60: must be at least backoffBaseSeconds (120)"
+        "trainstack:kueue.waitForPodsReady.requeuingStrategy.backoffMaxSeconds = 60: must be at least the first backoff (120)"
     ]
 
 

@@ -61,7 +61,7 @@ def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem
     if not found:  # the estimate needs a model and a split the launcher accepts
         found += fit.problems(workload, machine)
     if rule := names.too_long(workload.name, workload.controller, workload.nodes, workload.resiliency.enabled, workload.tensorboard):
-        found.append((("trainstack:workload", "name"), workload.name, rule))
+        found.append(Problem(("trainstack:workload", "name"), workload.name, rule))
     return found
 
 
@@ -81,7 +81,7 @@ def mount_problems(workload: WorkloadConfig, machine: catalog.Machine, storage: 
         keys[("trainstack:workload", "dataset", "path")] = workload.dataset.path
     by_name = {key_path(loc): loc for loc in keys}
     mounts = {key_path(loc): path for loc, path in keys.items()}
-    return [(by_name[key], path, rule) for key, path, rule in rules.mount_paths(mounts, container_mounts(machine))]
+    return [Problem(by_name[key], path, rule) for key, path, rule in rules.mount_paths(mounts, container_mounts(machine))]
 
 
 def build(workload: WorkloadConfig, platform: Platform, place: Place = TOP) -> dict[str, Any]:

@@ -42,10 +42,10 @@ def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem
     try:
         result = estimate(workload, machine)
     except CatalogError as exc:
-        return [(("trainstack:workload", "model"), workload.model, f"has no shape to estimate its memory from: {exc}")]
+        return [Problem(("trainstack:workload", "model"), workload.model, f"has no shape to estimate its memory from: {exc}")]
     if result.fits is not False:
         return []
-    return [(("trainstack:workload",), f"{workload.model} on {machine.gpus(workload.nodes)} x {machine.gpu.name}", misfit(result, workload, machine))]
+    return [Problem(("trainstack:workload",), f"{workload.model} on {machine.gpus(workload.nodes)} x {machine.gpu.name}", misfit(result, workload, machine))]
 
 
 def misfit(result: memory.Estimate, workload: WorkloadConfig, machine: catalog.Machine) -> str:

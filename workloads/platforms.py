@@ -77,5 +77,5 @@ def problems(workload: WorkloadConfig, machine: catalog.Machine, image: ImageCon
             if pinned.platforms is not None
             else "with no platforms recorded in the catalog (core/catalog.py), so unknown, and unknown is refused on Arm"
         )
-        found.append((key, value, f"runs {pinned.ref} on {machine.name}'s linux/{arch} nodes, an image {why}; use one published for linux/{arch}"))
+        found.append(Problem(key, value, f"runs {pinned.ref} on {machine.name}'s linux/{arch} nodes, an image {why}; use one published for linux/{arch}"))
     return found

@@ -142,10 +142,10 @@ class SupervisorArgs(Args):
     def _cross(self) -> Iterator[Problem]:
         # Its Services are named `<jobset>-supervisor-<service>`: DNS-1035 labels.
         if message := names.too_long(self.jobset, "jobset", self.nodes, supervisor=True):
-            yield "jobset", self.jobset, message
+            yield Problem(("jobset",), self.jobset, message)
         # The supervisor scales by whole data-parallel replicas: they tile the job's nodes.
         if self.nodes_per_replica > 0 and self.nodes % self.nodes_per_replica:
-            yield "nodes_per_replica", self.nodes_per_replica, f"must divide nodes ({self.nodes}): the job scales by whole replicas"
+            yield Problem(("nodes_per_replica",), self.nodes_per_replica, f"must divide nodes ({self.nodes}): the job scales by whole replicas")
 
     @property
     def prefix(self) -> str:

@@ -59,7 +59,7 @@ class TensorBoardArgs(Args):
 
     def _cross(self) -> Iterator[Problem]:
         if not (self.log_dir == self.mount_path or self.log_dir.startswith(self.mount_path.rstrip("/") + "/")):
-            yield "log_dir", self.log_dir, f"is not on the shared storage at {self.mount_path}"
+            yield Problem(("log_dir",), self.log_dir, f"is not on the shared storage at {self.mount_path}")
 
 
 def labels(args: TensorBoardArgs) -> dict[str, str]:

@@ -185,7 +185,7 @@ class TrainingJobArgs(Args):
     def _cross(self) -> Iterator[Problem]:
         # The pod, Job and Service names the JobSet (or Job) controller derives from `name`.
         if self.nodes > 0 and (message := names.too_long(self.name, self.controller, self.nodes)):
-            yield "name", self.name, message
+            yield Problem(("name",), self.name, message)
 
     @property
     def run_name(self) -> str:

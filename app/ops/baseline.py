@@ -27,6 +27,8 @@ from trainstack.app.stacks import raw_stack_config, stack_names
 from trainstack.core.errors import TrainstackError
 
 BASE_TIMEOUT_S = 1800
+# The script that renders the base tree (run by path: it must import nothing of this tree's trainstack).
+BASE_RENDER = Path(__file__).with_name("base_render.py")
 
 
 class DiffError(TrainstackError):
@@ -131,67 +133,12 @@ def package_mapping(tree_root: Path) -> dict[str, str] | None:
     return mapping if "trainstack" in mapping else None
 
 
-# Runs in the base worktree. A meta-path finder placed before the editable install's maps every
-# `trainstack*` module to the base tree's folders, and refuses (rather than falls through to the
-# working tree's code) any module the base tree does not have.
-_BASE_SCRIPT = r"""
-import importlib.machinery, importlib.util, json, os, sys, traceback
-
-args = json.loads(sys.argv[1])
-mapping = args["mapping"]
-
-
-class BaseTreeFinder:
-    @classmethod
-    def find_spec(cls, fullname, path=None, target=None):
-        if fullname != "trainstack" and not fullname.startswith("trainstack."):
-            return None
-        if fullname in mapping:
-            init = os.path.join(mapping[fullname], "__init__.py")
-            spec = importlib.util.spec_from_file_location(fullname, init, submodule_search_locations=[mapping[fullname]]) if os.path.isfile(init) else None
-        else:
-            spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None:
-            raise ModuleNotFoundError(f"No module named {fullname!r} at the base ref", name=fullname)
-        return spec
-
-
-sys.meta_path.insert(0, BaseTreeFinder)
-
-# The foundation's and the application's modules by their place in the base tree: the foundation
-# under trainstack.core since imports mirror folders (at the top of trainstack before), the
-# application under trainstack.app since the foundation/application split (at the top before).
-try:
-    from trainstack.core.errors import TrainstackError
-except ModuleNotFoundError:
-    from trainstack.errors import TrainstackError
-try:
-    from trainstack.app.plan.plan import render
-    from trainstack.app.stacks import raw_stack_config, stack_names
-except ModuleNotFoundError:
-    from trainstack.plan.plan import render
-    from trainstack.stacks import raw_stack_config, stack_names
-
-known = stack_names()
-result = {"plans": {}, "errors": {}}
-for name in args["stacks"] or known:
-    if name not in known:
-        continue
-    try:
-        result["plans"][name] = render(name, raw_stack_config(name)).to_dict()
-    except Exception as exc:
-        result["errors"][name] = str(exc) if isinstance(exc, TrainstackError) else f"{type(exc).__name__}: {exc}"
-with open(args["out"], "w") as out:
-    json.dump(result, out)
-"""
-
-
 def start_base_render(base_root: Path, mapping: dict[str, str], stacks: list[str], scratch: Path) -> subprocess.Popen[bytes]:
     """Start rendering the base tree's stacks in one interpreter; results go to `scratch`."""
     args = json.dumps({"mapping": mapping, "stacks": stacks, "out": str(scratch / "base-plans.json")})
     env = {**os.environ, "TRAINSTACK_ROOT": str(base_root)}
     with open(scratch / "base-stderr.txt", "wb") as stderr:
-        return subprocess.Popen([sys.executable, "-c", _BASE_SCRIPT, args], cwd=base_root, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+        return subprocess.Popen([sys.executable, str(BASE_RENDER), args], cwd=base_root, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
 
 
 def finish_base_render(process: subprocess.Popen[bytes], scratch: Path) -> Rendering:

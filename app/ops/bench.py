@@ -47,6 +47,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -590,33 +591,64 @@ def goodput_metrics(source: GoodputSource, workload: WorkloadConfig, project: st
 # The run
 
 
-@dataclass
-class Deps:
-    """The boundaries of a bench, replaced by fakes in tests."""
+@dataclass(kw_only=True)
+class Boundaries:
+    """What every bench reaches outside itself (stacks, Cloud Logging, time), replaced by fakes in tests."""
 
     create_stack: automation.StackOpener = automation.create
-    wait: Waiter = wait_for_jobset
-    logs: LogFetcher = leader_logs
     goodput: GoodputSource = cloud_logging_goodput
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     wall: Callable[[], datetime] = lambda: datetime.now(UTC)
 
 
-@dataclass
-class BenchResult:
-    """Everything a bench run reports (written as the result JSON)."""
+@dataclass(kw_only=True)
+class Deps(Boundaries):
+    """The boundaries of a single-stack bench: also how it waits for the JobSet and reads its logs."""
 
-    spec: BenchSpec
+    wait: Waiter = wait_for_jobset
+    logs: LogFetcher = leader_logs
+
+
+@dataclass(kw_only=True)
+class RunRecord(ABC):
+    """What every bench records as it runs (its phases, the job, its metrics, how it ended)."""
+
     started_at: datetime
     finished_at: datetime | None = None
     phases: dict[str, dict[str, Any]] = field(default_factory=dict)
     job: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
-    teardown: Teardown | None = None
     interrupted: str | None = None
     error: str | None = None
     log_file: str | None = None
+
+    @property
+    @abstractmethod
+    def exit_code(self) -> int:
+        """The bench's exit code (`exit_code` of what its teardowns left and how it ended)."""
+
+    def record(self) -> dict[str, Any]:
+        """The result JSON's keys every bench writes."""
+        return {
+            "startedAt": self.started_at.isoformat(),
+            "finishedAt": self.finished_at.isoformat() if self.finished_at else None,
+            "phases": self.phases,
+            "job": self.job,
+            "metrics": self.metrics,
+            "logFile": self.log_file,
+            "interrupted": self.interrupted,
+            "error": self.error,
+            "exitCode": self.exit_code,
+        }
+
+
+@dataclass(kw_only=True)
+class BenchResult(RunRecord):
+    """Everything a bench run reports (written as the result JSON)."""
+
+    spec: BenchSpec
+    teardown: Teardown | None = None
 
     @property
     def exit_code(self) -> int:
@@ -624,23 +656,8 @@ class BenchResult:
 
     def to_dict(self) -> dict[str, Any]:
         spec = self.spec
-        return {
-            "recipe": spec.recipe,
-            "stack": spec.stack,
-            "project": spec.project,
-            "cluster": spec.cluster,
-            "expires": spec.expires.isoformat(),
-            "startedAt": self.started_at.isoformat(),
-            "finishedAt": self.finished_at.isoformat() if self.finished_at else None,
-            "phases": self.phases,
-            "job": self.job,
-            "metrics": self.metrics,
-            "logFile": self.log_file,
-            "teardown": self.teardown.to_dict() if self.teardown else None,
-            "interrupted": self.interrupted,
-            "error": self.error,
-            "exitCode": self.exit_code,
-        }
+        record = {"recipe": spec.recipe, "stack": spec.stack, "project": spec.project, "cluster": spec.cluster, "expires": spec.expires.isoformat()}
+        return {**record, **self.record(), "teardown": self.teardown.to_dict() if self.teardown else None}
 
 
 def exit_code(left: bool, interrupted: str | None, error: str | None, outcome: str | None) -> int:
@@ -671,7 +688,7 @@ def phase(result: Timed, name: str, clock: Callable[[], float]) -> Iterator[None
 
 def run_bench(spec: BenchSpec, root: Path, deps: Deps, log_path: Path | None = None) -> BenchResult:
     """Create, run, measure and tear down the bench stack; the result says what happened."""
-    result = BenchResult(spec, started_at=deps.wall())
+    result = BenchResult(spec=spec, started_at=deps.wall())
     stack: automation.Stack | None = None
     up: Any = None
     with SignalGuard() as guard:

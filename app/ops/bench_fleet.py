@@ -54,7 +54,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -407,33 +407,20 @@ def nat_addresses(project: str, region: str, router: str, run: Callable[..., sub
 # The run
 
 
-@dataclass
-class FleetDeps:
-    """The boundaries of a fleet bench, replaced by fakes in tests."""
+@dataclass(kw_only=True)
+class FleetDeps(bench.Boundaries):
+    """The boundaries of a fleet bench: also how it watches the fleet and reads a router's NAT addresses."""
 
-    create_stack: automation.StackOpener = automation.create
     watch: FleetWatcher = watch_fleet
     nat_ips: Callable[[str, str, str], list[str]] = nat_addresses
-    goodput: bench.GoodputSource = bench.cloud_logging_goodput
-    sleep: Callable[[float], None] = time.sleep
-    clock: Callable[[], float] = time.monotonic
-    wall: Callable[[], datetime] = lambda: datetime.now(UTC)
 
 
-@dataclass
-class FleetBenchResult:
+@dataclass(kw_only=True)
+class FleetBenchResult(bench.RunRecord):
     """Everything a fleet bench reports (the result JSON); `teardowns` by stack, in teardown order."""
 
     spec: FleetBenchSpec
-    started_at: datetime
-    finished_at: datetime | None = None
-    phases: dict[str, dict[str, Any]] = field(default_factory=dict)
-    job: dict[str, Any] = field(default_factory=dict)
-    metrics: dict[str, Any] = field(default_factory=dict)
     teardowns: dict[str, Teardown] = field(default_factory=dict)
-    interrupted: str | None = None
-    error: str | None = None
-    log_file: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -441,23 +428,10 @@ class FleetBenchResult:
 
     def to_dict(self) -> dict[str, Any]:
         spec = self.spec
-        return {
-            "recipe": spec.recipe,
-            "stack": spec.of(JOB)[0].stack,
-            "project": spec.project,
-            "expires": spec.expires.isoformat(),
-            "stacks": [{"role": c.role, "recipe": c.recipe, "stack": c.stack, "cluster": c.cluster, "worker": c.worker} for c in spec.copies],
-            "startedAt": self.started_at.isoformat(),
-            "finishedAt": self.finished_at.isoformat() if self.finished_at else None,
-            "phases": self.phases,
-            "job": self.job,
-            "metrics": self.metrics,
-            "logFile": self.log_file,
-            "teardown": {"ok": all(t.ok for t in self.teardowns.values()), "stacks": [{"stack": s, **t.to_dict()} for s, t in self.teardowns.items()]},
-            "interrupted": self.interrupted,
-            "error": self.error,
-            "exitCode": self.exit_code,
-        }
+        stacks = [{"role": c.role, "recipe": c.recipe, "stack": c.stack, "cluster": c.cluster, "worker": c.worker} for c in spec.copies]
+        record = {"recipe": spec.recipe, "stack": spec.of(JOB)[0].stack, "project": spec.project, "expires": spec.expires.isoformat(), "stacks": stacks}
+        teardown = {"ok": all(t.ok for t in self.teardowns.values()), "stacks": [{"stack": s, **t.to_dict()} for s, t in self.teardowns.items()]}
+        return {**record, **self.record(), "teardown": teardown}
 
 
 class _Deployment:
@@ -474,7 +448,7 @@ class _Deployment:
 
 def run_fleet_bench(spec: FleetBenchSpec, root: Path, deps: FleetDeps, log_path: Path | None = None) -> FleetBenchResult:
     """Create, deploy in order, run, measure and tear down every copy in reverse; the result says what happened."""
-    result = FleetBenchResult(spec, started_at=deps.wall())
+    result = FleetBenchResult(spec=spec, started_at=deps.wall())
     done = _Deployment()
     with SignalGuard() as guard:
         try:

@@ -38,5 +38,5 @@ def problems(registrations: list[Registration]) -> list[Problem]:
         name = (obj.get("metadata") or {}).get("name")
         for error in validate_object(obj):
             error = re.sub(r"'([^']{40})[^']{4,}'", r"'\1...'", error)  # a long value, shortened
-            found.append((SOURCES.get(kind, ("(stack config)",)), name, f"renders {error}: refused by its CRD schema ({api_version})"))
+            found.append(Problem(SOURCES.get(kind, ("(stack config)",)), name, f"renders {error}: refused by its CRD schema ({api_version})"))
     return found

@@ -101,14 +101,14 @@ def model_problems(framework: str, workload: WorkloadConfig, known: Collection[s
     """The workload's model, unless the framework's launcher knows it."""
     if workload.model in known:
         return []
-    return [((WORKLOAD, "model"), workload.model, f"the {framework} launcher has no recipe for it; known: {', '.join(sorted(known))}")]
+    return [Problem((WORKLOAD, "model"), workload.model, f"the {framework} launcher has no recipe for it; known: {', '.join(sorted(known))}")]
 
 
 def precision_problems(framework: str, workload: WorkloadConfig, supported: Sequence[str]) -> list[Problem]:
     """The workload's precision, unless the framework trains in it."""
     if workload.precision in supported:
         return []
-    return [((WORKLOAD, "precision"), workload.precision, f"{framework} trains in {', '.join(supported)}")]
+    return [Problem((WORKLOAD, "precision"), workload.precision, f"{framework} trains in {', '.join(supported)}")]
 
 
 def megatron_problems(workload: WorkloadConfig, machine: catalog.Machine, extra_layers: int | None = 0) -> list[Problem]:
@@ -129,15 +129,17 @@ def megatron_problems(workload: WorkloadConfig, machine: catalog.Machine, extra_
     ):
         whole = (layers + extra_layers) % split.pipeline == 0
         key, value = ("virtualPipeline", split.virtual_pipeline) if whole else ("pipeline", split.pipeline)
-        found.append(((WORKLOAD, "parallelism", key), value, f"{workload.model}: {wrong}"))
+        found.append(Problem((WORKLOAD, "parallelism", key), value, f"{workload.model}: {wrong}"))
     gpus = machine.gpus(workload.nodes)
     size = split.model_parallel_size if split else 1
     if gpus % size:
-        return [*found, ((WORKLOAD, "parallelism"), size, f"tensor x pipeline x context ({size}) must divide the job's {gpus} GPUs")]
+        return [*found, Problem((WORKLOAD, "parallelism"), size, f"tensor x pipeline x context ({size}) must divide the job's {gpus} GPUs")]
     step = (workload.micro_batch_size or 1) * (gpus // size)
     if workload.global_batch_size is not None and workload.global_batch_size % step:
         found.append(
-            ((WORKLOAD, "globalBatchSize"), workload.global_batch_size, f"must be a multiple of microBatchSize x data-parallel size ({step} on {gpus} GPUs)")
+            Problem(
+                (WORKLOAD, "globalBatchSize"), workload.global_batch_size, f"must be a multiple of microBatchSize x data-parallel size ({step} on {gpus} GPUs)"
+            )
         )
     return found
 
@@ -191,4 +193,4 @@ def setting_problems(framework: str, workload: WorkloadConfig, zero_stages: Coll
     """The workload's zeroStage, unless the framework can shard that far."""
     if workload.zero_stage is None or workload.zero_stage in zero_stages:
         return []
-    return [((WORKLOAD, "zeroStage"), workload.zero_stage, f"{framework} shards with ZeRO stage {', '.join(map(str, sorted(zero_stages)))} only")]
+    return [Problem((WORKLOAD, "zeroStage"), workload.zero_stage, f"{framework} shards with ZeRO stage {', '.join(map(str, sorted(zero_stages)))} only")]

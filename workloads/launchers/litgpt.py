@@ -52,7 +52,11 @@ def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem
     per_gpu, micro = _batch(workload, gpus)
     if per_gpu < micro or per_gpu % micro or (workload.global_batch_size or 0) % gpus:
         found.append(
-            ((WORKLOAD, "globalBatchSize"), workload.global_batch_size, f"over {gpus} GPUs must give each GPU a positive multiple of microBatchSize ({micro})")
+            Problem(
+                (WORKLOAD, "globalBatchSize"),
+                workload.global_batch_size,
+                f"over {gpus} GPUs must give each GPU a positive multiple of microBatchSize ({micro})",
+            )
         )
     return found
 

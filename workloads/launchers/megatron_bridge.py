@@ -58,13 +58,13 @@ def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem
         *megatron_problems(workload, machine),
     ]
     if machine.gpu.name not in GPUS:
-        found.append(((WORKLOAD, "framework"), workload.framework, f"Megatron-Bridge has no --gpu for {machine.gpu.name}; it takes {', '.join(GPUS)}"))
+        found.append(Problem((WORKLOAD, "framework"), workload.framework, f"Megatron-Bridge has no --gpu for {machine.gpu.name}; it takes {', '.join(GPUS)}"))
     for i, override in enumerate(workload.overrides):
         name, _, value = override.partition("=")
         if name.startswith("-"):
-            found.append(((WORKLOAD, "overrides", i), override, "must be name=value, a flag of run_script.py without its dashes"))
+            found.append(Problem((WORKLOAD, "overrides", i), override, "must be name=value, a flag of run_script.py without its dashes"))
         elif name == "activation_offload_layers" and not value.isdigit():
-            found.append(((WORKLOAD, "overrides", i), override, "activation_offload_layers takes a number of layers"))
+            found.append(Problem((WORKLOAD, "overrides", i), override, "activation_offload_layers takes a number of layers"))
     return found
 
 

@@ -1,0 +1,421 @@
+"""Every rule between a resource's fields (core/resource_rules.py) refuses the same value with the
+same words through both doors: the stack file's section (core/config.py) and the component's Args
+(`XArgs.checked`), each naming the key as its user writes it. The cases are checked against the
+rules' registry, so a new rule without a case fails here; and each rule, made a no-op in turn,
+fails its case: no component rule can be deleted with every test green."""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from trainstack.app.stacks import raw_stack_config
+from trainstack.components import gcp_network, gcp_storage, gke_cluster, image, kueue, node_pools
+from trainstack.components.args import Args, Each, _build
+from trainstack.core import catalog, config, resource_rules, rules
+from trainstack.core.errors import ArgsError, ConfigError, Problem
+
+DROP = object()  # a change that removes the key
+
+
+@dataclass(frozen=True)
+class Door:
+    """A resource's two doors and a valid item of each, which a case changes."""
+
+    args: type[Args]
+    section: type[BaseModel]
+    args_base: dict[str, Any]
+    config_base: dict[str, Any]
+
+
+def _zones(machine: str, count: int) -> list[str]:
+    """`count` zones of one region that offers `machine` (by the catalog's table, where it lists the machine)."""
+    zone = min(catalog.MACHINE_ZONES.get(machine, {"us-central1-a"}))
+    region = rules.region_of(zone)
+    return [zone, *(f"{region}-{letter}" for letter in "xyz" if f"{region}-{letter}" != zone)][:count]
+
+
+MEGA, ULTRA, A4X = "a3-megagpu-8g", "a3-ultragpu-8g", "a4x-highgpu-4g"
+
+
+def _pool(machine: str, zones: int = 1, **args: Any) -> dict[str, Any]:
+    where = _zones(machine, zones)
+    base = {"project": "my-project", "location": rules.region_of(where[0]), "cluster": "c", "name": "gpu", "service_account": "sa@example.com"}
+    return {**base, "zones": where, "machine_type": machine, "node_count": 2, "compact": False, **args}
+
+
+def _pool_config(machine: str, zones: int = 1, **keys: Any) -> dict[str, Any]:
+    return {"machineType": machine, "zones": _zones(machine, zones), "nodeCount": 2, "placement": "none", **keys}
+
+
+NETWORK = {"network": "vpc", "subnetwork": "subnet", "pods_range": "pods", "services_range": "services"}
+CLUSTER = {
+    "project": "my-project",
+    "location": "us-central1",
+    "name": "c",
+    "node_locations": ["us-central1-a"],
+    "network": NETWORK,
+    "node_service_account": "sa",
+}
+ALLOWED = [{"cidr_block": "10.0.0.0/8"}]
+DOORS = {
+    "gpu_pool": Door(node_pools.GpuNodePoolArgs, config.GpuPoolConfig, {}, {}),
+    "autoscaling": Door(node_pools.Autoscaling, config.Autoscaling, {"min_nodes": 0, "max_nodes": 4}, {"maxNodes": 4}),
+    "reservation": Door(node_pools.Reservation, config.Reservation, {}, {}),
+    "cpu_pool": Door(
+        node_pools.CpuNodePoolArgs,
+        config.CpuPoolConfig,
+        {
+            "project": "my-project",
+            "location": "us-central1",
+            "cluster": "c",
+            "name": "cpu",
+            "zones": ["us-central1-a"],
+            "machine_type": "e2-standard-8",
+            "node_count": 2,
+            "service_account": "sa",
+        },
+        {"zones": ["us-central1-a"]},
+    ),
+    "cluster": Door(
+        gke_cluster.GkeClusterArgs,
+        config.ClusterConfig,
+        {**CLUSTER, "authorized_networks": ALLOWED},
+        {"name": "c", "authorizedNetworks": [{"cidrBlock": "10.0.0.0/8"}]},
+    ),
+    "maintenance_window": Door(
+        gke_cluster.MaintenanceWindow,
+        config.MaintenanceWindow,
+        {"start": "2026-01-03T03:00:00Z", "end": "2026-01-03T11:00:00Z", "recurrence": "FREQ=WEEKLY;BYDAY=SA,SU"},
+        {},
+    ),
+    "requeuing": Door(kueue.WaitForPodsReady, config.Requeuing, {}, {}),
+    "kueue": Door(
+        kueue.KueueArgs,
+        config.KueueConfig,
+        {
+            "cluster_queue": "cq",
+            "local_queue": "lq",
+            "namespace": "team",
+            "flavors": [{"name": "a3-ultra", "node_pool": "gpu", "machine_type": "a3-ultragpu-8g", "nodes": 2}],
+        },
+        {},
+    ),
+    "bucket": Door(gcp_storage.CheckpointBucketArgs, config.BucketConfig, {"project": "my-project", "name": "my-bucket", "location": "us-central1"}, {}),
+    "filestore": Door(
+        gcp_storage.FilestoreShareArgs,
+        config.FilestoreConfig,
+        {"project": "my-project", "name": "fs", "location": "us-central1-a", "tier": "ZONAL", "capacity_gib": 1024, "share_name": "share1", "network": "vpc"},
+        {"tier": "ZONAL"},
+    ),
+    "lustre": Door(
+        gcp_storage.LustreInstanceArgs,
+        config.LustreConfig,
+        {"project": "my-project", "zone": "us-central1-a", "instance_id": "lustre", "network": "vpc", "capacity_gib": 9000},
+        {},
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    """A value one rule refuses: the changes to each door's item, and the key each door names."""
+
+    resource: str
+    rule: str
+    args: dict[str, Any]
+    config: dict[str, Any]
+    args_key: tuple[str | int, ...]
+    config_key: tuple[str | int, ...]
+    full: bool = field(default=False)  # the changes are the whole item (GPU pools: no shared base)
+
+    @property
+    def id(self) -> str:
+        return f"{self.resource}.{self.rule}"
+
+
+def _gpu(rule: str, args: dict[str, Any], keys: dict[str, Any], args_key: tuple[str | int, ...], config_key: tuple[str | int, ...]) -> Case:
+    return Case("gpu_pool", rule, args, keys, args_key, config_key, full=True)
+
+
+AUTOSCALED = {"node_count": None, "autoscaling": {"min_nodes": 0, "max_nodes": 2}}
+AUTOSCALED_CONFIG = {"nodeCount": DROP, "autoscaling": {"maxNodes": 2}}
+NO_RESERVATION, NO_RESERVATION_CONFIG = {"reservation": {"affinity": "none"}}, {"reservation": {"affinity": "none"}}
+CASES = [
+    _gpu(
+        "pool_size", _pool(MEGA, autoscaling={"min_nodes": 0, "max_nodes": 2}), _pool_config(MEGA, autoscaling={"maxNodes": 2}), ("node_count",), ("nodeCount",)
+    ),
+    _gpu("pool_nodes_per_zone", _pool(MEGA, 2, node_count=3), _pool_config(MEGA, 2, nodeCount=3), ("node_count",), ("nodeCount",)),
+    _gpu(
+        "surge_or_unavailable",
+        _pool(MEGA, max_surge=0, max_unavailable=0),
+        _pool_config(MEGA, upgrade={"maxSurge": 0, "maxUnavailable": 0}),
+        ("max_unavailable",),
+        ("upgrade", "maxUnavailable"),
+    ),
+    _gpu(
+        "unavailable_below_size",
+        _pool(MEGA, max_unavailable=2),
+        _pool_config(MEGA, upgrade={"maxUnavailable": 2}),
+        ("max_unavailable",),
+        ("upgrade", "maxUnavailable"),
+    ),
+    _gpu(
+        "dws_autoscaled",
+        _pool(MEGA, provisioning="flex-start", **NO_RESERVATION),
+        _pool_config(MEGA, provisioning="flex-start", **NO_RESERVATION_CONFIG),
+        ("autoscaling",),
+        ("autoscaling",),
+    ),
+    _gpu(
+        "queued",
+        _pool(MEGA, provisioning="queued", node_count=None, autoscaling={"min_nodes": 2, "max_nodes": 4}, **NO_RESERVATION),
+        _pool_config(MEGA, provisioning="queued", nodeCount=DROP, autoscaling={"minNodes": 2, "maxNodes": 4}, **NO_RESERVATION_CONFIG),
+        ("provisioning",),
+        ("provisioning",),
+    ),
+    _gpu("run_duration", _pool(MEGA, max_run_duration="1h"), _pool_config(MEGA, maxRunDuration="1h"), ("max_run_duration",), ("maxRunDuration",)),
+    _gpu(
+        "no_reservation_for_spot_or_dws",
+        _pool(MEGA, provisioning="spot"),
+        _pool_config(MEGA, provisioning="spot"),
+        ("reservation", "affinity"),
+        ("reservation", "affinity"),
+    ),
+    _gpu("compact_one_zone", _pool(MEGA, 2, compact=True), _pool_config(MEGA, 2, placement="compact"), ("zones",), ("zones",)),
+    _gpu(
+        "compact_allowed",
+        _pool(MEGA, compact=True, provisioning="flex-start", **AUTOSCALED, **NO_RESERVATION),
+        _pool_config(MEGA, placement="compact", provisioning="flex-start", **AUTOSCALED_CONFIG, **NO_RESERVATION_CONFIG),
+        ("provisioning",),
+        ("provisioning",),
+    ),
+    _gpu("nvlink_placed", _pool(A4X, node_count=18), _pool_config(A4X, nodeCount=18), ("compact",), ("placement",)),
+    _gpu(
+        "reserved_only",
+        _pool(A4X, node_count=18, compact=True, **NO_RESERVATION),
+        _pool_config(A4X, nodeCount=18, placement="compact", **NO_RESERVATION_CONFIG),
+        ("reservation", "affinity"),
+        ("reservation", "affinity"),
+    ),
+    _gpu(
+        "whole_nvlink_domains", _pool(A4X, node_count=10, compact=True), _pool_config(A4X, nodeCount=10, placement="compact"), ("node_count",), ("nodeCount",)
+    ),
+    _gpu("rdma_one_zone", _pool(ULTRA, 2), _pool_config(ULTRA, 2), ("zones",), ("zones",)),
+    Case("autoscaling", "autoscaling_bounds", {"min_nodes": 5}, {"minNodes": 5}, ("min_nodes",), ("minNodes",)),
+    Case("reservation", "reservation_name", {"affinity": "specific"}, {"affinity": "specific"}, ("name",), ("name",)),
+    Case(
+        "cpu_pool",
+        "cpu_nodes_per_zone",
+        {"zones": ["us-central1-a", "us-central1-b"], "node_count": 3},
+        {"zones": ["us-central1-a", "us-central1-b"], "nodeCount": 3},
+        ("node_count",),
+        ("nodeCount",),
+    ),
+    Case(
+        "cluster",
+        "private_endpoint_nodes",
+        {"private_endpoint": True, "private_nodes": False},
+        {"privateEndpoint": True, "privateNodes": False},
+        ("private_endpoint",),
+        ("privateEndpoint",),
+    ),
+    Case(
+        "cluster",
+        "authorized_network_count",
+        {"authorized_networks": [{"cidr_block": f"10.0.{i}.0/24"} for i in range(51)]},
+        {"authorizedNetworks": [{"cidrBlock": f"10.0.{i}.0/24"} for i in range(51)]},
+        ("authorized_networks",),
+        ("authorizedNetworks",),
+    ),
+    Case(
+        "cluster",
+        "private_endpoint_ranges",
+        {"private_endpoint": True, "authorized_networks": [{"cidr_block": "8.8.8.0/24"}]},
+        {"privateEndpoint": True, "authorizedNetworks": [{"cidrBlock": "8.8.8.0/24"}]},
+        ("authorized_networks", 0, "cidr_block"),
+        ("authorizedNetworks", 0, "cidrBlock"),
+    ),
+    Case("maintenance_window", "window", {"end": "2026-01-03T05:00:00Z"}, {"end": "2026-01-03T05:00:00Z"}, ("end",), ("end",)),
+    Case("requeuing", "backoff", {"backoff_max_seconds": 30}, {"backoffMaxSeconds": 30}, ("backoff_max_seconds",), ("backoffMaxSeconds",)),
+    Case(
+        "kueue",
+        "unique_priority_classes",
+        {"priority_classes": [{"name": "high", "value": 2}, {"name": "high", "value": 1}]},
+        {"priorityClasses": [{"name": "high", "value": 2}, {"name": "high", "value": 1}]},
+        ("priority_classes", 1, "name"),
+        ("priorityClasses", 1, "name"),
+    ),
+    Case("bucket", "hns_uniform", {"uniform_access": False}, {"uniformAccess": False}, ("uniform_access",), ("uniformAccess",)),
+    Case("filestore", "filestore_size", {"capacity_gib": 1000}, {"capacityGib": 1000}, ("capacity_gib",), ("capacityGib",)),
+    Case("lustre", "lustre_size", {"capacity_gib": 100}, {"capacityGib": 100}, ("capacity_gib",), ("capacityGib",)),
+]
+
+
+def _changed(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in {**base, **changes}.items() if v is not DROP}
+
+
+def _args_problems(case: Case) -> list[Problem]:
+    door = DOORS[case.resource]
+    try:
+        door.args.checked(_changed({} if case.full else door.args_base, case.args), door.args, "parity")
+    except ArgsError as error:
+        return error.problems
+    return []
+
+
+def _config_problems(case: Case) -> list[Problem]:
+    door = DOORS[case.resource]
+    try:
+        door.section.model_validate(_changed({} if case.full else door.config_base, case.config))
+    except ValidationError as error:
+        return [Problem(tuple(e["loc"]), e["input"], e["msg"]) for e in error.errors(include_url=False)]
+    return []
+
+
+def check_case(case: Case) -> None:
+    """The case's rule refuses its value through both doors with one text, under each door's key."""
+    from_args = [p for p in _args_problems(case) if p.key == case.args_key]
+    from_config = [p for p in _config_problems(case) if p.key == case.config_key]
+    rule = resource_rules.RULES[case.resource][case.rule]
+    assert from_args, f"{case.id}: the component accepts {case.args_key} ({_args_problems(case)})"
+    assert from_config, f"{case.id}: the stack file accepts {case.config_key} ({_config_problems(case)})"
+    texts = {p.rule for p in from_args}
+    assert texts == {p.rule for p in from_config}, (from_args, from_config)
+    assert texts <= {p.rule for p in _own(rule, case)}, f"{case.id}: {texts} are another rule's"
+
+
+def _own(rule: resource_rules.Check, case: Case) -> Iterable[Problem]:
+    """What `rule` itself says of the case's Args, built unchecked."""
+    door = DOORS[case.resource]
+    return list(rule(_build(door.args, _changed({} if case.full else door.args_base, case.args))))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_a_rule_refuses_the_same_value_with_the_same_words_through_both_doors(case: Case) -> None:
+    check_case(case)
+
+
+def test_every_rule_of_every_resource_has_a_parity_case() -> None:
+    registered = {(resource, name) for resource, found in resource_rules.RULES.items() for name in found}
+    cased = {(c.resource, c.rule) for c in CASES}
+    assert registered - cased == set(), "a rule with no parity case: add one to CASES"
+    assert cased - registered == set(), "a parity case of no rule"
+    assert set(resource_rules.RULES) == set(DOORS)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_a_valid_item_passes_both_doors(case: Case) -> None:
+    """The bases the cases change are valid, so a case's problem is its own change's."""
+    door = DOORS[case.resource]
+    args, keys = (_pool(MEGA), _pool_config(MEGA)) if case.full else (door.args_base, door.config_base)
+    door.args.checked(args, door.args, "parity")
+    door.section.model_validate(keys)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_a_rule_made_a_no_op_fails_its_case(case: Case, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mutation: with the rule gone (as the architecture audit deleted four of GpuNodePoolArgs'),
+    the component, the stack file, or both accept the value, and its case fails."""
+    monkeypatch.setitem(resource_rules.RULES[case.resource], case.rule, lambda item: iter(()))
+    with pytest.raises(AssertionError):
+        check_case(case)
+
+
+def test_the_rules_the_audit_deleted_are_guarded() -> None:
+    """architecture-turn5.md §4.1: spot/DWS consuming a reservation, DWS without autoscaling,
+    max_surge = max_unavailable = 0, and compact placement over several zones."""
+    deleted = {"no_reservation_for_spot_or_dws", "dws_autoscaled", "surge_or_unavailable", "compact_one_zone"}
+    assert deleted <= {c.rule for c in CASES if c.resource == "gpu_pool"}
+
+
+# (component Args, stack file section, Args fields the section holds elsewhere: their path in it)
+FIELD_PAIRS: list[tuple[type[Args], type[BaseModel], dict[str, tuple[str, ...]]]] = [
+    (node_pools.GpuNodePoolArgs, config.GpuPoolConfig, {"max_surge": ("upgrade", "max_surge"), "max_unavailable": ("upgrade", "max_unavailable")}),
+    (node_pools.Autoscaling, config.Autoscaling, {}),
+    (node_pools.Reservation, config.Reservation, {}),
+    (node_pools.CpuNodePoolArgs, config.CpuPoolConfig, {}),
+    (gke_cluster.GkeClusterArgs, config.ClusterConfig, {}),
+    (gke_cluster.AuthorizedNetwork, config.AuthorizedNetwork, {}),
+    (gke_cluster.MaintenanceWindow, config.MaintenanceWindow, {}),
+    (gke_cluster.MaintenanceExclusion, config.MaintenanceExclusion, {}),
+    (
+        kueue.WaitForPodsReady,
+        config.WaitForPodsReady,
+        {key: ("requeuing_strategy", key) for key in ("backoff_limit_count", "backoff_base_seconds", "backoff_max_seconds")},
+    ),
+    (kueue.PriorityClass, config.PriorityClass, {}),
+    (kueue.KueueArgs, config.KueueConfig, {}),
+    (gcp_network.NetworkRef, config.ExistingNetwork, {"pods_range": ("pods_range_name",), "services_range": ("services_range_name",)}),
+    (gcp_storage.CheckpointBucketArgs, config.BucketConfig, {}),
+    (gcp_storage.FilestoreShareArgs, config.FilestoreConfig, {}),
+    (gcp_storage.NfsDiskArgs, config.NfsConfig, {"size_gb": ("disk_size_gb",)}),
+    (gcp_storage.LustreInstanceArgs, config.LustreConfig, {}),
+    (image.WorkloadImageArgs, config.BuildConfig, {}),
+]
+
+
+def _shared(rule: Any) -> bool:
+    """A rule of core/rules.py (a pattern, bounds or rule function), which both doors can hold."""
+    return isinstance(rule, rules.Pattern | rules.Bounds) or getattr(rule, "__module__", None) == rules.__name__
+
+
+def _field_rules(annotation: Any) -> set[int]:
+    """The rules.* a config field's type applies (to it, or to its items)."""
+    found = set()
+    for item in getattr(annotation, "__metadata__", ()):
+        wrapped = getattr(getattr(item, "func", None), "__wrapped__", None)
+        if wrapped is not None:
+            found.add(id(wrapped))
+        for nested in getattr(item, "metadata", ()):  # a Field(...) in Annotated
+            found |= _field_rules(typing.Annotated[int, nested])
+    for arg in typing.get_args(annotation):
+        found |= _field_rules(arg)
+    return found
+
+
+def _config_field(section: type[BaseModel], path: tuple[str, ...]) -> Any:
+    for part in path[:-1]:
+        section = (
+            typing.get_args(section.model_fields[part].annotation)[0]
+            if typing.get_args(section.model_fields[part].annotation)
+            else section.model_fields[part].annotation
+        )
+    info = section.model_fields.get(path[-1])
+    return None if info is None else typing.Annotated[info.annotation, *info.metadata] if info.metadata else info.annotation
+
+
+@pytest.mark.parametrize(("args", "section", "renames"), FIELD_PAIRS, ids=[f"{a.__name__}-{s.__name__}" for a, s, _ in FIELD_PAIRS])
+def test_a_field_rule_both_doors_hold_is_the_same_rule(args: type[Args], section: type[BaseModel], renames: dict[str, tuple[str, ...]]) -> None:
+    """Each core/rules.py rule of an Args field (its `_checks`) is the rule of the stack file's key
+    for that field: the same object, so the same text."""
+    missing = []
+    for name, checks in args._checks.items():
+        annotation = _config_field(section, renames.get(name, (name,)))
+        if annotation is None:  # the stack file has no such key (the stack derives the field)
+            continue
+        held = _field_rules(annotation)
+        for check in checks if isinstance(checks, tuple) else (checks,):
+            rule = check.rule if isinstance(check, Each) else check
+            if _shared(rule) and id(rule) not in held:
+                missing.append((name, rule))
+    assert missing == []
+
+
+STACK_RULES = sorted(name for name, value in vars(config).items() if name.startswith("stack_") and callable(value))
+
+
+@pytest.mark.parametrize("name", STACK_RULES)
+def test_every_stack_rule_runs_on_its_own(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each stack rule (core/config.py `stack_*`) runs on a valid stack, whatever the others find:
+    made to refuse, it is reported, and only it."""
+    monkeypatch.setattr(config, name, lambda stack: iter([Problem(("trainstack:probe",), None, f"{name} refuses")]))
+    with pytest.raises(ConfigError) as caught:
+        config.load("probe", raw_stack_config("a3ultra-405b"))
+    assert caught.value.problems == [f"trainstack:probe = None: {name} refuses"]
