@@ -21,6 +21,7 @@ from trainstack import infra
 from trainstack.core import contract
 from trainstack.core.config import StackConfig, _describe, describe
 from trainstack.core.context import StackContext
+from trainstack.core.errors import Problem
 from trainstack.infra.platform import Place, Platform
 
 TYPE = "trainstack:index:TrainingPlatform"
@@ -155,7 +156,7 @@ def context(args: TrainingPlatformArgs) -> StackContext:
     config = validate(args)
     problems = infra.problems(config.image, root)
     if args.queue is not None and config.queue_of(args.queue) is None:
-        problems.append((("queue",), args.queue, f"is not a queue of the platform ({', '.join(q.local_queue for q in config.queues)})"))
+        problems.append(Problem(("queue",), args.queue, f"is not a queue of the platform ({', '.join(q.local_queue for q in config.queues)})"))
     if problems:
         raise input_error("TrainingPlatform", [describe(p) for p in problems])
     return StackContext(args.stack or pulumi.get_stack(), config, root, namespace=args.namespace, queue=args.queue)
