@@ -201,7 +201,7 @@ def test_the_platform_is_built_from_a_stack_files_sections_with_its_nics() -> No
 def test_a_bad_platform_input_is_an_input_properties_error_naming_it_as_written() -> None:
     (error,) = [e for e in probe()["errors"] if e["component"] == "TrainingPlatform"]
     assert error["type"] == "InputPropertiesError"
-    assert {"property_path": "gpuPool.nodeCount", "reason": "-1: Input should be greater than or equal to 0"} in error["errors"]
+    assert {"property_path": "gpuPool.nodeCount", "reason": "-1: must be between 0 and 1000 (GKE allows at most 1000 nodes a pool per zone)"} in error["errors"]
 
 
 def test_a_workload_runs_on_the_platform_a_program_references() -> None:
