@@ -1,5 +1,5 @@
 """The Pulumi program: `pulumi up --stack <name>` runs this with the stack's config."""
 
-from trainstack.app.program import main
+from trainstack.app.deploy.program import main
 
 main()

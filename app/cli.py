@@ -16,9 +16,9 @@ from typing import Any
 import click
 
 from trainstack.app.console import fail
+from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
+from trainstack.app.metrics.cli import metrics
 from trainstack.app.ops.cli import COMMANDS
-from trainstack.app.reports.metrics_cli import metrics
-from trainstack.app.stacks import project_root, raw_stack_config, stack_names
 from trainstack.core.config import StackConfig
 from trainstack.core.errors import TrainstackError
 from trainstack.core.fleet import FleetStackConfig

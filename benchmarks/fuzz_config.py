@@ -25,11 +25,11 @@ from hypothesis import HealthCheck, given, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from config_mutations import mutated
-from trainstack.app import validation
+from trainstack.app.deploy import validation
+from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
 from trainstack.app.plan import engine
 from trainstack.app.plan.plan import render
 from trainstack.app.schemas.validate import validate_object
-from trainstack.app.stacks import project_root, raw_stack_config, stack_names
 from trainstack.core.contract import OUTPUT
 from trainstack.core.errors import ConfigError
 

@@ -23,7 +23,7 @@ import time
 PLAN = """
 import sys, json
 from trainstack.app.plan.plan import render
-from trainstack.app.stacks import raw_stack_config
+from trainstack.app.deploy.stacks import raw_stack_config
 raw = raw_stack_config({stack!r})
 for k, v in json.loads({changes!r}).items():
     raw[k] = {{key: value for key, value in {{**raw.get(k, {{}}), **v}}.items() if value is not None}}
@@ -34,7 +34,7 @@ FACTS = """
 import json
 from trainstack.app.plan.plan import render
 from trainstack.app.plan.inputcheck import args_class
-from trainstack.app.stacks import raw_stack_config
+from trainstack.app.deploy.stacks import raw_stack_config
 plan = render({stack!r}, raw_stack_config({stack!r}))
 paths = set()
 for r in plan.resources:
@@ -90,7 +90,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--growth-stack", default="a3ultra-405b")
     args = parser.parse_args()
-    from trainstack.app.stacks import stack_names
+    from trainstack.app.deploy.stacks import stack_names
 
     stacks = args.stacks or stack_names()
     print(f"{'stack':<26} {'floor s':>8} {'render s':>9} {'ratio':>6} {'cli s':>6} {'ratio':>6}   {'path min':>8} {'floor min':>9} {'ratio':>6}")

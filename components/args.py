@@ -5,7 +5,7 @@ A field's rule comes from `trainstack.core.rules`, the same function the stack c
 call. Values not yet known (a `pulumi.Output`, an awaitable) are not checked; a plain value of an
 `Input` field is. Each field is typed as it is at run time: `T | None` only where None means
 something. In the dict the provider passes, a null for a field with a default is that default
-(`_build`); the package schema makes every field with a default optional (`app/package.py`).
+(`_build`); the package schema makes every field with a default optional (`app/deploy/package.py`).
 """
 
 import dataclasses

@@ -77,3 +77,7 @@ class ArgsError(TrainstackError, ValueError):
         lines = "\n".join(f"  - {describe(p, component)}" for p in problems)
         noun = "problem" if len(problems) == 1 else "problems"
         super().__init__(f"{component} {name!r} has {len(problems)} Args {noun}:\n{lines}")
+
+
+class ReportError(TrainstackError, ValueError):
+    """Input a report cannot be computed from (unreadable log, unknown model, missing figures)."""

@@ -73,7 +73,7 @@ class ModelShape:
         return self.matmul_params + (0 if self.tied_embeddings else self.embedding_params)
 
     def flops_per_token(self, seq_len: int) -> float:
-        """Training FLOPs per token, 6 N + 12 L h s (see trainstack.app.reports.mfu)."""
+        """Training FLOPs per token, 6 N + 12 L h s (see trainstack.app.metrics.mfu)."""
         return 6.0 * self.matmul_params + 12.0 * self.layers * self.hidden * seq_len
 
 
@@ -82,7 +82,7 @@ class ModelShape:
 #   (num_layers, hidden_size, ffn_hidden_size = 4 h, num_attention_heads, init_method_std 0.01 and
 #   0.006); the 175B shape is GPT-3's (Brown et al. 2020, table 2.1). Vocab: NeMo pads the GPT-2
 #   BPE vocabulary (50257) to a multiple of make_vocab_size_divisible_by (128) x TP: 51200 at TP 8
-#   (kept here, as in trainstack.app.reports.mfu), 50304 at TP 1, under 0.1% of the 175B weights.
+#   (kept here, as in trainstack.app.metrics.mfu), 50304 at TP 1, under 0.1% of the 175B weights.
 #   Tied embeddings. NeMo calls the 24 x 4096 model "5B" (gpt3/5b.yaml; 5.04e9 weights here).
 # - llama3.1-8b, llama3.1-70b, llama3.1-405b: the Llama 3.1 model cards / config.json, and NeMo
 #   nemo/collections/llm/gpt/model/llama.py (Llama31Config8B, Llama31Config70B, Llama31Config405B): GQA with 8

@@ -87,7 +87,7 @@ class TrainingPlatformArgs:
 
 PLATFORMS: dict[str, TrainingPlatform] = {}
 """The TrainingPlatforms this process made, by URN: the package's provider hands a program's reference to one
-to a TrainingWorkload (app/package.py)."""
+to a TrainingWorkload (app/deploy/package.py)."""
 
 
 class TrainingPlatform(pulumi.ComponentResource):

@@ -6,11 +6,11 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from trainstack.app.deploy.program import PLATFORM, WORKLOAD
+from trainstack.app.deploy.stacks import project_root, raw_stack_config
 from trainstack.app.plan import engine
 from trainstack.app.plan.plan import Plan
 from trainstack.app.plan.recorder import Registration
-from trainstack.app.program import PLATFORM, WORKLOAD
-from trainstack.app.stacks import project_root, raw_stack_config
 from trainstack.core.config import load
 from trainstack.core.context import StackContext
 from trainstack.core.errors import ArgsError

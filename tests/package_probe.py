@@ -15,8 +15,8 @@ from google.protobuf import struct_pb2
 from pulumi.runtime import rpc
 
 from helpers import render_with
-from trainstack.app.package import NAME
-from trainstack.app.package import provider as package_provider
+from trainstack.app.deploy.package import NAME
+from trainstack.app.deploy.package import provider as package_provider
 
 SA = "nodes@my-project.iam.gserviceaccount.com"
 INPUTS = {

@@ -8,8 +8,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from trainstack.app.deploy.stacks import raw_stack_config, stack_names
 from trainstack.app.plan.plan import render
-from trainstack.app.stacks import raw_stack_config, stack_names
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 

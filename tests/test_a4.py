@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from helpers import job_pod_template, plan_inputs, raw_config
+from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.plan.plan import Plan, render
-from trainstack.app.stacks import raw_stack_config
 from trainstack.core import catalog
 
 STACK = "a4-llama3-70b"

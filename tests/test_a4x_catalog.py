@@ -3,7 +3,7 @@ and its sources: per-GPU peaks, NIC networks, the arm64 plugin, the NVLink domai
 
 from __future__ import annotations
 
-from trainstack.app.reports.cost import CostEstimate, PoolSize
+from trainstack.app.plan.cost import CostEstimate, PoolSize
 from trainstack.core import catalog
 
 A4X = catalog.machine("a4x-highgpu-4g")

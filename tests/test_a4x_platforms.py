@@ -12,7 +12,7 @@ import pytest
 
 from helpers import merge, raw_config
 from test_a4x_pools import a4x_raw
-from trainstack.app.validation import validate
+from trainstack.app.deploy.validation import validate
 from trainstack.core import catalog
 from trainstack.core.errors import ConfigError
 

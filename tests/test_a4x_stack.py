@@ -13,8 +13,8 @@ import json
 import pytest
 
 from helpers import job_pod_template, plan_inputs, raw_config
+from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.plan.plan import Plan, render
-from trainstack.app.stacks import raw_stack_config
 from trainstack.core import catalog
 from trainstack.core.config import load
 from trainstack.core.errors import ConfigError

@@ -12,9 +12,9 @@ import yaml
 from click.testing import CliRunner
 
 from helpers import merge
-from trainstack.app import validation
 from trainstack.app.cli import main
-from trainstack.app.stacks import project_root, raw_stack_config, stack_names
+from trainstack.app.deploy import validation
+from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
 from trainstack.core import catalog, fleet, names, rules
 from trainstack.core.errors import ConfigError
 

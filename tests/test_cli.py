@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from helpers import merge
 from trainstack.app.cli import main
-from trainstack.app.stacks import raw_stack_config
+from trainstack.app.deploy.stacks import raw_stack_config
 
 
 def test_stacks_lists_every_stack() -> None:

@@ -18,10 +18,10 @@ import pytest
 
 from helpers import of_type, one
 from trainstack import components, workloads
+from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.plan import engine
 from trainstack.app.plan.recorder import Registration
 from trainstack.app.schemas.validate import validate_object
-from trainstack.app.stacks import raw_stack_config
 from trainstack.components import (
     AuthorizedNetwork,
     Autoscaling,

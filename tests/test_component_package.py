@@ -1,4 +1,4 @@
-"""The Pulumi package `trainstack` (provider/, trainstack.app.package): the schema the SDK's
+"""The Pulumi package `trainstack` (provider/, trainstack.app.deploy.package): the schema the SDK's
 analyzer infers offline, the provider's construct path with the dict args it passes, and the
 Pulumi YAML example against that schema."""
 
@@ -22,7 +22,7 @@ import yaml
 from pydantic import BaseModel
 
 from trainstack import components, workloads
-from trainstack.app.package import COMPONENTS, NAME, SECTION_FIELDS
+from trainstack.app.deploy.package import COMPONENTS, NAME, SECTION_FIELDS
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "two-gpu-pools" / "Pulumi.yaml"

@@ -10,10 +10,10 @@ import yaml
 from click.testing import CliRunner
 
 from helpers import merge
-from trainstack.app import program, validation
 from trainstack.app.cli import main
+from trainstack.app.deploy import program, validation
+from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
 from trainstack.app.plan import engine
-from trainstack.app.stacks import project_root, raw_stack_config, stack_names
 from trainstack.core import fleet
 from trainstack.core.config import (
     StackConfig,

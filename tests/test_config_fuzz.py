@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from config_mutations import mutated
-from trainstack.app import validation
+from trainstack.app.deploy import validation
+from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
 from trainstack.app.plan.plan import render
 from trainstack.app.schemas.validate import validate_object
-from trainstack.app.stacks import project_root, raw_stack_config, stack_names
 from trainstack.core.errors import ConfigError
 
 PLATFORM_STACKS = [s for s in stack_names() if "trainstack:platform" not in raw_stack_config(s)]

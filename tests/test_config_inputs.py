@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import merge
-from trainstack.app import validation
 from trainstack.app.cli import main
+from trainstack.app.deploy import validation
+from trainstack.app.deploy.stacks import project_root, raw_stack_config
 from trainstack.app.plan.plan import render
-from trainstack.app.stacks import project_root, raw_stack_config
 from trainstack.core.config import load
 from trainstack.core.errors import ConfigError
 

@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 
-from trainstack.app.reports import ReportError
-from trainstack.app.reports.cost import NODE_POOL
-from trainstack.app.reports.creation_times import (
+from trainstack.app.plan.cost import NODE_POOL
+from trainstack.app.plan.creation_times import (
     CREATION_TIMES,
     DEFAULT,
     EMPTY_NODE_POOL,
@@ -17,7 +16,7 @@ from trainstack.app.reports.creation_times import (
     KUBERNETES_OBJECT,
     PROVIDER,
 )
-from trainstack.app.reports.critical_path import (
+from trainstack.app.plan.critical_path import (
     CLUSTER,
     HELM_RELEASE,
     JOBSET,
@@ -27,6 +26,7 @@ from trainstack.app.reports.critical_path import (
     weight_keys,
 )
 from trainstack.core import catalog
+from trainstack.core.errors import ReportError
 
 REPOSITORY = "gcp:artifactregistry/repository:Repository"
 COMMAND = "command:local:Command"

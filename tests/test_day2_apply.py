@@ -64,9 +64,9 @@ def test_the_supervisors_pods_roll_when_its_settings_change_and_only_then() -> N
 def test_moving_the_job_to_another_namespace_makes_a_new_volume_for_the_new_claim() -> None:
     """audits/day2.md B9: the claim moves (its namespace is its identity); the bound volume is
     replaced with it, not patched, so the new claim binds."""
-    from trainstack.app.ops.diff import diff_plans
-    from trainstack.app.ops.semantics import REPLACE
     from trainstack.app.plan.plan import render as plan_of
+    from trainstack.app.review.diff import diff_plans
+    from trainstack.app.review.semantics import REPLACE
 
     stack = "a3high-nemo-gpt5b"
     base = plan_of(stack, raw_config(stack)).to_dict()

@@ -1,7 +1,7 @@
 """What `trainstack diff` predicts against what the pinned providers and the engine do.
 
-The replacement table (app/ops/replacement_data.py) is generated from the providers' source by
-app/ops/replacement_gen.py; these tests check it against the installed SDKs and the shipped plans,
+The replacement table (app/review/replacement_data.py) is generated from the providers' source by
+app/review/replacement_gen.py; these tests check it against the installed SDKs and the shipped plans,
 drive every ForceNew property through the diff, and rerun the day-2 audit's experiments
 (reference/audits/day2.md, rows cited) on the real stacks.
 """
@@ -20,14 +20,14 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import named, raw_config
-from trainstack.app.ops import baseline, semantics
+from trainstack.app.deploy.program import PLATFORM
+from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.ops.cli import diff_command
-from trainstack.app.ops.diff import DATA, DELETES, FAILS_CLASS, JOB, REPLACES, SAFETY, DiffReport, StackDiff, diff_plans, resource_changes
-from trainstack.app.ops.replacement_data import GCP, KUBERNETES, PLAN_TYPES, SOURCES
-from trainstack.app.ops.semantics import FAILS, IGNORED, REPLACE, UPDATE
 from trainstack.app.plan.plan import render
-from trainstack.app.program import PLATFORM
-from trainstack.app.stacks import raw_stack_config
+from trainstack.app.review import baseline, semantics
+from trainstack.app.review.diff import DATA, DELETES, FAILS_CLASS, JOB, REPLACES, SAFETY, DiffReport, StackDiff, diff_plans, resource_changes
+from trainstack.app.review.replacement_data import GCP, KUBERNETES, PLAN_TYPES, SOURCES
+from trainstack.app.review.semantics import FAILS, IGNORED, REPLACE, UPDATE
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
@@ -51,7 +51,7 @@ def shipped_types() -> set[str]:
 
 def test_the_table_covers_every_resource_type_of_the_shipped_plans() -> None:
     types = shipped_types()
-    assert types <= set(PLAN_TYPES), f"regenerate app/ops/replacement_data.py: new types {sorted(types - set(PLAN_TYPES))}"
+    assert types <= set(PLAN_TYPES), f"regenerate app/review/replacement_data.py: new types {sorted(types - set(PLAN_TYPES))}"
     for rtype in types - NOT_IN_TABLE:
         if rtype.startswith("gcp:"):
             assert GCP[rtype]["forceNew"], rtype  # every GCP resource has at least its project or name

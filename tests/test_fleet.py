@@ -12,12 +12,12 @@ import pytest
 import yaml
 
 from tests.helpers import merge, render_with
+from trainstack.app.deploy.stacks import raw_stack_config
+from trainstack.app.plan.cost import gpu_node_hour
 from trainstack.app.plan.crdcheck import problems as crd_problems
 from trainstack.app.plan.engine import run
 from trainstack.app.plan.plan import Plan, render
-from trainstack.app.reports.cost import gpu_node_hour
 from trainstack.app.schemas.validate import validate_object
-from trainstack.app.stacks import raw_stack_config
 from trainstack.components.gke_cluster import kubeconfig as platform_kubeconfig
 from trainstack.components.kueue import FRAMEWORKS, MULTIKUEUE_CONTROLLER
 from trainstack.components.multikueue import MultiKueueWorkerAccess, MultiKueueWorkerAccessArgs, access_rules, cluster_of, token_kubeconfig

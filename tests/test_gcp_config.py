@@ -11,9 +11,9 @@ from click.testing import CliRunner
 
 from gcp_support import STACK, gcp, raw
 from helpers import raw_config
-from trainstack.app import validation
 from trainstack.app.cli import main
-from trainstack.app.stacks import project_root
+from trainstack.app.deploy import validation
+from trainstack.app.deploy.stacks import project_root
 from trainstack.core import catalog, rules
 from trainstack.core.config import load
 from trainstack.core.errors import ConfigError

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gcp_support import BUCKET, COMMAND, PROJECT, REGION, REPOSITORY, by_name, of_type, render
-from trainstack.app.stacks import project_root
+from trainstack.app.deploy.stacks import project_root
 from trainstack.components.image import context_digest, pinned_reference
 from trainstack.core import catalog
 from trainstack.infra.gcp import dockerfile_bases

@@ -16,9 +16,9 @@ import pytest
 import yaml
 
 from helpers import merge, named
+from trainstack.app.deploy.stacks import project_root, raw_stack_config
+from trainstack.app.deploy.validation import validate
 from trainstack.app.plan.plan import Plan, render
-from trainstack.app.stacks import project_root, raw_stack_config
-from trainstack.app.validation import validate
 from trainstack.core.errors import ConfigError
 
 STACK = "a3high-nemo-gpt5b"

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from trainstack.app.reports import ReportError
-from trainstack.app.reports.goodput import (
+from trainstack.app.metrics.cli import metrics
+from trainstack.app.metrics.goodput import (
     Event,
     compute_goodput,
     fetch_entries,
@@ -21,7 +21,7 @@ from trainstack.app.reports.goodput import (
     parse_events,
     read_goodput,
 )
-from trainstack.app.reports.metrics_cli import metrics
+from trainstack.core.errors import ReportError
 
 T0 = 1735689600  # 2025-01-01T00:00:00Z
 

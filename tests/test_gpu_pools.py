@@ -25,10 +25,10 @@ from click.testing import CliRunner
 
 from helpers import raw_config, render
 from trainstack.app.cli import main
+from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.plan.plan import render as plan_of
 from trainstack.app.plan.report import describe
 from trainstack.app.schemas.validate import validate_object
-from trainstack.app.stacks import raw_stack_config
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABEL
 from trainstack.components.kueue import PROVISIONING_CONTROLLER, QUEUED_PROVISIONING_CLASS, QUEUED_TOLERATION
 from trainstack.core import catalog, contract

@@ -23,7 +23,7 @@ import yaml
 from helpers import of_type, one, render
 from kueue_dra import pod_requests, pod_sets
 from kueue_flavors import Attempt, Job, Running, assign, provision
-from trainstack.app.stacks import raw_stack_config
+from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.components.kueue import GpuFlavor, Kueue, KueueArgs, WaitForPodsReady
 from trainstack.core import catalog, rules
 from trainstack.core.config import load

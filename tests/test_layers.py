@@ -21,7 +21,7 @@ FOLDERS = {
 }
 LAYERS = ["foundation", "components", "infra", "workloads", "app"]
 # Modules whose commands import pulumi-heavy modules when they run, so `trainstack --help` is fast.
-LAZY_CLI = {"trainstack.app.cli", "trainstack.app.ops.cli", "trainstack.app.reports.metrics_cli"}
+LAZY_CLI = {"trainstack.app.cli", "trainstack.app.ops.cli", "trainstack.app.metrics.cli"}
 
 
 def layer(module: str) -> str:

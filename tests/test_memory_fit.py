@@ -13,10 +13,10 @@ import yaml
 from click.testing import CliRunner
 
 from helpers import merge
-from trainstack.app import validation
+from trainstack.app.deploy import validation
+from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names, stacks_dir
+from trainstack.app.metrics.cli import metrics
 from trainstack.app.plan.plan import render
-from trainstack.app.reports.metrics_cli import metrics
-from trainstack.app.stacks import project_root, raw_stack_config, stack_names, stacks_dir
 from trainstack.core import catalog
 from trainstack.core.errors import ConfigError
 from trainstack.workloads import fit

@@ -10,17 +10,17 @@ import yaml
 from click.testing import CliRunner
 
 from helpers import merge
-from trainstack.app.reports import ReportError
-from trainstack.app.reports.metrics_cli import metrics
-from trainstack.app.reports.mfu import (
+from trainstack.app.deploy.stacks import raw_stack_config
+from trainstack.app.metrics.cli import metrics
+from trainstack.app.metrics.mfu import (
     compute_mfu,
     model_spec,
     parse_step_times,
     read_step_times,
     steady_step_time,
 )
-from trainstack.app.stacks import raw_stack_config
 from trainstack.core import catalog
+from trainstack.core.errors import ReportError
 from trainstack.core.models import MODELS
 
 

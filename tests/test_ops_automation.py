@@ -17,10 +17,10 @@ from click.testing import CliRunner
 from pulumi.automation import CommandError, CommandResult, StackNotFoundError
 
 from fake_pulumi import FakePulumi
+from trainstack.app.deploy.program import _decode
+from trainstack.app.deploy.stacks import project_root, raw_stack_config
 from trainstack.app.ops import automation
 from trainstack.app.ops.cli import destroy_command, preview_command, up_command
-from trainstack.app.program import _decode
-from trainstack.app.stacks import project_root, raw_stack_config
 
 STACK = "a3ultra-405b"
 

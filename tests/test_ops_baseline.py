@@ -13,7 +13,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from trainstack.app.ops.baseline import (
+from trainstack.app.ops.cli import diff_command
+from trainstack.app.review.baseline import (
     DiffError,
     Rendering,
     compare,
@@ -22,7 +23,6 @@ from trainstack.app.ops.baseline import (
     start_base_render,
     worktree,
 )
-from trainstack.app.ops.cli import diff_command
 
 # A stand-in trainstack for the base tree: the same entry points the base script calls
 # (stacks.stack_names / raw_stack_config, plan.plan.render(...).to_dict()), a plan shaped like

@@ -21,11 +21,11 @@ import pytest
 from click.testing import CliRunner
 from pulumi.automation import CommandError, CommandResult, ConcurrentUpdateError
 
+from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.ops import bench
 from trainstack.app.ops.bench import BenchError, Deps, JobOutcome, held, jobset_state, prepare, run_bench, set_path, teardown, wait_for_jobset
 from trainstack.app.ops.cli import bench_command
 from trainstack.app.ops.reap import name_expires, parse_expires
-from trainstack.app.stacks import raw_stack_config
 from trainstack.core.config import load
 from trainstack.core.errors import ConfigError
 

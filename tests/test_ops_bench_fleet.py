@@ -24,13 +24,13 @@ from click.testing import CliRunner
 
 from fake_gcloud import FakeGcloud
 from fake_pulumi import DEADLINE_S, FakePulumi, Process, driver, poll
+from trainstack.app.deploy.stacks import project_root, raw_stack_config
 from trainstack.app.ops import bench_fleet, reap
 from trainstack.app.ops.bench import BenchError, JobOutcome
 from trainstack.app.ops.bench_fleet import FLEET, JOB, WORKER, FleetBenchSpec, admitted_on, nat_addresses, watch_fleet
 from trainstack.app.ops.cli import bench_command
 from trainstack.app.plan import engine
 from trainstack.app.plan.plan import from_rendered
-from trainstack.app.stacks import project_root, raw_stack_config
 
 RECIPE = "a3mega-gpt3-175b-fleet-job"
 FLEET_STACK = "a3ultra-fleet"

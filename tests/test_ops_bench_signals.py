@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from fake_pulumi import DEADLINE_S, FakePulumi, Process, driver, poll
-from trainstack.app.stacks import project_root
+from trainstack.app.deploy.stacks import project_root
 
 TEARDOWN = ["stack export", "destroy", "stack history", "stack export", "stack rm"]  # protected? destroy, its summary, empty? remove
 SETUP = ["version", "stack init", "config set-all"]

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from helpers import raw_config
-from trainstack.app.ops.diff import (
+from trainstack.app.deploy.stacks import raw_stack_config
+from trainstack.app.plan.plan import render
+from trainstack.app.review.diff import (
     ABSENT,
     NODE_POOL,
     RECREATE_NODES,
@@ -21,8 +23,6 @@ from trainstack.app.ops.diff import (
     failed,
     resource_changes,
 )
-from trainstack.app.plan.plan import render
-from trainstack.app.stacks import raw_stack_config
 from trainstack.core import catalog
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "diff-representative.md"

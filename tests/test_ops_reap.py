@@ -15,10 +15,10 @@ import pytest
 from click.testing import CliRunner
 
 from fake_gcloud import NOT_REAPED, FakeGcloud, as_listed
+from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.ops import bench, reap
 from trainstack.app.ops.cli import reap_command
 from trainstack.app.plan.plan import render
-from trainstack.app.stacks import raw_stack_config
 
 PROJECT = "my-training-project"  # the stack files' project
 STARTED = datetime(2026, 11, 23, 2, 30, tzinfo=UTC)

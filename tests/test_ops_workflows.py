@@ -19,10 +19,10 @@ import pytest
 import yaml
 
 from trainstack.app.cli import main
+from trainstack.app.deploy.stacks import raw_stack_config, stack_names
 from trainstack.app.ops import bench_fleet
 from trainstack.app.ops.bench import DEPLOY_AND_TEARDOWN_S
 from trainstack.app.ops.cli import COMMANDS
-from trainstack.app.stacks import raw_stack_config, stack_names
 from trainstack.core.rules import duration_seconds
 
 ROOT = Path(__file__).resolve().parent.parent

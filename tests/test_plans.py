@@ -9,10 +9,10 @@ from pathlib import Path
 import pulumi_gcp as gcp
 import pytest
 
+from trainstack.app.deploy.stacks import raw_stack_config, stack_names
 from trainstack.app.plan import engine
 from trainstack.app.plan.plan import Plan, PlanError, from_rendered, render
 from trainstack.app.schemas.validate import validate_object
-from trainstack.app.stacks import raw_stack_config, stack_names
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 STACKS = stack_names()

@@ -10,10 +10,10 @@ import pulumi
 import pytest
 
 from helpers import merge
-from trainstack.app import program, validation
+from trainstack.app.deploy import program, validation
+from trainstack.app.deploy.stacks import project_root, raw_stack_config
 from trainstack.app.plan import engine
 from trainstack.app.plan.plan import Plan, render
-from trainstack.app.stacks import project_root, raw_stack_config
 from trainstack.core import contract, testing
 from trainstack.core.errors import ConfigError
 from trainstack.infra import remote

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from helpers import raw_config, render
-from trainstack.app import program
+from trainstack.app.deploy import program
 from trainstack.app.plan.recorder import Registration
 from trainstack.core import names
 

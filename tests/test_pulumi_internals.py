@@ -4,7 +4,7 @@ pyproject.toml pins the SDK to the minor release these were read from. When a re
 one, the test names it and where trainstack uses it, so moving the pin is a decision, not a surprise.
 
 On a real `pulumi up` only one internal remains (`pulumi.runtime.config.CONFIG`, the program's config
-read whole, app/program.py); the platform stack is read through the public `pulumi.runtime.invoke`
+read whole, app/deploy/program.py); the platform stack is read through the public `pulumi.runtime.invoke`
 (infra/remote.py). The others run only under the offline plan (`pulumi.runtime.set_mocks`).
 """
 
@@ -32,7 +32,7 @@ CALLED = [
 ]
 # (module, attribute, what it is, where trainstack reads it)
 VALUES: list[tuple[str, str, Any, str]] = [
-    ("pulumi.runtime.config", "CONFIG", contextvars.ContextVar, "app/program.py: the stack's config, read whole (real `pulumi up`)"),
+    ("pulumi.runtime.config", "CONFIG", contextvars.ContextVar, "app/deploy/program.py: the stack's config, read whole (real `pulumi up`)"),
     ("pulumi.runtime.settings", "ROOT", contextvars.ContextVar, "app/plan/engine.py: the root resource reset between plans"),
     ("pulumi.runtime.rpc", "UNKNOWN", str, "app/plan/recorder.py: an unknown input"),
 ]

@@ -8,9 +8,9 @@ from pathlib import Path
 import yaml
 
 from helpers import render_with
-from trainstack.app import validation
+from trainstack.app.deploy import validation
+from trainstack.app.deploy.stacks import project_root
 from trainstack.app.plan.plan import render
-from trainstack.app.stacks import project_root
 from trainstack.core import catalog
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
+from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.plan.plan import Plan, render
-from trainstack.app.stacks import raw_stack_config
 
 RECIPES = "AI-Hypercomputer/gpu-recipes"
 A3MEGA_VALUES = f"{RECIPES}@916aa8e training/a3mega/GPT3-175B/nemo-pretraining-gke/values.yaml"

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from trainstack.app import reference, rule_text
+from trainstack.app.docs import reference, rule_text
 from trainstack.core import config, contract, rules
 
 DOC = reference.OUTPUT
@@ -18,7 +18,7 @@ CORPUS = sorted((Path(__file__).parent / "invalid_configs").glob("*.yaml"))
 
 
 def test_the_committed_reference_is_the_generators_output() -> None:
-    assert DOC.read_text() == reference.render(), "docs/config-reference.md is stale: run python -m trainstack.app.reference"
+    assert DOC.read_text() == reference.render(), "docs/config-reference.md is stale: run python -m trainstack.app.docs.reference"
 
 
 def test_the_readme_links_the_reference() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from trainstack.app.stacks import stack_names
+from trainstack.app.deploy.stacks import stack_names
 from trainstack.core import names, rules
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from trainstack.app.stacks import raw_stack_config
+from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.components import gcp_network, gcp_storage, gke_cluster, image, kueue, node_pools
 from trainstack.components.args import Args, Each, _build
 from trainstack.core import catalog, config, resource_rules, rules

@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 import pytest
 
 from helpers import merge
-from trainstack.app import secrets
+from trainstack.app.deploy import secrets
+from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.ops.bench import BenchError, prepare
 from trainstack.app.plan.plan import render
-from trainstack.app.stacks import raw_stack_config
 
 JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
 CIPHERTEXT = "v1:c2VjcmV0LWNpcGhlcnRleHQ=:AAAAbbbbCCCCdddd"

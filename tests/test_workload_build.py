@@ -13,9 +13,9 @@ import pytest
 
 from helpers import of_type, raw_config, render_with
 from trainstack import workloads
+from trainstack.app.deploy.stacks import stack_names
 from trainstack.app.plan.recorder import Registration
 from trainstack.app.schemas.validate import validate_object
-from trainstack.app.stacks import stack_names
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
 from trainstack.core.catalog import nic_networks
 from trainstack.core.config import load

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from helpers import raw_config
-from trainstack.app import validation
-from trainstack.app.stacks import project_root
+from trainstack.app.deploy import validation
+from trainstack.app.deploy.stacks import project_root
 from trainstack.core.config import WorkloadConfig, load
 from trainstack.core.errors import ConfigError
 

@@ -58,12 +58,12 @@ from typing import Any, Protocol
 
 from pulumi.automation.errors import ConcurrentUpdateError, StackNotFoundError
 
-from trainstack.app import validation
+from trainstack.app.deploy import validation
+from trainstack.app.deploy.secrets import secure_paths
+from trainstack.app.deploy.stacks import project_root
+from trainstack.app.metrics import goodput, mfu
 from trainstack.app.ops import automation
 from trainstack.app.ops.reap import bench_prefix, expires_label
-from trainstack.app.reports import goodput, mfu
-from trainstack.app.secrets import secure_paths
-from trainstack.app.stacks import project_root
 from trainstack.core import catalog
 from trainstack.core.config import StackConfig, WorkloadConfig, load
 from trainstack.core.contract import KUBECONFIG_OUTPUT

@@ -60,13 +60,13 @@ from typing import Any
 
 from pulumi.automation.errors import StackNotFoundError
 
-from trainstack.app import validation
+from trainstack.app.deploy import validation
+from trainstack.app.deploy.secrets import secure_paths
+from trainstack.app.deploy.stacks import raw_stack_config, stack_names
 from trainstack.app.ops import automation, bench
 from trainstack.app.ops.bench import BenchError, Interrupted, JobOutcome, SignalGuard, Teardown
 from trainstack.app.ops.reap import expires_label
 from trainstack.app.plan import engine
-from trainstack.app.secrets import secure_paths
-from trainstack.app.stacks import raw_stack_config, stack_names
 from trainstack.core import fleet
 from trainstack.core.config import StackConfig, load
 from trainstack.core.context import StackContext

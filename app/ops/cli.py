@@ -19,7 +19,7 @@ import click
 import yaml
 
 from trainstack.app.console import fail
-from trainstack.app.stacks import project_root, raw_stack_config, stack_names
+from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
 from trainstack.core.errors import TrainstackError
 from trainstack.core.rules import duration_seconds
 
@@ -62,7 +62,7 @@ def diff_command(stacks: tuple[str, ...], base_ref: str, fmt: str, fail_on: str 
 
     Exit codes: 0 compared; 2 bad input or a stack of the working tree that does not render;
     4 the change crosses --fail-on (the report is still written)."""
-    from trainstack.app.ops.baseline import DiffError, compare
+    from trainstack.app.review.baseline import DiffError, compare
 
     try:
         report = compare(project_root(), base_ref, list(stacks))

@@ -21,10 +21,10 @@ from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from trainstack.app import program, secrets, validation
+from trainstack.app.deploy import program, secrets, validation
+from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
 from trainstack.app.plan import crdcheck
 from trainstack.app.plan.recorder import RecordingMonitor, Registration, redact
-from trainstack.app.stacks import project_root, raw_stack_config, stack_names
 from trainstack.core import fleet
 from trainstack.core.config import describe
 from trainstack.core.context import StackContext

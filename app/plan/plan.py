@@ -14,9 +14,9 @@ from typing import Any
 import yaml
 
 from trainstack.app.plan import engine, inputcheck
+from trainstack.app.plan.cost import CostEstimate, estimate, gpu_node_hour
+from trainstack.app.plan.critical_path import CriticalPath, critical_path
 from trainstack.app.plan.recorder import Registration
-from trainstack.app.reports.cost import CostEstimate, estimate, gpu_node_hour
-from trainstack.app.reports.critical_path import CriticalPath, critical_path
 from trainstack.core import catalog, fleet
 from trainstack.core.config import ANY_ADDRESS
 from trainstack.core.context import StackContext

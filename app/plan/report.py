@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from trainstack.app.plan.cost import PoolSize
 from trainstack.app.plan.plan import Plan
-from trainstack.app.reports.cost import PoolSize
 from trainstack.core import catalog
 
 

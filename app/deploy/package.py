@@ -6,7 +6,7 @@ annotations of each component's `args` and its annotated attributes (the outputs
 the args as a dict; each component builds and checks its Args from it (`components.args`).
 
 `TrainingPlatform` takes the platform sections of a stack file and `TrainingWorkload` its workload
-section, typed in the schema by their `core.config` models (app/package_types.py) and checked by
+section, typed in the schema by their `core.config` models (app/deploy/package_types.py) and checked by
 them; a bad input is a `pulumi.InputPropertiesError` naming its path as the program wrote it. A
 TrainingWorkload's `platform` is a reference to a TrainingPlatform the same provider made.
 
@@ -29,7 +29,7 @@ from pulumi.provider.server import ComponentInitError
 from pulumi.resource import DependencyResource
 
 from trainstack import components, workloads
-from trainstack.app.package_types import SectionTypes
+from trainstack.app.deploy.package_types import SectionTypes
 from trainstack.components.args import has_default
 from trainstack.core.config import StackConfig
 from trainstack.infra import training_platform
@@ -86,7 +86,7 @@ def prepared() -> list[type[pulumi.ComponentResource]]:
 
 class Provider(ComponentProvider):
     """The SDK's component provider, with the sections `TrainingPlatform` and `TrainingWorkload` take
-    typed by their models (`SECTION_FIELDS`, app/package_types.py), and a component's
+    typed by their models (`SECTION_FIELDS`, app/deploy/package_types.py), and a component's
     `pulumi.InputPropertiesError` reaching the engine as one (the SDK wraps whatever a constructor
     raises in ComponentInitError, which the server reports as a traceback): each bad input by its
     path, as the program wrote it."""

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from trainstack.app.ops.replacement_data import GCP, KUBERNETES
+from trainstack.app.review.replacement_data import GCP, KUBERNETES
 
 UPDATE, REPLACE, RECREATE_NODES, IGNORED, FAILS = "update", "replace", "recreate-nodes", "ignored", "fails"
 

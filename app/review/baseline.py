@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trainstack.app.ops.diff import DiffReport, StackDiff, diff_plans, failed
+from trainstack.app.deploy.stacks import raw_stack_config, stack_names
 from trainstack.app.plan.plan import render
-from trainstack.app.stacks import raw_stack_config, stack_names
+from trainstack.app.review.diff import DiffReport, StackDiff, diff_plans, failed
 from trainstack.core.errors import TrainstackError
 
 BASE_TIMEOUT_S = 1800

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from pulumi.provider.experimental.analyzer import EnumValueDefinition, PropertyDefinition, PropertyType, TypeDefinition
 from pydantic import BaseModel
 
-from trainstack.app.reference import descriptions
+from trainstack.app.docs.reference import descriptions
 
 SCALARS = {str: PropertyType.STRING, bool: PropertyType.BOOLEAN, int: PropertyType.INTEGER, float: PropertyType.NUMBER}
 ANY = "pulumi.json#/Any"

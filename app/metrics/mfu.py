@@ -49,9 +49,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeGuard
 
-from trainstack.app.reports import ReportError
 from trainstack.core import catalog
-from trainstack.core.errors import CatalogError
+from trainstack.core.errors import CatalogError, ReportError
 from trainstack.core.models import ModelShape, model_shape
 
 TIMING_KEY = "train_step_timing in s"

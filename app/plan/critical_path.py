@@ -21,9 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from trainstack.app.reports import ReportError
-from trainstack.app.reports.cost import NODE_POOL
-from trainstack.app.reports.creation_times import (
+from trainstack.app.plan.cost import NODE_POOL
+from trainstack.app.plan.creation_times import (
     CREATION_TIMES,
     DEFAULT,
     EMPTY_NODE_POOL,
@@ -32,6 +31,7 @@ from trainstack.app.reports.creation_times import (
     PROVIDER,
 )
 from trainstack.core import catalog
+from trainstack.core.errors import ReportError
 
 NETWORK = "gcp:compute/network:Network"
 SUBNETWORK = "gcp:compute/subnetwork:Subnetwork"
@@ -111,7 +111,7 @@ class CriticalPath:
         return f"{_minutes(self.total_seconds)} min; floor ({ESSENTIAL_CHAIN}) {_minutes(self.floor_seconds)} min; ratio {ratio}"
 
     def _footnote(self) -> str:
-        note = "Typical creation times (trainstack.app.reports.creation_times): an estimate, not a measurement."
+        note = "Typical creation times (trainstack.app.plan.creation_times): an estimate, not a measurement."
         if self.defaulted_types:
             seconds = CREATION_TIMES[DEFAULT].seconds
             note += f" Timed by the default ({seconds:g} s): {', '.join(self.defaulted_types)}."

@@ -41,7 +41,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from trainstack.app.reports import ReportError
+from trainstack.core.errors import ReportError
 
 EVENT_TYPES = frozenset({"user_scheduled", "job_started", "checkpoint_loaded", "checkpoint_saved", "user_terminated", "job_terminated"})
 _TIME_KEYS = ("event_time", "time", "timestamp")

@@ -14,13 +14,12 @@ from typing import Any
 import click
 import yaml
 
-from trainstack.app.reports import ReportError
-from trainstack.app.reports import goodput as goodput_report
-from trainstack.app.reports import mfu as mfu_report
-from trainstack.app.stacks import raw_stack_config
+from trainstack.app.deploy.stacks import raw_stack_config
+from trainstack.app.metrics import goodput as goodput_report
+from trainstack.app.metrics import mfu as mfu_report
 from trainstack.core import catalog
 from trainstack.core import memory as memory_report
-from trainstack.core.errors import TrainstackError
+from trainstack.core.errors import ReportError, TrainstackError
 from trainstack.core.models import MODELS
 from trainstack.workloads import fit, launchers
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trainstack.app.reports.cost import NODE_POOL
+from trainstack.app.plan.cost import NODE_POOL
 
 GPU_NODE_POOL = f"{NODE_POOL}+gpu"
 EMPTY_NODE_POOL = f"{NODE_POOL}+empty"

@@ -16,10 +16,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from trainstack.app.ops import semantics
-from trainstack.app.ops.semantics import ABSENT, FAILS, IGNORED, RECREATE_NODES, REPLACE, UPDATE
 from trainstack.app.plan import aliases
-from trainstack.app.reports.cost import estimate
+from trainstack.app.plan.cost import estimate
+from trainstack.app.review import semantics
+from trainstack.app.review.semantics import ABSENT, FAILS, IGNORED, RECREATE_NODES, REPLACE, UPDATE
 from trainstack.core import catalog
 
 CLUSTER, NODE_POOL = semantics.CLUSTER, semantics.NODE_POOL
@@ -55,7 +55,7 @@ class PropertyChange:
 
     `kind` is `input`, `option` (a resource option such as protect), `provider`, or `cascade` (an
     input the resource takes from a replaced resource); `reason` names a rule beyond the
-    providers' ForceNew table (app/ops/semantics.py)."""
+    providers' ForceNew table (app/review/semantics.py)."""
 
     path: str
     old: Any
@@ -550,7 +550,7 @@ def _report_markdown(report: DiffReport) -> Iterator[str]:
         yield ""
     yield (
         f"_Offline plans under Pulumi's mock engine. Costs are estimates from list prices as of "
-        f"{catalog.PRICES_AS_OF}. Replacements follow the pinned providers' ForceNew fields (app/ops/replacement_data.py), "
+        f"{catalog.PRICES_AS_OF}. Replacements follow the pinned providers' ForceNew fields (app/review/replacement_data.py), "
         "their diff customisations and the engine's ignoreChanges, replaceOnChanges and dependent replacements; "
         "what it cannot know is in the README (Review, benchmark, measure)._"
     )

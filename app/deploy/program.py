@@ -9,8 +9,8 @@ from typing import Any
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from trainstack.app import secrets, validation
-from trainstack.app.stacks import project_root, raw_stack_config
+from trainstack.app.deploy import secrets, validation
+from trainstack.app.deploy.stacks import project_root, raw_stack_config
 from trainstack.core import fleet
 from trainstack.core.config import StackConfig, WorkloadStackConfig, load
 from trainstack.core.context import StackContext

@@ -21,10 +21,11 @@ from typing import Any
 
 # Where the renderer's names live, newest layout first: the foundation under trainstack.core since
 # imports mirror folders (at the top of trainstack before), the application under trainstack.app
-# since the foundation/application split (at the top before).
+# since the foundation/application split (at the top before); the stack files under trainstack.app.deploy since
+# the application's split by concern.
 ERRORS = ("trainstack.core.errors", "trainstack.errors")
 PLAN = ("trainstack.app.plan.plan", "trainstack.plan.plan")
-STACKS = ("trainstack.app.stacks", "trainstack.stacks")
+STACKS = ("trainstack.app.deploy.stacks", "trainstack.app.stacks", "trainstack.stacks")
 
 
 class BaseTreeFinder:

@@ -1,0 +1,1 @@
+"""Generated documentation: the config reference, read from the models and their rules."""

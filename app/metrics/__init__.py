@@ -1,0 +1,1 @@
+"""Training metrics of a run: MFU, goodput, and their command line."""
