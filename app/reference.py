@@ -309,7 +309,7 @@ def _checked() -> list[str]:
     out = ["## Rules checked with the platform, the image and the framework", "", _prose(_checked.__doc__ or ""), ""]
     out += _bullets("For every stack", list(dict.fromkeys(found)))
     for framework, launcher in launchers.LAUNCHERS.items():
-        out += _bullets(f"With `framework: {framework}`", [(_key("", r.key), r.text) for r in rule_text.reports(launcher.problems)])
+        out += _bullets(f"With `framework: {framework}`", [(_key("", r.key), r.text) for r in rule_text.reports(type(launcher).problems, type(launcher))])
     return out
 
 

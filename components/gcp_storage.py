@@ -250,7 +250,7 @@ class LustreInstanceArgs(Args):
     network: pulumi.Input[str]
     """The cluster's VPC, by name: the instance is reached over private services access on it."""
     capacity_gib: int
-    """The file system's size (core/catalog.py LUSTRE_TIERS: minimum and step by throughput)."""
+    """The file system's size (core/catalog/storage.py LUSTRE_TIERS: minimum and step by throughput)."""
     throughput: int = 1000
     """Per-unit storage throughput, MB/s per TiB: 125, 250, 500 or 1000, fixed at creation."""
     filesystem: str = "lustrefs"

@@ -353,8 +353,7 @@ class GpuNodePool(pulumi.ComponentResource):
             placement_policy=gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT", policy_name=self.workload_policy.name if self.workload_policy else None)
             if args.compact
             else None,
-            # Flex-start VMs are not repaired in place (GKE requires auto-repair off for them).
-            # DWS VMs are not repaired in place (GKE requires auto-repair off for them); queued
+            # Flex-start and queued (DWS) VMs are not repaired in place (GKE requires auto-repair off for them); queued
             # nodes run their request's duration, not upgraded under it (Cluster Toolkit's
             # dws-flex-start-queued-provisioning example: "auto_upgrade: false # queued provisioning requirement").
             management=gcp.container.NodePoolManagementArgs(auto_repair=not (flex or queued), auto_upgrade=not queued),

@@ -385,7 +385,7 @@ class GpuPoolConfig(Section):
     """The pool's name, unique among the cluster's node pools (its Pulumi name is `gpu-pool-<name>`:
     renaming a pool replaces it)."""
     machine_type: GpuMachineName
-    """The GPU machine type, one of the catalog's (core/catalog.py)."""
+    """The GPU machine type, one of the catalog's (core/catalog/machines.py)."""
     node_count: Annotated[int, _bounded(rules.NODE_COUNT)] | None = None
     """A fixed size: the nodes of the whole pool, spread evenly over its zones; or set autoscaling."""
     autoscaling: Autoscaling | None = None
@@ -485,7 +485,7 @@ class CpuPoolConfig(Section):
     name: NodePoolName = "cpu-pool"
     """The pool's name, unique among the cluster's node pools."""
     machine_type: CpuMachineName = "e2-standard-8"
-    """The CPU machine type, one of the catalog's (core/catalog.py)."""
+    """The CPU machine type, one of the catalog's (core/catalog/machines.py)."""
     node_count: Annotated[int, _bounded(rules.CPU_NODE_COUNT)] = 2
     """The nodes of the whole pool, spread evenly over its zones."""
     zones: list[ZoneId] | None = None

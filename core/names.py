@@ -19,8 +19,6 @@ REPLICATED_JOB = "workload"
 JOBSET_POD_SUFFIX = "-abcde"
 DNS_LABEL_MAX = 63  # Kubernetes apimachinery validation.DNS1035LabelMaxLength / LabelValueMaxLength
 SUPERVISOR_SERVICES = ("actuator", "sensor", "controller")
-# terraform-provider-google resource_google_service_account.go account_id: ValidateRFC1035Name(6, 30).
-ACCOUNT_ID_MAX = 30
 # Cloud Storage: at most 63 characters without dots (cloud.google.com/storage/docs/buckets#naming).
 BUCKET_MAX = 63
 

@@ -386,12 +386,12 @@ def gcp_labels(value: Any, reserved: frozenset[str] = frozenset(), limit: int = 
 
 
 def gpu_machine(value: Any) -> str | None:
-    """A GPU machine type trainstack knows (core/catalog.py MACHINES)."""
+    """A GPU machine type trainstack knows (core/catalog/machines.py MACHINES)."""
     return None if isinstance(value, str) and value in catalog.MACHINES else f"unknown GPU machine type; known: {', '.join(sorted(catalog.MACHINES))}"
 
 
 def cpu_machine(value: Any) -> str | None:
-    """A CPU machine type trainstack knows (core/catalog.py CPU_MACHINES)."""
+    """A CPU machine type trainstack knows (core/catalog/machines.py CPU_MACHINES)."""
     return None if isinstance(value, str) and value in catalog.CPU_MACHINES else f"unknown CPU machine type; known: {', '.join(sorted(catalog.CPU_MACHINES))}"
 
 
@@ -557,20 +557,20 @@ def at_least(value: int, floor: int) -> str | None:
 
 
 def filestore_capacity(tier: str, capacity_gib: int) -> str | None:
-    """A capacity a Filestore tier takes: in one of its ranges, on a step of it (core/catalog.py
+    """A capacity a Filestore tier takes: in one of its ranges, on a step of it (core/catalog/storage.py
     FILESTORE_TIERS, from cloud.google.com/filestore/docs/service-tiers and its tier pages)."""
     return _tier_capacity(catalog.FILESTORE_TIERS[tier], capacity_gib, f"tier {tier}")
 
 
 def lustre_throughput(value: Any) -> str | None:
-    """A Managed Lustre throughput tier (core/catalog.py LUSTRE_TIERS), in MB/s per TiB."""
+    """A Managed Lustre throughput tier (core/catalog/storage.py LUSTRE_TIERS), in MB/s per TiB."""
     return (
         None if value in catalog.LUSTRE_TIERS and not isinstance(value, bool) else f"must be one of {', '.join(map(str, catalog.LUSTRE_TIERS))} (MB/s per TiB)"
     )
 
 
 def lustre_capacity(throughput: int, capacity_gib: int) -> str | None:
-    """A capacity a Managed Lustre throughput tier takes (core/catalog.py LUSTRE_TIERS)."""
+    """A capacity a Managed Lustre throughput tier takes (core/catalog/storage.py LUSTRE_TIERS)."""
     return _tier_capacity(catalog.LUSTRE_TIERS[throughput], capacity_gib, f"throughput {throughput} MB/s per TiB")
 
 

@@ -66,9 +66,7 @@ class FakeGcp(mocks.Mocks):
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         state = dict(args.inputs)
         if args.typ == "pulumi:pulumi:StackReference":
-            outputs = self.stacks.get(args.name, {})
-            secret = sorted(k for k, v in outputs.items() if v == SECRET)
-            return args.name, {"name": args.name, "outputs": outputs, "secretOutputNames": secret}
+            return args.name, self._stack_outputs(args.name)
         name = state.get("name") or f"{args.name}-{digest(args.typ, args.name)[:7]}"
         if args.typ.startswith("gcp:"):
             state.setdefault("name", name)
@@ -86,6 +84,8 @@ class FakeGcp(mocks.Mocks):
 
     def call(self, args: mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         a = dict(args.args)
+        if args.token == "pulumi:pulumi:readStackOutputs":  # the engine's read of a stack, as the StackReference's
+            return self._stack_outputs(a["name"]), []
         if args.token == "gcp:organizations/getProject:getProject":
             return {"projectId": a.get("projectId", self.project), "number": self.project_number, "name": self.project}, []
         if args.token == "gcp:organizations/getClientConfig:getClientConfig":
@@ -95,6 +95,11 @@ class FakeGcp(mocks.Mocks):
         if args.token == "gcp:container/getEngineVersions:getEngineVersions":
             return self._engine_versions(a.get("versionPrefix") or "1.33."), []
         return a, []
+
+    def _stack_outputs(self, name: str) -> dict[str, Any]:
+        """Stack `name`'s outputs as the engine reads them (missing: none), secrets named."""
+        outputs = self.stacks.get(name, {})
+        return {"name": name, "outputs": outputs, "secretOutputNames": sorted(k for k, v in outputs.items() if v == SECRET)}
 
     def _engine_versions(self, prefix: str) -> dict[str, Any]:
         """The versions GKE offers with `prefix` (as getServerConfig lists them), newest first."""

@@ -9,7 +9,6 @@ from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
-from pulumi.runtime.sync_await import _sync_await
 
 from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
 from trainstack.components.gke_cluster import cluster_identity, kubeconfig
@@ -26,21 +25,28 @@ from trainstack.infra.gcp import image_build_services, workload_image
 from trainstack.infra.kubernetes import kueue_args
 from trainstack.infra.platform import KubernetesPlatform, Platform
 
+# The engine's built-in function that returns a stack's outputs, as the StackReference resource reads
+# them: {name, outputs, secretOutputNames} (pulumi/pulumi 1b59498 pkg/resource/deploy/builtins.go
+# readStackOutputs, readStackReference; package `pulumi` is served by the engine's built-in provider,
+# pkg/resource/deploy/providers/registry.go). `pulumi.runtime.invoke`, public and synchronous, calls it.
+READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
+
 
 def read_platform_stack(name: str) -> tuple[pulumi.StackReference, Any]:
     """The StackReference of platform stack `name` and the raw value of its contract output.
-    Read at once (the engine resolves the reference), so the workload is checked against it
-    before anything else registers."""
+    Read at once (a synchronous invoke of the engine's stack read; Python programs cannot await
+    `get_output_details`, pulumi/pulumi#12172), so the workload is checked against it before anything
+    else registers."""
     reference = pulumi.StackReference(name)
     try:
-        details = _sync_await(reference.get_output_details(contract.OUTPUT))
+        read = pulumi.runtime.invoke(READ_STACK_OUTPUTS, {"name": name})
     except Exception as exc:  # the engine's own error for a stack it cannot read (missing, no access)
         reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise ConfigError(
             name,
             [f"trainstack:platform.stack = {name!r}: cannot read that stack ({reason}); deploy the platform stack first, or check its name and your access"],
         ) from None
-    return reference, details.value
+    return reference, ((read.value or {}).get("outputs") or {}).get(contract.OUTPUT)
 
 
 def _cluster_path(terms: contract.Contract) -> str:

@@ -60,7 +60,7 @@ def test_unknown_platforms_are_refused_on_arm_naming_each_key() -> None:
         trainstack_image={"prebuilt": "nvcr.io/nvidia/nemo:25.99"},
         trainstack_workload={"dataset": {"source": "gs://bucket/data"}},
     )
-    unknown = "an image with no platforms recorded in the catalog (core/catalog.py), so unknown, and unknown is refused on Arm"
+    unknown = "an image with no platforms recorded in the catalog (core/catalog/images.py), so unknown, and unknown is refused on Arm"
     assert problems(raw) == [
         f"trainstack:image.prebuilt = 'nvcr.io/nvidia/nemo:25.99': runs nvcr.io/nvidia/nemo:25.99 on a4x-highgpu-4g's linux/arm64 nodes, {unknown}; use one published for linux/arm64",
         f"trainstack:workload.dataset.source = 'gs://bucket/data': runs {catalog.image('cloud-sdk').ref} on a4x-highgpu-4g's linux/arm64 nodes, {unknown}; use one published for linux/arm64",
@@ -86,7 +86,7 @@ def test_the_dra_drivers_kubelet_plugin_runs_on_the_a4x_nodes_too(monkeypatch: p
     assert problems(on_a4x()) == [
         (
             "trainstack:gpuPool.machineType = 'a4x-highgpu-4g': runs nvcr.io/nvidia/k8s-dra-driver-gpu:v25.3.0 on a4x-highgpu-4g's "
-            "linux/arm64 nodes, an image with no platforms recorded in the catalog (core/catalog.py), so unknown, and unknown is "
+            "linux/arm64 nodes, an image with no platforms recorded in the catalog (core/catalog/images.py), so unknown, and unknown is "
             "refused on Arm; use one published for linux/arm64"
         )
     ]

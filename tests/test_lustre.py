@@ -1,7 +1,7 @@
 """Managed Lustre as a storage kind: the instance on the cluster's VPC through private services
 access, GKE's Lustre CSI driver, a static volume, the capacity rules, and data kept on destroy.
 
-Sources: capacities by throughput, core/catalog.py LUSTRE_TIERS (Managed Lustre docs "Performance
+Sources: capacities by throughput, core/catalog/storage.py LUSTRE_TIERS (Managed Lustre docs "Performance
 tiers"); the volume handle and attributes, GoogleCloudPlatform/lustre-csi-driver 89f1eb7
 pkg/util/util.go ParseVolumeID and pkg/csi_driver/controller.go; the cluster addon,
 terraform-provider-google e03b762 `addons_config.lustre_csi_driver_config`.

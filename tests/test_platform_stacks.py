@@ -3,6 +3,9 @@ platform (StackReference) or on an existing GKE cluster."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import grpc
 import pulumi
 import pytest
 
@@ -11,8 +14,9 @@ from trainstack.app import program, validation
 from trainstack.app.plan import engine
 from trainstack.app.plan.plan import Plan, render
 from trainstack.app.stacks import project_root, raw_stack_config
-from trainstack.core import contract
+from trainstack.core import contract, testing
 from trainstack.core.errors import ConfigError
+from trainstack.infra import remote
 
 JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
 PLATFORM_TYPES = ("gcp:compute/network:Network", "gcp:compute/subnetwork:Subnetwork", "gcp:container/cluster:Cluster", "gcp:container/nodePool:NodePool")
@@ -157,6 +161,35 @@ def test_existing_cluster_can_have_kueue_and_jobset_installed_by_trainstack() ->
 
 def validate_stack(stack: str, raw: dict, platform_output: object = None):
     return validation.validate(stack, raw, project_root(), platform_output)
+
+
+def test_a_platform_stack_the_engine_cannot_read_is_one_clean_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The platform stack is read at once through the engine's readStackOutputs function (public
+    `pulumi.runtime.invoke`); when the engine refuses the read (no such stack, no access), one error
+    names the stack and the engine's reason, a RunError with no traceback, before anything registers."""
+    call = testing.FakeGcp.call
+
+    class Refused(grpc.RpcError):
+        """The engine's answer to an invoke whose function failed: a gRPC error with its details."""
+
+        def code(self) -> grpc.StatusCode:
+            return grpc.StatusCode.UNKNOWN
+
+        def details(self) -> str:
+            return "invocation of pulumi:pulumi:readStackOutputs returned an error: stack 'organization/trainstack/a3ultra-platform' not found"
+
+    def refusing(self: testing.FakeGcp, args: Any) -> Any:
+        if args.token == remote.READ_STACK_OUTPUTS:
+            raise Refused()
+        return call(self, args)
+
+    monkeypatch.setattr(testing.FakeGcp, "call", refusing)
+    ctx = engine.load_stack("a3ultra-405b-job")
+    with pytest.raises(pulumi.RunError) as info:
+        engine.execute(ctx, raw_stack_config("a3ultra-405b-job"), program.main, references={})
+    message = str(info.value)
+    assert "trainstack:platform.stack = 'organization/trainstack/a3ultra-platform': cannot read that stack (" in message
+    assert "not found" in message and "Traceback" not in message
 
 
 def test_a_platform_stack_without_its_contract_is_one_clean_error() -> None:

@@ -13,26 +13,29 @@ import pytest
 
 from trainstack.core import catalog
 
-CALCULATOR, SNAPSHOT, LIST = catalog.CALCULATOR_PRICES_SOURCE, catalog.SNAPSHOT_PRICES_SOURCE, catalog.PRICES_SOURCE
-
 
 @pytest.mark.parametrize(
-    ("machine", "hourly", "hourly_source", "spot", "spot_source"),
-    [
-        ("a2-highgpu-8g", 29.39, LIST, 16.97, CALCULATOR),
-        ("a2-ultragpu-8g", 40.55, LIST, 23.42, CALCULATOR),
-        ("a3-highgpu-8g", 88.49, LIST, 53.09, CALCULATOR),
-        ("a3-megagpu-8g", 92.15, LIST, 50.2, SNAPSHOT),
-        ("a3-ultragpu-8g", 84.81, LIST, 47.66, SNAPSHOT),
-        ("a4-highgpu-8g", 90.22, SNAPSHOT, 37.75, SNAPSHOT),
-    ],
+    ("machine", "vm", "gpu"),
+    [("a3-megagpu-8g", 5.15632, 5.6299), ("a3-ultragpu-8g", 6.68552, 5.1215), ("a4-highgpu-8g", 0.0, 4.7183)],
 )
-def test_price_and_spot_price_with_their_sources(machine: str, hourly: float, hourly_source: str, spot: float, spot_source: str) -> None:
+def test_snapshot_spot_prices_are_the_vm_row_plus_eight_gpu_rows(machine: str, vm: float, gpu: float) -> None:
     m = catalog.machine(machine)
-    assert (m.hourly_usd, m.price_source, m.spot_hourly_usd, m.spot_price_source) == (hourly, hourly_source, spot, spot_source)
+    assert m.spot_price_source == catalog.SNAPSHOT_PRICES_SOURCE
+    assert m.spot_hourly_usd == round(vm + 8 * gpu, 2)
 
 
-def test_the_calculators_on_demand_prices_confirm_the_list_prices() -> None:
-    """pricing.yml's us-central1 `hour` (CALCULATOR) rounds to the catalog's list price."""
-    for name, hour in (("a2-highgpu-8g", 29.38708), ("a2-ultragpu-8g", 40.5503831232877), ("a3-highgpu-8g", 88.4899999025753)):
-        assert round(hour, 2) == catalog.machine(name).hourly_usd, name
+def test_a4s_on_demand_price_is_eight_b200_rows_from_the_snapshot() -> None:
+    a4 = catalog.machine("a4-highgpu-8g")
+    assert (a4.hourly_usd, a4.price_source) == (round(8 * 11.277, 2), catalog.SNAPSHOT_PRICES_SOURCE)
+
+
+def test_the_calculators_prices_round_to_the_catalogs() -> None:
+    """pricing.yml's us-central1 `hour` and spot figures (CALCULATOR) round to the catalog's list and spot prices."""
+    for name, hour, spot in (
+        ("a2-highgpu-8g", 29.38708, 16.96648),
+        ("a2-ultragpu-8g", 40.5503831232877, 23.42302),
+        ("a3-highgpu-8g", 88.4899999025753, 53.09362),
+    ):
+        m = catalog.machine(name)
+        assert (round(hour, 2), m.price_source) == (m.hourly_usd, catalog.PRICES_SOURCE), name
+        assert (round(spot, 2), m.spot_price_source) == (m.spot_hourly_usd, catalog.CALCULATOR_PRICES_SOURCE), name

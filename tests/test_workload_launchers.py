@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from helpers import raw_config
+from trainstack.core import catalog
 from trainstack.core.config import WorkloadConfig, describe, load
 from trainstack.core.memory import bytes_per_param
 from trainstack.workloads import launchers
@@ -47,6 +48,30 @@ def test_every_framework_of_the_config_has_a_launcher() -> None:
     from typing import get_args
 
     assert set(launchers.LAUNCHERS) == set(get_args(WorkloadConfig.model_fields["framework"].annotation))
+
+
+def test_every_launcher_is_a_whole_launcher() -> None:
+    """Each registered launcher has every method of the Launcher protocol (mypy checks the
+    signatures through LAUNCHERS' type); one that forgets a method is not a Launcher."""
+    from trainstack.workloads.launchers.base import Launcher, StackBatch
+
+    assert {f: isinstance(launcher, Launcher) for f, launcher in launchers.LAUNCHERS.items()} == dict.fromkeys(launchers.LAUNCHERS, True)
+
+    class Forgetful(StackBatch):  # no launch
+        def problems(self, workload: WorkloadConfig, machine: Any) -> list[Any]:
+            return []
+
+        def training(self, workload: WorkloadConfig, machine: Any) -> Any:
+            return None
+
+    assert not isinstance(Forgetful(), Launcher)
+
+
+def test_a_launcher_without_its_own_global_batch_takes_the_stacks() -> None:
+    spec = job("a3mega-gpt3-175b", framework="deepspeed", model="gpt2-micro", parallelism=None, resiliency={"enabled": False}, globalBatchSize=64)
+    machine = catalog.machine("a3-megagpu-8g")
+    assert launchers.global_batch(spec.workload, machine) == 64
+    assert launchers.global_batch(spec.workload.model_copy(update={"global_batch_size": None}), machine) is None
 
 
 # --- NeMo 2.0 (recipe 000) ------------------------------------------------------------------
@@ -399,7 +424,7 @@ def test_deepspeed_rejects_fp8() -> None:
 
 def test_launchers_are_pure() -> None:
     spec = job("a3ultra-405b")
-    assert nemo2.launch(spec) == nemo2.launch(spec)
+    assert nemo2.NeMo2().launch(spec) == nemo2.NeMo2().launch(spec)
 
 
 # --- Megatron-Bridge (a4x-llama3-70b; gpu-recipes 2e1fd5e training/a4x/llama3_70b/nemo-gke/nemo2602) --

@@ -75,7 +75,7 @@ def problems(workload: WorkloadConfig, machine: catalog.Machine, image: ImageCon
         why = (
             f"published for {', '.join(pinned.platforms)} only"
             if pinned.platforms is not None
-            else "with no platforms recorded in the catalog (core/catalog.py), so unknown, and unknown is refused on Arm"
+            else "with no platforms recorded in the catalog (core/catalog/images.py), so unknown, and unknown is refused on Arm"
         )
         found.append(Problem(key, value, f"runs {pinned.ref} on {machine.name}'s linux/{arch} nodes, an image {why}; use one published for linux/{arch}"))
     return found

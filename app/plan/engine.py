@@ -16,6 +16,8 @@ from typing import Any
 import pulumi
 from pulumi.runtime import config as runtime_config
 from pulumi.runtime import mocks, settings
+
+# SDK internals (run_pulumi_func, _sync_await, settings.ROOT): pinned and guarded, tests/test_pulumi_internals.py.
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 

@@ -15,7 +15,7 @@ import typing
 from functools import cache
 from typing import Any
 
-from pulumi import _types
+from pulumi import _types  # an SDK internal: pinned and guarded, tests/test_pulumi_internals.py
 
 from trainstack.app.plan.recorder import Registration
 

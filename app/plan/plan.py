@@ -18,6 +18,7 @@ from trainstack.app.plan.recorder import Registration
 from trainstack.app.reports.cost import CostEstimate, estimate, gpu_node_hour
 from trainstack.app.reports.critical_path import CriticalPath, critical_path
 from trainstack.core import catalog, fleet
+from trainstack.core.config import ANY_ADDRESS
 from trainstack.core.context import StackContext
 from trainstack.core.errors import TrainstackError
 from trainstack.workloads import fit
@@ -35,7 +36,6 @@ _KINDS = {
     "gcp:servicenetworking/connection:Connection": "the Lustre peering",
     "gcp:compute/network:Network": "the VPC",
 }
-_ANY_ADDRESS = "0.0.0.0/0"
 
 
 class PlanError(TrainstackError):
@@ -81,8 +81,8 @@ class Plan:
         found = []
         for r in self.resources:
             blocks = (r["inputs"].get("masterAuthorizedNetworksConfig") or {}).get("cidrBlocks") or []
-            if r["type"] == "gcp:container/cluster:Cluster" and any(b.get("cidrBlock") == _ANY_ADDRESS for b in blocks):
-                found.append(f"the control plane of {r['inputs'].get('name')} accepts connections from any address ({_ANY_ADDRESS})")
+            if r["type"] == "gcp:container/cluster:Cluster" and any(b.get("cidrBlock") == ANY_ADDRESS for b in blocks):
+                found.append(f"the control plane of {r['inputs'].get('name')} accepts connections from any address ({ANY_ADDRESS})")
         return found
 
     def summary(self) -> dict[str, Any]:

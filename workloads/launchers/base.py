@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 from trainstack.core import catalog, memory, models, rules
 from trainstack.core.config import Problem, WorkloadConfig
@@ -79,6 +80,37 @@ class Launch:
     log_dir: str = ""
     files: tuple[ConfigFiles, ...] = ()
     setup: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class Launcher(Protocol):
+    """A framework's launcher: what the framework would refuse, how it holds the job in GPU memory,
+    its global batch, and the pure function from the job to its launch. One instance a framework
+    sits in `launchers.LAUNCHERS`, whose type makes mypy check each against this protocol."""
+
+    def problems(self, workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
+        """What the framework would refuse on `machine`, checked before anything is created."""
+        ...
+
+    def training(self, workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
+        """How the framework holds the workload in GPU memory, for the fit estimate."""
+        ...
+
+    def global_batch(self, workload: WorkloadConfig, machine: catalog.Machine) -> int | None:
+        """Sequences a training step: the stack's, else the framework's default where the launcher
+        knows it (None where it does not)."""
+        ...
+
+    def launch(self, job: JobSpec) -> Launch:
+        """The launch command, environment and ConfigMap-served files of `job`."""
+        ...
+
+
+class StackBatch:
+    """For a launcher whose global batch is the stack's own `globalBatchSize` (None where unset)."""
+
+    def global_batch(self, workload: WorkloadConfig, machine: catalog.Machine) -> int | None:
+        return workload.global_batch_size
 
 
 def torchrun(job: JobSpec) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ from trainstack.workloads.launchers.base import (
     ConfigFiles,
     JobSpec,
     Launch,
+    StackBatch,
     model_problems,
     precision_problems,
 )
@@ -39,60 +40,6 @@ MODELS = {
 
 # Mistral's DeepSpeed configs shard the optimizer (conf/deepspeed/z1-conf.json: ZeRO stage 1).
 ZERO_STAGE = 1
-
-
-def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
-    """What the DeepSpeed launcher cannot run: an unknown model, fp8."""
-    return [*model_problems("deepspeed", workload, MODELS), *precision_problems("DeepSpeed", workload, ("fp16", "bf16", "fp32"))]
-
-
-def training(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
-    """DeepSpeed keeps fp32 master weights for fp16 and bf16; sequences are the model's context."""
-    shape = models.model_shape(workload.model)
-    return base_training(workload, machine, zero_stage=ZERO_STAGE, master_weights=True, seq_length=shape.max_seq_length)
-
-
-def launch(job: JobSpec) -> Launch:
-    workload = job.workload
-    per_gpu = workload.micro_batch_size or 1
-    runs = f"{job.storage_path}/artifacts/runs"
-    return Launch(
-        command=(
-            "deepspeed",
-            f"--hostfile={CONFIG_DIR}/hostfile",
-            "--no_ssh",
-            f"--node_rank={NODE_RANK}",
-            f"--master_addr={job.master_addr}",
-            f"--master_port={job.master_port}",
-            "train.py",
-            "--config",
-            MODELS[workload.model],
-            "--nnodes",
-            str(job.nodes),
-            "--nproc_per_node",
-            str(job.gpus_per_node),
-            "--effective_bsz",
-            str(workload.global_batch_size or per_gpu * job.world_size),
-            *(("--training_arguments.fp16", "true") if workload.precision == "fp16" else ()),
-            *(("--training_arguments.bf16", "true") if workload.precision == "bf16" else ()),
-            "--training_arguments.per_device_train_batch_size",
-            str(per_gpu),
-            "--training_arguments.max_steps",
-            str(workload.steps),
-            "--training_arguments.deepspeed",
-            f"{CONFIG_DIR}/ds_config.json",
-            "--artifacts.cache_dir",
-            f"{job.storage_path}/artifacts/cache",
-            "--artifacts.run_dir",
-            runs,
-            "--run_id",
-            job.name,
-            *workload.overrides,
-        ),
-        log_dir=runs,
-        setup=(f'cd "{MISTRAL_DIR}"',),
-        files=(ConfigFiles("deepspeed", CONFIG_DIR, {"hostfile": hostfile(job), "ds_config.json": ds_config(job)}),),
-    )
 
 
 def hostfile(job: JobSpec) -> str:
@@ -129,3 +76,58 @@ def ds_config(job: JobSpec) -> str:
     if workload.precision in ("fp16", "bf16"):
         config[workload.precision] = {"enabled": "auto"}
     return json.dumps(config, indent=2) + "\n"
+
+
+class DeepSpeed(StackBatch):
+    """The DeepSpeed launcher (a `Launcher`)."""
+
+    def problems(self, workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
+        """What the DeepSpeed launcher cannot run: an unknown model, fp8."""
+        return [*model_problems("deepspeed", workload, MODELS), *precision_problems("DeepSpeed", workload, ("fp16", "bf16", "fp32"))]
+
+    def training(self, workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
+        """DeepSpeed keeps fp32 master weights for fp16 and bf16; sequences are the model's context."""
+        shape = models.model_shape(workload.model)
+        return base_training(workload, machine, zero_stage=ZERO_STAGE, master_weights=True, seq_length=shape.max_seq_length)
+
+    def launch(self, job: JobSpec) -> Launch:
+        workload = job.workload
+        per_gpu = workload.micro_batch_size or 1
+        runs = f"{job.storage_path}/artifacts/runs"
+        return Launch(
+            command=(
+                "deepspeed",
+                f"--hostfile={CONFIG_DIR}/hostfile",
+                "--no_ssh",
+                f"--node_rank={NODE_RANK}",
+                f"--master_addr={job.master_addr}",
+                f"--master_port={job.master_port}",
+                "train.py",
+                "--config",
+                MODELS[workload.model],
+                "--nnodes",
+                str(job.nodes),
+                "--nproc_per_node",
+                str(job.gpus_per_node),
+                "--effective_bsz",
+                str(workload.global_batch_size or per_gpu * job.world_size),
+                *(("--training_arguments.fp16", "true") if workload.precision == "fp16" else ()),
+                *(("--training_arguments.bf16", "true") if workload.precision == "bf16" else ()),
+                "--training_arguments.per_device_train_batch_size",
+                str(per_gpu),
+                "--training_arguments.max_steps",
+                str(workload.steps),
+                "--training_arguments.deepspeed",
+                f"{CONFIG_DIR}/ds_config.json",
+                "--artifacts.cache_dir",
+                f"{job.storage_path}/artifacts/cache",
+                "--artifacts.run_dir",
+                runs,
+                "--run_id",
+                job.name,
+                *workload.overrides,
+            ),
+            log_dir=runs,
+            setup=(f'cd "{MISTRAL_DIR}"',),
+            files=(ConfigFiles("deepspeed", CONFIG_DIR, {"hostfile": hostfile(job), "ds_config.json": ds_config(job)}),),
+        )

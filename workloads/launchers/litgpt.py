@@ -16,6 +16,7 @@ from trainstack.workloads.launchers.base import (
     WORKLOAD,
     JobSpec,
     Launch,
+    StackBatch,
     model_problems,
     precision_problems,
     setting_problems,
@@ -40,48 +41,49 @@ def _batch(workload: WorkloadConfig, gpus: int) -> tuple[int, int]:
     return (workload.global_batch_size or gpus * micro) // gpus, micro
 
 
-def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
-    """What LitGPT's trainer cannot run: a precision it has no mode for, a batch that does not
-    split into whole micro-batches per GPU."""
-    found = [
-        *model_problems("litgpt", workload, MODELS),
-        *precision_problems("LitGPT", workload, tuple(_PRECISION)),
-        *setting_problems("LitGPT (FSDP)", workload, (3,)),
-    ]
-    gpus = machine.gpus(workload.nodes)
-    per_gpu, micro = _batch(workload, gpus)
-    if per_gpu < micro or per_gpu % micro or (workload.global_batch_size or 0) % gpus:
-        found.append(
-            Problem(
-                (WORKLOAD, "globalBatchSize"),
-                workload.global_batch_size,
-                f"over {gpus} GPUs must give each GPU a positive multiple of microBatchSize ({micro})",
+class LitGpt(StackBatch):
+    """The LitGPT launcher (a `Launcher`)."""
+
+    def problems(self, workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
+        """What LitGPT's trainer cannot run: a precision it has no mode for, a batch that does not
+        split into whole micro-batches per GPU."""
+        found = [
+            *model_problems("litgpt", workload, MODELS),
+            *precision_problems("LitGPT", workload, tuple(_PRECISION)),
+            *setting_problems("LitGPT (FSDP)", workload, (3,)),
+        ]
+        gpus = machine.gpus(workload.nodes)
+        per_gpu, micro = _batch(workload, gpus)
+        if per_gpu < micro or per_gpu % micro or (workload.global_batch_size or 0) % gpus:
+            found.append(
+                Problem(
+                    (WORKLOAD, "globalBatchSize"),
+                    workload.global_batch_size,
+                    f"over {gpus} GPUs must give each GPU a positive multiple of microBatchSize ({micro})",
+                )
             )
+        return found
+
+    def training(self, workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
+        """The trainer shards weights, gradients and optimizer state with FSDP (full shard: ZeRO-3)
+        over every GPU; sequences are the model's block size."""
+        shape = models.model_shape(workload.model)
+        # Mixed precision keeps fp32 weights and autocasts (Lightning's bf16-mixed / 16-mixed).
+        return base_training(workload, machine, zero_stage=3, master_weights=False, seq_length=shape.max_seq_length)
+
+    def launch(self, job: JobSpec) -> Launch:
+        workload = job.workload
+        per_gpu, micro = _batch(workload, job.world_size)
+        log_dir = f"{job.storage_path}/litgpt"
+        run_dir = f"{log_dir}/{job.name}"
+        return Launch(
+            command=(*torchrun(job), ENTRYPOINT, f"--devices={job.gpus_per_node}", f"--precision={_PRECISION[workload.precision]}"),
+            env={
+                "MODEL_NAME": workload.model,
+                "BATCH_SIZE": str(per_gpu),
+                "MICRO_BATCH_SIZE": str(micro),
+                "MAX_ITERS": str(workload.steps),
+            },
+            log_dir=log_dir,
+            setup=(f'mkdir -p "{run_dir}"', f'cd "{run_dir}"'),
         )
-    return found
-
-
-def training(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
-    """The trainer shards weights, gradients and optimizer state with FSDP (full shard: ZeRO-3)
-    over every GPU; sequences are the model's block size."""
-    shape = models.model_shape(workload.model)
-    # Mixed precision keeps fp32 weights and autocasts (Lightning's bf16-mixed / 16-mixed).
-    return base_training(workload, machine, zero_stage=3, master_weights=False, seq_length=shape.max_seq_length)
-
-
-def launch(job: JobSpec) -> Launch:
-    workload = job.workload
-    per_gpu, micro = _batch(workload, job.world_size)
-    log_dir = f"{job.storage_path}/litgpt"
-    run_dir = f"{log_dir}/{job.name}"
-    return Launch(
-        command=(*torchrun(job), ENTRYPOINT, f"--devices={job.gpus_per_node}", f"--precision={_PRECISION[workload.precision]}"),
-        env={
-            "MODEL_NAME": workload.model,
-            "BATCH_SIZE": str(per_gpu),
-            "MICRO_BATCH_SIZE": str(micro),
-            "MAX_ITERS": str(workload.steps),
-        },
-        log_dir=log_dir,
-        setup=(f'mkdir -p "{run_dir}"', f'cd "{run_dir}"'),
-    )

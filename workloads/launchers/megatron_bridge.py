@@ -23,6 +23,7 @@ from trainstack.workloads.launchers.base import (
     WORKLOAD,
     JobSpec,
     Launch,
+    StackBatch,
     megatron_problems,
     model_problems,
     precision_problems,
@@ -45,36 +46,6 @@ RECIPES = {"llama3-70b": ("llama", "llama3_70b")}
 GPUS = {"gb200": "gb200", "b200": "b200", "h100": "h100"}
 # The recipes' sequence length (the script's default comes from the model's recipe).
 SEQ_LENGTH = 8192
-
-
-def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
-    """What the script would refuse: an unknown recipe, a GPU it has no --gpu for, a precision
-    other than bf16 (its fp8 recipes differ: fp8_cs, fp8_mx), sharding other than the
-    distributed optimizer (1) or Megatron-FSDP (3), a split that does not fit."""
-    found = [
-        *model_problems("megatron-bridge", workload, RECIPES),
-        *precision_problems("Megatron-Bridge", workload, ("bf16",)),
-        *setting_problems("Megatron-Bridge", workload, (1, 3)),
-        *megatron_problems(workload, machine),
-    ]
-    if machine.gpu.name not in GPUS:
-        found.append(Problem((WORKLOAD, "framework"), workload.framework, f"Megatron-Bridge has no --gpu for {machine.gpu.name}; it takes {', '.join(GPUS)}"))
-    for i, override in enumerate(workload.overrides):
-        name, _, value = override.partition("=")
-        if name.startswith("-"):
-            found.append(Problem((WORKLOAD, "overrides", i), override, "must be name=value, a flag of run_script.py without its dashes"))
-        elif name == "activation_offload_layers" and not value.isdigit():
-            found.append(Problem((WORKLOAD, "overrides", i), override, "activation_offload_layers takes a number of layers"))
-    return found
-
-
-def training(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
-    """Megatron-FSDP shards weights, gradients and optimizer state over the data-parallel ranks
-    (zeroStage 3, the recipe's), with bf16 weights and fp32 master copies; the layers an
-    `activation_offload_layers` override names keep their activations in host memory."""
-    held = base_training(workload, machine, zero_stage=3, master_weights=True, seq_length=SEQ_LENGTH)
-    offloaded = dict(o.split("=", 1) for o in workload.overrides if "=" in o).get("activation_offload_layers", "0")
-    return replace(held, offloaded_layers=int(offloaded)) if offloaded.isdigit() else held
 
 
 def flags(job: JobSpec) -> tuple[str, ...]:
@@ -103,20 +74,53 @@ def flags(job: JobSpec) -> tuple[str, ...]:
     )
 
 
-def launch(job: JobSpec) -> Launch:
-    log_dir = f"{job.storage_path}/megatron-bridge"
-    run_dir = f"{log_dir}/${{JOB_IDENTIFIER}}"
-    return Launch(
-        command=(*torchrun(job), SCRIPT, *flags(job)),
-        log_dir=log_dir,
-        setup=(
-            # The recipe's launcher.sh puts the image's CUDA forward-compatibility libraries first.
-            f'export LD_LIBRARY_PATH="{CUDA_COMPAT}:${{LD_LIBRARY_PATH}}"',
-            f"rm -rf {HOME}",
-            f"git clone {REPOSITORY} {HOME}",
-            f"git -C {HOME} checkout {COMMIT}",
-            f"git -C {HOME} submodule update --init --recursive",
-            f'mkdir -p "{run_dir}"',
-            f'cd "{run_dir}"',
-        ),
-    )
+class MegatronBridge(StackBatch):
+    """The Megatron-Bridge launcher (a `Launcher`)."""
+
+    def problems(self, workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
+        """What the script would refuse: an unknown recipe, a GPU it has no --gpu for, a precision
+        other than bf16 (its fp8 recipes differ: fp8_cs, fp8_mx), sharding other than the
+        distributed optimizer (1) or Megatron-FSDP (3), a split that does not fit."""
+        found = [
+            *model_problems("megatron-bridge", workload, RECIPES),
+            *precision_problems("Megatron-Bridge", workload, ("bf16",)),
+            *setting_problems("Megatron-Bridge", workload, (1, 3)),
+            *megatron_problems(workload, machine),
+        ]
+        if machine.gpu.name not in GPUS:
+            found.append(
+                Problem((WORKLOAD, "framework"), workload.framework, f"Megatron-Bridge has no --gpu for {machine.gpu.name}; it takes {', '.join(GPUS)}")
+            )
+        for i, override in enumerate(workload.overrides):
+            name, _, value = override.partition("=")
+            if name.startswith("-"):
+                found.append(Problem((WORKLOAD, "overrides", i), override, "must be name=value, a flag of run_script.py without its dashes"))
+            elif name == "activation_offload_layers" and not value.isdigit():
+                found.append(Problem((WORKLOAD, "overrides", i), override, "activation_offload_layers takes a number of layers"))
+        return found
+
+    def training(self, workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
+        """Megatron-FSDP shards weights, gradients and optimizer state over the data-parallel ranks
+        (zeroStage 3, the recipe's), with bf16 weights and fp32 master copies; the layers an
+        `activation_offload_layers` override names keep their activations in host memory."""
+        held = base_training(workload, machine, zero_stage=3, master_weights=True, seq_length=SEQ_LENGTH)
+        offloaded = dict(o.split("=", 1) for o in workload.overrides if "=" in o).get("activation_offload_layers", "0")
+        return replace(held, offloaded_layers=int(offloaded)) if offloaded.isdigit() else held
+
+    def launch(self, job: JobSpec) -> Launch:
+        log_dir = f"{job.storage_path}/megatron-bridge"
+        run_dir = f"{log_dir}/${{JOB_IDENTIFIER}}"
+        return Launch(
+            command=(*torchrun(job), SCRIPT, *flags(job)),
+            log_dir=log_dir,
+            setup=(
+                # The recipe's launcher.sh puts the image's CUDA forward-compatibility libraries first.
+                f'export LD_LIBRARY_PATH="{CUDA_COMPAT}:${{LD_LIBRARY_PATH}}"',
+                f"rm -rf {HOME}",
+                f"git clone {REPOSITORY} {HOME}",
+                f"git -C {HOME} checkout {COMMIT}",
+                f"git -C {HOME} submodule update --init --recursive",
+                f'mkdir -p "{run_dir}"',
+                f'cd "{run_dir}"',
+            ),
+        )

@@ -79,17 +79,6 @@ SEQ_LENGTH = 8192
 GRADIENTS_IN_FP32 = False
 
 
-def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
-    """What NeMo 2.0 would refuse: an unknown recipe, fp32, a split that does not fit, sharding
-    beyond Megatron's distributed optimizer."""
-    return [
-        *model_problems("nemo2", workload, RECIPES),
-        *precision_problems("NeMo 2.0", workload, ("bf16", "fp16", "fp8")),
-        *megatron_problems(workload, machine, _accounted_layers(workload)),
-        *setting_problems("NeMo 2.0", workload, (0, 1)),
-    ]
-
-
 def _accounted_layers(workload: WorkloadConfig) -> int | None:
     """Pipeline layers beyond the model's own (ACCOUNTED_LAYERS); None without a recipe."""
     recipe = RECIPES.get(workload.model)
@@ -107,55 +96,6 @@ def precision_aware_optimizer(workload: WorkloadConfig) -> bool:
     script builds its own OptimizerConfig without it, as its upstream."""
     distributed = workload.zero_stage in (None, 1)  # None: the recipe's distributed_fused_adam
     return workload.precision == "bf16" and distributed and not workload.resiliency.enabled
-
-
-def training(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
-    """As the script runs it: the generated script reduces 16-bit gradients (GRADIENTS_IN_FP32)
-    and, with the precision-aware optimizer, hands them to the optimizer uncast and keeps master
-    weights as 16-bit remainders; otherwise Megatron's optimizer casts them to an fp32 copy. The
-    resilient script reduces in fp32 (its plugin's default)."""
-    aware = precision_aware_optimizer(workload)
-    return base_training(
-        workload,
-        machine,
-        zero_stage=1,
-        master_weights=True,
-        seq_length=SEQ_LENGTH,
-        fp32_grads=None if workload.resiliency.enabled else GRADIENTS_IN_FP32,
-        fp32_grad_copy=not aware,
-        master_remainders=aware,
-    )
-
-
-def global_batch(workload: WorkloadConfig, machine: catalog.Machine) -> int | None:
-    """Sequences a step: the stack's, or, under the supervisor, one micro-batch per GPU (the
-    resilient script's default, as upstream); None: the NeMo recipe's own."""
-    if workload.global_batch_size or not workload.resiliency.enabled:
-        return workload.global_batch_size
-    return (workload.micro_batch_size or 1) * machine.gpus(workload.nodes)
-
-
-def launch(job: JobSpec) -> Launch:
-    workload = job.workload
-    exp_dir = f"{job.storage_path}/nemo-experiments"
-    script = f"{CONFIG_DIR}/{SCRIPT}"
-    if workload.resiliency.enabled:
-        command = (*_supervised(job, script), *resilient_flags(job, exp_dir))
-        text = resilient_script.SCRIPT
-    else:
-        command, text = (*torchrun(job), script), training_script(workload)
-    return Launch(
-        command=command,
-        env={
-            "EXP_DIR": exp_dir,
-            **({"HOST_DAEMON_PORT": str(supervisor.HOST_MONITOR_PORT)} if workload.resiliency.enabled else {}),
-            # Leave SMs to communication kernels (NeMo's guidance for pipeline parallelism).
-            "NVTE_FWD_LAYERNORM_SM_MARGIN": "8",
-            "NVTE_BWD_LAYERNORM_SM_MARGIN": "8",
-        },
-        log_dir=exp_dir,
-        files=(ConfigFiles("nemo2", CONFIG_DIR, {SCRIPT: text}),),
-    )
 
 
 def _supervised(job: JobSpec, script: str) -> tuple[str, ...]:
@@ -284,3 +224,63 @@ def training_script(workload: WorkloadConfig) -> str:
         lines.append("recipe.optim.config.use_precision_aware_optimizer = True")
     lines += ["", "run.run(recipe, direct=True)", ""]
     return "\n".join(lines)
+
+
+class NeMo2:
+    """The NeMo 2.0 launcher (a `Launcher`)."""
+
+    def problems(self, workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
+        """What NeMo 2.0 would refuse: an unknown recipe, fp32, a split that does not fit, sharding
+        beyond Megatron's distributed optimizer."""
+        return [
+            *model_problems("nemo2", workload, RECIPES),
+            *precision_problems("NeMo 2.0", workload, ("bf16", "fp16", "fp8")),
+            *megatron_problems(workload, machine, _accounted_layers(workload)),
+            *setting_problems("NeMo 2.0", workload, (0, 1)),
+        ]
+
+    def training(self, workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
+        """As the script runs it: the generated script reduces 16-bit gradients (GRADIENTS_IN_FP32)
+        and, with the precision-aware optimizer, hands them to the optimizer uncast and keeps master
+        weights as 16-bit remainders; otherwise Megatron's optimizer casts them to an fp32 copy. The
+        resilient script reduces in fp32 (its plugin's default)."""
+        aware = precision_aware_optimizer(workload)
+        return base_training(
+            workload,
+            machine,
+            zero_stage=1,
+            master_weights=True,
+            seq_length=SEQ_LENGTH,
+            fp32_grads=None if workload.resiliency.enabled else GRADIENTS_IN_FP32,
+            fp32_grad_copy=not aware,
+            master_remainders=aware,
+        )
+
+    def global_batch(self, workload: WorkloadConfig, machine: catalog.Machine) -> int | None:
+        """Sequences a step: the stack's, or, under the supervisor, one micro-batch per GPU (the
+        resilient script's default, as upstream); None: the NeMo recipe's own."""
+        if workload.global_batch_size or not workload.resiliency.enabled:
+            return workload.global_batch_size
+        return (workload.micro_batch_size or 1) * machine.gpus(workload.nodes)
+
+    def launch(self, job: JobSpec) -> Launch:
+        workload = job.workload
+        exp_dir = f"{job.storage_path}/nemo-experiments"
+        script = f"{CONFIG_DIR}/{SCRIPT}"
+        if workload.resiliency.enabled:
+            command = (*_supervised(job, script), *resilient_flags(job, exp_dir))
+            text = resilient_script.SCRIPT
+        else:
+            command, text = (*torchrun(job), script), training_script(workload)
+        return Launch(
+            command=command,
+            env={
+                "EXP_DIR": exp_dir,
+                **({"HOST_DAEMON_PORT": str(supervisor.HOST_MONITOR_PORT)} if workload.resiliency.enabled else {}),
+                # Leave SMs to communication kernels (NeMo's guidance for pipeline parallelism).
+                "NVTE_FWD_LAYERNORM_SM_MARGIN": "8",
+                "NVTE_BWD_LAYERNORM_SM_MARGIN": "8",
+            },
+            log_dir=exp_dir,
+            files=(ConfigFiles("nemo2", CONFIG_DIR, {SCRIPT: text}),),
+        )

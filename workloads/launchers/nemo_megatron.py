@@ -21,6 +21,7 @@ from trainstack.workloads.launchers.base import (
     ConfigFiles,
     JobSpec,
     Launch,
+    StackBatch,
     megatron_problems,
     model_problems,
     setting_problems,
@@ -57,22 +58,6 @@ _TRAINER_PRECISION = {"bf16": "bf16", "fp8": "bf16", "fp16": 16, "fp32": 32}
 SEQ_LENGTH = 2048
 
 
-def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
-    """What NeMo Megatron would refuse: an unknown model, a split that does not fit, sharding
-    beyond its distributed optimizer."""
-    return [
-        *model_problems("nemo-megatron", workload, MODELS),
-        *megatron_problems(workload, machine),
-        *setting_problems("NeMo Megatron", workload, (0, 1)),
-    ]
-
-
-def training(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
-    # distributed_fused_adam reduces and keeps gradients in grad_sync_dtype (bf16 here).
-    distributed = workload.zero_stage == 1
-    return base_training(workload, machine, zero_stage=0, master_weights=False, seq_length=SEQ_LENGTH, fp32_grads=False if distributed else None)
-
-
 def memory_settings(workload: WorkloadConfig) -> dict[str, Any]:
     """The model keys that decide how NeMo holds model states and activations, each stated."""
     # The distributed optimizer as recipe 002 runs it (gpu-recipes src/frameworks/nemo-configs/
@@ -89,46 +74,6 @@ def memory_settings(workload: WorkloadConfig) -> dict[str, Any]:
         if workload.recompute == "full":
             settings |= {"activations_checkpoint_method": "uniform", "activations_checkpoint_num_layers": 1}
     return settings
-
-
-def launch(job: JobSpec) -> Launch:
-    workload = job.workload
-    exp_dir = f"{job.storage_path}/nemo-experiments"
-    config_name = f"{workload.model}.yaml"
-    profiling = workload.profiling
-    nsys = (
-        (
-            "nsys",
-            "profile",
-            "--sample=none",
-            "--trace=nvtx,cuda",
-            "--capture-range=cudaProfilerApi",
-            "--capture-range-end=stop",
-            f"--output={exp_dir}/{job.name}/noderank-{NODE_RANK}",
-            "--force-overwrite=true",
-        )
-        if profiling.enabled
-        else ()
-    )
-    return Launch(
-        command=(
-            *nsys,
-            *torchrun(job),
-            ENTRYPOINT,
-            f"--config-path={CONFIG_DIR}",
-            f"--config-name={config_name}",
-            f"hydra.searchpath=[file://{NEMO_EXAMPLES}/conf]",
-            *workload.overrides,
-        ),
-        env={
-            "EXP_DIR": exp_dir,
-            "NVTE_FWD_LAYERNORM_SM_MARGIN": "8",
-            "NVTE_BWD_LAYERNORM_SM_MARGIN": "8",
-        },
-        log_dir=exp_dir,
-        setup=(f'mkdir -p "{exp_dir}/{job.name}"',),
-        files=(ConfigFiles("nemo-config", CONFIG_DIR, {config_name: yaml.safe_dump(config(job, exp_dir), sort_keys=False)}),),
-    )
 
 
 def config(job: JobSpec, exp_dir: str) -> dict[str, Any]:
@@ -186,3 +131,60 @@ def config(job: JobSpec, exp_dir: str) -> dict[str, Any]:
         "exp_manager": exp_manager,
         "model": model,
     }
+
+
+class NeMoMegatron(StackBatch):
+    """The NeMo-Megatron launcher (a `Launcher`)."""
+
+    def problems(self, workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
+        """What NeMo Megatron would refuse: an unknown model, a split that does not fit, sharding
+        beyond its distributed optimizer."""
+        return [
+            *model_problems("nemo-megatron", workload, MODELS),
+            *megatron_problems(workload, machine),
+            *setting_problems("NeMo Megatron", workload, (0, 1)),
+        ]
+
+    def training(self, workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
+        # distributed_fused_adam reduces and keeps gradients in grad_sync_dtype (bf16 here).
+        distributed = workload.zero_stage == 1
+        return base_training(workload, machine, zero_stage=0, master_weights=False, seq_length=SEQ_LENGTH, fp32_grads=False if distributed else None)
+
+    def launch(self, job: JobSpec) -> Launch:
+        workload = job.workload
+        exp_dir = f"{job.storage_path}/nemo-experiments"
+        config_name = f"{workload.model}.yaml"
+        profiling = workload.profiling
+        nsys = (
+            (
+                "nsys",
+                "profile",
+                "--sample=none",
+                "--trace=nvtx,cuda",
+                "--capture-range=cudaProfilerApi",
+                "--capture-range-end=stop",
+                f"--output={exp_dir}/{job.name}/noderank-{NODE_RANK}",
+                "--force-overwrite=true",
+            )
+            if profiling.enabled
+            else ()
+        )
+        return Launch(
+            command=(
+                *nsys,
+                *torchrun(job),
+                ENTRYPOINT,
+                f"--config-path={CONFIG_DIR}",
+                f"--config-name={config_name}",
+                f"hydra.searchpath=[file://{NEMO_EXAMPLES}/conf]",
+                *workload.overrides,
+            ),
+            env={
+                "EXP_DIR": exp_dir,
+                "NVTE_FWD_LAYERNORM_SM_MARGIN": "8",
+                "NVTE_BWD_LAYERNORM_SM_MARGIN": "8",
+            },
+            log_dir=exp_dir,
+            setup=(f'mkdir -p "{exp_dir}/{job.name}"',),
+            files=(ConfigFiles("nemo-config", CONFIG_DIR, {config_name: yaml.safe_dump(config(job, exp_dir), sort_keys=False)}),),
+        )

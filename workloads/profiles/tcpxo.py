@@ -1,7 +1,8 @@
 """GPUDirect-TCPXO (A3 Mega): the NCCL FasTrak plugin and the RxDM native sidecar.
 
 Facts from GKE's "Maximize GPU network bandwidth with GPUDirect-TCPXO" guide and the
-AI-Hypercomputer/gpu-recipes a3mega charts (recipe 002 pins plugin v1.0.3, RxDM v1.0.9):
+AI-Hypercomputer/gpu-recipes a3mega charts (the plugin and RxDM versions are the catalog's,
+core/catalog/gpudirect.py, newer than recipe 002's):
 - the pod joins the eight extra VPCs through multi-networking (eth1..eth8);
 - an init container installs the plugin into a pod volume at /usr/local/nccl-plugin;
 - `tcpxo-daemon` runs unprivileged with NET_ADMIN/NET_BIND_SERVICE; the NRI device injector

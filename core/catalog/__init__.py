@@ -1,0 +1,132 @@
+"""Machine facts, pinned versions and list prices: the one place they are written down.
+
+Every fact that differs by machine lives in a frozen record here, keyed by the name a user writes in a
+stack file. Components read these records; no other module hard-codes a machine type, an image tag or a
+chart version. One module a fact domain, each citing its public sources in its docstring (the reasoning)
+and beside its records (one line):
+
+- gpus: GPU models (memory, peak throughput);
+- machines: GPU and CPU machine types;
+- gpudirect: the GPU-to-NIC data paths and their images;
+- networking: the GPU NIC networks a machine needs, the VPC MTU;
+- zones: the zones offering each GPU machine;
+- prices: the price sources, storage and cluster prices;
+- images: the other pinned images, by role;
+- charts: the pinned controllers' charts, APIs and ports;
+- scheduling: the Kueue and DRA driver facts jobs are queued and placed by;
+- storage: Filestore and Managed Lustre capacities and mounts.
+
+Every public name is imported here: `catalog.X` is the way to read one.
+"""
+
+from trainstack.core.catalog.charts import (
+    COMPUTE_DOMAIN_API,
+    CONTROLLER_WEBHOOK_PORT,
+    DRA_BETA_APIS,
+    DRA_DRIVER_CHART,
+    GKE_NETWORKING_API,
+    JOBSET_API,
+    JOBSET_CHART,
+    KUBERNETES_VERSION,
+    KUEUE_API,
+    KUEUE_CHART,
+    KUEUE_CONFIG_API,
+    KUEUE_VISIBILITY_PORT,
+    HelmChart,
+)
+from trainstack.core.catalog.gpudirect import GIB_REPOSITORY, GPUDIRECT_IMAGES, GpuDirect, GpuDirectImages
+from trainstack.core.catalog.gpus import GPUS, Gpu
+from trainstack.core.catalog.images import IMAGES, NGC_EARLY_ACCESS, NGC_REGISTRY, Image, image
+from trainstack.core.catalog.machines import CPU_MACHINES, MACHINES, CpuMachine, Machine, cpu_machine, machine
+from trainstack.core.catalog.networking import JUMBO_MTU, NIC_FAMILY_BLOCK, NicNetwork, nic_networks
+from trainstack.core.catalog.prices import (
+    CALCULATOR_PRICES_SOURCE,
+    DWS_MAX_DISCOUNT,
+    GKE_CLUSTER_HOURLY_USD,
+    HOURS_PER_MONTH,
+    PRICES_AS_OF,
+    PRICES_SOURCE,
+    SNAPSHOT_PRICES_SOURCE,
+    STORAGE_GIB_MONTH_USD,
+)
+from trainstack.core.catalog.scheduling import (
+    COMPUTE_DOMAIN_CHANNEL_CLASS,
+    COMPUTE_DOMAIN_CHANNEL_RESOURCE,
+    NVLINK_DOMAIN_LEVEL,
+    PROVISIONING_RETRY_BASE_SECONDS,
+    PROVISIONING_RETRY_LIMIT,
+    PROVISIONING_RETRY_MAX_SECONDS,
+    SCALE_UP_BUDGET_SECONDS,
+)
+from trainstack.core.catalog.storage import (
+    FILESTORE_TIERS,
+    LUSTRE_CSI_DRIVER,
+    LUSTRE_LNET_PORT,
+    LUSTRE_PORT_988_MIN_GKE,
+    LUSTRE_PSA_PREFIX,
+    LUSTRE_TIERS,
+    StorageTier,
+)
+from trainstack.core.catalog.zones import MACHINE_ZONES, MACHINE_ZONES_AS_OF, MACHINE_ZONES_SOURCE
+
+__all__ = [
+    "CALCULATOR_PRICES_SOURCE",
+    "COMPUTE_DOMAIN_API",
+    "COMPUTE_DOMAIN_CHANNEL_CLASS",
+    "COMPUTE_DOMAIN_CHANNEL_RESOURCE",
+    "CONTROLLER_WEBHOOK_PORT",
+    "CPU_MACHINES",
+    "DRA_BETA_APIS",
+    "DRA_DRIVER_CHART",
+    "DWS_MAX_DISCOUNT",
+    "FILESTORE_TIERS",
+    "GIB_REPOSITORY",
+    "GKE_CLUSTER_HOURLY_USD",
+    "GKE_NETWORKING_API",
+    "GPUDIRECT_IMAGES",
+    "GPUS",
+    "HOURS_PER_MONTH",
+    "IMAGES",
+    "JOBSET_API",
+    "JOBSET_CHART",
+    "JUMBO_MTU",
+    "KUBERNETES_VERSION",
+    "KUEUE_API",
+    "KUEUE_CHART",
+    "KUEUE_CONFIG_API",
+    "KUEUE_VISIBILITY_PORT",
+    "LUSTRE_CSI_DRIVER",
+    "LUSTRE_LNET_PORT",
+    "LUSTRE_PORT_988_MIN_GKE",
+    "LUSTRE_PSA_PREFIX",
+    "LUSTRE_TIERS",
+    "MACHINES",
+    "MACHINE_ZONES",
+    "MACHINE_ZONES_AS_OF",
+    "MACHINE_ZONES_SOURCE",
+    "NGC_EARLY_ACCESS",
+    "NGC_REGISTRY",
+    "NIC_FAMILY_BLOCK",
+    "NVLINK_DOMAIN_LEVEL",
+    "PRICES_AS_OF",
+    "PRICES_SOURCE",
+    "PROVISIONING_RETRY_BASE_SECONDS",
+    "PROVISIONING_RETRY_LIMIT",
+    "PROVISIONING_RETRY_MAX_SECONDS",
+    "SCALE_UP_BUDGET_SECONDS",
+    "SNAPSHOT_PRICES_SOURCE",
+    "STORAGE_GIB_MONTH_USD",
+    "CpuMachine",
+    "Gpu",
+    "GpuDirect",
+    "GpuDirectImages",
+    "HelmChart",
+    "Image",
+    "Machine",
+    "NicNetwork",
+    "StorageTier",
+    "cpu_machine",
+    "image",
+    "machine",
+    "nic_networks",
+]
