@@ -16,7 +16,7 @@ from trainstack.core.config import (
 )
 from trainstack.core.contract import WORKLOAD_SERVICE_ACCOUNT, Contract
 from trainstack.core.fleet import FleetStackConfig
-from trainstack.core.rules import EPHEMERAL, EXPIRES_LABEL, MANAGED_BY, STACK_LABEL
+from trainstack.core.rules import ACCOUNT_ID_MAX, EPHEMERAL, EXPIRES_LABEL, MANAGED_BY, STACK_LABEL
 
 
 @dataclass(frozen=True)
@@ -130,6 +130,10 @@ class StackContext:
     def physical_name(self, suffix: str, max_length: int = 63) -> str:
         """`<name prefix>-<suffix>` within `max_length` (names.physical): names of cloud resources."""
         return names.physical(self.name_prefix, suffix, max_length)
+
+    def account_id(self, suffix: str) -> str:
+        """`<name prefix>-<suffix>` as a service account ID (rules.ACCOUNT_ID): the nodes' and the image builder's accounts."""
+        return self.physical_name(suffix, ACCOUNT_ID_MAX)
 
 
 def label_value(value: str) -> str:

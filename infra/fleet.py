@@ -86,7 +86,7 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
     )
     node_account = NodeServiceAccount(
         "node-sa",
-        NodeServiceAccountArgs(project=project, account_id=ctx.physical_name("nodes", 30)),
+        NodeServiceAccountArgs(project=project, account_id=ctx.account_id("nodes")),
         opts=pulumi.ResourceOptions(depends_on=services.need(apis.IAM, apis.CLOUD_RESOURCE_MANAGER)),
     )
     spec = config.cluster
