@@ -237,8 +237,7 @@ class Site:
 
     def opts(self, role: str, *needs: str, after: Sequence[pulumi.Resource] = (), was: Sequence[str] = ()) -> pulumi.ResourceOptions:
         """The options of the component playing `role`: it waits for `after` and the APIs it calls (`needs`)."""
-        depends_on = [*after, *self.services.need(*needs)] if needs else list(after)
-        return self.place.opts(role, pulumi.ResourceOptions(depends_on=depends_on), was=was)
+        return self.place.opts(role, pulumi.ResourceOptions(depends_on=[*after, *self.services.need(*needs)]), was=was)
 
 
 def _network(site: Site) -> NetworkRef:
@@ -471,6 +470,7 @@ def _nfs_args(site: Site, network: NetworkRef, cluster: GkeCluster) -> NfsDiskAr
 
 
 def _filestore_made(share: FilestoreShare) -> Storage:
+    """The share's export as clients mount it (`<ip>:/<share>`)."""
     address = share.ip.apply(lambda ip: f"{ip}:/{share.share_name}")
     return Storage(("filestoreAddress", address), filestore_ip=share.ip, filestore_share=share.share_name)
 
