@@ -560,10 +560,14 @@ class LustreConfig(Section):
         return self
 
 
+StorageKind = Literal["gcs", "filestore", "nfs", "lustre"]
+"""What holds a stack's shared data: a Cloud Storage bucket, a Filestore instance, an NFS server on a disk, or a Managed Lustre instance."""
+
+
 class StorageConfig(Section):
     """`trainstack:storage`: where checkpoints, logs and data live, mounted at `mountPath`."""
 
-    kind: Literal["gcs", "filestore", "nfs", "lustre"]
+    kind: StorageKind
     """What holds the data: a Cloud Storage bucket (`gcs`, through gcsfuse), a Filestore instance, an NFS
     server on a persistent disk in the cluster, or a Managed Lustre instance."""
     mount_path: AbsolutePath = "/job-logs"
@@ -1469,7 +1473,7 @@ def workload_problems(
 class ExistingStorage(Section):
     """The shared storage of an existing cluster: a claim in the workload namespace."""
 
-    kind: Literal["gcs", "filestore", "nfs", "lustre"]
+    kind: StorageKind
     """What holds the data behind the claim."""
     claim_name: K8sName
     """The PersistentVolumeClaim jobs mount, in the workload namespace."""

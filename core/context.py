@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,50 @@ from trainstack.core.config import (
 )
 from trainstack.core.contract import WORKLOAD_SERVICE_ACCOUNT, Contract
 from trainstack.core.fleet import FleetStackConfig
-from trainstack.core.rules import EPHEMERAL, EXPIRES_LABEL, MANAGED_BY, STACK_LABEL
+from trainstack.core.rules import ACCOUNT_ID_MAX, EPHEMERAL, EXPIRES_LABEL, MANAGED_BY, STACK_LABEL
+
+
+@dataclass(frozen=True)
+class JobPool:
+    """The GPU pool a stack's jobs are queued to: its machine, its largest size and its LocalQueue."""
+
+    machine: catalog.Machine
+    nodes: int
+    local_queue: str
+
+
+@dataclass(frozen=True)
+class PlatformFacts:
+    """What a stack knows of the platform it builds or runs on, one shape whichever its source.
+
+    Attributes:
+        project, region: where this stack's resources are created (a workload stack's own, if it
+            sets them, else its platform's).
+        zone: the GPU pool's zone (a fleet's: its manager's).
+        name_prefix: the prefix of this stack's cloud resource names: its cluster's name, or the
+            cluster a workload stack runs on.
+        job_pool: the GPU pool its jobs are queued to; None for a fleet, whose manager has none.
+    """
+
+    project: str
+    region: str
+    zone: str
+    name_prefix: str
+    job_pool: JobPool | None
+
+
+def platform_facts(config: StackConfig | WorkloadStackConfig | FleetStackConfig, contract: Contract | None) -> PlatformFacts:
+    """The facts of a platform stack's or a fleet's own config, or of a workload stack's config over
+    its platform's contract."""
+    if isinstance(config, WorkloadStackConfig):
+        if contract is None:
+            raise TypeError("a workload stack's context needs its platform's contract")
+        pool = JobPool(catalog.machine(contract.gpu_machine_type), contract.gpu_nodes, contract.local_queue)
+        return PlatformFacts(config.project or contract.project, config.region or contract.region, contract.zone, contract.cluster_name, pool)
+    if isinstance(config, FleetStackConfig):
+        return PlatformFacts(config.project, config.region, config.zone, config.cluster.name, None)
+    queue = config.job_queue
+    return PlatformFacts(config.project, config.region, config.gpu_zones[0], config.cluster.name, JobPool(queue.machine, queue.max_nodes, queue.local_queue))
 
 
 @dataclass(frozen=True)
@@ -65,21 +109,20 @@ class StackContext:
         """The Kubernetes service account the training pods run as."""
         return self.contract.service_account if self.contract else WORKLOAD_SERVICE_ACCOUNT
 
+    @cached_property
+    def facts(self) -> PlatformFacts:
+        """What this stack knows of its platform, read once from its config or its platform's contract."""
+        return platform_facts(self.config, self.contract)
+
     @property
     def project(self) -> str:
         """The project resources of this stack are created in (a workload stack's own, if it
         sets one, else its platform's)."""
-        if not isinstance(self.config, WorkloadStackConfig):
-            return self.config.project
-        assert self.contract is not None
-        return self.config.project or self.contract.project
+        return self.facts.project
 
     @property
     def region(self) -> str:
-        if not isinstance(self.config, WorkloadStackConfig):
-            return self.config.region
-        assert self.contract is not None
-        return self.config.region or self.contract.region
+        return self.facts.region
 
     @property
     def workload(self) -> WorkloadConfig | None:
@@ -88,48 +131,41 @@ class StackContext:
     @property
     def machine(self) -> catalog.Machine:
         """The GPU pool's machine: this stack's, or its platform's."""
-        if isinstance(self.config, StackConfig):
-            return self.config.job_queue.machine
-        assert self.contract is not None
-        return catalog.machine(self.contract.gpu_machine_type)
+        return self._gpu.machine
 
     @property
     def gpu_nodes(self) -> int:
         """The GPU pool's largest size: this stack's, or its platform's."""
-        if isinstance(self.config, StackConfig):
-            return self.config.job_queue.max_nodes
-        assert self.contract is not None
-        return self.contract.gpu_nodes
+        return self._gpu.nodes
 
     @property
     def zone(self) -> str:
         """The GPU pool's zone (a fleet's: its manager's zone)."""
-        if isinstance(self.config, FleetStackConfig):
-            return self.config.zone
-        if isinstance(self.config, StackConfig):
-            return self.config.gpu_zones[0]
-        assert self.contract is not None
-        return self.contract.zone
+        return self.facts.zone
 
     @property
     def local_queue(self) -> str:
-        if isinstance(self.config, StackConfig):
-            return self.config.job_queue.local_queue
-        assert self.contract is not None
-        return self.contract.local_queue
+        return self._gpu.local_queue
 
     @property
     def name_prefix(self) -> str:
         """The prefix of this stack's cloud resource names: its cluster's name, or, for a
         workload stack, the cluster it runs on."""
-        if not isinstance(self.config, WorkloadStackConfig):
-            return self.config.cluster.name
-        assert self.contract is not None
-        return self.contract.cluster_name
+        return self.facts.name_prefix
+
+    @property
+    def _gpu(self) -> JobPool:
+        if self.facts.job_pool is None:
+            raise TypeError(f"stack {self.stack!r} is a fleet: its manager has no GPU pool of its own")
+        return self.facts.job_pool
 
     def physical_name(self, suffix: str, max_length: int = 63) -> str:
         """`<name prefix>-<suffix>` within `max_length` (names.physical): names of cloud resources."""
         return names.physical(self.name_prefix, suffix, max_length)
+
+    def account_id(self, suffix: str) -> str:
+        """`<name prefix>-<suffix>` as a service account ID (rules.ACCOUNT_ID): the nodes' and the image builder's accounts."""
+        return self.physical_name(suffix, ACCOUNT_ID_MAX)
 
 
 def label_value(value: str) -> str:

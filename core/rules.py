@@ -134,7 +134,11 @@ def zone_known(zone: str) -> str | None:
 
 
 # Service account IDs (terraform-provider-google serviceaccount ValidateRFC1035Name(6, 30)).
-ACCOUNT_ID = Pattern(r"[a-z]([-a-z0-9]{4,28}[a-z0-9])", "must be a service account ID: 6-30 lowercase letters, digits or '-', starting with a letter")
+ACCOUNT_ID_MAX = 30
+ACCOUNT_ID = Pattern(
+    rf"[a-z]([-a-z0-9]{{4,{ACCOUNT_ID_MAX - 2}}}[a-z0-9])",
+    f"must be a service account ID: 6-{ACCOUNT_ID_MAX} lowercase letters, digits or '-', starting with a letter",
+)
 # Filestore file share names (cloud.google.com/filestore/docs/reference/rest/v1/projects.locations.instances#FileShareConfig).
 SHARE_NAME = Pattern(r"[a-z][a-z0-9_]{0,15}", "must be 1-16 lowercase letters, digits or '_', starting with a letter")
 # An environment variable name a shell and every runtime accept (a C identifier; POSIX.1-2017 8.1).

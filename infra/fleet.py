@@ -22,7 +22,7 @@ from typing import Any
 import pulumi
 
 from trainstack.components import gcp_services as apis
-from trainstack.components.gcp_network import PrimaryNetwork, PrimaryNetworkArgs
+from trainstack.components.gcp_network import PrimaryNetwork
 from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
 from trainstack.components.gke_cluster import GkeCluster
 from trainstack.components.jobset import JobSet, JobSetArgs
@@ -41,7 +41,7 @@ from trainstack.components.workload_identity import WorkloadIdentity, WorkloadId
 from trainstack.core import catalog, contract, fleet
 from trainstack.core.config import KueueConfig
 from trainstack.core.context import StackContext
-from trainstack.infra.gcp import cluster_args
+from trainstack.infra.gcp import cluster_args, network_args
 from trainstack.infra.kubernetes import kueue_args
 
 DISPATCHER = {"incremental": INCREMENTAL_DISPATCHER, "all-at-once": ALL_AT_ONCE_DISPATCHER}
@@ -74,19 +74,12 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
     )
     network = PrimaryNetwork(
         "network",
-        PrimaryNetworkArgs(
-            project=project,
-            region=region,
-            name_prefix=config.cluster.name,
-            subnet_cidr=config.network.subnet_cidr,
-            pods_cidr=config.network.pods_cidr,
-            services_cidr=config.network.services_cidr,
-        ),
+        network_args(config.network, project=project, region=region, name_prefix=config.cluster.name),
         opts=pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE)),
     )
     node_account = NodeServiceAccount(
         "node-sa",
-        NodeServiceAccountArgs(project=project, account_id=ctx.physical_name("nodes", 30)),
+        NodeServiceAccountArgs(project=project, account_id=ctx.account_id("nodes")),
         opts=pulumi.ResourceOptions(depends_on=services.need(apis.IAM, apis.CLOUD_RESOURCE_MANAGER)),
     )
     spec = config.cluster

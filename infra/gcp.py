@@ -1,6 +1,10 @@
 """The GCP layer of a stack: APIs, networks, the cluster and its pools, storage and the image,
 composed from components and wired from the StackConfig.
 
+`build` composes the parts, each registering one concern: the network (`_network`, `_nic_networks`),
+the nodes' account, the cluster (`_cluster`), its pools (`_pools`), the storage (`STORAGE`, a builder
+by kind) and the image.
+
 Ordering is by data and explicit dependencies only: every resource waits for the APIs it
 calls; the pools wait for the cluster, their networks and the node account's grants; the image
 build, the bucket, the Filestore instance and the NFS disk do not wait for the cluster (only
@@ -10,8 +14,10 @@ project's identity pool).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import pulumi
 import pulumi_gcp as gcp
@@ -56,13 +62,11 @@ from trainstack.components.node_pools import (
     Reservation,
 )
 from trainstack.core import catalog, names, rules
-from trainstack.core.config import BuildConfig, ClusterConfig, ImageConfig, Problem, StackConfig
+from trainstack.core.config import BuildConfig, ClusterConfig, GpuPoolConfig, ImageConfig, NetworkConfig, Problem, StackConfig, StorageKind
 from trainstack.core.context import StackContext
 from trainstack.core.contract import KUBECONFIG_OUTPUT
 from trainstack.core.fleet import FleetStackConfig
 from trainstack.infra.platform import TOP, GcpPlatform, Place
-
-# Filestore tiers whose instances live in a zone; the others are regional.
 
 
 def image_build_services(build: BuildConfig) -> tuple[str, ...]:
@@ -77,18 +81,10 @@ def project_bucket_name(project: str, name: str) -> str:
     return names.bucket(project, name)
 
 
-# Storage kinds whose instance peers with the stack's VPC (Filestore DIRECT_PEERING, Managed
-# Lustre's private services access): while such an instance is kept, its VPC must be kept too.
-PEERED_STORAGE = ("filestore", "lustre")
-
-
 def required_services(config: StackConfig) -> list[str]:
     """The APIs this stack calls."""
     services = [apis.CONTAINER, apis.COMPUTE, apis.IAM, apis.CLOUD_RESOURCE_MANAGER, apis.STORAGE, apis.LOGGING, apis.MONITORING]
-    if config.storage.kind == "filestore":
-        services.append(apis.FILESTORE)
-    if config.storage.kind == "lustre":
-        services += [apis.LUSTRE, apis.SERVICE_NETWORKING]
+    services += STORAGE[config.storage.kind].needs
     if config.image.build is not None:
         services += image_build_services(config.image.build)
     return sorted(set(services))
@@ -157,7 +153,7 @@ def workload_image(
             context_digest=context_digest(ctx.root / spec.context),
             machine_type=spec.machine_type,
             timeout=spec.timeout,
-            builder_account_id=ctx.physical_name("builder", 30),
+            builder_account_id=ctx.account_id("builder"),
             staging_bucket=project_bucket_name(ctx.project, ctx.physical_name("builds")),
             labels=ctx.labels,
             registry_login=ngc_login(spec.ngc_api_key_secret) if spec.ngc_api_key_secret else None,
@@ -215,224 +211,310 @@ def cluster_args(
     )
 
 
+def network_args(network: NetworkConfig, *, project: str, region: str, name_prefix: str, **features: Any) -> PrimaryNetworkArgs:
+    """The VPC a `trainstack:network` section describes, with `features` (keeping the VPC, its MTU) of
+    the stack around it: one reading for platforms and a fleet's manager."""
+    return PrimaryNetworkArgs(
+        project=project,
+        region=region,
+        name_prefix=name_prefix,
+        subnet_cidr=network.subnet_cidr,
+        pods_cidr=network.pods_cidr,
+        services_cidr=network.services_cidr,
+        **features,
+    )
+
+
+@dataclass(frozen=True)
+class Site:
+    """What every part of a platform's GCP layer registers with: the stack, its config, where it
+    registers, and the APIs it enabled."""
+
+    ctx: StackContext
+    config: StackConfig
+    place: Place
+    services: ProjectServices
+
+    def opts(self, role: str, *needs: str, after: Sequence[pulumi.Resource] = (), was: Sequence[str] = ()) -> pulumi.ResourceOptions:
+        """The options of the component playing `role`: it waits for `after` and the APIs it calls (`needs`)."""
+        return self.place.opts(role, pulumi.ResourceOptions(depends_on=[*after, *self.services.need(*needs)]), was=was)
+
+
+def _network(site: Site) -> NetworkRef:
+    """Where the cluster attaches: the existing VPC the stack names, else one made here (kept on
+    destroy while peered storage is kept)."""
+    config = site.config
+    existing = config.network.existing
+    if existing is not None:
+        return NetworkRef(existing.network, existing.subnetwork, existing.pods_range_name, existing.services_range_name)
+    args = network_args(
+        config.network,
+        project=config.project,
+        region=config.region,
+        name_prefix=config.cluster.name,
+        keep_vpc=STORAGE[config.storage.kind].peered and not config.storage.disposable,
+        mtu=config.vpc_mtu,
+    )
+    return PrimaryNetwork(site.place.name("network"), args, opts=site.opts("network", apis.COMPUTE)).ref
+
+
+def _nic_networks(site: Site) -> dict[str, GpuNicNetworks]:
+    """Each GPU machine with extra NICs, by machine type: its NIC VPCs, with ranges apart from every other family's."""
+    config = site.config
+    nets = {}
+    for i, family in enumerate(config.nic_families):
+        role = nic_role(i, family.machine.name)
+        args = GpuNicNetworksArgs(
+            project=config.project,
+            region=config.region,
+            zone=family.zone,
+            name_prefix=config.cluster.name,
+            machine_type=family.machine.name,
+            nic_cidr=config.network.gpu_nic_cidr,
+            nic_prefix=family.prefix,
+            flow_logs=config.network.flow_logs,
+        )
+        nets[family.machine.name] = GpuNicNetworks(site.place.name(role), args, opts=site.opts(role, apis.COMPUTE))
+    return nets
+
+
+def _node_account(site: Site) -> NodeServiceAccount:
+    """The account the nodes run as."""
+    args = NodeServiceAccountArgs(project=site.config.project, account_id=site.ctx.account_id("nodes"))
+    return NodeServiceAccount(site.place.name("node-sa"), args, opts=site.opts("node-sa", apis.IAM, apis.CLOUD_RESOURCE_MANAGER))
+
+
+def _cluster(site: Site, network: NetworkRef, node_account: NodeServiceAccount, multi_networking: bool) -> GkeCluster:
+    """The GKE cluster over every pool's zones, with the features its pools and storage use."""
+    config = site.config
+    args = cluster_args(
+        config.cluster,
+        project=config.project,
+        location=config.region,
+        node_locations=[*config.all_gpu_zones, *config.cpu_zones],
+        network=network,
+        node_service_account=node_account.email,
+        labels=site.ctx.labels,
+        multi_networking=multi_networking,
+        filestore_csi=config.storage.kind == "filestore",
+        lustre_csi=config.storage.kind == "lustre",
+        beta_apis=list(catalog.DRA_BETA_APIS) if any(p.machine.accelerator_topology for p in config.pools) else [],
+    )
+    return GkeCluster(site.place.name("cluster"), args, opts=site.opts("cluster", apis.CONTAINER, apis.COMPUTE, apis.LOGGING, apis.MONITORING))
+
+
+def _gpu_pool_args(site: Site, pool: GpuPoolConfig, cluster: GkeCluster, node_account: NodeServiceAccount, nics: GpuNicNetworks | None) -> GpuNodePoolArgs:
+    """The GPU node pool a `trainstack:gpuPools` entry describes, on its machine's NIC networks."""
+    config = site.config
+    return GpuNodePoolArgs(
+        project=config.project,
+        location=config.region,
+        cluster=cluster.cluster_id,
+        name=pool.name,
+        zones=pool.zones or [config.zone],
+        machine_type=pool.machine_type,
+        service_account=node_account.email,
+        node_count=pool.node_count,
+        autoscaling=Autoscaling(pool.autoscaling.min_nodes, pool.autoscaling.max_nodes) if pool.autoscaling else None,
+        compact=pool.compact,
+        reservation=Reservation(pool.reservation.affinity, pool.reservation.name, pool.reservation.project),
+        provisioning=pool.provisioning,
+        max_run_duration=pool.max_run_duration,
+        gpu_driver=pool.gpu_driver,
+        boot_disk_gb=pool.boot_disk_gb,
+        max_surge=pool.upgrade.max_surge,
+        max_unavailable=pool.upgrade.max_unavailable,
+        extra_networks=[ExtraNetwork(vpc, subnet) for _, vpc, subnet in nics.networks] if nics else [],
+        labels=site.ctx.labels,
+        workload_policy_name=names.physical(config.cluster.name, f"{pool.name}-nvlink") if pool.machine.accelerator_topology else None,
+    )
+
+
+def _pools(site: Site, cluster: GkeCluster, node_account: NodeServiceAccount, nic_nets: dict[str, GpuNicNetworks]) -> tuple[list[GpuNodePool], CpuNodePool]:
+    """The GPU pools in config order, and the CPU pool the controllers run on."""
+    config = site.config
+    gpu_pools = []
+    for i, pool in enumerate(config.pools):
+        role = names.gpu_pool_resource(pool.name)
+        # Upgrade from positional names: the first pool was `gpu-pool`. Apply the upgrade
+        # before reordering pools, or the alias lands on the pool that is first now.
+        opts = site.opts(
+            role,
+            apis.CONTAINER,
+            *([apis.COMPUTE] if pool.machine.accelerator_topology else []),
+            after=[node_account],
+            was=[names.FIRST_GPU_POOL_BEFORE] if i == 0 else [],
+        )
+        args = _gpu_pool_args(site, pool, cluster, node_account, nic_nets.get(pool.machine_type))
+        gpu_pools.append(GpuNodePool(site.place.name(role), args, opts=opts))
+    cpu = config.cpu_pool
+    cpu_args = CpuNodePoolArgs(
+        project=config.project,
+        location=config.region,
+        cluster=cluster.cluster_id,
+        name=cpu.name,
+        zones=config.cpu_zones,
+        machine_type=cpu.machine_type,
+        node_count=cpu.node_count,
+        boot_disk_gb=cpu.boot_disk_gb,
+        service_account=node_account.email,
+        labels=site.ctx.labels,
+    )
+    return gpu_pools, CpuNodePool(site.place.name("cpu-pool"), cpu_args, opts=site.opts("cpu-pool", apis.CONTAINER, after=[node_account]))
+
+
+@dataclass(frozen=True)
+class Storage:
+    """What a storage builder made: the stack output that says where the data lives, and the
+    GcpPlatform fields the Kubernetes layer mounts it by (None where another kind's)."""
+
+    output: tuple[str, pulumi.Output[Any]]
+    bucket_name: pulumi.Output[str] | None = None
+    filestore_ip: pulumi.Output[str] | None = None
+    filestore_share: str | None = None
+    nfs_disk_name: pulumi.Output[str] | None = None
+    lustre: LustreInstance | None = None
+
+
+A = TypeVar("A")
+C = TypeVar("C", bound=pulumi.ComponentResource)
+
+
+@dataclass(frozen=True)
+class StorageBuilder(Generic[A, C]):
+    """How one storage kind is made: the component (`component`, registered as `role`, waiting for
+    the APIs it calls, `needs`, which the stack enables) from `args`, read back as `Storage` by
+    `made`. `peered`: its instance peers with the stack's VPC (Filestore DIRECT_PEERING, Managed
+    Lustre's private services access), so while it is kept, the VPC must be kept too."""
+
+    role: str
+    needs: tuple[str, ...]
+    component: Callable[[str, A, pulumi.ResourceOptions], C]
+    args: Callable[[Site, NetworkRef, GkeCluster], A]
+    made: Callable[[C], Storage]
+    peered: bool = False
+
+    def build(self, site: Site, network: NetworkRef, cluster: GkeCluster) -> Storage:
+        """Register this kind's storage for `site`'s stack."""
+        return self.made(self.component(site.place.name(self.role), self.args(site, network, cluster), site.opts(self.role, *self.needs)))
+
+
+def _bucket_args(site: Site, network: NetworkRef, cluster: GkeCluster) -> CheckpointBucketArgs:
+    """A Cloud Storage bucket the workload's Kubernetes account may use (granted once the cluster made its identity pool)."""
+    ctx, config = site.ctx, site.config
+    project, storage = config.project, config.storage
+    project_number = gcp.organizations.get_project_output(
+        project_id=project, opts=pulumi.InvokeOutputOptions(depends_on=site.services.need(apis.CLOUD_RESOURCE_MANAGER))
+    ).number
+    namespace, account = ctx.workload_namespace, ctx.workload_service_account
+    principal = project_number.apply(lambda number: workload_identity_principal(number, project, namespace, account))
+    return CheckpointBucketArgs(
+        project=project,
+        name=bucket_name(ctx.stack, config),
+        location=storage.bucket_config.location or config.region,
+        hierarchical_namespace=storage.bucket_config.hierarchical_namespace,
+        uniform_access=storage.bucket_config.uniform_access,
+        disposable=storage.disposable,
+        object_users=[principal],
+        grant_after=[cluster.cluster],
+        labels=ctx.labels,
+    )
+
+
+def _filestore_args(site: Site, network: NetworkRef, cluster: GkeCluster) -> FilestoreShareArgs:
+    """A Filestore instance on the stack's VPC: in the GPU zone for a zonal tier, else regional."""
+    config, storage = site.config, site.config.storage
+    share = storage.filestore_config
+    return FilestoreShareArgs(
+        project=config.project,
+        name=site.ctx.physical_name("filestore"),
+        location=config.gpu_zones[0] if share.tier in rules.ZONAL_FILESTORE_TIERS else config.region,
+        tier=share.tier,
+        capacity_gib=share.capacity_gib,
+        share_name=share.share_name,
+        network=network.network,
+        disposable=storage.disposable,
+        labels=site.ctx.labels,
+    )
+
+
+def _lustre_args(site: Site, network: NetworkRef, cluster: GkeCluster) -> LustreInstanceArgs:
+    """A Managed Lustre instance in the GPU zone, on the stack's VPC."""
+    config, storage = site.config, site.config.storage
+    spec = storage.lustre_config
+    return LustreInstanceArgs(
+        project=config.project,
+        zone=config.gpu_zones[0],
+        instance_id=site.ctx.physical_name("lustre"),
+        network=network.network,
+        capacity_gib=spec.capacity_gib,
+        throughput=spec.throughput,
+        filesystem=spec.filesystem,
+        disposable=storage.disposable,
+        labels=site.ctx.labels,
+    )
+
+
+def _nfs_args(site: Site, network: NetworkRef, cluster: GkeCluster) -> NfsDiskArgs:
+    """The persistent disk of the in-cluster NFS server, in the GPU zone."""
+    config, storage = site.config, site.config.storage
+    return NfsDiskArgs(
+        project=config.project,
+        zone=config.gpu_zones[0],
+        name=site.ctx.physical_name("nfs"),
+        disk_type=storage.nfs_config.disk_type,
+        size_gb=storage.nfs_config.disk_size_gb,
+        disposable=storage.disposable,
+        labels=site.ctx.labels,
+    )
+
+
+def _filestore_made(share: FilestoreShare) -> Storage:
+    """The share's export as clients mount it (`<ip>:/<share>`)."""
+    address = share.ip.apply(lambda ip: f"{ip}:/{share.share_name}")
+    return Storage(("filestoreAddress", address), filestore_ip=share.ip, filestore_share=share.share_name)
+
+
+STORAGE: dict[StorageKind, StorageBuilder[Any, Any]] = {
+    "gcs": StorageBuilder("bucket", (apis.STORAGE,), CheckpointBucket, _bucket_args, lambda b: Storage(("bucketUrl", b.url), bucket_name=b.name)),
+    "filestore": StorageBuilder("filestore", (apis.FILESTORE,), FilestoreShare, _filestore_args, _filestore_made, peered=True),
+    "lustre": StorageBuilder(
+        "lustre",
+        (apis.LUSTRE, apis.SERVICE_NETWORKING, apis.COMPUTE),
+        LustreInstance,
+        _lustre_args,
+        lambda lustre: Storage(("lustreMountPoint", lustre.instance.mount_point), lustre=lustre),
+        peered=True,
+    ),
+    "nfs": StorageBuilder("nfs-disk", (apis.COMPUTE,), NfsDisk, _nfs_args, lambda disk: Storage(("nfsDisk", disk.name), nfs_disk_name=disk.name)),
+}
+"""How each `trainstack:storage` kind is made."""
+
+
 def build(ctx: StackContext, config: StackConfig, place: Place = TOP) -> GcpPlatform:
     """Register the GCP layer of `ctx`'s stack (`config`, its platform config) at `place` and
     return what the Kubernetes layer needs."""
-    project, region = config.project, config.region
-    labels = ctx.labels
-    services = ProjectServices(place.name("services"), ProjectServicesArgs(project, required_services(config)), opts=place.opts("services"))
-
-    primary: PrimaryNetwork | None = None
-    if config.network.existing is not None:
-        existing = config.network.existing
-        network = NetworkRef(existing.network, existing.subnetwork, existing.pods_range_name, existing.services_range_name)
-    else:
-        primary = PrimaryNetwork(
-            place.name("network"),
-            PrimaryNetworkArgs(
-                project=project,
-                region=region,
-                name_prefix=config.cluster.name,
-                subnet_cidr=config.network.subnet_cidr,
-                pods_cidr=config.network.pods_cidr,
-                services_cidr=config.network.services_cidr,
-                keep_vpc=config.storage.kind in PEERED_STORAGE and not config.storage.disposable,
-                mtu=config.vpc_mtu,
-            ),
-            opts=place.opts("network", pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE))),
-        )
-        network = primary.ref
-
-    # Each GPU machine with extra NICs gets its NIC VPCs, with ranges apart from every other family's.
-    nic_nets = {
-        family.machine.name: GpuNicNetworks(
-            place.name(nic_role(i, family.machine.name)),
-            GpuNicNetworksArgs(
-                project=project,
-                region=region,
-                zone=family.zone,
-                name_prefix=config.cluster.name,
-                machine_type=family.machine.name,
-                nic_cidr=config.network.gpu_nic_cidr,
-                nic_prefix=family.prefix,
-                flow_logs=config.network.flow_logs,
-            ),
-            opts=place.opts(nic_role(i, family.machine.name), pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE))),
-        )
-        for i, family in enumerate(config.nic_families)
-    }
-
-    node_account = NodeServiceAccount(
-        place.name("node-sa"),
-        NodeServiceAccountArgs(
-            project=project,
-            account_id=ctx.physical_name("nodes", 30),
-        ),
-        opts=place.opts("node-sa", pulumi.ResourceOptions(depends_on=services.need(apis.IAM, apis.CLOUD_RESOURCE_MANAGER))),
-    )
-
-    cluster = GkeCluster(
-        place.name("cluster"),
-        cluster_args(
-            config.cluster,
-            project=project,
-            location=region,
-            node_locations=[*config.all_gpu_zones, *config.cpu_zones],
-            network=network,
-            node_service_account=node_account.email,
-            labels=labels,
-            multi_networking=bool(nic_nets),
-            filestore_csi=config.storage.kind == "filestore",
-            lustre_csi=config.storage.kind == "lustre",
-            beta_apis=list(catalog.DRA_BETA_APIS) if any(p.machine.accelerator_topology for p in config.pools) else [],
-        ),
-        opts=place.opts("cluster", pulumi.ResourceOptions(depends_on=services.need(apis.CONTAINER, apis.COMPUTE, apis.LOGGING, apis.MONITORING))),
-    )
-
-    gpu_pools = [
-        GpuNodePool(
-            place.name(names.gpu_pool_resource(pool.name)),
-            GpuNodePoolArgs(
-                project=project,
-                location=region,
-                cluster=cluster.cluster_id,
-                name=pool.name,
-                zones=pool.zones or [config.zone],
-                machine_type=pool.machine_type,
-                service_account=node_account.email,
-                node_count=pool.node_count,
-                autoscaling=Autoscaling(pool.autoscaling.min_nodes, pool.autoscaling.max_nodes) if pool.autoscaling else None,
-                compact=pool.compact,
-                reservation=Reservation(pool.reservation.affinity, pool.reservation.name, pool.reservation.project),
-                provisioning=pool.provisioning,
-                max_run_duration=pool.max_run_duration,
-                gpu_driver=pool.gpu_driver,
-                boot_disk_gb=pool.boot_disk_gb,
-                max_surge=pool.upgrade.max_surge,
-                max_unavailable=pool.upgrade.max_unavailable,
-                extra_networks=[ExtraNetwork(vpc, subnet) for _, vpc, subnet in nic_nets[pool.machine_type].networks] if pool.machine_type in nic_nets else [],
-                labels=labels,
-                workload_policy_name=names.physical(config.cluster.name, f"{pool.name}-nvlink") if pool.machine.accelerator_topology else None,
-            ),
-            # Upgrade from positional names: the first pool was `gpu-pool`. Apply the upgrade
-            # before reordering pools, or the alias lands on the pool that is first now.
-            opts=place.opts(
-                names.gpu_pool_resource(pool.name),
-                pulumi.ResourceOptions(
-                    depends_on=[node_account, *services.need(apis.CONTAINER), *(services.need(apis.COMPUTE) if pool.machine.accelerator_topology else [])],
-                ),
-                was=[names.FIRST_GPU_POOL_BEFORE] if i == 0 else [],
-            ),
-        )
-        for i, pool in enumerate(config.pools)
-    ]
-    cpu_pool = CpuNodePool(
-        place.name("cpu-pool"),
-        CpuNodePoolArgs(
-            project=project,
-            location=region,
-            cluster=cluster.cluster_id,
-            name=config.cpu_pool.name,
-            zones=config.cpu_zones,
-            machine_type=config.cpu_pool.machine_type,
-            node_count=config.cpu_pool.node_count,
-            boot_disk_gb=config.cpu_pool.boot_disk_gb,
-            service_account=node_account.email,
-            labels=labels,
-        ),
-        opts=place.opts("cpu-pool", pulumi.ResourceOptions(depends_on=[node_account, *services.need(apis.CONTAINER)])),
-    )
-
+    services = ProjectServices(place.name("services"), ProjectServicesArgs(config.project, required_services(config)), opts=place.opts("services"))
+    site = Site(ctx, config, place, services)
+    network = _network(site)
+    nic_nets = _nic_networks(site)
+    node_account = _node_account(site)
+    cluster = _cluster(site, network, node_account, multi_networking=bool(nic_nets))
+    gpu_pools, cpu_pool = _pools(site, cluster, node_account, nic_nets)
+    storage = STORAGE[config.storage.kind].build(site, network, cluster)
+    image, registry = workload_image(ctx, services, [node_account.email], place)
+    region = config.region
     outputs: dict[str, object] = {
         "clusterName": cluster.name,
         "clusterLocation": region,
-        "getCredentials": f"gcloud container clusters get-credentials {config.cluster.name} --region {region} --project {project}",
+        "getCredentials": f"gcloud container clusters get-credentials {config.cluster.name} --region {region} --project {config.project}",
         # A secret: authenticates through gke-gcloud-auth-plugin; `trainstack bench` runs kubectl with it.
         KUBECONFIG_OUTPUT: cluster.kubeconfig,
         "gpuNodes": sum(p.max_nodes for p in config.pools),
         "gpus": sum(p.max_nodes * p.machine.gpus_per_node for p in config.pools),
+        storage.output[0]: storage.output[1],
+        "image": image,
     }
-    storage = config.storage
-    bucket = filestore = nfs = lustre = None
-    if storage.kind == "gcs":
-        bucket_config = storage.bucket_config
-        project_number = gcp.organizations.get_project_output(
-            project_id=project, opts=pulumi.InvokeOutputOptions(depends_on=services.need(apis.CLOUD_RESOURCE_MANAGER))
-        ).number
-        namespace = ctx.workload_namespace
-        principal = project_number.apply(lambda number: workload_identity_principal(number, project, namespace, ctx.workload_service_account))
-        bucket = CheckpointBucket(
-            place.name("bucket"),
-            CheckpointBucketArgs(
-                project=project,
-                name=bucket_name(ctx.stack, config),
-                location=bucket_config.location or region,
-                hierarchical_namespace=bucket_config.hierarchical_namespace,
-                uniform_access=bucket_config.uniform_access,
-                disposable=storage.disposable,
-                object_users=[principal],
-                grant_after=[cluster.cluster],
-                labels=labels,
-            ),
-            opts=place.opts("bucket", pulumi.ResourceOptions(depends_on=services.need(apis.STORAGE))),
-        )
-        outputs["bucketUrl"] = bucket.url
-    elif storage.kind == "filestore":
-        share = storage.filestore_config
-        filestore = FilestoreShare(
-            place.name("filestore"),
-            FilestoreShareArgs(
-                project=project,
-                name=ctx.physical_name("filestore"),
-                location=config.gpu_zones[0] if share.tier in rules.ZONAL_FILESTORE_TIERS else region,
-                tier=share.tier,
-                capacity_gib=share.capacity_gib,
-                share_name=share.share_name,
-                network=network.network,
-                disposable=storage.disposable,
-                labels=labels,
-            ),
-            opts=place.opts("filestore", pulumi.ResourceOptions(depends_on=services.need(apis.FILESTORE))),
-        )
-        outputs["filestoreAddress"] = filestore.ip.apply(lambda ip: f"{ip}:/{share.share_name}")
-    elif storage.kind == "lustre":
-        spec = storage.lustre_config
-        lustre = LustreInstance(
-            place.name("lustre"),
-            LustreInstanceArgs(
-                project=project,
-                zone=config.gpu_zones[0],
-                instance_id=ctx.physical_name("lustre"),
-                network=network.network,
-                capacity_gib=spec.capacity_gib,
-                throughput=spec.throughput,
-                filesystem=spec.filesystem,
-                disposable=storage.disposable,
-                labels=labels,
-            ),
-            opts=place.opts("lustre", pulumi.ResourceOptions(depends_on=services.need(apis.LUSTRE, apis.SERVICE_NETWORKING, apis.COMPUTE))),
-        )
-        outputs["lustreMountPoint"] = lustre.instance.mount_point
-    else:
-        disk = storage.nfs_config
-        nfs = NfsDisk(
-            place.name("nfs-disk"),
-            NfsDiskArgs(
-                project=project,
-                zone=config.gpu_zones[0],
-                name=ctx.physical_name("nfs"),
-                disk_type=disk.disk_type,
-                size_gb=disk.disk_size_gb,
-                disposable=storage.disposable,
-                labels=labels,
-            ),
-            opts=place.opts("nfs-disk", pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE))),
-        )
-        outputs["nfsDisk"] = nfs.name
-
-    image, registry = workload_image(ctx, services, [node_account.email], place)
-    outputs["image"] = image
-
     return GcpPlatform(
         cluster=cluster,
         gpu_pools=gpu_pools,
@@ -441,10 +523,10 @@ def build(ctx: StackContext, config: StackConfig, place: Place = TOP) -> GcpPlat
         nic_networks={machine: nets.networks for machine, nets in nic_nets.items()},
         image=image,
         image_registry=registry,
-        bucket_name=bucket.name if bucket else None,
-        filestore_ip=filestore.ip if filestore else None,
-        filestore_share=filestore.share_name if filestore else None,
-        nfs_disk_name=nfs.name if nfs else None,
-        lustre=lustre,
+        bucket_name=storage.bucket_name,
+        filestore_ip=storage.filestore_ip,
+        filestore_share=storage.filestore_share,
+        nfs_disk_name=storage.nfs_disk_name,
+        lustre=storage.lustre,
         outputs=outputs,
     )

@@ -186,7 +186,5 @@ def _image(ctx: StackContext, config: WorkloadStackConfig) -> tuple[pulumi.Outpu
     # A trainstack platform's nodes run as <cluster>-nodes (infra.gcp); an existing cluster's
     # node account is its own to grant.
     assert ctx.contract is not None
-    nodes: list[pulumi.Input[str]] = (
-        [] if config.platform.existing_cluster else [f"{ctx.physical_name('nodes', 30)}@{ctx.contract.project}.iam.gserviceaccount.com"]
-    )
+    nodes: list[pulumi.Input[str]] = [] if config.platform.existing_cluster else [f"{ctx.account_id('nodes')}@{ctx.contract.project}.iam.gserviceaccount.com"]
     return workload_image(ctx, services, nodes)
