@@ -16,7 +16,7 @@ from helpers import render_with
 from trainstack.app.package import NAME, package_version, prepared
 
 SA = "nodes@my-project.iam.gserviceaccount.com"
-INPUTS = {
+INPUTS: dict[str, dict[str, Any]] = {
     "GkeCluster": {
         "project": "my-project",
         "location": "us-central1",
