@@ -1,9 +1,14 @@
 """The public components as one Pulumi package, `trainstack`, for programs in any Pulumi language.
 
 `provider/` is the source-based plugin `pulumi package add` loads: its `__main__.py` hosts
-`COMPONENTS` with the SDK's `component_provider_host`, which infers the schema from the type
+`COMPONENTS` with `Provider`, the SDK's component provider, which infers the schema from the type
 annotations of each component's `args` and its annotated attributes (the outputs). The host passes
 the args as a dict; each component builds and checks its Args from it (`components.args`).
+
+`TrainingPlatform` takes the platform sections of a stack file and `TrainingWorkload` its workload
+section, typed in the schema by their `core.config` models (app/package_types.py) and checked by
+them; a bad input is a `pulumi.InputPropertiesError` naming its path as the program wrote it. A
+TrainingWorkload's `platform` is a reference to a TrainingPlatform the same provider made.
 
 Not in the package: `TrainingJob`, whose launch command and GPUDirect pod parts come from Python
 launchers and profiles (`workloads.launchers`, `workloads.profiles`), not from plain values.
@@ -11,14 +16,25 @@ launchers and profiles (`workloads.launchers`, `workloads.profiles`), not from p
 
 import dataclasses
 import inspect
+import json
 import typing
 from importlib.metadata import version
 from typing import Any
 
 import pulumi
+from pulumi.provider.experimental.analyzer import PropertyDefinition, TypeDefinition
+from pulumi.provider.experimental.component import ComponentProvider
+from pulumi.provider.experimental.schema import generate_schema
+from pulumi.provider.server import ComponentInitError
+from pulumi.resource import DependencyResource
 
 from trainstack import components, workloads
+from trainstack.app.package_types import SectionTypes
 from trainstack.components.args import has_default
+from trainstack.core.config import StackConfig
+from trainstack.infra import training_platform
+from trainstack.infra.training_platform import TrainingPlatform
+from trainstack.workloads.training_workload import TrainingWorkload
 
 NAME = "trainstack"
 
@@ -29,7 +45,7 @@ COMPONENTS: list[type[pulumi.ComponentResource]] = [
     if isinstance(getattr(module, name), type)
     and issubclass(getattr(module, name), pulumi.ComponentResource)
     and getattr(module, name) is not workloads.TrainingJob
-]
+] + [TrainingPlatform, TrainingWorkload]
 
 
 def _classes(hint: Any) -> list[type]:
@@ -66,6 +82,75 @@ def prepared() -> list[type[pulumi.ComponentResource]]:
         _resolve(component, seen)
         _resolve(component.__init__, seen)
     return COMPONENTS
+
+
+class Provider(ComponentProvider):
+    """The SDK's component provider, with the sections `TrainingPlatform` and `TrainingWorkload` take
+    typed by their models (`SECTION_FIELDS`, app/package_types.py), and a component's
+    `pulumi.InputPropertiesError` reaching the engine as one (the SDK wraps whatever a constructor
+    raises in ComponentInitError, which the server reports as a traceback): each bad input by its
+    path, as the program wrote it."""
+
+    def __init__(self, components: list[type[pulumi.ComponentResource]], name: str, version: str) -> None:
+        super().__init__(components, name, version=version)
+        types = SectionTypes(name)
+        for component, fields in SECTION_FIELDS.items():
+            definition = self._component_defs[component]
+            for key, field in definition.inputs_mapping.items():
+                if field in fields:
+                    analyzed = definition.inputs[key]
+                    typed = types.property(fields[field], f"{component}{key[:1].upper()}{key[1:]}")
+                    typed.optional, typed.description = analyzed.optional, analyzed.description
+                    definition.inputs[key] = typed
+        workload = self._component_defs["TrainingWorkload"]
+        described = workload.inputs["platform"].description
+        workload.inputs["platform"] = PropertyDefinition(ref=f"#/resources/{training_platform.TYPE}", description=described)
+        if clash := set(types.types) & set(self._type_defs):
+            raise TypeError(f"section types named as component types: {sorted(clash)}")
+        self._type_defs |= types.types
+        self.schema = json.dumps(generate_schema(name, version, None, self._component_defs, self._type_defs, self._dependencies).to_json())
+
+    def get_type_definition(self, prop: PropertyDefinition) -> TypeDefinition | None:
+        """None for a reference to a resource of the package (the value is the resource itself)."""
+        return None if prop.ref and prop.ref.startswith("#/resources/") else super().get_type_definition(prop)
+
+    def construct(self, name: str, resource_type: str, inputs: Any, options: Any = None) -> Any:
+        try:
+            return super().construct(name, resource_type, inputs, options)
+        except ComponentInitError as exc:
+            if isinstance(exc.inner, pulumi.InputPropertiesError):
+                raise exc.inner from None
+            raise
+
+
+def _stack_fields(sections: dict[str, str]) -> dict[str, Any]:
+    """Each Args field of `sections` (field -> the stack file's key) -> the StackConfig model's type of that key."""
+    by_key = {info.alias: info.annotation for info in StackConfig.model_fields.values()}
+    return {field: by_key[key] for field, key in sections.items()}
+
+
+# Component -> its Args fields typed in the schema by a stack file section's model.
+SECTION_FIELDS: dict[str, dict[str, Any]] = {
+    "TrainingPlatform": _stack_fields(training_platform.SECTIONS),
+    "TrainingWorkload": _stack_fields({"workload": "trainstack:workload"}),
+}
+
+
+class Platforms(pulumi.runtime.ResourceModule):
+    """A program's reference to a TrainingPlatform, deserialized as the one this process made
+    (`training_platform.PLATFORMS`); any other as a bare dependency, which TrainingWorkload refuses."""
+
+    def version(self) -> None:
+        return None
+
+    def construct(self, name: str, typ: str, urn: str) -> pulumi.Resource:
+        return training_platform.PLATFORMS.get(urn) or DependencyResource(urn)
+
+
+def provider() -> Provider:
+    """The package's provider, hosting `prepared()` components, references to its platforms resolved."""
+    pulumi.runtime.register_resource_module(NAME, "index", Platforms())
+    return Provider(prepared(), NAME, version=package_version())
 
 
 def package_version() -> str:

@@ -9,15 +9,22 @@ from typing import Any
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from trainstack import infra, workloads
 from trainstack.app import secrets, validation
 from trainstack.app.stacks import project_root, raw_stack_config
 from trainstack.core import fleet
-from trainstack.core.config import WorkloadStackConfig, load
+from trainstack.core.config import StackConfig, WorkloadStackConfig, load
 from trainstack.core.context import StackContext
 from trainstack.core.errors import ConfigError, UnknownStackError
 from trainstack.infra import fleet as fleet_infra
+from trainstack.infra import remote
+from trainstack.infra.platform import Platform
 from trainstack.infra.remote import read_platform_stack
+from trainstack.infra.training_platform import TrainingPlatform, TrainingPlatformArgs
+from trainstack.workloads.training_workload import TrainingWorkload, TrainingWorkloadArgs
+
+# The Pulumi names of the shipped program's two components: their children are `platform-<role>`
+# and `workload-<role>`, aliased from the top-level names they had before.
+PLATFORM, WORKLOAD = "platform", "workload"
 
 
 def raw_config() -> dict[str, Any]:
@@ -79,11 +86,44 @@ def _fleet(stack: str, raw: dict[str, Any]) -> None:
 
 
 def build(ctx: StackContext) -> None:
-    """Register the whole stack: platform (built or read), then the workload if there is one,
-    then the outputs a user needs next."""
-    platform = infra.build(ctx)
-    outputs = dict(platform.outputs)
-    if ctx.workload is not None:
-        outputs |= workloads.build(ctx.workload, platform)
+    """Register the whole stack: the platform (a TrainingPlatform, or read from elsewhere), then
+    the workload if there is one (a TrainingWorkload), then the outputs a user needs next."""
+    config = ctx.config
+    platform: TrainingPlatform | Platform
+    if isinstance(config, StackConfig):
+        platform = TrainingPlatform(PLATFORM, platform_args(ctx, config))
+        outputs = dict(platform.stack_outputs)
+    else:
+        assert isinstance(config, WorkloadStackConfig)  # a fleet stack is built by `_fleet`
+        platform = remote.build(ctx, config)
+        outputs = dict(platform.outputs)
+    if config.workload is not None:
+        outputs |= TrainingWorkload(WORKLOAD, TrainingWorkloadArgs(workload=config.workload, platform=platform)).stack_outputs
     for name, value in sorted(outputs.items()):
         pulumi.export(name, value)
+
+
+def platform_args(ctx: StackContext, config: StackConfig) -> TrainingPlatformArgs:
+    """The TrainingPlatform of a stack file: its sections, validated already (the models pass as they are)."""
+    sections: dict[str, Any] = {
+        "cluster": config.cluster,
+        "network": config.network,
+        "gpu_pool": config.single_pool,
+        "gpu_pools": config.pool_list,
+        "cpu_pool": config.cpu_pool,
+        "storage": config.storage,
+        "image": config.image,
+        "kueue": config.kueue,
+        "ephemeral": config.ephemeral,
+    }
+    return TrainingPlatformArgs(
+        project=config.project,
+        region=config.region,
+        zone=config.zone,
+        labels=config.labels,
+        namespace=config.workload_namespace,
+        queue=config.workload.queue if config.workload else None,
+        stack=ctx.stack,
+        root=str(ctx.root),
+        **sections,
+    )

@@ -9,6 +9,7 @@ from typing import Any
 
 from trainstack.core import catalog, names
 from trainstack.core.config import (
+    Queue,
     StackConfig,
     WorkloadConfig,
     WorkloadStackConfig,
@@ -24,7 +25,8 @@ class StackContext:
     `root` the project directory (image build contexts are relative to it).
 
     A workload stack also carries its platform's contract and, on a trainstack platform, the
-    StackReference it was read through (`reference`).
+    StackReference it was read through (`reference`). A platform built without its workload (a
+    `TrainingPlatform` of a program's own) names the `namespace` and `queue` its jobs use.
     """
 
     stack: str
@@ -32,6 +34,20 @@ class StackContext:
     root: Path
     contract: Contract | None = None
     reference: Any = None
+    namespace: str | None = None
+    queue: str | None = None
+
+    @property
+    def workload_namespace(self) -> str:
+        """Where workloads run: as the platform was told, else the stack's (StackConfig.workload_namespace)."""
+        assert isinstance(self.config, StackConfig)
+        return self.namespace or self.config.workload_namespace
+
+    @property
+    def job_queue(self) -> Queue:
+        """The queue the platform readies for its jobs: as it was told, else the stack's job queue."""
+        assert isinstance(self.config, StackConfig)
+        return (self.config.queue_of(self.queue) if self.queue else None) or self.config.job_queue
 
     @property
     def labels(self) -> dict[str, str]:

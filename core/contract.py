@@ -108,8 +108,8 @@ def from_output(platform_stack: str, value: Any) -> Contract:
     return Contract(**terms)
 
 
-def of_platform(config: StackConfig, claim: str, bucket: Any, registry: Any, cluster_identity: Any) -> Contract:
-    """The contract of a platform this stack builds."""
+def of_platform(config: StackConfig, claim: str, bucket: Any, registry: Any, cluster_identity: Any, namespace: str | None = None) -> Contract:
+    """The contract of a platform this stack builds (`namespace`: its workloads', else the stack's)."""
     pool = config.gpu_pool
     return Contract(
         project=config.project,
@@ -125,7 +125,7 @@ def of_platform(config: StackConfig, claim: str, bucket: Any, registry: Any, clu
         local_queue=config.local_queue,
         cluster_queue=config.cluster_queue,
         network_names=network_names(config, pool.machine_type),
-        namespace=config.workload_namespace,
+        namespace=namespace or config.workload_namespace,
         service_account=WORKLOAD_SERVICE_ACCOUNT,
         storage_kind=config.storage.kind,
         storage_claim=claim,

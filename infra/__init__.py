@@ -7,10 +7,10 @@ from pathlib import Path
 
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL
 from trainstack.core import contract
-from trainstack.core.config import ImageConfig, Problem, StackConfig, WorkloadStackConfig
+from trainstack.core.config import ImageConfig, Problem, StackConfig
 from trainstack.core.context import StackContext
-from trainstack.infra import gcp, kubernetes, remote
-from trainstack.infra.platform import Platform
+from trainstack.infra import gcp, kubernetes
+from trainstack.infra.platform import TOP, Place, Platform
 
 
 def problems(image: ImageConfig, root: Path) -> list[Problem]:
@@ -18,16 +18,14 @@ def problems(image: ImageConfig, root: Path) -> list[Problem]:
     return gcp.problems(image, root)
 
 
-def build(ctx: StackContext) -> Platform:
-    """Register the platform's resources (none for a workload stack) and return what a workload needs."""
+def build(ctx: StackContext, place: Place = TOP) -> Platform:
+    """Register the platform of `ctx`'s stack (a StackConfig) at `place` and return what a workload needs."""
     config = ctx.config
-    if isinstance(config, WorkloadStackConfig):
-        return remote.build(ctx, config)
-    assert isinstance(config, StackConfig)  # a fleet stack is built by infra.fleet (app/program.py)
-    gcp_layer = gcp.build(ctx, config)
-    kube = kubernetes.build(ctx, config, gcp_layer)
-    terms = contract.of_platform(config, kube.claim_name, gcp_layer.bucket_name, gcp_layer.image_registry, gcp_layer.cluster.identity)
-    queue = config.job_queue
+    assert isinstance(config, StackConfig)
+    gcp_layer = gcp.build(ctx, config, place)
+    kube = kubernetes.build(ctx, config, gcp_layer, place)
+    terms = contract.of_platform(config, kube.claim_name, gcp_layer.bucket_name, gcp_layer.image_registry, gcp_layer.cluster.identity, ctx.workload_namespace)
+    queue = ctx.job_queue
     pool = queue.pools[0]
     first = gcp_layer.gpu_pools[config.pools.index(pool)]
     return Platform(

@@ -60,7 +60,7 @@ from trainstack.core.config import BuildConfig, ClusterConfig, ImageConfig, Prob
 from trainstack.core.context import StackContext
 from trainstack.core.contract import KUBECONFIG_OUTPUT
 from trainstack.core.fleet import FleetStackConfig
-from trainstack.infra.platform import GcpPlatform
+from trainstack.infra.platform import TOP, GcpPlatform, Place
 
 # Filestore tiers whose instances live in a zone; the others are regional.
 
@@ -134,18 +134,19 @@ def bucket_name(stack: str, config: StackConfig) -> str:
 
 
 def workload_image(
-    ctx: StackContext, services: ProjectServices | None, node_accounts: list[pulumi.Input[str]]
+    ctx: StackContext, services: ProjectServices | None, node_accounts: list[pulumi.Input[str]], place: Place = TOP
 ) -> tuple[pulumi.Output[str], pulumi.Output[str] | None]:
     """The workload image reference and the registry it was pushed to: built here with Cloud
     Build (`trainstack:image.build`), else the prebuilt reference and no registry. The nodes'
-    accounts (emails) may pull from that repository."""
+    accounts (emails) may pull from that repository. `place`: where it registers."""
     assert not isinstance(ctx.config, FleetStackConfig)  # a fleet builds no image
     image = ctx.config.image
     spec = image.build
     if spec is None:
         return pulumi.Output.from_input(image.prebuilt or ""), None
+    after = pulumi.ResourceOptions(depends_on=services.need(*image_build_services(spec)) if services else [])
     built = WorkloadImage(
-        "image",
+        place.name("image"),
         WorkloadImageArgs(
             project=ctx.project,
             region=ctx.region,
@@ -162,9 +163,14 @@ def workload_image(
             registry_login=ngc_login(spec.ngc_api_key_secret) if spec.ngc_api_key_secret else None,
             readers=[pulumi.Output.concat("serviceAccount:", email) for email in node_accounts],
         ),
-        opts=pulumi.ResourceOptions(depends_on=services.need(*image_build_services(spec)) if services else []),
+        opts=place.opts("image", after),
     )
     return built.reference, built.repository.registry_uri
+
+
+def nic_role(index: int, machine_type: str) -> str:
+    """The role of a GPU machine family's NIC networks (the first family's is unsuffixed)."""
+    return "gpu-nics" if index == 0 else f"gpu-nics-{machine_type}"
 
 
 def cluster_args(
@@ -209,12 +215,12 @@ def cluster_args(
     )
 
 
-def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
-    """Register the GCP layer of `ctx`'s stack (`config`, its platform config) and return what
-    the Kubernetes layer needs."""
+def build(ctx: StackContext, config: StackConfig, place: Place = TOP) -> GcpPlatform:
+    """Register the GCP layer of `ctx`'s stack (`config`, its platform config) at `place` and
+    return what the Kubernetes layer needs."""
     project, region = config.project, config.region
     labels = ctx.labels
-    services = ProjectServices("services", ProjectServicesArgs(project, required_services(config)))
+    services = ProjectServices(place.name("services"), ProjectServicesArgs(project, required_services(config)), opts=place.opts("services"))
 
     primary: PrimaryNetwork | None = None
     if config.network.existing is not None:
@@ -222,7 +228,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
         network = NetworkRef(existing.network, existing.subnetwork, existing.pods_range_name, existing.services_range_name)
     else:
         primary = PrimaryNetwork(
-            "network",
+            place.name("network"),
             PrimaryNetworkArgs(
                 project=project,
                 region=region,
@@ -233,14 +239,14 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
                 keep_vpc=config.storage.kind in PEERED_STORAGE and not config.storage.disposable,
                 mtu=config.vpc_mtu,
             ),
-            opts=pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE)),
+            opts=place.opts("network", pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE))),
         )
         network = primary.ref
 
     # Each GPU machine with extra NICs gets its NIC VPCs, with ranges apart from every other family's.
     nic_nets = {
         family.machine.name: GpuNicNetworks(
-            "gpu-nics" if i == 0 else f"gpu-nics-{family.machine.name}",
+            place.name(nic_role(i, family.machine.name)),
             GpuNicNetworksArgs(
                 project=project,
                 region=region,
@@ -251,22 +257,22 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
                 nic_prefix=family.prefix,
                 flow_logs=config.network.flow_logs,
             ),
-            opts=pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE)),
+            opts=place.opts(nic_role(i, family.machine.name), pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE))),
         )
         for i, family in enumerate(config.nic_families)
     }
 
     node_account = NodeServiceAccount(
-        "node-sa",
+        place.name("node-sa"),
         NodeServiceAccountArgs(
             project=project,
             account_id=ctx.physical_name("nodes", 30),
         ),
-        opts=pulumi.ResourceOptions(depends_on=services.need(apis.IAM, apis.CLOUD_RESOURCE_MANAGER)),
+        opts=place.opts("node-sa", pulumi.ResourceOptions(depends_on=services.need(apis.IAM, apis.CLOUD_RESOURCE_MANAGER))),
     )
 
     cluster = GkeCluster(
-        "cluster",
+        place.name("cluster"),
         cluster_args(
             config.cluster,
             project=project,
@@ -280,12 +286,12 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
             lustre_csi=config.storage.kind == "lustre",
             beta_apis=list(catalog.DRA_BETA_APIS) if any(p.machine.accelerator_topology for p in config.pools) else [],
         ),
-        opts=pulumi.ResourceOptions(depends_on=services.need(apis.CONTAINER, apis.COMPUTE, apis.LOGGING, apis.MONITORING)),
+        opts=place.opts("cluster", pulumi.ResourceOptions(depends_on=services.need(apis.CONTAINER, apis.COMPUTE, apis.LOGGING, apis.MONITORING))),
     )
 
     gpu_pools = [
         GpuNodePool(
-            names.gpu_pool_resource(pool.name),
+            place.name(names.gpu_pool_resource(pool.name)),
             GpuNodePoolArgs(
                 project=project,
                 location=region,
@@ -308,17 +314,20 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
                 labels=labels,
                 workload_policy_name=names.physical(config.cluster.name, f"{pool.name}-nvlink") if pool.machine.accelerator_topology else None,
             ),
-            opts=pulumi.ResourceOptions(
-                depends_on=[node_account, *services.need(apis.CONTAINER), *(services.need(apis.COMPUTE) if pool.machine.accelerator_topology else [])],
-                # Upgrade from positional names: the first pool was `gpu-pool`. Apply the upgrade
-                # before reordering pools, or the alias lands on the pool that is first now.
-                aliases=[pulumi.Alias(name=names.FIRST_GPU_POOL_BEFORE)] if i == 0 else None,
+            # Upgrade from positional names: the first pool was `gpu-pool`. Apply the upgrade
+            # before reordering pools, or the alias lands on the pool that is first now.
+            opts=place.opts(
+                names.gpu_pool_resource(pool.name),
+                pulumi.ResourceOptions(
+                    depends_on=[node_account, *services.need(apis.CONTAINER), *(services.need(apis.COMPUTE) if pool.machine.accelerator_topology else [])],
+                ),
+                was=[names.FIRST_GPU_POOL_BEFORE] if i == 0 else [],
             ),
         )
         for i, pool in enumerate(config.pools)
     ]
     cpu_pool = CpuNodePool(
-        "cpu-pool",
+        place.name("cpu-pool"),
         CpuNodePoolArgs(
             project=project,
             location=region,
@@ -331,7 +340,7 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
             service_account=node_account.email,
             labels=labels,
         ),
-        opts=pulumi.ResourceOptions(depends_on=[node_account, *services.need(apis.CONTAINER)]),
+        opts=place.opts("cpu-pool", pulumi.ResourceOptions(depends_on=[node_account, *services.need(apis.CONTAINER)])),
     )
 
     outputs: dict[str, object] = {
@@ -350,10 +359,10 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
         project_number = gcp.organizations.get_project_output(
             project_id=project, opts=pulumi.InvokeOutputOptions(depends_on=services.need(apis.CLOUD_RESOURCE_MANAGER))
         ).number
-        namespace = config.workload_namespace
+        namespace = ctx.workload_namespace
         principal = project_number.apply(lambda number: workload_identity_principal(number, project, namespace, ctx.workload_service_account))
         bucket = CheckpointBucket(
-            "bucket",
+            place.name("bucket"),
             CheckpointBucketArgs(
                 project=project,
                 name=bucket_name(ctx.stack, config),
@@ -365,13 +374,13 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
                 grant_after=[cluster.cluster],
                 labels=labels,
             ),
-            opts=pulumi.ResourceOptions(depends_on=services.need(apis.STORAGE)),
+            opts=place.opts("bucket", pulumi.ResourceOptions(depends_on=services.need(apis.STORAGE))),
         )
         outputs["bucketUrl"] = bucket.url
     elif storage.kind == "filestore":
         share = storage.filestore_config
         filestore = FilestoreShare(
-            "filestore",
+            place.name("filestore"),
             FilestoreShareArgs(
                 project=project,
                 name=ctx.physical_name("filestore"),
@@ -383,13 +392,13 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
                 disposable=storage.disposable,
                 labels=labels,
             ),
-            opts=pulumi.ResourceOptions(depends_on=services.need(apis.FILESTORE)),
+            opts=place.opts("filestore", pulumi.ResourceOptions(depends_on=services.need(apis.FILESTORE))),
         )
         outputs["filestoreAddress"] = filestore.ip.apply(lambda ip: f"{ip}:/{share.share_name}")
     elif storage.kind == "lustre":
         spec = storage.lustre_config
         lustre = LustreInstance(
-            "lustre",
+            place.name("lustre"),
             LustreInstanceArgs(
                 project=project,
                 zone=config.gpu_zones[0],
@@ -401,13 +410,13 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
                 disposable=storage.disposable,
                 labels=labels,
             ),
-            opts=pulumi.ResourceOptions(depends_on=services.need(apis.LUSTRE, apis.SERVICE_NETWORKING, apis.COMPUTE)),
+            opts=place.opts("lustre", pulumi.ResourceOptions(depends_on=services.need(apis.LUSTRE, apis.SERVICE_NETWORKING, apis.COMPUTE))),
         )
         outputs["lustreMountPoint"] = lustre.instance.mount_point
     else:
         disk = storage.nfs_config
         nfs = NfsDisk(
-            "nfs-disk",
+            place.name("nfs-disk"),
             NfsDiskArgs(
                 project=project,
                 zone=config.gpu_zones[0],
@@ -417,11 +426,11 @@ def build(ctx: StackContext, config: StackConfig) -> GcpPlatform:
                 disposable=storage.disposable,
                 labels=labels,
             ),
-            opts=pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE)),
+            opts=place.opts("nfs-disk", pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE))),
         )
         outputs["nfsDisk"] = nfs.name
 
-    image, registry = workload_image(ctx, services, [node_account.email])
+    image, registry = workload_image(ctx, services, [node_account.email], place)
     outputs["image"] = image
 
     return GcpPlatform(

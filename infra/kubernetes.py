@@ -34,7 +34,7 @@ from trainstack.components.workload_identity import WorkloadIdentity, WorkloadId
 from trainstack.core import catalog, rules
 from trainstack.core.config import KueueConfig, StackConfig
 from trainstack.core.context import StackContext
-from trainstack.infra.platform import GcpPlatform, KubernetesPlatform
+from trainstack.infra.platform import TOP, GcpPlatform, KubernetesPlatform, Place
 
 # The claim training pods mount their shared storage from, whatever backs it. Its
 # PersistentVolume keeps the same name (the name every stack's volume has had: renaming would
@@ -106,6 +106,7 @@ def kueue_args(
 
 
 def _storage(
+    place: Place,
     config: StackConfig,
     gcp: GcpPlatform,
     namespace: pulumi.Input[str],
@@ -119,27 +120,27 @@ def _storage(
         if gcp.bucket_name is None:
             raise ValueError("storage kind 'gcs' needs the GCP layer's bucket (GcpPlatform.bucket_name)")
         return GcsFuseVolume(
-            "storage",
+            place.name("storage"),
             GcsFuseVolumeArgs(gcp.bucket_name, CLAIM_NAME, namespace, file_cache=storage.bucket_config.file_cache, volume_name=CLAIM_NAME),
-            opts=opts,
+            opts=place.opts("storage", opts),
         )
     if storage.kind == "filestore":
         if gcp.filestore_ip is None or gcp.filestore_share is None:
             raise ValueError("storage kind 'filestore' needs the GCP layer's Filestore export (GcpPlatform.filestore_ip, filestore_share)")
         share = storage.filestore_config
         return NfsVolume(
-            "storage",
+            place.name("storage"),
             NfsVolumeArgs(gcp.filestore_ip, f"/{gcp.filestore_share}", CLAIM_NAME, namespace, f"{share.capacity_gib}Gi", volume_name=CLAIM_NAME),
-            opts=opts,
+            opts=place.opts("storage", opts),
         )
     if storage.kind == "lustre":
         if gcp.lustre is None:
             raise ValueError("storage kind 'lustre' needs the GCP layer's instance (GcpPlatform.lustre)")
         spec = storage.lustre_config
         return LustreVolume(
-            "storage",
+            place.name("storage"),
             LustreVolumeArgs(gcp.lustre.volume_handle, gcp.lustre.ip, spec.filesystem, CLAIM_NAME, namespace, spec.capacity_gib, volume_name=CLAIM_NAME),
-            opts=opts,
+            opts=place.opts("storage", opts),
         )
     if gcp.nfs_disk_name is None:
         raise ValueError("storage kind 'nfs' needs the GCP layer's disk (GcpPlatform.nfs_disk_name)")
@@ -147,7 +148,7 @@ def _storage(
     # infra.gcp makes the disk in the GPU pool's first zone; the server (on the CPU pool) is
     # scheduled there by its volume's zone affinity.
     server = NfsServer(
-        "nfs-server",
+        place.name("nfs-server"),
         NfsServerArgs(
             gcp.nfs_disk_name,
             config.project,
@@ -156,18 +157,19 @@ def _storage(
             namespace,
             placement,
             network_policy=network_policy(config, gcp),
+            name="nfs-server",  # its objects' names, as before the platform was a component
         ),
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=controller_nodes)),
+        opts=place.opts("nfs-server", opts, pulumi.ResourceOptions(depends_on=controller_nodes)),
     )
     return NfsVolume(
-        "storage",
+        place.name("storage"),
         NfsVolumeArgs(server.cluster_ip, NfsServer.export_path, CLAIM_NAME, namespace, f"{disk.disk_size_gb}Gi", volume_name=CLAIM_NAME),
-        opts=opts,
+        opts=place.opts("storage", opts),
     )
 
 
-def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform) -> KubernetesPlatform:
-    """Register the Kubernetes layer of `ctx`'s stack (`config`) on the cluster `gcp` built."""
+def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform, place: Place = TOP) -> KubernetesPlatform:
+    """Register the Kubernetes layer of `ctx`'s stack (`config`) on the cluster `gcp` built, at `place`."""
     provider = gcp.cluster.provider
     on_cluster = pulumi.ResourceOptions(providers=[provider])
     controller_nodes = [gcp.cpu_pool] if gcp.cpu_pool is not None else list(gcp.node_pools)
@@ -175,20 +177,24 @@ def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform) -> Kubernete
     placement = controller_placement(config)
 
     identity = WorkloadIdentity(
-        "workload-identity",
-        WorkloadIdentityArgs(namespace=config.workload_namespace, service_account=ctx.workload_service_account),
-        opts=on_cluster,
+        place.name("workload-identity"),
+        WorkloadIdentityArgs(namespace=ctx.workload_namespace, service_account=ctx.workload_service_account),
+        opts=place.opts("workload-identity", on_cluster),
     )
-    jobset = JobSet("jobset", JobSetArgs(placement=placement), opts=on_controller_nodes)
+    jobset = JobSet(place.name("jobset"), JobSetArgs(placement=placement), opts=place.opts("jobset", on_controller_nodes))
     kueue = Kueue(
-        "kueue",
+        place.name("kueue"),
         kueue_args(config.kueue, gpu_flavors(config), config.local_queue, config.cluster_queue, identity.namespace, placement, config.pods_ready_timeout),
-        opts=on_controller_nodes,
+        opts=place.opts("kueue", on_controller_nodes),
     )
     # IMEX for a machine whose NVLink spans nodes: the DRA driver serves its ComputeDomains.
     nvlink = next((p.machine for p in config.pools if p.machine.accelerator_topology), None)
-    dra = NvidiaDraDriver("nvidia-dra-driver", NvidiaDraDriverArgs(nvlink.name, placement), opts=on_controller_nodes) if nvlink else None
-    storage = _storage(config, gcp, identity.namespace, placement, on_cluster, controller_nodes)
+    dra = (
+        NvidiaDraDriver(place.name("nvidia-dra-driver"), NvidiaDraDriverArgs(nvlink.name, placement), opts=place.opts("nvidia-dra-driver", on_controller_nodes))
+        if nvlink
+        else None
+    )
+    storage = _storage(place, config, gcp, identity.namespace, placement, on_cluster, controller_nodes)
     ready: list[pulumi.Resource] = [
         identity.service_account,
         jobset.release,
@@ -197,12 +203,13 @@ def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform) -> Kubernete
         *([dra.release] if dra else []),
     ]
 
-    queue = config.job_queue
+    queue = ctx.job_queue
     for i, (machine_type, nets) in enumerate(gcp.nic_networks.items()):
+        role = "gpu-networks" if i == 0 else f"gpu-networks-{machine_type}"
         networks = GpuNetworks(
-            "gpu-networks" if i == 0 else f"gpu-networks-{machine_type}",
+            place.name(role),
             GpuNetworksArgs([NicAttachment(nic.name, nic.kind, vpc, subnet) for nic, vpc, subnet in nets]),
-            opts=on_cluster,
+            opts=place.opts(role, on_cluster),
         )
         if machine_type == queue.machine.name:
             ready += networks.objects
@@ -215,18 +222,21 @@ def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform) -> Kubernete
     node_setup: list[pulumi.Resource] = []
     machines = list(dict.fromkeys(p.machine_type for p in config.pools))
     for i, machine_type in enumerate(m for m in machines if catalog.machine(m).gpudirect in NODE_INSTALLED):
-        installers = GpuDirectInstallers("gpudirect" if i == 0 else f"gpudirect-{machine_type}", GpuDirectInstallersArgs(machine_type), opts=on_gpu_nodes)
+        role = "gpudirect" if i == 0 else f"gpudirect-{machine_type}"
+        installers = GpuDirectInstallers(place.name(role), GpuDirectInstallersArgs(machine_type), opts=place.opts(role, on_gpu_nodes))
         if machine_type == queue.machine.name:
             node_setup += installers.daemonsets
     driven = next((p for p in config.pools if p.gpu_driver == "daemonset"), None)  # one accelerator a cluster (validated)
     if driven is not None:
-        driver = NvidiaDriverInstaller("nvidia-driver", NvidiaDriverInstallerArgs(driven.machine.accelerator), opts=on_gpu_nodes)
+        driver = NvidiaDriverInstaller(
+            place.name("nvidia-driver"), NvidiaDriverInstallerArgs(driven.machine.accelerator), opts=place.opts("nvidia-driver", on_gpu_nodes)
+        )
         if driven.machine.accelerator == queue.machine.accelerator:
             node_setup.append(driver.daemonset)
 
     return KubernetesPlatform(
         provider=provider,
-        namespace=config.workload_namespace,
+        namespace=ctx.workload_namespace,
         service_account=ctx.workload_service_account,
         local_queue=queue.local_queue,
         claim_name=storage.claim_name,
@@ -238,7 +248,7 @@ def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform) -> Kubernete
         outputs={
             "localQueue": config.local_queue,
             "clusterQueue": config.cluster_queue,
-            "workloadNamespace": config.workload_namespace,
+            "workloadNamespace": ctx.workload_namespace,
             "storageClaim": storage.claim_name,
             "kueueVersion": catalog.KUEUE_CHART.version,
             "jobsetVersion": catalog.JOBSET_CHART.version,

@@ -132,3 +132,37 @@ class Platform:
     def storage_path(self) -> str:
         """Where the job keeps its logs and checkpoints."""
         return f"{self.mount_path}/{self.storage_prefix}" if self.storage_prefix else self.mount_path
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where the platform's components register: children of `parent`, named `<prefix>-<role>`
+    (`Place()`: at the top of the stack, named by role, as before the platform was a component).
+
+    Under a parent, each is aliased from the top-level resource it was before
+    (`Alias(name=role, parent=ROOT_STACK_RESOURCE)`): the engine derives every descendant's old
+    URN from that alias (pulumi/pulumi pkg/resource/deploy/step_generator.go `generateAliases`,
+    `inheritedChildAlias`), so a live stack moves under the platform and replaces nothing.
+    """
+
+    parent: pulumi.Resource | None = None
+    prefix: str = ""
+
+    def name(self, role: str) -> str:
+        return f"{self.prefix}-{role}" if self.parent is not None else role
+
+    def opts(self, role: str, *more: pulumi.ResourceOptions | None, was: Sequence[str] = ()) -> pulumi.ResourceOptions:
+        """The options of the component playing `role`, merged with `more`; `was`: further
+        top-level names it had."""
+        if self.parent is None:
+            options = pulumi.ResourceOptions(aliases=[pulumi.Alias(name=old) for old in was] or None)
+        else:
+            aliases = [pulumi.Alias(name=old, parent=pulumi.ROOT_STACK_RESOURCE) for old in (role, *was)]
+            options = pulumi.ResourceOptions(parent=self.parent, aliases=aliases)
+        for extra in more:
+            options = pulumi.ResourceOptions.merge(options, extra)
+        return options
+
+
+TOP = Place()
+"""The top of the stack: components named by their role alone."""

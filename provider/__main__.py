@@ -1,9 +1,11 @@
 """Hosts the public trainstack components as the Pulumi package `trainstack` (see
 trainstack.app.package)."""
 
-from pulumi.provider.experimental import component_provider_host
+import sys
 
-from trainstack.app.package import NAME, package_version, prepared
+from pulumi.provider import main
+
+from trainstack.app.package import provider
 
 if __name__ == "__main__":
-    component_provider_host(prepared(), NAME, version=package_version())
+    main(provider(), sys.argv[1:])

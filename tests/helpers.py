@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 from trainstack.app.plan import engine
 from trainstack.app.plan.plan import Plan
 from trainstack.app.plan.recorder import Registration
+from trainstack.app.program import PLATFORM, WORKLOAD
 from trainstack.app.stacks import project_root, raw_stack_config
 from trainstack.core.config import StackConfig, WorkloadConfig, WorkloadStackConfig, load
 from trainstack.core.context import StackContext
@@ -76,19 +77,26 @@ def render_with(body: Callable[[StackContext], Any], stack: str = "a3ultra-405b"
     return engine.execute(ctx, raw, lambda: body(ctx))
 
 
+def named(actual: str, role: str) -> bool:
+    """Whether a resource's name is `role` as the program names it: `role` itself (a component's
+    own child, or a piece rendered alone), else under the TrainingPlatform or TrainingWorkload
+    (`platform-<role>`, `workload-<role>`: infra/platform.py Place)."""
+    return actual in (role, f"{PLATFORM}-{role}", f"{WORKLOAD}-{role}")
+
+
 def of_type(rendered: engine.Rendered, type_token: str) -> list[Registration]:
     return [r for r in rendered.registrations if r.type == type_token]
 
 
 def one(rendered: engine.Rendered, type_token: str, name: str | None = None) -> Registration:
-    found = [r for r in of_type(rendered, type_token) if name is None or r.name == name]
+    found = [r for r in of_type(rendered, type_token) if name is None or named(r.name, name)]
     assert len(found) == 1, f"expected one {type_token} {name or ''}, found {[r.name for r in found]}"
     return found[0]
 
 
 def plan_inputs(plan: Plan, type_token: str, name: str | None = None) -> dict[str, Any]:
     """The inputs of the one resource of `type_token` (named `name`) in a plan."""
-    (found,) = [r["inputs"] for r in plan.resources if r["type"] == type_token and name in (None, r["name"])]
+    (found,) = [r["inputs"] for r in plan.resources if r["type"] == type_token and (name is None or named(r["name"], name))]
     return found
 
 

@@ -19,13 +19,14 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from helpers import raw_config
+from helpers import named, raw_config
 from trainstack.app.ops import baseline, semantics
 from trainstack.app.ops.cli import diff_command
 from trainstack.app.ops.diff import DATA, DELETES, FAILS_CLASS, JOB, REPLACES, SAFETY, DiffReport, StackDiff, diff_plans, resource_changes
 from trainstack.app.ops.replacement_data import GCP, KUBERNETES, PLAN_TYPES, SOURCES
 from trainstack.app.ops.semantics import FAILS, IGNORED, REPLACE, UPDATE
 from trainstack.app.plan.plan import render
+from trainstack.app.program import PLATFORM
 from trainstack.app.stacks import raw_stack_config
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -148,7 +149,7 @@ def classes(diff: StackDiff) -> dict[str, list[str]]:
 
 
 def change_of(diff: StackDiff, rtype: str, name: str | None = None) -> Any:
-    return next(c for c in diff.changed if c.resource.type == rtype and (name is None or c.resource.name == name))
+    return next(c for c in diff.changed if c.resource.type == rtype and (name is None or named(c.resource.name, name)))
 
 
 def test_bucket_rename_is_data_and_fails_the_data_gate() -> None:
@@ -276,7 +277,7 @@ def test_a_cluster_replacement_cascades_to_its_pools_provider_and_objects() -> N
     diff = diff_of("a3high-nemo-gpt5b", trainstack_cluster={"masterIpv4Cidr": "172.16.8.0/28"})
     replaced = {c.resource.type for c in diff.changed if c.effect == REPLACE}
     assert {semantics.CLUSTER, semantics.NODE_POOL, semantics.K8S_PROVIDER, semantics.JOBSET} <= replaced
-    assert any("resources on **cluster**" in f for f in classes(diff)[REPLACES])
+    assert any(f"resources on **{PLATFORM}-cluster**" in f for f in classes(diff)[REPLACES])
     assert sum(c.effect == REPLACE for c in diff.changed) > 20
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from helpers import merge
+from helpers import merge, named
 from trainstack.app.plan.plan import Plan, render
 from trainstack.app.stacks import project_root, raw_stack_config
 from trainstack.app.validation import validate
@@ -33,7 +33,7 @@ def plan() -> Plan:
 
 
 def registered(plan: Plan, type_token: str, name: str) -> dict[str, Any]:
-    (found,) = [r for r in plan.resources if r["type"] == type_token and r["name"] == name]
+    (found,) = [r for r in plan.resources if r["type"] == type_token and named(r["name"], name)]
     return found
 
 

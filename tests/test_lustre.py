@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from helpers import load_platform, raw_config
+from helpers import load_platform, named, raw_config
 from trainstack.app.plan.plan import render
 from trainstack.app.schemas.validate import validate_object
 from trainstack.core import catalog
@@ -131,7 +131,7 @@ def test_a_kept_peered_instance_keeps_its_vpc(kind: str) -> None:
 
     def vpc(disposable: bool) -> dict[str, Any]:
         raw = raw_config(STACK, trainstack_storage={"kind": kind, "disposable": disposable}, trainstack_cluster={"versionPrefix": "1.34."})
-        (network,) = [r for r in render(STACK, raw).to_dict()["resources"] if r["type"] == "gcp:compute/network:Network" and r["name"] == "network-vpc"]
+        (network,) = [r for r in render(STACK, raw).to_dict()["resources"] if r["type"] == "gcp:compute/network:Network" and named(r["name"], "network-vpc")]
         return network["options"]
 
     assert vpc(False).get("retainOnDelete") is True

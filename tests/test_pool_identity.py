@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from helpers import raw_config, render
+from trainstack.app import program
 from trainstack.app.plan.recorder import Registration
 from trainstack.core import names
 
@@ -59,6 +60,7 @@ def test_only_the_first_pool_and_its_children_carry_the_positional_alias() -> No
     regs = render(PLATFORM, raw).registrations
     first = pools_in(raw)[0]["name"]
     aliased = {r.name for r in regs if any(a.endswith(f"::{names.FIRST_GPU_POOL_BEFORE}") for a in r.options.get("aliases", []))}
-    assert aliased == {names.gpu_pool_resource(first)}
+    # Under the TrainingPlatform each pool is `<platform>-<its name>` (infra/platform.py Place).
+    assert aliased == {f"{program.PLATFORM}-{names.gpu_pool_resource(first)}"}
     pools = [r for r in regs if r.type == "trainstack:gcp:GpuNodePool"]
-    assert sorted(r.name for r in pools) == sorted(names.gpu_pool_resource(p["name"]) for p in pools_in(raw))
+    assert sorted(r.name for r in pools) == sorted(f"{program.PLATFORM}-{names.gpu_pool_resource(p['name'])}" for p in pools_in(raw))

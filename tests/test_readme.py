@@ -1,4 +1,4 @@
-"""The README stays true: its recipe example is a valid stack that plans."""
+"""The README stays true: its recipe example is a valid stack that plans, its platform program runs."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 import yaml
 
+from helpers import render_with
 from trainstack.app import validation
 from trainstack.app.plan.plan import render
 from trainstack.app.stacks import project_root
@@ -41,3 +42,14 @@ def test_which_machine_lists_every_catalog_machine_with_its_gpu_memory() -> None
     for machine in catalog.MACHINES.values():
         (row,) = [line for line in table.splitlines() if f"`{machine.name}`" in line]
         assert f"{machine.gpu.memory_mib / 1024:.0f}" in row.split("|")[3], machine.name
+
+
+def test_readme_platform_and_workload_program_runs() -> None:
+    """The README's TrainingPlatform + TrainingWorkload program, run under the mock engine: the A4 pool
+    with its NICs and the job's JobSet on the platform's queue."""
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", README, re.DOTALL) if "TrainingPlatform(" in b]
+    rendered = render_with(lambda ctx: exec(block, {}))
+    types = [r.type for r in rendered.registrations]
+    assert "gcp:lustre/instance:Instance" in types and "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet" in types
+    (pool,) = [r for r in rendered.registrations if r.type == "gcp:container/nodePool:NodePool" and r.inputs["nodeConfig"]["machineType"] == "a4-highgpu-8g"]
+    assert len(pool.inputs["networkConfig"]["additionalNodeNetworkConfigs"]) == 9

@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from trainstack.app.plan.aliases import claims
+
 TESTS = Path(__file__).resolve().parent
 PREVIOUS = TESTS / "previous_release"
 GOLDEN = TESTS / "golden"
@@ -83,28 +85,62 @@ def test_every_kept_release_has_stacks_shipped_today() -> None:
         assert stacks and stacks <= {p.stem for p in GOLDEN.glob("*.json")}, release
 
 
+def upgrade_problems(previous: dict[str, Any], resources: list[dict[str, Any]]) -> list[str]:
+    """What `pulumi up` from the state `previous` to the plan `resources` would refuse, delete or
+    replace: the engine's matching of new resources to old ones (app/plan/aliases.py, a port of
+    pulumi's step_generator.go), then each match's type and physical identity."""
+    found = claims(previous, resources)
+    problems = [f"refused: {line}" for line in found.invalid]
+    problems += [f"deleted: {urn}" for urn in found.deleted if urn.split("::trainstack::", 1)[1] not in REMOVED]
+    for new in resources:
+        urn = found.was.get(new["urn"])
+        if urn is None:
+            continue
+        old = previous[urn]
+        if new["type"] != old["type"]:
+            problems.append(f"type changed: {urn} ({old['type']}) is now {new['urn']} ({new['type']})")
+        elif identity(new) != old["identity"]:
+            problems.append(f"replaced: {urn}: {old['identity']} -> {identity(new)}")
+    return problems
+
+
 @pytest.mark.parametrize(("release", "stack"), snapshots())
 def test_every_resource_of_the_previous_release_is_kept(release: str, stack: str) -> None:
+    """Each new resource takes over at most one old one (the engine's rule), none is taken twice,
+    every old one is taken, and by a resource of its type and physical identity."""
     previous = json.loads((PREVIOUS / release / f"{stack}.json").read_text())
     resources = json.loads((GOLDEN / f"{stack}.json").read_text())["resources"]
-    by_urn = {r["urn"]: r for r in resources}
-    by_alias: dict[str, dict[str, Any]] = {}
-    for r in resources:
-        for alias in r["options"].get("aliases", []):
-            assert alias not in by_urn, f"{r['urn']} aliases {alias}, which another resource still is"
-            assert alias not in by_alias, f"{r['urn']} and {by_alias[alias]['urn']} both alias {alias}"
-            by_alias[alias] = r
-    lost, replaced = [], []
-    for urn, old in sorted(previous.items()):
-        new = by_urn.get(urn) or by_alias.get(urn)
-        if new is None and urn.split("::trainstack::", 1)[1] in REMOVED:
-            continue
-        if new is None or new["type"] != old["type"]:
-            lost.append(urn)
-        elif identity(new) != old["identity"]:
-            replaced.append(f"{urn}: {old['identity']} -> {identity(new)}")
-    assert not lost, "no resource (nor alias) of today's plan is:\n" + "\n".join(lost)
-    assert not replaced, "physical identity changed:\n" + "\n".join(replaced)
+    problems = upgrade_problems(previous, resources)
+    assert not problems, "\n".join(problems)
+
+
+def _moved(resources: list[dict[str, Any]], role: str) -> dict[str, Any]:
+    (found,) = [r for r in resources if r["name"] == f"platform-{role}" and not r["custom"]]
+    return found
+
+
+def test_a_component_moved_without_its_alias_is_deleted_with_its_children() -> None:
+    """The check is the engine's: drop the alias of the cluster component under the platform and
+    the cluster, its node pools' parent, and everything derived from it are deleted and created."""
+    previous = json.loads((PREVIOUS / "630c728" / "a3ultra-405b.json").read_text())
+    resources = json.loads((GOLDEN / "a3ultra-405b.json").read_text())["resources"]
+    cluster = _moved(resources, "cluster")
+    broken = [{**r, "options": {**r["options"], "aliases": []}} if r is cluster else r for r in resources]
+    problems = upgrade_problems(previous, broken)
+    assert "deleted: urn:pulumi:a3ultra-405b::trainstack::trainstack:gcp:GkeCluster::cluster" in problems
+    assert "deleted: urn:pulumi:a3ultra-405b::trainstack::trainstack:gcp:GkeCluster$gcp:container/cluster:Cluster::cluster" in problems
+
+
+def test_two_resources_claiming_one_old_resource_are_refused() -> None:
+    """An alias onto an old resource another new resource already takes over is the engine's
+    duplicate-alias error, not a second match."""
+    previous = json.loads((PREVIOUS / "630c728" / "a3ultra-405b.json").read_text())
+    resources = json.loads((GOLDEN / "a3ultra-405b.json").read_text())["resources"]
+    cluster, network = _moved(resources, "cluster"), _moved(resources, "network")
+    stolen = cluster["options"]["aliases"][0]
+    broken = [{**r, "options": {**r["options"], "aliases": [stolen]}} if r is network else r for r in resources]
+    problems = upgrade_problems(previous, broken)
+    assert any(p.startswith("refused:") and stolen in p for p in problems), problems
 
 
 def test_the_check_sees_a_rename_without_an_alias() -> None:
@@ -142,7 +178,7 @@ def test_no_live_network_has_its_mtu_changed(release: str, stack: str) -> None:
     ignores changes to it, so `pulumi up` leaves the live one as it was made."""
     previous = json.loads((PREVIOUS / release / f"{stack}.json").read_text())
     resources = json.loads((GOLDEN / f"{stack}.json").read_text())["resources"]
-    live = {r["urn"] for r in resources if r["urn"] in previous or set(r["options"].get("aliases", [])) & set(previous)}
+    live = set(claims(previous, resources).was)
     for r in resources:
         if r["type"] == "gcp:compute/network:Network" and r["urn"] in live and "mtu" in r["inputs"]:
             assert "mtu" in r["options"].get("ignoreChanges", []), r["urn"]

@@ -14,7 +14,7 @@ import pulumi
 
 from trainstack.core import catalog, names, rules
 from trainstack.core.config import NetworkConfig, Problem, WorkloadConfig, key_path
-from trainstack.infra.platform import Platform
+from trainstack.infra.platform import TOP, Place, Platform
 from trainstack.workloads import fit, launchers, profiles
 from trainstack.workloads.launchers.base import CONFIG_DIR, ConfigFiles, Launch
 from trainstack.workloads.network_policy import JobNetworkPolicies, JobNetworkPoliciesArgs
@@ -84,8 +84,8 @@ def mount_problems(workload: WorkloadConfig, machine: catalog.Machine, storage: 
     return [Problem(by_name[key], path, rule) for key, path, rule in rules.mount_paths(mounts, container_mounts(machine))]
 
 
-def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
-    """Register the workload's resources on `platform`; return its stack outputs (camelCase)."""
+def build(workload: WorkloadConfig, platform: Platform, place: Place = TOP) -> dict[str, Any]:
+    """Register the workload's resources on `platform` at `place`; return its stack outputs (camelCase)."""
     machine = platform.machine
     kube = platform.kubernetes
     # Supervisor and TensorBoard wait for the platform's API objects and the nodes; only the
@@ -106,7 +106,7 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
     # Validation refused an explicit request on a queue without TAS; the default asks only where it can.
     topology = workload.topology if kube.topology_aware else None
     training = TrainingJob(
-        "training-job",
+        place.name("training-job"),
         TrainingJobArgs(
             name=workload.name,
             namespace=kube.namespace,
@@ -132,7 +132,7 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
             secret_env=workload.secret_env,
             priority_class=workload.priority_class,
         ),
-        pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=kube.node_setup)),
+        place.opts("training-job", opts, pulumi.ResourceOptions(depends_on=kube.node_setup)),
         companions=kube.companions,
     )
     outputs: dict[str, Any] = {
@@ -144,7 +144,7 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
     resiliency = workload.resiliency
     if resiliency.enabled:
         ResiliencySupervisor(
-            "supervisor",
+            place.name("supervisor"),
             SupervisorArgs(
                 jobset=workload.name,
                 namespace=kube.namespace,
@@ -164,14 +164,14 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
                     workload_downtime_threshold_s=resiliency.workload_downtime_threshold_s,
                 ),
             ),
-            opts,
+            place.opts("supervisor", opts),
         )
     if kube.network_policy:
         # Where the job's pods run: each worker of a MultiKueue manager, else this cluster.
-        where = {f"-{w}": pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(providers=[p])) for w, p in kube.companions.items()} or {"": opts}
-        for suffix, policy_opts in where.items():
+        where: dict[str, pulumi.ResourceOptions | None] = {f"-{w}": pulumi.ResourceOptions(providers=[p]) for w, p in kube.companions.items()} or {"": None}
+        for suffix, on_worker in where.items():
             JobNetworkPolicies(
-                f"network-policies{suffix}",
+                place.name(f"network-policies{suffix}"),
                 JobNetworkPoliciesArgs(
                     job=workload.name,
                     namespace=kube.namespace,
@@ -180,11 +180,11 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
                     tensorboard=workload.tensorboard,
                     deny_namespace=kube.namespace != "default",
                 ),
-                policy_opts,
+                place.opts(f"network-policies{suffix}", opts, on_worker),
             )
     if workload.tensorboard:
         tensorboard = TensorBoard(
-            "tensorboard",
+            place.name("tensorboard"),
             TensorBoardArgs(
                 name=names.tensorboard(workload.name),
                 namespace=kube.namespace,
@@ -193,7 +193,7 @@ def build(workload: WorkloadConfig, platform: Platform) -> dict[str, Any]:
                 log_dir=launch.log_dir,
                 node_pool=platform.cpu_pool,
             ),
-            opts,
+            place.opts("tensorboard", opts),
         )
         outputs["tensorboard"] = tensorboard.access_command
     return outputs

@@ -18,6 +18,7 @@ from typing import Any
 
 from trainstack.app.ops import semantics
 from trainstack.app.ops.semantics import ABSENT, FAILS, IGNORED, RECREATE_NODES, REPLACE, UPDATE
+from trainstack.app.plan import aliases
 from trainstack.app.reports.cost import estimate
 from trainstack.core import catalog
 
@@ -273,15 +274,10 @@ def failed(stack: str, side: str, message: str) -> StackDiff:
 
 
 def _previous_urns(old: dict[str, Any], new: dict[str, Any]) -> dict[str, str]:
-    """Each head resource's URN -> the base resource it is: the same URN, or (as the engine
-    matches them) the first of its aliases the base has."""
-    found = {}
-    for urn, resource in new.items():
-        candidates = [urn, *(resource.get("options") or {}).get("aliases", [])]
-        match = next((c for c in candidates if c in old), None)
-        if match is not None:
-            found[urn] = match
-    return found
+    """Each head resource's URN -> the base resource it is, as the engine matches them: its own
+    URN, else the first of its aliases, own or derived from its parent's, the base has
+    (app/plan/aliases.py)."""
+    return aliases.claims(old, new.values()).was
 
 
 def _live_options(resource: dict[str, Any]) -> dict[str, Any]:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import pulumi
 from pulumi.runtime import mocks, rpc
 
+from trainstack.app.plan.aliases import create_urn
 from trainstack.core.testing import SECRET
 
 UNKNOWN = "[unknown]"
@@ -35,17 +37,16 @@ def public_urn(urn: str) -> str:
 
 def alias_urn(alias: Any, request: Any, urn: str) -> str:
     """The old URN an alias names: a URN as given, or a spec's fields over the resource's own
-    (name, type, parent, stack, project), as the engine resolves it."""
+    (name, type, parent, stack, project), as the engine resolves it (step_generator.go
+    `collapseAliasToUrn`). Departure: a spec's explicit parent is taken as given, where the engine
+    takes the old URN that parent was found under; the program's explicit parent is the stack."""
     if alias.urn:
         return public_urn(alias.urn)
     spec = alias.spec
-    stack, project, _, _ = public_urn(urn).split("::", 3)
+    stack, project = public_urn(urn).split("::")[:2]
     parent = None if spec.noParent else public_urn(spec.parentUrn or request.parent) or None
-    parent_type = parent.split("::")[2] if parent else "pulumi:pulumi:Stack"
-    kind = spec.type or request.type
-    qualified = kind if parent_type == "pulumi:pulumi:Stack" else f"{parent_type}${kind}"
     stack = f"urn:pulumi:{spec.stack}" if spec.stack else stack
-    return f"{stack}::{spec.project or project}::{qualified}::{spec.name or request.name}"
+    return create_urn(spec.name or request.name, spec.type or request.type, parent, stack.removeprefix("urn:pulumi:"), spec.project or project)
 
 
 def _type_only(alias: Any) -> bool:
@@ -76,6 +77,11 @@ class RecordingMonitor(mocks.MockMonitor):
     def __init__(self, fake: mocks.Mocks):
         super().__init__(fake)
         self.registrations: list[Registration] = []
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """The URN the engine gives (alias.go `CreateURN`: the parent's whole qualified type), where
+        the stock mock keeps only the parent's own type."""
+        return create_urn(name, type_, parent or None, pulumi.get_stack(), pulumi.get_project())
 
     def _record(self, request: Any, urn: str, custom: bool, inputs: Any, property_dependencies: dict[str, list[str]], options: dict[str, Any]) -> None:
         """Append what every registration shares (names, parent, provider, dependencies)."""
@@ -117,9 +123,10 @@ class RecordingMonitor(mocks.MockMonitor):
             options["ignoreChanges"] = sorted(request.ignoreChanges)
         if request.replaceOnChanges:
             options["replaceOnChanges"] = sorted(request.replaceOnChanges)
-        renamed = [a for a in request.aliases if not _type_only(a)]
-        if renamed:
-            options["aliases"] = sorted({alias_urn(a, request, response.urn) for a in renamed})
+        # In the order given: the engine takes the first it finds (app/plan/aliases.py).
+        aliases = [alias_urn(a, request, response.urn) for a in request.aliases if not _type_only(a)]
+        if aliases:
+            options["aliases"] = list(dict.fromkeys(aliases))
         property_dependencies = {k: sorted({public_urn(u) for u in v.urns}) for k, v in sorted(request.propertyDependencies.items()) if v.urns}
         self._record(request, response.urn, bool(request.custom), inputs, property_dependencies, options)
         return response
