@@ -49,12 +49,6 @@ def platform_config(config: StackConfig | WorkloadStackConfig | FleetStackConfig
     return config
 
 
-def workload_stack_config(config: StackConfig | WorkloadStackConfig | FleetStackConfig) -> WorkloadStackConfig:
-    """`config`, asserted to be a workload stack's (one with `trainstack:platform`)."""
-    assert isinstance(config, WorkloadStackConfig), f"expected a workload stack's config, got {type(config).__name__}"
-    return config
-
-
 def load_platform(stack: str, raw: dict[str, Any]) -> StackConfig:
     """`load(stack, raw)`, asserted to be a platform stack's config."""
     return platform_config(load(stack, raw))
