@@ -13,7 +13,7 @@ from typing import Any
 
 import pulumi
 
-from helpers import merge, raw_config, render_with
+from helpers import merge, platform_config, raw_config, render_with
 from trainstack.app.plan import engine
 from trainstack.app.plan.recorder import Registration
 from trainstack.infra import gcp
@@ -96,7 +96,7 @@ def _export(layer: Any) -> None:
 
 @cache
 def _render(variant: str, changes: str) -> engine.Rendered:
-    return render_with(lambda ctx: _export(gcp.build(ctx, ctx.config)), stack=STACK, raw=raw(variant, **json.loads(changes)))
+    return render_with(lambda ctx: _export(gcp.build(ctx, platform_config(ctx.config))), stack=STACK, raw=raw(variant, **json.loads(changes)))
 
 
 def render(variant: str, **changes: Any) -> engine.Rendered:

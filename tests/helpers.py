@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from trainstack.app.deploy.program import PLATFORM, WORKLOAD
 from trainstack.app.deploy.stacks import project_root, raw_stack_config
 from trainstack.app.plan import engine
 from trainstack.app.plan.plan import Plan
 from trainstack.app.plan.recorder import Registration
-from trainstack.core.config import load
+from trainstack.core.config import StackConfig, WorkloadConfig, WorkloadStackConfig, load
 from trainstack.core.context import StackContext
 from trainstack.core.errors import ArgsError
+from trainstack.core.fleet import FleetStackConfig
+
+_T = TypeVar("_T")
 
 
 def merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
@@ -32,6 +35,28 @@ def merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
 def raw_config(stack: str = "a3ultra-405b", **changes: Any) -> dict[str, Any]:
     """A stack's raw config with changes, keyed like `trainstack_gpuPool=` -> `trainstack:gpuPool`."""
     return merge(raw_stack_config(stack), {k.replace("_", ":", 1): v for k, v in changes.items()})
+
+
+def present(value: _T | None) -> _T:
+    """`value`, which the test expects to be set (asserted): an Optional narrowed for the type checker."""
+    assert value is not None, "expected a value, got None"
+    return value
+
+
+def platform_config(config: StackConfig | WorkloadStackConfig | FleetStackConfig) -> StackConfig:
+    """`config`, asserted to be a platform stack's (what `load` returns for a stack without `trainstack:platform`)."""
+    assert isinstance(config, StackConfig), f"expected a platform stack's config, got {type(config).__name__}"
+    return config
+
+
+def load_platform(stack: str, raw: dict[str, Any]) -> StackConfig:
+    """`load(stack, raw)`, asserted to be a platform stack's config."""
+    return platform_config(load(stack, raw))
+
+
+def workload_of(config: StackConfig | WorkloadStackConfig | FleetStackConfig) -> WorkloadConfig:
+    """The workload section of a stack's config, asserted present."""
+    return present(config.workload)
 
 
 def render(stack: str = "a3ultra-405b", raw: dict[str, Any] | None = None) -> engine.Rendered:

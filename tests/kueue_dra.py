@@ -127,7 +127,9 @@ _UNITS = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "Ki": 2**10, "
 
 def quantity(value: int | str) -> float:
     """A Kubernetes quantity (`500Gi`, `2`, `100m`) as a number."""
-    number, unit = re.fullmatch(r"([0-9.]+)([A-Za-z]*)", str(value)).groups()  # type: ignore[union-attr]
+    match = re.fullmatch(r"([0-9.]+)([A-Za-z]*)", str(value))
+    assert match, f"not a Kubernetes quantity: {value!r}"
+    number, unit = match.groups()
     return float(number) * _UNITS[unit]
 
 
@@ -170,8 +172,8 @@ def workload_requests(job: Mapping[str, Any], templates: Mapping[str, Mapping[st
         per_pod = pod_requests(spec)
         for name, n in dra_requests(spec, templates, classes).items():
             per_pod[name] = per_pod.get(name, 0) + n
-        for name, n in per_pod.items():
-            total[name] = total.get(name, 0) + n * count
+        for name, amount in per_pod.items():
+            total[name] = total.get(name, 0) + amount * count
     return total
 
 

@@ -19,7 +19,7 @@ from trainstack.app.deploy.package import NAME
 from trainstack.app.deploy.package import provider as package_provider
 
 SA = "nodes@my-project.iam.gserviceaccount.com"
-INPUTS = {
+INPUTS: dict[str, dict[str, Any]] = {
     "GkeCluster": {
         "project": "my-project",
         "location": "us-central1",

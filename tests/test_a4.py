@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from helpers import job_pod_template, plan_inputs, raw_config
+from helpers import job_pod_template, plan_inputs, present, raw_config
 from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.plan.plan import Plan, render
 from trainstack.core import catalog
@@ -61,8 +61,8 @@ def test_b200_memory_and_peaks() -> None:
 
 
 def test_the_a4_gib_release_is_its_own_and_a3_ultra_keeps_its_own() -> None:
-    assert A4.gpudirect_images.nccl_plugin.ref == f"{catalog.GIB_REPOSITORY}:v1.1.0"  # RECIPE values.yaml, TOOLKIT gib version
-    assert catalog.machine("a3-ultragpu-8g").gpudirect_images.nccl_plugin.ref == f"{catalog.GIB_REPOSITORY}:v1.0.5"
+    assert present(A4.gpudirect_images).nccl_plugin.ref == f"{catalog.GIB_REPOSITORY}:v1.1.0"  # RECIPE values.yaml, TOOLKIT gib version
+    assert present(catalog.machine("a3-ultragpu-8g").gpudirect_images).nccl_plugin.ref == f"{catalog.GIB_REPOSITORY}:v1.0.5"
 
 
 def test_node_pool_is_the_toolkits_a4_pool(plan: Plan) -> None:

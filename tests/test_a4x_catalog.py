@@ -3,6 +3,7 @@ and its sources: per-GPU peaks, NIC networks, the arm64 plugin, the NVLink domai
 
 from __future__ import annotations
 
+from helpers import present
 from trainstack.app.plan.cost import CostEstimate, PoolSize
 from trainstack.core import catalog
 
@@ -24,11 +25,11 @@ def test_nics_are_one_extra_gvnic_and_four_rdma_nics_on_the_a3_ultra_path() -> N
 
 def test_gib_is_the_arm64_build_the_recipe_and_toolkit_pin() -> None:
     # gpu-recipes 2e1fd5e a4x llama3_70b values.yaml network.gibVersion; Toolkit gke-a4x gib template_vars.
-    plugin = A4X.gpudirect_images.nccl_plugin
+    plugin = present(A4X.gpudirect_images).nccl_plugin
     assert plugin.ref == "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-arm64:v1.1.0"
     assert plugin.runs_on("arm64") and plugin.runs_on("amd64") is False
     # A3 Ultra keeps its own gIB build.
-    assert catalog.machine("a3-ultragpu-8g").gpudirect_images.nccl_plugin.repository.endswith("/nccl-plugin-gib")
+    assert present(catalog.machine("a3-ultragpu-8g").gpudirect_images).nccl_plugin.repository.endswith("/nccl-plugin-gib")
 
 
 def test_nvlink_domain_is_72_gpus_or_18_nodes() -> None:

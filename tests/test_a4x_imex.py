@@ -7,6 +7,8 @@ Kubernetes 1.32 one, the ComputeDomain the DRA driver v25.3.0 CRD bundled in app
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from helpers import of_type, one, render
@@ -132,7 +134,7 @@ def test_the_training_pod_passes_the_kubernetes_pod_schema(rendered) -> None:
 
 def test_the_bundled_crd_refuses_a_domain_without_its_size() -> None:
     assert crd_for(catalog.COMPUTE_DOMAIN_API, "ComputeDomain") is not None
-    domain = {
+    domain: dict[str, Any] = {
         "apiVersion": catalog.COMPUTE_DOMAIN_API,
         "kind": "ComputeDomain",
         "metadata": {"name": "d", "namespace": "ml"},

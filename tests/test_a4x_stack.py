@@ -12,11 +12,10 @@ import json
 
 import pytest
 
-from helpers import job_pod_template, plan_inputs, raw_config
+from helpers import job_pod_template, load_platform, plan_inputs, raw_config
 from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.plan.plan import Plan, render
 from trainstack.core import catalog
-from trainstack.core.config import load
 from trainstack.core.errors import ConfigError
 from trainstack.workloads.launchers import megatron_bridge
 
@@ -111,7 +110,7 @@ def test_the_cluster_is_toolkits_gke_a4x(plan: Plan) -> None:
     assert rdma["networkProfile"].endswith("/networkProfiles/us-central1-b-vpc-roce") and rdma["mtu"] == 8896
     cluster = plan_inputs(plan, "gcp:container/cluster:Cluster")
     assert cluster["enableK8sBetaApis"]["enabledApis"] == list(catalog.DRA_BETA_APIS)
-    assert load(STACK, raw_stack_config(STACK)).cluster.version_prefix == "1.35."
+    assert load_platform(STACK, raw_stack_config(STACK)).cluster.version_prefix == "1.35."
 
 
 def test_queue_flavor_and_driver(plan: Plan) -> None:

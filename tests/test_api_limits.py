@@ -11,7 +11,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from helpers import merge
+from helpers import merge, platform_config
 from trainstack.app.cli import main
 from trainstack.app.deploy import validation
 from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
@@ -365,7 +365,7 @@ def test_a_zone_is_refused_only_where_the_dated_table_is_sure(machine: str, zone
 def test_every_shipped_pool_sits_in_a_zone_the_table_lists_for_its_machine(stack: str) -> None:
     """Stronger than the rule: each shipped stack's GPU pools are in zones catalog.MACHINE_ZONES
     lists for their machine (or the machine has no row)."""
-    config = validation.load(stack, raw_stack_config(stack))
+    config = platform_config(validation.load(stack, raw_stack_config(stack)))
     for pool in config.pools:
         offered = catalog.MACHINE_ZONES.get(pool.machine_type)
         assert offered is None or set(pool.zones or [config.zone]) <= offered, (stack, pool.name)

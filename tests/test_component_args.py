@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -274,7 +274,7 @@ SUPERVISOR_ARGS = SupervisorArgs(
     gpus_per_node=4,
     nodes=6,
     nodes_per_replica=2,
-    gpu_tolerations=(GPU_TOLERATION,),
+    gpu_tolerations=[GPU_TOLERATION],
 )
 TENSORBOARD_ARGS = TensorBoardArgs(
     name="hello-tb",
@@ -1026,8 +1026,8 @@ def test_training_job_pod_from_its_args(controller: str) -> None:
 
 
 @pytest.mark.parametrize("mode", ["preferred", "required"])
-def test_training_job_topology_annotation_only_when_asked(mode: str) -> None:
-    args = job_args(topology=Topology("cloud.google.com/gce-topology-block", mode))  # type: ignore[arg-type]
+def test_training_job_topology_annotation_only_when_asked(mode: Literal["preferred", "required"]) -> None:
+    args = job_args(topology=Topology("cloud.google.com/gce-topology-block", mode))
     _, template = pod_of(run(lambda o: TrainingJob("train", args, o)))
     annotations = template["metadata"]["annotations"]
     assert {k: v for k, v in annotations.items() if k.startswith("kueue.x-k8s.io/podset-")} == {

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import pytest
 import yaml
+from pulumi import ComponentResource
 from pydantic import BaseModel
 
 from trainstack import components, workloads
@@ -146,7 +147,7 @@ def test_defaults_are_optional_inputs_and_the_machine_is_a_type_name() -> None:
 
 
 @pytest.mark.parametrize("component", COMPONENTS, ids=lambda c: c.__name__)
-def test_an_input_is_required_exactly_when_its_field_has_no_default(component: type) -> None:
+def test_an_input_is_required_exactly_when_its_field_has_no_default(component: type[ComponentResource]) -> None:
     """Args fields are typed as they are at run time (`labels: dict[str, str] = {}`); the package still
     offers each field with a default as optional, the nested types' fields too."""
     args = inspect.get_annotations(component.__init__, eval_str=True)["args"]
@@ -155,7 +156,7 @@ def test_an_input_is_required_exactly_when_its_field_has_no_default(component: t
     for prop in resource["inputProperties"].values():
         ref = prop.get("items", prop).get("$ref", "").removeprefix(f"#/types/{NAME}:index:")
         nested = getattr(components, ref, None) or getattr(workloads, ref, None)
-        if nested is not None and dataclasses.is_dataclass(nested):
+        if isinstance(nested, type) and dataclasses.is_dataclass(nested):
             assert sorted(schema()["types"][f"{NAME}:index:{ref}"].get("required", [])) == required(nested), ref
 
 

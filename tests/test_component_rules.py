@@ -392,7 +392,7 @@ def test_a_null_in_dict_args_is_the_fields_default() -> None:
 def test_none_for_a_field_with_a_default_is_refused_naming_it() -> None:
     """In Python a field is typed as it is at run time: None where the type has no None is a clean
     error, not an AttributeError deep in the component."""
-    error, registered = construct(GpuNodePool, dataclasses.replace(POOL, reservation=None, labels=None))
+    error, registered = construct(GpuNodePool, dataclasses.replace(POOL, reservation=None, labels=None))  # type: ignore[arg-type]  # None on purpose: the refusal under test
     assert registered == [] and error is not None
     assert error.problems == [((field,), None, "must not be None: leave it out for its default") for field in ("reservation", "labels")]
 
@@ -418,5 +418,5 @@ def test_config_and_component_share_the_rule_function() -> None:
 
 
 def test_a_value_of_the_wrong_type_is_a_clean_error() -> None:
-    error, registered = construct(GpuNodePool, dataclasses.replace(POOL, node_count="3"))
+    error, registered = construct(GpuNodePool, dataclasses.replace(POOL, node_count="3"))  # type: ignore[arg-type]  # a str on purpose: the refusal under test
     assert registered == [] and error is not None and error.problems == [(("node_count",), "3", "must be an integer")]

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from helpers import merge
+from helpers import load_platform, merge
 from trainstack.app.cli import main
 from trainstack.app.deploy import program, validation
 from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
@@ -57,7 +57,7 @@ def test_single_problem_is_one_line() -> None:
 
 
 def test_defaults_a_real_user_wants() -> None:
-    config = load("a3ultra-405b", raw_stack_config("a3ultra-405b"))
+    config = load_platform("a3ultra-405b", raw_stack_config("a3ultra-405b"))
     assert config.cluster.release_channel == "REGULAR"
     assert config.cluster.private_nodes is True
     assert config.gpu_pool.upgrade.max_surge == 0 and config.gpu_pool.upgrade.max_unavailable == 1
@@ -77,7 +77,7 @@ def test_default_queue_names_follow_the_recipes() -> None:
                 "trainstack:workload": {"resiliency": {"enabled": False}},
             },
         )
-        assert load("x", raw).local_queue == queue
+        assert load_platform("x", raw).local_queue == queue
 
 
 def test_key_path_and_durations() -> None:

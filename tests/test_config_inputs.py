@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from helpers import merge
+from helpers import load_platform, merge, workload_of
 from trainstack.app.cli import main
 from trainstack.app.deploy import validation
 from trainstack.app.deploy.stacks import project_root, raw_stack_config
@@ -73,8 +73,8 @@ def test_config_as_the_pulumi_cli_writes_it_is_accepted() -> None:
             "trainstack:ephemeral": None,
         },
     )
-    config = load(STACK, raw)
-    assert config.workload.env["NCCL_WORK_FIFO_DEPTH"] == "4194304" and config.workload.env["DEBUG"] == "true"
+    config = load_platform(STACK, raw)
+    assert workload_of(config).env["NCCL_WORK_FIFO_DEPTH"] == "4194304" and workload_of(config).env["DEBUG"] == "true"
     plan = render(STACK, raw)
     (jobset,) = [r for r in plan.resources if r["type"] == "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"]
     env = jobset["inputs"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["env"]

@@ -69,7 +69,7 @@ def test_the_table_was_generated_for_the_installed_providers() -> None:
 
 
 def _sdk_names(cls: type) -> set[str]:
-    return {v.fget._pulumi_name for v in vars(cls).values() if isinstance(v, property) and hasattr(v.fget, "_pulumi_name")}
+    return {v.fget._pulumi_name for v in vars(cls).values() if isinstance(v, property) and v.fget is not None and hasattr(v.fget, "_pulumi_name")}
 
 
 @pytest.mark.parametrize("rtype", sorted(GCP))

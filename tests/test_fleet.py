@@ -11,7 +11,7 @@ import pulumi
 import pytest
 import yaml
 
-from tests.helpers import merge, render_with
+from helpers import merge, render_with
 from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.plan.cost import gpu_node_hour
 from trainstack.app.plan.crdcheck import problems as crd_problems
@@ -122,7 +122,7 @@ def test_manager_quota_is_the_workers_together_and_its_tas_follows_theirs(plans:
 
     for lq in objects(manager, "LocalQueue"):
         name = lq["metadata"]["name"]
-        total, tas = 0, []
+        total, tas = 0, list[bool]()
         for worker in workers_of_fleet():
             for q in objects(plans[worker], "LocalQueue"):
                 if q["metadata"]["name"] == name:

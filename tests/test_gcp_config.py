@@ -10,7 +10,7 @@ import yaml
 from click.testing import CliRunner
 
 from gcp_support import STACK, gcp, raw
-from helpers import raw_config
+from helpers import load_platform, raw_config
 from trainstack.app.cli import main
 from trainstack.app.deploy import validation
 from trainstack.app.deploy.stacks import project_root
@@ -97,7 +97,7 @@ def test_rule_rejects_with_one_message(changes: dict[str, Any], key: str, messag
 
 
 def test_existing_network_ranges_are_not_checked_against_unused_defaults() -> None:
-    config = load(STACK, raw("a3high", trainstack_network={"gpuNicCidr": "10.4.0.0/16"}))
+    config = load_platform(STACK, raw("a3high", trainstack_network={"gpuNicCidr": "10.4.0.0/16"}))
     assert config.network.existing is not None
 
 
@@ -141,12 +141,12 @@ def test_a_zone_the_table_does_not_list_in_a_region_it_knows_is_warned_of_not_re
     """`us-central1-z` is no zone the catalog's table (catalog.MACHINE_ZONES) lists in us-central1;
     GKE would refuse it only after the networks exist, so validate warns, naming the zones it knows,
     and still accepts it (the table is a dated snapshot: a zone may have opened since)."""
-    config = load(STACK, raw_config(STACK, gcp_zone="us-central1-z", trainstack_cpuPool={"zones": ["us-central1-z"]}))
+    config = load_platform(STACK, raw_config(STACK, gcp_zone="us-central1-z", trainstack_cpuPool={"zones": ["us-central1-z"]}))
     known = "it knows us-central1-a, us-central1-b, us-central1-c, us-central1-f"
     warnings = config.warnings()
     assert [w.split(":", 2)[:2] for w in warnings] == [["gcp", "zone = 'us-central1-z'"], ["trainstack", "cpuPool.zones[0] = 'us-central1-z'"]]
     assert all(known in w and catalog.MACHINE_ZONES_SOURCE in w for w in warnings)
-    assert load(STACK, raw_config(STACK)).warnings() == []  # us-central1-b: in the table
+    assert load_platform(STACK, raw_config(STACK)).warnings() == []  # us-central1-b: in the table
 
     (tmp_path / "Pulumi.yaml").write_text("name: trainstack\n")
     (tmp_path / "stacks").mkdir()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from gcp_support import NODE_POOL, PROJECT, ZONE, by_name, first_gpu_pool, of_type, render
@@ -71,7 +73,7 @@ def test_compact_placement_where_no_specific_reservation_places_the_nodes() -> N
     assert pool["placementPolicy"] == {"type": "COMPACT"}
     flex = {"reservation": {"affinity": "none", "name": None}, "provisioning": "flex-start", "nodeCount": None, "autoscaling": {"maxNodes": 4}}
     # A3 Ultra allows compact placement with flex-start (Cluster Toolkit's A3 Ultra blueprint).
-    changes = {
+    changes: dict[str, Any] = {
         "trainstack_gpuPool": flex,
         "trainstack_workload": {"nodes": 4, "resiliency": {"nodesPerDataParallelReplica": 2}},
         "trainstack_kueue": {"waitForPodsReady": {"timeout": "30m"}},  # the pool scales up for the job (rules.pods_ready_budget)

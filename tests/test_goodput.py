@@ -30,7 +30,7 @@ def at(minutes: float) -> float:
     return T0 + minutes * 60
 
 
-def entry(kind: str, minutes: float, step: int | None = None, rfc3339: bool = False) -> dict[str, Any]:
+def entry(kind: str, minutes: float, step: float | None = None, rfc3339: bool = False) -> dict[str, Any]:
     """A Cloud Logging entry: time as RFC 3339 `timestamp`, or as epoch `event_time` in the payload."""
     payload: dict[str, Any] = {"event_type": kind}
     if step is not None:
@@ -185,8 +185,7 @@ def fake_cloud_logging(entries: list[dict[str, Any]], calls: list[dict[str, Any]
             return [SimpleNamespace(to_api_repr=lambda e=e: e) for e in entries]
 
     module = ModuleType("google.cloud.logging")
-    module.Client = Client  # type: ignore[attr-defined]
-    module.ASCENDING = "timestamp asc"  # type: ignore[attr-defined]
+    vars(module).update(Client=Client, ASCENDING="timestamp asc")
     return module
 
 

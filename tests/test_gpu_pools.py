@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from helpers import raw_config, render
+from helpers import load_platform, present, raw_config, render
 from trainstack.app.cli import main
 from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.plan.plan import render as plan_of
@@ -86,7 +86,7 @@ def platform() -> dict[str, Any]:
 
 def test_one_pool_or_a_list_of_pools_never_both() -> None:
     raw = pools_config(RESERVED)
-    assert load(PLATFORM, raw).pools[0].name == "reserved"
+    assert load_platform(PLATFORM, raw).pools[0].name == "reserved"
     raw["trainstack:gpuPool"] = RESERVED
     assert "set exactly one of trainstack:gpuPool (one pool) and trainstack:gpuPools" in problems(raw)
     assert "trainstack:gpuPools" in problems(pools_config())  # an empty list: at least one pool
@@ -117,11 +117,11 @@ def test_queued_provisioning_autoscales_from_zero() -> None:
 def test_queued_provisioning_takes_no_reservation_and_no_compact_placement() -> None:
     assert "queued capacity cannot consume a reservation; set affinity none" in problems(pools_config({**QUEUED, "reservation": {"affinity": "any"}}))
     assert "queued provisioning takes no compact placement policy" in problems(pools_config({**QUEUED, "placement": "compact"}))
-    assert load(PLATFORM, pools_config(QUEUED)).pools[0].compact is False  # `auto` leaves it out
+    assert load_platform(PLATFORM, pools_config(QUEUED)).pools[0].compact is False  # `auto` leaves it out
 
 
 def test_max_run_duration_only_for_dws_and_at_most_seven_days() -> None:
-    assert load(PLATFORM, pools_config({**QUEUED, "maxRunDuration": "168h"})).pools[0].max_run_duration == "168h"
+    assert load_platform(PLATFORM, pools_config({**QUEUED, "maxRunDuration": "168h"})).pools[0].max_run_duration == "168h"
     assert "must be at most 7 days (604800s)" in problems(pools_config({**QUEUED, "maxRunDuration": "168h1s"}))
     assert "applies only to flex-start or queued provisioning, not spot" in problems(pools_config({**SPOT, "maxRunDuration": "1h"}))
 
@@ -175,7 +175,7 @@ def test_two_machine_families_each_get_their_nics_installers_and_queue_and_nothi
 
 
 def test_each_machine_type_has_a_queue_and_a_job_names_an_existing_one() -> None:
-    config = load(PLATFORM, pools_config(RESERVED, A2, SPOT))
+    config = load_platform(PLATFORM, pools_config(RESERVED, A2, SPOT))
     assert [(q.local_queue, [p.name for p in q.pools]) for q in config.queues] == [("a3-mega", ["reserved", "spot"]), ("gpu-queue", ["a100"])]
     job = raw_config("a3mega-gpt3-175b")
     job["trainstack:workload"] = {**job["trainstack:workload"], "queue": "nope"}
@@ -215,7 +215,7 @@ def test_each_cluster_queue_tries_its_flavors_in_config_order_and_each_flavor_se
     """Walk every ClusterQueue: its flavors in the order of trainstack:gpuPools, each flavor's node
     labels matching the labels GKE puts on exactly one pool's nodes (its name and accelerator),
     and the provisioning admission check on the queued flavors and only on them."""
-    config = load(PLATFORM, raw_stack_config(PLATFORM))
+    config = load_platform(PLATFORM, raw_stack_config(PLATFORM))
     flavors = {r["inputs"]["metadata"]["name"]: r["inputs"]["spec"] for r in resources(platform, ":ResourceFlavor")}
     node_labels = {
         r["inputs"]["name"]: {NODE_POOL_LABEL: r["inputs"]["name"], ACCELERATOR_LABEL: r["inputs"]["nodeConfig"]["guestAccelerators"][0]["type"]}
@@ -334,7 +334,7 @@ def test_cost_speaks_per_pool_prices_spot_as_spot_and_dws_as_a_range() -> None:
     assert (pools["a3-mega-spot"]["usdPerNodeHour"], pools["a3-mega-spot"]["priceSource"]) == (mega.spot_hourly_usd, catalog.SNAPSHOT_PRICES_SOURCE)
     assert pools["a3-mega-reserved"]["usdPerNodeHour"] == mega.hourly_usd and "priceSource" not in pools["a3-mega-reserved"]
     queued = pools["a3-mega-queued"]
-    assert (queued["usdPerNodeHour"], queued["usdPerNodeHourAtMostDiscount"]) == (mega.hourly_usd, round(mega.hourly_usd * 0.47, 4))
+    assert (queued["usdPerNodeHour"], queued["usdPerNodeHourAtMostDiscount"]) == (mega.hourly_usd, round(present(mega.hourly_usd) * 0.47, 4))
     assert plan.cost.max_usd == round(plan.cost.fixed_usd + sum(p["maxNodes"] * p["usdPerNodeHour"] for p in pools.values()), 2)
     table = describe(plan, Path("out"), "table")
     assert "pool a3-mega-spot" in table and "0-32 x a3-megagpu-8g, spot" in table and "it changes up to daily" in table

@@ -170,7 +170,7 @@ def test_provider_settings() -> None:
 
 @pytest.mark.parametrize(("kind", "mode"), [("gvnic", "NetDevice"), ("rdma", "RDMA")])
 def test_device_mode_follows_the_nic_kind(kind: str, mode: str) -> None:
-    assert NicAttachment("n", kind, "vpc", "subnet").device_mode == mode  # type: ignore[arg-type]
+    assert NicAttachment("n", kind, "vpc", "subnet").device_mode == mode
 
 
 def test_gpu_networks_render_valid_pairs() -> None:

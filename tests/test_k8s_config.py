@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from helpers import raw_config
+from helpers import load_platform, raw_config
 from trainstack.core.config import load
 from trainstack.core.errors import ConfigError
 
@@ -35,7 +35,7 @@ def test_duplicate_priority_class_is_rejected() -> None:
 
 
 def test_recipe_000_settings_load() -> None:
-    wait = load("a3ultra-405b", raw_config()).kueue.wait_for_pods_ready
+    wait = load_platform("a3ultra-405b", raw_config()).kueue.wait_for_pods_ready
     assert (wait.timeout, wait.recovery_timeout, wait.block_admission) == ("1m", "1m", True)
 
 
@@ -43,7 +43,7 @@ def test_wait_for_pods_ready_cannot_be_turned_off_by_omission_or_null() -> None:
     """Kueue 0.19.2 applies it anyway, so the config may not pretend otherwise."""
     raw = raw_config()
     del raw["trainstack:kueue"]["waitForPodsReady"]
-    assert load("a3ultra-405b", raw).kueue.wait_for_pods_ready.timeout == "10m"  # what Kueue will run, stated
+    assert load_platform("a3ultra-405b", raw).kueue.wait_for_pods_ready.timeout == "10m"  # what Kueue will run, stated
     raw["trainstack:kueue"]["waitForPodsReady"] = None  # `waitForPodsReady: null` in the stack file
     with pytest.raises(ConfigError) as error:
         load("a3ultra-405b", raw)

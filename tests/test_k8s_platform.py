@@ -14,7 +14,7 @@ import pulumi_gcp as gcp
 import pytest
 import yaml
 
-from helpers import of_type, one, raw_config, render_with
+from helpers import of_type, one, present, raw_config, render_with
 from trainstack.app.plan.engine import Rendered
 from trainstack.app.plan.recorder import Registration, public_urn
 from trainstack.app.schemas.validate import validate_object
@@ -86,7 +86,7 @@ def _stand_in_gcp(ctx: Any, pools: dict[str, str]) -> GcpPlatform:
     provider = cluster_provider("gke", ClusterProviderArgs(kubeconfig=pulumi.Output.secret("apiVersion: v1\nkind: Config\n"), cluster_identifier=cluster.id))
     return GcpPlatform(
         cluster=SimpleNamespace(provider=provider),  # type: ignore[arg-type]  # the layer reads only the provider
-        gpu_pools=[SimpleNamespace()],  # type: ignore[list-item]
+        gpu_pools=[SimpleNamespace()],  # type: ignore[list-item]  # the layer does not read the pools
         node_pools=[gpu_pool, cpu_pool],
         nic_networks={
             config.gpu_pool.machine_type: [
@@ -106,12 +106,15 @@ def render_layer(raw: dict[str, Any] | None = None) -> Layer:
     captured: dict[str, Any] = {}
     pools: dict[str, str] = {}
 
+    def collect(key: str, resources: list[pulumi.Resource]) -> None:
+        captured[key] = []
+        pulumi.Output.all(*[r.urn for r in resources]).apply(lambda urns: captured[key].extend(map(public_urn, urns)))
+
     def body(ctx: Any) -> None:
         platform = kubernetes.build(ctx, ctx.config, _stand_in_gcp(ctx, pools))
         captured["platform"] = platform
-        for key, resources in (("ready", platform.ready), ("node_setup", platform.node_setup)):
-            captured[key] = []
-            pulumi.Output.all(*[r.urn for r in resources]).apply(lambda urns, key=key: captured[key].extend(map(public_urn, urns)))
+        collect("ready", platform.ready)
+        collect("node_setup", platform.node_setup)
 
     rendered = render_with(body, raw=raw)
     return Layer(rendered, captured["platform"], captured["ready"], pools, captured["node_setup"])
@@ -246,7 +249,7 @@ def test_installers_follow_the_gpudirect_stack(layers, machine_type: str) -> Non
         plugin_installer = next(d for n, d in daemonsets.items() if n.startswith("nccl-"))
         assert images.nccl_plugin.ref in _images(plugin_installer)
     if machine_type == "a3-megagpu-8g":
-        assert _images(daemonsets["device-injector"]) == {images.nri_device_injector.ref}
+        assert _images(daemonsets["device-injector"]) == {present(present(images).nri_device_injector).ref}
         setup = _pod(daemonsets["nccl-tcpxo-installer"])["initContainers"][0]
         assert setup["image"] == catalog.image("node-setup").ref and setup["command"][0] == "nsenter"
 

@@ -20,13 +20,12 @@ from typing import Any
 import pytest
 import yaml
 
-from helpers import of_type, one, render
+from helpers import load_platform, of_type, one, render
 from kueue_dra import pod_requests, pod_sets
 from kueue_flavors import Attempt, Job, Running, assign, provision
 from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.components.kueue import GpuFlavor, Kueue, KueueArgs, WaitForPodsReady
 from trainstack.core import catalog, rules
-from trainstack.core.config import load
 from trainstack.core.errors import ArgsError
 
 PLATFORM = "a3mega-capacity-platform"
@@ -165,12 +164,12 @@ def test_the_job_tolerates_only_what_its_flavor_adds(ladder, pod) -> None:
 
 
 def test_an_unset_timeout_is_raised_to_the_budget_only_where_a_pool_waits_for_the_autoscaler() -> None:
-    capacity = load(PLATFORM, raw_stack_config(PLATFORM))
+    capacity = load_platform(PLATFORM, raw_stack_config(PLATFORM))
     assert capacity.kueue.wait_for_pods_ready.timeout == "30m"  # the stack states it
     unset = raw_stack_config(PLATFORM)
     del unset["trainstack:kueue"]["waitForPodsReady"]
-    assert load(PLATFORM, unset).pods_ready_timeout == "30m"
-    fixed = load("a3mega-gpt3-175b", raw_stack_config("a3mega-gpt3-175b"))
+    assert load_platform(PLATFORM, unset).pods_ready_timeout == "30m"
+    fixed = load_platform("a3mega-gpt3-175b", raw_stack_config("a3mega-gpt3-175b"))
     assert fixed.pods_ready_timeout == fixed.kueue.wait_for_pods_ready.timeout == "10m"
 
 
@@ -178,7 +177,7 @@ def test_a_queued_pool_alone_needs_no_budget_its_check_waits_for_the_nodes() -> 
     raw = raw_stack_config(PLATFORM)
     raw["trainstack:gpuPools"] = raw["trainstack:gpuPools"][:2]  # reserved + queued
     raw["trainstack:kueue"]["waitForPodsReady"] = {"timeout": "10m"}
-    assert load(PLATFORM, raw).pods_ready_timeout == "10m"
+    assert load_platform(PLATFORM, raw).pods_ready_timeout == "10m"
 
 
 def test_the_component_refuses_a_short_timeout_on_an_autoscaled_flavor_by_the_same_rule() -> None:

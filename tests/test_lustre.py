@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from helpers import named, raw_config
+from helpers import load_platform, named, raw_config
 from trainstack.app.plan.plan import render
 from trainstack.app.schemas.validate import validate_object
 from trainstack.core import catalog
@@ -50,7 +50,7 @@ def problems(raw: dict[str, Any]) -> str:
 def test_capacity_follows_the_throughput_tier(throughput: int, good: list[int], bad: list[int]) -> None:
     """Just inside and just outside each tier's minimum, step, threshold and maximum."""
     for gib in good:
-        assert load(STACK, lustre(capacityGib=gib, throughput=throughput)).storage.lustre_config.capacity_gib == gib
+        assert load_platform(STACK, lustre(capacityGib=gib, throughput=throughput)).storage.lustre_config.capacity_gib == gib
     for gib in bad:
         assert f"trainstack:storage.lustre.capacityGib = {gib}: throughput {throughput} MB/s per TiB takes" in problems(
             lustre(capacityGib=gib, throughput=throughput)

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from helpers import merge
+from helpers import merge, present
 from trainstack.app.deploy import validation
 from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names, stacks_dir
 from trainstack.app.metrics.cli import metrics
@@ -48,7 +48,7 @@ def test_gpt_5b_with_nemo_defaults_is_refused_and_fits_as_the_recipe_configures_
 
 def test_llama_405b_at_tp8_pp18_vp7_fits_an_h200() -> None:
     ctx = validation.validate("a3ultra-405b", raw_stack_config("a3ultra-405b"), project_root())
-    result = fit.estimate(ctx.workload, ctx.machine)
+    result = fit.estimate(present(ctx.workload), ctx.machine)
     assert result.fits and result.gpu_memory == catalog.GPUS["h200"].memory_bytes
     assert 100e9 < result.total < 130e9  # 114.8 GB: activations of 8192-token sequences dominate
 
@@ -59,7 +59,7 @@ def test_llama3_70b_on_a4_fits_as_the_upstream_script_runs_it() -> None:
     generated script now does: the stack passes the memory check it no longer turns to warn."""
     assert "memoryCheck" not in raw_stack_config("a4-llama3-70b")["trainstack:workload"]
     ctx = validation.validate("a4-llama3-70b", raw_stack_config("a4-llama3-70b"), project_root())
-    result = fit.estimate(ctx.workload, ctx.machine)
+    result = fit.estimate(present(ctx.workload), ctx.machine)
     assert result.fits and result.total == pytest.approx(154.1e9, rel=1e-3)  # of 173.0 GB after 10% headroom
     # Under the resilient script, which keeps its plugin's fp32 reduction, the same split is refused.
     refused = check("a4-llama3-70b", resiliency={"enabled": True, "nodesPerDataParallelReplica": 8})

@@ -55,8 +55,16 @@ def pulumi_installed(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """A `pulumi` on PATH and fake stack openers recording (opener, name, root) and each call."""
     calls: list[Any] = []
     monkeypatch.setattr("shutil.which", lambda name: f"/usr/local/bin/{name}")
+
+    def recording(opener: str) -> Callable[[str, Path], FakeStack]:
+        def open_stack(name: str, root: Path) -> FakeStack:
+            calls.append((opener, name, root))
+            return FakeStack(name, calls)
+
+        return open_stack
+
     for opener in ("create_or_select", "select"):
-        monkeypatch.setattr(automation, opener, lambda name, root, opener=opener: calls.append((opener, name, root)) or FakeStack(name, calls))
+        monkeypatch.setattr(automation, opener, recording(opener))
     return calls
 
 

@@ -11,7 +11,7 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
@@ -19,14 +19,14 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from pulumi.automation import CommandError, CommandResult, ConcurrentUpdateError
+from pulumi.automation import CommandError, CommandResult, ConcurrentUpdateError, ConfigValue
 
+from helpers import load_platform, present, workload_of
 from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.ops import bench
 from trainstack.app.ops.bench import BenchError, Deps, JobOutcome, held, jobset_state, prepare, run_bench, set_path, teardown, wait_for_jobset
 from trainstack.app.ops.cli import bench_command
 from trainstack.app.ops.reap import name_expires, parse_expires
-from trainstack.core.config import load
 from trainstack.core.errors import ConfigError
 
 RECIPE = "a3ultra-405b"
@@ -69,6 +69,9 @@ class FakeWorkspace:
             self.remove_failures -= 1
             raise command_error("the backend is unreachable")
 
+    def install(self, *, on_output: Callable[[str], Any]) -> None:
+        raise AssertionError("a single-stack bench installs nothing")
+
 
 class FakeStack:
     """Records every call; `on_up` decides what `up` does, `state` what `stack export` shows."""
@@ -88,13 +91,16 @@ class FakeStack:
         self.config: dict[str, str] = {}
         self.state = state or {"resources": [resource(STACK_URN, custom=False), resource(PROVIDER_URN)]}
 
-    def set_all_config(self, config: dict[str, Any]) -> None:
+    def set_all_config(self, config: MutableMapping[str, ConfigValue]) -> None:
         self.log.append("config")
         self.config = {k: v.value for k, v in config.items()}
 
     def up(self, *, on_output: Callable[[str], Any]) -> Any:
         self.log.append("up")
         return self.on_up()
+
+    def preview(self, *, on_output: Callable[[str], Any], diff: bool) -> Any:
+        raise AssertionError("a bench does not preview")
 
     def refresh(self, *, on_output: Callable[[str], Any]) -> None:
         self.log.append("refresh")
@@ -133,7 +139,7 @@ class Harness:
     def __init__(self, on_up: Callable[[], Any] = up_ok, **stack_options: Any):
         self.log: list[Any] = []
         self.sleeps: list[float] = []
-        self.stack: FakeStack | None = None
+        self.created: FakeStack | None = None
         self.waited: list[tuple[Any, ...]] = []
         self.on_up, self.stack_options = on_up, stack_options
         ticks = iter(range(0, 10_000, 5))
@@ -149,8 +155,13 @@ class Harness:
 
     def create(self, name: str, root: Path) -> FakeStack:
         self.log.append(("create", name))
-        self.stack = FakeStack(name, self.log, self.on_up, **self.stack_options)
-        return self.stack
+        self.created = FakeStack(name, self.log, self.on_up, **self.stack_options)
+        return self.created
+
+    @property
+    def stack(self) -> FakeStack:
+        """The stack the factory created (asserted: the bench got that far)."""
+        return present(self.created)
 
     def wait(self, kubeconfig: Path, name: str, namespace: str, timeout_s: float) -> JobOutcome:
         self.waited.append((kubeconfig.read_text(), name, namespace, timeout_s))
@@ -187,7 +198,7 @@ def test_a_successful_bench_measures_and_tears_down(tmp_path: Path) -> None:
     name = "a3ultra-405b-bench-202611230230-1a2b"
     assert harness.log == [("create", name), "config", "up", *TEARDOWN]
     assert harness.waited == [("apiVersion: v1\nkind: Config\n", "llama31-405b", "default", 6 * 3600.0)]
-    assert result.exit_code == 0 and result.error is None and result.teardown.ok
+    assert result.exit_code == 0 and result.error is None and present(result.teardown).ok
     assert result.job == {"name": "llama31-405b", "namespace": "default", "outcome": "succeeded", "detail": "JobSet finished"}
     mfu = result.metrics["mfu"]
     # 432 sequences of 8192 tokens a step (the recipe's one micro-batch per GPU) in 250 s: about 9% MFU.
@@ -203,7 +214,7 @@ def test_a_successful_bench_measures_and_tears_down(tmp_path: Path) -> None:
 def test_the_new_stack_gets_the_recipe_config_with_ephemeral_overrides(tmp_path: Path) -> None:
     harness = Harness()
     harness.run(tmp_path)
-    config = {k: json.loads(v) if v.startswith(("{", "[")) else v for k, v in harness.stack.config.items()}
+    config: dict[str, Any] = {k: json.loads(v) if v.startswith(("{", "[")) else v for k, v in harness.stack.config.items()}
     recipe = raw_stack_config(RECIPE)
     assert set(config) == set(recipe) | {"trainstack:ephemeral"}
     assert config["trainstack:workload"] == recipe["trainstack:workload"]
@@ -211,7 +222,7 @@ def test_the_new_stack_gets_the_recipe_config_with_ephemeral_overrides(tmp_path:
     assert cluster["deletionProtection"] is False and cluster["name"].startswith("a3ultra-405b-bench-") and len(cluster["name"]) <= 40
     assert config["trainstack:storage"]["disposable"] is True
     assert config["trainstack:ephemeral"] == {"expires": "2026-11-23t1030z"}
-    assert load(harness.stack.name, config).gpu_pool.node_count == 54  # what the program will read back
+    assert load_platform(harness.stack.name, config).gpu_pool.node_count == 54  # what the program will read back
 
 
 def test_teardown_refreshes_after_an_error_in_up(tmp_path: Path) -> None:
@@ -222,13 +233,13 @@ def test_teardown_refreshes_after_an_error_in_up(tmp_path: Path) -> None:
     result = harness.run(tmp_path)
     assert result.error == "pulumi up failed: error: quota 'GPUS_ALL_REGIONS' exceeded"
     assert harness.log[2:] == ["up", "refresh", *TEARDOWN]
-    assert result.phases["up"]["ok"] is False and result.teardown.ok and result.exit_code == 1
+    assert result.phases["up"]["ok"] is False and present(result.teardown).ok and result.exit_code == 1
 
 
 def test_teardown_runs_after_a_missing_kubeconfig_output(tmp_path: Path) -> None:
     harness = Harness(on_up=lambda: SimpleNamespace(outputs={"clusterName": SimpleNamespace(value="c")}))
     result = harness.run(tmp_path)
-    assert "no 'kubeconfig' output" in result.error and "clusterName" in result.error
+    assert "no 'kubeconfig' output" in present(result.error) and "clusterName" in present(result.error)
     assert harness.log[-4:] == TEARDOWN and result.exit_code == 1
 
 
@@ -248,7 +259,7 @@ def test_a_signal_during_up_cancels_the_cli_then_tears_down(tmp_path: Path, sign
     assert result.interrupted == signal.Signals(signum).name and result.error is None
     assert harness.log[2:] == ["up", "SIGINT to the CLI", "refresh", *TEARDOWN]
     assert not harness.stack.workspace.pulumi_command.cancelled, "teardown's commands must run"
-    assert result.phases["up"]["ok"] is False and result.teardown.ok and result.exit_code == code
+    assert result.phases["up"]["ok"] is False and present(result.teardown).ok and result.exit_code == code
     assert {s: signal.getsignal(s) for s in before} == before
 
 
@@ -264,7 +275,7 @@ def test_a_signal_during_stack_init_lets_it_finish_and_removes_the_stack(tmp_pat
     harness.deps.create_stack = create
     result = harness.run(tmp_path)
     assert harness.log == [("create", harness.stack.name), "config", *TEARDOWN], "no up, so nothing to refresh"
-    assert result.interrupted == signal.Signals(signum).name and result.teardown.ok and result.exit_code == 128 + signum
+    assert result.interrupted == signal.Signals(signum).name and present(result.teardown).ok and result.exit_code == 128 + signum
 
 
 def test_a_signal_while_waiting_for_the_job_stops_at_once(tmp_path: Path) -> None:
@@ -280,7 +291,7 @@ def test_a_signal_while_waiting_for_the_job_stops_at_once(tmp_path: Path) -> Non
     assert result.interrupted == "SIGTERM" and result.job["outcome"] == "not finished" and result.exit_code == 143
 
 
-def test_a_signal_during_teardown_does_not_stop_it_but_is_reported(tmp_path: Path) -> None:
+def test_a_signal_during_teardown_does_not_stop_it_but_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     harness = Harness()
     plain = harness.create
 
@@ -292,13 +303,13 @@ def test_a_signal_during_teardown_does_not_stop_it_but_is_reported(tmp_path: Pat
             signal_self(signal.SIGTERM)
             destroy(on_output=on_output)
 
-        stack.destroy = signalled_destroy
+        monkeypatch.setattr(stack, "destroy", signalled_destroy)
         return stack
 
     harness.deps.create_stack = create
     result = harness.run(tmp_path)
     assert "SIGINT to the CLI" not in harness.log and harness.log[-4:] == TEARDOWN
-    assert result.job["outcome"] == "succeeded" and result.teardown.ok
+    assert result.job["outcome"] == "succeeded" and present(result.teardown).ok
     assert result.interrupted == "SIGTERM" and result.exit_code == 143, "a signalled run never exits 0"
 
 
@@ -314,14 +325,14 @@ def test_a_signal_between_steps_raises_only_as_the_next_one_begins() -> None:
     assert ran == []
 
 
-def test_a_failing_refresh_is_passed_over_and_destroy_still_runs() -> None:
+def test_a_failing_refresh_is_passed_over_and_destroy_still_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     log: list[Any] = []
     stack = FakeStack("s", log, up_ok)
 
     def failing_refresh(*, on_output: Callable[[str], Any]) -> None:
         raise command_error("refresh of bench-cluster: 500 backend error")
 
-    stack.refresh = failing_refresh
+    monkeypatch.setattr(stack, "refresh", failing_refresh)
     sleeps: list[float] = []
     result = teardown(stack, sleeps.append, iter([0.0, 1.0]).__next__, refresh=True)
     assert log == ["export", "destroy", "export", ("remove", "s")] and sleeps == []
@@ -331,21 +342,21 @@ def test_a_failing_refresh_is_passed_over_and_destroy_still_runs() -> None:
 def test_a_failing_destroy_is_retried_with_backoff(tmp_path: Path) -> None:
     harness = Harness(destroy_errors=[command_error("timeout"), command_error("timeout")])
     result = harness.run(tmp_path)
-    assert result.teardown.ok and result.teardown.attempts == 3
+    assert present(result.teardown).ok and present(result.teardown).attempts == 3
     assert harness.sleeps == [60.0, 180.0]
     assert harness.log.count("destroy") == 3 and result.exit_code == 0
-    assert result.teardown.errors == ["attempt 1: destroy failed: error: timeout", "attempt 2: destroy failed: error: timeout"]
+    assert present(result.teardown).errors == ["attempt 1: destroy failed: error: timeout", "attempt 2: destroy failed: error: timeout"]
 
 
 def test_a_teardown_that_keeps_failing_exits_3_and_names_what_is_left_from_the_state(tmp_path: Path) -> None:
     state = {"resources": [resource(STACK_URN, custom=False), resource(PROVIDER_URN), resource(CLUSTER_URN)]}
     harness = Harness(destroy_errors=[command_error("permission denied")] * 3, state=state)
     result = harness.run(tmp_path)
-    assert not result.teardown.ok and result.exit_code == 3
+    assert not present(result.teardown).ok and result.exit_code == 3
     assert harness.log.count("destroy") == 3 and harness.log[-1] == "export", "what is left is read from the state"
     assert not any(isinstance(e, tuple) and e[0] == "remove" for e in harness.log), "a stack with resources keeps its state"
-    assert result.teardown.left == ["gcp:container/cluster:Cluster bench-cluster"]
-    message = bench.leftovers(result.spec.stack, result.teardown, tmp_path, bench.reap_note(result.spec))
+    assert present(result.teardown).left == ["gcp:container/cluster:Cluster bench-cluster"]
+    message = bench.leftovers(result.spec.stack, present(result.teardown), tmp_path, bench.reap_note(result.spec))
     assert "teardown left Pulumi stack 'a3ultra-405b-bench-202611230230-1a2b' holding: gcp:container/cluster:Cluster bench-cluster." in message
     assert "trainstack bench --teardown a3ultra-405b-bench-202611230230-1a2b" in message and "--project my-training-project" in message
 
@@ -355,12 +366,12 @@ def test_a_protected_resource_refuses_the_destroy_at_once_and_is_named(tmp_path:
     harness = Harness(state={"resources": [resource(STACK_URN, custom=False), resource(PROVIDER_URN), protected]})
     result = harness.run(tmp_path)
     assert "destroy" not in harness.log and harness.sleeps == [], "refused before anything is deleted, and not retried"
-    assert result.teardown.left == ["gcp:container/cluster:Cluster bench-cluster"] and result.exit_code == 3
-    assert any(CLUSTER_URN in e and "destroy refused" in e for e in result.teardown.errors)
-    assert "Its destroy was refused" in bench.leftovers(result.spec.stack, result.teardown, tmp_path)
+    assert present(result.teardown).left == ["gcp:container/cluster:Cluster bench-cluster"] and result.exit_code == 3
+    assert any(CLUSTER_URN in e and "destroy refused" in e for e in present(result.teardown).errors)
+    assert "Its destroy was refused" in bench.leftovers(result.spec.stack, present(result.teardown), tmp_path)
 
 
-def test_a_teardown_whose_state_cannot_be_read_says_so(tmp_path: Path) -> None:
+def test_a_teardown_whose_state_cannot_be_read_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     harness = Harness(destroy_errors=[command_error("denied")] * 3)
     harness.run(tmp_path)  # the harness's stack
     stack = harness.stack
@@ -369,7 +380,7 @@ def test_a_teardown_whose_state_cannot_be_read_says_so(tmp_path: Path) -> None:
     def unreadable() -> Any:
         raise command_error("the backend is unreachable")
 
-    stack.export_stack = unreadable
+    monkeypatch.setattr(stack, "export_stack", unreadable)
     result = teardown(stack, lambda s: None, lambda: 0.0, refresh=False)
     assert not result.destroyed and result.left == [] and result.errors[-1] == "reading what is left from the state failed: error: the backend is unreachable"
     assert "and its state could not be read" in bench.leftovers(stack.name, result, tmp_path)
@@ -380,7 +391,7 @@ def test_a_state_still_holding_a_pending_operation_keeps_the_stack_and_exits_3(t
     harness = Harness(state=state)
     result = harness.run(tmp_path)
     assert harness.log[-2:] == ["destroy", "export"], "stack rm would erase the record of the pending create"
-    teardown_result = result.teardown
+    teardown_result = present(result.teardown)
     assert (teardown_result.destroyed, teardown_result.removed, teardown_result.ok, result.exit_code) == (False, False, False, 3)
     assert teardown_result.pending == ["gcp:container/cluster:Cluster bench-cluster (creating)"] and teardown_result.left == []
     assert result.to_dict()["teardown"]["ok"] is False
@@ -399,9 +410,9 @@ def test_held_ignores_the_stack_and_default_providers_only() -> None:
 def test_a_failing_stack_removal_is_retried_without_destroying_again(tmp_path: Path) -> None:
     harness = Harness(remove_failures=3)
     result = harness.run(tmp_path)
-    assert result.teardown.destroyed and not result.teardown.removed and result.exit_code == 3
+    assert present(result.teardown).destroyed and not present(result.teardown).removed and result.exit_code == 3
     assert harness.log.count("destroy") == 1 and harness.log.count("export") == 2, "the check before destroy, and after it"
-    assert "empty Pulumi stack" in bench.leftovers(result.spec.stack, result.teardown, tmp_path)
+    assert "empty Pulumi stack" in bench.leftovers(result.spec.stack, present(result.teardown), tmp_path)
 
 
 def test_a_locked_stack_is_cancelled_and_the_step_runs_again_at_once(tmp_path: Path) -> None:
@@ -409,7 +420,7 @@ def test_a_locked_stack_is_cancelled_and_the_step_runs_again_at_once(tmp_path: P
     harness = Harness(destroy_errors=[stuck])
     result = harness.run(tmp_path)
     assert harness.log[-7:] == ["export", "destroy", "cancel", *TEARDOWN]
-    assert result.teardown.ok and harness.sleeps == []
+    assert present(result.teardown).ok and harness.sleeps == []
 
 
 def test_the_teardown_helper_alone() -> None:
@@ -451,7 +462,7 @@ def test_prepare_refuses_what_would_hurt() -> None:
 
 def test_set_overrides_follow_config_paths() -> None:
     s = spec(sets=[("gcp:project", "bench-project"), ("trainstack:workload.steps", 50), ("trainstack:cluster.authorizedNetworks[0].cidrBlock", "10.0.0.0/8")])
-    assert s.project == "bench-project" and s.config.workload.steps == 50
+    assert s.project == "bench-project" and workload_of(s.config).steps == 50
     assert s.raw["trainstack:cluster"]["authorizedNetworks"][0]["cidrBlock"] == "10.0.0.0/8"
     assert s.raw["trainstack:storage"]["bucket"]["name"] == f"{s.cluster}-ckpt"
     raw: dict[str, Any] = {"a:b": {"c": 1}}

@@ -24,6 +24,7 @@ from click.testing import CliRunner
 
 from fake_gcloud import FakeGcloud
 from fake_pulumi import DEADLINE_S, FakePulumi, Process, driver, poll
+from helpers import present
 from trainstack.app.deploy.stacks import project_root, raw_stack_config
 from trainstack.app.ops import bench_fleet, reap
 from trainstack.app.ops.bench import BenchError, JobOutcome
@@ -66,7 +67,7 @@ def test_the_copies_point_at_each_other_through_their_stack_references() -> None
     assert raw_stack_config(FLEET_STACK)["trainstack:fleet"]["workers"][0]["stack"] == "organization/trainstack/a3ultra-platform", "the original is untouched"
     assert "a3ultra" in {w["name"] for w in raw_stack_config(FLEET_STACK)["trainstack:fleet"]["workers"]} - {c.worker for c in s.of(WORKER)}
     # Checked against each other as `pulumi up` checks them: the job's machine and queue are the fleet's.
-    assert (s.job.machine.name, s.job.contract.local_queue, s.job.project) == ("a3-megagpu-8g", "a3-mega", PROJECT)
+    assert (s.job.machine.name, present(s.job.contract).local_queue, s.job.project) == ("a3-megagpu-8g", "a3-mega", PROJECT)
     assert s.router == (f"{fleet_copy.cluster}-router", "us-central1")
 
 
@@ -76,7 +77,7 @@ def test_every_copy_with_a_cluster_is_ephemeral_and_the_sets_reach_their_copies(
     for item in s.of(WORKER) + s.of(FLEET):
         cluster = item.raw["trainstack:cluster"]
         assert (cluster["name"], cluster["deletionProtection"], cluster["releaseChannel"]) == (item.cluster, False, "RAPID"), item.recipe
-        assert reap.name_expires(item.cluster) == NOW + timedelta(hours=8) and item.raw["trainstack:ephemeral"] == {"expires": expires}
+        assert reap.name_expires(present(item.cluster)) == NOW + timedelta(hours=8) and item.raw["trainstack:ephemeral"] == {"expires": expires}
         assert item.raw["gcp:project"] == PROJECT
     for item in s.of(WORKER):
         assert item.raw["trainstack:storage"]["disposable"] is True and item.raw["trainstack:storage"]["bucket"]["name"] == f"{item.cluster}-ckpt"

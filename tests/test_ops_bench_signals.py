@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from fake_pulumi import DEADLINE_S, FakePulumi, Process, driver, poll
+from helpers import present
 from trainstack.app.deploy.stacks import project_root
 
 TEARDOWN = ["stack export", "destroy", "stack history", "stack export", "stack rm"]  # protected? destroy, its summary, empty? remove
@@ -253,7 +254,7 @@ def test_the_fake_cli_killed_mid_update_leaves_the_stack_locked(tmp_path: Path, 
     if how == "SIGTERM":
         up.send_signal(signal.SIGTERM)
     elif how == "SIGPIPE":
-        up.stdout.close()  # its reader goes away: it dies on its next write
+        present(up.stdout).close()  # its reader goes away: it dies on its next write
         cli.release()
     else:
         up.send_signal(signal.SIGINT)

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from helpers import raw_config
+from helpers import present, raw_config
 from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.plan.plan import render
 from trainstack.app.review.diff import (
@@ -146,8 +146,8 @@ def test_representative_diff_structure() -> None:
     jobset = next(c for c in diff.changed if c.resource.name == "jobset")
     assert [(c.path, c.old, c.new, c.effect) for c in jobset.changes] == [("spec.replicatedJobs[0].replicas", 32, 36, UPDATE)]
     assert {c.resource.name for c in diff.changed} == {"gpu-pool", "jobset"}
-    assert (diff.base.gpus, diff.head.gpus) == (256, 288)
-    assert diff.head.usd_at_max > diff.base.usd_at_max
+    assert (present(diff.base).gpus, present(diff.head).gpus) == (256, 288)
+    assert present(diff.head).usd_at_max > present(diff.base).usd_at_max
 
 
 def test_no_change_is_one_short_line() -> None:
@@ -160,7 +160,7 @@ def test_no_change_is_one_short_line() -> None:
 def test_a_stack_on_one_side_only_is_all_added_or_all_removed() -> None:
     new = diff_plans(STACK, None, base_plan())
     assert new.status == "new" and len(new.added) == len(base_plan()["resources"]) and not new.changed
-    assert (new.base, new.head.gpus) == (None, 256)
+    assert (new.base, present(new.head).gpus) == (None, 256)
     gone = diff_plans(STACK, base_plan(), None)
     assert gone.status == "deleted" and len(gone.removed) == len(base_plan()["resources"])
     markdown = DiffReport("origin/main", (gone,)).to_markdown()
@@ -266,8 +266,8 @@ def test_real_render_diff_of_a3ultra_405b() -> None:
     changes = {c.path: c for c in pools[0].changes}
     assert (changes["nodeCount"].old, changes["nodeCount"].new, changes["nodeCount"].effect) == (54, 56, UPDATE)
     assert any(p.startswith("nodeConfig.reservationAffinity") and c.effect == REPLACE for p, c in changes.items())
-    assert (diff.base.gpus, diff.head.gpus) == (432, 448)
-    assert diff.head.usd_at_max > diff.base.usd_at_max
+    assert (present(diff.base).gpus, present(diff.head).gpus) == (432, 448)
+    assert present(diff.head).usd_at_max > present(diff.base).usd_at_max
     assert "⚠️ **REPLACES**" in DiffReport("origin/main", (diff,)).to_markdown()
 
 
@@ -331,14 +331,12 @@ def test_pool_changes_show_per_pool_with_capacity_and_cost() -> None:
     diff = diff_plans(stack, render(stack, raw).to_dict(), render(stack, head_raw).to_dict())
     markdown = DiffReport("origin/main", (diff,)).to_markdown()
     mega = catalog.machine("a3-megagpu-8g")
+    hourly, spot = present(mega.hourly_usd), present(mega.spot_hourly_usd)
     assert (
-        f"| pool `a3-mega-reserved` | 32 x a3-megagpu-8g, reservation, ${32 * mega.hourly_usd:,.2f} | 36 x a3-megagpu-8g, reservation, ${36 * mega.hourly_usd:,.2f} | +4 nodes, +${4 * mega.hourly_usd:,.2f} |"
+        f"| pool `a3-mega-reserved` | 32 x a3-megagpu-8g, reservation, ${32 * hourly:,.2f} | 36 x a3-megagpu-8g, reservation, ${36 * hourly:,.2f} | +4 nodes, +${4 * hourly:,.2f} |"
         in markdown
     )
-    assert (
-        f"| pool `a3-mega-spot` | 32 x a3-megagpu-8g, spot, ${32 * mega.spot_hourly_usd:,.2f} | none | -32 nodes, -${32 * mega.spot_hourly_usd:,.2f} |"
-        in markdown
-    )
-    assert set(diff.base.to_dict()["pools"]) == {"a3-mega-reserved", "a3-mega-queued", "a3-mega-spot"}
+    assert f"| pool `a3-mega-spot` | 32 x a3-megagpu-8g, spot, ${32 * spot:,.2f} | none | -32 nodes, -${32 * spot:,.2f} |" in markdown
+    assert set(present(diff.base).to_dict()["pools"]) == {"a3-mega-reserved", "a3-mega-queued", "a3-mega-spot"}
     single = diff_plans(STACK, base_plan(), head_plan())
     assert "| pool `" not in DiffReport("origin/main", (single,)).to_markdown()

@@ -18,6 +18,7 @@ import click
 import pytest
 import yaml
 
+from helpers import present
 from trainstack.app.cli import main
 from trainstack.app.deploy.stacks import raw_stack_config, stack_names
 from trainstack.app.ops import bench_fleet
@@ -45,7 +46,7 @@ def uses(workflow: dict[str, Any], action: str) -> list[dict[str, Any]]:
 
 
 def cli_commands() -> dict[str, click.Command]:
-    return {**main.commands, **{c.name: c for c in COMMANDS}}
+    return {**main.commands, **{present(c.name): c for c in COMMANDS}}
 
 
 def trainstack_calls(workflow: dict[str, Any]) -> list[list[str]]:

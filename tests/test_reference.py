@@ -10,6 +10,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
+from helpers import present
 from trainstack.app.docs import reference, rule_text
 from trainstack.core import config, contract, rules
 
@@ -50,7 +51,7 @@ def test_a_documented_key_has_its_type_default_description_and_rule() -> None:
 
 def test_an_undocumented_contract_output_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     assert ["platform.clusterName", "platform.clusterLocation"] in [keys for keys, _ in reference.outputs()]
-    monkeypatch.setattr(contract.Contract, "__doc__", contract.Contract.__doc__.replace("cluster_name, ", ""))
+    monkeypatch.setattr(contract.Contract, "__doc__", present(contract.Contract.__doc__).replace("cluster_name, ", ""))
     with pytest.raises(reference.UndocumentedError, match="cluster_name"):
         reference.outputs()
 

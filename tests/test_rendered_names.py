@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from trainstack.core import names, rules
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
 # GCP physical names by resource type: the input that holds it and its rule.
-GCP_NAMES = {
+GCP_NAMES: dict[str, tuple[str, Callable[[Any], str | None]]] = {
     "gcp:container/cluster:Cluster": ("name", rules.CLUSTER_NAME),
     "gcp:container/nodePool:NodePool": ("name", rules.NODE_POOL_NAME),
     "gcp:serviceaccount/account:Account": ("accountId", rules.ACCOUNT_ID),

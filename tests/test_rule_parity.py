@@ -143,9 +143,10 @@ def _gpu(rule: str, args: dict[str, Any], keys: dict[str, Any], args_key: tuple[
     return Case("gpu_pool", rule, args, keys, args_key, config_key, full=True)
 
 
-AUTOSCALED = {"node_count": None, "autoscaling": {"min_nodes": 0, "max_nodes": 2}}
-AUTOSCALED_CONFIG = {"nodeCount": DROP, "autoscaling": {"maxNodes": 2}}
-NO_RESERVATION, NO_RESERVATION_CONFIG = {"reservation": {"affinity": "none"}}, {"reservation": {"affinity": "none"}}
+AUTOSCALED: dict[str, Any] = {"node_count": None, "autoscaling": {"min_nodes": 0, "max_nodes": 2}}
+AUTOSCALED_CONFIG: dict[str, Any] = {"nodeCount": DROP, "autoscaling": {"maxNodes": 2}}
+NO_RESERVATION: dict[str, Any] = {"reservation": {"affinity": "none"}}
+NO_RESERVATION_CONFIG: dict[str, Any] = {"reservation": {"affinity": "none"}}
 CASES = [
     _gpu(
         "pool_size", _pool(MEGA, autoscaling={"min_nodes": 0, "max_nodes": 2}), _pool_config(MEGA, autoscaling={"maxNodes": 2}), ("node_count",), ("nodeCount",)
@@ -382,11 +383,13 @@ def _field_rules(annotation: Any) -> set[int]:
 
 def _config_field(section: type[BaseModel], path: tuple[str, ...]) -> Any:
     for part in path[:-1]:
-        section = (
+        nested = (
             typing.get_args(section.model_fields[part].annotation)[0]
             if typing.get_args(section.model_fields[part].annotation)
             else section.model_fields[part].annotation
         )
+        assert isinstance(nested, type) and issubclass(nested, BaseModel), (part, nested)
+        section = nested
     info = section.model_fields.get(path[-1])
     return None if info is None else typing.Annotated[info.annotation, *info.metadata] if info.metadata else info.annotation
 

@@ -15,7 +15,7 @@ import pytest
 from helpers import of_type, one, raw_config, render
 from trainstack.components.kueue import FRAMEWORKS
 from trainstack.components.multikueue import access_rules
-from trainstack.components.pod_security import namespace_labels
+from trainstack.components.pod_security import Level, namespace_labels
 from trainstack.core import catalog
 from trainstack.workloads import supervisor
 from trainstack.workloads.training_job import MASTER_PORT
@@ -185,7 +185,7 @@ BASELINE_CAPABILITIES = {
 RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret"}
 
 
-def pod_security_level(spec: dict[str, Any]) -> str:
+def pod_security_level(spec: dict[str, Any]) -> Level:
     """The lowest Pod Security Standard that admits the pod `spec`."""
     contexts = [c.get("securityContext") or {} for c in containers(spec)]
     host = any(spec.get(f) for f in ("hostNetwork", "hostPID", "hostIPC")) or any("hostPath" in v for v in spec.get("volumes", []))
@@ -204,7 +204,7 @@ def pod_security_level(spec: dict[str, Any]) -> str:
     return "restricted" if restricted else "baseline"
 
 
-LEVELS = ["restricted", "baseline", "privileged"]
+LEVELS: list[Level] = ["restricted", "baseline", "privileged"]
 WORKLOAD_STACKS = [s for s in STACKS if "trainstack:workload" in raw_config(s)]
 
 
@@ -226,7 +226,7 @@ def test_a_job_namespace_enforces_the_lowest_level_its_pods_need(stack: str) -> 
         assert not namespaces
         return
     ((name, labels),) = namespaces.items()
-    needed: dict[str, str] = {}
+    needed: dict[str, Level] = {}
     for r in plan.registrations:
         if r.type.startswith("kubernetes:") and r.custom and r.type.rsplit(":", 1)[-1] in POD_OWNERS and r.inputs["metadata"].get("namespace") == name:
             spec = r.inputs["spec"]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from helpers import of_type, render
+from helpers import of_type, platform_config, render, workload_of
 from trainstack.app.plan import engine
 from trainstack.app.plan.engine import Rendered
 from trainstack.app.plan.recorder import Registration
@@ -122,7 +122,7 @@ STACKS = list(RECIPES)
 @pytest.mark.parametrize("stack", STACKS)
 def test_config_states_the_recipe(stack: str) -> None:
     recipe, config = RECIPES[stack], load_stack(stack)
-    pool, workload = config.gpu_pool, config.workload
+    pool, workload = config.gpu_pool, workload_of(config)
     assert pool.machine_type == recipe.machine
     assert pool.machine.gpudirect.value == recipe.gpudirect
     size = pool.node_count if pool.autoscaling is None else (pool.autoscaling.min_nodes, pool.autoscaling.max_nodes)
@@ -137,7 +137,7 @@ def test_config_states_the_recipe(stack: str) -> None:
 
 
 def test_000_checkpoints_every_20_steps_under_the_supervisor() -> None:
-    workload = load_stack("a3ultra-405b").workload
+    workload = workload_of(load_stack("a3ultra-405b"))
     assert workload.checkpoint_interval == 20
     assert workload.resiliency.enabled and workload.nodes_per_data_parallel_replica == 18
     assert workload.max_restarts == 20
@@ -145,7 +145,7 @@ def test_000_checkpoints_every_20_steps_under_the_supervisor() -> None:
 
 def test_001_serves_tensorboard_from_a_one_tib_filestore_share() -> None:
     config = load_stack("a3high-nemo-gpt5b")
-    assert config.workload.tensorboard
+    assert workload_of(config).tensorboard
     assert (config.storage.filestore_config.tier, config.storage.filestore_config.capacity_gib) == ("ENTERPRISE", 1024)
     assert config.gpu_pool.gpu_driver == "daemonset"
 
@@ -154,16 +154,16 @@ def test_002_builds_nemo_24_07_on_e2_highcpu_32_and_can_profile_steps_41_to_43()
     config = load_stack("a3mega-gpt3-175b")
     build = config.image.build
     assert build is not None and (build.tag, build.machine_type, build.timeout) == ("24.07", "e2-highcpu-32", "2h")
-    profiling = config.workload.profiling
+    profiling = workload_of(config).profiling
     assert (profiling.enabled, profiling.start_step, profiling.end_step) == (False, 41, 43)
-    assert config.workload.parallelism is not None and config.workload.parallelism.model_parallel_size == 32
+    assert (parallelism := workload_of(config).parallelism) is not None and parallelism.model_parallel_size == 32
 
 
 def test_004_scales_its_a100_pool_from_zero_onto_nfs() -> None:
     config = load_stack("a2-gpt2-deepspeed")
     assert config.gpu_pool.gpu_driver == "daemonset"
     assert (config.storage.nfs_config.disk_type, config.storage.nfs_config.disk_size_gb) == ("pd-ssd", 1000)
-    assert config.workload.topology is None  # TAS cannot place pods on a pool with no nodes yet
+    assert workload_of(config).topology is None  # TAS cannot place pods on a pool with no nodes yet
 
 
 @pytest.mark.parametrize(
@@ -269,7 +269,7 @@ def test_plan_runs_the_recipes_steps(stack: str) -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_plan_exports_how_to_watch_the_job(stack: str) -> None:
     outputs = plan(stack).outputs
-    name = load_stack(stack).workload.name
+    name = workload_of(load_stack(stack)).name
     kind = "jobset" if RECIPES[stack].controller == "jobset" else "job"
     assert outputs["jobName"] == name
     assert outputs["watchJob"].startswith(f"kubectl get {kind} {name} -n ")
@@ -290,6 +290,4 @@ def test_plan_of_000_runs_the_supervisor_on_the_cpu_pool() -> None:
 
 def load_stack(stack: str) -> StackConfig:
     """A platform stack file's validated config."""
-    config = engine.load_stack(stack).config
-    assert isinstance(config, StackConfig)
-    return config
+    return platform_config(engine.load_stack(stack).config)

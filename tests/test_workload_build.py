@@ -11,7 +11,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from helpers import of_type, raw_config, render_with
+from helpers import of_type, platform_config, raw_config, render_with, workload_of
 from trainstack import workloads
 from trainstack.app.deploy.stacks import stack_names
 from trainstack.app.plan.recorder import Registration
@@ -38,7 +38,7 @@ class Ready(pulumi.CustomResource):
 
 
 def stand_in_platform(ctx: StackContext) -> Platform:
-    config = ctx.config
+    config = platform_config(ctx.config)
     machine = config.gpu_pool.machine
     ready, pools = Ready("ready"), Ready("pools")
     kube = KubernetesPlatform(
@@ -70,7 +70,7 @@ def stand_in_platform(ctx: StackContext) -> Platform:
 class Built:
     def __init__(self, stack: str, raw: dict[str, Any] | None = None) -> None:
         self.outputs: dict[str, Any] = {}
-        self.rendered = render_with(lambda ctx: self.outputs.update(workloads.build(ctx.config.workload, stand_in_platform(ctx))), stack=stack, raw=raw)
+        self.rendered = render_with(lambda ctx: self.outputs.update(workloads.build(workload_of(ctx.config), stand_in_platform(ctx))), stack=stack, raw=raw)
 
     def objects(self) -> list[Registration]:
         return [r for r in self.rendered.registrations if r.type.startswith("kubernetes:") and r.custom and "providers" not in r.type]

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from helpers import raw_config
+from helpers import load_platform, raw_config, workload_of
 from trainstack.app.deploy import validation
 from trainstack.app.deploy.stacks import project_root
 from trainstack.core.config import WorkloadConfig, load
@@ -119,12 +119,12 @@ def test_the_tensorboard_service_name_bounds_the_workload_name() -> None:
 
 
 def test_resiliency_defaults_to_one_replica_of_every_node() -> None:
-    config = load("a3high-litgpt", raw_config("a3high-litgpt"))
-    assert config.workload.nodes_per_data_parallel_replica == 8
-    assert config.workload.data_parallel_replicas == 1
+    config = load_platform("a3high-litgpt", raw_config("a3high-litgpt"))
+    assert workload_of(config).nodes_per_data_parallel_replica == 8
+    assert workload_of(config).data_parallel_replicas == 1
 
 
 def test_topology_can_be_switched_off() -> None:
     raw = raw_config("a3high-litgpt")
     raw["trainstack:workload"]["topology"] = None  # YAML `topology: null`
-    assert load("a3high-litgpt", raw).workload.topology is None
+    assert workload_of(load("a3high-litgpt", raw)).topology is None

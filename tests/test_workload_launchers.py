@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import yaml
 
-from helpers import raw_config
+from helpers import load_platform, raw_config, workload_of
 from trainstack.core import catalog
-from trainstack.core.config import WorkloadConfig, describe, load
+from trainstack.core.config import WorkloadConfig, describe
 from trainstack.core.memory import bytes_per_param
 from trainstack.workloads import launchers
 from trainstack.workloads.launchers import litgpt, megatron_bridge, nemo2, nemo_megatron
@@ -22,8 +22,8 @@ from trainstack.workloads.training_job import MASTER_PORT, pod_hosts
 
 
 def job(stack: str, **workload: Any) -> launchers.JobSpec:
-    config = load(stack, raw_config(stack, trainstack_workload=workload))
-    w = config.workload
+    config = load_platform(stack, raw_config(stack, trainstack_workload=workload))
+    w = workload_of(config)
     return launchers.JobSpec(
         name=w.name,
         gpus_per_node=config.gpu_pool.machine.gpus_per_node,
@@ -179,15 +179,17 @@ def _run_nemo2_script(script: str, monkeypatch: Any) -> Any:
         return recipe
 
     llm = types.ModuleType("nemo.collections.llm")
-    for module in nemo2.RECIPES.values():
-        setattr(llm, module, types.SimpleNamespace(pretrain_recipe=pretrain_recipe))
+    for recipe_module in nemo2.RECIPES.values():
+        setattr(llm, recipe_module, types.SimpleNamespace(pretrain_recipe=pretrain_recipe))
     precision = types.ModuleType("nemo.collections.llm.recipes.precision.mixed_precision")
-    precision.bf16_with_fp8_mixed = lambda: _Config(grad_reduce_in_fp32=True, fp8="hybrid")  # type: ignore[attr-defined]
-    precision.fp16_mixed = lambda: _Config(grad_reduce_in_fp32=False)  # type: ignore[attr-defined]
+    vars(precision).update(
+        bf16_with_fp8_mixed=lambda: _Config(grad_reduce_in_fp32=True, fp8="hybrid"),
+        fp16_mixed=lambda: _Config(grad_reduce_in_fp32=False),
+    )
     collections = types.ModuleType("nemo.collections")
-    collections.llm = llm  # type: ignore[attr-defined]
+    vars(collections).update(llm=llm)
     nemo_run = types.ModuleType("nemo_run")
-    nemo_run.run = lambda recipe, direct: ran.append(recipe)  # type: ignore[attr-defined]
+    vars(nemo_run).update(run=lambda recipe, direct: ran.append(recipe))
     for name, module in {
         "nemo_run": nemo_run,
         "nemo": types.ModuleType("nemo"),
@@ -219,13 +221,13 @@ def test_nemo2_script_runs_the_upstream_precision_settings_and_the_estimate_hold
     optimizer (core_v0.13.0 optimizer_config.py __post_init__), which zeroStage 0 turns off. The
     memory estimate is of the recipe the script leaves."""
     settings = {"precision": precision, "resiliency": {"enabled": False}, "zeroStage": zero_stage}
-    config = load("a4-llama3-70b", raw_config("a4-llama3-70b", trainstack_workload=settings))
-    script = nemo2.training_script(config.workload)
+    config = load_platform("a4-llama3-70b", raw_config("a4-llama3-70b", trainstack_workload=settings))
+    script = nemo2.training_script(workload_of(config))
     recipe = _run_nemo2_script(script, monkeypatch)
     assert recipe.trainer.plugins.grad_reduce_in_fp32 is False
     assert recipe.optim.config.use_precision_aware_optimizer is aware
     assert (getattr(recipe.trainer.plugins, "fp8", None) == "hybrid") is (precision == "fp8")
-    held = launchers.training(config.workload, config.gpu_pool.machine)
+    held = launchers.training(workload_of(config), config.gpu_pool.machine)
     per = bytes_per_param(precision, fp32_grads=held.fp32_grads, fp32_grad_copy=held.fp32_grad_copy, master_remainders=held.master_remainders)
     assert per.gradients == 2  # reduced in the weights' 16 bits
     assert per.optimizer == (8 + 2 if aware else 8 + 4 + 4)  # remainders and no copy, or fp32 master and grad copy
@@ -236,19 +238,19 @@ def test_nemo2_under_the_supervisor_keeps_fp32_gradients_as_its_upstream() -> No
     builds MegatronMixedPrecision(precision="bf16-mixed"), whose grad_reduce_in_fp32 defaults to
     True (NVIDIA/NeMo v2.4.0 nemo/lightning/pytorch/plugins/mixed_precision.py), and an
     OptimizerConfig without the precision-aware optimizer: a3ultra-405b reduces in fp32."""
-    config = load("a3ultra-405b", raw_config("a3ultra-405b"))
+    config = load_platform("a3ultra-405b", raw_config("a3ultra-405b"))
     script = launchers.launch(job("a3ultra-405b")).files[0].files["train.py"]
     assert 'nl.MegatronMixedPrecision(precision="bf16-mixed")' in script
     assert "grad_reduce_in_fp32" not in script and "use_precision_aware_optimizer" not in script
-    held = launchers.training(config.workload, config.gpu_pool.machine)
+    held = launchers.training(workload_of(config), config.gpu_pool.machine)
     per = bytes_per_param("bf16", fp32_grads=held.fp32_grads, master_remainders=held.master_remainders)
     assert (per.gradients, per.optimizer) == (4, 12)
 
 
 def problems(stack: str, **workload: Any) -> list[str]:
     """The launcher's problems for the stack's workload with `workload` changes, as the user reads them."""
-    config = load(stack, raw_config(stack, trainstack_workload=workload))
-    return [describe(p) for p in launchers.problems(config.workload, config.gpu_pool.machine)]
+    config = load_platform(stack, raw_config(stack, trainstack_workload=workload))
+    return [describe(p) for p in launchers.problems(workload_of(config), config.gpu_pool.machine)]
 
 
 def test_nemo2_rejects_a_model_it_has_no_recipe_for() -> None:
@@ -456,8 +458,8 @@ def test_megatron_bridge_maps_zero_stage_to_megatron_fsdp_and_passes_overrides_a
 
 def test_megatron_bridge_refuses_what_the_script_would() -> None:
     def problems(**workload: Any) -> list[str]:
-        config = load("a4x-llama3-70b", raw_config("a4x-llama3-70b", trainstack_workload=workload))
-        return [describe(p) for p in launchers.problems(config.workload, config.gpu_pool.machine)]
+        config = load_platform("a4x-llama3-70b", raw_config("a4x-llama3-70b", trainstack_workload=workload))
+        return [describe(p) for p in launchers.problems(workload_of(config), config.gpu_pool.machine)]
 
     assert problems() == []
     assert problems(model="llama3.1-405b") == [

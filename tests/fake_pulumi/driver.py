@@ -8,6 +8,7 @@ import json
 import os
 import time
 from pathlib import Path
+from unittest import mock
 
 from trainstack.app.cli import main
 from trainstack.app.ops import bench, bench_fleet
@@ -32,8 +33,10 @@ def run(env: dict[str, str], workdir: str, job_s: float) -> None:
         time.sleep(job_s)
         return JobOutcome("succeeded", "JobSet finished")
 
-    bench.Deps = lambda: Deps(wait=wait, logs=lambda *args: "no step times\n", goodput=lambda *args: [], sleep=lambda seconds: None)  # type: ignore[misc]
-    main(["bench", RECIPE, "--name", STACK, "--timeout", "1h", "--ttl", "3h", "--result", str(Path(workdir) / "result.json")], prog_name="trainstack")
+    with mock.patch.object(
+        bench, "Deps", return_value=Deps(wait=wait, logs=lambda *args: "no step times\n", goodput=lambda *args: [], sleep=lambda seconds: None)
+    ):
+        main(["bench", RECIPE, "--name", STACK, "--timeout", "1h", "--ttl", "3h", "--result", str(Path(workdir) / "result.json")], prog_name="trainstack")
 
 
 FLEET_JOB = "a3mega-gpt3-175b-fleet-job"
@@ -57,6 +60,12 @@ def run_fleet(env: dict[str, str], workdir: str, job_s: float) -> None:
         time.sleep(job_s)
         return bench_fleet.FleetRun(JobOutcome("succeeded", "JobSet finished"), WORKER, "no step times\n")
 
-    make = bench_fleet.FleetDeps
-    bench_fleet.FleetDeps = lambda: make(watch=watch, nat_ips=lambda *args: [NAT_IP], goodput=lambda *args: [], sleep=lambda seconds: None)  # type: ignore[misc]
-    main(["bench", FLEET_JOB, "--name", FLEET_BENCH, "--timeout", "1h", "--ttl", "3h", "--result", str(Path(workdir) / "result.json")], prog_name="trainstack")
+    with mock.patch.object(
+        bench_fleet,
+        "FleetDeps",
+        return_value=bench_fleet.FleetDeps(watch=watch, nat_ips=lambda *args: [NAT_IP], goodput=lambda *args: [], sleep=lambda seconds: None),
+    ):
+        main(
+            ["bench", FLEET_JOB, "--name", FLEET_BENCH, "--timeout", "1h", "--ttl", "3h", "--result", str(Path(workdir) / "result.json")],
+            prog_name="trainstack",
+        )
