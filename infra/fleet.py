@@ -36,12 +36,12 @@ from trainstack.components.multikueue import (
     MultiKueueWorkerAccess,
     MultiKueueWorkerAccessArgs,
 )
-from trainstack.components.node_pools import CpuNodePool, CpuNodePoolArgs, NodeServiceAccount, NodeServiceAccountArgs
+from trainstack.components.node_pools import CpuNodePool, NodeServiceAccount, NodeServiceAccountArgs
 from trainstack.components.workload_identity import WorkloadIdentity, WorkloadIdentityArgs
 from trainstack.core import catalog, contract, fleet
 from trainstack.core.config import KueueConfig
 from trainstack.core.context import StackContext
-from trainstack.infra.gcp import cluster_args, network_args
+from trainstack.infra.gcp import cluster_args, cpu_pool_args, network_args
 from trainstack.infra.kubernetes import kueue_args
 
 DISPATCHER = {"incremental": INCREMENTAL_DISPATCHER, "all-at-once": ALL_AT_ONCE_DISPATCHER}
@@ -99,15 +99,12 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
     cpu = config.cpu_pool
     cpu_pool = CpuNodePool(
         "cpu-pool",
-        CpuNodePoolArgs(
+        cpu_pool_args(
+            cpu,
             project=project,
             location=region,
-            cluster=cluster.cluster_id,
-            name=cpu.name,
             zones=config.cpu_zones,
-            machine_type=cpu.machine_type,
-            node_count=cpu.node_count,
-            boot_disk_gb=cpu.boot_disk_gb,
+            cluster=cluster.cluster_id,
             service_account=node_account.email,
             labels=labels,
         ),

@@ -62,7 +62,7 @@ from trainstack.components.node_pools import (
     Reservation,
 )
 from trainstack.core import catalog, names, rules
-from trainstack.core.config import BuildConfig, ClusterConfig, GpuPoolConfig, ImageConfig, NetworkConfig, Problem, StackConfig, StorageKind
+from trainstack.core.config import BuildConfig, ClusterConfig, CpuPoolConfig, GpuPoolConfig, ImageConfig, NetworkConfig, Problem, StackConfig, StorageKind
 from trainstack.core.context import StackContext
 from trainstack.core.contract import KUBECONFIG_OUTPUT
 from trainstack.core.fleet import FleetStackConfig
@@ -211,6 +211,32 @@ def cluster_args(
     )
 
 
+def cpu_pool_args(
+    cpu: CpuPoolConfig,
+    *,
+    project: str,
+    location: str,
+    zones: list[str],
+    cluster: pulumi.Output[str],
+    service_account: pulumi.Output[str],
+    labels: dict[str, str],
+) -> CpuNodePoolArgs:
+    """The CPU pool a `trainstack:cpuPool` section describes, on `cluster`: one reading for platforms
+    and a fleet's manager."""
+    return CpuNodePoolArgs(
+        project=project,
+        location=location,
+        cluster=cluster,
+        name=cpu.name,
+        zones=zones,
+        machine_type=cpu.machine_type,
+        node_count=cpu.node_count,
+        boot_disk_gb=cpu.boot_disk_gb,
+        service_account=service_account,
+        labels=labels,
+    )
+
+
 def network_args(network: NetworkConfig, *, project: str, region: str, name_prefix: str, **features: Any) -> PrimaryNetworkArgs:
     """The VPC a `trainstack:network` section describes, with `features` (keeping the VPC, its MTU) of
     the stack around it: one reading for platforms and a fleet's manager."""
@@ -347,16 +373,12 @@ def _pools(site: Site, cluster: GkeCluster, node_account: NodeServiceAccount, ni
         )
         args = _gpu_pool_args(site, pool, cluster, node_account, nic_nets.get(pool.machine_type))
         gpu_pools.append(GpuNodePool(site.place.name(role), args, opts=opts))
-    cpu = config.cpu_pool
-    cpu_args = CpuNodePoolArgs(
+    cpu_args = cpu_pool_args(
+        config.cpu_pool,
         project=config.project,
         location=config.region,
-        cluster=cluster.cluster_id,
-        name=cpu.name,
         zones=config.cpu_zones,
-        machine_type=cpu.machine_type,
-        node_count=cpu.node_count,
-        boot_disk_gb=cpu.boot_disk_gb,
+        cluster=cluster.cluster_id,
         service_account=node_account.email,
         labels=site.ctx.labels,
     )
