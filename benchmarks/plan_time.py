@@ -2,10 +2,12 @@
 plan time as the GPU pool grows.
 
 The floor is a fresh interpreter that imports pulumi and touches every provider resource class
-the stack's plan uses (the providers load lazily, module by module: that load dominates), and
-freezes its objects at exit as `trainstack` does, so the CLI's ratio is against a fair floor.
+the stack's plan uses (the providers load lazily, module by module: that load dominates), with
+the collector tuned and its objects frozen at exit as `trainstack` does, so the CLI's ratio is
+against a fair floor.
 `render` is the engine alone in a script; `cli` is `trainstack plan` as a user runs it (it also
-writes plan.json, the manifests and the summary, and skips the exit-time collection: app/cli.py).
+writes plan.json, the manifests and the summary; it tunes the collector first, app/launch.py, and skips the
+exit-time collection, app/cli.py: the floor does both too).
 Each figure is the best of `--repeat` fresh interpreters, so caches and noise do not flatter it.
 
     python benchmarks/plan_time.py [STACK ...] [--repeat 3]
@@ -56,6 +58,8 @@ print(json.dumps({{"classes": sorted(paths), "path": [path.total_seconds, path.f
 
 FLOOR = """
 import atexit, gc, importlib, json
+from trainstack.app.launch import THRESHOLDS
+gc.set_threshold(*THRESHOLDS)  # as `trainstack` does (app/launch.py), before anything loads
 import pulumi
 for module, name in json.loads({paths!r}):
     getattr(importlib.import_module(module), name)
@@ -99,7 +103,7 @@ def main() -> None:
             known = facts(stack)
             floor = wall(FLOOR.format(paths=json.dumps(known["classes"])), args.repeat)
             plan = wall(PLAN.format(stack=stack, changes="{}"), args.repeat)
-            cli = best_of([sys.executable, "-m", "trainstack.app.cli", "plan", stack, "--out", out], args.repeat)
+            cli = best_of([sys.executable, "-m", "trainstack.app.launch", "plan", stack, "--out", out], args.repeat)
             path, path_floor = known["path"]
             print(
                 f"{stack:<26} {floor:>8.2f} {plan:>9.2f} {plan / floor:>6.2f} {cli:>6.2f} {cli / floor:>6.2f}   "

@@ -88,6 +88,27 @@ def test_the_command_freezes_its_objects_at_exit_once() -> None:
     assert out[-3:] == ["0", "1", "True"]
 
 
+def test_the_command_tunes_the_collector_before_the_providers_load() -> None:
+    """`trainstack` (the console script) enters through app/launch.py, which loads nothing heavy
+    itself and sets the collector's thresholds before the command line imports the provider SDKs."""
+    from importlib.metadata import entry_points
+
+    (script,) = [e for e in entry_points(group="console_scripts") if e.name == "trainstack"]
+    code = (
+        "import gc, sys\n"
+        f"from {script.module} import {script.attr} as main, THRESHOLDS\n"
+        "loaded = 'pulumi' in sys.modules\n"
+        "sys.argv = ['trainstack', 'stacks']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(loaded, gc.get_threshold() == THRESHOLDS, 'pulumi' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
+    assert out[-3:] == ["False", "True", "True"]
+
+
 def test_version_is_the_installed_distributions() -> None:
     from importlib.metadata import version
 

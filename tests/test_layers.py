@@ -21,7 +21,8 @@ FOLDERS = {
 }
 LAYERS = ["foundation", "components", "infra", "workloads", "app"]
 # Modules whose commands import pulumi-heavy modules when they run, so `trainstack --help` is fast.
-LAZY_CLI = {"trainstack.app.cli", "trainstack.app.ops.cli", "trainstack.app.metrics.cli"}
+# The entry point (app/launch.py) tunes the collector, then imports the command line.
+LAZY_CLI = {"trainstack.app.launch", "trainstack.app.cli", "trainstack.app.ops.cli", "trainstack.app.metrics.cli"}
 
 
 def layer(module: str) -> str:
