@@ -1,0 +1,157 @@
+"""Mutation over the components' own rules between fields: every `yield` of a Problem written in
+an Args' `_cross` (the rules not in core/resource_rules.py, which test_rule_parity mutates) is
+removed in turn, and some case must then go unrefused. The mutants are read from the source, so a
+new inline rule without a case fails here; no component rule can be deleted with every test green."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+import test_component_args as component_args
+import test_component_rules as component_rules
+from trainstack.components.args import Args
+from trainstack.components.dra_driver import NvidiaDraDriverArgs
+from trainstack.components.gke_cluster import MaintenanceExclusion, MaintenanceWindow
+from trainstack.components.gpudirect_installers import GpuDirectInstallersArgs
+from trainstack.components.kueue import GpuFlavor, MultiKueueDispatch, WaitForPodsReady
+from trainstack.components.multikueue import MultiKueueClustersArgs, MultiKueueQueue, MultiKueueWorker
+from trainstack.components.multinic import GpuNetworksArgs, NicAttachment
+from trainstack.components.workload_identity import JobIdentityArgs
+from trainstack.core.errors import key_path
+
+KUEUE, CLUSTER, FILESTORE, PRIMARY = component_rules.KUEUE, component_rules.CLUSTER, component_rules.FILESTORE, component_rules.PRIMARY
+MEGA = "a3-megagpu-8g"
+WORKERS = [MultiKueueWorker("east", "kubeconfig-east"), MultiKueueWorker("west", "kubeconfig-west")]
+IDENTITY = JobIdentityArgs(namespace="ml", service_account="trainer", prefix="hello", project="my-project", project_number="123", bucket="ckpt")
+
+# (valid Args, the change that breaks one inline rule, the field it names, words of its rule)
+Case = tuple[Any, dict[str, Any], str, str]
+CASES: list[Case] = [
+    (NvidiaDraDriverArgs("a4x-highgpu-4g"), {"machine_type": MEGA}, "machine_type", "has no multi-node NVLink domain"),
+    (GpuDirectInstallersArgs(MEGA), {"machine_type": "a2-highgpu-8g"}, "machine_type", "there is nothing to install"),
+    (PRIMARY, {"pods_cidr": "10.0.0.0/16"}, "pods_cidr", "overlaps"),
+    (FILESTORE, {"location": "us-central1"}, "location", "zone"),
+    (
+        dataclasses.replace(
+            CLUSTER,
+            maintenance_window=MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T11:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SU"),
+            maintenance_exclusion=MaintenanceExclusion("freeze", "2026-01-01T00:00:00Z"),
+        ),
+        {"maintenance_window": None},
+        "maintenance_exclusion",
+        "needs a maintenance window",
+    ),
+    (
+        KUEUE,
+        {"flavors": [GpuFlavor("mega", "gpus", MEGA, 2, autoscaled=True)], "wait_for_pods_ready": WaitForPodsReady(timeout="10m")},
+        "wait_for_pods_ready.timeout",
+        "must be at least",
+    ),
+    (KUEUE, {"flavors": [GpuFlavor("mega", "gpus", MEGA, 2, queue="other")]}, "flavors", "none is of the main queue"),
+    (KUEUE, {"flavors": [GpuFlavor("mega", "gpus", MEGA, 2, queued=True)], "multikueue": MultiKueueDispatch()}, "flavors", "a MultiKueue manager runs no job"),
+    (KUEUE, {"flavors": [GpuFlavor("mega", "gpus", MEGA, 2), GpuFlavor("ultra", "ultra", "a3-ultragpu-8g", 2)]}, "flavors", "mixes machine types"),
+    (
+        GpuNetworksArgs([NicAttachment("rdma-0", "rdma", "v", "s")]),
+        {"attachments": [NicAttachment("rdma-0", "rdma", "v", "s")] * 2},
+        "attachments[1].name",
+        "is already used by another network",
+    ),
+    (IDENTITY, {"project_number": None}, "project_number", "needed with a bucket"),
+    (component_args.TENSORBOARD_ARGS, {"log_dir": "/elsewhere/runs"}, "log_dir", "is not on the shared storage"),
+    (component_args.JOB_ARGS, {"name": "n" * 60}, "name", "is too long"),
+    (MultiKueueQueue("cq", ["east"]), {"workers": [f"w{i}" for i in range(21)]}, "workers", "at most 20 workers"),
+    (MultiKueueQueue("cq", ["east"]), {"workers": ["east", "east"]}, "workers", "a worker at most once"),
+    (
+        MultiKueueClustersArgs(WORKERS, [MultiKueueQueue("cq", ["east"])]),
+        {"queues": [MultiKueueQueue("cq", ["north"])]},
+        "queues[0].workers",
+        "not among the workers",
+    ),
+]
+
+
+def refused(case: Case) -> bool:
+    """Whether the broken Args carry the case's problem."""
+    args, change, field, rule = case
+    return any(key_path(p.key) == field and rule in p.rule for p in dataclasses.replace(args, **change).problems())
+
+
+def _args_classes(base: type[Args] = Args) -> Iterator[type[Args]]:
+    sub: type[Args]
+    for sub in base.__subclasses__():
+        yield sub
+        yield from _args_classes(sub)
+
+
+def _inline(node: ast.AST) -> bool:
+    """A statement that yields a Problem written in `_cross` itself (not core/resource_rules.py's)."""
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Yield | ast.YieldFrom) and "resource_rules" not in ast.unparse(node.value)
+
+
+def _without(cls: type[Args], index: int) -> Callable[..., Iterator[Any]]:
+    """`cls._cross` with its `index`-th inline yield removed, compiled in its module."""
+    function = cls.__dict__["_cross"]
+    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    definition = tree.body[0]
+    assert isinstance(definition, ast.FunctionDef)
+    definition.returns = None  # annotations name the module's imports; the mutant needs none
+    target = [n for n in ast.walk(tree) if _inline(n)][index]
+
+    class Cut(ast.NodeTransformer):
+        def visit_Expr(self, node: ast.Expr) -> ast.AST:
+            # `if False: yield` keeps the function a generator when its only yield goes.
+            return ast.parse("if False:\n    yield").body[0] if node is target else node
+
+    namespace: dict[str, Any] = {}
+    exec(
+        compile(ast.fix_missing_locations(Cut().visit(tree)), inspect.getsourcefile(function) or "<mutant>", "exec"),
+        vars(sys.modules[cls.__module__]),
+        namespace,
+    )
+    mutant: Callable[..., Iterator[Any]] = namespace["_cross"]
+    return mutant
+
+
+MUTANTS = [
+    (cls, i, ast.unparse(site))
+    for cls in _args_classes()
+    if "_cross" in cls.__dict__
+    for i, site in enumerate(n for n in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(cls.__dict__["_cross"])))) if _inline(n))
+]
+
+
+# test_component_rules' boundary cases (just outside each limit) kill mutants too.
+def _boundary(case: tuple[Any, ...]) -> Case:
+    _, _, args, _, outside, field, rule = case
+    return args, outside, field, rule
+
+
+BOUNDARY = [_boundary(case) for case in component_rules.CASES]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{type(c[0]).__name__}:{c[2]}" for c in CASES])
+def test_each_case_breaks_its_rule_from_a_valid_base(case: Case) -> None:
+    """The base is valid and the change breaks the rule the case names."""
+    assert case[0].problems() == []
+    assert refused(case)
+
+
+@pytest.mark.parametrize(("cls", "index", "site"), MUTANTS, ids=[f"{cls.__name__}:{i}" for cls, i, _ in MUTANTS])
+def test_removing_an_inline_rule_fails_a_case(cls: type[Args], index: int, site: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cls, "_cross", _without(cls, index))
+    survived = [case for case in (*CASES, *BOUNDARY) if not refused(case)]
+    assert survived, f"{cls.__name__}._cross without `{site[:100]}` still refuses every case: add one that only it refuses"
+
+
+def test_the_mutants_are_found() -> None:
+    """The source reader sees the inline rules (one per yield), so the harness cannot pass empty."""
+    assert len(MUTANTS) >= len(CASES)
+    assert {cls.__name__ for cls, _, _ in MUTANTS} >= {type(case[0]).__name__ for case in CASES}
