@@ -4,7 +4,8 @@ GCP (`trainstack:gcp:*`): ProjectServices, PrimaryNetwork, GpuNicNetworks, GkeCl
 hands out its Kubernetes `provider`), NodeServiceAccount, GpuNodePool (its `node_selector` and
 `tolerations`), CpuNodePool, CheckpointBucket, FilestoreShare, LustreInstance, NfsDisk, WorkloadImage.
 Kubernetes (`trainstack:k8s:*`): Kueue, JobSet, GpuNetworks, GpuDirectInstallers,
-NvidiaDriverInstaller, NvidiaDraDriver, GcsFuseVolume, LustreVolume, NfsVolume, NfsServer, WorkloadIdentity.
+NvidiaDriverInstaller, NvidiaDraDriver, GcsFuseVolume, LustreVolume, NfsVolume, NfsServer, WorkloadIdentity,
+and a fleet's MultiKueueWorkerAccess (on a worker) and MultiKueueClusters (on its manager).
 
 Each takes one documented, frozen Args dataclass of plain values (or the same as a dict, as the
 Pulumi package passes them), checks it before registering anything (`components.args`), and is
@@ -57,6 +58,14 @@ from trainstack.components.kueue import (
     KueueArgs,
     PriorityClass,
     WaitForPodsReady,
+)
+from trainstack.components.multikueue import (
+    MultiKueueClusters,
+    MultiKueueClustersArgs,
+    MultiKueueQueue,
+    MultiKueueWorker,
+    MultiKueueWorkerAccess,
+    MultiKueueWorkerAccessArgs,
 )
 from trainstack.components.multinic import GpuNetworks, GpuNetworksArgs, NicAttachment
 from trainstack.components.node_pools import (
@@ -119,6 +128,12 @@ __all__ = [
     "LustreVolumeArgs",
     "MaintenanceExclusion",
     "MaintenanceWindow",
+    "MultiKueueClusters",
+    "MultiKueueClustersArgs",
+    "MultiKueueQueue",
+    "MultiKueueWorker",
+    "MultiKueueWorkerAccess",
+    "MultiKueueWorkerAccessArgs",
     "NetworkRef",
     "NfsDisk",
     "NfsDiskArgs",

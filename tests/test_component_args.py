@@ -15,6 +15,7 @@ from typing import Any, Generic, Literal, TypeVar
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
+import yaml
 
 from helpers import of_type, one
 from trainstack import components, workloads
@@ -53,6 +54,12 @@ from trainstack.components import (
     LustreInstanceArgs,
     LustreVolume,
     LustreVolumeArgs,
+    MultiKueueClusters,
+    MultiKueueClustersArgs,
+    MultiKueueQueue,
+    MultiKueueWorker,
+    MultiKueueWorkerAccess,
+    MultiKueueWorkerAccessArgs,
     NetworkRef,
     NfsDisk,
     NfsDiskArgs,
@@ -318,6 +325,12 @@ class Case:
 
 
 # Each builds one component, named as given, with Args that make it register every kind of child it has.
+# A worker's kubeconfig as a platform outputs it (its server and CA).
+KUBECONFIG: str = yaml.safe_dump(
+    {"clusters": [{"name": "east", "cluster": {"server": "https://10.0.0.2", "certificate-authority-data": "Y2E="}}], "contexts": [], "users": []}
+)
+
+
 CASES = [
     Case(ProjectServices, lambda n, o: ProjectServices(n, ProjectServicesArgs("proj-1", ["container.googleapis.com", "file.googleapis.com"]), o)),
     Case(PrimaryNetwork, lambda n, o: PrimaryNetwork(n, PrimaryNetworkArgs("proj-1", "us-central1", "c", "10.0.0.0/20", "10.4.0.0/14", "10.8.0.0/20"), o)),
@@ -345,6 +358,11 @@ CASES = [
     Case(LustreVolume, lambda n, o: LustreVolume(n, LustreVolumeArgs("proj-1/us-central1-b/lustre", "10.232.0.5", "lustrefs", "shared", "ml", 9000), o)),
     Case(NfsServer, lambda n, o: NfsServer(n, NfsServerArgs("disk", "proj-1", "us-central1-b", 100, "ml"), o)),
     Case(WorkloadIdentity, lambda n, o: WorkloadIdentity(n, WorkloadIdentityArgs("ml", "trainer"), o)),
+    Case(MultiKueueWorkerAccess, lambda n, o: MultiKueueWorkerAccess(n, MultiKueueWorkerAccessArgs("east", "mk-manager", KUBECONFIG), o)),
+    Case(
+        MultiKueueClusters,
+        lambda n, o: MultiKueueClusters(n, MultiKueueClustersArgs([MultiKueueWorker("east", KUBECONFIG)], [MultiKueueQueue("a3-mega", ["east"])]), o),
+    ),
     Case(
         TrainingJob,
         lambda n, o: TrainingJob(n, job_args(launch=Launch(command=("x",), files=(ConfigFiles("cfg", "/cfg", {"a": "b"}),)), secret_env={"TOKEN": "t"}), o),
