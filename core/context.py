@@ -49,9 +49,9 @@ class PlatformFacts:
     job_pool: JobPool | None
 
 
-def platform_facts(config: StackConfig | WorkloadStackConfig | FleetStackConfig, contract: Contract | None) -> PlatformFacts:
+def platform_facts(config: StackConfig | WorkloadStackConfig | FleetStackConfig, contract: Contract | None, queue: Queue | None = None) -> PlatformFacts:
     """The facts of a platform stack's or a fleet's own config, or of a workload stack's config over
-    its platform's contract."""
+    its platform's contract. A platform's job pool is `queue`'s, else its config's job queue's."""
     if isinstance(config, WorkloadStackConfig):
         if contract is None:
             raise TypeError("a workload stack's context needs its platform's contract")
@@ -59,7 +59,7 @@ def platform_facts(config: StackConfig | WorkloadStackConfig | FleetStackConfig,
         return PlatformFacts(config.project or contract.project, config.region or contract.region, contract.zone, contract.cluster_name, pool)
     if isinstance(config, FleetStackConfig):
         return PlatformFacts(config.project, config.region, config.zone, config.cluster.name, None)
-    queue = config.job_queue
+    queue = queue or config.job_queue
     return PlatformFacts(config.project, config.region, config.gpu_zones[0], config.cluster.name, JobPool(queue.machine, queue.max_nodes, queue.local_queue))
 
 
@@ -112,7 +112,7 @@ class StackContext:
     @cached_property
     def facts(self) -> PlatformFacts:
         """What this stack knows of its platform, read once from its config or its platform's contract."""
-        return platform_facts(self.config, self.contract)
+        return platform_facts(self.config, self.contract, self.job_queue if self.queue else None)
 
     @property
     def project(self) -> str:

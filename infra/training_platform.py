@@ -173,8 +173,9 @@ def validate(args: TrainingPlatformArgs) -> StackConfig:
 
 
 def plain_section(value: Any) -> Any:
-    """A section model as its camelCase dict; a whole float (the engine sends every number as a
-    double) an int: strict int fields refuse 2.0, and text fields read 2, as a user wrote it."""
+    """A section as the models take it: a section model as it is; in a dict or list, a whole float
+    (the engine sends every number as a double) an int: strict int fields refuse 2.0, and text
+    fields read 2, as a user wrote it."""
     if isinstance(value, BaseModel):
         return value
     if isinstance(value, dict):

@@ -14,7 +14,10 @@ from typing import Any
 import pytest
 
 from helpers import raw_config, render
+from trainstack.app.deploy.stacks import project_root
 from trainstack.core import catalog
+from trainstack.core.config import StackConfig, load
+from trainstack.core.context import StackContext
 
 PLATFORM = "a3mega-capacity-platform"
 SUBNET = "gcp:compute/subnetwork:Subnetwork"
@@ -55,3 +58,20 @@ def test_a_second_familys_ranges_do_not_depend_on_the_order_of_the_pools() -> No
     high_second = {n: r for n, r in pod_network_ranges([MEGA, HIGH]).items() if "tcpx-" in n}
     high_first_then_ultra = pod_network_ranges([ULTRA, MEGA, HIGH])
     assert high_second and all(high_first_then_ultra[n] == r for n, r in high_second.items())
+
+
+def test_a_platform_told_its_jobs_queue_reads_its_job_pool_from_that_queue() -> None:
+    """A TrainingPlatform given `queue` (StackContext.queue) readies that queue for its jobs, and
+    every fact of the job's pool (machine, size, LocalQueue) is that queue's, not the default's."""
+    raw = raw_config(PLATFORM)
+    raw["trainstack:gpuPools"] = [MEGA, {**HIGH, "nodeCount": 3}]
+    raw["trainstack:kueue"].pop("localQueue", None)
+    config = load(PLATFORM, raw)
+    assert isinstance(config, StackConfig)
+    default, other = config.queues
+    assert config.job_queue == default
+    ctx = StackContext(PLATFORM, config, project_root(), queue=other.local_queue)
+    assert ctx.job_queue == other
+    assert (ctx.machine.name, ctx.gpu_nodes, ctx.local_queue) == ("a3-highgpu-8g", 3, other.local_queue)
+    told_nothing = StackContext(PLATFORM, config, project_root())
+    assert (told_nothing.machine.name, told_nothing.local_queue) == ("a3-megagpu-8g", default.local_queue)
