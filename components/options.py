@@ -48,9 +48,6 @@ class Children:
         self.parent = parent
         self.component = name
         self._opts = opts
-        # The component's earlier names (its aliases by name): each child is aliased from the
-        # name it had under each, as the engine derives a child's alias from its parent's.
-        self._before = [a.name for a in (opts.aliases or []) if isinstance(a, pulumi.Alias) and isinstance(a.name, str)] if opts else []
 
     def name(self, role: str) -> str:
         """The Pulumi name of the child playing `role`."""
@@ -67,8 +64,7 @@ class Children:
         return self._child(self.component, was or self.component, after, more)
 
     def _child(self, name: str, was: str, after: Sequence[pulumi.Resource], more: dict[str, Any]) -> ChildArgs:
-        before = [f"{old}{name[len(self.component) :]}" for old in self._before]
-        aliases = [pulumi.Alias(name=n) for n in dict.fromkeys([was, *before]) if n != name]
+        aliases = [pulumi.Alias(name=was)] if was != name else []
         aliases += more.pop("aliases", [])
         options = child_options(self.parent, self._opts, *after)
         return ChildArgs(resource_name=name, opts=pulumi.ResourceOptions.merge(options, pulumi.ResourceOptions(aliases=aliases or None, **more)))
