@@ -23,7 +23,8 @@ import pytest
 from click.testing import CliRunner
 
 from fake_gcloud import FakeGcloud
-from fake_pulumi import DEADLINE_S, FakePulumi, Process, driver, poll
+from fake_pulumi import DEADLINE_S, FakePulumi, driver, poll
+from fake_pulumi.bench_process import Bench, forkserver_importing, starter
 from helpers import present
 from trainstack.app.deploy.stacks import project_root, raw_stack_config
 from trainstack.app.ops import bench_fleet, reap
@@ -252,49 +253,12 @@ def test_the_managers_nat_addresses_are_read_from_gcloud() -> None:
 
 @pytest.fixture(scope="module")
 def forkserver() -> multiprocessing.context.BaseContext:
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["trainstack.app.cli", "trainstack.app.ops.bench_fleet"])
-    return context
-
-
-class Bench:
-    """One fleet `trainstack bench` child process against its own fake CLI."""
-
-    def __init__(self, forkserver: Any, tmp_path: Path, job_s: float = 0.0, **knobs: str):
-        self.tmp_path = tmp_path
-        self.cli = FakePulumi.install(tmp_path)
-        self.child = forkserver.Process(target=driver.run_fleet, args=(self.cli.env(**knobs), str(tmp_path), job_s))
-        self.child.start()
-
-    def exit_code(self) -> int:
-        self.child.join(DEADLINE_S)
-        if self.child.is_alive():
-            self.child.kill()
-            pytest.fail(f"the bench did not end within {DEADLINE_S}s; stderr:\n{self.stderr()}")
-        return self.child.exitcode
-
-    def stderr(self) -> str:
-        return (self.tmp_path / "stderr").read_text()
-
-    def result(self) -> dict[str, Any]:
-        return json.loads((self.tmp_path / "result.json").read_text())
-
-    def runs(self, command: str) -> list[Process]:
-        return [p for p in self.cli.processes() if p.command == command]
+    return forkserver_importing("trainstack.app.cli", "trainstack.app.ops.bench_fleet")
 
 
 @pytest.fixture
 def run(forkserver: Any, tmp_path: Path) -> Iterator[Callable[..., Bench]]:
-    started: list[Bench] = []
-
-    def start(**options: Any) -> Bench:
-        started.append(Bench(forkserver, tmp_path, **options))
-        return started[-1]
-
-    yield start
-    for bench in started:
-        if bench.child.is_alive():
-            bench.child.kill()
+    yield from starter(forkserver, tmp_path, driver.run_fleet)
 
 
 NAME = f"organization/trainstack/{driver.FLEET_BENCH}"
@@ -308,7 +272,7 @@ def spans(bench: Bench, command: str) -> list[tuple[str | None, float, float]]:
     for event in bench.cli.events():
         if event["event"] in ("start", "exit"):
             times.setdefault(event["pid"], []).append(event["t"])
-    return [(p.stack, times[p.pid][0], times[p.pid][-1]) for p in bench.runs(command)]
+    return [(p.stack, times[p.pid][0], times[p.pid][-1]) for p in bench.processes(command)]
 
 
 def configs(bench: Bench) -> dict[str, dict[str, Any]]:
@@ -330,8 +294,8 @@ def test_the_copies_go_up_in_dependency_order_and_down_in_reverse(run: Callable[
     bench = run(FAKE_PULUMI_HOLD=f"up:bench-cluster@{first.rsplit('/', 1)[-1]}")
     bench.cli.wait_for(lambda e: e["event"] == "held")
     # While the first worker's up is held, the other runs to its end: the workers go up at once.
-    poll(lambda: {p.stack for p in bench.runs("up") if p.code == 0} == set(WORKER_STACKS[1:]), lambda: f"ups: {spans(bench, 'up')}")
-    assert {p.stack for p in bench.runs("up")} == set(WORKER_STACKS), "no fleet up while a worker's runs"
+    poll(lambda: {p.stack for p in bench.processes("up") if p.code == 0} == set(WORKER_STACKS[1:]), lambda: f"ups: {spans(bench, 'up')}")
+    assert {p.stack for p in bench.processes("up")} == set(WORKER_STACKS), "no fleet up while a worker's runs"
     bench.cli.release()
     assert bench.exit_code() == 0, bench.stderr()
     ups = spans(bench, "up")
@@ -345,8 +309,8 @@ def test_the_copies_go_up_in_dependency_order_and_down_in_reverse(run: Callable[
     assert max(end for _, _, end in first_workers) < fleet_up[1] and fleet_up[0] == FLEET_COPY, "the fleet after every worker"
     assert fleet_up[2] < min(start for _, start, _ in second_workers), "the workers learn the manager's NAT address after the fleet is up"
     assert max(end for _, _, end in second_workers) < job_up[1] and job_up[0] == NAME, "the job last"
-    assert [p.stack for p in bench.runs("destroy")] == [NAME, FLEET_COPY, *reversed(WORKER_STACKS)]
-    assert [p.stack for p in bench.runs("stack rm")] == [NAME, FLEET_COPY, *reversed(WORKER_STACKS)]
+    assert [p.stack for p in bench.processes("destroy")] == [NAME, FLEET_COPY, *reversed(WORKER_STACKS)]
+    assert [p.stack for p in bench.processes("stack rm")] == [NAME, FLEET_COPY, *reversed(WORKER_STACKS)]
     assert bench.cli.stacks() == {}
     result = bench.result()
     assert (result["job"]["outcome"], result["job"]["worker"], result["job"]["workerStack"]) == ("succeeded", driver.WORKER, f"{NAME}-{driver.WORKER}")
@@ -374,11 +338,11 @@ def test_sigint_mid_way_destroys_the_stacks_already_up_in_reverse(run: Callable[
     bench.cli.wait_for(lambda e: e["event"] == "signal")
     bench.cli.release()
     assert bench.exit_code() == 128 + signal.SIGINT, bench.stderr()
-    assert [p.stack for p in bench.runs("up")].count(NAME) == 0, "the job never went up"
-    [fleet_up] = [p for p in bench.runs("up") if p.stack == FLEET_COPY]
+    assert [p.stack for p in bench.processes("up")].count(NAME) == 0, "the job never went up"
+    [fleet_up] = [p for p in bench.processes("up") if p.stack == FLEET_COPY]
     assert (fleet_up.signals, fleet_up.canceled) == (["SIGINT"], True), "cancelled once, gracefully"
-    assert [p.stack for p in bench.runs("refresh")] == [FLEET_COPY], "only the update cut short is refreshed"
-    assert [p.stack for p in bench.runs("destroy")] == [NAME, FLEET_COPY, *reversed(WORKER_STACKS)]
+    assert [p.stack for p in bench.processes("refresh")] == [FLEET_COPY], "only the update cut short is refreshed"
+    assert [p.stack for p in bench.processes("destroy")] == [NAME, FLEET_COPY, *reversed(WORKER_STACKS)]
     assert bench.cli.stacks() == {}
     result = bench.result()
     assert (result["interrupted"], result["error"], result["teardown"]["ok"]) == ("SIGINT", None, True)
@@ -414,6 +378,6 @@ def test_a_failed_teardown_names_what_is_left_per_stack(run: Callable[..., Bench
     for stack in [NAME, FLEET_COPY, *WORKER_STACKS]:
         assert f"teardown left Pulumi stack {stack!r} holding: gcp:compute/network:Network bench-net" in stderr, stack
     assert f"tear the rest down with `trainstack bench {RECIPE} --teardown {driver.FLEET_BENCH}`" in stderr
-    asked = list(dict.fromkeys(p.stack for p in bench.runs("stack export")))
+    asked = list(dict.fromkeys(p.stack for p in bench.processes("stack export")))
     assert asked == [NAME, FLEET_COPY, *reversed(WORKER_STACKS)], "each torn down, in reverse, though the first failed"
     assert set(bench.cli.stacks()) == {s.rsplit("/", 1)[-1] for s in [NAME, FLEET_COPY, *WORKER_STACKS]}, "each kept: its state is the record"

@@ -9,7 +9,6 @@ about a second."""
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
 import signal
@@ -21,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from fake_pulumi import DEADLINE_S, FakePulumi, Process, driver, poll
+from fake_pulumi import DEADLINE_S, FakePulumi, Process, driver
+from fake_pulumi.bench_process import Bench, forkserver_importing, starter
 from helpers import present
 from trainstack.app.deploy.stacks import project_root
 
@@ -33,60 +33,12 @@ SIGNALS = pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids
 
 @pytest.fixture(scope="module")
 def forkserver() -> multiprocessing.context.BaseContext:
-    context = multiprocessing.get_context("forkserver")
-    # What the driver imports; from the installed package, since the forkserver of Python 3.11
-    # does not get this process's sys.path (with tests/ on it) for its preloading.
-    context.set_forkserver_preload(["trainstack.app.cli", "trainstack.app.ops.bench"])
-    return context
-
-
-class Bench:
-    """One `trainstack bench` child process against its own fake CLI."""
-
-    def __init__(self, forkserver: Any, tmp_path: Path, job_s: float = 0.0, **knobs: str):
-        self.tmp_path = tmp_path
-        self.cli = FakePulumi.install(tmp_path)
-        self.child = forkserver.Process(target=driver.run, args=(self.cli.env(**knobs), str(tmp_path), job_s))
-        self.child.start()
-
-    def signal_when(self, signum: int, predicate: Callable[[dict[str, Any]], bool]) -> None:
-        """Once the fake CLI logs an event matching `predicate`, signal the bench's process group."""
-        self.cli.wait_for(predicate)
-        os.killpg(self.child.pid, signum)
-
-    def wait_for_stderr(self, text: str) -> None:
-        """Until the bench has written `text` to stderr (its signal handler has run)."""
-        poll(lambda: text in self.stderr(), lambda: f"the bench never wrote {text!r}; stderr:\n{self.stderr()}")
-
-    def exit_code(self) -> int:
-        self.child.join(DEADLINE_S)
-        if self.child.is_alive():
-            self.child.kill()
-            pytest.fail(f"the bench did not end within {DEADLINE_S}s; stderr:\n{self.stderr()}")
-        return self.child.exitcode
-
-    def result(self) -> dict[str, Any]:
-        return json.loads((self.tmp_path / "result.json").read_text())
-
-    def stderr(self) -> str:
-        return (self.tmp_path / "stderr").read_text()
-
-    def processes(self, command: str) -> list[Process]:
-        return [p for p in self.cli.processes() if p.command == command]
+    return forkserver_importing("trainstack.app.cli", "trainstack.app.ops.bench")
 
 
 @pytest.fixture
 def run(forkserver: Any, tmp_path: Path) -> Iterator[Callable[..., Bench]]:
-    started: list[Bench] = []
-
-    def start(**options: Any) -> Bench:
-        started.append(Bench(forkserver, tmp_path, **options))
-        return started[-1]
-
-    yield start
-    for bench in started:  # a failed test leaves no bench behind
-        if bench.child.is_alive():
-            bench.child.kill()
+    yield from starter(forkserver, tmp_path, driver.run)
 
 
 def held(at: str) -> Callable[[dict[str, Any]], bool]:
