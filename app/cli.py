@@ -19,6 +19,7 @@ from trainstack.app.console import fail
 from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
 from trainstack.app.metrics.cli import metrics
 from trainstack.app.ops.cli import COMMANDS
+from trainstack.app.status.cli import status
 from trainstack.core.config import StackConfig
 from trainstack.core.errors import TrainstackError
 from trainstack.core.fleet import FleetStackConfig
@@ -167,7 +168,7 @@ def plan_command(stacks: tuple[str, ...], all_stacks: bool, out: Path | None, fm
 
 
 # Command groups that live beside the code they drive.
-for _command in (*COMMANDS, metrics):
+for _command in (*COMMANDS, metrics, status):
     main.add_command(_command)
 
 
