@@ -21,6 +21,7 @@ from trainstack.app.status.facts import Finding
 from trainstack.core.errors import TrainstackError
 
 WATCH_SECONDS = 30
+pause = time.sleep  # between --watch rounds (tests replace it)
 
 
 @click.command("status")
@@ -67,7 +68,7 @@ def status(stack: str | None, job_name: str | None, source: Path | None, dump_di
             _echo(findings, fmt, detail or job_name is not None)
             if not watch:
                 return
-            time.sleep(WATCH_SECONDS)
+            pause(WATCH_SECONDS)
     except TrainstackError as exc:
         fail(str(exc))
     except KeyboardInterrupt:  # --watch ends with Ctrl-C
