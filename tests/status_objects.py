@@ -12,12 +12,14 @@ from typing import Any
 
 NOW = datetime(2026, 11, 28, 1, 0, tzinfo=UTC)
 NS = "default"
-QUEUE = "a3ultra"
-FLAVOR = "a3ultra-gpu-pool"
-POOL = "gpu-pool"
-CHECK = "dws-prov"  # the ProvisioningRequest AdmissionCheck's name
+QUEUE = "a3-ultra"  # the LocalQueue and ClusterQueue of a pool named a3-ultra (components/kueue.py)
+FLAVOR = "a3-ultra-5f0d2c1e"  # its ResourceFlavor, named from its content (components/kueue.py flavor_object_name)
+POOL = "a3-ultra"
+CHECK = "a3-ultra-provisioning"  # its ProvisioningRequest AdmissionCheck (components/kueue.py GpuFlavor.check_name)
+MULTIKUEUE_CHECK = "a3-ultra-multikueue"  # a manager's (components/kueue.py multikueue_check_name)
 GPU = "nvidia.com/gpu"
 BLOCK = "cloud.google.com/gce-topology-block"
+OWNER_API = {"JobSet": "jobset.x-k8s.io/v1alpha2", "Job": "batch/v1"}
 
 
 def at(minutes_ago: float) -> str:
@@ -75,9 +77,26 @@ def jobset(
     }
 
 
-def workload_name(job: str) -> str:
-    """Kueue's name for a JobSet's Workload: jobset-<name>-<hash> (pkg/controller/jobframework GetWorkloadNameForOwnerWithGVK)."""
-    return f"jobset-{job}-{hashlib.sha1(job.encode()).hexdigest()[:5]}"
+def workload_name(job: str, kind: str = "JobSet") -> str:
+    """Kueue's name for a job's Workload: <kind, lower case>-<name>-<hash> (pkg/controller/jobframework GetWorkloadNameForOwnerWithGVK)."""
+    return f"{kind.lower()}-{job}-{hashlib.sha1(job.encode()).hexdigest()[:5]}"
+
+
+def batch_job(name: str, *, nodes: int = 4, queue: str = QUEUE, conditions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """An Indexed Job as trainstack renders it (`controller: job`, workloads/training_job.py indexed_job),
+    suspended until Kueue admits it."""
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": name,
+            "namespace": NS,
+            "uid": uid("job", name),
+            "labels": {"kueue.x-k8s.io/queue-name": queue, "app.kubernetes.io/managed-by": "trainstack"},
+        },
+        "spec": {"suspend": True, "parallelism": nodes, "completions": nodes, "completionMode": "Indexed", "backoffLimit": 0},
+        "status": {"conditions": conditions or []},
+    }
 
 
 def workload(
@@ -91,10 +110,12 @@ def workload(
     topology: str | None = None,
     cluster_name: str | None = None,
     nominated: list[str] | None = None,
+    kind: str = "JobSet",
+    queue: str = QUEUE,
 ) -> dict[str, Any]:
-    """A Workload the JobSet controls (kueue.x-k8s.io/v1beta2 workload_types.go)."""
+    """A Workload the job controls (kueue.x-k8s.io/v1beta2 workload_types.go)."""
     pod_set: dict[str, Any] = {
-        "name": "workload",
+        "name": "workload" if kind == "JobSet" else "main",  # a JobSet's replicated job; a Job's one pod set
         "count": count,
         "template": {"spec": {"containers": [{"name": "workload", "resources": {"requests": {GPU: "8"}}}]}},
     }
@@ -113,24 +134,24 @@ def workload(
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "Workload",
         "metadata": {
-            "name": workload_name(job),
+            "name": workload_name(job, kind),
             "namespace": NS,
             "uid": uid("workload", job),
             "generation": 1,
             "creationTimestamp": at(60),
-            "labels": {"kueue.x-k8s.io/job-uid": uid("jobset", job)},
+            "labels": {"kueue.x-k8s.io/job-uid": uid(kind.lower(), job)},
             "ownerReferences": [
                 {
-                    "apiVersion": "jobset.x-k8s.io/v1alpha2",
-                    "kind": "JobSet",
+                    "apiVersion": OWNER_API[kind],
+                    "kind": kind,
                     "name": job,
-                    "uid": uid("jobset", job),
+                    "uid": uid(kind.lower(), job),
                     "controller": True,
                     "blockOwnerDeletion": True,
                 }
             ],
         },
-        "spec": {"queueName": QUEUE, "active": active, "priority": 0, "podSets": [pod_set]},
+        "spec": {"queueName": queue, "active": active, "priority": 0, "podSets": [pod_set]},
         "status": status,
     }
 
@@ -163,9 +184,9 @@ def tas_not_fit(fit: int, total: int, nodes: int, excluded: str, topology: str =
     return f"couldn't assign flavors to pod set workload: {head}. Total nodes: {nodes}; excluded: {excluded}"
 
 
-def check(state: str, message: str = "", *, retries: int | None = None, after: int | None = None) -> dict[str, Any]:
+def check(state: str, message: str = "", *, retries: int | None = None, after: int | None = None, name: str = CHECK) -> dict[str, Any]:
     """An AdmissionCheckState (workload_types.go AdmissionCheckState)."""
-    found: dict[str, Any] = {"name": CHECK, "state": state, "message": message, "lastTransitionTime": at(3)}
+    found: dict[str, Any] = {"name": name, "state": state, "message": message, "lastTransitionTime": at(3)}
     if retries is not None:
         found["retryCount"] = retries
     if after is not None:
@@ -173,10 +194,12 @@ def check(state: str, message: str = "", *, retries: int | None = None, after: i
     return found
 
 
-def provisioning_request(job: str = "llama", attempt: int = 1, conditions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def provisioning_request(
+    job: str = "llama", attempt: int = 1, conditions: list[dict[str, Any]] | None = None, kind: str = "JobSet", check_name: str = CHECK
+) -> dict[str, Any]:
     """A ProvisioningRequest Kueue makes for the check (provisioning/controller.go: named
     <workload>-<check>-<attempt>, owned by the Workload), its conditions set by GKE's queued provisioning."""
-    name = f"{workload_name(job)}-{CHECK}-{attempt}"
+    name = f"{workload_name(job, kind)}-{check_name}-{attempt}"
     return {
         "apiVersion": "autoscaling.x-k8s.io/v1",
         "kind": "ProvisioningRequest",
@@ -185,7 +208,7 @@ def provisioning_request(job: str = "llama", attempt: int = 1, conditions: list[
             "namespace": NS,
             "labels": {"kueue.x-k8s.io/managed": "true"},
             "ownerReferences": [
-                {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "name": workload_name(job), "uid": uid("workload", job), "controller": True}
+                {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "name": workload_name(job, kind), "uid": uid("workload", job), "controller": True}
             ],
         },
         "spec": {
@@ -338,12 +361,12 @@ def local_queue(name: str = QUEUE, cq: str = QUEUE) -> dict[str, Any]:
     }
 
 
-def pending_item(job: str, position: int) -> dict[str, Any]:
+def pending_item(job: str, position: int, kind: str = "JobSet", queue: str = QUEUE) -> dict[str, Any]:
     """One PendingWorkload of the visibility API (apis/visibility/v1beta2/types.go; positions from 0)."""
     return {
-        "metadata": {"name": workload_name(job), "namespace": NS},
+        "metadata": {"name": workload_name(job, kind), "namespace": NS},
         "priority": 0,
-        "localQueueName": QUEUE,
+        "localQueueName": queue,
         "positionInClusterQueue": position,
         "positionInLocalQueue": position,
     }

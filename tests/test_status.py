@@ -5,6 +5,7 @@ records; bad input; the live path through a fake kubectl."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -139,7 +140,7 @@ def test_dws_capacity_not_found_yet() -> None:
 
 
 def test_dws_max_node_pool_size_reached_is_the_latest_attempt() -> None:
-    message = "Max nodepool size reached, affected nodepools: gpu-pool"
+    message = "Max nodepool size reached, affected nodepools: a3-ultra"
     found = dws(
         k.cond("Failed", "True", "OutOfResources", message),
         state="Retry",
@@ -150,14 +151,14 @@ def test_dws_max_node_pool_size_reached_is_the_latest_attempt() -> None:
         after=120,
     )
     assert found.state == "queued"
-    assert found.cause == "DWS cannot provision it: the node pool is at its maximum size (gpu-pool)"
+    assert found.cause == "DWS cannot provision it: the node pool is at its maximum size (a3-ultra)"
     assert "raise the GPU pool's size" in found.fix and "Kueue retries it after a backoff" in found.fix
     assert found.facts["provisioningRequest"]["name"].endswith("-2")
     assert any("retry 2, requeued at" in line for line in found.detail)
 
 
 def test_dws_other_failure_is_quoted() -> None:
-    message = "max cluster limit reached, nodepools out of resources: gpu-pool (cpu, memory)"
+    message = "max cluster limit reached, nodepools out of resources: a3-ultra (cpu, memory)"
     found = dws(k.cond("Failed", "True", "OutOfResources", message), state="Rejected", message=message, quota_reserved=False)
     assert found.cause == f"DWS failed to provision it: {message}"
     assert found.fix.startswith("Kueue deactivates the job")
@@ -222,7 +223,7 @@ def test_deactivated_after_the_requeuing_limit() -> None:
 
 
 def test_deactivated_by_a_rejected_check() -> None:
-    message = 'The workload is deactivated due to AdmissionCheck in Rejected state: "dws-prov" (Max nodepool size reached)'
+    message = 'The workload is deactivated due to AdmissionCheck in Rejected state: "a3-ultra-provisioning" (Max nodepool size reached)'
     wl = k.workload(active=False, conditions=[k.cond("Evicted", "True", "DeactivatedDueToAdmissionCheck", message)])
     found = one(k.jobset(), wl)
     assert found.cause == f"deactivated: {message}" and found.fix.startswith("an admission check was rejected")
@@ -244,13 +245,13 @@ def test_nodes_scaling_up() -> None:
     scale = k.event(
         pods[0],
         "TriggeredScaleUp",
-        "pod triggered scale-up: [{https://www.googleapis.com/compute/v1/projects/p/zones/us-central1-b/instanceGroups/gke-c-gpu-pool-1a2b-grp 1->4 (max: 4)}]",
+        "pod triggered scale-up: [{https://www.googleapis.com/compute/v1/projects/p/zones/us-central1-b/instanceGroups/gke-a3ultra-a3-ultra-1a2b-grp 1->4 (max: 4)}]",
         component="cluster-autoscaler",
         first=6,
     )
-    found = admitted_with(*pods, k.node("gke-c-gpu-pool-1a2b-0001"), scale)
+    found = admitted_with(*pods, k.node("gke-a3ultra-a3-ultra-1a2b-0001"), scale)
     assert found.state == "admitted"
-    assert found.cause == "nodes scaling up: 1 of 4 ready; gke-c-gpu-pool-1a2b-grp 1->4 (max 4), for 6m"
+    assert found.cause == "nodes scaling up: 1 of 4 ready; gke-a3ultra-a3-ultra-1a2b-grp 1->4 (max 4), for 6m"
     assert found.fix.startswith("nothing to do")
 
 
@@ -464,14 +465,14 @@ def fleet_dump(tmp_path: Path) -> Path:
             "llama",
             conditions=k.admitted(),
             cluster_name="worker-a",
-            checks=[{**k.check("Ready", 'The workload was admitted on "worker-a"'), "name": "multikueue"}],
+            checks=[{**k.check("Ready", 'The workload was admitted on "worker-a"'), "name": k.MULTIKUEUE_CHECK}],
         ),
         k.jobset("gpt"),
         k.workload(
             "gpt",
             conditions=[k.cond("QuotaReserved", "True", "QuotaReserved", "")],
             nominated=["worker-a", "worker-b"],
-            checks=[{**k.check("Pending", ""), "name": "multikueue"}],
+            checks=[{**k.check("Pending", ""), "name": k.MULTIKUEUE_CHECK}],
         ),
         k.multikueue_cluster("worker-a"),
         k.multikueue_cluster("worker-b", active=False, message="dial tcp 10.2.0.2:443: i/o timeout"),
@@ -589,3 +590,51 @@ def test_not_json_and_no_such_job(tmp_path: Path) -> None:
 def test_from_excludes_watch_and_dump(tmp_path: Path) -> None:
     result = CliRunner().invoke(status, ["--from", str(tmp_path), "--watch"])
     assert result.exit_code == 2 and "--watch need a live cluster" in result.output
+
+
+# ---------------------------------------------------------------------------------------------
+# The README's example: a queued DWS job, as the command prints it
+
+
+def dws_queued_job() -> dict[str, Any]:
+    """gpt3-175b of a3mega-gpt3-175b-capacity-job (an Indexed Job on the a3-mega queue), its quota
+    reserved on the queued-provisioning pool a3-mega-queued and DWS still looking for 32 nodes."""
+    check = "a3-mega-queued-provisioning"
+    waiting = "Capacity is not found, CA will try to find it later."
+    reserved = k.cond("QuotaReserved", "True", "QuotaReserved", "Quota reserved in ClusterQueue a3-mega")
+    wl = k.workload(
+        "gpt3-175b",
+        kind="Job",
+        queue="a3-mega",
+        count=32,
+        conditions=[reserved, k.cond("Admitted", "False", "UnsatisfiedAdmissionChecks", "The workload has not all checks ready")],
+        checks=[k.check("Pending", waiting, name=check)],
+    )
+    request = k.provisioning_request(
+        "gpt3-175b",
+        kind="Job",
+        check_name=check,
+        conditions=[
+            k.cond("Accepted", "True", "Accepted", "ProvisioningRequest is accepted by ClusterAutoscaler"),
+            k.cond("Provisioned", "False", "CapacityIsNotFound", waiting),
+        ],
+    )
+    ahead = k.pending_item("llama", 0, queue="a3-mega")
+    return k.as_list(
+        k.batch_job("gpt3-175b", nodes=32, queue="a3-mega"),
+        wl,
+        request,
+        k.pending_summary("a3-mega", [ahead, k.pending_item("gpt3-175b", 1, "Job", "a3-mega")]),
+    )
+
+
+def test_the_readme_example_is_what_the_command_prints(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("## Why is my job not running", 1)[1]
+    command, printed = re.search(r"```console\n\$ (trainstack status [^\n]*)\n(.*?)```", section, re.DOTALL).groups()  # type: ignore[union-attr]
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps(dws_queued_job()))
+    result = CliRunner().invoke(status, ["--from", str(dump), *command.split()[2:]])  # STACK names the job it runs
+    assert result.exit_code == 0, result.output
+    assert result.output == printed
+    assert "job-gpt3-175b-" in printed and "(Job): QUEUED" in printed
