@@ -99,6 +99,57 @@ def test_wait_for_pods_ready_blocking_admission() -> None:
     assert found.cause.startswith("waitForPodsReady blocks admission") and "blockAdmission" in found.fix
 
 
+@pytest.mark.parametrize(
+    ("reason", "message", "cause", "fix"),
+    [
+        (
+            "NoMatchingFlavor",
+            f"couldn't assign flavors to pod set workload: untolerated taint {{cloud.google.com/gke-spot: true}} in flavor {k.FLAVOR}",
+            f"no flavor fits: flavor {k.FLAVOR} has taint {{cloud.google.com/gke-spot: true}} that the job does not tolerate",
+            "add the toleration",
+        ),
+        (
+            "NoMatchingFlavor",
+            f"couldn't assign flavors to pod set workload: flavor {k.FLAVOR} doesn't match node affinity",
+            f"no flavor fits: flavor {k.FLAVOR} does not match the job's node affinity",
+            "drop the node selector",
+        ),
+        (
+            "TopologyPlacementFailed",
+            f"couldn't assign flavors to pod set workload: no topology domains at level: {k.BLOCK}",
+            f"Topology Aware Scheduling finds no node at topology level {k.BLOCK}",
+            "lack that level's label",
+        ),
+        ("AdmissionGated", "Admission is gated by: example.com/gate", "Kueue holds it: Admission is gated by: example.com/gate", "admission-gated-by"),
+        ("WaitingForPreemptedWorkloads", "", "waiting for the workloads Kueue preempted for it to release their quota", "nothing to do"),
+    ],
+)
+def test_the_other_quota_reasons(reason: str, message: str, cause: str, fix: str) -> None:
+    found = one(k.jobset(), quota(reason, message))
+    assert (found.state, found.cause) == ("queued", cause)
+    assert fix in found.fix
+
+
+def test_a_preempted_workload_says_so_in_the_detail() -> None:
+    wl = k.workload(
+        conditions=[
+            k.cond("QuotaReserved", "False", "Pending", k.unused_quota("8")),
+            k.cond("Evicted", "True", "Preempted", "Preempted to accommodate a workload (UID: 1, JobUID: 2) due to prioritization in the ClusterQueue"),
+        ],
+        requeue={"count": 1},
+    )
+    found = one(k.jobset(), wl)
+    assert found.cause.startswith("waiting for quota")
+    assert "last evicted: Preempted: Preempted to accommodate a workload (UID: 1, JobUID: 2) due to prioritization in the ClusterQueue" in found.detail
+    assert "requeued 1 time(s) after evictions" in found.detail
+
+
+def test_jobs_that_are_not_training_jobs_are_left_out() -> None:
+    other = {**k.batch_job("image-prepull"), "metadata": {"name": "image-prepull", "namespace": k.NS, "uid": "x", "labels": {}}}
+    assert [f.job for f in explain.explain_all(cluster(k.jobset(), other), k.NOW)] == ["llama"]
+    assert [f.job for f in explain.explain_all(cluster(k.jobset(), other), k.NOW, "image-prepull")] == ["image-prepull"]
+
+
 def test_a_job_without_a_queue_label_is_not_managed() -> None:
     job = k.jobset()
     del job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"]
@@ -357,6 +408,16 @@ def test_the_preflight_failing() -> None:
     assert found.fix.startswith("the node failed its check: cordon") and "-c nccl-preflight" in found.fix
 
 
+def test_a_crash_looping_container() -> None:
+    last = {"exitCode": 1, "reason": "Error", "startedAt": k.at(3), "finishedAt": k.at(2)}
+    p = k.pod(0, node="node-0", containers=[k.waiting_container("CrashLoopBackOff", "back-off 40s restarting failed container", restarts=3, last=last)])
+    found = admitted_with(p, logs={(k.NS, p["metadata"]["name"]): "ModuleNotFoundError: No module named 'megatron'\n"})
+    assert found.state == "admitted"
+    assert found.cause == f"container workload of pod {p['metadata']['name']} keeps crashing (exit code 1; 3 restarts)"
+    assert found.fix == f"read its log: kubectl logs {p['metadata']['name']} -n {k.NS} --previous"
+    assert found.detail == ["log: ModuleNotFoundError: No module named 'megatron'"]
+
+
 def test_pods_not_created_yet() -> None:
     found = admitted_with()
     assert found.state == "admitted" and found.cause == "admitted by Kueue; its pods are not created yet"
@@ -521,6 +582,18 @@ def test_a_fleet_worker_missing_from_the_dump(tmp_path: Path) -> None:
     assert found.fix.startswith("add worker-worker-a.json to the dump")
 
 
+def test_a_fleet_job_that_finished_is_read_from_the_manager(tmp_path: Path) -> None:
+    """MultiKueue copies the worker's JobSet status to the manager's and deletes the worker's copy."""
+    folder = fleet_dump(tmp_path)
+    done = k.jobset("llama", terminal="Completed", conditions=[k.cond("Completed", "True", "AllJobsCompleted", "jobset completed successfully", 15)])
+    manager = json.loads((folder / "manager.json").read_text())
+    manager["items"] = [done if (i["kind"], i["metadata"]["name"]) == ("JobSet", "llama") else i for i in manager["items"]]
+    (folder / "manager.json").write_text(json.dumps(manager))
+    found = explain.explain_all(snapshot.load(folder), k.NOW, "llama")[0]
+    assert (found.state, found.worker) == ("finished", "worker-a")
+    assert found.cause == "completed at 2026-11-28 00:45 UTC (jobset completed successfully)"
+
+
 # ---------------------------------------------------------------------------------------------
 # The command: JSON records, the table, bad input
 
@@ -585,6 +658,12 @@ def test_not_json_and_no_such_job(tmp_path: Path) -> None:
     write(dump, k.jobset())
     result = CliRunner().invoke(status, ["--from", str(dump), "--job", "nope"])
     assert result.exit_code == 2 and result.output.strip() == "error: --job nope: no such training job (jobs: llama)"
+
+
+def test_an_unknown_stack() -> None:
+    result = CliRunner().invoke(status, ["no-such-stack"])
+    assert result.exit_code == 2 and result.output.startswith("error: unknown stack 'no-such-stack'")
+    assert len(result.output.strip().splitlines()) == 1
 
 
 def test_from_excludes_watch_and_dump(tmp_path: Path) -> None:

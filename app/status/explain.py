@@ -21,17 +21,23 @@ from trainstack.app.status.facts import QUEUED, Finding, Why, brief, condition, 
 from trainstack.app.status.snapshot import Cluster, Fleet, meta
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+MANAGED_BY = "app.kubernetes.io/managed-by"
 JOB_KINDS = ("JobSet", "Job")
 
 
 def jobs(cluster: Cluster, name: str | None = None) -> list[dict[str, Any]]:
-    """The training jobs: every JobSet, and every Job no JobSet controls (a JobSet's children are
-    its own), optionally only those named `name`; by namespace and name."""
+    """The training jobs, by namespace and name: the JobSets and the Jobs no JobSet controls (a
+    JobSet's children are its own) that are submitted to a Kueue queue, made by trainstack, or
+    have a Workload (other Jobs of the cluster are not training jobs); with `name`, those so named."""
     found = list(cluster.of("JobSet"))
     found += [j for j in cluster.of("Job") if not any(r.get("kind") == "JobSet" and r.get("controller") for r in meta(j).get("ownerReferences") or [])]
-    if name is not None:
-        found = [j for j in found if name_of(j) == name]
-    return sorted(found, key=lambda j: (namespace_of(j), name_of(j)))
+    chosen = [j for j in found if name_of(j) == name] if name is not None else [j for j in found if _training(cluster, j)]
+    return sorted(chosen, key=lambda j: (namespace_of(j), name_of(j)))
+
+
+def _training(cluster: Cluster, job: dict[str, Any]) -> bool:
+    labels = meta(job).get("labels") or {}
+    return QUEUE_LABEL in labels or labels.get(MANAGED_BY) == "trainstack" or bool(cluster.owned_by("Workload", job))
 
 
 def workload_of(cluster: Cluster, job: dict[str, Any]) -> dict[str, Any] | None:

@@ -68,6 +68,8 @@ def stack_outputs(stack: str, root: Path) -> dict[str, Any]:
         return {name: value.value for name, value in selected.outputs().items()}
     except StackNotFoundError:
         raise StatusError(f"stack {stack!r} has no live cluster: it was never deployed (`trainstack up {stack}`)") from None
+    except Exception as exc:  # the CLI failed: not logged in, no backend, a locked or broken state
+        raise StatusError(f"stack {stack!r}: its outputs cannot be read: {automation.brief(exc)}") from None
 
 
 def target(stack: str, root: Path, outputs: Outputs | None = None) -> Target:

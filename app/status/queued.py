@@ -26,6 +26,11 @@ def explain(cluster: Cluster, workload: dict[str, Any], now: datetime) -> Why:
         else:
             why = _quota(workload, reserved)
     why.facts.setdefault("workload", name_of(workload))
+    evicted = condition(workload, src.EVICTED)
+    if evicted is not None and evicted.get("status") == "True" and why.facts.get("evicted") is None:
+        why.detail.append(f"last evicted: {evicted.get('reason', '')}: {evicted.get('message', '')}")
+    if count := ((workload.get("status") or {}).get("requeueState") or {}).get("count"):
+        why.detail.append(f"requeued {count} time(s) after evictions")
     why.facts["conditions"] = [brief(c) for c in (workload.get("status") or {}).get("conditions") or []]
     _position(cluster, workload, why)
     return why
