@@ -15,9 +15,11 @@ from pathlib import Path
 import click
 
 from trainstack.app.console import fail
-from trainstack.app.deploy.stacks import project_root
+from trainstack.app.deploy.stacks import project_root, raw_stack_config
 from trainstack.app.status import explain, live, snapshot
 from trainstack.app.status.facts import Finding
+from trainstack.core import fleet
+from trainstack.core.config import load
 from trainstack.core.errors import TrainstackError
 
 WATCH_SECONDS = 30
@@ -77,10 +79,6 @@ def status(stack: str | None, job_name: str | None, source: Path | None, dump_di
 
 def _stack_job(stack: str) -> str | None:
     """The job a recipe or workload stack runs (None: a platform or fleet runs every job)."""
-    from trainstack.app.deploy.stacks import raw_stack_config
-    from trainstack.core import fleet
-    from trainstack.core.config import load
-
     raw = raw_stack_config(stack, project_root())
     if fleet.is_fleet(raw):
         return None

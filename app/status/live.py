@@ -25,10 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pulumi.automation.errors import StackNotFoundError
+
+from trainstack.app.deploy.stacks import raw_stack_config, stack_names
+from trainstack.app.ops import automation
 from trainstack.app.status import pods as podinfo
 from trainstack.app.status.explain import jobs
 from trainstack.app.status.snapshot import LOGS_SUFFIX, MANAGER, RESOURCES, VISIBILITY_API, WORKER_PREFIX, Cluster, Fleet, StatusError, checked_items, meta
 from trainstack.core import fleet as fleets
+from trainstack.core.config import WorkloadStackConfig, load
 from trainstack.core.contract import KUBECONFIG_OUTPUT
 
 LOG_TAIL = 200
@@ -58,10 +63,6 @@ class Target:
 
 def stack_outputs(stack: str, root: Path) -> dict[str, Any]:
     """A deployed stack's outputs, secrets shown (the Automation API's `stack output`)."""
-    from pulumi.automation.errors import StackNotFoundError  # start-up laziness: pulumi loads here
-
-    from trainstack.app.ops import automation
-
     automation.require_pulumi()
     try:
         selected: Any = automation.select(stack, root)
@@ -76,9 +77,6 @@ def target(stack: str, root: Path, outputs: Outputs | None = None) -> Target:
     """The clusters `stack` runs on and its job, or StatusError (`outputs`: how stack outputs are
     read, stack_outputs unless given)."""
     outputs = outputs or stack_outputs
-    from trainstack.app.deploy.stacks import raw_stack_config, stack_names
-    from trainstack.core.config import WorkloadStackConfig, load
-
     raw = raw_stack_config(stack, root)
     if fleets.is_fleet(raw):
         workers = [w.name for w in fleets.load(stack, raw).fleet.workers]
