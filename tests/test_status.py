@@ -61,6 +61,12 @@ def test_waiting_for_quota_names_the_resource_flavor_amount_and_position(reason:
     assert found.facts["short"] == [{"resource": k.GPU, "flavor": k.FLAVOR, "amount": "16"}]
 
 
+def test_a_preemption_under_way_is_told() -> None:
+    found = one(k.jobset(), quota("Pending", k.unused_quota("8") + ". Pending the preemption of 2 workload(s)"))
+    assert found.cause == f"waiting for quota: {k.GPU} short by 8 in flavor {k.FLAVOR}"
+    assert "Kueue is preempting lower-priority workloads for it" in found.detail
+
+
 def test_without_the_visibility_api_the_queue_length_is_told() -> None:
     found = one(k.jobset(), quota("Pending", k.unused_quota("8")), k.cluster_queue(pending=5), k.local_queue())
     assert found.detail[0].startswith(f"5 workload(s) pending in ClusterQueue {k.QUEUE}")
@@ -83,8 +89,9 @@ def test_topology_placement_failure_names_the_level_and_the_excluded_nodes() -> 
     assert found.fix.startswith("untaint or repair the excluded nodes")
 
 
-def test_missing_local_queue_is_misconfigured() -> None:
-    found = one(k.jobset(), quota("Misconfigured", f"LocalQueue {k.QUEUE} doesn't exist"))
+@pytest.mark.parametrize("reason", ["Inadmissible", "Misconfigured"])  # without and with UnadmittedWorkloadsObservability
+def test_missing_local_queue_is_misconfigured(reason: str) -> None:
+    found = one(k.jobset(), quota(reason, f"LocalQueue {k.QUEUE} doesn't exist"))
     assert found.cause == f"Kueue cannot queue it: LocalQueue {k.QUEUE} doesn't exist"
     assert "LocalQueue of the platform" in found.fix
 

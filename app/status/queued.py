@@ -60,7 +60,7 @@ def _quota(workload: dict[str, Any], reserved: dict[str, Any] | None) -> Why:
             QUEUED,
             f"waiting for quota: {short}",
             f"wait for running jobs in the ClusterQueue to finish (or preempt them with a higher trainstack:workload.priorityClass), or raise {POOL_SIZE}",
-            detail=[message] + (["Kueue is preempting lower-priority workloads for it"] if "Pending the preemption" in message else []),
+            detail=[message] + (["Kueue is preempting lower-priority workloads for it"] if src.PREEMPTING in message else []),
             facts=facts | {"short": [{"resource": r, "flavor": f, "amount": s} for r, f, s in shorts]},
         )
     if found := src.TAS_FIT.search(message):
@@ -86,16 +86,16 @@ def _quota(workload: dict[str, Any], reserved: dict[str, Any] | None) -> Why:
             "drop the node selector or affinity, or submit to the queue of that machine",
             facts=facts,
         )
-    if reason == src.MISCONFIGURED or "doesn't exist" in message:
+    if reason == src.MISCONFIGURED or src.MISSING_QUEUE.search(message):
         return Why(
             QUEUED,
             f"Kueue cannot queue it: {message}",
             "submit it to a LocalQueue of the platform (`trainstack validate` lists them), or `trainstack up` the platform",
             facts=facts,
         )
-    if reason == src.SUSPENDED or message.endswith("is inactive"):
+    if reason == src.SUSPENDED or src.INACTIVE_QUEUE.search(message):
         return Why(QUEUED, f"its queue is stopped: {message}", "resume the queue: set its spec.stopPolicy to None (`kubectl edit`)", facts=facts)
-    if reason == src.WAITING_FOR_PODS_READY or "waiting for all admitted workloads to be in PodsReady condition" in message:
+    if reason == src.WAITING_FOR_PODS_READY or src.WAITING_FOR_PODS_READY_MESSAGE in message:
         return Why(
             QUEUED,
             "waitForPodsReady blocks admission until the jobs admitted before it have all their pods ready",

@@ -16,7 +16,9 @@ Kueue v0.19.2 (kubernetes-sigs/kueue@v0.19.2):
   allow to fit any of N pod(s)`, then ". Total nodes: N; excluded: taint "k": n, resource "r": n"
   and `no topology domains at level: L`.
 - pkg/scheduler/scheduler.go: "The workload has failed admission checks",
-  "waiting for all admitted workloads to be in PodsReady condition".
+  "waiting for all admitted workloads to be in PodsReady condition", ". Pending the preemption of
+  N workload(s)"; workload_controller.go getQueueBlocker: "LocalQueue q doesn't exist",
+  "ClusterQueue q is inactive".
 - pkg/controller/core/workload_controller.go: "Exceeded the PodsReady timeout ns/name"
   (waitForPodsReady eviction, then status.requeueState count/requeueAt), a rejected check or the
   requeuing limit sets DeactivationTarget and the eviction reason `Deactivated[DueTo<cause>]`
@@ -82,6 +84,11 @@ REQUEUING_LIMIT_EXCEEDED = "RequeuingLimitExceeded"
 CHECK_PENDING, CHECK_READY, CHECK_RETRY, CHECK_REJECTED = "Pending", "Ready", "Retry", "Rejected"
 
 FAILED_CHECKS_MESSAGE = "The workload has failed admission checks"
+WAITING_FOR_PODS_READY_MESSAGE = "waiting for all admitted workloads to be in PodsReady condition"
+PREEMPTING = ". Pending the preemption of"  # scheduler.go, appended to the assignment's message
+# workload_controller.go getQueueBlocker
+MISSING_QUEUE = re.compile(r"(?:LocalQueue|ClusterQueue) \S+ doesn't exist")
+INACTIVE_QUEUE = re.compile(r"(?:LocalQueue|ClusterQueue) \S+ is inactive")
 
 UNUSED_QUOTA = re.compile(r"insufficient unused quota for (?P<resource>\S+) in flavor (?P<flavor>\S+), (?P<short>\S+) more needed")
 MAX_QUOTA = re.compile(
