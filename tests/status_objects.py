@@ -20,6 +20,9 @@ MULTIKUEUE_CHECK = "a3-ultra-multikueue"  # a manager's (components/kueue.py mul
 GPU = "nvidia.com/gpu"
 BLOCK = "cloud.google.com/gce-topology-block"
 OWNER_API = {"JobSet": "jobset.x-k8s.io/v1alpha2", "Job": "batch/v1"}
+IMAGE = "us-central1-docker.pkg.dev/my-training-project/trainstack/nemo:2601"
+IMAGE_ID = f"{IMAGE.split(':')[0]}@sha256:{'0' * 64}"
+POD_TEMPLATE = {"spec": {"restartPolicy": "Never", "containers": [{"name": "workload", "image": IMAGE}]}}
 
 
 def at(minutes_ago: float) -> str:
@@ -71,7 +74,9 @@ def jobset(
         "spec": {
             "suspend": suspend,
             "failurePolicy": {"maxRestarts": 3},
-            "replicatedJobs": [{"name": "workload", "replicas": 1, "template": {"spec": {"parallelism": nodes, "completions": nodes}}}],
+            "replicatedJobs": [
+                {"name": "workload", "replicas": 1, "template": {"spec": {"parallelism": nodes, "completions": nodes, "template": POD_TEMPLATE}}}
+            ],
         },
         "status": status,
     }
@@ -94,7 +99,7 @@ def batch_job(name: str, *, nodes: int = 4, queue: str = QUEUE, conditions: list
             "uid": uid("job", name),
             "labels": {"kueue.x-k8s.io/queue-name": queue, "app.kubernetes.io/managed-by": "trainstack"},
         },
-        "spec": {"suspend": True, "parallelism": nodes, "completions": nodes, "completionMode": "Indexed", "backoffLimit": 0},
+        "spec": {"suspend": True, "parallelism": nodes, "completions": nodes, "completionMode": "Indexed", "backoffLimit": 0, "template": POD_TEMPLATE},
         "status": {"conditions": conditions or []},
     }
 
@@ -260,7 +265,7 @@ def pod(
                 "batch.kubernetes.io/job-name": child,
                 "batch.kubernetes.io/job-completion-index": str(index),
             },
-            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": child, "controller": True}],
+            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": child, "uid": uid("job", child), "controller": True}],
         },
         "spec": {
             **({"nodeName": node} if node else {}),
@@ -272,16 +277,22 @@ def pod(
     }
 
 
-IMAGE = "us-central1-docker.pkg.dev/my-training-project/trainstack/nemo:2601"
-
-
 def running_container(name: str = "workload", restarts: int = 0) -> dict[str, Any]:
-    return {"name": name, "image": IMAGE, "ready": True, "restartCount": restarts, "started": True, "state": {"running": {"startedAt": at(30)}}}
+    return {
+        "name": name,
+        "image": IMAGE,
+        "imageID": IMAGE_ID,
+        "ready": True,
+        "restartCount": restarts,
+        "started": True,
+        "state": {"running": {"startedAt": at(30)}},
+    }
 
 
 def waiting_container(reason: str, message: str = "", name: str = "workload", restarts: int = 0, last: dict[str, Any] | None = None) -> dict[str, Any]:
     found: dict[str, Any] = {
         "name": name,
+        "imageID": "",  # the kubelet's, until the image is pulled
         "image": IMAGE,
         "ready": False,
         "restartCount": restarts,
@@ -294,7 +305,7 @@ def waiting_container(reason: str, message: str = "", name: str = "workload", re
 
 def terminated_container(exit_code: int, reason: str, name: str = "workload", message: str = "") -> dict[str, Any]:
     ended = {"exitCode": exit_code, "reason": reason, "startedAt": at(40), "finishedAt": at(10), **({"message": message} if message else {})}
-    return {"name": name, "image": IMAGE, "ready": False, "restartCount": 0, "state": {"terminated": ended}}
+    return {"name": name, "image": IMAGE, "imageID": IMAGE_ID, "ready": False, "restartCount": 0, "state": {"terminated": ended}}
 
 
 def unschedulable(message: str) -> list[dict[str, Any]]:

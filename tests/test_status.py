@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import status_objects as k
+from trainstack.app.schemas.validate import crd_for, validate_object
 from trainstack.app.status import explain, snapshot
 from trainstack.app.status.cli import status
 from trainstack.app.status.facts import Finding
@@ -724,3 +725,29 @@ def test_the_readme_example_is_what_the_command_prints(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert result.output == printed
     assert "job-gpt3-175b-" in printed and "(Job): QUEUED" in printed
+
+
+def test_the_fixtures_pass_their_schemas_strictly(tmp_path: Path) -> None:
+    """Objects whose schema is bundled (Kubernetes 1.32, the JobSet and Kueue queue CRDs) are as the
+    API serves them; the Workload, ProvisioningRequest and visibility kinds have no bundled schema."""
+    folder = fleet_dump(tmp_path)
+    objects = [item for f in folder.glob("*.json") for item in json.loads(f.read_text())["items"]] + dws_queued_job()["items"]
+    objects += [
+        k.pod(
+            0,
+            phase="Pending",
+            node="n",
+            containers=[k.waiting_container("ErrImagePull", "denied")],
+            init=[k.terminated_container(1, "Error", name="preflight")],
+        ),
+        k.node("n", taints=[{"key": "a", "effect": "NoSchedule"}]),
+        k.event(k.pod(0), "Pulling", "Pulling image"),
+        k.cluster_queue(pending=2),
+        k.local_queue(),
+        failed_jobset(),
+    ]
+    unschemed = {"Workload", "ProvisioningRequest", "PendingWorkloadsSummary"}
+    checked = {o["kind"] for o in objects if o["kind"] not in unschemed}
+    assert checked == {"JobSet", "Job", "Pod", "Node", "Event", "ClusterQueue", "LocalQueue", "MultiKueueCluster"}
+    assert all(crd_for(o["apiVersion"], o["kind"]) is None for o in objects if o["kind"] in unschemed)
+    assert [e for o in objects if o["kind"] not in unschemed for e in validate_object(o)] == []
