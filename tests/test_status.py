@@ -416,6 +416,19 @@ def test_the_preflight_failing() -> None:
     assert found.fix.startswith("the node failed its check: cordon") and "-c nccl-preflight" in found.fix
 
 
+def test_a_node_tainted_by_a_failed_preflight() -> None:
+    taint = {"key": "trainstack.dev/preflight", "value": "preflight-node", "effect": "NoSchedule"}
+    p = k.pod(
+        2,
+        phase="Pending",
+        conditions=k.unschedulable("0/1 nodes are available: 1 node(s) had untolerated taint {trainstack.dev/preflight: preflight-node}."),
+        containers=[],
+    )
+    found = admitted_with(p, k.node("node-2", taints=[taint]))
+    assert found.cause == "1 node(s) failed the preflight and are tainted trainstack.dev/preflight: node-2"
+    assert found.fix.startswith("repair or replace them") and found.fix.endswith("kubectl taint nodes node-2 trainstack.dev/preflight-")
+
+
 def test_a_crash_looping_container() -> None:
     last = {"exitCode": 1, "reason": "Error", "startedAt": k.at(3), "finishedAt": k.at(2)}
     p = k.pod(0, node="node-0", containers=[k.waiting_container("CrashLoopBackOff", "back-off 40s restarting failed container", restarts=3, last=last)])
@@ -495,6 +508,17 @@ def test_xid_in_the_log_tail() -> None:
     found = one(failed_jobset(), p, logs={(k.NS, p["metadata"]["name"]): log})
     assert "; GPU Xid 79 in its log" in found.cause
     assert found.fix.startswith("GPU Xid 79 on node node-2") and "kubectl cordon node-2" in found.fix
+
+
+def test_a_job_that_failed_its_preflight_once_jobset_gave_up() -> None:
+    check = k.terminated_container(42, "Error", name="preflight-node", message="node=node-5 check=dcgm-diag level=2 result=Fail")
+    p = k.pod(1, phase="Failed", node="node-5", init=[check], containers=[k.waiting_container("PodInitializing")])
+    found = one(failed_jobset(), p)
+    assert found.state == "failed"
+    assert found.cause.startswith(
+        "failed at 2026-11-28 00:58 UTC: the preflight (preflight-node) failed on node node-5 (exit 42): node=node-5 check=dcgm-diag level=2 result=Fail (JobSet: ReachedMaxRestarts"
+    )
+    assert found.fix.startswith("the node failed its check: cordon and repair or replace it (kubectl cordon node-5)")
 
 
 def test_the_failure_policy_decision_when_the_pods_are_gone() -> None:

@@ -4,9 +4,10 @@ and labels, the JobSet's failure policy decision and the log tails the dump hold
 The vocabulary and its sources: sources.py.
 
 The preflight hook: a container (init or not) whose name contains PREFLIGHT is a node check
-run before training; when it fails, the job is reported as stopped by its preflight, with the
-container's termination message and the last lines of its log. Any preflight that names its
-container so is recognised; nothing else about it is assumed."""
+run before training; when it fails, the job is reported as stopped (or, once JobSet gives up,
+failed) by its preflight, with the container's termination message and the last lines of its log;
+a node taint whose key contains PREFLIGHT marks a node that failed it. Any preflight that names its
+containers and taints so is recognised; nothing else about it is assumed."""
 
 from __future__ import annotations
 
@@ -78,24 +79,31 @@ def _ready(pod: dict[str, Any]) -> bool:
 def _preflight(cluster: Cluster, pods: list[dict[str, Any]], now: datetime) -> Why | None:
     for pod in pods:
         for container in statuses(pod):
-            if PREFLIGHT not in str(container.get("name", "")):
-                continue
-            ended = terminated(container)
-            waiting = (container.get("state") or {}).get("waiting") or {}
-            if (ended and ended.get("exitCode", 0) != 0) or waiting.get("reason") == src.CRASH_LOOP:
-                node = (pod.get("spec") or {}).get("nodeName", "?")
-                message = str((ended or {}).get("message") or "").strip() or _tail(cluster.log(pod))
-                code = (ended or {}).get("exitCode")
-                return Why(
-                    ADMITTED,
-                    f"the preflight ({container['name']}) failed on node {node}"
-                    + (f" (exit {code})" if code is not None else "")
-                    + (f": {message}" if message else ""),
-                    f"the node failed its check: cordon and repair or replace it (kubectl cordon {node}); "
-                    f"read the check's log: kubectl logs {name_of(pod)} -n {namespace_of(pod)} -c {container['name']}",
-                    facts={"preflight": {"pod": name_of(pod), "node": node, "container": container["name"], "terminated": ended}},
-                )
+            if verdict := preflight_verdict(cluster, pod, container):
+                cause, fix, facts = verdict
+                return Why(ADMITTED, cause, fix, facts=facts)
     return None
+
+
+def preflight_verdict(cluster: Cluster, pod: dict[str, Any], container: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | None:
+    """A preflight container that failed (or keeps failing): what it said, and the fix."""
+    if PREFLIGHT not in str(container.get("name", "")):
+        return None
+    ended = terminated(container)
+    waiting = (container.get("state") or {}).get("waiting") or {}
+    if not ((ended and ended.get("exitCode", 0) != 0) or waiting.get("reason") == src.CRASH_LOOP):
+        return None
+    node = (pod.get("spec") or {}).get("nodeName", "?")
+    message = str((ended or {}).get("message") or "").strip() or _tail(cluster.log(pod))
+    code = (ended or {}).get("exitCode")
+    return (
+        f"the preflight ({container['name']}) failed on node {node}" + (f" (exit {code})" if code is not None else "") + (f": {message}" if message else ""),
+        (
+            f"the node failed its check: cordon and repair or replace it (kubectl cordon {node}); "
+            f"read the check's log: kubectl logs {name_of(pod)} -n {namespace_of(pod)} -c {container['name']}"
+        ),
+        {"preflight": {"pod": name_of(pod), "node": node, "container": container["name"], "terminated": ended}},
+    )
 
 
 def _image(cluster: Cluster, pods: list[dict[str, Any]], now: datetime) -> Why | None:
@@ -223,6 +231,12 @@ def _tainted(nodes: list[dict[str, Any]], pod: dict[str, Any], now: datetime) ->
             detail,
         )
     key, names = next(iter(blocking.items()))
+    if PREFLIGHT in key:
+        return (
+            f"{len(names)} node(s) failed the preflight and are tainted {key}: {', '.join(names)}",
+            f"repair or replace them (the taint keeps the job off them; replacements come from the pool); once repaired: kubectl taint nodes {names[0]} {key}-",
+            detail,
+        )
     return (
         f"{len(names)} node(s) carry taint {key} that the pods do not tolerate: {', '.join(names)}",
         f"remove the taint (kubectl taint nodes {names[0]} {key}-) if it is left over, or repair the node that set it",
@@ -345,6 +359,9 @@ def finished(cluster: Cluster, job: dict[str, Any], now: datetime) -> Why | None
             "its pods are gone: read the job's events (kubectl get events -n " + namespace_of(job) + ") and the logs your logging keeps",
             facts=facts,
         )
+    if verdict := preflight_verdict(cluster, failed_pod, container or {}):
+        cause, fix, found = verdict
+        return Why(FAILED, f"failed at {utc(when)}: {cause} (JobSet: {decision})", fix, facts=facts | found)
     ended = terminated(container or {}) or {}
     log = cluster.log(failed_pod)
     node = (failed_pod.get("spec") or {}).get("nodeName", "?")
