@@ -153,3 +153,10 @@ def test_watch_explains_until_interrupted(kubectl: FakeKubectl, monkeypatch: pyt
     result = CliRunner().invoke(status, ["a3ultra-405b", "--watch"])
     assert result.exit_code == 0, result.output
     assert rounds == [30, 30] and result.output.count("llama31-405b (JobSet): ADMITTED") == 2
+    assert result.output.count("--- 20") == 2  # each round's time
+
+
+def test_a_stack_whose_job_is_not_submitted_yet(kubectl: FakeKubectl) -> None:
+    kubectl.serve("a3ultra-405b", [k.jobset("bert")])
+    result = CliRunner().invoke(status, ["a3ultra-405b"])
+    assert result.exit_code == 0 and result.output.strip() == "no training job llama31-405b here (jobs: bert)"

@@ -67,6 +67,11 @@ def status(stack: str | None, job_name: str | None, source: Path | None, dump_di
             if job_name is not None and not findings:
                 known = sorted({f.job for f in explain.explain_all(data, now)})
                 raise snapshot.StatusError(f"--job {job_name}: no such training job (jobs: {', '.join(known) or 'none'})")
+            if watch and fmt == "table":
+                click.echo(f"--- {now:%Y-%m-%d %H:%M:%S} UTC")
+            if not findings and fmt == "table":
+                known = sorted({f.job for f in explain.explain_all(data, now)})
+                click.echo(f"no training job {job} here (jobs: {', '.join(known) or 'none'})" if job else "no training job found")
             _echo(findings, fmt, detail or job_name is not None)
             if not watch:
                 return
@@ -89,9 +94,6 @@ def _stack_job(stack: str) -> str | None:
 def _echo(findings: list[Finding], fmt: str, detail: bool) -> None:
     if fmt == "json":
         click.echo(json.dumps([f.to_dict() for f in findings], indent=2, default=str))
-        return
-    if not findings:
-        click.echo("no training job found")
         return
     for f in findings:
         where = f" on {f.worker}" if f.worker else ""
