@@ -459,6 +459,20 @@ def test_running_since_restarts_and_step_rate() -> None:
     assert found.facts["stepRate"] == {"step": 20, "seconds": 2.25, "steps": 10}
 
 
+def test_running_on_a_node_due_for_maintenance() -> None:
+    wl = k.workload(conditions=[*k.admitted(), k.cond("PodsReady", "True", "Started", "", 10)])
+    nodes = [
+        k.node("n0", taints=[{"key": "cloud.google.com/impending-node-termination", "effect": "NoSchedule"}]),
+        k.node("n1", labels={"cloud.google.com/scheduled-maintenance-time": "1795834800"}),
+    ]
+    found = one(k.jobset(), wl, *[k.pod(i, node=f"n{i}") for i in range(4)], *nodes)
+    assert found.state == "running"
+    assert found.detail[1:] == [
+        "node n0 is being terminated (cloud.google.com/impending-node-termination)",
+        "node n1: maintenance scheduled at 2026-11-28 03:00 UTC",
+    ]
+
+
 def test_running_without_a_log_says_so() -> None:
     wl = k.workload(conditions=[*k.admitted(), k.cond("PodsReady", "True", "Started", "", 10)])
     found = one(k.jobset(), wl, *[k.pod(i, node=f"n{i}") for i in range(4)])

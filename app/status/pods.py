@@ -181,7 +181,7 @@ def _unschedulable(cluster: Cluster, pods: list[dict[str, Any]], now: datetime) 
     nodes = [n for n in cluster.of("Node") if pool is None or (meta(n).get("labels") or {}).get(src.NODE_POOL_LABEL) == pool]
     ready = [n for n in nodes if is_true(n, "Ready")]
     facts: dict[str, Any] = {"unschedulable": len(pending), "scheduler": message, "nodePool": pool, "nodes": {"ready": len(ready), "needed": len(pods)}}
-    tainted = _tainted(nodes, pod, now)
+    tainted = _tainted(nodes, pod)
     if tainted:
         cause, fix, detail = tainted
         return Why(ADMITTED, cause, fix, detail=[*detail, message], facts=facts)
@@ -212,14 +212,14 @@ def _unschedulable(cluster: Cluster, pods: list[dict[str, Any]], now: datetime) 
     )
 
 
-def _tainted(nodes: list[dict[str, Any]], pod: dict[str, Any], now: datetime) -> tuple[str, str, list[str]] | None:
+def _tainted(nodes: list[dict[str, Any]], pod: dict[str, Any]) -> tuple[str, str, list[str]] | None:
     tolerated = (pod.get("spec") or {}).get("tolerations") or []
     blocking: dict[str, list[str]] = {}
     for node in nodes:
         for taint in (node.get("spec") or {}).get("taints") or []:
             if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerates(tolerated, taint):
                 blocking.setdefault(str(taint.get("key")), []).append(name_of(node))
-    terminating = [name_of(n) for n in nodes if any(t.get("key") == src.IMPENDING_TERMINATION_TAINT for t in (n.get("spec") or {}).get("taints") or [])]
+    terminating = [name_of(n) for n in nodes if _terminating(n)]
     maintenance = _maintenance(nodes)
     if not blocking and not terminating:
         return None
@@ -242,6 +242,10 @@ def _tainted(nodes: list[dict[str, Any]], pod: dict[str, Any], now: datetime) ->
         f"remove the taint (kubectl taint nodes {names[0]} {key}-) if it is left over, or repair the node that set it",
         detail,
     )
+
+
+def _terminating(node: dict[str, Any]) -> bool:
+    return any(t.get("key") == src.IMPENDING_TERMINATION_TAINT for t in (node.get("spec") or {}).get("taints") or [])
 
 
 def _tolerates(tolerations: list[dict[str, Any]], taint: dict[str, Any]) -> bool:
@@ -306,6 +310,9 @@ def _running(cluster: Cluster, job: dict[str, Any], workload: dict[str, Any] | N
         detail.append("step rate: no log of the leader pod in the dump")
     if log and (errors := _nccl(log)):
         detail += [f"NCCL: {line}" for line in errors[-LOG_LINES:]]
+    on = {(p.get("spec") or {}).get("nodeName") for p in pods}
+    nodes = [n for n in cluster.of("Node") if name_of(n) in on]
+    detail += [f"node {name_of(n)} is being terminated ({src.IMPENDING_TERMINATION_TAINT})" for n in nodes if _terminating(n)] + _maintenance(nodes)
     return Why(
         RUNNING,
         cause,
