@@ -712,6 +712,13 @@ def test_an_unknown_stack() -> None:
     assert len(result.output.strip().splitlines()) == 1
 
 
+def test_a_fleet_directory_without_its_manager(tmp_path: Path) -> None:
+    folder = fleet_dump(tmp_path)
+    (folder / "manager.json").unlink()
+    result = CliRunner().invoke(status, ["--from", str(folder)])
+    assert result.exit_code == 2 and result.output.strip().endswith("worker-<name>.json without manager.json; a fleet's directory holds both")
+
+
 def test_from_excludes_watch_and_dump(tmp_path: Path) -> None:
     result = CliRunner().invoke(status, ["--from", str(tmp_path), "--watch"])
     assert result.exit_code == 2 and "--watch need a live cluster" in result.output

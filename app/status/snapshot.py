@@ -122,6 +122,8 @@ def load(path: Path) -> Cluster | Fleet:
             raise StatusError(f"--from {path}: a fleet's directory holds manager.json and worker-<name>.json only, not {', '.join(stray)}")
         workers = {f.stem.removeprefix(WORKER_PREFIX): _cluster(f.stem.removeprefix(WORKER_PREFIX), [f]) for f in files if f.stem.startswith(WORKER_PREFIX)}
         return Fleet(_cluster(MANAGER, [path / f"{MANAGER}.json"]), workers)
+    if any(f.stem.startswith(WORKER_PREFIX) for f in files):
+        raise StatusError(f"--from {path}: worker-<name>.json without manager.json; a fleet's directory holds both")
     return _cluster(path.name, files)
 
 
