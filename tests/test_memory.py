@@ -204,12 +204,16 @@ def test_as_json_reports_decimal_gb_to_two_places() -> None:
         "gradients": 15.0,
         "optimizer": 1.41,
         "activations": 0.0,
+        "persistent": 0.0,
+        "peak": 31.41,
         "allowance": 0.0,
+        "fragmentation": 0.0,
         "total": 31.41,
+        "phase": "stored",
         "gpu_memory": 80.0,
         "fits": True,
     }
-    assert result.headroom_bytes == pytest.approx(72e9 - 31.40625e9)
+    assert result.headroom_bytes == pytest.approx(76e9 - 31.40625e9)  # under the 5% headroom
 
 
 @pytest.mark.parametrize("bad", [{"zero_stage": 4}, {"precision": "int8"}, {"recompute": "some"}, {"tensor": 0}])
@@ -247,9 +251,11 @@ def test_gpt3_175b_needs_the_distributed_optimizer_on_h100() -> None:
     assert replicated.weights + replicated.gradients + replicated.optimizer > H100  # 100.4 GB
     assert replicated.fits is False
     assert any(key == "zeroStage" and "distributed optimizer" in text for key, text in advice(replicated, replace(GPT3_175B, zero_stage=0)))
-    # 74.2 GB: fits under 95% of 80e9 bytes (the real 85.5e9 would leave 10%).
-    assert estimate(shape, GPT3_175B, H100, headroom=0.05).fits
-    # Plain 1F1B holds 8, not 11.5, micro-batches: 65.2 GB, within the default 10% headroom.
+    # 76.6 GB with the backward's transients and the measured allowances: over 95% of 80e9 bytes,
+    # within 95% of the real H100's 81559 MiB (85.5e9).
+    assert estimate(shape, GPT3_175B, H100).fits is False
+    assert estimate(shape, GPT3_175B, 81559 * 2**20).fits
+    # Plain 1F1B holds 8, not 11.5, micro-batches: 67.3 GB.
     assert estimate(shape, replace(GPT3_175B, virtual_pipeline=None), H100).fits
 
 
@@ -351,7 +357,8 @@ def test_a4_llama3_70b_as_upstream_runs_it_fits_b200() -> None:
     fit: 6 + 12/d, the 174.5 GB the shipped stack once carried under memoryCheck warn."""
     upstream = replace(A4_LLAMA3_70B, fp32_grads=False, master_remainders=True)
     result = estimate(model_shape("llama3.1-70b"), upstream, B200)
-    assert result.fits and result.total == pytest.approx(154.1e9, rel=1e-3)  # of 173.0
+    # 167.2 GB of 182.7: the peak is the last layer's MLP backward (rotated Q and K stored too)
+    assert result.fits and result.total == pytest.approx(167.2e9, rel=1e-3)
     assert estimate(model_shape("llama3.1-70b"), A4_LLAMA3_70B, B200).fits is False
     # With dropout masks it would still fit; the masks were 6.3 GB of a layer-heavy first stage.
     masked = estimate(replace(model_shape("llama3.1-70b"), dropout=True), upstream, B200)
