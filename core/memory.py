@@ -362,7 +362,7 @@ class Estimate:
     def as_json(self) -> dict[str, float | bool | str | None]:
         """Decimal GB, 2 decimals: the states, activations, peak (and its phase), allowances,
         total, gpu_memory, fits."""
-        parts = ("weights", "gradients", "optimizer", "activations", "persistent", "peak", "allowance", "fragmentation_bytes", "total")
+        parts = ("weights", "gradients", "optimizer", "states", "activations", "persistent", "peak", "allowance", "fragmentation_bytes", "total")
         gb: dict[str, float | bool | str | None] = {k.removesuffix("_bytes"): round(getattr(self, k) / GB, 2) for k in parts}
         phases = {f"peak_{p.name.replace(' ', '_')}": round(p.bytes / GB, 2) for p in self.phases}
         gpu = None if self.gpu_memory is None else round(self.gpu_memory / GB, 2)

@@ -203,6 +203,7 @@ def test_as_json_reports_decimal_gb_to_two_places() -> None:
         "weights": 15.0,
         "gradients": 15.0,
         "optimizer": 1.41,
+        "states": 31.41,
         "activations": 0.0,
         "persistent": 0.0,
         "peak": 31.41,

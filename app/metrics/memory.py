@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from trainstack.core import memory
-from trainstack.core.errors import ReportError
-from trainstack.core.models import ModelShape
+from trainstack.core.errors import CatalogError, ReportError
+from trainstack.core.models import ModelShape, model_shape
 
 # trainstack:workload.framework values and the Megatron-core family, whose unfused attention keeps
 # the persistent baddbmm buffer (memory.Training.attention_buffer).
@@ -21,6 +21,7 @@ MEGATRON = frozenset({"megatron-core", "megatron-bridge", "nemo2", "nemo-megatro
 # Attention as the measurements name it (sdpa: PyTorch's flash kernel; local: Megatron-core's unfused).
 ATTENTION = {"flash": True, "sdpa": True, "te": True, "unfused": False, "local": False}
 SHAPE_KEYS = ("hidden", "ffn", "heads", "kv_heads", "vocab")
+_KINDS: dict[type, str] = {Mapping: "an object", str: "a string", int: "an integer", float: "a number", bool: "true or false"}
 
 
 def _get(entry: Mapping[str, Any], key: str, kind: type | tuple[type, ...], default: Any = None, *, where: str = "") -> Any:
@@ -33,14 +34,12 @@ def _get(entry: Mapping[str, Any], key: str, kind: type | tuple[type, ...], defa
     value = entry[key]
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
-        raise ReportError(f"{name} = {value!r}: must be {' or '.join(k.__name__ for k in kinds)}")
+        raise ReportError(f"{name} = {value!r}: must be {' or '.join(_KINDS[k] for k in kinds)}")
     return value
 
 
 def shape_of(raw: Mapping[str, Any], layers: int, seq: int) -> ModelShape:
     """A ModelShape from a memfit `shapes` object (dropout as a probability, position as a name)."""
-    if not isinstance(raw, Mapping):
-        raise ReportError(f"shape = {raw!r}: must be an object with {', '.join(SHAPE_KEYS)}")
     sizes = {k: _get(raw, k, int, where="shape.") for k in SHAPE_KEYS}
     for key, value in sizes.items():
         if value < 1:
@@ -91,11 +90,11 @@ def from_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any] | None = No
             tensor=tensor,
             pipeline=pipeline,
             data=data,
-            precision=precision,  # type: ignore[arg-type]  # Training checks it
+            precision=precision,
             zero_stage=zero,
             fp32_grads=_get(entry, "grad_reduce_in_fp32", bool, True),
             fp32_grad_copy=False,
-            recompute=_get(entry, "recompute", str, "none"),  # type: ignore[arg-type]
+            recompute=_get(entry, "recompute", str, "none"),
             flash_attention=flash,
             attention_buffer=not flash and framework in MEGATRON,
             softmax_fp32=_get(entry, "softmax_fp32", bool, False),
@@ -106,7 +105,7 @@ def from_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any] | None = No
         )
     except ValueError as exc:
         raise ReportError(str(exc)) from None
-    return shape_of(entry.get("shape"), layers, seq), training
+    return shape_of(_get(entry, "shape", Mapping), layers, seq), training
 
 
 def read_entry(path: Path) -> tuple[ModelShape, memory.Training]:
@@ -117,4 +116,33 @@ def read_entry(path: Path) -> tuple[ModelShape, memory.Training]:
         raise ReportError(f"{path}: cannot read it ({exc})") from None
     except json.JSONDecodeError as exc:
         raise ReportError(f"{path}: not JSON ({exc})") from None
+    return from_entry(entry)
+
+
+def from_options(model: str | None, sizes: Mapping[str, Any], setup: Mapping[str, Any]) -> tuple[ModelShape, memory.Training]:
+    """A shape (a known `model`, its layers replaceable, or the sizes given, as a memfit `shapes`
+    object names them) and a setup (from_entry's keys) from command-line options, None where not given."""
+    given = {k: v for k, v in sizes.items() if v is not None}
+    if model is not None:
+        try:
+            base = model_shape(model)
+        except CatalogError as exc:
+            raise ReportError(str(exc)) from None
+        layers = given.pop("layers", base.layers)
+        if given:
+            raise ReportError(f"--model {model} gives the shape: drop {', '.join('--' + k.replace('_', '-') for k in sorted(given))}")
+        raw: dict[str, Any] = {k: getattr(base, k) for k in SHAPE_KEYS}
+        raw.update(gated_mlp=base.gated_mlp, tied_embeddings=base.tied_embeddings, dropout=0.1 if base.dropout else 0.0)
+        raw.update(position="rope" if base.rotary else "learned_absolute", estimator_model=base.name)
+        seq = base.max_seq_length
+    else:
+        missing = [k for k in ("layers", *SHAPE_KEYS) if k not in given and k != "kv_heads"]
+        if missing:
+            raise ReportError(f"give --model, or the shape: missing {', '.join('--' + k.replace('_', '-') for k in missing)}")
+        layers = given.pop("layers")
+        raw = {"kv_heads": given.get("heads"), **given}
+        seq = None
+    entry = {"seq": seq, **{k: v for k, v in setup.items() if v is not None}, "layers": layers, "shape": raw}
+    if entry["seq"] is None:
+        raise ReportError("give --seq-length (a shape of your own has no context length)")
     return from_entry(entry)
