@@ -125,6 +125,16 @@ The peak, by phase (each the most the allocator holds at once, for the most load
   softmax output, the gradient's fp32 copy and the softmax's fp32 gradient peak at 12 b (a/t) s^2.
   The MLP's backward holds the gradients of the fc2 input and the fc1 output and fc1's 16-bit
   weight gradient.
+- ZeRO-3 (`zero3`): during the forward and the backward, the gathered 16-bit (or fp32) weights of
+  the layer computing and those fetched ahead, and in the backward the unsharded gradients
+  waiting for their reduce-scatter. PyTorch FSDP lets two all-gathers be in flight
+  (pytorch/pytorch e6401a2 torch/distributed/fsdp/_limiter_utils.py `_FreeEventQueue`,
+  `_max_num_inflight_all_gathers = 2`, under `limit_all_gathers`): two layers' weights, and a
+  layer's gradient (none yet at the loss's backward). Megatron-FSDP sizes both from `suggested_communication_unit_size`, at least
+  1e9 elements or twice a layer (core_v0.19.0 megatron/core/distributed/fsdp/src/megatron_fsdp/
+  megatron_fsdp.py: a prefetch of half of it beside the layer computing, a reduce-scatter queue of
+  all of it). DeepSpeed's ZeRO-3 is counted as PyTorch FSDP (its prefetch and live-parameter
+  limits are not modelled).
 - optimizer step: the activations are gone; the step's own temporaries (`OPTIMIZERS`). PyTorch's
   AdamW with foreach (its default on CUDA) takes `torch._foreach_sqrt(device_exp_avg_sqs)`, a new
   tensor for every state tensor: 4 bytes a parameter the optimizer holds (pytorch/pytorch c15fcf4
@@ -170,6 +180,7 @@ OPTIMIZERS: dict[str, tuple[float, float]] = {
     "apex-fused-adam": (0.0, 0.0),
     "deepspeed-fused-adam": (0.0, 0.0),
 }
+ZERO3: tuple[str, ...] = ("torch-fsdp", "megatron-fsdp")
 OUTSIDE_ALLOCATOR_BYTES = 2_593_980_416.0  # measured: nvidia-smi used - reserved (tests/data/memfit)
 FRAGMENTATION = {"flash": 0.033, "unfused": 0.078}  # measured: (reserved - peak) / peak, the largest
 HEADROOM = 0.05  # the underestimate the measurement test tolerates
@@ -241,6 +252,8 @@ class Training:
         softmax_fp32: unfused attention's softmax in fp32 (`attention_softmax_in_fp32`).
         fused_activation: the fused SwiGLU/GeLU that saves only its input (`bias_activation_fusion`).
         optimizer: the optimizer's implementation, a key of OPTIMIZERS.
+        zero3: with zero_stage 3, how weights are gathered: torch-fsdp (PyTorch FSDP) or
+            megatron-fsdp (Megatron-core's Megatron-FSDP).
         micro_batch, seq_length: sequences per micro-batch and tokens per sequence.
         offloaded_layers: layers of a stage whose activations wait in host memory, not the GPU's,
             until the backward pass (Megatron-core activation offloading; Megatron-Bridge
@@ -265,6 +278,7 @@ class Training:
     softmax_fp32: bool = False
     fused_activation: bool = True
     optimizer: str = "te-fused-adam"
+    zero3: str = "torch-fsdp"
     micro_batch: int = 1
     seq_length: int = 2048
     offloaded_layers: int = 0
@@ -279,6 +293,8 @@ class Training:
         _check_zero_stage(self.zero_stage)
         if self.recompute not in RECOMPUTES:
             raise ValueError(f"recompute must be one of {', '.join(RECOMPUTES)}, not {self.recompute!r}")
+        if self.zero3 not in ZERO3:
+            raise ValueError(f"zero3 must be one of {', '.join(ZERO3)}, not {self.zero3!r}")
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, not {self.optimizer!r}")
 
@@ -502,6 +518,19 @@ def _logits16_bytes(shape: ModelShape, training: Training) -> float:
     return 2 * training.seq_length / training.context * training.micro_batch * shape.vocab / training.tensor
 
 
+def gathered_bytes(shape: ModelShape, training: Training) -> tuple[float, float]:
+    """ZeRO-3's unsharded weights in flight during the forward, and with the gradients awaiting
+    their reduce-scatter during the backward (module docstring), for a unit of one layer."""
+    if training.zero_stage < 3:
+        return 0.0, 0.0
+    whole = bytes_per_param(training.precision, master_weights=training.master_weights, fp32_grads=training.fp32_grads)
+    unit = shape.layer_params / training.tensor
+    if training.zero3 == "megatron-fsdp":
+        budget = max(1e9, 2 * unit)
+        return (unit + budget / 2) * whole.weights, (unit + budget / 2) * whole.weights + budget * whole.gradients
+    return 2 * unit * whole.weights, 2 * unit * whole.weights + unit * whole.gradients
+
+
 def phases(shape: ModelShape, training: Training, states: float, params: float) -> tuple[Phase, ...]:
     """The peaks of a step (module docstring): forward, backward, optimizer step."""
     persistent = persistent_bytes(shape, training)
@@ -511,21 +540,23 @@ def phases(shape: ModelShape, training: Training, states: float, params: float) 
     t, sp = training.tensor, training.tensor if training.sequence_parallel else 1
     unfused = not training.flash_attention
     scores = sbh * _scores_per_sbh(shape, training) / t if unfused else 0.0
-    before = states + persistent + _embedding_bytes(shape, training) + max(_kept_layers(shape, training) - 1, 0) * layer_activation_bytes(shape, training)
+    before = persistent + _embedding_bytes(shape, training) + max(_kept_layers(shape, training) - 1, 0) * layer_activation_bytes(shape, training)
     u = _score_elements(shape, training)
-    found = [Phase("forward", states + persistent + stored + _logits16_bytes(shape, training), "the loss: the 16-bit logits beside their fp32 copy")]
+    forward_gathered, backward_gathered = gathered_bytes(shape, training)
+    states_fwd, states_bwd = states + forward_gathered, states + backward_gathered
+    found = [Phase("forward", states_fwd + persistent + stored + _logits16_bytes(shape, training), "the loss: the 16-bit logits beside their fp32 copy")]
     if unfused:
         # the last layer's scores (baddbmm output) beside its probabilities, and their fp32 copy
         transient = 2 * u + (4 * u if training.softmax_fp32 else 0.0)
-        found.append(Phase("forward", before + whole + transient, "the last layer's attention scores"))
-    found.append(Phase("backward", states + persistent + stored + _logits16_bytes(shape, training), "the loss: the logits' 16-bit gradient"))
+        found.append(Phase("forward", states_fwd + before + whole + transient, "the last layer's attention scores"))
+    found.append(Phase("backward", states_fwd + persistent + stored + _logits16_bytes(shape, training), "the loss: the logits' 16-bit gradient"))
     remat = {"none": "", "selective": ", its attention rematerialised", "full": ", rematerialised"}[training.recompute]
     if unfused:
         attention = (12 if training.softmax_fp32 else 8) * u
-        found.append(Phase("backward", before + whole - scores + attention + 4 * sbh / sp, f"the last layer's attention backward{remat}"))
+        found.append(Phase("backward", states_bwd + before + whole - scores + attention + 4 * sbh / sp, f"the last layer's attention backward{remat}"))
     ratio = shape.ffn / shape.hidden
     mlp = sbh * (2 + (4 if shape.gated_mlp else 2)) * ratio / t + 2 * (2 if shape.gated_mlp else 1) * shape.hidden * shape.ffn / t
-    found.append(Phase("backward", before + whole + mlp + 4 * sbh / sp, f"the last layer's MLP backward{remat}"))
+    found.append(Phase("backward", states_bwd + before + whole + mlp + 4 * sbh / sp, f"the last layer's MLP backward{remat}"))
     held = params / training.shards if training.zero_stage >= 1 else params
     per_param, per_element = OPTIMIZERS[training.optimizer]
     largest = max(shape.embedding_params, (2 if shape.gated_mlp else 1) * shape.hidden * shape.ffn) / t

@@ -21,6 +21,7 @@ from trainstack.core.memory import (
     advice,
     bytes_per_param,
     estimate,
+    gathered_bytes,
     in_flight_micro_batches,
     layer_activation_bytes,
     model_states,
@@ -461,3 +462,22 @@ def test_the_fit_adds_the_allowance_and_fragmentation_by_attention_kind() -> Non
     assert (flash.fragmentation, unfused.fragmentation) == (FRAGMENTATION["flash"], FRAGMENTATION["unfused"])
     assert flash.total == pytest.approx(flash.peak * (1 + FRAGMENTATION["flash"]) + OUTSIDE_ALLOCATOR_BYTES)
     assert flash.fits == (flash.total <= H200 * (1 - HEADROOM))
+
+
+def test_zero_3_holds_gathered_weights_and_gradients_awaiting_their_reduce_scatter() -> None:
+    """PyTorch FSDP (limit_all_gathers: two all-gathers in flight): two layers' weights in the
+    forward, and one layer's gradient more in the backward; Megatron-FSDP: a layer and a prefetch
+    of half its communication unit (at least 1e9 elements), and the whole unit of gradients queued
+    for reduce-scatter. Neither before ZeRO-3."""
+    shape = model_shape("llama3.1-70b")
+    torch = Training(data=64, zero_stage=3, master_weights=False, seq_length=8192)
+    layer = shape.layer_params
+    assert gathered_bytes(shape, torch) == pytest.approx((2 * layer * 4, 2 * layer * 4 + layer * 4))
+    megatron = replace(torch, master_weights=True, zero3="megatron-fsdp")
+    unit = max(1e9, 2 * layer)
+    assert gathered_bytes(shape, megatron) == pytest.approx(((layer + unit / 2) * 2, (layer + unit / 2) * 2 + unit * 4))
+    assert gathered_bytes(shape, replace(torch, zero_stage=1)) == (0.0, 0.0)
+    # The loss's backward comes before any layer's gradient: only the gathered weights are there.
+    result = estimate(shape, megatron, None)
+    loss = result.states + result.activations + gathered_bytes(shape, megatron)[0] + 2 * 8192 * 128256
+    assert _phase(result, "forward").bytes == pytest.approx(loss)
