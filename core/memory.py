@@ -130,11 +130,12 @@ The peak, by phase (each the most the allocator holds at once, for the most load
   waiting for their reduce-scatter. PyTorch FSDP lets two all-gathers be in flight
   (pytorch/pytorch e6401a2 torch/distributed/fsdp/_limiter_utils.py `_FreeEventQueue`,
   `_max_num_inflight_all_gathers = 2`, under `limit_all_gathers`): two layers' weights, and a
-  layer's gradient (none yet at the loss's backward). Megatron-FSDP sizes both from `suggested_communication_unit_size`, at least
-  1e9 elements or twice a layer (core_v0.19.0 megatron/core/distributed/fsdp/src/megatron_fsdp/
-  megatron_fsdp.py: a prefetch of half of it beside the layer computing, a reduce-scatter queue of
-  all of it). DeepSpeed's ZeRO-3 is counted as PyTorch FSDP (its prefetch and live-parameter
-  limits are not modelled).
+  layer's gradient (none yet at the loss's backward). Megatron-FSDP sizes both from
+  `suggested_communication_unit_size`, at least 1e9 elements or twice a layer (core_v0.19.0
+  megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py: a prefetch of half of it
+  beside the layer computing; param_and_grad_buffer.py `wait_for_previous_grad_reduce` lets a
+  reduce-scatter queue of all of it wait). DeepSpeed's ZeRO-3 is counted as PyTorch FSDP (its
+  prefetch and live-parameter limits are not modelled).
 - optimizer step: the activations are gone; the step's own temporaries (`OPTIMIZERS`). PyTorch's
   AdamW with foreach (its default on CUDA) takes `torch._foreach_sqrt(device_exp_avg_sqs)`, a new
   tensor for every state tensor: 4 bytes a parameter the optimizer holds (pytorch/pytorch c15fcf4
@@ -154,6 +155,12 @@ beyond the allocator's reserved memory (CUDA context, kernels, library workspace
 largest measured for each attention kind (flash 3.3%, unfused 7.8%). Multi-rank NCCL buffers
 were not measured (world size 1): the headroom (5%, the estimate's tolerated underestimate) is
 what covers them.
+
+Not modelled (departures): Megatron's fused scaled-masked softmax kernel (apex / Megatron's C++
+extension, absent from the measurements; unfused attention is counted as the PyTorch softmax
+path), `gradient_accumulation_fusion` (which writes weight gradients into the fp32 main
+gradients without the 16-bit copy counted in the MLP backward), pipeline stages after the
+first, and CPU-offloaded optimizer state.
 """
 
 from __future__ import annotations
