@@ -114,8 +114,7 @@ def _validated(stack: str, ctx: Any, outputs: dict[str, Any]) -> dict[str, Any]:
     if ctx.workload is not None:
         result = fit.estimate(ctx.workload, machine)
         report["gpuMemory"] = fit.summary(result)
-        if not result.fits:
-            report["warnings"].append(fit.misfit(result, ctx.workload, machine))
+        report["warnings"] += fit.warnings(result, ctx.workload, machine)
     return report
 
 

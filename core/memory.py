@@ -91,13 +91,76 @@ sequence parallelism) and the fp32 logits for the loss 4 s b v / t. Megatron-LM'
 1F1B pipeline with fewer micro-batches per step than p holds fewer: this estimate stays the upper
 bound.
 
-Allowance (`ALLOWANCE_BYTES`, 3 GB a GPU; an assumption, not a measurement): the CUDA context and
-loaded kernels (~0.6 GB on H100 with CUDA 12 lazy loading), NCCL's buffers for the several
-communicators a 3-D parallel job opens (NCCL_BUFFSIZE 4 MiB per channel and peer, up to 32
-channels; ~2 GB), and cuBLAS / Transformer Engine workspaces (~0.4 GB; TE alone takes 32 MiB
-per cuBLAS workspace on Hopper). None of it is in
-PyTorch's allocator statistics. Allocator fragmentation and transient buffers (ZeRO-3
-all-gathers, gradient buckets) are what `headroom` (default 10% of the GPU) is for.
+The implementation's own tensors (Megatron-core core_v0.19.0, 5be9626, and what it saves through
+PyTorch's autograd); these generalize Table 2, which they reduce to for GPT-3 shapes:
+- Rotary position embeddings (`ModelShape.rotary`): megatron/core/models/common/embeddings/
+  rope_utils.py `_apply_rotary_pos_emb_bshd` returns new Q and K tensors, which attention saves,
+  while the fused QKV output stays alive through V (a view of it): + 2 (1 + kv/a) s b h / t with
+  flash attention. Unfused attention under grouped-query attention saves the rotated Q and the
+  K and V expanded to every head (`repeat_interleave` in dot_product_attention.py): 2 + 4 in
+  place of the QKV output.
+- Unfused attention (dot_product_attention.py, fusions/fused_softmax.py `forward_torch_softmax`):
+  the softmax output, 2 a s / h (bf16); with `attention_softmax_in_fp32` the fp32 softmax output
+  (4) and the 16-bit copy the value product reads (2); with dropout its mask (1) and output (2),
+  which the value product reads instead. Megatron-core's `DotProductAttention` also keeps a
+  persistent global buffer for its `baddbmm` input, 2 b (a/t) s^2 bytes (`persistent`).
+- The unfused SwiGLU (mlp.py `glu`, `bias_activation_fusion` off) saves the SiLU output and
+  `x_linear + glu_linear_offset`, two ffn-wide tensors more than the fused one (4 ffn / h).
+
+The peak, by phase (each the most the allocator holds at once, for the most loaded GPU):
+- forward: the stored activations, and at the loss the 16-bit logits beside their fp32 copy
+  (tensor_parallel/cross_entropy.py `calculate_logits_max` casts with `.float()`): 2 s b v / t.
+  With unfused attention, the last layer's forward holds its scores (the `baddbmm` output, alive
+  until `DotProductAttention.forward` returns), their fp32 copy with fp32 softmax, and its
+  probabilities even where selective recomputation will not keep them.
+- backward: at the loss, the cross-entropy's fp32 gradient is computed in place in the saved
+  softmax, and autograd casts it to the logits' 16-bit dtype beside it (2 s b v / t, the same
+  figure as the forward's). At the last layer, the logits are gone and its activations are held
+  whole: stored, or rematerialised under recomputation (full: the layer; selective: its
+  attention). Its unfused attention backward holds 8 b (a/t) s^2 bytes: the in-place mask on
+  the scores' view (`attention_mask_func`, `masked_fill_`) puts a CopySlices node in the graph,
+  whose backward holds the incoming gradient, a base-sized copy, a clone of the slice and the
+  masked gradient at once (pytorch/pytorch 1679682 torch/csrc/autograd/functions/tensor.cpp
+  `CopySlices::apply`); with fp32 softmax the mask is on a fresh fp32 copy instead, and the fp32
+  softmax output, the gradient's fp32 copy and the softmax's fp32 gradient peak at 12 b (a/t) s^2.
+  The MLP's backward holds the gradients of the fc2 input and the fc1 output and fc1's 16-bit
+  weight gradient.
+- ZeRO-3 (`zero3`): during the forward and the backward, the gathered 16-bit (or fp32) weights of
+  the layer computing and those fetched ahead, and in the backward the unsharded gradients
+  waiting for their reduce-scatter. PyTorch FSDP lets two all-gathers be in flight
+  (pytorch/pytorch e6401a2 torch/distributed/fsdp/_limiter_utils.py `_FreeEventQueue`,
+  `_max_num_inflight_all_gathers = 2`, under `limit_all_gathers`): two layers' weights, and a
+  layer's gradient (none yet at the loss's backward). Megatron-FSDP sizes both from
+  `suggested_communication_unit_size`, at least 1e9 elements or twice a layer (core_v0.19.0
+  megatron/core/distributed/fsdp/src/megatron_fsdp/megatron_fsdp.py: a prefetch of half of it
+  beside the layer computing; param_and_grad_buffer.py `wait_for_previous_grad_reduce` lets a
+  reduce-scatter queue of all of it wait). DeepSpeed's ZeRO-3 is counted as PyTorch FSDP (its
+  prefetch and live-parameter limits are not modelled).
+- optimizer step: the activations are gone; the step's own temporaries (`OPTIMIZERS`). PyTorch's
+  AdamW with foreach (its default on CUDA) takes `torch._foreach_sqrt(device_exp_avg_sqs)`, a new
+  tensor for every state tensor: 4 bytes a parameter the optimizer holds (pytorch/pytorch c15fcf4
+  torch/optim/adamw.py `_multi_tensor_adamw`, chosen by `_default_to_fused_or_foreach`); its
+  for-loop form takes `exp_avg_sq.sqrt() / bias_correction2_sqrt`, two temporaries of one tensor
+  (`_single_tensor_adamw`). Fused multi-tensor Adams update in place: torch's `fused=True`
+  (`_fused_adamw`), Transformer Engine's FusedAdam (NVIDIA/TransformerEngine d0067d0
+  transformer_engine/pytorch/optimizers/fused_adam.py, `multi_tensor_applier`), apex's, which
+  Megatron-core uses when TE is absent (megatron/core/optimizer/__init__.py; torch's AdamW only
+  without either), and DeepSpeed's (deepspeedai/DeepSpeed edaa722 deepspeed/ops/adam/
+  fused_adam.py; deepspeed/runtime/engine.py builds it for "Adam"/"AdamW" unless torch_adam).
+
+Allowances, measured (NVIDIA H200, PyTorch 2.11, megatron-core 0.19.2, world size 1; the data is
+in tests/data/memfit, its method in its README): `OUTSIDE_ALLOCATOR_BYTES`, what nvidia-smi counts
+beyond the allocator's reserved memory (CUDA context, kernels, library workspaces), the same
+2.59 GB on every run; `FRAGMENTATION`, reserved less peak allocated as a fraction of the peak, the
+largest measured for each attention kind (flash 3.3%, unfused 7.8%). Multi-rank NCCL buffers
+were not measured (world size 1): the headroom (5%, the estimate's tolerated underestimate) is
+what covers them.
+
+Not modelled (departures): Megatron's fused scaled-masked softmax kernel (apex / Megatron's C++
+extension, absent from the measurements; unfused attention is counted as the PyTorch softmax
+path), `gradient_accumulation_fusion` (which writes weight gradients into the fp32 main
+gradients without the 16-bit copy counted in the MLP backward), pipeline stages after the
+first, and CPU-offloaded optimizer state.
 """
 
 from __future__ import annotations
@@ -114,7 +177,21 @@ Recompute = Literal["none", "selective", "full"]
 
 PRECISIONS: tuple[str, ...] = ("bf16", "fp16", "fp8", "fp32")
 RECOMPUTES: tuple[str, ...] = ("none", "selective", "full")
-ALLOWANCE_BYTES = 3e9
+# Optimizer implementations: bytes a parameter the step allocates beyond the states, as
+# (per parameter the optimizer holds, per element of its largest tensor) (module docstring).
+OPTIMIZERS: dict[str, tuple[float, float]] = {
+    "torch-adamw-foreach": (4.0, 0.0),
+    "torch-adamw-for-loop": (0.0, 8.0),
+    "torch-adamw-fused": (0.0, 0.0),
+    "te-fused-adam": (0.0, 0.0),
+    "apex-fused-adam": (0.0, 0.0),
+    "deepspeed-fused-adam": (0.0, 0.0),
+}
+ZERO3: tuple[str, ...] = ("torch-fsdp", "megatron-fsdp")
+OUTSIDE_ALLOCATOR_BYTES = 2_593_980_416.0  # measured: nvidia-smi used - reserved (tests/data/memfit)
+FRAGMENTATION = {"flash": 0.033, "unfused": 0.078}  # measured: (reserved - peak) / peak, the largest
+HEADROOM = 0.05  # the underestimate the measurement test tolerates
+ALLOWANCE_BYTES = OUTSIDE_ALLOCATOR_BYTES
 FP8_WEIGHT_COPY_BYTES = 2  # FP8 cast + FP8 transpose of each transformer-layer weight
 GB = 1e9
 
@@ -178,6 +255,12 @@ class Training:
             a bf16 weight (Megatron's precision-aware optimizer, store_param_remainders).
         recompute: activation recomputation: none, selective (attention scores), full (layers).
         flash_attention: a fused attention kernel that never stores the s x s scores.
+        attention_buffer: unfused attention keeps Megatron-core's persistent `baddbmm` buffer.
+        softmax_fp32: unfused attention's softmax in fp32 (`attention_softmax_in_fp32`).
+        fused_activation: the fused SwiGLU/GeLU that saves only its input (`bias_activation_fusion`).
+        optimizer: the optimizer's implementation, a key of OPTIMIZERS.
+        zero3: with zero_stage 3, how weights are gathered: torch-fsdp (PyTorch FSDP) or
+            megatron-fsdp (Megatron-core's Megatron-FSDP).
         micro_batch, seq_length: sequences per micro-batch and tokens per sequence.
         offloaded_layers: layers of a stage whose activations wait in host memory, not the GPU's,
             until the backward pass (Megatron-core activation offloading; Megatron-Bridge
@@ -198,6 +281,11 @@ class Training:
     master_remainders: bool = False
     recompute: Recompute = "none"
     flash_attention: bool = True
+    attention_buffer: bool = False
+    softmax_fp32: bool = False
+    fused_activation: bool = True
+    optimizer: str = "te-fused-adam"
+    zero3: str = "torch-fsdp"
     micro_batch: int = 1
     seq_length: int = 2048
     offloaded_layers: int = 0
@@ -212,6 +300,10 @@ class Training:
         _check_zero_stage(self.zero_stage)
         if self.recompute not in RECOMPUTES:
             raise ValueError(f"recompute must be one of {', '.join(RECOMPUTES)}, not {self.recompute!r}")
+        if self.zero3 not in ZERO3:
+            raise ValueError(f"zero3 must be one of {', '.join(ZERO3)}, not {self.zero3!r}")
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, not {self.optimizer!r}")
 
     @property
     def gpus(self) -> int:
@@ -224,12 +316,23 @@ class Training:
 
 
 @dataclass(frozen=True)
+class Phase:
+    """The most the allocator holds during one phase of a step, and what besides the states."""
+
+    name: str
+    bytes: float
+    what: str
+
+
+@dataclass(frozen=True)
 class Estimate:
     """Bytes per GPU (most loaded GPU) and whether they fit.
 
     `params` is the weights the GPU holds before ZeRO sharding; `shape` is the model estimated
-    (None for `model_states`). `headroom_bytes` is what is left under gpu_memory * (1 - headroom),
-    negative when over; it and `fits` are None without a GPU size.
+    (None for `model_states`). `phases` are the step's peaks (forward, backward, optimizer step);
+    `peak` is the largest, and `total` adds the allowance outside the allocator and
+    `fragmentation` (a fraction of the peak). `headroom_bytes` is what is left under
+    gpu_memory * (1 - headroom), negative when over; it and `fits` are None without a GPU size.
     """
 
     weights: float
@@ -238,28 +341,55 @@ class Estimate:
     activations: float
     allowance: float
     gpu_memory: float | None
-    headroom: float = 0.1
+    headroom: float = HEADROOM
     params: float = 0.0
     shape: ModelShape | None = field(default=None, repr=False, compare=False)
+    persistent: float = 0.0
+    phases: tuple[Phase, ...] = ()
+    fragmentation: float = 0.0
+
+    @property
+    def states(self) -> float:
+        return self.weights + self.gradients + self.optimizer
+
+    @property
+    def peak_phase(self) -> Phase:
+        """The phase with the most allocated (the stored total where no phase is estimated)."""
+        stored = Phase("stored", self.states + self.persistent + self.activations, "states and activations")
+        return max(self.phases, key=lambda p: p.bytes) if self.phases else stored
+
+    @property
+    def peak(self) -> float:
+        return self.peak_phase.bytes
+
+    @property
+    def fragmentation_bytes(self) -> float:
+        return self.fragmentation * self.peak
 
     @property
     def total(self) -> float:
-        return self.weights + self.gradients + self.optimizer + self.activations + self.allowance
+        return self.peak + self.allowance + self.fragmentation_bytes
+
+    @property
+    def limit(self) -> float | None:
+        return None if self.gpu_memory is None else self.gpu_memory * (1 - self.headroom)
 
     @property
     def headroom_bytes(self) -> float | None:
-        return None if self.gpu_memory is None else self.gpu_memory * (1 - self.headroom) - self.total
+        return None if self.limit is None else self.limit - self.total
 
     @property
     def fits(self) -> bool | None:
-        return None if self.gpu_memory is None else self.total <= self.gpu_memory * (1 - self.headroom)
+        return None if self.limit is None else self.total <= self.limit
 
-    def as_json(self) -> dict[str, float | bool | None]:
-        """Decimal GB, 2 decimals: weights, gradients, optimizer, activations, allowance, total, gpu_memory, fits."""
-        parts = ("weights", "gradients", "optimizer", "activations", "allowance", "total")
-        gb: dict[str, float | bool | None] = {k: round(getattr(self, k) / GB, 2) for k in parts}
+    def as_json(self) -> dict[str, float | bool | str | None]:
+        """Decimal GB, 2 decimals: the states, activations, peak (and its phase), allowances,
+        total, gpu_memory, fits."""
+        parts = ("weights", "gradients", "optimizer", "states", "activations", "persistent", "peak", "allowance", "fragmentation_bytes", "total")
+        gb: dict[str, float | bool | str | None] = {k.removesuffix("_bytes"): round(getattr(self, k) / GB, 2) for k in parts}
+        phases = {f"peak_{p.name.replace(' ', '_')}": round(p.bytes / GB, 2) for p in self.phases}
         gpu = None if self.gpu_memory is None else round(self.gpu_memory / GB, 2)
-        return {**gb, "gpu_memory": gpu, "fits": self.fits}
+        return {**gb, **phases, "phase": self.peak_phase.name, "gpu_memory": gpu, "fits": self.fits}
 
 
 def model_states(
@@ -273,7 +403,7 @@ def model_states(
     fp32_grads: bool | None = None,
     fp32_grad_copy: bool = False,
     master_remainders: bool = False,
-    headroom: float = 0.1,
+    headroom: float = HEADROOM,
 ) -> Estimate:
     """Weights, gradients and Adam state of `params` weights on one of `data_parallel` ranks (no activations, no allowance)."""
     if data_parallel < 1:
@@ -302,17 +432,44 @@ def stage_params(shape: ModelShape, training: Training) -> tuple[float, float]:
     return layers, copies * shape.embedding_params / training.tensor
 
 
+def _scores_per_sbh(shape: ModelShape, training: Training) -> float:
+    """Unfused attention's stored scores per s b h (before tensor parallelism): the softmax output
+    (2, or 4 in fp32), the 16-bit tensor the value product reads where it is not the softmax
+    output (2: the fp32 softmax's cast or the dropout output), the dropout mask (1); x a s / h."""
+    s = training.seq_length / training.context
+    bytes_ = (4 if training.softmax_fp32 else 2) + (2 if training.softmax_fp32 or shape.dropout else 0) + (1 if shape.dropout else 0)
+    return bytes_ * shape.heads * s / shape.hidden
+
+
+def _attention_per_sbh(shape: ModelShape, training: Training) -> float:
+    """Q, K, V and the attention output a layer saves, per s b h (before tensor parallelism):
+    flash attention saves Q, K and V (the QKV output, and rotated Q and K with rotary
+    embeddings) and its output; unfused attention under GQA the rotated Q and the expanded K, V."""
+    kv = shape.kv_heads / shape.heads
+    qkv = 2 * (1 + 2 * kv)
+    rotated = 2 * (1 + kv) if shape.rotary else 0.0
+    if training.flash_attention or training.recompute != "none" or kv == 1:
+        return qkv + rotated + 2  # selective recomputation saves the same, as its checkpoint's inputs
+    return (2 if shape.rotary else qkv) + 4 + 2
+
+
+def _mlp_per_sbh(shape: ModelShape, training: Training) -> float:
+    """fc1 output and fc2 input (Table 2's 16 at ffn = 4h), and the unfused SwiGLU's two more."""
+    ratio = shape.ffn / shape.hidden
+    unfused = 4 * ratio if shape.gated_mlp and not training.fused_activation else 0.0
+    return (6 if shape.gated_mlp else 4) * ratio + unfused
+
+
 def layer_activation_bytes(shape: ModelShape, training: Training) -> float:
     """One transformer layer's stored activations for one micro-batch (Korthikanti Table 2, module docstring)."""
     s = training.seq_length / training.context
-    b, h, a, t = training.micro_batch, shape.hidden, shape.heads, training.tensor
-    sbh = s * b * h
+    b, t = training.micro_batch, training.tensor
+    sbh = s * b * shape.hidden
     if training.recompute == "full":
         return 2 * sbh
-    mlp = (6 if shape.gated_mlp else 4) * shape.ffn / h
-    sharded = 4 + 4 * shape.kv_heads / shape.heads + mlp  # 24 for GPT-3 shapes
+    sharded = _attention_per_sbh(shape, training) + _mlp_per_sbh(shape, training)
     replicated = 10 if shape.dropout else 8  # less the two hidden dropout masks
-    scores = 0.0 if training.recompute == "selective" or training.flash_attention else (5 if shape.dropout else 2) * a * s / h
+    scores = 0.0 if training.recompute == "selective" or training.flash_attention else _scores_per_sbh(shape, training)
     if training.sequence_parallel:
         return sbh * (replicated + sharded + scores) / t
     return sbh * (replicated + (sharded + scores) / t)
@@ -326,25 +483,105 @@ def in_flight_micro_batches(training: Training) -> float:
     return p * (1 + (p - 1) / (p * v)) if v else float(p)
 
 
+def _kept_layers(shape: ModelShape, training: Training) -> float:
+    return max(math.ceil(shape.layers / training.pipeline) - training.offloaded_layers, 0) * in_flight_micro_batches(training)
+
+
+def _output_bytes(shape: ModelShape, training: Training) -> float:
+    """Final norm input and output, and the fp32 logits the loss saves (p = 1 only)."""
+    s = training.seq_length / training.context
+    sp = training.tensor if training.sequence_parallel else 1
+    return 4 * s * training.micro_batch * shape.hidden / sp + 4 * s * training.micro_batch * shape.vocab / training.tensor if training.pipeline == 1 else 0.0
+
+
+def _embedding_bytes(shape: ModelShape, training: Training) -> float:
+    sp = training.tensor if training.sequence_parallel else 1
+    sbh = training.seq_length / training.context * training.micro_batch * shape.hidden
+    return sbh * in_flight_micro_batches(training) / sp if shape.dropout else 0.0
+
+
 def activation_bytes(shape: ModelShape, training: Training) -> float:
     """The first stage's activations: its layers x in-flight micro-batches, plus Korthikanti 4.3's extras."""
+    layers = _kept_layers(shape, training) * layer_activation_bytes(shape, training)
+    return layers + _embedding_bytes(shape, training) + _output_bytes(shape, training)
+
+
+def persistent_bytes(shape: ModelShape, training: Training) -> float:
+    """Megatron-core's global `baddbmm` buffer of unfused attention: b (a/t) s^2 in the 16-bit dtype."""
+    if training.flash_attention or not training.attention_buffer:
+        return 0.0
+    return _score_elements(shape, training) * (4 if training.precision == "fp32" else 2)
+
+
+def _score_elements(shape: ModelShape, training: Training) -> float:
     s = training.seq_length / training.context
-    sbh = s * training.micro_batch * shape.hidden
-    t = training.tensor
-    sp = t if training.sequence_parallel else 1
-    in_flight = in_flight_micro_batches(training)
-    kept = max(math.ceil(shape.layers / training.pipeline) - training.offloaded_layers, 0)
-    layers = kept * in_flight * layer_activation_bytes(shape, training)
-    embedding_dropout = sbh * in_flight / sp if shape.dropout else 0.0
-    output = 4 * sbh / sp + 4 * s * training.micro_batch * shape.vocab / t if training.pipeline == 1 else 0.0
-    return layers + embedding_dropout + output
+    return training.micro_batch * shape.heads / training.tensor * s * s
+
+
+def _logits16_bytes(shape: ModelShape, training: Training) -> float:
+    """The 16-bit logits beside their fp32 copy (forward), or their gradient (backward): 2 s b v / t."""
+    if training.pipeline != 1:
+        return 0.0
+    return 2 * training.seq_length / training.context * training.micro_batch * shape.vocab / training.tensor
+
+
+def gathered_bytes(shape: ModelShape, training: Training) -> tuple[float, float]:
+    """ZeRO-3's unsharded weights in flight during the forward, and with the gradients awaiting
+    their reduce-scatter during the backward (module docstring), for a unit of one layer."""
+    if training.zero_stage < 3:
+        return 0.0, 0.0
+    whole = bytes_per_param(training.precision, master_weights=training.master_weights, fp32_grads=training.fp32_grads)
+    unit = shape.layer_params / training.tensor
+    if training.zero3 == "megatron-fsdp":
+        budget = max(1e9, 2 * unit)
+        return (unit + budget / 2) * whole.weights, (unit + budget / 2) * whole.weights + budget * whole.gradients
+    return 2 * unit * whole.weights, 2 * unit * whole.weights + unit * whole.gradients
+
+
+def phases(shape: ModelShape, training: Training, states: float, params: float) -> tuple[Phase, ...]:
+    """The peaks of a step (module docstring): forward, backward, optimizer step."""
+    persistent = persistent_bytes(shape, training)
+    stored = activation_bytes(shape, training)
+    whole = layer_activation_bytes(shape, replace(training, recompute="none"))  # the last layer, held whole
+    sbh = training.seq_length / training.context * training.micro_batch * shape.hidden
+    t, sp = training.tensor, training.tensor if training.sequence_parallel else 1
+    unfused = not training.flash_attention
+    scores = sbh * _scores_per_sbh(shape, training) / t if unfused else 0.0
+    before = persistent + _embedding_bytes(shape, training) + max(_kept_layers(shape, training) - 1, 0) * layer_activation_bytes(shape, training)
+    u = _score_elements(shape, training)
+    forward_gathered, backward_gathered = gathered_bytes(shape, training)
+    states_fwd, states_bwd = states + forward_gathered, states + backward_gathered
+    found = [Phase("forward", states_fwd + persistent + stored + _logits16_bytes(shape, training), "the loss: the 16-bit logits beside their fp32 copy")]
+    if unfused:
+        # the last layer's scores (baddbmm output) beside its probabilities, and their fp32 copy
+        transient = 2 * u + (4 * u if training.softmax_fp32 else 0.0)
+        found.append(Phase("forward", states_fwd + before + whole + transient, "the last layer's attention scores"))
+    found.append(Phase("backward", states_fwd + persistent + stored + _logits16_bytes(shape, training), "the loss: the logits' 16-bit gradient"))
+    remat = {"none": "", "selective": ", its attention rematerialised", "full": ", rematerialised"}[training.recompute]
+    if unfused:
+        attention = (12 if training.softmax_fp32 else 8) * u
+        found.append(Phase("backward", states_bwd + before + whole - scores + attention + 4 * sbh / sp, f"the last layer's attention backward{remat}"))
+    ratio = shape.ffn / shape.hidden
+    mlp = sbh * (2 + (4 if shape.gated_mlp else 2)) * ratio / t + 2 * (2 if shape.gated_mlp else 1) * shape.hidden * shape.ffn / t
+    found.append(Phase("backward", states_bwd + before + whole + mlp + 4 * sbh / sp, f"the last layer's MLP backward{remat}"))
+    held = params / training.shards if training.zero_stage >= 1 else params
+    per_param, per_element = OPTIMIZERS[training.optimizer]
+    largest = max(shape.embedding_params, (2 if shape.gated_mlp else 1) * shape.hidden * shape.ffn) / t
+    if training.zero_stage >= 1:
+        largest /= training.shards
+    found.append(Phase("optimizer step", states + persistent + per_param * held + per_element * largest, f"{training.optimizer}'s temporaries"))
+    best: dict[str, Phase] = {}
+    for phase in found:
+        if phase.name not in best or phase.bytes > best[phase.name].bytes:
+            best[phase.name] = phase
+    return tuple(best.values())
 
 
 def estimate(
     shape: ModelShape,
     training: Training,
     gpu_memory_bytes: float | None,
-    headroom: float = 0.1,
+    headroom: float = HEADROOM,
     allowance_bytes: float = ALLOWANCE_BYTES,
 ) -> Estimate:
     """Per-GPU memory of training `shape` as `training` says, on GPUs of `gpu_memory_bytes`."""
@@ -362,16 +599,20 @@ def estimate(
         shards=training.shards,
     )
     fp8 = FP8_WEIGHT_COPY_BYTES * layer_params if training.precision == "fp8" else 0.0
+    weights, gradients, optimizer = per.weights * params + fp8, per.gradients * params, per.optimizer * params
     return Estimate(
-        weights=per.weights * params + fp8,
-        gradients=per.gradients * params,
-        optimizer=per.optimizer * params,
+        weights=weights,
+        gradients=gradients,
+        optimizer=optimizer,
         activations=activation_bytes(shape, training),
         allowance=allowance_bytes,
         gpu_memory=gpu_memory_bytes,
         headroom=headroom,
         params=params,
         shape=shape,
+        persistent=persistent_bytes(shape, training),
+        phases=phases(shape, training, weights + gradients + optimizer, params),
+        fragmentation=FRAGMENTATION["flash" if training.flash_attention else "unfused"],
     )
 
 

@@ -31,6 +31,7 @@ class ModelShape:
         init_method_std: NeMo's `init_method_std` for this model, where a launcher sets it.
         dropout: the model trains with hidden and attention dropout (p > 0), so its layers store
             dropout masks; False where its configs set both to 0.
+        rotary: rotary position embeddings (RoPE), applied to Q and K in every layer.
         aliases: other spellings of the name (compared ignoring case and punctuation).
     """
 
@@ -47,6 +48,7 @@ class ModelShape:
     parallel_residual: bool = False
     init_method_std: float | None = None
     dropout: bool = True
+    rotary: bool = False
     aliases: tuple[str, ...] = ()
 
     @property
@@ -93,7 +95,10 @@ class ModelShape:
 # - pythia-6.9b: Lightning-AI/litgpt at 6178c7cc, lit_gpt/config.py: `dict(org="EleutherAI",
 #   name="pythia-6.9b", block_size=2048, n_layer=32, padding_multiple=256)` over the Config
 #   defaults n_embd 4096, n_head 32, intermediate_size 4 * n_embd, vocab_size 50254 (padded to
-#   50432), parallel_residual True; lit_gpt/model.py has a separate lm_head (untied).
+#   50432), parallel_residual True; lit_gpt/model.py has a separate lm_head (untied) and rotary
+#   embeddings (rotary_percentage 0.25 of each head; the rotated Q and K are whole new tensors).
+# - Rotary embeddings: Llama 3.1 (rope_theta in config.json; NeMo Llama31Config position_embedding_type
+#   "rope"); GPT-3 and GPT-2 learn absolute positions.
 # - gpt2-small: stanford-crfm/mistral at bf9eff0, src/util/registry.py maps "gpt2-small" and
 #   "mistral-small" to Hugging Face "gpt2" (12 layers, n_embd 768, 12 heads, vocab 50257, n_ctx 1024,
 #   tied); conf/models/mistral-small.yaml sets seq_len 1024.
@@ -106,13 +111,41 @@ MODELS: dict[str, ModelShape] = {
         ModelShape("gpt3-5b", 24, 4096, 16384, 32, 32, 51200, gated_mlp=False, tied_embeddings=True, max_seq_length=2048, init_method_std=0.01),
         ModelShape("gpt3-175b", 96, 12288, 49152, 96, 96, 51200, gated_mlp=False, tied_embeddings=True, max_seq_length=2048, init_method_std=0.006),
         ModelShape(
-            "llama3.1-70b", 80, 8192, 28672, 64, 8, 128256, gated_mlp=True, tied_embeddings=False, max_seq_length=131072, dropout=False, aliases=("llama3-70b",)
+            "llama3.1-70b",
+            80,
+            8192,
+            28672,
+            64,
+            8,
+            128256,
+            gated_mlp=True,
+            tied_embeddings=False,
+            max_seq_length=131072,
+            dropout=False,
+            rotary=True,
+            aliases=("llama3-70b",),
         ),
         ModelShape(
-            "llama3.1-8b", 32, 4096, 14336, 32, 8, 128256, gated_mlp=True, tied_embeddings=False, max_seq_length=131072, dropout=False, aliases=("llama3-8b",)
+            "llama3.1-8b",
+            32,
+            4096,
+            14336,
+            32,
+            8,
+            128256,
+            gated_mlp=True,
+            tied_embeddings=False,
+            max_seq_length=131072,
+            dropout=False,
+            rotary=True,
+            aliases=("llama3-8b",),
         ),
-        ModelShape("llama3.1-405b", 126, 16384, 53248, 128, 8, 128256, gated_mlp=True, tied_embeddings=False, max_seq_length=131072, dropout=False),
-        ModelShape("pythia-6.9b", 32, 4096, 16384, 32, 32, 50432, gated_mlp=False, tied_embeddings=False, max_seq_length=2048, parallel_residual=True),
+        ModelShape(
+            "llama3.1-405b", 126, 16384, 53248, 128, 8, 128256, gated_mlp=True, tied_embeddings=False, max_seq_length=131072, dropout=False, rotary=True
+        ),
+        ModelShape(
+            "pythia-6.9b", 32, 4096, 16384, 32, 32, 50432, gated_mlp=False, tied_embeddings=False, max_seq_length=2048, parallel_residual=True, rotary=True
+        ),
         ModelShape("gpt2-small", 12, 768, 3072, 12, 12, 50257, gated_mlp=False, tied_embeddings=True, max_seq_length=1024, aliases=("mistral-small",)),
         ModelShape("gpt2-micro", 2, 768, 3072, 2, 2, 50257, gated_mlp=False, tied_embeddings=True, max_seq_length=256, aliases=("mistral-micro",)),
     )

@@ -11,11 +11,17 @@ import pytest
 
 from trainstack.core.errors import CatalogError
 from trainstack.core.memory import (
+    FRAGMENTATION,
+    HEADROOM,
+    OUTSIDE_ALLOCATOR_BYTES,
+    Estimate,
+    Phase,
     Training,
     activation_bytes,
     advice,
     bytes_per_param,
     estimate,
+    gathered_bytes,
     in_flight_micro_batches,
     layer_activation_bytes,
     model_states,
@@ -203,13 +209,18 @@ def test_as_json_reports_decimal_gb_to_two_places() -> None:
         "weights": 15.0,
         "gradients": 15.0,
         "optimizer": 1.41,
+        "states": 31.41,
         "activations": 0.0,
+        "persistent": 0.0,
+        "peak": 31.41,
         "allowance": 0.0,
+        "fragmentation": 0.0,
         "total": 31.41,
+        "phase": "stored",
         "gpu_memory": 80.0,
         "fits": True,
     }
-    assert result.headroom_bytes == pytest.approx(72e9 - 31.40625e9)
+    assert result.headroom_bytes == pytest.approx(76e9 - 31.40625e9)  # under the 5% headroom
 
 
 @pytest.mark.parametrize("bad", [{"zero_stage": 4}, {"precision": "int8"}, {"recompute": "some"}, {"tensor": 0}])
@@ -247,9 +258,11 @@ def test_gpt3_175b_needs_the_distributed_optimizer_on_h100() -> None:
     assert replicated.weights + replicated.gradients + replicated.optimizer > H100  # 100.4 GB
     assert replicated.fits is False
     assert any(key == "zeroStage" and "distributed optimizer" in text for key, text in advice(replicated, replace(GPT3_175B, zero_stage=0)))
-    # 74.2 GB: fits under 95% of 80e9 bytes (the real 85.5e9 would leave 10%).
-    assert estimate(shape, GPT3_175B, H100, headroom=0.05).fits
-    # Plain 1F1B holds 8, not 11.5, micro-batches: 65.2 GB, within the default 10% headroom.
+    # 76.6 GB with the backward's transients and the measured allowances: over 95% of 80e9 bytes,
+    # within 95% of the real H100's 81559 MiB (85.5e9).
+    assert estimate(shape, GPT3_175B, H100).fits is False
+    assert estimate(shape, GPT3_175B, 81559 * 2**20).fits
+    # Plain 1F1B holds 8, not 11.5, micro-batches: 67.3 GB.
     assert estimate(shape, replace(GPT3_175B, virtual_pipeline=None), H100).fits
 
 
@@ -351,7 +364,8 @@ def test_a4_llama3_70b_as_upstream_runs_it_fits_b200() -> None:
     fit: 6 + 12/d, the 174.5 GB the shipped stack once carried under memoryCheck warn."""
     upstream = replace(A4_LLAMA3_70B, fp32_grads=False, master_remainders=True)
     result = estimate(model_shape("llama3.1-70b"), upstream, B200)
-    assert result.fits and result.total == pytest.approx(154.1e9, rel=1e-3)  # of 173.0
+    # 167.2 GB of 182.7: the peak is the last layer's MLP backward (rotated Q and K stored too)
+    assert result.fits and result.total == pytest.approx(167.2e9, rel=1e-3)
     assert estimate(model_shape("llama3.1-70b"), A4_LLAMA3_70B, B200).fits is False
     # With dropout masks it would still fit; the masks were 6.3 GB of a layer-heavy first stage.
     masked = estimate(replace(model_shape("llama3.1-70b"), dropout=True), upstream, B200)
@@ -365,3 +379,105 @@ def test_the_nvidia_benchmark_split_of_llama3_70b_fits_h100() -> None:
     run = replace(A4_LLAMA3_70B, tensor=4, data=2, micro_batch=1)
     assert run.gpus == 64
     assert estimate(model_shape("llama3.1-70b"), run, H100).fits
+
+
+# ---------------------------------------------------------------------------------------------
+# The peak by phase: each term as the code it is derived from holds it (core/memory.py docstring).
+
+
+def _phase(result: Estimate, name: str) -> Phase:
+    return next(p for p in result.phases if p.name == name)
+
+
+LLAMA_8B_UNFUSED = Training(seq_length=4096, flash_attention=False, attention_buffer=True, recompute="selective", optimizer="torch-adamw-foreach")
+
+
+def test_tensor_parallelism_shards_megatrons_attention_buffer_and_the_s_squared_backward() -> None:
+    """The buffer is [b * heads/t, s, s] (dot_product_attention.py `get_tensor`), 2 bytes in bf16."""
+    shape = model_shape("llama3.1-8b")
+    one, two = estimate(shape, LLAMA_8B_UNFUSED, None), estimate(shape, replace(LLAMA_8B_UNFUSED, tensor=2), None)
+    assert one.persistent == 2 * 32 * 4096**2 and two.persistent == one.persistent / 2
+    assert estimate(shape, replace(LLAMA_8B_UNFUSED, flash_attention=True), None).persistent == 0
+
+
+def test_fp32_softmax_backward_holds_12_b_a_s_squared_bytes_where_bf16_holds_8() -> None:
+    """Under selective recomputation the scores are not stored, so the backward's difference is
+    the attention backward alone: 12 - 8 = 4 bytes per score."""
+    shape = model_shape("llama3.1-8b")
+    bf16 = _phase(estimate(shape, LLAMA_8B_UNFUSED, None), "backward")
+    fp32 = _phase(estimate(shape, replace(LLAMA_8B_UNFUSED, softmax_fp32=True), None), "backward")
+    assert "attention backward" in bf16.what and fp32.bytes - bf16.bytes == pytest.approx(4 * 32 * 4096**2)
+
+
+def test_fp32_softmax_stores_its_fp32_output_and_the_16_bit_copy() -> None:
+    shape, run = model_shape("llama3.1-8b"), replace(LLAMA_8B_UNFUSED, recompute="none")
+    extra = layer_activation_bytes(shape, replace(run, softmax_fp32=True)) - layer_activation_bytes(shape, run)
+    assert extra == pytest.approx((6 - 2) * 32 * 4096**2)
+
+
+@pytest.mark.parametrize(("optimizer", "per_param", "per_largest"), [("torch-adamw-foreach", 4, 0), ("torch-adamw-for-loop", 0, 8), ("te-fused-adam", 0, 0)])
+def test_the_optimizer_steps_temporaries(optimizer: str, per_param: int, per_largest: int) -> None:
+    """foreach: `_foreach_sqrt` of every fp32 exp_avg_sq the rank holds (sharded by the distributed
+    optimizer); for-loop: `exp_avg_sq.sqrt() / bias_correction2_sqrt`, two fp32 temporaries of its
+    largest tensor (Llama 3 8B's 128256 x 4096 embedding); fused: none."""
+    shape, run = model_shape("llama3.1-8b"), Training(data=8, zero_stage=1, optimizer=optimizer)
+    result = estimate(shape, run, None)
+    extra = _phase(result, "optimizer step").bytes - result.states
+    assert extra == pytest.approx(per_param * result.params / 8 + per_largest * 128256 * 4096 / 8)
+
+
+def test_the_loss_term_is_the_last_stages_and_the_first_stage_is_estimated() -> None:
+    shape = model_shape("llama3.1-8b")
+    alone = estimate(shape, Training(seq_length=8192), None)
+    staged = estimate(shape, Training(seq_length=8192, pipeline=4), None)
+    assert _phase(alone, "forward").bytes == pytest.approx(alone.states + alone.activations + 2 * 8192 * 128256)
+    assert _phase(staged, "forward").bytes == pytest.approx(staged.states + staged.activations)
+
+
+def test_full_recomputation_rematerialises_the_last_layer_in_the_backward() -> None:
+    """GPT-3 175B at TP 8: the backward holds the stored layer inputs and one whole layer again."""
+    shape, run = model_shape("gpt3-175b"), Training(tensor=8, recompute="full", seq_length=2048)
+    result = estimate(shape, run, None)
+    whole = layer_activation_bytes(shape, replace(run, recompute="none"))
+    backward = _phase(result, "backward")
+    assert "rematerialised" in backward.what
+    assert backward.bytes - (result.states + result.activations) > whole - 2 * 2048 * 12288 - 4 * 2048 * (12288 + 51200 / 8)
+
+
+def test_rotary_embeddings_store_the_rotated_q_and_k() -> None:
+    shape, run = model_shape("llama3.1-8b"), Training(seq_length=4096, tensor=2)
+    extra = layer_activation_bytes(shape, run) - layer_activation_bytes(replace(shape, rotary=False), run)
+    assert extra == pytest.approx(4096 * 4096 * 2 * (1 + 8 / 32) / 2)
+
+
+def test_the_unfused_swiglu_stores_two_ffn_wide_tensors_more() -> None:
+    shape, run = model_shape("llama3.1-8b"), Training(seq_length=4096)
+    extra = layer_activation_bytes(shape, replace(run, fused_activation=False)) - layer_activation_bytes(shape, run)
+    assert extra == pytest.approx(4096 * 2 * 2 * 14336)
+
+
+def test_the_fit_adds_the_allowance_and_fragmentation_by_attention_kind() -> None:
+    shape = model_shape("llama3.1-8b")
+    flash, unfused = estimate(shape, Training(), H200), estimate(shape, LLAMA_8B_UNFUSED, H200)
+    assert (flash.fragmentation, unfused.fragmentation) == (FRAGMENTATION["flash"], FRAGMENTATION["unfused"])
+    assert flash.total == pytest.approx(flash.peak * (1 + FRAGMENTATION["flash"]) + OUTSIDE_ALLOCATOR_BYTES)
+    assert flash.fits == (flash.total <= H200 * (1 - HEADROOM))
+
+
+def test_zero_3_holds_gathered_weights_and_gradients_awaiting_their_reduce_scatter() -> None:
+    """PyTorch FSDP (limit_all_gathers: two all-gathers in flight): two layers' weights in the
+    forward, and one layer's gradient more in the backward; Megatron-FSDP: a layer and a prefetch
+    of half its communication unit (at least 1e9 elements), and the whole unit of gradients queued
+    for reduce-scatter. Neither before ZeRO-3."""
+    shape = model_shape("llama3.1-70b")
+    torch = Training(data=64, zero_stage=3, master_weights=False, seq_length=8192)
+    layer = shape.layer_params
+    assert gathered_bytes(shape, torch) == pytest.approx((2 * layer * 4, 2 * layer * 4 + layer * 4))
+    megatron = replace(torch, master_weights=True, zero3="megatron-fsdp")
+    unit = max(1e9, 2 * layer)
+    assert gathered_bytes(shape, megatron) == pytest.approx(((layer + unit / 2) * 2, (layer + unit / 2) * 2 + unit * 4))
+    assert gathered_bytes(shape, replace(torch, zero_stage=1)) == (0.0, 0.0)
+    # The loss's backward comes before any layer's gradient: only the gathered weights are there.
+    result = estimate(shape, megatron, None)
+    loss = result.states + result.activations + gathered_bytes(shape, megatron)[0] + 2 * 8192 * 128256
+    assert _phase(result, "forward").bytes == pytest.approx(loss)

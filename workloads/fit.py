@@ -3,7 +3,8 @@
 The shape comes from trainstack.core.models, how the framework holds the model (sharding, master
 weights, recomputation, its defaults) from the workload's launcher, the GPU's memory from the
 catalog, and the formulas from trainstack.core.memory. `trainstack validate`, `plan` and `diff` use it;
-`trainstack:workload.memoryCheck` decides whether a misfit is an error, a warning or ignored.
+`trainstack:workload.memoryCheck` decides whether a misfit is an error, a warning or ignored
+(off: not a word).
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from trainstack.core.config import Problem, WorkloadConfig
 from trainstack.core.errors import CatalogError
 from trainstack.workloads import launchers
 
-# Kept free of the estimate: allocator fragmentation, transient buffers (gradient buckets,
-# all-gathers), and the estimate's own error.
-HEADROOM = 0.1
+# Kept free of the estimate (the peak by phase, the allowances outside the allocator and for
+# fragmentation): the estimate's own error, which its measurement test bounds at 5% under.
+HEADROOM = memory.HEADROOM
 
 
 def estimate(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Estimate:
@@ -28,7 +29,7 @@ def estimate(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Estim
     return memory.estimate(models.model_shape(workload.model), launchers.training(workload, machine), machine.gpu.memory_bytes, HEADROOM)
 
 
-def summary(result: memory.Estimate) -> dict[str, float | bool | None]:
+def summary(result: memory.Estimate) -> dict[str, float | bool | str | None]:
     """The estimate as plans and `metrics memory` show it: decimal GB per GPU, and the headroom."""
     headroom = result.headroom_bytes
     return {**result.as_json(), "headroom": None if headroom is None else round(headroom / memory.GB, 2)}
@@ -48,15 +49,24 @@ def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem
     return [Problem(("trainstack:workload",), f"{workload.model} on {machine.gpus(workload.nodes)} x {machine.gpu.name}", misfit(result, workload, machine))]
 
 
+def warnings(result: memory.Estimate, workload: WorkloadConfig, machine: catalog.Machine) -> list[str]:
+    """What `validate` warns of a job that would not fit: nothing under memoryCheck off."""
+    if result.fits is not False or workload.memory_check == "off":
+        return []
+    return [misfit(result, workload, machine)]
+
+
 def misfit(result: memory.Estimate, workload: WorkloadConfig, machine: catalog.Machine) -> str:
-    """What does not fit, by how much, and what would help."""
+    """What does not fit, in which phase of the step, by how much, and what would make it fit."""
     gb = result.as_json()
-    limit = (result.gpu_memory or 0) * (1 - result.headroom) / memory.GB
+    phase = result.peak_phase
     helps = "; ".join(f"trainstack:workload.{key}: {text}" for key, text in advice(result, workload, machine))
+    escape = "; or set trainstack:workload.memoryCheck: warn" if workload.memory_check == "error" else ""
     return (
-        f"needs about {gb['total']} GB per GPU (weights {gb['weights']}, gradients {gb['gradients']}, optimizer {gb['optimizer']}, "
-        f"activations {gb['activations']}, framework and NCCL {gb['allowance']}) but a {machine.gpu.name} leaves {limit:.1f} GB "
-        f"after {result.headroom:.0%} headroom; would help: {helps or 'more GPUs'}; or set trainstack:workload.memoryCheck: warn"
+        f"needs about {gb['total']} GB per GPU, peaking in the {phase.name} at {gb['peak']} GB ({phase.what}; weights {gb['weights']}, "
+        f"gradients {gb['gradients']}, optimizer {gb['optimizer']}, stored activations {gb['activations']}), plus {gb['allowance']} outside "
+        f"PyTorch's allocator and {gb['fragmentation']} fragmentation, but a {machine.gpu.name} leaves {(result.limit or 0) / memory.GB:.1f} GB "
+        f"after {result.headroom:.0%} headroom; would help: {helps or 'more GPUs'}{escape}"
     )
 
 

@@ -1,6 +1,7 @@
-"""`metrics mfu` and `metrics goodput`: the report modules on the command line.
+"""`metrics mfu`, `metrics goodput` and `metrics memory`: the report modules on the command line.
 
-Every failure prints one `Error: ...` line to stderr and exits 2.
+Every failure prints one `Error: ...` line to stderr and exits 2; `metrics memory` exits 4 when
+the job does not fit.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ import yaml
 
 from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.metrics import goodput as goodput_report
+from trainstack.app.metrics import memory as memory_input
 from trainstack.app.metrics import mfu as mfu_report
 from trainstack.core import catalog
 from trainstack.core import memory as memory_report
@@ -189,47 +192,131 @@ def _with_sets(raw: dict[str, Any], sets: tuple[str, ...]) -> dict[str, Any]:
 @metrics.command("memory")
 @click.argument("stack", required=False)
 @click.option("--set", "sets", multiple=True, metavar="workload.KEY=VALUE", help="What if: change a workload key (repeatable).")
+@click.option("--from-json", "from_json", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="A model and setup as a JSON entry (README).")
 @click.option("--params", type=click.FloatRange(min=1), help="Without a stack: the model's weights (model states only).")
-@click.option("--data-parallel", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--zero-stage", type=click.IntRange(0, 3), default=0, show_default=True)
-@click.option("--precision", type=click.Choice(list(memory_report.PRECISIONS)), default="bf16", show_default=True)
+@click.option("--model", help=f"Without a stack: a known shape ({', '.join(sorted(MODELS))}).")
+@click.option("--layers", type=click.IntRange(min=1), help="Transformer layers (with --model: replaces its count).")
+@click.option("--hidden", type=click.IntRange(min=1))
+@click.option("--ffn", type=click.IntRange(min=1))
+@click.option("--heads", type=click.IntRange(min=1))
+@click.option("--kv-heads", type=click.IntRange(min=1), help="Key/value heads [--heads].")
+@click.option("--vocab", type=click.IntRange(min=1))
+@click.option("--gated-mlp/--no-gated-mlp", default=None)
+@click.option("--tied-embeddings/--no-tied-embeddings", default=None)
+@click.option("--dropout", type=click.FloatRange(0, 1), help="Hidden and attention dropout probability [0].")
+@click.option("--position", type=click.Choice(["rope", "learned_absolute"]))
+@click.option("--seq-length", type=click.IntRange(min=1), help="Tokens a sequence [the model's context].")
+@click.option("--micro-batch-size", type=click.IntRange(min=1))
+@click.option("--tensor", type=click.IntRange(min=1))
+@click.option("--pipeline", type=click.IntRange(min=1))
+@click.option("--data-parallel", type=click.IntRange(min=1))
+@click.option("--zero-stage", type=click.IntRange(0, 3))
+@click.option("--precision", type=click.Choice(list(memory_report.PRECISIONS)))
+@click.option("--recompute", type=click.Choice(list(memory_report.RECOMPUTES)))
+@click.option("--attention", type=click.Choice(sorted(memory_input.ATTENTION)), help="flash (sdpa, te) or unfused (local) [flash].")
+@click.option("--softmax-fp32", is_flag=True, default=None, help="Unfused attention's softmax in fp32.")
+@click.option("--unfused-activation", "unfused_activation", is_flag=True, default=None, help="The unfused SwiGLU/GeLU.")
+@click.option("--framework", type=click.Choice(memory_input.FRAMEWORKS), help="The training framework [megatron-core].")
+@click.option("--optimizer", type=click.Choice(sorted(memory_report.OPTIMIZERS)), help="The optimizer's implementation [te-fused-adam].")
 @click.option("--accelerator-type", type=click.Choice(sorted(catalog.GPUS)), help="Without a stack: the GPU to fit on.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def memory_command(
     stack: str | None,
     sets: tuple[str, ...],
+    from_json: Path | None,
     params: float | None,
-    data_parallel: int,
-    zero_stage: int,
-    precision: str,
+    model: str | None,
     accelerator_type: str | None,
     fmt: str,
+    **options: Any,
 ) -> None:
-    """GPU memory per GPU: of STACK's workload (with --set what-ifs), or of a model of --params
-    weights (model states only). Decimal GB."""
-    if stack is None and params is None:
-        raise Failure("name a STACK, or give --params for a model without a stack")
-    if stack is not None:
-        from trainstack.app.plan.engine import (
-            validate_offline,  # start-up laziness: the engine imports pulumi
-        )
-
-        raw = _with_sets(raw_stack_config(stack), sets)
-        raw["trainstack:workload"] = {**(raw.get("trainstack:workload") or {}), "memoryCheck": "off"}
-        try:
-            ctx = validate_offline(stack, raw)
-        except TrainstackError as exc:
-            raise Failure(str(exc)) from None
-        if ctx.workload is None:
-            raise Failure(f"stack {stack!r} is a platform: it has no workload")
-        result = fit.estimate(ctx.workload, ctx.machine)
-    else:
-        assert params is not None
-        gpu = catalog.GPUS[accelerator_type].memory_bytes if accelerator_type else None
-        result = memory_report.model_states(params, data_parallel, zero_stage, precision, gpu, headroom=fit.HEADROOM)
-    figures = fit.summary(result)
+    """GPU memory per GPU, decimal GB: of STACK's workload (with --set what-ifs), of a model and
+    setup (--from-json FILE, or --model / the shape options with the setup options), or of a model
+    of --params weights (model states only). The peak is the largest of the step's phases (forward,
+    backward, optimizer step); the total adds what lives outside PyTorch's allocator and
+    fragmentation. Exit 0 fits (or no GPU given), 4 does not fit, 2 bad input."""
+    sources = [name for name, given in (("STACK", stack), ("--from-json", from_json), ("--params", params), ("--model", model)) if given is not None]
+    shape_given = any(options[k] is not None for k in ("hidden", "ffn", "heads", "vocab"))
+    if len(sources) > 1:
+        raise Failure(f"give one of {', '.join(sources)}")
+    if not sources and not shape_given:
+        raise Failure("name a STACK, or give --from-json FILE, --model or the shape (--layers, --hidden, ...), or --params")
+    if sets and stack is None:
+        raise Failure("--set changes a STACK's workload: name the STACK")
+    gpu = catalog.GPUS[accelerator_type].memory_bytes if accelerator_type else None
+    try:
+        if stack is not None:
+            result = _stack_estimate(stack, sets)
+        elif params is not None:
+            setup = {k: options[k] for k in ("data_parallel", "zero_stage", "precision")}
+            result = memory_report.model_states(
+                params, setup["data_parallel"] or 1, setup["zero_stage"] or 0, setup["precision"] or "bf16", gpu, headroom=fit.HEADROOM
+            )
+        else:
+            shape, training = memory_input.read_entry(from_json) if from_json else _from_options(model, options)
+            result = memory_report.estimate(shape, training, gpu, fit.HEADROOM)
+    except TrainstackError as exc:
+        raise Failure(str(exc)) from None
+    figures = {**fit.summary(result), "peak_in": result.peak_phase.what}
     if fmt == "json":
         click.echo(json.dumps(figures, indent=2, sort_keys=True))
-        return
-    rows = [(key, _show(value, "" if key == "fits" else " GB")) for key, value in figures.items()]
-    click.echo(_table(rows))
+    else:
+        click.echo(_table(_memory_rows(figures)))
+    if result.fits is False:
+        sys.exit(4)
+
+
+def _stack_estimate(stack: str, sets: tuple[str, ...]) -> memory_report.Estimate:
+    from trainstack.app.plan.engine import (
+        validate_offline,  # start-up laziness: the engine imports pulumi
+    )
+
+    raw = _with_sets(raw_stack_config(stack), sets)
+    raw["trainstack:workload"] = {**(raw.get("trainstack:workload") or {}), "memoryCheck": "off"}
+    ctx = validate_offline(stack, raw)
+    if ctx.workload is None:
+        raise ReportError(f"stack {stack!r} is a platform: it has no workload")
+    return fit.estimate(ctx.workload, ctx.machine)
+
+
+def _from_options(model: str | None, options: dict[str, Any]) -> tuple[Any, memory_report.Training]:
+    sizes = {k: options[k] for k in ("layers", "hidden", "ffn", "heads", "kv_heads", "vocab", "gated_mlp", "tied_embeddings", "dropout", "position")}
+    unfused = options["unfused_activation"]
+    setup = {
+        "seq": options["seq_length"],
+        "micro_batch": options["micro_batch_size"],
+        "tensor_parallel": options["tensor"],
+        "pipeline_parallel": options["pipeline"],
+        "data_parallel": options["data_parallel"],
+        "zero_stage": options["zero_stage"],
+        "precision": options["precision"],
+        "recompute": options["recompute"],
+        "attention": options["attention"],
+        "softmax_fp32": options["softmax_fp32"],
+        "bias_activation_fusion": None if unfused is None else not unfused,
+        "framework": options["framework"] or "megatron-core",
+        "optimizer": options["optimizer"] or "te-fused-adam",
+    }
+    return memory_input.from_options(model, sizes, setup)
+
+
+def _memory_rows(figures: dict[str, Any]) -> list[tuple[str, str]]:
+    phases = ", ".join(f"{k.removeprefix('peak_').replace('_', ' ')} {v:.2f}" for k, v in figures.items() if k.startswith("peak_") and k != "peak_in")
+    verdict = {True: "fits", False: "does not fit", None: "no GPU given (--accelerator-type)"}[figures["fits"]]
+    rows = [
+        (
+            "states",
+            f"{figures['states']:.2f} GB (weights {figures['weights']:.2f}, gradients {figures['gradients']:.2f}, optimizer {figures['optimizer']:.2f})",
+        ),
+        ("activations", f"{figures['activations']:.2f} GB stored at the end of the forward"),
+        ("peak", f"{figures['peak']:.2f} GB in the {figures['phase']} ({figures['peak_in']})"),
+        ("phases", f"{phases} GB" if phases else "n/a"),
+        ("allowances", f"{figures['allowance']:.2f} GB outside the allocator, {figures['fragmentation']:.2f} GB fragmentation"),
+        ("total", f"{figures['total']:.2f} GB"),
+    ]
+    if figures["persistent"]:
+        rows.insert(2, ("persistent", f"{figures['persistent']:.2f} GB (Megatron's attention buffer)"))
+    if figures["gpu_memory"] is not None:
+        rows.append(("GPU", f"{figures['gpu_memory']:.2f} GB, {figures['headroom']:.2f} GB to spare after headroom"))
+    rows.append(("verdict", verdict))
+    return rows

@@ -195,10 +195,12 @@ def training(
     fp32_grads: bool | None = None,
     fp32_grad_copy: bool = False,
     master_remainders: bool = False,
+    optimizer: str = "te-fused-adam",
 ) -> memory.Training:
     """The memory side of `workload` on `machine`: its parallel split, precision and batch, and
     its own zeroStage, masterWeights, recompute and seqLength where set, else the framework's
-    defaults (the arguments; how its optimizer holds gradients and master weights, memory.Training)."""
+    defaults (the arguments; how its optimizer holds gradients and master weights and which
+    implementation steps it, memory.Training)."""
     split = workload.parallelism
     tensor, pipeline, context = (split.tensor, split.pipeline, split.context) if split else (1, 1, 1)
     data = max(1, machine.gpus(workload.nodes) // (tensor * pipeline * context))
@@ -216,6 +218,7 @@ def training(
         fp32_grads=fp32_grads,
         fp32_grad_copy=fp32_grad_copy,
         master_remainders=master_remainders,
+        optimizer=optimizer,
         micro_batch=workload.micro_batch_size or 1,
         seq_length=workload.seq_length or seq_length,
     )

@@ -86,9 +86,11 @@ class DeepSpeed(StackBatch):
         return [*model_problems("deepspeed", workload, MODELS), *precision_problems("DeepSpeed", workload, ("fp16", "bf16", "fp32"))]
 
     def training(self, workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
-        """DeepSpeed keeps fp32 master weights for fp16 and bf16; sequences are the model's context."""
+        """DeepSpeed keeps fp32 master weights for fp16 and bf16 and steps the config's AdamW with
+        its FusedAdam (deepspeedai/DeepSpeed edaa722 deepspeed/runtime/engine.py
+        `_configure_basic_optimizer`: FusedAdam unless `torch_adam`); sequences are the model's context."""
         shape = models.model_shape(workload.model)
-        return base_training(workload, machine, zero_stage=ZERO_STAGE, master_weights=True, seq_length=shape.max_seq_length)
+        return base_training(workload, machine, zero_stage=ZERO_STAGE, master_weights=True, seq_length=shape.max_seq_length, optimizer="deepspeed-fused-adam")
 
     def launch(self, job: JobSpec) -> Launch:
         workload = job.workload

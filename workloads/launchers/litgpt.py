@@ -66,10 +66,21 @@ class LitGpt(StackBatch):
 
     def training(self, workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
         """The trainer shards weights, gradients and optimizer state with FSDP (full shard: ZeRO-3)
-        over every GPU; sequences are the model's block size."""
+        over every GPU, checkpointing every Block (full recomputation) on more than one GPU a
+        node, and steps torch's AdamW with foreach=False (Lightning-AI/litgpt 6178c7c
+        pretrain/openwebtext_trainer.py `main`'s FSDPStrategy(activation_checkpointing_policy={Block})
+        and `configure_optimizers`); sequences are the model's block size."""
         shape = models.model_shape(workload.model)
         # Mixed precision keeps fp32 weights and autocasts (Lightning's bf16-mixed / 16-mixed).
-        return base_training(workload, machine, zero_stage=3, master_weights=False, seq_length=shape.max_seq_length)
+        return base_training(
+            workload,
+            machine,
+            zero_stage=3,
+            master_weights=False,
+            seq_length=shape.max_seq_length,
+            recompute="full" if machine.gpus(1) > 1 else "none",
+            optimizer="torch-adamw-for-loop",
+        )
 
     def launch(self, job: JobSpec) -> Launch:
         workload = job.workload

@@ -101,9 +101,10 @@ class MegatronBridge(StackBatch):
 
     def training(self, workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
         """Megatron-FSDP shards weights, gradients and optimizer state over the data-parallel ranks
-        (zeroStage 3, the recipe's), with bf16 weights and fp32 master copies; the layers an
+        (zeroStage 3, the recipe's: Megatron-FSDP's gathering, memory.Training.zero3), with bf16
+        weights and fp32 master copies; the layers an
         `activation_offload_layers` override names keep their activations in host memory."""
-        held = base_training(workload, machine, zero_stage=3, master_weights=True, seq_length=SEQ_LENGTH)
+        held = replace(base_training(workload, machine, zero_stage=3, master_weights=True, seq_length=SEQ_LENGTH), zero3="megatron-fsdp")
         offloaded = dict(o.split("=", 1) for o in workload.overrides if "=" in o).get("activation_offload_layers", "0")
         return replace(held, offloaded_layers=int(offloaded)) if offloaded.isdigit() else held
 

@@ -146,9 +146,18 @@ class NeMoMegatron(StackBatch):
         ]
 
     def training(self, workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
-        # distributed_fused_adam reduces and keeps gradients in grad_sync_dtype (bf16 here).
+        # distributed_fused_adam reduces and keeps gradients in grad_sync_dtype (bf16 here); it and
+        # fused_adam are apex's fused multi-tensor Adams (NeMo's optimizer registry).
         distributed = workload.zero_stage == 1
-        return base_training(workload, machine, zero_stage=0, master_weights=False, seq_length=SEQ_LENGTH, fp32_grads=False if distributed else None)
+        return base_training(
+            workload,
+            machine,
+            zero_stage=0,
+            master_weights=False,
+            seq_length=SEQ_LENGTH,
+            fp32_grads=False if distributed else None,
+            optimizer="apex-fused-adam",
+        )
 
     def launch(self, job: JobSpec) -> Launch:
         workload = job.workload
