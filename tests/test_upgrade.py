@@ -67,7 +67,13 @@ def identity(resource: dict[str, Any]) -> dict[str, Any]:
 
 
 def snapshot(plan: dict[str, Any]) -> dict[str, Any]:
-    return {r["urn"]: {"type": r["type"], "custom": r["custom"], "identity": identity(r)} for r in plan["resources"]}
+    """Each resource of `plan` as its state keeps it: type, custom, physical identity and parent
+    (null: the stack), which decides the URN the engine saves it under while it moves."""
+    urns = {r["urn"] for r in plan["resources"]}
+    return {
+        r["urn"]: {"type": r["type"], "custom": r["custom"], "identity": identity(r), "parent": r["parent"] if r["parent"] in urns else None}
+        for r in plan["resources"]
+    }
 
 
 def releases() -> list[str]:
