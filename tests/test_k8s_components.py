@@ -158,13 +158,16 @@ def test_child_options_accepts_a_single_resource_or_none() -> None:
     render_with(body)
 
 
-def test_provider_settings() -> None:
+def test_provider_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PULUMI_K8S_UPSERT_EXISTING_OBJECTS", "true")  # a creates-adopt environment changes nothing
+
     def body(ctx: Any) -> None:
         cluster_provider("gke", ClusterProviderArgs("kubeconfig", "projects/p/locations/r/clusters/c", delete_unreachable=False))
 
     provider = one(render_with(body), "pulumi:providers:kubernetes")
     assert provider.inputs["enableServerSideApply"] == "true"
     assert provider.inputs["deleteUnreachable"] == "false"
+    assert provider.inputs["upsertExistingObjects"] == "false"
     assert provider.inputs["clusterIdentifier"] == "projects/p/locations/r/clusters/c"
 
 
