@@ -31,7 +31,7 @@ from trainstack.components.kueue import (
     render_configuration,
 )
 from trainstack.components.multinic import GpuNetworks, GpuNetworksArgs, NicAttachment
-from trainstack.components.options import Children, child_options
+from trainstack.components.options import ChildArgs, Children, child_options
 from trainstack.core import catalog
 from trainstack.core.errors import ArgsError
 
@@ -163,16 +163,16 @@ def test_a_child_is_aliased_from_its_name_under_each_earlier_name_of_its_compone
     before 4be4cd4; workloads never did) and `<earlier component name><suffix>`, the name an
     unfinished `up` saves it under (components/options.py)."""
 
-    def names(kids: Children, *args: Any, **kwargs: Any) -> list[str | None]:
-        return [a.name for a in kids(*args, **kwargs)["opts"].aliases or []]
+    def names(child: ChildArgs) -> list[Any]:
+        return [a.name if isinstance(a, pulumi.Alias) else a for a in child["opts"].aliases or []]
 
     def body(ctx: Any) -> None:
         parent = pulumi.ComponentResource("test:x:Parent", "platform-network")
         moved = pulumi.ResourceOptions(aliases=[pulumi.Alias(name="network", parent=pulumi.ROOT_STACK_RESOURCE), pulumi.Alias(name="net")])
-        assert names(Children(parent, "platform-network", moved), "vpc") == ["vpc", "network-vpc", "net-vpc"]
-        assert names(Children(parent, "platform-network", moved, roles_were_names=False), "vpc") == ["network-vpc", "net-vpc"]
-        assert [a.name for a in Children(parent, "platform-network", moved).main(was="vpc")["opts"].aliases or []] == ["vpc", "network", "net"]
-        assert names(Children(parent, "platform-network", None, roles_were_names=False), "vpc") == []
+        assert names(Children(parent, "platform-network", moved)("vpc")) == ["vpc", "network-vpc", "net-vpc"]
+        assert names(Children(parent, "platform-network", moved, roles_were_names=False)("vpc")) == ["network-vpc", "net-vpc"]
+        assert names(Children(parent, "platform-network", moved).main(was="vpc")) == ["vpc", "network", "net"]
+        assert names(Children(parent, "platform-network", None, roles_were_names=False)("vpc")) == []
 
     render_with(body)
 
