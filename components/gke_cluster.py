@@ -283,9 +283,12 @@ class GkeCluster(pulumi.ComponentResource):
         self.provider = cluster_provider(
             kids.name("gke"),
             ClusterProviderArgs(kubeconfig=self.kubeconfig, cluster_identifier=self.identity),
-            # Named `gke` before children were named after their component, and created at the
-            # top of the stack before it became the cluster's child: the same provider.
-            opts=pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(name="gke"), pulumi.Alias(name="gke", parent=pulumi.ROOT_STACK_RESOURCE)]),
+            # A child by Children's aliases (not its options: the provider waits for nothing the
+            # component does), and created as `gke` at the top of the stack before it became the
+            # cluster's child: the same provider.
+            opts=pulumi.ResourceOptions(
+                parent=self, aliases=[*kids.aliases(kids.name("gke"), "gke"), pulumi.Alias(name="gke", parent=pulumi.ROOT_STACK_RESOURCE)]
+            ),
         )
         self.register_outputs({"name": self.name, "location": self.location, "kubeconfig": self.kubeconfig})
 

@@ -54,6 +54,13 @@ def cluster_provider(name: str, args: ClusterProviderArgs, opts: pulumi.Resource
     Server-side apply (explicit, though the v4 default): the API server merges our fields with
     those GKE and the controllers own (webhook-injected fields, Kueue's status and finalizers),
     so an update never fights another field manager or reverts its fields.
+
+    A create refuses an object that exists (AlreadyExists; pulumi/pulumi-kubernetes#4278, 4.29.0)
+    instead of adopting it: where a resource's URN moves without an alias, the engine's create
+    then delete of the old entry would otherwise delete the live object. Set here, not left to
+    the default, because the provider reads PULUMI_K8S_UPSERT_EXISTING_OBJECTS from the
+    environment only when its config does not say (pulumi-kubernetes@9497796
+    provider/pkg/provider/provider.go `Configure`).
     """
     return k8s.Provider(
         name,
@@ -61,6 +68,7 @@ def cluster_provider(name: str, args: ClusterProviderArgs, opts: pulumi.Resource
         cluster_identifier=args.cluster_identifier,
         enable_server_side_apply=True,
         delete_unreachable=args.delete_unreachable,
+        upsert_existing_objects=False,
         opts=opts,
     )
 

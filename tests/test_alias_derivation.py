@@ -1,7 +1,7 @@
 """The engine's matching of new resources to the old state (app/plan/aliases.py), checked against
 pulumi/pulumi@1b5949891b3cefcb9974752b24a5ecef0acc86c8's own cases: pkg/resource/deploy/
 step_generator_test.go `TestGenerateAliases` and pkg/engine/lifecycletest/alias_test.go
-`TestDuplicatesDueToAliases`; and the plan records URNs as the engine makes them (alias.go `CreateURN`)."""
+`TestDuplicatesDueToAliases`; the snapshot an interrupted update writes (snapshot.go `NormalizeURNReferences`); and the plan records URNs as the engine makes them (alias.go `CreateURN`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from trainstack.app.plan.aliases import candidates, claims, create_urn
+import pytest
+
+from trainstack.app.plan.aliases import Saved, candidates, claims, create_urn, normalize
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 PARENT = "urn:pulumi:stack::project::test:resource:type::myres"
@@ -100,3 +102,32 @@ def test_a_moved_stack_reaches_its_grandchildren_only_through_derived_aliases() 
     assert old not in cluster["options"].get("aliases", [])
     old_component = "urn:pulumi:a3ultra-405b::trainstack::trainstack:gcp:GkeCluster::cluster"
     assert claims([old_component, old], resources).was[cluster["urn"]] == old
+
+
+def test_a_saved_child_follows_its_moved_parent_under_its_own_old_name() -> None:
+    """pulumi/pulumi@1b5949891b3cefcb9974752b24a5ecef0acc86c8 pkg/engine/lifecycletest/alias_test.go
+    `TestSplitUpdateComponentAliases`: resB moves from under resA to the top by an alias, the update
+    fails before resC registers; the snapshot keeps resA and saves resC under resB's new type."""
+    old_b, new_b = "urn:pulumi:test::test::pkgA:m:typA$pkgA:m:typB::resB", "urn:pulumi:test::test::pkgA:m:typB::resB"
+    old_c = "urn:pulumi:test::test::pkgA:m:typA$pkgA:m:typB$pkgA:m:typC::resC"
+    saved = normalize([Saved(new_b, None, alias=old_b), Saved(A, None), Saved(old_c, old_b)])
+    assert saved == [Saved(new_b, None), Saved(A, None), Saved("urn:pulumi:test::test::pkgA:m:typB$pkgA:m:typC::resC", new_b)]
+
+
+def test_a_grandchild_follows_its_parent_saved_under_a_new_type() -> None:
+    """The rewrite carries down: a child whose own parent was only rewritten (not registered) takes
+    that rewritten URN's type."""
+    top_old, top_new = "urn:pulumi:s::p::t:m:Top::top", "urn:pulumi:s::p::t:m:Outer$t:m:Top::outer-top"
+    mid = "urn:pulumi:s::p::t:m:Top$t:m:Mid::top-mid"
+    leaf = "urn:pulumi:s::p::t:m:Top$t:m:Mid$t:m:Leaf::top-mid-leaf"
+    saved = normalize([Saved(top_new, "urn:pulumi:s::p::t:m:Outer::outer", alias=top_old), Saved(mid, top_old), Saved(leaf, mid)])
+    assert [s.urn for s in saved[1:]] == [
+        "urn:pulumi:s::p::t:m:Outer$t:m:Top$t:m:Mid::top-mid",
+        "urn:pulumi:s::p::t:m:Outer$t:m:Top$t:m:Mid$t:m:Leaf::top-mid-leaf",
+    ]
+    assert saved[2].parent == saved[1].urn
+
+
+def test_two_new_states_taking_one_old_urn_cannot_be_saved() -> None:
+    with pytest.raises(ValueError, match="aliased to the same"):
+        normalize([Saved(A, None, alias=B), Saved("urn:pulumi:test::test::pkgA:m:typA::resC", None, alias=B)])

@@ -31,7 +31,7 @@ from trainstack.components.kueue import (
     render_configuration,
 )
 from trainstack.components.multinic import GpuNetworks, GpuNetworksArgs, NicAttachment
-from trainstack.components.options import child_options
+from trainstack.components.options import ChildArgs, Children, child_options
 from trainstack.core import catalog
 from trainstack.core.errors import ArgsError
 
@@ -158,13 +158,35 @@ def test_child_options_accepts_a_single_resource_or_none() -> None:
     render_with(body)
 
 
-def test_provider_settings() -> None:
+def test_a_child_is_aliased_from_its_name_under_each_earlier_name_of_its_component() -> None:
+    """The names a live stack may keep a child under: its bare role (components named children so
+    before 4be4cd4; workloads never did) and `<earlier component name><suffix>`, the name an
+    unfinished `up` saves it under (components/options.py)."""
+
+    def names(child: ChildArgs) -> list[Any]:
+        return [a.name if isinstance(a, pulumi.Alias) else a for a in child["opts"].aliases or []]
+
+    def body(ctx: Any) -> None:
+        parent = pulumi.ComponentResource("test:x:Parent", "platform-network")
+        moved = pulumi.ResourceOptions(aliases=[pulumi.Alias(name="network", parent=pulumi.ROOT_STACK_RESOURCE), pulumi.Alias(name="net")])
+        assert names(Children(parent, "platform-network", moved)("vpc")) == ["vpc", "network-vpc", "net-vpc"]
+        assert names(Children(parent, "platform-network", moved, roles_were_names=False)("vpc")) == ["network-vpc", "net-vpc"]
+        assert names(Children(parent, "platform-network", moved).main(was="vpc")) == ["vpc", "network", "net"]
+        assert names(Children(parent, "platform-network", None, roles_were_names=False)("vpc")) == []
+
+    render_with(body)
+
+
+def test_provider_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PULUMI_K8S_UPSERT_EXISTING_OBJECTS", "true")  # a creates-adopt environment changes nothing
+
     def body(ctx: Any) -> None:
         cluster_provider("gke", ClusterProviderArgs("kubeconfig", "projects/p/locations/r/clusters/c", delete_unreachable=False))
 
     provider = one(render_with(body), "pulumi:providers:kubernetes")
     assert provider.inputs["enableServerSideApply"] == "true"
     assert provider.inputs["deleteUnreachable"] == "false"
+    assert provider.inputs["upsertExistingObjects"] == "false"
     assert provider.inputs["clusterIdentifier"] == "projects/p/locations/r/clusters/c"
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from trainstack.app.plan.aliases import claims
+from trainstack.app.plan.aliases import Claims, Saved, claims, normalize
 
 TESTS = Path(__file__).resolve().parent
 PREVIOUS = TESTS / "previous_release"
@@ -67,7 +67,13 @@ def identity(resource: dict[str, Any]) -> dict[str, Any]:
 
 
 def snapshot(plan: dict[str, Any]) -> dict[str, Any]:
-    return {r["urn"]: {"type": r["type"], "custom": r["custom"], "identity": identity(r)} for r in plan["resources"]}
+    """Each resource of `plan` as its state keeps it: type, custom, physical identity and parent
+    (null: the stack), which decides the URN the engine saves it under while it moves."""
+    urns = {r["urn"] for r in plan["resources"]}
+    return {
+        r["urn"]: {"type": r["type"], "custom": r["custom"], "identity": identity(r), "parent": r["parent"] if r["parent"] in urns else None}
+        for r in plan["resources"]
+    }
 
 
 def releases() -> list[str]:
@@ -112,6 +118,88 @@ def test_every_resource_of_the_previous_release_is_kept(release: str, stack: str
     resources = json.loads((GOLDEN / f"{stack}.json").read_text())["resources"]
     problems = upgrade_problems(previous, resources)
     assert not problems, "\n".join(problems)
+
+
+# ---------------------------------------------------------------------------------------------
+# A first `up` of the new release that does not finish: interrupted (Ctrl-C, a lost connection, a
+# program error) or failed (any failed step cancels the deployment: pulumi/pulumi@1b59498
+# pkg/resource/deploy/step_executor.go 403-460). The engine saves what finished and the old states
+# of the rest, normalized (app/plan/aliases.py `normalize`); the next `up` must find every one of
+# them again, each by the resource that took it the first time.
+
+
+def _waits_on(resources: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """What each resource's registration waits for: its parent, its dependencies and its provider
+    (the SDK awaits their URNs, which the engine returns once their steps finish)."""
+    urns = {r["urn"] for r in resources}
+    return {r["urn"]: {u for u in (r["parent"], r["provider"], *r["dependencies"]) if u in urns} for r in resources}
+
+
+def _registration_order(waits: dict[str, set[str]]) -> list[str]:
+    """One order in which the engine can finish the plan's steps: each after what it waits for."""
+    order: list[str] = []
+    placed: set[str] = set()
+    while len(order) < len(waits):
+        ready = sorted(u for u, before in waits.items() if u not in placed and before <= placed)
+        order += ready
+        placed.update(ready)
+    return order
+
+
+def _cuts(resources: list[dict[str, Any]]) -> list[tuple[str, set[str]]]:
+    """Each way the first `up` stops, with the resources whose steps finished: after each
+    registration of one order (interrupted), and everything but one step and what waits on it
+    (that step failed)."""
+    waits = _waits_on(resources)
+    order = _registration_order(waits)
+    cuts = [(f"interrupted after {k} of {len(order)}", set(order[:k])) for k in range(1, len(order))]
+    blocked = {urn: {urn} for urn in order}
+    for urn in reversed(order):  # every resource after what it waits on: dependents come later
+        for other in order:
+            if urn in waits[other]:
+                blocked[urn] |= blocked[other]
+    return cuts + [(f"{urn} failed", set(order) - blocked[urn]) for urn in order]
+
+
+def interrupted_problems(previous: dict[str, Any], resources: list[dict[str, Any]], first: Claims, done: set[str]) -> list[str]:
+    """What the next `up` does wrong after a first `up` whose steps `done` finished: a saved
+    resource it does not find (deleted and created again), finds by another resource than the
+    first `up` did, or a snapshot the engine refuses to write."""
+    plan = {r["urn"]: r for r in resources}
+    by_depth = sorted(previous, key=lambda urn: (urn.count("$"), urn))  # parents first
+    finished = {first.was[urn] for urn in done if urn in first.was}
+    taker = {old: new for new, old in first.was.items()}
+    states = [
+        Saved(urn, plan[urn]["parent"] if plan[urn]["parent"] in plan else None, first.was.get(urn) if first.was.get(urn, urn) != urn else None)
+        for urn in sorted(done)
+    ]
+    states += [Saved(urn, previous[urn]["parent"]) for urn in by_depth if urn not in finished]
+    expected = [*sorted(done), *(taker.get(urn) for urn in by_depth if urn not in finished)]
+    try:
+        saved = normalize(states)
+    except ValueError as error:
+        return [f"not saved: {error}"]
+    again = claims([s.urn for s in saved], resources)
+    found = {old: new for new, old in again.was.items()}
+    problems = [f"refused: {line}" for line in again.invalid]
+    for state, want in zip(saved, expected, strict=True):
+        if found.get(state.urn) != want:
+            problems.append(
+                f"{state.urn}: {'deleted' if found.get(state.urn) is None else 'taken by ' + found[state.urn]}" + (f", not by {want}" if want else "")
+            )
+    return problems
+
+
+@pytest.mark.parametrize(("release", "stack"), snapshots())
+def test_an_unfinished_first_up_leaves_a_state_the_next_up_matches(release: str, stack: str) -> None:
+    """Every resource, in every snapshot a first `up` from `release` can leave (stopped after each
+    registration, or failed at each single step), is found again exactly once."""
+    previous = json.loads((PREVIOUS / release / f"{stack}.json").read_text())
+    resources = json.loads((GOLDEN / f"{stack}.json").read_text())["resources"]
+    first = claims(previous, resources)
+    failures = {cut: found for cut, done in _cuts(resources) if (found := interrupted_problems(previous, resources, first, done))}
+    shown = [f"{cut}:\n  " + "\n  ".join(found[:5]) for cut, found in list(failures.items())[:3]]
+    assert not failures, f"{len(failures)} cuts leave resources the next up does not find, e.g.\n" + "\n".join(shown)
 
 
 def _moved(resources: list[dict[str, Any]], role: str) -> dict[str, Any]:

@@ -28,7 +28,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from trainstack.components.args import Args
-from trainstack.components.options import child_options
+from trainstack.components.options import Children
 from trainstack.core import rules
 from trainstack.workloads import supervisor, tensorboard
 
@@ -97,11 +97,11 @@ class JobNetworkPolicies(pulumi.ComponentResource):
     def __init__(self, name: str, args: JobNetworkPoliciesArgs, opts: pulumi.ResourceOptions | None = None):
         args = JobNetworkPoliciesArgs.checked(args, type(self), name)
         super().__init__("trainstack:workload:JobNetworkPolicies", name, None, opts)
+        kids = Children(self, name, opts, roles_were_names=False)
         for role, spec in policies(args).items():
             k8s.networking.v1.NetworkPolicy(
-                f"{name}-{role}",
+                **kids(role),
                 metadata={"name": f"{args.job}-{role}", "namespace": args.namespace, "labels": {"app.kubernetes.io/managed-by": "trainstack"}},
                 spec=spec,
-                opts=child_options(self, opts),
             )
         self.register_outputs({})

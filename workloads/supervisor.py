@@ -26,7 +26,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from trainstack.components.args import Args, Problem
-from trainstack.components.options import child_options
+from trainstack.components.options import Children
 from trainstack.components.pod_security import POD_SECURITY, container_security
 from trainstack.core import catalog, names, rules
 from trainstack.workloads.pod import REPLICATED_JOB, WORKLOAD_CONTAINER
@@ -308,54 +308,45 @@ class ResiliencySupervisor(pulumi.ComponentResource):
                 "labels": labels(args, "supervisor"),
             }
 
-        account = k8s.core.v1.ServiceAccount(f"{name}-sa", metadata=meta(), automount_service_account_token=False, opts=child_options(self, opts))
-        jobs_role = k8s.rbac.v1.Role(f"{name}-jobs-role", metadata=meta(), rules=role_rules(), opts=child_options(self, opts))
+        kids = Children(self, name, opts, roles_were_names=False)
+        account = k8s.core.v1.ServiceAccount(**kids("sa"), metadata=meta(), automount_service_account_token=False)
+        jobs_role = k8s.rbac.v1.Role(**kids("jobs-role"), metadata=meta(), rules=role_rules())
         jobs_binding = k8s.rbac.v1.RoleBinding(
-            f"{name}-jobs-binding",
+            **kids("jobs-binding", jobs_role, account),
             metadata=meta(),
             role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": args.prefix},
             subjects=[{"kind": "ServiceAccount", "name": args.prefix, "namespace": args.namespace}],
-            opts=child_options(self, opts, jobs_role, account),
         )
         # ClusterRole names are cluster-wide: the namespace keeps two stacks' supervisors apart.
         role_name = f"{args.namespace}-{args.prefix}"
-        role = k8s.rbac.v1.ClusterRole(
-            f"{name}-role",
-            metadata={**meta(namespaced=False), "name": role_name},
-            rules=cluster_role_rules(),
-            opts=child_options(self, opts),
-        )
+        role = k8s.rbac.v1.ClusterRole(**kids("role"), metadata={**meta(namespaced=False), "name": role_name}, rules=cluster_role_rules())
         binding = k8s.rbac.v1.ClusterRoleBinding(
-            f"{name}-binding",
+            **kids("binding", role, account),
             metadata={**meta(namespaced=False), "name": role_name},
             role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role_name},
             subjects=[{"kind": "ServiceAccount", "name": args.prefix, "namespace": args.namespace}],
-            opts=child_options(self, opts, role, account),
         )
-        config = k8s.core.v1.ConfigMap(f"{name}-config", metadata=meta("-config"), data=settings_data(args), opts=child_options(self, opts))
+        config = k8s.core.v1.ConfigMap(**kids("config"), metadata=meta("-config"), data=settings_data(args))
         ready = [account, binding, jobs_binding, config]
         for service, port in SERVICES.items():
             k8s.core.v1.Service(
-                f"{name}-{service}",
+                **kids(service),
                 metadata={**meta(f"-{service}"), "labels": labels(args, service)},
                 spec={
                     "type": "ClusterIP",
                     "selector": labels(args, service),
                     "ports": [{"name": service, "port": port, "targetPort": port, "protocol": "TCP"}],
                 },
-                opts=child_options(self, opts),
             )
             k8s.apps.v1.Deployment(
-                f"{name}-{service}",
+                **kids(service, *ready),
                 metadata={**meta(f"-{service}"), "labels": labels(args, service)},
                 spec=deployment_spec(args, service),
-                opts=child_options(self, opts, *ready),
             )
         k8s.apps.v1.DaemonSet(
-            f"{name}-host-monitor",
+            **kids("host-monitor", *ready),
             metadata={**meta("-host-monitor"), "labels": labels(args, "host-monitor")},
             spec=host_monitor_spec(args),
-            opts=child_options(self, opts, *ready),
         )
         self.service_account = args.prefix
         self.register_outputs({"serviceAccount": self.service_account})

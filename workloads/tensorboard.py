@@ -15,7 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from trainstack.components.args import Args, Problem
-from trainstack.components.options import child_options
+from trainstack.components.options import Children
 from trainstack.components.pod_security import POD_SECURITY, container_security
 from trainstack.core import catalog, rules
 from trainstack.workloads.pod import mount
@@ -109,22 +109,17 @@ class TensorBoard(pulumi.ComponentResource):
     def __init__(self, name: str, args: TensorBoardArgs, opts: pulumi.ResourceOptions | None = None):
         args = TensorBoardArgs.checked(args, type(self), name)
         super().__init__("trainstack:workload:TensorBoard", name, None, opts)
+        kids = Children(self, name, opts, roles_were_names=False)
         metadata = {"name": args.name, "namespace": args.namespace, "labels": labels(args)}
-        k8s.apps.v1.Deployment(
-            name,
-            metadata=metadata,
-            spec=deployment_spec(args),
-            opts=child_options(self, opts),
-        )
+        k8s.apps.v1.Deployment(**kids.main(), metadata=metadata, spec=deployment_spec(args))
         k8s.core.v1.Service(
-            name,
+            **kids.main(),
             metadata=metadata,
             spec={
                 "type": "ClusterIP",
                 "selector": labels(args),
                 "ports": [{"name": "http", "port": PORT, "targetPort": PORT, "protocol": "TCP"}],
             },
-            opts=child_options(self, opts),
         )
         self.access_command = access_command(args)
         self.register_outputs({"accessCommand": self.access_command})

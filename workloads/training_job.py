@@ -33,7 +33,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from trainstack.components.args import Args, Problem, one_of
-from trainstack.components.options import child_options
+from trainstack.components.options import Children
 from trainstack.components.pod_security import POD_SECURITY, container_security
 from trainstack.core import catalog, names, rules
 from trainstack.workloads import imex
@@ -471,28 +471,23 @@ class TrainingJob(pulumi.ComponentResource):
         its files and secret env are made on each worker instead (`<name>-<file>-<worker>`)."""
         args = TrainingJobArgs.checked(args, type(self), name)
         super().__init__("trainstack:workload:TrainingJob", name, None, opts)
-        after = child_options(self, opts)
-        targets: dict[str, pulumi.ResourceOptions] = {
-            f"-{worker}": pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(provider=provider)) for worker, provider in (companions or {}).items()
-        } or {"": after}
+        kids = Children(self, name, opts, roles_were_names=False)
+        # Where its files are made: the worker clusters by suffix, else with the job.
+        targets: dict[str, pulumi.ProviderResource | None] = {f"-{worker}": provider for worker, provider in (companions or {}).items()} or {"": None}
         files: list[pulumi.Resource] = []
-        for suffix, where in targets.items():
+        for suffix, provider in targets.items():
             files += [
                 k8s.core.v1.ConfigMap(
-                    f"{name}-{manifest['metadata']['name']}{suffix}",
-                    metadata=manifest["metadata"],
-                    data=manifest["data"],
-                    opts=where,
+                    **kids(f"{manifest['metadata']['name']}{suffix}", provider=provider), metadata=manifest["metadata"], data=manifest["data"]
                 )
                 for manifest in config_maps(args)
             ]
             if args.secret_env:
                 files.append(
                     k8s.core.v1.Secret(
-                        f"{name}-{secret_name(args)}{suffix}",
+                        **kids(f"{secret_name(args)}{suffix}", provider=provider),
                         metadata={"name": secret_name(args), "namespace": args.namespace, "labels": {"app.kubernetes.io/managed-by": "trainstack"}},
                         string_data={k: pulumi.Output.secret(v) for k, v in sorted(args.secret_env.items())},
-                        opts=where,
                     )
                 )
         # What the job's pods need before they start: their files, and the IMEX domain, sized to
@@ -503,38 +498,24 @@ class TrainingJob(pulumi.ComponentResource):
             domain = imex.compute_domain(args.name, args.namespace, args.nodes)
             needs.append(
                 k8s.apiextensions.CustomResource(
-                    f"{name}-compute-domain",
+                    **kids("compute-domain", replace_on_changes=["spec"], delete_before_replace=True),
                     api_version=domain["apiVersion"],
                     kind=domain["kind"],
                     metadata=domain["metadata"],
                     spec=domain["spec"],
-                    opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(replace_on_changes=["spec"], delete_before_replace=True)),
                 )
             )
-        replace = pulumi.ResourceOptions.merge(
-            child_options(self, opts, *needs),
-            pulumi.ResourceOptions(replace_on_changes=["spec"], delete_before_replace=True),
-        )
+        job = kids.main(*needs, replace_on_changes=["spec"], delete_before_replace=True)
         if args.controller == "jobset":
             manifest = jobset(args)
             k8s.apiextensions.CustomResource(
-                name,
-                api_version=manifest["apiVersion"],
-                kind=manifest["kind"],
-                metadata=manifest["metadata"],
-                spec=manifest["spec"],
-                opts=replace,
+                **job, api_version=manifest["apiVersion"], kind=manifest["kind"], metadata=manifest["metadata"], spec=manifest["spec"]
             )
         else:
             service = headless_service(args)
-            k8s.core.v1.Service(
-                f"{name}-dns",
-                metadata=service["metadata"],
-                spec=service["spec"],
-                opts=after,
-            )
+            k8s.core.v1.Service(**kids("dns"), metadata=service["metadata"], spec=service["spec"])
             manifest = indexed_job(args)
-            k8s.batch.v1.Job(name, metadata=manifest["metadata"], spec=manifest["spec"], opts=replace)
+            k8s.batch.v1.Job(**job, metadata=manifest["metadata"], spec=manifest["spec"])
         self.job_name = args.name
         self.namespace = args.namespace
         self.hosts = args.hosts

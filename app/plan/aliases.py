@@ -14,11 +14,14 @@ A port of pulumi/pulumi@1b5949891b3cefcb9974752b24a5ecef0acc86c8 pkg/resource/de
 
 The first two refusals depend only on which resources exist, not on their order, so a plan's order
 (parents first) decides the same as the engine's.
+
+What an update that stops part way leaves for the next one to match is the snapshot the engine
+writes, ported from pkg/resource/deploy/snapshot.go `NormalizeURNReferences` (`normalize`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,6 +105,40 @@ def claims(olds: Iterable[str], resources: Iterable[Mapping[str, Any]]) -> Claim
     taken = set(result.was.values())
     result.deleted = sorted(old - taken)
     return result
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A resource in a snapshot: its URN, its parent's (None: the stack) and, for the new state of a
+    resource that took over an old one by an alias, that old URN (a new state's `Aliases`: only the
+    one it matched, step_generator.go `generateResourceSteps`)."""
+
+    urn: str
+    parent: str | None
+    alias: str | None = None
+
+
+def normalize(states: Sequence[Saved]) -> list[Saved]:
+    """The snapshot the engine writes (`NormalizeURNReferences`, run on every write:
+    pkg/backend/snapshot.go `Deployment`) from `states`: the new states of the steps that finished,
+    then the old states no finished step replaced, in the previous snapshot's order (each after its
+    parent; backend/snapshot.go `Snap`). An old state whose parent took a new URN is saved under the
+    parent's new qualified type with its own old type and name, and its parent reference follows;
+    aliases are dropped (state_builder.go `withUpdatedAliases`). The engine's own case is
+    lifecycletest/alias_test.go `TestSplitUpdateComponentAliases`. Raises ValueError where the engine
+    refuses to write: two new states took one old URN. Left out: the same rewrite of dependencies
+    and provider references, which matching does not read."""
+    aliased: dict[str, str] = {}
+    for state in states:
+        if state.alias is not None:
+            if aliased.get(state.alias, state.urn) != state.urn:
+                raise ValueError(f"two resources ({aliased[state.alias]} and {state.urn}) aliased to the same: {state.alias}")
+            aliased[state.alias] = state.urn
+        parent = aliased.get(state.parent or "")
+        if parent is not None and _qualified_type(parent) != "pulumi:pulumi:Stack":
+            stack, project = state.urn.split("::")[:2]
+            aliased[state.urn] = f"{stack}::{project}::{_qualified_type(parent)}${_type(state.urn)}::{_name(state.urn)}"
+    return [Saved(aliased.get(s.urn, s.urn), aliased.get(s.parent, s.parent) if s.parent else None) for s in states]
 
 
 def _parents_first(plan: Mapping[str, Mapping[str, Any]]) -> list[str]:
