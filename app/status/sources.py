@@ -42,10 +42,11 @@ JobSet v0.12.0 (kubernetes-sigs/jobset@v0.12.0): condition types in
 api/jobset/v1alpha2/jobset_types.go; reasons and messages in pkg/constants/constants.go; the
 failure policy's decision, "... (first failed job: J)", in pkg/controllers/failure_policy.go.
 
-Kubelet (kubernetes/kubernetes): waiting reasons in pkg/kubelet/images/types.go (ErrImagePull,
-ImagePullBackOff, InvalidImageName, ErrImageNeverPull) and pkg/kubelet/container/sync_result.go
-(CrashLoopBackOff); event reasons in pkg/kubelet/events/event.go (Pulling, Pulled, FailedMount);
-`OOMKilled` is the terminated reason the container runtime reports.
+Kubelet (kubernetes/kubernetes; names unchanged across releases, read at 0a2f5b1 and 00bdb3f): waiting
+reasons in pkg/kubelet/images/types.go (ErrImagePull, ImagePullBackOff, InvalidImageName,
+ErrImageNeverPull) and pkg/kubelet/container/sync_result.go (CrashLoopBackOff); event reasons in
+pkg/kubelet/events/event.go (Pulling, Pulled, FailedMount) and the image manager's message
+`Pulling image "<image>"`; `OOMKilled` is the terminated reason the container runtime reports.
 
 GKE (GoogleCloudPlatform/gke-mcp@11ba085 skills/gke-ai-troubleshooting-handle-disruption-gpu-tpu/
 SKILL.md): the taint `cloud.google.com/impending-node-termination` and the node label
