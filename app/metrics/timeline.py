@@ -225,7 +225,7 @@ def go_duration(text: str) -> float | None:
     return sum(float(n) * _GO_UNITS[u] for n, u in parts)
 
 
-def _list_items(data: object, where: str) -> list[dict[str, Any]]:
+def list_items(data: object, where: str) -> list[dict[str, Any]]:
     if not isinstance(data, dict) or not isinstance(data.get("items"), list) or not str(data.get("kind", "")).endswith("List"):
         raise ReportError(f"{where}: not a Kubernetes List (an object with kind: List and items), as `kubectl get nodes,pods,events -A -o json` writes")
     for index, item in enumerate(data["items"]):
@@ -247,7 +247,7 @@ def read_dump(path: Path) -> list[dict[str, Any]]:
             raise ReportError(f"cannot read {file}: {exc.strerror or exc}") from None
         except json.JSONDecodeError as exc:
             raise ReportError(f"{file}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
-        items += _list_items(data, str(file))
+        items += list_items(data, str(file))
     return items
 
 
@@ -377,7 +377,7 @@ def _engine_phases(engine: EngineMarks | None) -> tuple[Phase, Phase]:
     if engine.cluster is None:
         cluster = Phase(cluster_spec, note="the update created no cluster (it existed, or a platform stack made it)")
     else:
-        cluster = Phase(cluster_spec, engine.cluster - engine.up_started, engine.up_started, engine.cluster, "cluster")
+        cluster = Phase(cluster_spec, max(engine.cluster - engine.up_started, 0.0), engine.up_started, engine.cluster, "cluster")
     if not engine.pools:
         return cluster, Phase(pool_spec, note="the update created no GPU pool")
     name = max(sorted(engine.pools), key=engine.pools.__getitem__)
