@@ -153,7 +153,9 @@ def test_bench_with_the_fake_cli_records_the_timeline_and_fails_on_a_regression(
     assert table["cluster"]["seconds"] is not None and table["imagePull"]["seconds"] == pytest.approx(759.1)
     assert result["regressions"] == ["imagePull: 759.1 s, baseline 300.0 s (+459.1 s)"] and result["exitCode"] == 4
     assert result["teardown"]["ok"] and (tmp_path / "dumped").read_text() == "dump\ndump\n"
-    assert "time to first step" in (tmp_path / "stdout").read_text() and "REGRESSED from --baseline: imagePull" in (tmp_path / "stdout").read_text()
+    stdout = (tmp_path / "stdout").read_text()
+    assert "time to first step" in stdout and "REGRESSED from --baseline: imagePull" in stdout
+    assert "  image pull " in stdout and "image pulls: 2; slowest 759.1 s on gpu-b, 29.0 GB" in stdout, "the phase table is printed"
 
 
 def shifted(text: str, by: timedelta) -> str:

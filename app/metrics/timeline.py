@@ -165,20 +165,25 @@ class Timeline:
         }
 
     def to_table(self) -> str:
-        total = self.to_first_step
-        head = f"time to first step: {_minutes(total)} min" if total is not None else "time to first step: not measured (no first step in the log)"
-        rows = [("phase", "seconds", "from", "to", "slowest / why missing")]
-        for p in self.phases:
-            row = p.subject if p.seconds is not None else f"missing: {p.note}"
-            rows.append((p.spec.label, _num(p.seconds), _num(_offset(p.start, self.origin)), _num(_offset(p.end, self.origin)), row))
-        widths = [max(len(r[i]) for r in rows) for i in range(4)]
-        lines = [head, ""] + ["  " + "  ".join(r[i].ljust(widths[i]) if i == 0 else r[i].rjust(widths[i]) for i in range(4)) + "  " + r[4] for r in rows]
-        if self.pulls:
-            slow = max(self.pulls, key=lambda u: u.seconds)
-            size = f", {slow.size_bytes / 1e9:.1f} GB" if slow.size_bytes else ""
-            lines += ["", f"image pulls: {len(self.pulls)}; slowest {slow.seconds:.1f} s on {slow.node}{size}"]
-        lines += [f"warning: {w}" for w in self.warnings]
-        return "\n".join(lines)
+        return format_table(self.to_dict())
+
+
+def format_table(data: Mapping[str, Any]) -> str:
+    """A timeline's result JSON (`Timeline.to_dict`) as a table for people."""
+    total = data.get("timeToFirstStepSeconds")
+    head = f"time to first step: {_minutes(total)} min" if total is not None else "time to first step: not measured (no first step in the log)"
+    rows = [("phase", "seconds", "from", "to", "slowest / why missing")]
+    for p in data["phases"]:
+        note = p["slowest"] if p["seconds"] is not None else f"missing: {p.get('missing', '')}"
+        rows.append((p["label"], _num(p["seconds"]), _num(p["from"]), _num(p["to"]), note or ""))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = [head, ""] + ["  " + "  ".join(r[i].ljust(widths[i]) if i == 0 else r[i].rjust(widths[i]) for i in range(4)) + "  " + r[4] for r in rows]
+    if pulls := data.get("imagePulls"):
+        slow = max(pulls, key=lambda u: u["seconds"])
+        size = f", {slow['bytes'] / 1e9:.1f} GB" if slow["bytes"] else ""
+        lines += ["", f"image pulls: {len(pulls)}; slowest {slow['seconds']:.1f} s on {slow['node']}{size}"]
+    lines += [f"warning: {w}" for w in data.get("warnings", [])]
+    return "\n".join(lines)
 
 
 def _round(value: float | None) -> float | None:
@@ -187,10 +192,6 @@ def _round(value: float | None) -> float | None:
 
 def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
-
-
-def _offset(t: float | None, origin: float | None) -> float | None:
-    return None if t is None or origin is None else t - origin
 
 
 def _minutes(seconds: float) -> str:

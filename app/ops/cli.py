@@ -189,6 +189,7 @@ def bench_command(
     3 teardown failed and resources are left (named on stderr from the stack's state); 4 the job
     succeeded but a phase of its time to first step regressed from --baseline; 130/143
     interrupted. With --teardown NAME: 0 torn down or no such stack, 3 resources left."""
+    from trainstack.app.metrics import timeline
     from trainstack.app.ops import automation, bench, bench_fleet, bench_timeline
 
     if stack is None and teardown_name is None:
@@ -228,6 +229,8 @@ def bench_command(
     if base is not None:
         result.regressions = bench_timeline.compare(result.timeline, base, tolerance / 100, slack)
     result_path.write_text(json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n")
+    if result.timeline and "phases" in result.timeline:
+        click.echo(timeline.format_table(result.timeline))
     click.echo(_summary(spec.stack, result, [result.teardown] if result.teardown else []) + f"; result in {result_path}")
     if result.teardown is not None and not result.teardown.ok:
         click.echo(f"error: {bench.leftovers(spec.stack, result.teardown, root, bench.reap_note(spec))}", err=True)
