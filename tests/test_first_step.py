@@ -138,3 +138,15 @@ def test_the_cuts_rules(changes: dict[str, object], message: str) -> None:
 def test_a_workload_stack_cannot_choose_the_platforms_pools() -> None:
     with pytest.raises(ConfigError, match="configures the GPU node pools, which a workload stack does not make"):
         run("a3ultra-405b-job", raw_config("a3ultra-405b-job", trainstack_image={"streaming": True}))
+
+
+def test_pods_ready_later_than_kueues_timeout_is_a_warning(plans: dict[str, Plan]) -> None:
+    m = model(plans["a3ultra-405b"])
+    assert m.pods_ready_timeout == 60 and m.configured.pods_ready_seconds > 13 * 60
+    (warning,) = m.warnings()
+    assert "later than trainstack:kueue.waitForPodsReady.timeout (1.0 min): Kueue evicts and requeues it while nodes pull its image" in warning
+    assert "WARNING: the job's pods" in m.to_table()
+    patient = render("a3ultra-405b", merge(raw_stack_config("a3ultra-405b"), {"trainstack:kueue": {"waitForPodsReady": {"timeout": "5m"}}}))
+    (fits,) = model(patient).warnings()
+    assert fits.endswith("streaming and streaming + preload would fit it")
+    assert model(plans["a3ultra-405b-job"]).warnings() == [], "a workload stack does not know its platform's timeout"

@@ -28,7 +28,7 @@ from typing import Any
 from trainstack.app.plan.cost import NODE_POOL
 from trainstack.app.plan.creation_times import CREATION_TIMES, EMPTY_NODE_POOL, GPU_NODE_POOL
 from trainstack.app.plan.critical_path import CriticalPath, is_gpu_pool
-from trainstack.core import catalog
+from trainstack.core import catalog, rules
 from trainstack.core.config import ImageConfig
 from trainstack.core.context import StackContext
 
@@ -63,6 +63,11 @@ class Scenario:
         return self.job_start + sum(v or 0.0 for v in self.phases.values())
 
     @property
+    def pods_ready_seconds(self) -> float:
+        """From the job's admission (its pods created) to all its pods ready: what Kueue's waitForPodsReady times."""
+        return sum(self.phases[k] or 0.0 for k in ("nodes", "drivers", "imagePull", "mounts"))
+
+    @property
     def warm_seconds(self) -> float:
         """From the job's submission on a warm platform (its nodes and drivers up) to the first step."""
         return sum(v or 0.0 for v in self.warm.values())
@@ -72,6 +77,7 @@ class Scenario:
             "cuts": [c for c, on in (("streaming", self.streaming), ("preload", self.preload)) if on],
             "seconds": round(self.seconds, 1),
             "onWarmPlatformSeconds": round(self.warm_seconds, 1),
+            "podsReadySeconds": round(self.pods_ready_seconds, 1),
             "phases": {k: None if v is None else round(v, 1) for k, v in self.phases.items()},
         }
 
@@ -85,6 +91,7 @@ class FirstStepModel:
     deploy_seconds: float
     configured: Scenario
     scenarios: tuple[Scenario, ...]
+    pods_ready_timeout: float | None = None  # Kueue's waitForPodsReady.timeout on this stack's platform (None: not known here)
 
     @property
     def without(self) -> Scenario:
@@ -107,9 +114,21 @@ class FirstStepModel:
             )
         return verdict
 
+    def warnings(self) -> list[str]:
+        """Where Kueue would evict the job as configured: its pods get ready after waitForPodsReady.timeout."""
+        ready, timeout = self.configured.pods_ready_seconds, self.pods_ready_timeout
+        if timeout is None or ready <= timeout:
+            return []
+        fits = [s.name for s in self.scenarios if s.pods_ready_seconds <= timeout]
+        helps = f"; {' and '.join(fits)} would fit it" if fits else ""
+        waiting = "pull its image" if self.configured.phases["imagePull"] else "get ready"
+        late = f"the job's pods are modelled ready {_min(ready)} min after admission, later than trainstack:kueue.waitForPodsReady.timeout"
+        return [f"{late} ({_min(timeout)} min): Kueue evicts and requeues it while nodes {waiting}{helps}"]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "estimate": True,
+            "warnings": self.warnings(),
             "image": self.image,
             "imageSizeSource": self.size_source,
             "deploySeconds": round(self.deploy_seconds, 1),
@@ -133,14 +152,14 @@ class FirstStepModel:
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         lines = [f"time to first step (modelled): {_min(self.configured.seconds)} min as configured", ""]
         lines += ["  " + "  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)) for r in rows]
-        return "\n".join([*lines, "", f"  minutes; {self.verdict()}"])
+        return "\n".join([*lines, "", f"  minutes; {self.verdict()}", *(f"WARNING: {w}" for w in self.warnings())])
 
     def to_markdown(self) -> str:
         rows = [r.split("\t") for r in self._rows()]
         lines = ["### Time to first step (modelled)", "", f"**{_min(self.configured.seconds)} min as configured**", ""]
         lines += ["| " + " | ".join(rows[0]) + " |", "|---|" + "---:|" * (len(rows[0]) - 1)]
         lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
-        return "\n".join([*lines, "", f"Minutes. {self.verdict()}."])
+        return "\n".join([*lines, "", f"Minutes. {self.verdict()}.", *(f"\n⚠️ {w}." for w in self.warnings())])
 
 
 def _min(seconds: float) -> str:
@@ -198,4 +217,6 @@ def model(resources: list[dict[str, Any]], path: CriticalPath, ctx: StackContext
 
     scenarios = (scenario("no cuts", False, False), scenario("streaming", True, False), scenario("streaming + preload", True, True))
     configured = scenario("as configured", image.streaming, image.preload is not None)
-    return FirstStepModel(reference, size.source if size else None, job_start, configured, scenarios)
+    kueue = getattr(ctx.config, "kueue", None)  # a workload stack's is its platform's, not known here
+    timeout = rules.duration_seconds(kueue.wait_for_pods_ready.timeout) if kueue is not None else None
+    return FirstStepModel(reference, size.source if size else None, job_start, configured, scenarios, timeout)
