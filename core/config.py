@@ -639,6 +639,14 @@ class BuildConfig(Section):
     nvcr.io with it before building (needed for a base in NGC's early-access organization)."""
 
 
+class PreloadConfig(Section):
+    """A disk image of the job image's layers for the GPU nodes' secondary boot disks."""
+
+    disk_image: Annotated[str, _rule(rules.DISK_IMAGE)]
+    """The disk image, `projects/<project>/global/images/<name>`, built from the job image (GKE's
+    gke-disk-image-builder); its project must let the nodes' service account use it."""
+
+
 class ImageConfig(Section):
     """`trainstack:image`: the Artifact Registry repository, and a build or a prebuilt image."""
 
@@ -654,15 +662,31 @@ class ImageConfig(Section):
         | None
     ) = None
     """An image reference to run as it is, pinned by a tag or a digest; or build."""
+    streaming: bool = False
+    """GKE image streaming on the GPU pools: a container starts once the bytes it reads to start have
+    arrived, the rest streams (catalog.startup). Only for an image in Artifact Registry: a build here
+    (its FROM layers, NGC's included, are copied into the stack's repository), or a prebuilt
+    `<region>-docker.pkg.dev/...` reference."""
+    preload: PreloadConfig | None = None
+    """A secondary boot disk on each GPU node, from a disk image holding the job image's layers, so
+    no node pulls them; needs streaming. A new disk image means new GPU node pools."""
 
     @model_validator(mode="after")
     def _rules(self) -> ImageConfig:
-        _rule_errors(
-            "ImageConfig",
-            [Problem(("build",), None, "set exactly one of build (a Cloud Build from a context) and prebuilt (an image reference)")]
-            if (self.build is None) == (self.prebuilt is None)
-            else [],
-        )
+        problems = []
+        if (self.build is None) == (self.prebuilt is None):
+            problems.append(Problem(("build",), None, "set exactly one of build (a Cloud Build from a context) and prebuilt (an image reference)"))
+        if self.streaming and self.prebuilt is not None and (wrong := rules.streamable_image(self.prebuilt)):
+            problems.append(Problem(("streaming",), True, wrong))
+        if self.preload is not None and not self.streaming:
+            problems.append(
+                Problem(
+                    ("preload",),
+                    self.preload.disk_image,
+                    "GKE preloads container images from a secondary boot disk only with image streaming: set streaming: true",
+                )
+            )
+        _rule_errors("ImageConfig", problems)
         return self
 
 
@@ -1065,6 +1089,7 @@ class StackConfig(BaseModel):
         yield from stack_nic_subnets(self)
         yield from stack_pods_ready_budget(self)
         yield from stack_lustre_version(self)
+        yield from stack_preload_version(self)
         yield from stack_lustre_network(self)
         yield from stack_hns_bucket_region(self)
         yield from stack_workload_queue(self)
@@ -1329,6 +1354,12 @@ def stack_lustre_version(config: StackConfig) -> Iterator[Problem]:
         yield Problem(("trainstack:cluster", "versionPrefix"), config.cluster.version_prefix, f"{wrong} (trainstack:storage.kind lustre)")
 
 
+def stack_preload_version(config: StackConfig) -> Iterator[Problem]:
+    """Container images preloaded from a secondary boot disk need a cluster version that has them."""
+    if config.image.preload is not None and (wrong := rules.preload_gke_version(config.cluster.version_prefix)):
+        yield Problem(("trainstack:cluster", "versionPrefix"), config.cluster.version_prefix, f"{wrong} (trainstack:image.preload)")
+
+
 def stack_lustre_network(config: StackConfig) -> Iterator[Problem]:
     """Managed Lustre peers with the stack's own VPC."""
     if config.storage.kind == "lustre" and config.network.existing is not None:
@@ -1563,6 +1594,22 @@ class WorkloadStackConfig(BaseModel):
     """The project of the registry an image built here is pushed to; default: the platform's."""
     region: RegionId | None = Field(None, alias="gcp:region")
     """The region of that registry; default: the platform's."""
+
+    @model_validator(mode="after")
+    def _rules(self) -> WorkloadStackConfig:
+        image = self.image
+        chosen = [(key, value) for key, value in (("streaming", image.streaming), ("preload", image.preload)) if value]
+        _rule_errors(
+            "WorkloadStackConfig",
+            [
+                Problem(("trainstack:image", key), value if key == "streaming" else image.preload and image.preload.disk_image, _POOLS_ELSEWHERE)
+                for key, value in chosen
+            ],
+        )
+        return self
+
+
+_POOLS_ELSEWHERE = "configures the GPU node pools, which a workload stack does not make: set it on the platform stack"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -151,6 +151,10 @@ IMAGE_TAG = Pattern(IMAGE_TAG_REGEX, "must be a valid image tag: up to 128 ASCII
 # (pulumi-gcp lustre.Instance `filesystem`; Managed Lustre CSI driver reference, `filesystem`).
 LUSTRE_FILESYSTEM = Pattern(r"[A-Za-z][A-Za-z0-9]{0,7}", "must be 1-8 letters or digits, starting with a letter")
 # Secret Manager secret IDs (cloud.google.com/secret-manager/docs/reference/rest/v1/projects.secrets/create).
+# A node pool's secondary boot disk image (GKE SecondaryBootDisk.disk_image; the GKE docs' `projects/PROJECT_ID/global/images/DISK_IMAGE_NAME`).
+DISK_IMAGE = Pattern(
+    r"projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/global/images/[a-z]([-a-z0-9]{0,61}[a-z0-9])?", "must be a disk image path: projects/<project>/global/images/<name>"
+)
 SECRET_ID = Pattern(r"[A-Za-z0-9_-]{1,255}", "must be a Secret Manager secret ID: 1-255 letters, digits, '_' or '-'")
 # Artifact Registry repository IDs (cloud.google.com/artifact-registry/docs/repositories/create-repos).
 REPOSITORY_ID = Pattern(r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a repository ID: a lowercase letter, then lowercase letters, digits and '-'", 63)
@@ -696,6 +700,30 @@ def lustre_gke_version(version_prefix: str | None) -> str | None:
     if version_prefix is None or _minor(version_prefix) < _minor(minor):
         return f"Managed Lustre on port 988 needs GKE nodes at {floor} or newer; set a version prefix of {minor}. or later"
     return None
+
+
+def preload_gke_version(version_prefix: str | None) -> str | None:
+    """Secondary boot disks with preloaded images need GKE nodes at catalog.SECONDARY_BOOT_DISK_MIN_GKE
+    or newer; as for Lustre (lustre_gke_version), a version prefix of that minor or a later one
+    guarantees it, the release channel's default cannot be known before the cluster exists."""
+    floor = catalog.SECONDARY_BOOT_DISK_MIN_GKE
+    minor = ".".join(floor.split(".")[:2])
+    if version_prefix is None or _minor(version_prefix) < _minor(minor):
+        return f"container images preloaded on secondary boot disks need GKE nodes at {floor} or newer; set a version prefix of {minor}. or later"
+    return None
+
+
+_ARTIFACT_REGISTRY_HOST = re.compile(r"[a-z0-9-]+-docker\.pkg\.dev/")
+
+
+def streamable_image(reference: str) -> str | None:
+    """GKE streams only images in Artifact Registry (catalog.startup): a `<location>-docker.pkg.dev` reference."""
+    if _ARTIFACT_REGISTRY_HOST.match(reference):
+        return None
+    return (
+        f"GKE image streaming serves only images in Artifact Registry, not {reference.split('/')[0]}: build the image here "
+        "(trainstack:image.build copies its base, NGC's included, into the stack's repository) or copy it to a <region>-docker.pkg.dev repository"
+    )
 
 
 def primary_mtu(machines: Sequence[catalog.Machine], storage_kind: str) -> int | None:

@@ -87,6 +87,8 @@ def required_services(config: StackConfig) -> list[str]:
     services += STORAGE[config.storage.kind].needs
     if config.image.build is not None:
         services += image_build_services(config.image.build)
+    if config.image.streaming:
+        services.append(catalog.CONTAINER_FILESYSTEM_API)
     return sorted(set(services))
 
 
@@ -353,6 +355,8 @@ def _gpu_pool_args(site: Site, pool: GpuPoolConfig, cluster: GkeCluster, node_ac
         extra_networks=[ExtraNetwork(vpc, subnet) for _, vpc, subnet in nics.networks] if nics else [],
         labels=site.ctx.labels,
         workload_policy_name=names.physical(config.cluster.name, f"{pool.name}-nvlink") if pool.machine.accelerator_topology else None,
+        image_streaming=config.image.streaming,
+        preload_disk_image=config.image.preload.disk_image if config.image.preload else None,
     )
 
 

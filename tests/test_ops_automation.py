@@ -35,7 +35,7 @@ class FakeStack:
             raise self.error
         return what
 
-    def up(self, *, on_output: Callable[[str], Any]) -> str:
+    def up(self, *, on_output: Callable[[str], Any], on_event: Callable[[Any], Any] | None = None) -> str:
         on_output("Updating (a3ultra-405b)")
         return self._do("up")
 

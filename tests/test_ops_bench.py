@@ -95,7 +95,7 @@ class FakeStack:
         self.log.append("config")
         self.config = {k: v.value for k, v in config.items()}
 
-    def up(self, *, on_output: Callable[[str], Any]) -> Any:
+    def up(self, *, on_output: Callable[[str], Any], on_event: Callable[[Any], Any] | None = None) -> Any:
         self.log.append("up")
         return self.on_up()
 
@@ -147,6 +147,7 @@ class Harness:
             create_stack=self.create,
             wait=self.wait,
             logs=lambda path, name, ns: nemo_log(),
+            dump=lambda path: [],
             goodput=lambda jobset, project: GOODPUT_ENTRIES,
             sleep=self.sleeps.append,
             clock=lambda: float(next(ticks)),
@@ -163,8 +164,9 @@ class Harness:
         """The stack the factory created (asserted: the bench got that far)."""
         return present(self.created)
 
-    def wait(self, kubeconfig: Path, name: str, namespace: str, timeout_s: float) -> JobOutcome:
+    def wait(self, kubeconfig: Path, name: str, namespace: str, timeout_s: float, on_ready: Callable[[], None]) -> JobOutcome:
         self.waited.append((kubeconfig.read_text(), name, namespace, timeout_s))
+        on_ready()
         return JobOutcome("succeeded", "JobSet finished")
 
     def run(self, tmp_path: Path) -> bench.BenchResult:

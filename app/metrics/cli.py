@@ -1,4 +1,4 @@
-"""`metrics mfu`, `metrics goodput` and `metrics memory`: the report modules on the command line.
+"""`metrics mfu`, `goodput`, `memory` and `timeline`: the report modules on the command line.
 
 Every failure prints one `Error: ...` line to stderr and exits 2; `metrics memory` exits 4 when
 the job does not fit.
@@ -20,6 +20,7 @@ from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.metrics import goodput as goodput_report
 from trainstack.app.metrics import memory as memory_input
 from trainstack.app.metrics import mfu as mfu_report
+from trainstack.app.metrics import timeline as timeline_report
 from trainstack.core import catalog
 from trainstack.core import memory as memory_report
 from trainstack.core.errors import ReportError, TrainstackError
@@ -40,7 +41,7 @@ def _table(rows: list[tuple[str, str]]) -> str:
 
 @click.group("metrics")
 def metrics() -> None:
-    """Training reports: MFU from a NeMo log, goodput from a job's event log, GPU memory fit."""
+    """Training reports: MFU from a NeMo log, goodput from a job's event log, GPU memory fit, time to first step."""
 
 
 def _stack_figures(name: str) -> dict[str, Any]:
@@ -320,3 +321,18 @@ def _memory_rows(figures: dict[str, Any]) -> list[tuple[str, str]]:
         rows.append(("GPU", f"{figures['gpu_memory']:.2f} GB, {figures['headroom']:.2f} GB to spare after headroom"))
     rows.append(("verdict", verdict))
     return rows
+
+
+@metrics.command("timeline")
+@click.argument("dump", type=click.Path(exists=True, path_type=Path))
+@click.option("--log", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="The leader's log, from `kubectl logs --timestamps`.")
+@click.option("--jobset", help="Measure this JobSet's pods (default: every pod of a JobSet).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def timeline_command(dump: Path, log: Path | None, jobset: str | None, fmt: str) -> None:
+    """Time to first step, per phase, from DUMP (`kubectl get nodes,pods,events -A -o json`, a file
+    or a directory of them) and the leader's --log."""
+    try:
+        measured = timeline_report.from_files(dump, log, jobset)
+    except TrainstackError as exc:
+        raise Failure(str(exc)) from None
+    click.echo(json.dumps(measured.to_dict(), indent=2) if fmt == "json" else measured.to_table())

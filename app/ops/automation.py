@@ -54,6 +54,9 @@ class Workspace(Protocol):
     def install(self, *, on_output: Callable[[str], Any]) -> None: ...
 
 
+OnEvent = Callable[[auto.EngineEvent], Any]  # the Automation API's structured engine events (`up(on_event=...)`)
+
+
 class Stack(Protocol):
     """The part of `pulumi.automation.Stack` trainstack uses (fakes implement the same)."""
 
@@ -63,7 +66,7 @@ class Stack(Protocol):
     @property
     def workspace(self) -> Workspace: ...
 
-    def up(self, *, on_output: Callable[[str], Any]) -> Any: ...
+    def up(self, *, on_output: Callable[[str], Any], on_event: OnEvent | None = None) -> Any: ...
 
     def preview(self, *, on_output: Callable[[str], Any], diff: bool) -> Any: ...
 

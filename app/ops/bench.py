@@ -61,8 +61,8 @@ from pulumi.automation.errors import ConcurrentUpdateError, StackNotFoundError
 from trainstack.app.deploy import validation
 from trainstack.app.deploy.secrets import secure_paths
 from trainstack.app.deploy.stacks import project_root
-from trainstack.app.metrics import goodput, mfu
-from trainstack.app.ops import automation
+from trainstack.app.metrics import goodput, mfu, timeline
+from trainstack.app.ops import automation, bench_timeline
 from trainstack.app.ops.reap import bench_prefix, expires_label
 from trainstack.core import catalog
 from trainstack.core.config import StackConfig, WorkloadConfig, load
@@ -485,7 +485,8 @@ class JobOutcome:
     detail: str = ""
 
 
-Waiter = Callable[[Path, str, str, float], JobOutcome]
+Waiter = Callable[[Path, str, str, float, Callable[[], None]], JobOutcome]
+"""Waits for the JobSet (kubeconfig, name, namespace, timeout); calls the last argument once, when every pod of it is ready."""
 LogFetcher = Callable[[Path, str, str], str]
 GoodputSource = Callable[[str, str], list[dict[str, Any]]]
 
@@ -500,19 +501,29 @@ def jobset_state(obj: dict[str, Any]) -> JobOutcome | None:
     return JobOutcome("succeeded" if terminal == "Completed" else "failed", message)
 
 
+def jobset_ready(obj: dict[str, Any]) -> bool:
+    """Every child Job of the JobSet has all its pods ready (`status.replicatedJobsStatus[].ready`
+    reaches `spec.replicatedJobs[].replicas`)."""
+    wanted = {r.get("name"): r.get("replicas", 1) for r in (obj.get("spec") or {}).get("replicatedJobs") or []}
+    ready = {r.get("name"): r.get("ready", 0) for r in (obj.get("status") or {}).get("replicatedJobsStatus") or []}
+    return bool(wanted) and all(ready.get(name, 0) >= count for name, count in wanted.items())
+
+
 def wait_for_jobset(
     kubeconfig: Path,
     name: str,
     namespace: str,
     timeout_s: float,
+    on_ready: Callable[[], None] = lambda: None,
     *,
     run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
     poll_s: float = POLL_S,
 ) -> JobOutcome:
-    """Poll `kubectl get jobset` until the JobSet finishes or `timeout_s` passes."""
+    """Poll `kubectl get jobset` until the JobSet finishes or `timeout_s` passes; `on_ready` once all its pods are ready."""
     deadline = clock() + timeout_s
+    was_ready = False
     last = "no answer yet"
     command = ["kubectl", "--kubeconfig", str(kubeconfig), "get", "jobset", name, "-n", namespace, "-o", "json"]
     while True:
@@ -522,9 +533,13 @@ def wait_for_jobset(
             last = "kubectl timed out"
         else:
             if done.returncode == 0:
-                outcome = jobset_state(json.loads(done.stdout))
+                obj = json.loads(done.stdout)
+                outcome = jobset_state(obj)
                 if outcome:
                     return outcome
+                if not was_ready and jobset_ready(obj):
+                    was_ready = True
+                    on_ready()
                 last = "running"
             else:
                 last = (done.stderr.strip().splitlines() or ["kubectl failed"])[-1]
@@ -534,10 +549,11 @@ def wait_for_jobset(
 
 
 def leader_logs(kubeconfig: Path, name: str, namespace: str) -> str:
-    """The log of the JobSet's leader pod (job 0, completion index 0), every container."""
+    """The log of the JobSet's leader pod (job 0, completion index 0), every container, each line
+    prefixed with its time (for the timeline's first and steady step)."""
     selector = f"jobset.sigs.k8s.io/jobset-name={name},jobset.sigs.k8s.io/job-index=0,batch.kubernetes.io/job-completion-index=0"
     done = subprocess.run(
-        ["kubectl", "--kubeconfig", str(kubeconfig), "logs", "-n", namespace, "-l", selector, "--tail=-1", "--all-containers=true"],
+        ["kubectl", "--kubeconfig", str(kubeconfig), "logs", "-n", namespace, "-l", selector, "--tail=-1", "--all-containers=true", "--timestamps"],
         capture_output=True,
         text=True,
         timeout=600,
@@ -608,6 +624,7 @@ class Deps(Boundaries):
 
     wait: Waiter = wait_for_jobset
     logs: LogFetcher = leader_logs
+    dump: bench_timeline.Dumper = bench_timeline.kube_dump
 
 
 @dataclass(kw_only=True)
@@ -622,6 +639,8 @@ class RunRecord(ABC):
     interrupted: str | None = None
     error: str | None = None
     log_file: str | None = None
+    timeline: dict[str, Any] | None = None  # the measured time to first step (app/metrics/timeline.py)
+    regressions: list[str] = field(default_factory=list)  # phases slower than --baseline's
 
     @property
     @abstractmethod
@@ -639,6 +658,8 @@ class RunRecord(ABC):
             "logFile": self.log_file,
             "interrupted": self.interrupted,
             "error": self.error,
+            "timeline": self.timeline,
+            "regressions": self.regressions,
             "exitCode": self.exit_code,
         }
 
@@ -652,12 +673,16 @@ class BenchResult(RunRecord):
 
     @property
     def exit_code(self) -> int:
-        return exit_code(self.teardown is not None and not self.teardown.ok, self.interrupted, self.error, self.job.get("outcome"))
+        code = exit_code(self.teardown is not None and not self.teardown.ok, self.interrupted, self.error, self.job.get("outcome"))
+        return REGRESSED if code == 0 and self.regressions else code
 
     def to_dict(self) -> dict[str, Any]:
         spec = self.spec
         record = {"recipe": spec.recipe, "stack": spec.stack, "project": spec.project, "cluster": spec.cluster, "expires": spec.expires.isoformat()}
         return {**record, **self.record(), "teardown": self.teardown.to_dict() if self.teardown else None}
+
+
+REGRESSED = 4  # a phase of the timeline regressed from --baseline: the gate's exit, as `diff --fail-on`
 
 
 def exit_code(left: bool, interrupted: str | None, error: str | None, outcome: str | None) -> int:
@@ -696,10 +721,11 @@ def run_bench(spec: BenchSpec, root: Path, deps: Deps, log_path: Path | None = N
             with guard.holding():
                 stack = deps.create_stack(spec.stack, root)
                 stack.set_all_config(automation.config_values(spec.raw))
+            engine = bench_timeline.EngineRecorder(deps.wall().timestamp())
             with guard.holding(stack.workspace.pulumi_command), phase(result, "up", deps.clock):
-                up = up_stack(stack)
+                up = up_stack(stack, on_event=engine.on_event)
             with guard.interruptible():
-                _measure(result, spec, _kubeconfig(up), deps, log_path)
+                _measure(result, spec, _kubeconfig(up), deps, log_path, engine.marks())
         except Interrupted:
             pass  # the guard keeps the signal
         except Exception as exc:  # whatever failed, teardown follows and the result says why
@@ -715,9 +741,9 @@ def run_bench(spec: BenchSpec, root: Path, deps: Deps, log_path: Path | None = N
     return result
 
 
-def up_stack(stack: automation.Stack, on_output: Callable[[str], Any] = automation.echo) -> Any:
+def up_stack(stack: automation.Stack, on_output: Callable[[str], Any] = automation.echo, on_event: automation.OnEvent | None = None) -> Any:
     try:
-        return stack.up(on_output=on_output)
+        return stack.up(on_output=on_output, on_event=on_event)
     except Exception as exc:
         raise BenchError(f"pulumi up failed: {automation.brief(exc)}") from None
 
@@ -729,26 +755,31 @@ def _kubeconfig(up: Any) -> str:
     return outputs[KUBECONFIG_OUTPUT].value
 
 
-def _measure(result: BenchResult, spec: BenchSpec, kubeconfig: str, deps: Deps, log_path: Path | None) -> None:
+def _measure(result: BenchResult, spec: BenchSpec, kubeconfig: str, deps: Deps, log_path: Path | None, engine: timeline.EngineMarks) -> None:
     workload = spec.config.workload
     assert workload is not None  # prepare refuses a stack without one
     result.job = {"name": workload.name, "namespace": workload.namespace, "outcome": "not finished"}
     with tempfile.TemporaryDirectory(prefix="trainstack-bench-") as private:  # mode 0700
         path = Path(private) / "kubeconfig"
         path.write_text(kubeconfig)
+        recording = bench_timeline.Recording()
         with phase(result, "wait", deps.clock):
-            outcome = deps.wait(path, workload.name, workload.namespace, spec.timeout_s)
+            # Once every pod is ready, while the kubelet's image-pull events are still kept.
+            outcome = deps.wait(path, workload.name, workload.namespace, spec.timeout_s, lambda: recording.take(deps.dump, path))
         result.job.update(outcome=outcome.status, detail=outcome.detail)
         with phase(result, "collect", deps.clock):
+            recording.take(deps.dump, path)
             try:
                 log = deps.logs(path, workload.name, workload.namespace)
             except Exception as exc:  # best effort: no log, no MFU
                 result.metrics = {"mfu": {"error": f"no leader log: {exc}"}, "goodput": {"error": "no reference step time"}}
+                result.timeline = recording.timeline(None, engine, workload.name)
                 return
             if log_path is not None:
                 log_path.write_text(log)
                 result.log_file = str(log_path)
-            result.metrics = job_metrics(log, workload, spec.config.job_queue.machine, spec.project, deps.goodput)
+            result.timeline = recording.timeline(log, engine, workload.name)
+            result.metrics = job_metrics(timeline.strip_timestamps(log), workload, spec.config.job_queue.machine, spec.project, deps.goodput)
 
 
 def job_metrics(log: str, workload: WorkloadConfig, machine: catalog.Machine, project: str, source: GoodputSource) -> dict[str, Any]:

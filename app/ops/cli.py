@@ -156,22 +156,41 @@ def _parse_sets(sets: tuple[str, ...]) -> list[tuple[str, Any]]:
     help="Result JSON; the leader's log goes beside it.",
 )
 @click.option(
+    "--baseline",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A result JSON of an earlier bench: exit 4 when a phase of the time to first step regressed from it.",
+)
+@click.option("--tolerance", type=click.FloatRange(min=0), default=20.0, show_default=True, help="With --baseline: percent a phase may grow.")
+@click.option("--slack", type=Duration(), default="30s", show_default=True, help="With --baseline: and seconds it may grow by regardless.")
+@click.option(
     "--teardown",
     "teardown_name",
     metavar="NAME",
     help="Instead of a bench: tear down the bench stack NAME a killed run left (none: nothing to do); with a fleet job STACK, every copy of bench NAME.",
 )
 def bench_command(
-    stack: str | None, ttl: float, timeout: float, name: str | None, project: str | None, sets: tuple[str, ...], result_path: Path, teardown_name: str | None
+    stack: str | None,
+    ttl: float,
+    timeout: float,
+    name: str | None,
+    project: str | None,
+    sets: tuple[str, ...],
+    result_path: Path,
+    baseline: Path | None,
+    tolerance: float,
+    slack: float,
+    teardown_name: str | None,
 ) -> None:
     """Run recipe STACK once on a fresh ephemeral stack; always tear it down. A job on a fleet
     (`trainstack:platform.stack` names a fleet stack) is run on ephemeral copies of the fleet's
     workers and of the fleet too, deployed in order and torn down in reverse.
 
     Exit codes: 0 the job succeeded; 1 it failed or timed out; 2 bad input (nothing created);
-    3 teardown failed and resources are left (named on stderr from the stack's state); 130/143
+    3 teardown failed and resources are left (named on stderr from the stack's state); 4 the job
+    succeeded but a phase of its time to first step regressed from --baseline; 130/143
     interrupted. With --teardown NAME: 0 torn down or no such stack, 3 resources left."""
-    from trainstack.app.ops import automation, bench, bench_fleet
+    from trainstack.app.metrics import timeline
+    from trainstack.app.ops import automation, bench, bench_fleet, bench_timeline
 
     if stack is None and teardown_name is None:
         fail("name a recipe STACK to bench, or a bench stack to tear down with --teardown NAME")
@@ -186,6 +205,7 @@ def bench_command(
         _teardown_only(teardown_name, root)
     assert stack is not None
     try:
+        base = bench_timeline.read_baseline(baseline) if baseline is not None else None
         raw = raw_stack_config(stack, root)
         on_fleet = bench_fleet.fleet_of(raw, root) is not None
         bench_fleet.refuse_fleet(stack, raw, root)
@@ -196,6 +216,8 @@ def bench_command(
         if shutil.which(tool) is None:
             fail(f"{tool} is not installed (the bench watches its job with it): {hint}")
     overrides = _parse_sets(sets) + ([("gcp:project", project)] if project else [])
+    if on_fleet and base is not None:
+        fail("--baseline: a bench of a job on a fleet records no time-to-first-step timeline to compare")
     if on_fleet:
         _bench_fleet(stack, raw, root, ttl, timeout, name, overrides, result_path)
     try:
@@ -204,7 +226,11 @@ def bench_command(
         fail(str(exc))
     click.echo(f"bench stack {spec.stack}: cluster {spec.cluster} in {spec.project}, expires {spec.expires:%Y-%m-%d %H:%M} UTC")
     result = bench.run_bench(spec, root, bench.Deps(), log_path=result_path.with_suffix(".leader.log"))
+    if base is not None:
+        result.regressions = bench_timeline.compare(result.timeline, base, tolerance / 100, slack)
     result_path.write_text(json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n")
+    if result.timeline and "phases" in result.timeline:
+        click.echo(timeline.format_table(result.timeline))
     click.echo(_summary(spec.stack, result, [result.teardown] if result.teardown else []) + f"; result in {result_path}")
     if result.teardown is not None and not result.teardown.ok:
         click.echo(f"error: {bench.leftovers(spec.stack, result.teardown, root, bench.reap_note(spec))}", err=True)
@@ -272,6 +298,10 @@ def _summary(label: str, result: Any, torn: list[Any]) -> str:
     mfu = result.metrics.get("mfu", {})
     if "mfu" in mfu:
         parts.append(f"MFU {mfu['mfu']:.1%}")
+    if (result.timeline or {}).get("timeToFirstStepSeconds") is not None:
+        parts.append(f"time to first step {result.timeline['timeToFirstStepSeconds'] / 60:.1f} min")
+    if result.regressions:
+        parts.append(f"REGRESSED from --baseline: {'; '.join(result.regressions)}")
     if result.interrupted:
         parts.append(f"interrupted by {result.interrupted}")
     if result.error:

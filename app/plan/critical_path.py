@@ -83,6 +83,7 @@ class CriticalPath:
     floor_urns: tuple[str, ...]
     defaulted_types: tuple[str, ...]
     pools: tuple[PoolReady, ...] = ()
+    jobset_ready: float | None = None  # when the last JobSet is applied (its job's pods are then created); None: no JobSet
 
     @property
     def ratio(self) -> float | None:
@@ -360,4 +361,5 @@ def critical_path(resources: list[dict[str, Any]], weights: Mapping[str, float] 
         floor_urns=tuple(floor),
         defaulted_types=tuple(sorted(defaulted)),
         pools=pools,
+        jobset_ready=max((finish[u] for u, r in custom.items() if r["type"] == JOBSET), default=None),
     )

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from trainstack.app.plan import engine, inputcheck
+from trainstack.app.plan import engine, first_step, inputcheck
 from trainstack.app.plan.cost import CostEstimate, estimate, gpu_node_hour
 from trainstack.app.plan.critical_path import CriticalPath, critical_path
 from trainstack.app.plan.recorder import Registration
@@ -51,6 +51,7 @@ class Plan:
     outputs: dict[str, Any]
     memory: dict[str, Any] | None = None  # the job's GPU memory estimate (workloads.fit.summary)
     fleet: list[dict[str, Any]] | None = None  # a job on a fleet: the worker pools that could take it (fleet_candidates)
+    first_step: first_step.FirstStepModel | None = None  # the job's modelled time to first step (first_step.model)
 
     @cached_property
     def cost(self) -> CostEstimate:
@@ -95,6 +96,7 @@ class Plan:
             "warnings": self.warnings(),
             "memory": self.memory,
             **({"fleet": self.fleet} if self.fleet is not None else {}),
+            **({"timeToFirstStep": self.first_step.to_dict()} if self.first_step is not None else {}),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -161,7 +163,8 @@ def from_rendered(rendered: engine.Rendered) -> Plan:
     resources = sorted((_resource(r) for r in rendered.registrations), key=lambda r: r["urn"])
     ctx = rendered.context
     memory = fit.summary(fit.estimate(ctx.workload, ctx.machine)) if ctx.workload else None
-    return Plan(rendered.stack, resources, rendered.outputs, memory, fleet_candidates(ctx))
+    started = first_step.model(resources, critical_path(resources), ctx, first_step.job_preflight_seconds(ctx))
+    return Plan(rendered.stack, resources, rendered.outputs, memory, fleet_candidates(ctx), started)
 
 
 def fleet_candidates(ctx: StackContext) -> list[dict[str, Any]] | None:

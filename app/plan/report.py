@@ -89,10 +89,12 @@ def describe(plan: Plan, out: Path, fmt: str) -> str:
         lines += [f"| {k} | {v} |" for k, v in _rows(plan)]
         lines += ["", "| resource type | count |", "|---|---:|"]
         lines += [f"| `{t}` | {n} |" for t, n in by_type.items()]
-        return "\n".join([*lines, "", plan.critical_path.to_markdown()])
+        ttfs = ["", plan.first_step.to_markdown()] if plan.first_step else []
+        return "\n".join([*lines, "", plan.critical_path.to_markdown(), *ttfs])
     width = max(len(t) for t in by_type) if by_type else 10
     lines = [f"plan of {plan.stack} -> {out}", ""]
     lines += [f"  {k:<20} {v}" for k, v in _rows(plan)]
     lines += ["", f"  {'resource type':<{width}}  count"]
     lines += [f"  {t:<{width}}  {n:>5}" for t, n in by_type.items()]
-    return "\n".join([*lines, "", plan.critical_path.to_table()])
+    ttfs = ["", plan.first_step.to_table()] if plan.first_step else []
+    return "\n".join([*lines, "", plan.critical_path.to_table(), *ttfs])

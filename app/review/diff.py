@@ -143,6 +143,7 @@ class Totals:
     memory_gb: float | None = None
     fits: bool | None = None
     pools: tuple[PoolTotal, ...] = ()
+    first_step_s: float | None = None  # the job's modelled time to first step, as configured (app/plan/first_step.py)
 
     @classmethod
     def of(cls, plan: dict[str, Any] | None) -> Totals:
@@ -153,7 +154,8 @@ class Totals:
             for p in cost.pools
             if p.gpus_per_node
         )
-        return cls(cost.gpu_nodes, cost.gpus, cost.max_usd, cost.min_usd, memory.get("total"), memory.get("fits"), pools)
+        first_step = (((plan or {}).get("summary") or {}).get("timeToFirstStep") or {}).get("seconds")
+        return cls(cost.gpu_nodes, cost.gpus, cost.max_usd, cost.min_usd, memory.get("total"), memory.get("fits"), pools, first_step)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -164,6 +166,7 @@ class Totals:
             "gpuMemoryGb": self.memory_gb,
             "fits": self.fits,
             **({"pools": {p.name: p.to_dict() for p in self.pools}} if self.pools else {}),
+            **({"timeToFirstStepSeconds": self.first_step_s} if self.first_step_s is not None else {}),
         }
 
 
@@ -535,6 +538,7 @@ def _delta(base: Totals, head: Totals) -> Totals:
         round(head.usd_at_max - base.usd_at_max, 2),
         round(head.usd_at_min - base.usd_at_min, 2),
         round(head.memory_gb - base.memory_gb, 2) if head.memory_gb is not None and base.memory_gb is not None else None,
+        first_step_s=round(head.first_step_s - base.first_step_s, 1) if head.first_step_s is not None and base.first_step_s is not None else None,
     )
 
 
@@ -620,6 +624,13 @@ def _totals_table(base: Totals, head: Totals) -> Iterator[str]:
     if base.usd_at_min != base.usd_at_max or head.usd_at_min != head.usd_at_max:
         yield f"| est. cost per hour, scaled in | {_usd(base.usd_at_min)} | {_usd(head.usd_at_min)} | {_usd(delta.usd_at_min, sign=True)} |"
     yield from _pool_rows(base.pools, head.pools)
+    if base.first_step_s != head.first_step_s:
+        change = "" if delta.first_step_s is None else f"{delta.first_step_s / 60:+.1f} min"
+        yield f"| modelled time to first step | {_minutes(base.first_step_s)} | {_minutes(head.first_step_s)} | {change} |"
+
+
+def _minutes(seconds: float | None) -> str:
+    return "n/a" if seconds is None else f"{seconds / 60:.1f} min"
 
 
 def _pool_rows(base: tuple[PoolTotal, ...], head: tuple[PoolTotal, ...]) -> Iterator[str]:

@@ -14,7 +14,8 @@ and beside its records (one line):
 - images: the other pinned images, by role;
 - charts: the pinned controllers' charts, APIs and ports;
 - scheduling: the Kueue and DRA driver facts jobs are queued and placed by;
-- storage: Filestore and Managed Lustre capacities and mounts.
+- storage: Filestore and Managed Lustre capacities and mounts;
+- startup: image sizes, pull rates and the GKE features that cut a job's start-up.
 
 Every public name is imported here: `catalog.X` is the way to read one.
 """
@@ -58,6 +59,14 @@ from trainstack.core.catalog.scheduling import (
     PROVISIONING_RETRY_MAX_SECONDS,
     SCALE_UP_BUDGET_SECONDS,
 )
+from trainstack.core.catalog.startup import (
+    COLD_PULL_BYTES_PER_S,
+    CONTAINER_FILESYSTEM_API,
+    SECONDARY_BOOT_DISK_MIN_GKE,
+    STREAMED_FRACTION,
+    ImageSize,
+    image_size,
+)
 from trainstack.core.catalog.storage import (
     FILESTORE_TIERS,
     LUSTRE_CSI_DRIVER,
@@ -71,9 +80,11 @@ from trainstack.core.catalog.zones import MACHINE_ZONES, MACHINE_ZONES_AS_OF, MA
 
 __all__ = [
     "CALCULATOR_PRICES_SOURCE",
+    "COLD_PULL_BYTES_PER_S",
     "COMPUTE_DOMAIN_API",
     "COMPUTE_DOMAIN_CHANNEL_CLASS",
     "COMPUTE_DOMAIN_CHANNEL_RESOURCE",
+    "CONTAINER_FILESYSTEM_API",
     "CONTROLLER_WEBHOOK_PORT",
     "CPU_MACHINES",
     "DRA_BETA_APIS",
@@ -114,19 +125,23 @@ __all__ = [
     "PROVISIONING_RETRY_LIMIT",
     "PROVISIONING_RETRY_MAX_SECONDS",
     "SCALE_UP_BUDGET_SECONDS",
+    "SECONDARY_BOOT_DISK_MIN_GKE",
     "SNAPSHOT_PRICES_SOURCE",
     "STORAGE_GIB_MONTH_USD",
+    "STREAMED_FRACTION",
     "CpuMachine",
     "Gpu",
     "GpuDirect",
     "GpuDirectImages",
     "HelmChart",
     "Image",
+    "ImageSize",
     "Machine",
     "NicNetwork",
     "StorageTier",
     "cpu_machine",
     "image",
+    "image_size",
     "machine",
     "nic_networks",
 ]

@@ -30,6 +30,11 @@ ScheduleDeletes), a protected resource's delete fails and the run continues past
 (step_executor.go:447), skipping only what the protected resource depends on
 (deployment_executor.go:513), then exits 255 naming it.
 
+`up --event-log <file>` (the Automation API's `on_event`, for a CLI of this version) appends the
+engine's events to the file as JSON lines, as the Go CLI does (pulumi/pulumi sdk/go/common/apitype
+events.go): a `resourcePreEvent` as each step starts, a `resOutputsEvent` (with the step's op, URN,
+type and the resource's inputs) as it ends, and a `cancelEvent` last; `timestamp` in Unix seconds.
+
 Standard library only: it runs as `python -S cli.py ...` behind a `pulumi` shim.
 """
 
@@ -63,7 +68,9 @@ PLAN = [
 ]
 KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\n"
 # The flags the Automation API passes in a bench; any other is an error, so that a new one is noticed.
-VALUE_FLAGS = {"--stack", "--exec-kind", "--page-size", "--page", "--plaintext"}
+VALUE_FLAGS = {"--stack", "--exec-kind", "--page-size", "--page", "--plaintext", "--event-log"}
+# The inputs `up` records (what the bench's engine marks read: a GPU node pool by its machine).
+INPUTS = {"bench-gpus": {"name": "bench-gpus", "nodeConfig": {"machineType": "a3-ultragpu-8g"}}}
 BOOL_FLAGS = {"--non-interactive", "--yes", "--skip-preview", "--json", "--show-secrets"}
 CONFLICT = "[409] Conflict: Another update is currently in progress."
 HEADINGS = {"up": "Updating", "refresh": "Refreshing", "destroy": "Destroying"}
@@ -142,7 +149,7 @@ def resource(stack: str, type_: str, name: str, needs: tuple[str, ...] = ()) -> 
     stack_urn = urn(stack, PLAN[0][0], PLAN[0][1].format(project=PROJECT, stack=short(stack)))
     item: dict[str, Any] = {"urn": urn(stack, type_, name), "custom": type_ != PLAN[0][0], "type": type_}
     if item["custom"]:
-        item.update(id=f"{name}-id", inputs={}, outputs={}, parent=stack_urn)
+        item.update(id=f"{name}-id", inputs=INPUTS.get(name, {}), outputs={}, parent=stack_urn)
     if item["custom"] and not type_.startswith("pulumi:providers:"):
         item["provider"] = f"{urn(stack, PLAN[1][0], PLAN[1][1])}::{PLAN[1][1]}-id"
     types = {n: t for t, n, _ in PLAN}
@@ -177,8 +184,9 @@ def protect_error(item: dict[str, Any]) -> str:
 class Update:
     """An update holding the stack's lock, cancellable like the Go CLI's."""
 
-    def __init__(self, kind: str, stack: str):
+    def __init__(self, kind: str, stack: str, event_log: str | None = None):
         self.kind, self.stack, self.state = kind, stack, load(stack)
+        self.event_log, self.sequence = event_log, 0
         self.cancelled, self.interrupts, self.changes = False, 0, 0
         signal.signal(signal.SIGINT, self._interrupt)
         if path(stack, ".lock").exists():
@@ -211,6 +219,7 @@ class Update:
             log("killed", signal="SIGKILL")
             os.kill(os.getpid(), signal.SIGKILL)
         out(f" {symbol}  {type_} {name} {doing} (0s)")
+        self.engine_event("resourcePreEvent", op, item)
         hold(f"{self.kind}:{name}", self.stack)
         self.state["pending_operations"].remove(pending)
         resources = self.state["resources"]
@@ -220,7 +229,20 @@ class Update:
             resources.append(item)
         save(self.stack, self.state)
         self.changes += 1
+        self.engine_event("resOutputsEvent", op, item)
         out(f" {symbol}  {type_} {name} {done} (1s)")
+
+    def engine_event(self, kind: str, op: str = "", item: dict[str, Any] | None = None) -> None:
+        """One line of the event log, if there is one."""
+        if self.event_log is None:
+            return
+        body: dict[str, Any] = {}
+        if item is not None:
+            state = {"type": item["type"], "urn": item["urn"], "custom": item["custom"], "inputs": item.get("inputs", {})}
+            body = {"metadata": {"op": op, "urn": item["urn"], "type": item["type"], "provider": "", "new": state}}
+        self.sequence += 1
+        with open(self.event_log, "a") as log_file:
+            log_file.write(json.dumps({"sequence": self.sequence, "timestamp": int(time.time()), kind: body}) + "\n")
 
     def finish(self, ok: bool) -> None:
         self.state["history"].insert(
@@ -246,7 +268,7 @@ class Canceled(Exception):
 
 
 def run_update(kind: str, stack: str, flags: dict[str, list[Any]]) -> int:
-    update = Update(kind, stack)
+    update = Update(kind, stack, flags.get("--event-log", [None])[-1])
     out(f"{HEADINGS[kind]} ({stack}):")
     try:
         {"up": up, "refresh": refresh, "destroy": destroy}[kind](update, flags)
@@ -261,6 +283,7 @@ def run_update(kind: str, stack: str, flags: dict[str, list[Any]]) -> int:
         log("exit", code=255, error=str(exc))
         return 255
     update.finish(ok=True)
+    update.engine_event("cancelEvent")
     log("exit", code=0)
     return 0
 

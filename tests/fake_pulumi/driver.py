@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 from trainstack.app.cli import main
@@ -27,14 +29,16 @@ def run(env: dict[str, str], workdir: str, job_s: float) -> None:
     os.environ.update(env)
     home = Path(env["FAKE_PULUMI_HOME"])
 
-    def wait(kubeconfig: Path, name: str, namespace: str, timeout_s: float) -> JobOutcome:
+    def wait(kubeconfig: Path, name: str, namespace: str, timeout_s: float, on_ready: Callable[[], None]) -> JobOutcome:
         with open(home / "calls.jsonl", "a") as log:
             log.write(json.dumps({"event": "job", "pid": os.getpid(), "t": time.time()}) + "\n")
         time.sleep(job_s)
         return JobOutcome("succeeded", "JobSet finished")
 
     with mock.patch.object(
-        bench, "Deps", return_value=Deps(wait=wait, logs=lambda *args: "no step times\n", goodput=lambda *args: [], sleep=lambda seconds: None)
+        bench,
+        "Deps",
+        return_value=Deps(wait=wait, logs=lambda *args: "no step times\n", dump=lambda path: [], goodput=lambda *args: [], sleep=lambda seconds: None),
     ):
         main(["bench", RECIPE, "--name", STACK, "--timeout", "1h", "--ttl", "3h", "--result", str(Path(workdir) / "result.json")], prog_name="trainstack")
 
@@ -69,3 +73,27 @@ def run_fleet(env: dict[str, str], workdir: str, job_s: float) -> None:
             ["bench", FLEET_JOB, "--name", FLEET_BENCH, "--timeout", "1h", "--ttl", "3h", "--result", str(Path(workdir) / "result.json")],
             prog_name="trainstack",
         )
+
+
+def run_timed(env: dict[str, str], workdir: str, job_s: float) -> None:
+    """`trainstack bench` as `run`, compared with `workdir`/baseline.json: the job's pods become
+    ready (the bench dumps `workdir`/dump.json then) and its leader's log is `workdir`/leader.log."""
+    os.setpgrp()
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        os.dup2(os.open(Path(workdir) / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), fd)
+    os.environ.update(env)
+    dumped = Path(workdir) / "dumped"
+
+    def wait(kubeconfig: Path, name: str, namespace: str, timeout_s: float, on_ready: Callable[[], None]) -> JobOutcome:
+        on_ready()
+        return JobOutcome("succeeded", "JobSet finished")
+
+    def dump(kubeconfig: Path) -> list[dict[str, Any]]:
+        with dumped.open("a") as marks:
+            marks.write("dump\n")
+        return json.loads((Path(workdir) / "dump.json").read_text())["items"]
+
+    deps = Deps(wait=wait, logs=lambda *args: (Path(workdir) / "leader.log").read_text(), dump=dump, goodput=lambda *args: [], sleep=lambda seconds: None)
+    with mock.patch.object(bench, "Deps", return_value=deps):
+        args = ["bench", RECIPE, "--name", STACK, "--timeout", "1h", "--ttl", "3h", "--result", str(Path(workdir) / "result.json")]
+        main([*args, "--baseline", str(Path(workdir) / "baseline.json"), "--tolerance", "10", "--slack", "5s"], prog_name="trainstack")

@@ -1,0 +1,222 @@
+"""Time to first step, modelled: the deploy critical path (critical_path.py), then what a job waits
+for on its nodes before its first training step, as configured and with and without each cut.
+
+The phases after the deploy, each a figure with its basis (the facts in core/catalog/startup.py; the
+rest, like creation_times, estimates to correct when `trainstack bench` measures otherwise):
+
+- nodes: a job pool created empty (autoscaled from 0, DWS) gets its nodes only when the job asks;
+- drivers: the GPU driver and device plugin (and GPUDirect installers) become ready on each node
+  after it registers, overlapping whatever the deploy still does after the pool is created;
+- image pull: the job image's pinned size at the per-node cold pull rate; with image streaming, only
+  the bytes a container reads to start; with a secondary boot disk preloading the image, none;
+- mounts: the pod's volumes and sandbox;
+- preflight: the job's preflight on its own nodes (`preflight_seconds`: 0 for a job without one);
+- framework start: imports, model construction and distributed (NCCL) initialization to step 0.
+
+A job stack on a platform sees warm nodes: no node provisioning, drivers already up. Each scenario
+also states its time on a warm platform (from the job's submission), where the cuts are measured
+against the job's own start-up, not the cluster's creation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trainstack.app.plan.cost import NODE_POOL
+from trainstack.app.plan.creation_times import CREATION_TIMES, EMPTY_NODE_POOL, GPU_NODE_POOL
+from trainstack.app.plan.critical_path import CriticalPath, is_gpu_pool
+from trainstack.core import catalog, rules
+from trainstack.core.config import ImageConfig
+from trainstack.core.context import StackContext
+
+DRIVERS_SECONDS = CREATION_TIMES["kubernetes:apps/v1:DaemonSet"].seconds
+MOUNTS_SECONDS = 15.0
+FRAMEWORK_START_SECONDS = 300.0
+BASES = {
+    "nodes": "a pool created empty gets its nodes when the job asks: a GPU pool's creation less its template and groups (creation_times)",
+    "drivers": "driver, device plugin and GPUDirect DaemonSets rolled out on each node (creation_times DaemonSet), less the deploy's own tail after the pool",
+    "imagePull": "the image's pinned size at the cold per-node pull rate (core/catalog/startup.py)",
+    "mounts": "volumes (GCS FUSE sidecar, hostPath, PVCs) and the pod sandbox: seconds (estimate)",
+    "preflight": "the job's preflight on its nodes (0: no preflight)",
+    "framework": "imports, model construction and NCCL initialization to step 0: minutes for a NeMo job (estimate; the bench's firstStep phase measures it)",
+}
+CUTS = ("streaming", "preload")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One set of cuts: the seconds of each phase after the deploy (None: not modelled), and totals."""
+
+    name: str
+    streaming: bool
+    preload: bool
+    job_start: float
+    phases: Mapping[str, float | None]
+    warm: Mapping[str, float | None]
+
+    @property
+    def seconds(self) -> float:
+        """From the start of `pulumi up` to the first step."""
+        return self.job_start + sum(v or 0.0 for v in self.phases.values())
+
+    @property
+    def pods_ready_seconds(self) -> float:
+        """From the job's admission (its pods created) to all its pods ready: what Kueue's waitForPodsReady times."""
+        return sum(self.phases[k] or 0.0 for k in ("nodes", "drivers", "imagePull", "mounts"))
+
+    @property
+    def warm_seconds(self) -> float:
+        """From the job's submission on a warm platform (its nodes and drivers up) to the first step."""
+        return sum(v or 0.0 for v in self.warm.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cuts": [c for c, on in (("streaming", self.streaming), ("preload", self.preload)) if on],
+            "seconds": round(self.seconds, 1),
+            "onWarmPlatformSeconds": round(self.warm_seconds, 1),
+            "podsReadySeconds": round(self.pods_ready_seconds, 1),
+            "phases": {k: None if v is None else round(v, 1) for k, v in self.phases.items()},
+        }
+
+
+@dataclass(frozen=True)
+class FirstStepModel:
+    """The job's time to first step in each scenario; `image` and its size's source, or why not sized."""
+
+    image: str
+    size_source: str | None
+    deploy_seconds: float
+    configured: Scenario
+    scenarios: tuple[Scenario, ...]
+    pods_ready_timeout: float | None = None  # Kueue's waitForPodsReady.timeout on this stack's platform (None: not known here)
+
+    @property
+    def without(self) -> Scenario:
+        return self.scenarios[0]
+
+    @property
+    def with_all(self) -> Scenario:
+        return self.scenarios[-1]
+
+    def verdict(self) -> str:
+        none, cut = self.without, self.with_all
+        if self.size_source is None:
+            return f"the image {self.image} has no pinned size (core/catalog/startup.py): the cuts' effect on its pull is not modelled"
+        ratio, warm = cut.seconds / none.seconds, cut.warm_seconds / none.warm_seconds
+        verdict = f"with every cut {_min(cut.seconds)} of {_min(none.seconds)} min ({ratio:.0%}); on a warm platform {_min(cut.warm_seconds)} of {_min(none.warm_seconds)} min ({warm:.0%})"
+        if ratio > 0.5:
+            verdict += (
+                f". Not halved from `up`: the deploy's {_min(self.deploy_seconds)} min (cluster, GPU pool) is untouched by the cuts "
+                "(GKE: secondary boot disks do not add to node provisioning, nor shorten it); a job on a warm platform stack skips it"
+            )
+        return verdict
+
+    def warnings(self) -> list[str]:
+        """Where Kueue would evict the job as configured: its pods get ready after waitForPodsReady.timeout."""
+        ready, timeout = self.configured.pods_ready_seconds, self.pods_ready_timeout
+        if timeout is None or ready <= timeout:
+            return []
+        fits = [s.name for s in self.scenarios if s.pods_ready_seconds <= timeout]
+        helps = f"; {' and '.join(fits)} would fit it" if fits else ""
+        waiting = "pull its image" if self.configured.phases["imagePull"] else "get ready"
+        late = f"the job's pods are modelled ready {_min(ready)} min after admission, later than trainstack:kueue.waitForPodsReady.timeout"
+        return [f"{late} ({_min(timeout)} min): Kueue evicts and requeues it while nodes {waiting}{helps}"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "estimate": True,
+            "warnings": self.warnings(),
+            "image": self.image,
+            "imageSizeSource": self.size_source,
+            "deploySeconds": round(self.deploy_seconds, 1),
+            "seconds": round(self.configured.seconds, 1),
+            "configured": self.configured.to_dict(),
+            "scenarios": {s.name: s.to_dict() for s in self.scenarios},
+            "bases": BASES,
+            "verdict": self.verdict(),
+        }
+
+    def _rows(self) -> list[str]:
+        keys = list(self.without.phases)
+        head = ["phase", *(s.name for s in self.scenarios)]
+        rows = [head, ["job submitted (deploy path)", *(_min(s.job_start) for s in self.scenarios)]]
+        rows += [[k, *("n/a" if s.phases[k] is None else _min(s.phases[k] or 0.0) for s in self.scenarios)] for k in keys]
+        rows += [["to first step", *(_min(s.seconds) for s in self.scenarios)], ["on a warm platform", *(_min(s.warm_seconds) for s in self.scenarios)]]
+        return ["\t".join(r) for r in rows]
+
+    def to_table(self) -> str:
+        rows = [r.split("\t") for r in self._rows()]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        lines = [f"time to first step (modelled): {_min(self.configured.seconds)} min as configured", ""]
+        lines += ["  " + "  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)) for r in rows]
+        return "\n".join([*lines, "", f"  minutes; {self.verdict()}", *(f"WARNING: {w}" for w in self.warnings())])
+
+    def to_markdown(self) -> str:
+        rows = [r.split("\t") for r in self._rows()]
+        lines = ["### Time to first step (modelled)", "", f"**{_min(self.configured.seconds)} min as configured**", ""]
+        lines += ["| " + " | ".join(rows[0]) + " |", "|---|" + "---:|" * (len(rows[0]) - 1)]
+        lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+        return "\n".join([*lines, "", f"Minutes. {self.verdict()}.", *(f"\n⚠️ {w}." for w in self.warnings())])
+
+
+def _min(seconds: float) -> str:
+    return f"{seconds / 60:.1f}"
+
+
+def job_preflight_seconds(ctx: StackContext) -> float:
+    """The expected seconds of the job's preflight before its first step: 0, as no job runs one yet.
+    The preflight's own estimate of its duration is what belongs here."""
+    return 0.0
+
+
+def image_reference(image: ImageConfig, root: Path) -> str:
+    """The job image's reference: the prebuilt one, or a build's base (its Dockerfile's first FROM)."""
+    if image.prebuilt is not None:
+        return image.prebuilt
+    assert image.build is not None
+    dockerfile = root / image.build.context / "Dockerfile"
+    lines = dockerfile.read_text().splitlines() if dockerfile.is_file() else []
+    base = next((line.split()[1] for line in lines if line.upper().startswith("FROM ") and len(line.split()) > 1), "")
+    return base or f"{image.build.image_name}:{image.build.tag}"
+
+
+def _pull(size: float | None, streaming: bool, preload: bool) -> float | None:
+    if preload:
+        return 0.0
+    if size is None:
+        return None
+    return size * (catalog.STREAMED_FRACTION if streaming else 1.0) / catalog.COLD_PULL_BYTES_PER_S
+
+
+def model(resources: list[dict[str, Any]], path: CriticalPath, ctx: StackContext, preflight_seconds: float) -> FirstStepModel | None:
+    """The time-to-first-step model of a stack with a job (None for a platform or a fleet manager)."""
+    image = getattr(ctx.config, "image", None)
+    if ctx.workload is None or not isinstance(image, ImageConfig):
+        return None
+    reference = image_reference(image, ctx.root)
+    size = catalog.image_size(reference)
+    gpu_pools = [r for r in resources if r["custom"] and r["type"] == NODE_POOL and is_gpu_pool(r)]
+    pools_ready = max((p.ready for p in path.pools), default=0.0)
+    job_start = max(path.jobset_ready or path.total_seconds, pools_ready)
+    empty = bool(gpu_pools) and all(not r["inputs"].get("nodeCount", r["inputs"].get("initialNodeCount", 0)) for r in gpu_pools)
+    nodes = CREATION_TIMES[GPU_NODE_POOL].seconds - CREATION_TIMES[EMPTY_NODE_POOL].seconds if empty else 0.0
+    if not gpu_pools:  # a job stack: the platform's nodes and drivers are up
+        drivers = 0.0
+    elif empty:
+        drivers = DRIVERS_SECONDS
+    else:
+        drivers = max(0.0, pools_ready + DRIVERS_SECONDS - job_start)
+
+    def scenario(name: str, streaming: bool, preload: bool) -> Scenario:
+        rest = {"imagePull": _pull(size.bytes if size else None, streaming, preload), "mounts": MOUNTS_SECONDS, "preflight": preflight_seconds}
+        rest["framework"] = FRAMEWORK_START_SECONDS
+        return Scenario(name, streaming, preload, job_start, {"nodes": nodes, "drivers": drivers, **rest}, rest)
+
+    scenarios = (scenario("no cuts", False, False), scenario("streaming", True, False), scenario("streaming + preload", True, True))
+    configured = scenario("as configured", image.streaming, image.preload is not None)
+    kueue = getattr(ctx.config, "kueue", None)  # a workload stack's is its platform's, not known here
+    timeout = rules.duration_seconds(kueue.wait_for_pods_ready.timeout) if kueue is not None else None
+    return FirstStepModel(reference, size.source if size else None, job_start, configured, scenarios, timeout)

@@ -1,0 +1,54 @@
+"""Facts of a job's start-up on a GKE node: image sizes, how fast a node pulls, and the GKE features
+that cut the pull, each with its source.
+
+- IMAGE_SIZES: an image's size, matched by a fragment of its reference. NeMo 24.12 (`nvcr.io/nvidia/
+  nemo:24.12`, and the resiliency images built on it, tagged `nemo24.12...`): "around 29GB"
+  (NVIDIA-NeMo/Speech#11824, a user building FROM nvcr.io/nvidia/nemo:24.12, 2025-01-11).
+- COLD_PULL_BYTES_PER_S: a node pulls a 10 GB image in 4-5 minutes from a cold cache (web.union.ai blog
+  "cut container cold boot", as audited in trainstack's landscape notes): 10 GB over 270 s. A pull with
+  containerd's store on local SSD (machines with bundled local SSDs: GkeNodePool ephemeral storage,
+  components/node_pools.py) is not credited with a faster rate: no source measures it.
+- STREAMED_FRACTION: with GKE image streaming the container starts once the data it reads at start
+  has arrived, the rest streams and is cached in the background (cloud.google.com/kubernetes-engine/
+  docs/how-to/image-streaming, "Overview"); containers read 6.4% of their image's bytes to start while
+  pulling is 76% of their start-up (Harter et al., "Slacker: Fast Distribution with Lazy Docker
+  Containers", USENIX FAST '16). Image streaming serves only images in Artifact Registry (the same
+  page), on Container-Optimized OS with containerd; GKE's API for it is the node
+  pool's `gcfsConfig.enabled`, with the Container File System API (containerfilesystem.googleapis.com)
+  enabled in the project.
+- SECONDARY_BOOT_DISK_MIN_GKE: secondary boot disks that preload container images
+  (`mode: CONTAINER_IMAGE_CACHE`) need GKE 1.28.3-gke.1067000 or later on Standard clusters (COS;
+  Ubuntu from 1.35.0-gke.1403000), need image streaming, are provisioned in parallel with the node
+  ("does not increase the node provisioning time"), and a node pool's secondary boot disks are fixed
+  when it is created, so a new disk image means a new node pool
+  (cloud.google.com/kubernetes-engine/docs/how-to/data-container-image-preloading). A pod whose image's
+  layers are on the disk pulls none of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ImageSize:
+    """An image's size in bytes, for references that contain `fragment`, and its source."""
+
+    fragment: str
+    bytes: float
+    source: str
+
+
+IMAGE_SIZES = (
+    ImageSize("nemo:24.12", 29e9, "NVIDIA-NeMo/Speech#11824"),
+    ImageSize("nemo24.12", 29e9, "NVIDIA-NeMo/Speech#11824 (built on nvcr.io/nvidia/nemo:24.12)"),
+)
+COLD_PULL_BYTES_PER_S = 10e9 / 270  # 10 GB in 4-5 min (web.union.ai "cut container cold boot")
+STREAMED_FRACTION = 0.064  # of an image's bytes read to start (Slacker, FAST '16)
+SECONDARY_BOOT_DISK_MIN_GKE = "1.28.3-gke.1067000"
+CONTAINER_FILESYSTEM_API = "containerfilesystem.googleapis.com"
+
+
+def image_size(reference: str) -> ImageSize | None:
+    """The pinned size of the image `reference`, or None where none is recorded."""
+    return next((s for s in IMAGE_SIZES if s.fragment in reference), None)
