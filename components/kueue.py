@@ -460,6 +460,12 @@ class _TopLevelObject(pulumi.CustomResource):
         super().__init__(f"kubernetes:{api_version}:{kind}", child["resource_name"], props, child["opts"])
 
 
+def _unsuffixed(kids: Children, role: str, main: bool) -> dict[str, Any]:
+    """The options aliasing the main queue's object from its unsuffixed names (before queues were
+    keyed by name: `<kueue>-<role>`, and the bare role before that)."""
+    return {"was": role, "aliases": [pulumi.Alias(name=kids.name(role))]} if main else {}
+
+
 class Kueue(pulumi.ComponentResource):
     """Kueue from its pinned chart, and its Topology, ResourceFlavors, ClusterQueue, LocalQueue
     and WorkloadPriorityClasses (kueue.x-k8s.io/v1beta2).
@@ -536,7 +542,9 @@ class Kueue(pulumi.ComponentResource):
             )
         queues = []
         for i, (cluster_queue, local_queue, queue_flavors) in enumerate(args.queues()):
-            suffix = "" if i == 0 else f"-{local_queue}"
+            # Keyed by the queue's own name, so adding, removing or reordering queues touches no
+            # other queue. The main queue's objects were unsuffixed before: aliased from those.
+            suffix = f"-{local_queue}"
             dispatch = []
             if args.multikueue is not None:
                 # Its MultiKueueConfig (same name) lists the workers: components.multikueue.
@@ -549,6 +557,7 @@ class Kueue(pulumi.ComponentResource):
                         {"controllerName": MULTIKUEUE_CONTROLLER, "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": check}},
                         replace_on_changes=["spec.controllerName"],
                         delete_before_replace=True,
+                        **_unsuffixed(kids, "multikueue-check", main=i == 0),
                     )
                 )
             cq = custom(
@@ -559,6 +568,7 @@ class Kueue(pulumi.ComponentResource):
                 *flavors,
                 *checks,
                 *dispatch,  # and so deleted before them: a flavor or check in use cannot be deleted
+                **_unsuffixed(kids, "cluster-queue", main=i == 0),
             )
             checks += dispatch
             lq = custom(
@@ -571,6 +581,7 @@ class Kueue(pulumi.ComponentResource):
                 # name, so the old one goes first.
                 replace_on_changes=["spec.clusterQueue"],
                 delete_before_replace=True,
+                **_unsuffixed(kids, "local-queue", main=i == 0),
             )
             queues += [cq, lq]
         self.cluster_queue, self.local_queue = queues[0], queues[1]

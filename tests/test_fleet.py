@@ -323,19 +323,39 @@ def test_the_manager_does_not_block_admission_the_workers_do(plans: dict[str, Pl
     assert all(wait(plans[w])["blockAdmission"] is True for w in workers_of_fleet())
 
 
-def test_removing_a_worker_touches_no_other_worker(plans: dict[str, Plan]) -> None:
+def identities(plan: Plan) -> dict[str, tuple[str, str, str, str]]:
+    """URN -> (provider, kind, namespace, name) of every Kubernetes object the plan applies."""
+    return {
+        r["urn"]: (r.get("provider") or "", r["inputs"].get("kind", r["type"]), r["inputs"]["metadata"].get("namespace", ""), r["inputs"]["metadata"]["name"])
+        for r in plan.resources
+        if r["custom"] and isinstance(r["inputs"].get("metadata"), dict)
+    }
+
+
+@pytest.mark.parametrize("order", [[1, 2], [0, 2], [0, 1], [2, 0, 1], [1, 0, 2]], ids=lambda o: "-".join(map(str, o)))
+def test_adding_removing_or_reordering_a_worker_touches_only_that_worker(plans: dict[str, Plan], order: list[int]) -> None:
+    """Every object is keyed by its own name, never its position: on any edit of the worker list,
+    each URN both plans have names the same object, no object changes URN (pulumi-kubernetes >= 4.29
+    creates refuse an existing object; before, the old URN's delete removed the live one), and what
+    goes is the removed worker's alone. Read backwards, the same diff adds a worker."""
     raw = raw_stack_config(FLEET)
-    fewer = merge(raw, {fleet.KEY: {"workers": raw[fleet.KEY]["workers"][:2]}})
-    before = {r["urn"]: r for r in plans[FLEET].resources}
-    after = {r["urn"]: r for r in render(FLEET, fewer).resources}
-    assert set(after) < set(before)
-    assert all("a3mega-east4" in urn for urn in set(before) - set(after))
-    for urn, resource in after.items():
-        if "worker-a3ultra" in urn or "worker-a3mega-central" in urn:
-            assert resource["inputs"] == before[urn]["inputs"], urn
-    changed = {before[u]["name"] for u in after if after[u]["inputs"] != before[u]["inputs"]}
-    # The A3 Mega queue's worker list and quota, and the outputs listing the workers.
-    assert changed <= {"multikueue-config-a3-mega", "kueue-cluster-queue-a3-mega", "kueue-flavor-a3-mega", "a3ultra-fleet"}, changed
+    workers = raw[fleet.KEY]["workers"]
+    edited = render(FLEET, merge(raw, {fleet.KEY: {"workers": [workers[i] for i in order]}}))
+    before, after = identities(plans[FLEET]), identities(edited)
+    for urn in set(before) & set(after):
+        assert before[urn] == after[urn], urn
+    owner = {identity: urn for urn, identity in before.items()}
+    assert all(owner.get(identity, urn) == urn for urn, identity in after.items())
+    assert set(after) <= set(before)
+    removed = {w["name"] for i, w in enumerate(workers) if i not in order}
+    gone = set(before) - set(after)
+    assert all(any(name in urn for name in removed) for urn in gone), gone
+    assert bool(gone) == bool(removed)
+    kept = [w["name"] for w in workers if w["name"] not in removed]
+    was = {r["urn"]: r for r in plans[FLEET].resources}
+    for resource in edited.resources:
+        if any(f"worker-{name}" in resource["urn"] for name in kept):
+            assert resource["inputs"] == was[resource["urn"]]["inputs"], resource["urn"]
 
 
 def test_the_fleets_custom_resources_pass_the_checks_validate_runs() -> None:
