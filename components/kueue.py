@@ -227,10 +227,19 @@ class MultiKueueDispatch(Args):
     """The incremental dispatcher's step (gate MultiKueueIncrementalDispatcherConfig, Beta and on
     in v0.19; Kueue's default is 3)."""
 
-    _checks = {"dispatcher": one_of(ALL_AT_ONCE_DISPATCHER, INCREMENTAL_DISPATCHER), "step_size": rules.POSITIVE}
+    origin: str | None = None
+    """The label value marking this manager's copies on its workers: its garbage collector deletes
+    every copy of its origin without a local counterpart (v0.19.2 apis/config/v1beta2
+    configuration_types.go `MultiKueue.Origin`, a label value by pkg/config/validation.go;
+    pkg/controller/admissionchecks/multikueue/multikueuecluster.go runGC). None: Kueue's default,
+    `multikueue`, which every manager shares: two managers on one worker delete each other's jobs."""
+
+    _checks = {"dispatcher": one_of(ALL_AT_ONCE_DISPATCHER, INCREMENTAL_DISPATCHER), "step_size": rules.POSITIVE, "origin": rules.K8S_NAME}
 
     def configuration(self) -> dict[str, Any]:
         block: dict[str, Any] = {"dispatcherName": self.dispatcher}
+        if self.origin is not None:
+            block["origin"] = self.origin
         if self.dispatcher == INCREMENTAL_DISPATCHER:
             block["incrementalDispatcherConfig"] = {"stepSize": self.step_size}
         return block

@@ -5,6 +5,7 @@ and carries what MultiKueue needs to dispatch it."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pulumi
@@ -17,6 +18,8 @@ from trainstack.app.plan.cost import gpu_node_hour
 from trainstack.app.plan.crdcheck import problems as crd_problems
 from trainstack.app.plan.engine import run
 from trainstack.app.plan.plan import Plan, render
+from trainstack.app.review.diff import JOB as JOB_FINDING
+from trainstack.app.review.diff import diff_plans
 from trainstack.app.schemas.validate import validate_object
 from trainstack.components.gke_cluster import kubeconfig as platform_kubeconfig
 from trainstack.components.kueue import FRAMEWORKS, MULTIKUEUE_CONTROLLER
@@ -24,6 +27,7 @@ from trainstack.components.multikueue import MultiKueueWorkerAccess, MultiKueueW
 from trainstack.components.node_pools import gpu_pool_selector
 from trainstack.core import catalog, contract, fleet
 from trainstack.core.errors import ConfigError
+from trainstack.core.rules import duration_seconds
 from trainstack.core.testing import SECRET
 
 FLEET, JOB = "a3ultra-fleet", "a3mega-gpt3-175b-fleet-job"
@@ -142,6 +146,7 @@ def test_manager_is_cpu_only_with_jobset_and_the_dispatcher_in_kueues_configurat
     assert configuration["multiKueue"] == {
         "dispatcherName": "kueue.x-k8s.io/multikueue-dispatcher-incremental",
         "incrementalDispatcherConfig": {"stepSize": 1},
+        "origin": "multikueue-a3ultra-fleet",
     }
     assert "jobset.x-k8s.io/jobset" in configuration["integrations"]["frameworks"]
 
@@ -351,6 +356,10 @@ def test_adding_removing_or_reordering_a_worker_touches_only_that_worker(plans: 
     gone = set(before) - set(after)
     assert all(any(name in urn for name in removed) for urn in gone), gone
     assert bool(gone) == bool(removed)
+    # The diff says what the removal does to the worker's jobs, and nothing of the others'.
+    findings = diff_plans(FLEET, plans[FLEET].to_dict(), edited.to_dict()).findings
+    told = {f.text.split(" ", 2)[1] for f in findings if f.cls == JOB_FINDING and "leaves the fleet" in f.text}
+    assert told == removed, findings
     kept = [w["name"] for w in workers if w["name"] not in removed]
     was = {r["urn"]: r for r in plans[FLEET].resources}
     for resource in edited.resources:
@@ -361,3 +370,71 @@ def test_adding_removing_or_reordering_a_worker_touches_only_that_worker(plans: 
 def test_the_fleets_custom_resources_pass_the_checks_validate_runs() -> None:
     rendered = run(FLEET, raw_stack_config(FLEET))
     assert crd_problems(rendered.registrations) == []
+
+
+# --- the manager waits as long as its workers, tells its copies apart and reaches its workers ---
+
+
+def kueue_configuration(plan: Plan) -> dict[str, Any]:
+    (release,) = [r["inputs"] for r in plan.resources if r["type"] == "kubernetes:helm.sh/v3:Release" and r["inputs"]["chart"].endswith("/kueue")]
+    return yaml.safe_load(release["values"]["managerConfig"]["controllerManagerConfigYaml"])
+
+
+def fleet_references() -> dict[str, dict[str, Any]]:
+    """Each worker stack's outputs, as the fleet's StackReferences read them."""
+    return {
+        w["stack"]: run(w["stack"].rsplit("/", 1)[-1], raw_stack_config(w["stack"].rsplit("/", 1)[-1])).outputs
+        for w in raw_stack_config(FLEET)[fleet.KEY]["workers"]
+    }
+
+
+def test_the_manager_waits_for_a_jobs_pods_at_least_as_long_as_any_worker(plans: dict[str, Plan]) -> None:
+    """The manager's waitForPodsReady timer runs from the worker's admission and, at its end, evicts
+    the job and withdraws the worker's copy (Kueue v0.19.2 workload_controller.go, multikueue
+    workload.go): a manager shorter than a worker kills every job still scaling up there."""
+    seconds = {w: duration_seconds(kueue_configuration(plans[w])["waitForPodsReady"]["timeout"]) for w in workers_of_fleet()}
+    manager = duration_seconds(kueue_configuration(plans[FLEET])["waitForPodsReady"]["timeout"])
+    assert manager == max(seconds.values()) and min(seconds.values()) < manager  # the longest, not the first or a default
+    assert plans[FLEET].outputs[contract.OUTPUT]["podsReadyTimeout"] == kueue_configuration(plans[FLEET])["waitForPodsReady"]["timeout"]
+
+
+def test_the_managers_budget_is_settable_and_never_shorter_than_a_workers() -> None:
+    raw = raw_stack_config(FLEET)
+    references = fleet_references()
+    longer = run(FLEET, merge(raw, {fleet.KEY: {"podsReadyTimeout": "45m"}}), references)
+    (release,) = [r.inputs for r in longer.registrations if r.type == "kubernetes:helm.sh/v3:Release" and r.inputs["chart"].endswith("/kueue")]
+    assert yaml.safe_load(release["values"]["managerConfig"]["controllerManagerConfigYaml"])["waitForPodsReady"]["timeout"] == "45m"
+    with pytest.raises(
+        ConfigError, match=r"trainstack:fleet.podsReadyTimeout = '10m': is shorter than a3mega-central's 30m, a3mega-east4's 30m .*set at least 30m"
+    ):
+        run(FLEET, merge(raw, {fleet.KEY: {"podsReadyTimeout": "10m"}}), references)
+
+
+def test_a_worker_contract_without_a_budget_gets_the_scale_up_budget() -> None:
+    config = fleet.load(FLEET, raw_stack_config(FLEET))
+    outputs = {name: {k: v for k, v in out.items() if k != "podsReadyTimeout"} for name, out in worker_outputs().items()}
+    assert fleet.pods_ready_timeout(config, fleet.workers_of(config, outputs)) == f"{catalog.SCALE_UP_BUDGET_SECONDS // 60}m"
+
+
+def test_each_fleet_marks_its_copies_with_an_origin_of_its_own(plans: dict[str, Plan]) -> None:
+    """A manager's garbage collector deletes every copy of its origin on a worker that has no local
+    counterpart (Kueue v0.19.2 multikueuecluster.go runGC): fleets sharing a worker need two origins."""
+    raw = raw_stack_config(FLEET)
+    origin = kueue_configuration(plans[FLEET])["multiKueue"]["origin"]
+    other = run("another-fleet", raw, fleet_references())
+    (release,) = [r.inputs for r in other.registrations if r.type == "kubernetes:helm.sh/v3:Release" and r.inputs["chart"].endswith("/kueue")]
+    assert yaml.safe_load(release["values"]["managerConfig"]["controllerManagerConfigYaml"])["multiKueue"]["origin"] not in (origin, "multikueue")
+    assert re.fullmatch(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?", origin) and len(origin) <= 63  # content.IsLabelValue
+    with pytest.raises(ConfigError, match=r"trainstack:fleet.origin = 'Not A Label': must be a DNS-1123 label"):
+        fleet.load(FLEET, merge(raw, {fleet.KEY: {"origin": "Not A Label"}}))
+
+
+def test_a_worker_the_manager_cannot_reach_is_refused() -> None:
+    config = fleet.load(FLEET, raw_stack_config(FLEET))
+    outputs = worker_outputs()
+    east = config.fleet.workers[2].stack
+    (problem,) = fleet.reach_problems(config, fleet.workers_of(config, {**outputs, east: {**outputs[east], "privateEndpoint": True}}))
+    assert problem[0] == (fleet.KEY, "workers", 2, "stack") and "has no public endpoint" in problem[2]
+    assert list(fleet.reach_problems(config, fleet.workers_of(config, outputs))) == []
+    with pytest.raises(ConfigError, match=r"trainstack:cluster.privateNodes = False: a fleet's manager reaches its workers from its Cloud NAT addresses"):
+        fleet.load(FLEET, merge(raw_stack_config(FLEET), {"trainstack:cluster": {"privateNodes": False}}))
