@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from helpers import merge, render_with
+from test_upgrade import GOLDEN, snapshot, upgrade_problems
 from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.plan.cost import gpu_node_hour
 from trainstack.app.plan.crdcheck import problems as crd_problems
@@ -438,3 +439,18 @@ def test_a_worker_the_manager_cannot_reach_is_refused() -> None:
     assert list(fleet.reach_problems(config, fleet.workers_of(config, outputs))) == []
     with pytest.raises(ConfigError, match=r"trainstack:cluster.privateNodes = False: a fleet's manager reaches its workers from its Cloud NAT addresses"):
         fleet.load(FLEET, merge(raw_stack_config(FLEET), {"trainstack:cluster": {"privateNodes": False}}))
+
+
+def test_a_fleet_made_before_queues_were_keyed_by_name_keeps_every_queue() -> None:
+    """The live state of an earlier release, whose first queue's objects were unsuffixed
+    (`kueue-cluster-queue`, ...): each is taken over by its queue's keyed resource through its
+    alias, as the engine matches them (app/plan/aliases.py), and nothing is deleted or replaced."""
+    resources = json.loads((GOLDEN / f"{FLEET}.json").read_text())["resources"]
+    first = fleet.queues(fleet.workers_of(fleet.load(FLEET, raw_stack_config(FLEET)), worker_outputs()))[0].name
+    keyed = {f"kueue-{role}-{first}": f"kueue-{role}" for role in ("cluster-queue", "local-queue", "multikueue-check")}
+    assert keyed.keys() <= {r["name"] for r in resources}
+    earlier = snapshot({"resources": [{**r, "urn": r["urn"].rsplit("::", 1)[0] + "::" + keyed[r["name"]]} if r["name"] in keyed else r for r in resources]})
+    assert set(earlier) != {r["urn"] for r in resources}
+    assert upgrade_problems(earlier, resources) == []
+    unaliased = [{**r, "options": {**r["options"], "aliases": []}} if r["name"] in keyed else r for r in resources]
+    assert len([p for p in upgrade_problems(earlier, unaliased) if p.startswith("deleted:")]) == len(keyed)
