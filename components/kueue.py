@@ -227,10 +227,19 @@ class MultiKueueDispatch(Args):
     """The incremental dispatcher's step (gate MultiKueueIncrementalDispatcherConfig, Beta and on
     in v0.19; Kueue's default is 3)."""
 
-    _checks = {"dispatcher": one_of(ALL_AT_ONCE_DISPATCHER, INCREMENTAL_DISPATCHER), "step_size": rules.POSITIVE}
+    origin: str | None = None
+    """The label value marking this manager's copies on its workers: its garbage collector deletes
+    every copy of its origin without a local counterpart (v0.19.2 apis/config/v1beta2
+    configuration_types.go `MultiKueue.Origin`, a label value by pkg/config/validation.go;
+    pkg/controller/admissionchecks/multikueue/multikueuecluster.go runGC). None: Kueue's default,
+    `multikueue`, which every manager shares: two managers on one worker delete each other's jobs."""
+
+    _checks = {"dispatcher": one_of(ALL_AT_ONCE_DISPATCHER, INCREMENTAL_DISPATCHER), "step_size": rules.POSITIVE, "origin": rules.K8S_NAME}
 
     def configuration(self) -> dict[str, Any]:
         block: dict[str, Any] = {"dispatcherName": self.dispatcher}
+        if self.origin is not None:
+            block["origin"] = self.origin
         if self.dispatcher == INCREMENTAL_DISPATCHER:
             block["incrementalDispatcherConfig"] = {"stepSize": self.step_size}
         return block
@@ -460,6 +469,12 @@ class _TopLevelObject(pulumi.CustomResource):
         super().__init__(f"kubernetes:{api_version}:{kind}", child["resource_name"], props, child["opts"])
 
 
+def _unsuffixed(kids: Children, role: str, main: bool) -> dict[str, Any]:
+    """The options aliasing the main queue's object from its unsuffixed names (before queues were
+    keyed by name: `<kueue>-<role>`, and the bare role before that)."""
+    return {"was": role, "aliases": [pulumi.Alias(name=kids.name(role))]} if main else {}
+
+
 class Kueue(pulumi.ComponentResource):
     """Kueue from its pinned chart, and its Topology, ResourceFlavors, ClusterQueue, LocalQueue
     and WorkloadPriorityClasses (kueue.x-k8s.io/v1beta2).
@@ -536,7 +551,9 @@ class Kueue(pulumi.ComponentResource):
             )
         queues = []
         for i, (cluster_queue, local_queue, queue_flavors) in enumerate(args.queues()):
-            suffix = "" if i == 0 else f"-{local_queue}"
+            # Keyed by the queue's own name, so adding, removing or reordering queues touches no
+            # other queue. The main queue's objects were unsuffixed before: aliased from those.
+            suffix = f"-{local_queue}"
             dispatch = []
             if args.multikueue is not None:
                 # Its MultiKueueConfig (same name) lists the workers: components.multikueue.
@@ -549,6 +566,7 @@ class Kueue(pulumi.ComponentResource):
                         {"controllerName": MULTIKUEUE_CONTROLLER, "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": check}},
                         replace_on_changes=["spec.controllerName"],
                         delete_before_replace=True,
+                        **_unsuffixed(kids, "multikueue-check", main=i == 0),
                     )
                 )
             cq = custom(
@@ -559,6 +577,7 @@ class Kueue(pulumi.ComponentResource):
                 *flavors,
                 *checks,
                 *dispatch,  # and so deleted before them: a flavor or check in use cannot be deleted
+                **_unsuffixed(kids, "cluster-queue", main=i == 0),
             )
             checks += dispatch
             lq = custom(
@@ -571,6 +590,7 @@ class Kueue(pulumi.ComponentResource):
                 # name, so the old one goes first.
                 replace_on_changes=["spec.clusterQueue"],
                 delete_before_replace=True,
+                **_unsuffixed(kids, "local-queue", main=i == 0),
             )
             queues += [cq, lq]
         self.cluster_queue, self.local_queue = queues[0], queues[1]

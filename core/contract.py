@@ -58,6 +58,11 @@ class Contract:
             `nodes` (largest size), `queue` and `clusterQueue`, `topologyAware`, `provisioning`
             and `reservation` (affinity). The flat GPU fields above describe the first queue's
             first pool. Absent from contracts of older platform stacks (one pool).
+        pods_ready_timeout: Kueue's `waitForPodsReady.timeout` on the platform (a Go duration):
+            how long it gives an admitted job to get every pod ready, scale-up included. A fleet's
+            manager waits at least as long. Absent from contracts of older platform stacks.
+        private_endpoint: whether the control plane has no public endpoint (no fleet manager can
+            reach it). Absent from contracts of older platform stacks.
     """
 
     project: str
@@ -83,6 +88,8 @@ class Contract:
     cluster_identity: Any = None
     priority_classes: Any = None
     pools: Any = None
+    pods_ready_timeout: Any = None
+    private_endpoint: Any = None
 
     def to_output(self) -> dict[str, Any]:
         # Not dataclasses.asdict: it deep-copies, and a platform's bucket or registry is an Output.
@@ -150,6 +157,8 @@ def of_platform(config: StackConfig, claim: str, bucket: Any, registry: Any, clu
             for queue in config.queues
             for p in queue.pools
         ],
+        pods_ready_timeout=config.pods_ready_timeout,
+        private_endpoint=config.cluster.private_endpoint,
     )
 
 

@@ -20,6 +20,7 @@ from trainstack.core import catalog, contract, rules
 from trainstack.core.config import (
     ClusterConfig,
     CpuPoolConfig,
+    Duration,
     Ephemeral,
     K8sName,
     Labels,
@@ -31,6 +32,7 @@ from trainstack.core.config import (
     WorkloadStackConfig,
     ZoneId,
     _pattern,
+    _rule,
     _rule_errors,
     validated,
 )
@@ -61,6 +63,14 @@ class FleetConfig(Section):
     dispatcher: Literal["incremental", "all-at-once"] = "incremental"
     """`incremental`: Kueue offers a job to the workers in this order, a few more at a time; `all-at-once`:
     to every worker at once."""
+    pods_ready_timeout: Annotated[Duration, _rule(rules.positive_duration)] | None = None
+    """The manager's `waitForPodsReady.timeout`: how long a job admitted on a worker may take to get
+    every pod ready before the manager evicts it and withdraws its copy. At least every worker's
+    own (its pool's scale-up budget); unset: the longest of the workers'."""
+    origin: K8sName | None = None
+    """The `multiKueue.origin` label value marking this fleet's copies on its workers, whose garbage
+    collector deletes only copies of its origin; unset: the manager's account name on the workers
+    (`multikueue-<stack>`), so two fleets sharing a worker never delete each other's jobs."""
 
     @model_validator(mode="after")
     def _rules(self) -> FleetConfig:
@@ -109,6 +119,15 @@ class FleetStackConfig(BaseModel):
         network = self.network
         if network.existing is not None:
             problems.append(Problem(("trainstack:network", "existing"), network.existing.network, "a fleet makes its manager's own VPC"))
+        if not self.cluster.private_nodes:
+            problems.append(
+                Problem(
+                    ("trainstack:cluster", "privateNodes"),
+                    False,
+                    "a fleet's manager reaches its workers from its Cloud NAT addresses (reserved, exported as egressAddresses); "
+                    "public nodes egress from their own ephemeral addresses, which no worker authorizes; set privateNodes: true",
+                )
+            )
         _rule_errors("FleetStackConfig", problems)
         return self
 
@@ -121,8 +140,9 @@ class FleetStackConfig(BaseModel):
 
 
 def is_fleet(raw: dict[str, Any]) -> bool:
-    """Whether a raw stack config is a fleet stack's."""
-    return raw.get(KEY) is not None
+    """Whether a raw stack config is a fleet stack's: it has `trainstack:fleet`, even null (which
+    the fleet's model then refuses, naming the key, as it refuses any other value)."""
+    return KEY in raw
 
 
 def load(stack: str, raw: dict[str, Any]) -> FleetStackConfig:
@@ -273,6 +293,45 @@ def problems(workers: list[Worker]) -> Iterator[Problem]:
             )
 
 
+def worker_budget(worker: Worker) -> str:
+    """How long a worker gives an admitted job to get every pod ready (its contract's
+    `podsReadyTimeout`); for a contract from before it, the scale-up budget (catalog
+    SCALE_UP_BUDGET_SECONDS), the longest a trainstack platform derives."""
+    return worker.terms.pods_ready_timeout or f"{catalog.SCALE_UP_BUDGET_SECONDS // 60}m"
+
+
+def pods_ready_timeout(config: FleetStackConfig, workers: list[Worker]) -> str:
+    """The manager's `waitForPodsReady.timeout`: the fleet's own, else the longest worker's. The
+    manager's timer runs from the worker's admission too (Kueue v0.19.2
+    pkg/controller/core/workload_controller.go, PodsReady mirrored from the worker's JobSet by
+    pkg/controller/jobs/jobset/jobset_multikueue_adapter.go), and at its end the manager evicts the
+    job and deactivates the worker's copy (pkg/controller/admissionchecks/multikueue/workload.go)."""
+    return config.fleet.pods_ready_timeout or max((worker_budget(w) for w in workers), key=rules.duration_seconds)
+
+
+def reach_problems(config: FleetStackConfig, workers: list[Worker]) -> Iterator[Problem]:
+    """What keeps the manager from running a job on a worker: an endpoint it cannot reach, or a
+    budget shorter than the worker's, which kills every job still starting there."""
+    own = config.fleet.pods_ready_timeout
+    for worker in workers:
+        if worker.terms.private_endpoint:
+            yield Problem(
+                worker.key,
+                worker.config.stack,
+                "has no public endpoint (trainstack:cluster.privateEndpoint: true): the manager's Kueue reaches a worker at its "
+                "public endpoint (the VPCs are not peered), so it could never dispatch there; set privateEndpoint: false on the worker",
+            )
+    longer = [(w.config.name, worker_budget(w)) for w in workers if own is not None and rules.duration_seconds(own) < rules.duration_seconds(worker_budget(w))]
+    if longer:
+        names = ", ".join(f"{name}'s {budget}" for name, budget in longer)
+        yield Problem(
+            (KEY, "podsReadyTimeout"),
+            own,
+            f"is shorter than {names} (a worker's waitForPodsReady timeout: its pools' scale-up budget): the manager would evict "
+            f"every job still starting there and requeue it forever; set at least {max((b for _, b in longer), key=rules.duration_seconds)}, or leave it unset",
+        )
+
+
 def fleet_contract(config: FleetStackConfig, workers: list[Worker], cluster_identity: Any, priority_classes: list[str]) -> contract.Contract:
     """The contract a fleet exports: the manager's cluster and queues, every worker's pools
     (each with its `worker`), the workers' common namespace, account and storage claim, and the
@@ -302,6 +361,8 @@ def fleet_contract(config: FleetStackConfig, workers: list[Worker], cluster_iden
         cluster_identity=cluster_identity,
         priority_classes=[n for n in priority_classes if all(w.terms.priority_classes is None or n in w.terms.priority_classes for w in workers)],
         pools=[{**p, "clusterQueue": q.name} for q in found for p in q.pools],
+        pods_ready_timeout=pods_ready_timeout(config, workers),
+        private_endpoint=config.cluster.private_endpoint,
     )
 
 

@@ -123,8 +123,11 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
     )
     JobSet("jobset", JobSetArgs(placement=placement), opts=on_manager)
     kueue_config = KueueConfig()
-    args = kueue_args(kueue_config, manager_flavors(queues), queues[0].name, queues[0].name, identity.namespace, placement)
-    dispatch = MultiKueueDispatch(dispatcher=DISPATCHER[config.fleet.dispatcher])
+    # The manager waits for a job's pods as long as the worker running it does (core.fleet).
+    timeout = fleet.pods_ready_timeout(config, workers)
+    args = kueue_args(kueue_config, manager_flavors(queues), queues[0].name, queues[0].name, identity.namespace, placement, timeout)
+    origin = config.fleet.origin or account_name(ctx.stack)
+    dispatch = MultiKueueDispatch(dispatcher=DISPATCHER[config.fleet.dispatcher], origin=origin)
     # The manager's admission is the dispatch: blocking it while one job's pods start (the local
     # JobSet's status mirrors the worker's) would dispatch one job at a time to the whole fleet.
     # Each worker blocks its own admissions.
@@ -174,6 +177,8 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
         **{fleet.kubeconfig_output(w.config.name): references[w.config.stack].require_output(contract.KUBECONFIG_OUTPUT) for w in workers},
         "workers": {w.config.name: {"stack": w.config.stack, "region": w.terms.region, "queues": contract.queues(w.terms)} for w in workers},
         "queues": {q.name: q.workers for q in queues},
+        # The label value of this fleet's copies on its workers (`kueue.x-k8s.io/multikueue-origin`): draining a worker finds them by it.
+        "multiKueueOrigin": origin,
         "kueueVersion": catalog.KUEUE_CHART.version,
         "jobsetVersion": catalog.JOBSET_CHART.version,
     }

@@ -5,6 +5,7 @@ and carries what MultiKueue needs to dispatch it."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pulumi
@@ -12,11 +13,14 @@ import pytest
 import yaml
 
 from helpers import merge, render_with
+from test_upgrade import GOLDEN, snapshot, upgrade_problems
 from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.plan.cost import gpu_node_hour
 from trainstack.app.plan.crdcheck import problems as crd_problems
 from trainstack.app.plan.engine import run
 from trainstack.app.plan.plan import Plan, render
+from trainstack.app.review.diff import JOB as JOB_FINDING
+from trainstack.app.review.diff import diff_plans
 from trainstack.app.schemas.validate import validate_object
 from trainstack.components.gke_cluster import kubeconfig as platform_kubeconfig
 from trainstack.components.kueue import FRAMEWORKS, MULTIKUEUE_CONTROLLER
@@ -24,6 +28,7 @@ from trainstack.components.multikueue import MultiKueueWorkerAccess, MultiKueueW
 from trainstack.components.node_pools import gpu_pool_selector
 from trainstack.core import catalog, contract, fleet
 from trainstack.core.errors import ConfigError
+from trainstack.core.rules import duration_seconds
 from trainstack.core.testing import SECRET
 
 FLEET, JOB = "a3ultra-fleet", "a3mega-gpt3-175b-fleet-job"
@@ -142,6 +147,7 @@ def test_manager_is_cpu_only_with_jobset_and_the_dispatcher_in_kueues_configurat
     assert configuration["multiKueue"] == {
         "dispatcherName": "kueue.x-k8s.io/multikueue-dispatcher-incremental",
         "incrementalDispatcherConfig": {"stepSize": 1},
+        "origin": "multikueue-a3ultra-fleet",
     }
     assert "jobset.x-k8s.io/jobset" in configuration["integrations"]["frameworks"]
 
@@ -323,21 +329,128 @@ def test_the_manager_does_not_block_admission_the_workers_do(plans: dict[str, Pl
     assert all(wait(plans[w])["blockAdmission"] is True for w in workers_of_fleet())
 
 
-def test_removing_a_worker_touches_no_other_worker(plans: dict[str, Plan]) -> None:
+def identities(plan: Plan) -> dict[str, tuple[str, str, str, str]]:
+    """URN -> (provider, kind, namespace, name) of every Kubernetes object the plan applies."""
+    return {
+        r["urn"]: (r.get("provider") or "", r["inputs"].get("kind", r["type"]), r["inputs"]["metadata"].get("namespace", ""), r["inputs"]["metadata"]["name"])
+        for r in plan.resources
+        if r["custom"] and isinstance(r["inputs"].get("metadata"), dict)
+    }
+
+
+@pytest.mark.parametrize("order", [[1, 2], [0, 2], [0, 1], [2, 0, 1], [1, 0, 2]], ids=lambda o: "-".join(map(str, o)))
+def test_adding_removing_or_reordering_a_worker_touches_only_that_worker(plans: dict[str, Plan], order: list[int]) -> None:
+    """Every object is keyed by its own name, never its position: on any edit of the worker list,
+    each URN both plans have names the same object, no object changes URN (pulumi-kubernetes >= 4.29
+    creates refuse an existing object; before, the old URN's delete removed the live one), and what
+    goes is the removed worker's alone. Read backwards, the same diff adds a worker."""
     raw = raw_stack_config(FLEET)
-    fewer = merge(raw, {fleet.KEY: {"workers": raw[fleet.KEY]["workers"][:2]}})
-    before = {r["urn"]: r for r in plans[FLEET].resources}
-    after = {r["urn"]: r for r in render(FLEET, fewer).resources}
-    assert set(after) < set(before)
-    assert all("a3mega-east4" in urn for urn in set(before) - set(after))
-    for urn, resource in after.items():
-        if "worker-a3ultra" in urn or "worker-a3mega-central" in urn:
-            assert resource["inputs"] == before[urn]["inputs"], urn
-    changed = {before[u]["name"] for u in after if after[u]["inputs"] != before[u]["inputs"]}
-    # The A3 Mega queue's worker list and quota, and the outputs listing the workers.
-    assert changed <= {"multikueue-config-a3-mega", "kueue-cluster-queue-a3-mega", "kueue-flavor-a3-mega", "a3ultra-fleet"}, changed
+    workers = raw[fleet.KEY]["workers"]
+    edited = render(FLEET, merge(raw, {fleet.KEY: {"workers": [workers[i] for i in order]}}))
+    before, after = identities(plans[FLEET]), identities(edited)
+    for urn in set(before) & set(after):
+        assert before[urn] == after[urn], urn
+    owner = {identity: urn for urn, identity in before.items()}
+    assert all(owner.get(identity, urn) == urn for urn, identity in after.items())
+    assert set(after) <= set(before)
+    removed = {w["name"] for i, w in enumerate(workers) if i not in order}
+    gone = set(before) - set(after)
+    assert all(any(name in urn for name in removed) for urn in gone), gone
+    assert bool(gone) == bool(removed)
+    # The diff says what the removal does to the worker's jobs, and nothing of the others'.
+    findings = diff_plans(FLEET, plans[FLEET].to_dict(), edited.to_dict()).findings
+    told = {f.text.split(" ", 2)[1] for f in findings if f.cls == JOB_FINDING and "leaves the fleet" in f.text}
+    assert told == removed, findings
+    kept = [w["name"] for w in workers if w["name"] not in removed]
+    was = {r["urn"]: r for r in plans[FLEET].resources}
+    for resource in edited.resources:
+        if any(f"worker-{name}" in resource["urn"] for name in kept):
+            assert resource["inputs"] == was[resource["urn"]]["inputs"], resource["urn"]
 
 
 def test_the_fleets_custom_resources_pass_the_checks_validate_runs() -> None:
     rendered = run(FLEET, raw_stack_config(FLEET))
     assert crd_problems(rendered.registrations) == []
+
+
+# --- the manager waits as long as its workers, tells its copies apart and reaches its workers ---
+
+
+def kueue_configuration(plan: Plan) -> dict[str, Any]:
+    (release,) = [r["inputs"] for r in plan.resources if r["type"] == "kubernetes:helm.sh/v3:Release" and r["inputs"]["chart"].endswith("/kueue")]
+    return yaml.safe_load(release["values"]["managerConfig"]["controllerManagerConfigYaml"])
+
+
+def fleet_references() -> dict[str, dict[str, Any]]:
+    """Each worker stack's outputs, as the fleet's StackReferences read them."""
+    return {
+        w["stack"]: run(w["stack"].rsplit("/", 1)[-1], raw_stack_config(w["stack"].rsplit("/", 1)[-1])).outputs
+        for w in raw_stack_config(FLEET)[fleet.KEY]["workers"]
+    }
+
+
+def test_the_manager_waits_for_a_jobs_pods_at_least_as_long_as_any_worker(plans: dict[str, Plan]) -> None:
+    """The manager's waitForPodsReady timer runs from the worker's admission and, at its end, evicts
+    the job and withdraws the worker's copy (Kueue v0.19.2 workload_controller.go, multikueue
+    workload.go): a manager shorter than a worker kills every job still scaling up there."""
+    seconds = {w: duration_seconds(kueue_configuration(plans[w])["waitForPodsReady"]["timeout"]) for w in workers_of_fleet()}
+    manager = duration_seconds(kueue_configuration(plans[FLEET])["waitForPodsReady"]["timeout"])
+    assert manager == max(seconds.values()) and min(seconds.values()) < manager  # the longest, not the first or a default
+    assert plans[FLEET].outputs[contract.OUTPUT]["podsReadyTimeout"] == kueue_configuration(plans[FLEET])["waitForPodsReady"]["timeout"]
+
+
+def test_the_managers_budget_is_settable_and_never_shorter_than_a_workers() -> None:
+    raw = raw_stack_config(FLEET)
+    references = fleet_references()
+    longer = run(FLEET, merge(raw, {fleet.KEY: {"podsReadyTimeout": "45m"}}), references)
+    (release,) = [r.inputs for r in longer.registrations if r.type == "kubernetes:helm.sh/v3:Release" and r.inputs["chart"].endswith("/kueue")]
+    assert yaml.safe_load(release["values"]["managerConfig"]["controllerManagerConfigYaml"])["waitForPodsReady"]["timeout"] == "45m"
+    with pytest.raises(
+        ConfigError, match=r"trainstack:fleet.podsReadyTimeout = '10m': is shorter than a3mega-central's 30m, a3mega-east4's 30m .*set at least 30m"
+    ):
+        run(FLEET, merge(raw, {fleet.KEY: {"podsReadyTimeout": "10m"}}), references)
+
+
+def test_a_worker_contract_without_a_budget_gets_the_scale_up_budget() -> None:
+    config = fleet.load(FLEET, raw_stack_config(FLEET))
+    outputs = {name: {k: v for k, v in out.items() if k != "podsReadyTimeout"} for name, out in worker_outputs().items()}
+    assert fleet.pods_ready_timeout(config, fleet.workers_of(config, outputs)) == f"{catalog.SCALE_UP_BUDGET_SECONDS // 60}m"
+
+
+def test_each_fleet_marks_its_copies_with_an_origin_of_its_own(plans: dict[str, Plan]) -> None:
+    """A manager's garbage collector deletes every copy of its origin on a worker that has no local
+    counterpart (Kueue v0.19.2 multikueuecluster.go runGC): fleets sharing a worker need two origins."""
+    raw = raw_stack_config(FLEET)
+    origin = kueue_configuration(plans[FLEET])["multiKueue"]["origin"]
+    other = run("another-fleet", raw, fleet_references())
+    (release,) = [r.inputs for r in other.registrations if r.type == "kubernetes:helm.sh/v3:Release" and r.inputs["chart"].endswith("/kueue")]
+    assert yaml.safe_load(release["values"]["managerConfig"]["controllerManagerConfigYaml"])["multiKueue"]["origin"] not in (origin, "multikueue")
+    assert re.fullmatch(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?", origin) and len(origin) <= 63  # content.IsLabelValue
+    with pytest.raises(ConfigError, match=r"trainstack:fleet.origin = 'Not A Label': must be a DNS-1123 label"):
+        fleet.load(FLEET, merge(raw, {fleet.KEY: {"origin": "Not A Label"}}))
+
+
+def test_a_worker_the_manager_cannot_reach_is_refused() -> None:
+    config = fleet.load(FLEET, raw_stack_config(FLEET))
+    outputs = worker_outputs()
+    east = config.fleet.workers[2].stack
+    (problem,) = fleet.reach_problems(config, fleet.workers_of(config, {**outputs, east: {**outputs[east], "privateEndpoint": True}}))
+    assert problem[0] == (fleet.KEY, "workers", 2, "stack") and "has no public endpoint" in problem[2]
+    assert list(fleet.reach_problems(config, fleet.workers_of(config, outputs))) == []
+    with pytest.raises(ConfigError, match=r"trainstack:cluster.privateNodes = False: a fleet's manager reaches its workers from its Cloud NAT addresses"):
+        fleet.load(FLEET, merge(raw_stack_config(FLEET), {"trainstack:cluster": {"privateNodes": False}}))
+
+
+def test_a_fleet_made_before_queues_were_keyed_by_name_keeps_every_queue() -> None:
+    """The live state of an earlier release, whose first queue's objects were unsuffixed
+    (`kueue-cluster-queue`, ...): each is taken over by its queue's keyed resource through its
+    alias, as the engine matches them (app/plan/aliases.py), and nothing is deleted or replaced."""
+    resources = json.loads((GOLDEN / f"{FLEET}.json").read_text())["resources"]
+    first = fleet.queues(fleet.workers_of(fleet.load(FLEET, raw_stack_config(FLEET)), worker_outputs()))[0].name
+    keyed = {f"kueue-{role}-{first}": f"kueue-{role}" for role in ("cluster-queue", "local-queue", "multikueue-check")}
+    assert keyed.keys() <= {r["name"] for r in resources}
+    earlier = snapshot({"resources": [{**r, "urn": r["urn"].rsplit("::", 1)[0] + "::" + keyed[r["name"]]} if r["name"] in keyed else r for r in resources]})
+    assert set(earlier) != {r["urn"] for r in resources}
+    assert upgrade_problems(earlier, resources) == []
+    unaliased = [{**r, "options": {**r["options"], "aliases": []}} if r["name"] in keyed else r for r in resources]
+    assert len([p for p in upgrade_problems(earlier, unaliased) if p.startswith("deleted:")]) == len(keyed)

@@ -33,6 +33,7 @@ from trainstack.app.ops.bench_fleet import FLEET, JOB, WORKER, FleetBenchSpec, a
 from trainstack.app.ops.cli import bench_command
 from trainstack.app.plan import engine
 from trainstack.app.plan.plan import from_rendered
+from trainstack.core.errors import TrainstackError
 
 RECIPE = "a3mega-gpt3-175b-fleet-job"
 FLEET_STACK = "a3ultra-fleet"
@@ -142,12 +143,12 @@ def test_a_stack_that_is_neither_a_recipe_nor_a_fleet_job_is_refused(tools: None
         (
             f"{FLEET_STACK}/trainstack:cluster.privateNodes",
             False,
-            f"trainstack:cluster.privateNodes of '{FLEET_STACK}' is false: the bench lets the manager reach",
+            "trainstack:cluster.privateNodes = False: a fleet's manager reaches its workers from its Cloud NAT addresses",
         ),
     ],
 )
 def test_what_the_bench_cannot_copy_is_refused(key: str, value: Any, message: str) -> None:
-    with pytest.raises(BenchError, match=re.escape(message)):
+    with pytest.raises(TrainstackError, match=re.escape(message)):
         bench_fleet.prepare(RECIPE, raw_stack_config(RECIPE), project_root(), now=NOW, ttl_s=8 * 3600.0, timeout_s=3600.0, sets=[(key, value)])
 
 

@@ -109,3 +109,51 @@ def test_the_walk_finds_a_name_over_its_limit() -> None:
     assert list(derived_problems(jobset)) == [f"JobSet/{'j' * 44}: pod '{'j' * 44}-workload-0-99-abcde' must be at most 63 characters"]
     pool = {"type": "gcp:container/nodePool:NodePool", "custom": True, "inputs": {"name": "p" * 41}}
     assert len(list(name_problems([pool]))) == 1
+
+
+# --- no two stacks make one object on one cluster ------------------------------------------------
+
+
+def cluster_objects(plan: dict[str, Any]) -> Iterator[tuple[str, tuple[str, str, str]]]:
+    """(cluster, (kind, namespace, name)) of every Kubernetes object and Helm release a plan makes,
+    by the cluster its provider targets (`clusterIdentifier`, less its instance suffix). A JobSet
+    made on a fleet's manager is made again on each worker the job may run on (MultiKueue copies it
+    under its own name: Kueue v0.19.2 pkg/controller/jobs/jobset/jobset_multikueue_adapter.go), with
+    the headless Service the JobSet controller makes of its subdomain (JobSet v0.12.0
+    pkg/controllers/jobset_controller.go)."""
+    providers = {r["urn"]: r["inputs"]["clusterIdentifier"].split("#")[0] for r in plan["resources"] if r["type"] == "pulumi:providers:kubernetes"}
+    workers = [cluster for urn, cluster in providers.items() if urn.rsplit("::", 1)[1].startswith("worker-")]
+    for r in plan["resources"]:
+        if not r["custom"] or not r["type"].startswith("kubernetes:") or r.get("provider") not in providers:
+            continue
+        inputs, cluster = r["inputs"], providers[r["provider"]]
+        if r["type"] == "kubernetes:helm.sh/v3:Release":
+            yield cluster, ("Release", inputs.get("namespace", ""), inputs["name"])
+            continue
+        meta = inputs.get("metadata") or {}
+        identity = (inputs.get("kind", r["type"]), meta.get("namespace", ""), meta.get("name", ""))
+        yield cluster, identity
+        if identity[0] == "JobSet":
+            service = (inputs["spec"].get("network") or {}).get("subdomain") or identity[2]
+            for where in (cluster, *workers):
+                yield where, ("Service", identity[1], service)
+            for worker in workers:
+                yield worker, identity
+
+
+def test_no_two_shipped_stacks_make_one_object_on_one_cluster() -> None:
+    """A second stack's create of an existing object fails (pulumi-kubernetes >= 4.29) or takes it
+    over, and either stack's destroy deletes it for both; a JobSet reuses any Service of its
+    subdomain's name, so two jobs' pods would share one DNS name."""
+    owners: dict[tuple[str, tuple[str, str, str]], set[str]] = {}
+    for stack in stack_names():
+        plan = json.loads((GOLDEN / f"{stack}.json").read_text())
+        for found in set(cluster_objects(plan)):
+            owners.setdefault(found, set()).add(stack)
+    shared = {f"{cluster}: {identity}": sorted(stacks) for (cluster, identity), stacks in owners.items() if len(stacks) > 1}
+    assert not shared, shared
+    on_cluster: dict[str, set[str]] = {}
+    for (cluster, _), stacks in owners.items():
+        on_cluster.setdefault(cluster, set()).update(stacks)
+    # Not vacuous: the capacity platform, its job, the fleet (the manager's account) and the fleet's job share one cluster.
+    assert len(on_cluster["projects/my-training-project/locations/us-central1/clusters/a3mega-capacity"]) == 4

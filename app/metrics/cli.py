@@ -182,10 +182,10 @@ def _with_sets(raw: dict[str, Any], sets: tuple[str, ...]) -> dict[str, Any]:
         if not sep or path[0] != "workload" or len(path) < 2:
             raise Failure(f"--set {item!r}: must be workload.KEY=VALUE, such as workload.zeroStage=1")
         node = out.setdefault("trainstack:workload", {})
-        for step in path[1:-1]:
-            node = node.setdefault(step, {})
+        for depth in range(1, len(path)):
             if not isinstance(node, dict):
-                raise Failure(f"--set {item!r}: {step} is not an object")
+                raise Failure(f"--set {item!r}: {'.'.join(path[:depth])} is not an object")
+            node = node.setdefault(path[depth], {}) if depth < len(path) - 1 else node
         node[path[-1]] = yaml.safe_load(value)
     return out
 
@@ -273,7 +273,9 @@ def _stack_estimate(stack: str, sets: tuple[str, ...]) -> memory_report.Estimate
     )
 
     raw = _with_sets(raw_stack_config(stack), sets)
-    raw["trainstack:workload"] = {**(raw.get("trainstack:workload") or {}), "memoryCheck": "off"}
+    workload = raw.get("trainstack:workload")
+    if isinstance(workload, dict):  # anything else is refused by the validation below, as `validate` refuses it
+        raw["trainstack:workload"] = {**workload, "memoryCheck": "off"}
     ctx = validate_offline(stack, raw)
     if ctx.workload is None:
         raise ReportError(f"stack {stack!r} is a platform: it has no workload")

@@ -168,13 +168,14 @@ def copy_names(recipe: str, recipe_raw: dict[str, Any], name: str, root: Path) -
     fleet_stack = fleet_of(recipe_raw, root)
     if fleet_ref is None or fleet_stack is None:
         raise BenchError(f"{recipe!r} is not a job on a fleet stack here (trainstack:platform.stack names none)")
-    workers = (raw_stack_config(fleet_stack, root).get(fleet.KEY) or {}).get("workers") or []
+    workers = fleet.load(fleet_stack, raw_stack_config(fleet_stack, root)).fleet.workers
     names: list[tuple[str, str, str, str | None]] = []
     for i, worker in enumerate(workers):
-        ref = worker.get("stack") if isinstance(worker, dict) else None
-        if not isinstance(ref, str) or local_name(ref) not in stack_names(root):
-            raise BenchError(f"{fleet.KEY}.workers[{i}].stack of {fleet_stack!r} = {ref!r}: no stack file here to copy (stacks/Pulumi.<last part>.yaml)")
-        names.append((WORKER, local_name(ref), _sibling(ref, f"{name}-{worker.get('name')}"), str(worker.get("name"))))
+        if local_name(worker.stack) not in stack_names(root):
+            raise BenchError(
+                f"{fleet.KEY}.workers[{i}].stack of {fleet_stack!r} = {worker.stack!r}: no stack file here to copy (stacks/Pulumi.<last part>.yaml)"
+            )
+        names.append((WORKER, local_name(worker.stack), _sibling(worker.stack, f"{name}-{worker.name}"), worker.name))
     names.append((FLEET, fleet_stack, _sibling(fleet_ref, f"{name}-fleet"), None))
     names.append((JOB, recipe, _sibling(fleet_ref, name), None))
     return names
@@ -251,11 +252,6 @@ def prepare(
             cluster = bench.make_ephemeral(raw, base.cluster.name, local, expires, base.storage.kind)
         elif role == FLEET:
             base_fleet = _loaded(stack, raw, fleet.FleetStackConfig)
-            if not base_fleet.cluster.private_nodes:
-                raise BenchError(
-                    f"trainstack:cluster.privateNodes of {stack!r} is false: the bench lets the manager reach its workers from its "
-                    "Cloud NAT's addresses, which only private nodes send from"
-                )
             cluster = bench.make_ephemeral(raw, base_fleet.cluster.name, local, expires, None)
             workers = {c.worker: c.stack for c in copies}
             for entry in raw[fleet.KEY]["workers"]:

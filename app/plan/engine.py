@@ -78,22 +78,24 @@ def _validate(stack: str, raw: dict[str, Any], references: dict[str, dict[str, A
 
 
 def _references(stack: str, raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The outputs of the platform stacks `raw` references: its platform's, or a fleet's workers'."""
+    """The outputs of the platform stacks `raw` references: a fleet's workers' (the fleet's config
+    validated first, so any value there gets `validate`'s error), or its platform's."""
+    if fleet.is_fleet(raw):
+        workers = fleet.load(stack, raw).fleet.workers
+        return {w.stack: _platform_outputs(stack, w.stack, f"{fleet.KEY}.workers[{i}].stack") for i, w in enumerate(workers)}
     ref = raw.get("trainstack:platform")
     platform = ref.get("stack") if isinstance(ref, dict) else None
     if isinstance(platform, str):
-        return {platform: _platform_outputs(stack, platform)}
-    if fleet.is_fleet(raw):
-        workers = raw[fleet.KEY].get("workers") if isinstance(raw[fleet.KEY], dict) else None
-        names = [w["stack"] for w in workers or [] if isinstance(w, dict) and isinstance(w.get("stack"), str)]
-        return {name: _platform_outputs(stack, name) for name in dict.fromkeys(names)}
+        return {platform: _platform_outputs(stack, platform, "trainstack:platform.stack")}
     return {}
 
 
-def _platform_outputs(stack: str, platform: str) -> dict[str, Any]:
+def _platform_outputs(stack: str, platform: str, key: str) -> dict[str, Any]:
+    """The outputs of `platform` (the stack file of its last part, rendered); ConfigError naming
+    `key`, where the stack file names it, when there is no such file."""
     name = platform.rsplit("/", 1)[-1]
     if name not in stack_names():
-        raise ConfigError(stack, [f"trainstack:platform.stack = {platform!r}: no stacks/Pulumi.{name}.yaml here to render that platform offline"])
+        raise ConfigError(stack, [f"{key} = {platform!r}: no stacks/Pulumi.{name}.yaml here to render that platform offline"])
     return run(name, raw_stack_config(name)).outputs
 
 

@@ -23,6 +23,7 @@ from trainstack.app.review.semantics import ABSENT, FAILS, IGNORED, RECREATE_NOD
 from trainstack.core import catalog
 
 CLUSTER, NODE_POOL = semantics.CLUSTER, semantics.NODE_POOL
+MULTIKUEUE_CLUSTER = f"kubernetes:{catalog.KUEUE_API}:MultiKueueCluster"
 
 # The classes of what a reviewer must not miss, in the order the report lists them.
 DATA, JOB, FAILS_CLASS, SAFETY, REPLACES, NODES, DELETES = "data", "job", "fails", "safety", "replace", "recreate-nodes", "delete"
@@ -426,10 +427,23 @@ def _findings(
             out.append(Finding(JOB, what, "the running job is deleted."))
         elif resource["type"] in (CLUSTER, NODE_POOL):
             out.append(Finding(DELETES, what, "deleted, with every node and what runs on them."))
+        elif resource["type"] == MULTIKUEUE_CLUSTER:
+            out.append(Finding(JOB, what, _worker_removed(resource["inputs"]["metadata"]["name"])))
     was_destroy, now_destroy = (base.get("summary") or {}).get("destroy"), (head.get("summary") or {}).get("destroy")
     if was_destroy and now_destroy and was_destroy != now_destroy:
         out.append(Finding(SAFETY, "`pulumi destroy`", f"now {now_destroy} (was: {was_destroy})."))
     return tuple(sorted(out, key=_finding_order))
+
+
+def _worker_removed(worker: str) -> str:
+    """What removing a worker from a fleet does to its jobs (Kueue v0.19.2
+    pkg/controller/admissionchecks/multikueue/workload.go: a workload whose worker left the
+    configuration is requeued; multikueuecluster.go: the worker's client and garbage collection stop)."""
+    return (
+        f"worker {worker} leaves the fleet: the manager requeues at once every job admitted there, whose copy keeps running on "
+        f"{worker} until deleted there, and no longer sees the copies it made there for pending jobs, which {worker} still admits "
+        "(a DWS pool buys capacity for them); drain the worker first (README, fleet Day 2)."
+    )
 
 
 def _object_key(resource: dict[str, Any]) -> tuple[str, str, str] | None:
