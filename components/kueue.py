@@ -469,10 +469,10 @@ class _TopLevelObject(pulumi.CustomResource):
         super().__init__(f"kubernetes:{api_version}:{kind}", child["resource_name"], props, child["opts"])
 
 
-def _unsuffixed(kids: Children, role: str, main: bool) -> dict[str, Any]:
+def _unsuffixed(role: str, main: bool) -> dict[str, Any]:
     """The options aliasing the main queue's object from its unsuffixed names (before queues were
     keyed by name: `<kueue>-<role>`, and the bare role before that)."""
-    return {"was": role, "aliases": [pulumi.Alias(name=kids.name(role))]} if main else {}
+    return {"was": role, "roles_were": [role]} if main else {}
 
 
 class Kueue(pulumi.ComponentResource):
@@ -566,7 +566,7 @@ class Kueue(pulumi.ComponentResource):
                         {"controllerName": MULTIKUEUE_CONTROLLER, "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": check}},
                         replace_on_changes=["spec.controllerName"],
                         delete_before_replace=True,
-                        **_unsuffixed(kids, "multikueue-check", main=i == 0),
+                        **_unsuffixed("multikueue-check", main=i == 0),
                     )
                 )
             cq = custom(
@@ -577,7 +577,7 @@ class Kueue(pulumi.ComponentResource):
                 *flavors,
                 *checks,
                 *dispatch,  # and so deleted before them: a flavor or check in use cannot be deleted
-                **_unsuffixed(kids, "cluster-queue", main=i == 0),
+                **_unsuffixed("cluster-queue", main=i == 0),
             )
             checks += dispatch
             lq = custom(
@@ -590,7 +590,7 @@ class Kueue(pulumi.ComponentResource):
                 # name, so the old one goes first.
                 replace_on_changes=["spec.clusterQueue"],
                 delete_before_replace=True,
-                **_unsuffixed(kids, "local-queue", main=i == 0),
+                **_unsuffixed("local-queue", main=i == 0),
             )
             queues += [cq, lq]
         self.cluster_queue, self.local_queue = queues[0], queues[1]

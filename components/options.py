@@ -68,18 +68,21 @@ class Children:
         """The Pulumi name of the child playing `role`."""
         return f"{self.component}-{role}"
 
-    def aliases(self, name: str, was: str | None = None) -> list[pulumi.Alias]:
+    def aliases(self, name: str, was: str | None = None, names_were: Sequence[str] = ()) -> list[pulumi.Alias]:
         """The aliases of the child `name`, under its current parent: each name a live stack may
-        keep it under, `was` (its own earlier name) and its name under each earlier name of the
-        component."""
+        keep it under, `was` (its own earlier name), `names_were` (its earlier names under this
+        component's name) and each of those names under each earlier name of the component."""
         earlier = [was] if was else []
-        earlier += [f"{old}{name.removeprefix(self.component)}" for old in self._before]
+        for own in (name, *names_were):
+            earlier += [own] + [f"{old}{own.removeprefix(self.component)}" for old in self._before]
         return [pulumi.Alias(name=n) for n in dict.fromkeys(earlier) if n != name]
 
-    def __call__(self, role: str, *after: pulumi.Resource, was: str | None = None, **more: Any) -> ChildArgs:
+    def __call__(self, role: str, *after: pulumi.Resource, was: str | None = None, roles_were: Sequence[str] = (), **more: Any) -> ChildArgs:
         """The child playing `role`, after `after`; aliased from `was` (default: `role` where roles
-        were names) and from its name under the component's earlier names; `more`: further options."""
-        return self._child(self.name(role), was or (role if self._roles_were_names else None), after, more)
+        were names), from the roles it played before (`roles_were`), and from each of those names
+        under the component's earlier names; `more`: further options."""
+        was = was or (role if self._roles_were_names else None)
+        return self._child(self.name(role), was, after, more, [self.name(r) for r in roles_were])
 
     def main(self, *after: pulumi.Resource, was: str | None = None, **more: Any) -> ChildArgs:
         """The component's main child, named as the component; aliased from `was`, its fixed
@@ -87,7 +90,7 @@ class Children:
         the component."""
         return self._child(self.component, was, after, more)
 
-    def _child(self, name: str, was: str | None, after: Sequence[pulumi.Resource], more: dict[str, Any]) -> ChildArgs:
-        aliases = [*self.aliases(name, was), *more.pop("aliases", [])]
+    def _child(self, name: str, was: str | None, after: Sequence[pulumi.Resource], more: dict[str, Any], names_were: Sequence[str] = ()) -> ChildArgs:
+        aliases = [*self.aliases(name, was, names_were), *more.pop("aliases", [])]
         options = child_options(self.parent, self._opts, *after)
         return ChildArgs(resource_name=name, opts=pulumi.ResourceOptions.merge(options, pulumi.ResourceOptions(aliases=aliases or None, **more)))
