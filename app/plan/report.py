@@ -75,7 +75,8 @@ def _fleet(candidates: list[dict]) -> str:
 
 def _memory(memory: dict) -> str:
     fits = "fits" if memory["fits"] else "DOES NOT FIT"
-    return f"{memory['total']} of {memory['gpu_memory']} GB per GPU, {memory['headroom']} GB to spare after headroom ({fits}; estimate)"
+    peak = f" (peak in the {memory['phase']})" if memory.get("phase") else ""
+    return f"{memory['total']} of {memory['gpu_memory']} GB per GPU{peak}, {memory['headroom']} GB to spare after headroom ({fits}; estimate)"
 
 
 def describe(plan: Plan, out: Path, fmt: str) -> str:
