@@ -17,6 +17,7 @@ import yaml
 from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.metrics import goodput as goodput_report
 from trainstack.app.metrics import mfu as mfu_report
+from trainstack.app.metrics.preflight import preflight_command
 from trainstack.core import catalog
 from trainstack.core import memory as memory_report
 from trainstack.core.errors import ReportError, TrainstackError
@@ -233,3 +234,6 @@ def memory_command(
         return
     rows = [(key, _show(value, "" if key == "fits" else " GB")) for key, value in figures.items()]
     click.echo(_table(rows))
+
+
+metrics.add_command(preflight_command)
