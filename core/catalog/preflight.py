@@ -27,9 +27,12 @@ Sources, by record:
   tests in about two minutes on every node at once, a few percent of a job's bring-up; level 3 would add a
   quarter of an hour to every start. The health checker runs level 2 as well (cluster-health-scanner
   deploy/helm/health_checks/gpu_healthcheck/values.yaml `R_LEVEL: "2"`).
-- DCGM image: `nvidia/dcgm:4.3.1-1-ubuntu22.04`, the image the health checker's own diag job runs
-  (cluster-health-scanner 81c525d deploy/slurm/dcgmi-diag.sh). No platforms recorded: on Arm nodes the node
-  check runs without the DCGM diagnostic (nvidia-smi alone, from the host's driver).
+- NODE_CHECK_IMAGE: the health checker's GPU check image, NVIDIA's DCGM image with Python added
+  (cluster-health-scanner 81c525d docker/gpu_healthcheck.Dockerfile: FROM
+  nvcr.io/nvidia/cloud-native/dcgm:4.1.1-1-ubuntu22.04), at the tag its chart defaults to
+  (deploy/helm/health_checks/gpu_healthcheck/values.yaml). Only amd64 recorded: on Arm nodes the node
+  check runs in the machine's nccl-tests image, without the DCGM diagnostic (nvidia-smi alone, from the
+  host's driver).
 - NCCL_TEST_IMAGES: the health checker's NCCL images, one per machine, built with nccl-tests under
   /third_party/nccl-tests/build, Open MPI, sshd and Python 3.10 (cluster-health-scanner 81c525d
   deploy/helm/health_checks/nccl_healthcheck/<machine>.yaml `image`; docker/nccl_healthcheck.Dockerfile).
@@ -80,7 +83,7 @@ DCGM_LEVEL = 2
 DCGM_LEVEL_SECONDS = {1: 30, 2: 120, 3: 900}  # "seconds", "approximately two minutes", "approximately 15 minutes"
 NODE_CHECK_SECONDS = 30  # nvidia-smi queries and starting the DCGM host engine
 
-DCGM_IMAGE = Image("nvidia/dcgm", "4.3.1-1-ubuntu22.04")
+NODE_CHECK_IMAGE = Image("us-docker.pkg.dev/gce-ai-infra/health-check/gpu-healthcheck", "a3-megagpu-8g_4.4.0", platforms=("linux/amd64",))
 _HEALTHCHECK = "us-docker.pkg.dev/gce-ai-infra/health-check/nccl-healthcheck"
 NCCL_TEST_IMAGES: dict[str, Image] = {
     "a3-highgpu-8g": Image(_HEALTHCHECK, "a3-highgpu-8g_4.4.0", platforms=("linux/amd64",)),
