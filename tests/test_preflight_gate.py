@@ -263,3 +263,17 @@ def test_the_probe_mounted_in_the_pods_is_this_module(a4: Any) -> None:
     (probe,) = [r for r in of_type(a4, "kubernetes:core/v1:ConfigMap") if r.name.endswith("-preflight")]
     assert probe.inputs["data"][preflight.PROBE_FILE] == Path(preflight_probe.__file__).read_text()
     assert os.path.basename(preflight_probe.__file__) == preflight.PROBE_FILE
+
+
+def test_a_fault_only_at_scale_fails_the_job_but_taints_no_node(monkeypatch: pytest.MonkeyPatch) -> None:
+    good = (SAMPLES / "nccl_all_gather_a4_pass.txt").read_text()
+    slow = (SAMPLES / "nccl_all_gather_a3high_fail.txt").read_text()
+    monkeypatch.setattr(preflight_probe, "_mpirun", lambda hosts, gpus, collective, args: slow if len(hosts) > 2 else good)
+    args = argparse.Namespace(collectives=["all_gather"], threshold=250.0, gpus=8)
+    checks = preflight_probe.fabric_checks(["h0", "h1", "h2", "h3"], ["n0", "n1", "n2", "n3"], args)
+    assert {c.node for c in checks if c.verdict == "fail"} == {preflight_probe.ALL_NODES}
+    message = "\n".join(f"node={c.node} check={c.check.replace(' ', '_')}" for c in checks if c.verdict == "fail")
+    pods = {
+        "items": [{"status": {"initContainerStatuses": [{"name": preflight.FABRIC_CONTAINER, "state": {"terminated": {"exitCode": 3, "message": message}}}]}}]
+    }
+    assert preflight_probe.failed_nodes(json.dumps(pods)) == []

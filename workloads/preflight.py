@@ -20,8 +20,11 @@ Mechanism, chosen from what the pinned controllers do:
 - A failed check exits FAILED_EXIT_CODE and writes `node=<node> check=<check> ...` to the termination
   message (`kubectl get pod -o jsonpath='{..terminated.message}'`) and the container log. The Job's
   podFailurePolicy fails the Job at once on it (its condition names the container), JobSet restarts
-  the whole set, within `maxRestarts` raised by `preflight.retries` (bounded; JobSet 0.12.0 counts every
-  restart against maxRestarts).
+  the whole set, within `maxRestarts` raised by `preflight.retries` (bounded: JobSet 0.12.0 fails the
+  set once `restartsCountTowardsMax` reaches maxRestarts, pkg/controllers/failure_policy.go; the actions
+  that ignore maxRestarts are not used). An Indexed Job (`controller: job`) retries the pod instead,
+  within its backoffLimit raised the same way. A separate replicated job would not do: JobSet 0.12.0's
+  `dependsOn` (api/jobset/v1alpha2/jobset_types.go) orders replicated jobs, but see the first point.
 - The warden (a Deployment on the CPU pool, with its own service account: list the job's pods, patch
   nodes) taints each named node `trainstack.dev/preflight=<check>:NoSchedule`. Kueue 0.19.2 then treats
   the node as failed for the job (TASReplaceNodeOnNodeTaints and TASReplaceNodeOnPodTermination, Beta and

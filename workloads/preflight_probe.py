@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 NODE_FILE = "/run/preflight/node"
+ALL_NODES = "*"  # the node of a check that spans them all (the warden taints no node for it)
 FAILED_EXIT = 3  # a check failed (catalog.preflight.FAILED_EXIT_CODE)
 WINDOW = (2 << 30, 8 << 30)  # the sizes the marks are defined over (catalog.preflight.SIZES_BYTES)
 REDOPS = {"none": "all_gather", "sum": "all_reduce"}
@@ -319,7 +320,7 @@ def fabric_checks(hosts: Sequence[str], nodes: Sequence[str], args: argparse.Nam
     for collective in args.collectives:
         whole = run(range(len(hosts)), collective)
         bad = any(c.verdict == "fail" for c in whole)
-        label = ",".join(nodes)
+        label = ALL_NODES  # a whole-job measurement names no node
         checks += [Check(c.check, c.verdict if not bad else "info", c.measured, c.threshold, label) for c in whole]
         if not bad:
             continue
@@ -417,7 +418,7 @@ def failed_nodes(pods_json: str) -> list[tuple[str, str]]:
                 continue
             for line in (term.get("message") or "").splitlines():
                 fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
-                if fields.get("node") and fields.get("check"):
+                if fields.get("node") not in (None, "", ALL_NODES) and fields.get("check"):
                     found.append((fields["node"], fields["check"]))
     return found
 
