@@ -294,7 +294,9 @@ def _which(name: str) -> bool:
 def _mpirun(hosts: Sequence[str], gpus: int, collective: str, args: argparse.Namespace) -> str:
     env = [item for name in sorted(os.environ) if name.startswith("NCCL_") for item in ("-x", name)]
     command = [
-        "mpirun", "--allow-run-as-root", "--mca", "plm_rsh_args", "-p 222 -o StrictHostKeyChecking=no",
+        # MPI's own traffic on the primary NIC, as the health checker runs it (run-nccl-combined-plugins.sh).
+        "mpirun", "--allow-run-as-root", "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "eth0",
+        "--mca", "plm_rsh_args", "-p 222 -o StrictHostKeyChecking=no",
         "-np", str(gpus * len(hosts)), "--host", ",".join(f"{h}:{gpus}" for h in hosts),
         "-x", "LD_LIBRARY_PATH", "-x", "PATH", *env,
         os.path.join(args.tests_dir, f"{collective}_perf"),
