@@ -38,7 +38,7 @@ def _table(rows: list[tuple[str, str]]) -> str:
 
 @click.group("metrics")
 def metrics() -> None:
-    """Training reports: MFU from a NeMo log, goodput from a job's event log, GPU memory fit."""
+    """Training reports: MFU from a NeMo log, goodput from a job's event log, GPU memory fit, a preflight log judged."""
 
 
 def _stack_figures(name: str) -> dict[str, Any]:
