@@ -880,6 +880,30 @@ class Dataset(Section):
     """Where it is copied, on the node's local disk (a path in the container)."""
 
 
+class Preflight(Section):
+    """The preflight: checks of the job's own nodes and fabric in its pods before the trainer starts
+    (workloads/preflight.py); `true`/`false` for all defaults, or on with keys overridden."""
+
+    enabled: bool = True
+    """Run it; off: the trainer starts as soon as its pods do."""
+    dcgm_level: Literal[0, 1, 2, 3] = 2
+    """The DCGM diagnostic's level (`dcgmi diag -r`; 2: about two minutes); 0: none."""
+    fabric: bool | None = None
+    """The NCCL test across the nodes; unset: on every multi-node job whose machine has a GPUDirect stack
+    and an nccl-tests image."""
+    bus_bandwidth: Annotated[float, Field(gt=0)] | None = None
+    """The bus bandwidth (GB/s) the NCCL test must reach; unset: the machine's mark (the catalog's)."""
+    collectives: list[Literal["all_gather", "all_reduce"]] = ["all_gather", "all_reduce"]
+    """The collectives measured."""
+    retries: Annotated[int, Field(ge=0, le=10)] = 2
+    """Whole-job restarts a failed preflight may take (after Kueue replaced the node it tainted), on top
+    of maxRestarts."""
+
+
+def _preflight_switch(value: Any) -> Any:
+    return {"enabled": value} if isinstance(value, bool) else value
+
+
 class WorkloadConfig(Section):
     """`trainstack:workload`: the training job."""
 
@@ -953,6 +977,8 @@ class WorkloadConfig(Section):
     default."""
     memory_check: Literal["error", "warn", "off"] = "error"
     """The GPU memory estimate before anything is created: error (refuse), warn, or off."""
+    preflight: Annotated[Preflight, BeforeValidator(_preflight_switch)] = Preflight()
+    """The preflight gate: node checks and an NCCL test on the job's own nodes before the trainer starts."""
     own_identity: bool = True
     """A workload stack on a trainstack platform: the job runs as a service account of its own
     that may write only <bucket>/<name>/, where it keeps its logs and checkpoints, so no other

@@ -85,7 +85,7 @@ def test_rdma_vpc_takes_the_zones_roce_profile(plan: Plan) -> None:
 def test_launch_is_the_recipes_split(plan: Plan) -> None:
     """RECIPE llama3-1-70b-bf16-seq8192-gbs256-gpus64.py and launcher.sh (trainer.max_steps=30,
     8 nodes x 8 GPUs)."""
-    (config_map,) = [r["inputs"] for r in plan.resources if r["type"] == "kubernetes:core/v1:ConfigMap"]
+    (config_map,) = [r["inputs"] for r in plan.resources if r["type"] == "kubernetes:core/v1:ConfigMap" and "train.py" in r["inputs"]["data"]]
     script = config_map["data"]["train.py"]
     for line in (
         "llm.llama31_70b.pretrain_recipe(",

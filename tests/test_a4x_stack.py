@@ -74,7 +74,9 @@ def test_the_pod_runs_as_the_a4x_chart(plan: Plan) -> None:
         *({"interfaceName": f"eth{i + 2}", "network": f"rdma-{i}"} for i in range(4)),
     ]
     assert (env["NCCL_DEBUG"], env["GLOO_SOCKET_IFNAME"]) == ("WARN", "eth0")
-    assert [c["image"] for c in spec["initContainers"]] == ["us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-arm64:v1.1.0"]
+    # The preflight's containers follow (tests/test_preflight_gate.py).
+    gpudirect = [c["image"] for c in spec["initContainers"] if not c["name"].startswith("preflight")]
+    assert gpudirect == ["us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-arm64:v1.1.0"]
     assert {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"} in spec["tolerations"]
     script = workload["command"][2]
     source = script.index('source "${NCCL_INIT_SCRIPT}"')

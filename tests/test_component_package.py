@@ -93,7 +93,7 @@ def _walk(model: type[BaseModel], prop: dict[str, Any], path: str) -> Iterator[s
         literal = _inside(info.annotation, lambda a: typing.get_origin(a) is Literal)
         nested = _inside(info.annotation, lambda a: isinstance(a, type) and issubclass(a, BaseModel))
         if literal is not None:
-            enum = schema()["types"][sub["$ref"].removeprefix("#/types/")]["enum"]
+            enum = schema()["types"][_element(sub)["$ref"].removeprefix("#/types/")]["enum"]  # a Literal, or a list of them
             if [e["value"] for e in enum] != list(typing.get_args(literal)):
                 yield f"{path}.{key}: enum {enum}"
         elif nested is not None and _element(sub).get("$ref") == "pulumi.json#/Any":

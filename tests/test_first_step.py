@@ -17,6 +17,7 @@ from trainstack.app.review.diff import diff_plans
 from trainstack.app.review.semantics import REPLACE
 from trainstack.core import catalog
 from trainstack.core.errors import ConfigError
+from trainstack.workloads import preflight
 
 DISK_IMAGE = "projects/my-training-project/global/images/nemo2412-layers"
 CUTS = {"trainstack:image": {"streaming": True, "preload": {"diskImage": DISK_IMAGE}}, "trainstack:cluster": {"versionPrefix": "1.33."}}
@@ -80,7 +81,11 @@ def test_the_preflight_hook_adds_the_jobs_preflight(plans: dict[str, Plan]) -> N
     checked = first_step.model(resources, critical_path(resources), rendered.context, 240.0)
     assert base is not None and checked is not None
     assert [s.seconds - b.seconds for s, b in zip(checked.scenarios, base.scenarios, strict=True)] == [240.0] * 3
-    assert first_step.job_preflight_seconds(rendered.context) == 0.0
+    assert first_step.job_preflight_seconds(rendered.context) == 0.0  # its preflight is off (the recipe's 1m pods-ready budget)
+    on = run("a3mega-gpt3-175b", raw_stack_config("a3mega-gpt3-175b")).context
+    assert on.workload is not None and on.workload.preflight.enabled
+    expected = preflight.expected_seconds(on.workload.preflight, on.machine, on.workload.nodes)[0]
+    assert expected > 0 and first_step.job_preflight_seconds(on) == expected
 
 
 def test_the_plan_summary_and_report_carry_the_model(plans: dict[str, Plan]) -> None:

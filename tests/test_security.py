@@ -17,7 +17,7 @@ from trainstack.components.kueue import FRAMEWORKS
 from trainstack.components.multikueue import access_rules
 from trainstack.components.pod_security import Level, namespace_labels
 from trainstack.core import catalog
-from trainstack.workloads import supervisor
+from trainstack.workloads import preflight, supervisor
 from trainstack.workloads.training_job import MASTER_PORT
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -58,7 +58,8 @@ API_CALLERS = {"llama31-405b-supervisor-controller", "llama31-405b-supervisor-ho
 @pytest.mark.parametrize("stack", STACKS)
 def test_only_pods_that_call_the_api_mount_a_token(stack: str) -> None:
     for name, spec in pods(stack):
-        assert spec["automountServiceAccountToken"] is (name in API_CALLERS), name
+        # The preflight's warden taints the nodes a job's preflight failed on (workloads/preflight.py).
+        assert spec["automountServiceAccountToken"] is (name in API_CALLERS or name.endswith("-preflight-warden")), name
     for r in resources(stack):
         if kind(r) == "ServiceAccount":
             assert r["inputs"]["automountServiceAccountToken"] is False
@@ -76,8 +77,10 @@ def test_unprivileged_containers_drop_everything_and_privileged_ones_add_nothing
             assert context["allowPrivilegeEscalation"] is False, (name, c["name"])
             assert context["capabilities"]["drop"] == ["ALL"], (name, c["name"])
             assert context["seccompProfile"] == {"type": "RuntimeDefault"}, (name, c["name"])
-            # Capabilities added back: the TCPXO receive daemon's, as GKE's manifests add them.
-            assert set(context["capabilities"].get("add", [])) <= {"NET_ADMIN", "NET_BIND_SERVICE"}, (name, c["name"])
+            # Capabilities added back: the TCPXO receive daemon's, as GKE's manifests add them; the preflight's
+            # sshd's privilege separation (all in Pod Security's baseline list).
+            allowed = set(preflight.SSHD_CAPABILITIES) if c["name"] == preflight.FABRIC_CONTAINER else {"NET_ADMIN", "NET_BIND_SERVICE"}
+            assert set(context["capabilities"].get("add", [])) <= allowed, (name, c["name"])
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -87,6 +90,8 @@ def test_no_role_grants_more_than_the_supervisor_calls(stack: str) -> None:
     for r in resources(stack):
         if kind(r) == "ClusterRole" and r["type"].startswith("kubernetes:") and "MultiKueueWorkerAccess" in r["urn"]:
             assert r["inputs"]["rules"] == access_rules(list(FRAMEWORKS)), r["urn"]
+        elif kind(r) in ("Role", "ClusterRole") and "PreflightWarden" in r["urn"]:  # reads the job's pods, taints nodes
+            assert r["inputs"]["rules"] == (preflight.WARDEN_CLUSTER_ROLE_RULES if kind(r) == "ClusterRole" else preflight.WARDEN_ROLE_RULES), r["urn"]
         elif kind(r) in ("Role", "ClusterRole"):
             for rule in r["inputs"]["rules"]:
                 for res in rule["resources"]:

@@ -8,6 +8,7 @@ workload asks for them, and returns the stack outputs a user needs next. It know
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pulumi
@@ -15,7 +16,7 @@ import pulumi
 from trainstack.core import catalog, names, rules
 from trainstack.core.config import NetworkConfig, Problem, WorkloadConfig, key_path
 from trainstack.infra.platform import TOP, Place, Platform
-from trainstack.workloads import fit, launchers, profiles
+from trainstack.workloads import fit, launchers, preflight, profiles
 from trainstack.workloads.launchers.base import CONFIG_DIR, ConfigFiles, Launch
 from trainstack.workloads.network_policy import JobNetworkPolicies, JobNetworkPoliciesArgs
 from trainstack.workloads.pod import NVIDIA_DIR
@@ -54,10 +55,11 @@ __all__ = [
 ]
 
 
-def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
-    """What the workload's job cannot be on `machine`: its framework's rules, and names derived
-    from its name (after every suffix the controllers add) over their limits."""
-    found = launchers.problems(workload, machine)
+def problems(workload: WorkloadConfig, machine: catalog.Machine, pods_ready: Sequence[tuple[str, str]] = ()) -> list[Problem]:
+    """What the workload's job cannot be on `machine`: its framework's rules, its preflight's (against
+    Kueue's pods-ready budgets where known: (key, duration) pairs), and names derived from its name
+    (after every suffix the controllers add) over their limits."""
+    found = launchers.problems(workload, machine) + preflight.problems(workload.preflight, machine, workload.nodes, pods_ready)
     if not found:  # the estimate needs a model and a split the launcher accepts
         found += fit.problems(workload, machine)
     if rule := names.too_long(workload.name, workload.controller, workload.nodes, workload.resiliency.enabled, workload.tensorboard):
@@ -131,6 +133,8 @@ def build(workload: WorkloadConfig, platform: Platform, place: Place = TOP) -> d
             run_id=workload.run_id,
             secret_env=workload.secret_env,
             priority_class=workload.priority_class,
+            preflight=preflight.gate(workload.preflight, machine, workload.nodes),
+            cpu_pool=platform.cpu_pool,
         ),
         place.opts("training-job", opts, pulumi.ResourceOptions(depends_on=kube.node_setup)),
         companions=kube.companions,

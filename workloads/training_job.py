@@ -36,7 +36,7 @@ from trainstack.components.args import Args, Problem, one_of
 from trainstack.components.options import Children
 from trainstack.components.pod_security import POD_SECURITY, container_security
 from trainstack.core import catalog, names, rules
-from trainstack.workloads import imex
+from trainstack.workloads import imex, preflight
 from trainstack.workloads.launchers.base import Launch
 from trainstack.workloads.pod import (
     REPLICATED_JOB,
@@ -135,6 +135,8 @@ class TrainingJobArgs(Args):
         secret_env: the user's secret environment: kept in a Kubernetes Secret `<name>-env`
             (the values stay Pulumi secrets) and referenced from the pod, never inlined.
         priority_class: the Kueue WorkloadPriorityClass of the job, or None for Kueue's default.
+        preflight: the preflight gate (workloads/preflight.py), or None for none.
+        cpu_pool: the CPU node pool the preflight's warden runs on (None: no warden, no taints).
 
     Order it after what it needs (controllers, queue, claim, networks, node installers) with
     `opts.depends_on`.
@@ -181,6 +183,8 @@ class TrainingJobArgs(Args):
     run_id: str | None = None
     secret_env: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
     priority_class: str | None = None
+    preflight: preflight.Gate | None = None
+    cpu_pool: str | None = None
 
     def _cross(self) -> Iterator[Problem]:
         # The pod, Job and Service names the JobSet (or Job) controller derives from `name`.
@@ -308,30 +312,44 @@ def pod_parts(args: TrainingJobArgs) -> PodParts:
     )
 
 
+def nccl_prologue(after_init: Mapping[str, str]) -> str:
+    """The shell that sets NCCL up as the trainer runs it: the plugin, its script, the exports after it."""
+    return _PROLOGUE + "".join(f"export {name}={shlex.quote(value)}\n" for name, value in after_init.items())
+
+
 def container_command(launch: Launch, after_init: Mapping[str, str]) -> list[str]:
     """`bash -c <prologue, exports after the NCCL script, setup, exec "$@"> launch <argv...>`."""
-    exports = "".join(f"export {name}={shlex.quote(value)}\n" for name, value in after_init.items())
-    script = _PROLOGUE + exports + "".join(f"{line}\n" for line in launch.setup) + _EXEC
+    script = nccl_prologue(after_init) + "".join(f"{line}\n" for line in launch.setup) + _EXEC
     return ["bash", "-c", script, "launch"]
 
 
 def pod_template(args: TrainingJobArgs) -> Json:
     parts = pod_parts(args)
+    after_init = {k: v for k, v in parts.after_init.items() if k not in args.env}
+    resources: Json = {
+        "limits": {"nvidia.com/gpu": args.machine.gpus_per_node},
+        **({"claims": [{"name": claim["name"]} for claim in parts.resource_claims]} if parts.resource_claims else {}),
+    }
     workload = {
         "name": WORKLOAD_CONTAINER,
         "image": args.image,
         "imagePullPolicy": "Always",  # as the recipes' charts: a re-pushed tag is never stale
         # A variable the stack sets itself is not exported over.
-        "command": container_command(args.launch, {k: v for k, v in parts.after_init.items() if k not in args.env}),
+        "command": container_command(args.launch, after_init),
         "args": list(args.launch.command),
         "env": [*env_list({k: v for k, v in parts.env.items() if k not in args.secret_env}), *secret_env_list(args)],
-        "resources": {
-            "limits": {"nvidia.com/gpu": args.machine.gpus_per_node},
-            **({"claims": [{"name": claim["name"]} for claim in parts.resource_claims]} if parts.resource_claims else {}),
-        },
+        "resources": resources,
         "volumeMounts": list(parts.volume_mounts),
         "securityContext": {"privileged": True} if parts.privileged else container_security(),
     }
+    inits = list(parts.init_containers)
+    volumes = list(parts.volumes)
+    annotations = dict(parts.annotations)
+    if args.preflight is not None:
+        gate = preflight.init_containers(args.preflight, args.name, parts, args.hosts, list(args.secret_env), resources, nccl_prologue(after_init))
+        inits += gate
+        volumes.append(preflight.probe_volume(args.name))
+        annotations[preflight.HASH_ANNOTATION] = preflight.probe_hash()
     spec: Json = {
         "restartPolicy": "Never",
         **({"hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet"} if parts.host_network else {}),
@@ -342,14 +360,23 @@ def pod_template(args: TrainingJobArgs) -> Json:
         "securityContext": POD_SECURITY,
         "nodeSelector": dict(args.node_selector),
         "tolerations": list(parts.tolerations),
-        **({"initContainers": list(parts.init_containers)} if parts.init_containers else {}),
+        **({"initContainers": inits} if inits else {}),
         **({"resourceClaims": list(parts.resource_claims)} if parts.resource_claims else {}),
         "containers": [workload],
-        "volumes": list(parts.volumes),
+        "volumes": volumes,
     }
     if args.controller == "job":
         spec["subdomain"] = args.name  # the headless Service; the Job names pods <job>-<index>
-    return {"metadata": {"annotations": dict(parts.annotations)}, "spec": spec}
+    return {"metadata": {"annotations": annotations}, "spec": spec}
+
+
+def preflight_containers(template: Json) -> list[Json]:
+    return [c for c in template["spec"].get("initContainers", []) if c["name"].startswith("preflight")]
+
+
+def restarts(args: TrainingJobArgs) -> int:
+    """maxRestarts (JobSet) or backoffLimit (Job): the user's, plus the preflight's retries."""
+    return args.max_restarts + (args.preflight.retries if args.preflight else 0)
 
 
 def _metadata(args: TrainingJobArgs) -> Json:
@@ -368,14 +395,15 @@ def _metadata(args: TrainingJobArgs) -> Json:
 
 def jobset(args: TrainingJobArgs) -> Json:
     """The JobSet: one replicated job of N indexed pods; a pod failure restarts the whole set
-    up to `max_restarts` times; it succeeds when every pod does."""
+    up to `max_restarts` times (and the preflight's retries); it succeeds when every pod does."""
+    template = pod_template(args)
     return {
         "apiVersion": catalog.JOBSET_API,
         "kind": "JobSet",
         "metadata": _metadata(args),
         "spec": {
             "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True},
-            "failurePolicy": {"maxRestarts": args.max_restarts},
+            "failurePolicy": {"maxRestarts": restarts(args)},
             "successPolicy": {"operator": "All", "targetReplicatedJobs": [REPLICATED_JOB]},
             "replicatedJobs": [
                 {
@@ -387,7 +415,8 @@ def jobset(args: TrainingJobArgs) -> Json:
                             "completions": args.nodes,
                             "completionMode": "Indexed",
                             "backoffLimit": 0,  # JobSet restarts the whole set instead
-                            "template": pod_template(args),
+                            **({"podFailurePolicy": preflight.pod_failure_policy(gates)} if (gates := preflight_containers(template)) else {}),
+                            "template": template,
                         }
                     },
                 }
@@ -406,7 +435,7 @@ def indexed_job(args: TrainingJobArgs) -> Json:
             "parallelism": args.nodes,
             "completions": args.nodes,
             "completionMode": "Indexed",
-            "backoffLimit": args.max_restarts,
+            "backoffLimit": restarts(args),
             "template": pod_template(args),
         },
     }
@@ -443,10 +472,14 @@ def watch_command(args: TrainingJobArgs) -> str:
     return f"kubectl get {kind} {args.name} -n {args.namespace}"
 
 
+def owner_label(args: TrainingJobArgs) -> str:
+    """The label its controller puts on each of the job's pods, valued with the job's name."""
+    return "jobset.sigs.k8s.io/jobset-name" if args.controller == "jobset" else "batch.kubernetes.io/job-name"
+
+
 def logs_command(args: TrainingJobArgs) -> str:
     """Follow the rank-0 pod's training log."""
-    owner = "jobset.sigs.k8s.io/jobset-name" if args.controller == "jobset" else "batch.kubernetes.io/job-name"
-    selector = f"{owner}={args.name},batch.kubernetes.io/job-completion-index=0"
+    selector = f"{owner_label(args)}={args.name},batch.kubernetes.io/job-completion-index=0"
     return f"kubectl logs -f -n {args.namespace} -l {selector} -c {WORKLOAD_CONTAINER}"
 
 
@@ -482,6 +515,11 @@ class TrainingJob(pulumi.ComponentResource):
                 )
                 for manifest in config_maps(args)
             ]
+            if args.preflight is not None:
+                probe = preflight.config_map(args.name, args.namespace)
+                files.append(
+                    k8s.core.v1.ConfigMap(**kids(f"{probe['metadata']['name']}{suffix}", provider=provider), metadata=probe["metadata"], data=probe["data"])
+                )
             if args.secret_env:
                 files.append(
                     k8s.core.v1.Secret(
@@ -516,6 +554,13 @@ class TrainingJob(pulumi.ComponentResource):
             k8s.core.v1.Service(**kids("dns"), metadata=service["metadata"], spec=service["spec"])
             manifest = indexed_job(args)
             k8s.batch.v1.Job(**job, metadata=manifest["metadata"], spec=manifest["spec"])
+        if args.preflight is not None and args.cpu_pool and not companions:
+            warden = kids("preflight-warden", *files)
+            preflight.PreflightWarden(
+                warden["resource_name"],
+                preflight.WardenArgs(job=args.name, namespace=args.namespace, cpu_pool=args.cpu_pool, owner_label=owner_label(args)),
+                warden["opts"],
+            )
         self.job_name = args.name
         self.namespace = args.namespace
         self.hosts = args.hosts

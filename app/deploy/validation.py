@@ -63,13 +63,22 @@ def check(stack: str, config: StackConfig | WorkloadStackConfig, root: Path, pla
     ctx = StackContext(stack, config, root, contract=terms)
     if config.workload is not None and (terms is None or config.workload.nodes <= terms.gpu_nodes):
         # A job its pool cannot hold is refused for that alone: nothing more that scales with nodes.
-        problems += workloads.problems(config.workload, ctx.machine)
+        problems += workloads.problems(config.workload, ctx.machine, _pods_ready(config))
         problems += workloads.mount_problems(config.workload, ctx.machine, _storage_mount(config, terms))
         problems += platforms.problems(config.workload, ctx.machine, config.image, *_machine_keys(config))
     problems += infra.problems(config.image, root)
     if problems:
         raise ConfigError(stack, [describe(p) for p in problems])
     return ctx
+
+
+def _pods_ready(config: StackConfig | WorkloadStackConfig) -> list[tuple[str, str]]:
+    """Kueue's pods-ready budgets a job's start must fit, where the stack configures Kueue."""
+    if not isinstance(config, StackConfig):
+        return []
+    wait = config.kueue.wait_for_pods_ready
+    key = "trainstack:kueue.waitForPodsReady"
+    return [(f"{key}.timeout", config.pods_ready_timeout), *([(f"{key}.recoveryTimeout", wait.recovery_timeout)] if wait.recovery_timeout else [])]
 
 
 def _storage_mount(config: StackConfig | WorkloadStackConfig, terms: contract.Contract | None) -> tuple[tuple[str, ...], str]:

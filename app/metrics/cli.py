@@ -21,6 +21,7 @@ from trainstack.app.metrics import goodput as goodput_report
 from trainstack.app.metrics import memory as memory_input
 from trainstack.app.metrics import mfu as mfu_report
 from trainstack.app.metrics import timeline as timeline_report
+from trainstack.app.metrics.preflight import preflight_command
 from trainstack.core import catalog
 from trainstack.core import memory as memory_report
 from trainstack.core.errors import ReportError, TrainstackError
@@ -41,7 +42,7 @@ def _table(rows: list[tuple[str, str]]) -> str:
 
 @click.group("metrics")
 def metrics() -> None:
-    """Training reports: MFU from a NeMo log, goodput from a job's event log, GPU memory fit, time to first step."""
+    """Training reports: MFU from a NeMo log, goodput from a job's event log, GPU memory fit, time to first step, a preflight log judged."""
 
 
 def _stack_figures(name: str) -> dict[str, Any]:
@@ -338,3 +339,6 @@ def timeline_command(dump: Path, log: Path | None, jobset: str | None, fmt: str)
     except TrainstackError as exc:
         raise Failure(str(exc)) from None
     click.echo(json.dumps(measured.to_dict(), indent=2) if fmt == "json" else measured.to_table())
+
+
+metrics.add_command(preflight_command)

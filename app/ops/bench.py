@@ -6,7 +6,8 @@
    `trainstack-expires=<utc time>`): `trainstack reap` finds what is left by those labels and, for
    the networks, which have none, by that name. The config is validated before anything is created.
 2. up, through the Automation API.
-3. wait for the training JobSet to finish (kubectl with the stack's `kubeconfig` output).
+3. wait for the job's preflight (where on) to pass, and stop there if it fails (app/ops/bench_preflight.py),
+   then for the training JobSet to finish (kubectl with the stack's `kubeconfig` output).
 4. collect the leader pod's log, MFU from it and goodput from Cloud Logging (best effort).
 5. teardown, on success, on any error and on SIGINT or SIGTERM: `refresh` if an update began and
    did not finish, destroy (refused, before anything is deleted, while the state holds a
@@ -62,7 +63,7 @@ from trainstack.app.deploy import validation
 from trainstack.app.deploy.secrets import secure_paths
 from trainstack.app.deploy.stacks import project_root
 from trainstack.app.metrics import goodput, mfu, timeline
-from trainstack.app.ops import automation, bench_timeline
+from trainstack.app.ops import automation, bench_preflight, bench_timeline
 from trainstack.app.ops.reap import bench_prefix, expires_label
 from trainstack.core import catalog
 from trainstack.core.config import StackConfig, WorkloadConfig, load
@@ -487,6 +488,7 @@ class JobOutcome:
 
 Waiter = Callable[[Path, str, str, float, Callable[[], None]], JobOutcome]
 """Waits for the JobSet (kubeconfig, name, namespace, timeout); calls the last argument once, when every pod of it is ready."""
+PreflightWaiter = Callable[[Path, str, str, int, str, float], bench_preflight.PreflightOutcome]
 LogFetcher = Callable[[Path, str, str], str]
 GoodputSource = Callable[[str, str], list[dict[str, Any]]]
 
@@ -623,6 +625,7 @@ class Deps(Boundaries):
     """The boundaries of a single-stack bench: also how it waits for the JobSet and reads its logs."""
 
     wait: Waiter = wait_for_jobset
+    preflight: PreflightWaiter = bench_preflight.wait_for_preflight
     logs: LogFetcher = leader_logs
     dump: bench_timeline.Dumper = bench_timeline.kube_dump
 
@@ -636,6 +639,7 @@ class RunRecord(ABC):
     phases: dict[str, dict[str, Any]] = field(default_factory=dict)
     job: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
+    preflight: dict[str, Any] | None = None
     interrupted: str | None = None
     error: str | None = None
     log_file: str | None = None
@@ -655,6 +659,7 @@ class RunRecord(ABC):
             "phases": self.phases,
             "job": self.job,
             "metrics": self.metrics,
+            "preflight": self.preflight,
             "logFile": self.log_file,
             "interrupted": self.interrupted,
             "error": self.error,
@@ -763,6 +768,16 @@ def _measure(result: BenchResult, spec: BenchSpec, kubeconfig: str, deps: Deps, 
         path = Path(private) / "kubeconfig"
         path.write_text(kubeconfig)
         recording = bench_timeline.Recording()
+        if workload.preflight.enabled:
+            # The job's own label on its pods; the preflight runs in them before the trainer starts.
+            selector = f"{'jobset.sigs.k8s.io/jobset-name' if workload.controller == 'jobset' else 'batch.kubernetes.io/job-name'}={workload.name}"
+            machine = spec.config.job_queue.machine
+            with phase(result, "preflight", deps.clock):
+                checked = deps.preflight(path, selector, workload.namespace, workload.nodes, machine.name, spec.timeout_s)
+            result.preflight = checked.to_dict()
+            if checked.status != "passed":  # a bench never spends its hours on a sick fabric: teardown follows
+                result.job.update(outcome=f"preflight {checked.status}")
+                raise BenchError(bench_preflight.describe_failure(checked))
         with phase(result, "wait", deps.clock):
             # Once every pod is ready, while the kubelet's image-pull events are still kept.
             outcome = deps.wait(path, workload.name, workload.namespace, spec.timeout_s, lambda: recording.take(deps.dump, path))

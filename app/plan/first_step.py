@@ -31,6 +31,7 @@ from trainstack.app.plan.critical_path import CriticalPath, is_gpu_pool
 from trainstack.core import catalog, rules
 from trainstack.core.config import ImageConfig
 from trainstack.core.context import StackContext
+from trainstack.workloads import preflight
 
 DRIVERS_SECONDS = CREATION_TIMES["kubernetes:apps/v1:DaemonSet"].seconds
 MOUNTS_SECONDS = 15.0
@@ -167,9 +168,11 @@ def _min(seconds: float) -> str:
 
 
 def job_preflight_seconds(ctx: StackContext) -> float:
-    """The expected seconds of the job's preflight before its first step: 0, as no job runs one yet.
-    The preflight's own estimate of its duration is what belongs here."""
-    return 0.0
+    """The expected seconds of the job's preflight before its first step (0 where it has none):
+    the preflight's own estimate (workloads.preflight.expected_seconds)."""
+    if ctx.workload is None:
+        return 0.0
+    return float(preflight.expected_seconds(ctx.workload.preflight, ctx.machine, ctx.workload.nodes)[0])
 
 
 def image_reference(image: ImageConfig, root: Path) -> str:

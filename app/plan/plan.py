@@ -21,7 +21,7 @@ from trainstack.core import catalog, fleet
 from trainstack.core.config import ANY_ADDRESS
 from trainstack.core.context import StackContext
 from trainstack.core.errors import TrainstackError
-from trainstack.workloads import fit
+from trainstack.workloads import fit, preflight
 
 PLAN_FORMAT = 1
 _NOT_OBJECTS = ("kubernetes:helm.sh/", "pulumi:providers:")
@@ -51,6 +51,7 @@ class Plan:
     outputs: dict[str, Any]
     memory: dict[str, Any] | None = None  # the job's GPU memory estimate (workloads.fit.summary)
     fleet: list[dict[str, Any]] | None = None  # a job on a fleet: the worker pools that could take it (fleet_candidates)
+    preflight: dict[str, Any] | None = None  # per job, what its preflight runs (workloads.preflight.entries)
     first_step: first_step.FirstStepModel | None = None  # the job's modelled time to first step (first_step.model)
 
     @cached_property
@@ -95,6 +96,7 @@ class Plan:
             "destroy": self.destroy_effect(),
             "warnings": self.warnings(),
             "memory": self.memory,
+            "preflight": self.preflight,
             **({"fleet": self.fleet} if self.fleet is not None else {}),
             **({"timeToFirstStep": self.first_step.to_dict()} if self.first_step is not None else {}),
         }
@@ -164,7 +166,8 @@ def from_rendered(rendered: engine.Rendered) -> Plan:
     ctx = rendered.context
     memory = fit.summary(fit.estimate(ctx.workload, ctx.machine)) if ctx.workload else None
     started = first_step.model(resources, critical_path(resources), ctx, first_step.job_preflight_seconds(ctx))
-    return Plan(rendered.stack, resources, rendered.outputs, memory, fleet_candidates(ctx), started)
+    checks = preflight.entries(ctx.workload, ctx.machine) if ctx.workload else None
+    return Plan(rendered.stack, resources, rendered.outputs, memory, fleet_candidates(ctx), checks, started)
 
 
 def fleet_candidates(ctx: StackContext) -> list[dict[str, Any]] | None:

@@ -24,6 +24,7 @@ def _rows(plan: Plan) -> list[tuple[str, str]]:
         ("est. cost per hour", f"{usd} ({_price_basis(cost.pools)}, an estimate){_not_priced(cost.not_priced)}"),
         *((f"  pool {p.name}", _pool(p)) for p in gpu_pools if len(gpu_pools) > 1),
         *((("GPU memory", _memory(plan.memory)),) if plan.memory else ()),
+        *(("preflight", f"{job}: {entry['summary'] if entry else 'off'}") for job, entry in (plan.preflight or {}).items()),
         *((("fleet workers", _fleet(plan.fleet)),) if plan.fleet is not None else ()),
         ("pulumi destroy", plan.destroy_effect()),
         *(("WARNING", w) for w in plan.warnings()),
