@@ -443,7 +443,7 @@ def test_megatron_bridge_clones_the_pinned_tree_and_runs_in_the_runs_directory_o
         'export LD_LIBRARY_PATH="/usr/local/cuda/compat/lib:${LD_LIBRARY_PATH}"',
         "rm -rf /opt/Megatron-Bridge",
         "git clone https://github.com/NVIDIA-NeMo/Megatron-Bridge.git /opt/Megatron-Bridge",
-        f"git -C /opt/Megatron-Bridge checkout {megatron_bridge.COMMIT}",
+        f"git -C /opt/Megatron-Bridge checkout {megatron_bridge.RECIPES['llama3-70b'][2]}",
         "git -C /opt/Megatron-Bridge submodule update --init --recursive",
     )
     assert launch.setup[-1] == 'cd "/job-logs/megatron-bridge/${JOB_IDENTIFIER}"' and launch.log_dir == "/job-logs/megatron-bridge"

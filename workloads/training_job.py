@@ -36,7 +36,7 @@ from trainstack.components.args import Args, Problem, one_of
 from trainstack.components.options import child_options
 from trainstack.components.pod_security import POD_SECURITY, container_security
 from trainstack.core import catalog, names, rules
-from trainstack.workloads import imex
+from trainstack.workloads import dranet, imex
 from trainstack.workloads.launchers.base import Launch
 from trainstack.workloads.pod import (
     REPLICATED_JOB,
@@ -135,6 +135,8 @@ class TrainingJobArgs(Args):
         secret_env: the user's secret environment: kept in a Kubernetes Secret `<name>-env`
             (the values stay Pulumi secrets) and referenced from the pod, never inlined.
         priority_class: the Kueue WorkloadPriorityClass of the job, or None for Kueue's default.
+        dranet: the pods claim their node's RDMA NICs through GKE's DRANET (a ResourceClaimTemplate
+            `<name>-rdma` of the job's, workloads.dranet) instead of joining their networks.
 
     Order it after what it needs (controllers, queue, claim, networks, node installers) with
     `opts.depends_on`.
@@ -181,6 +183,7 @@ class TrainingJobArgs(Args):
     run_id: str | None = None
     secret_env: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
     priority_class: str | None = None
+    dranet: bool = False
 
     def _cross(self) -> Iterator[Problem]:
         # The pod, Job and Service names the JobSet (or Job) controller derives from `name`.
@@ -302,6 +305,7 @@ def pod_parts(args: TrainingJobArgs) -> PodParts:
         dataset_parts(args.dataset),
         args.gpudirect,
         imex.parts(args.name) if args.machine.accelerator_topology else PodParts(),
+        dranet.parts(args.name) if args.dranet else PodParts(),
         file_parts(args),
         PodParts(env=args.launch.env),
         PodParts(env=args.env),
@@ -508,6 +512,19 @@ class TrainingJob(pulumi.ComponentResource):
                     kind=domain["kind"],
                     metadata=domain["metadata"],
                     spec=domain["spec"],
+                    opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(replace_on_changes=["spec"], delete_before_replace=True)),
+                )
+            )
+        # Its RDMA NICs' claim template, on DRANET; a template's spec is immutable, so a change replaces it.
+        if args.dranet:
+            template = dranet.claim_template(args.name, args.namespace, args.machine)
+            needs.append(
+                k8s.apiextensions.CustomResource(
+                    f"{name}-rdma-claim",
+                    api_version=template["apiVersion"],
+                    kind=template["kind"],
+                    metadata=template["metadata"],
+                    spec=template["spec"],
                     opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(replace_on_changes=["spec"], delete_before_replace=True)),
                 )
             )
