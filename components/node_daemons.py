@@ -26,6 +26,7 @@ from pulumi_kubernetes.core import v1 as core
 from trainstack.components.args import Args, Problem
 from trainstack.components.k8s_provider import metadata
 from trainstack.components.options import Children
+from trainstack.components.pod_security import POD_SECURITY
 from trainstack.core import catalog, rules
 
 _ASAPD_PORT = 19540
@@ -96,6 +97,8 @@ def _asapd_lite(machine: catalog.Machine) -> k8s.apps.v1.DaemonSetSpecArgs:
                 tolerations=[core.TolerationArgs(operator="Exists")],
                 host_network=True,
                 host_pid=True,
+                automount_service_account_token=False,  # it never calls the Kubernetes API
+                security_context=POD_SECURITY,
                 containers=[container],
                 volumes=volumes,
             ),

@@ -24,6 +24,7 @@ from trainstack.components.gpudirect_installers import GpuDirectInstallersArgs
 from trainstack.components.kueue import GpuFlavor, MultiKueueDispatch, WaitForPodsReady
 from trainstack.components.multikueue import MultiKueueClustersArgs, MultiKueueQueue, MultiKueueWorker
 from trainstack.components.multinic import GpuNetworksArgs, NicAttachment
+from trainstack.components.node_daemons import MachineDaemonSetsArgs
 from trainstack.components.node_pools import ExtraNetwork, GpuNodePoolArgs, Reservation
 from trainstack.components.workload_identity import JobIdentityArgs
 from trainstack.core.errors import key_path
@@ -50,6 +51,8 @@ Case = tuple[Any, dict[str, Any], str, str]
 CASES: list[Case] = [
     (NvidiaDraDriverArgs("a4x-highgpu-4g"), {"machine_type": MEGA}, "machine_type", "has no multi-node NVLink domain"),
     (GpuDirectInstallersArgs(MEGA), {"machine_type": "a2-highgpu-8g"}, "machine_type", "there is nothing to install"),
+    (MachineDaemonSetsArgs("a4x-maxgpu-4g-metal"), {"machine_type": MEGA}, "machine_type", "needs no node DaemonSets"),
+    (CLUSTER, {"dranet": True}, "dranet", "needs Dataplane V2"),
     (PRIMARY, {"pods_cidr": "10.0.0.0/16"}, "pods_cidr", "overlaps"),
     (FILESTORE, {"location": "us-central1"}, "location", "zone"),
     (

@@ -290,3 +290,15 @@ def test_a_live_a4x_stack_moving_to_dranet_replaces_its_pool_not_its_cluster() -
     removed = {r.type for r in diff.removed}
     assert {"gcp:compute/network:Network", "gcp:compute/subnetwork:Subnetwork", "kubernetes:networking.gke.io/v1:Network"} <= removed
     assert [r.type for r in diff.added] == ["kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"]
+
+
+def test_one_dra_driver_version_a_cluster() -> None:
+    """A4X (25.3.0) and A4X Max (25.8.0) would need two releases of the one DRA driver a cluster runs."""
+    stack = "a4xmax-llama31-405b"
+    raw = raw_stack_config(stack)
+    pools = [
+        raw["trainstack:gpuPool"],
+        {"name": "a4x", "machineType": A4X, "nodeCount": 18, "reservation": {"affinity": "specific", "name": "a4x-reservation"}, "networking": "dranet"},
+    ]
+    with pytest.raises(ConfigError, match=r"need NVIDIA DRA driver versions 25.3.0, 25.8.0; one release serves a cluster"):
+        render(stack, raw_config(stack, trainstack_gpuPool=None, trainstack_gpuPools=pools))

@@ -462,10 +462,10 @@ def test_megatron_bridge_refuses_what_the_script_would() -> None:
         return [describe(p) for p in launchers.problems(workload_of(config), config.gpu_pool.machine)]
 
     assert problems() == []
-    assert problems(model="llama3.1-405b") == [
-        "trainstack:workload.model = 'llama3.1-405b': the megatron-bridge launcher has no recipe for it; known: llama3-70b"
+    assert problems(model="llama3.1-8b") == [
+        "trainstack:workload.model = 'llama3.1-8b': the megatron-bridge launcher has no recipe for it; known: llama3-70b, llama3.1-405b"
     ]
-    assert problems(precision="fp8") == ["trainstack:workload.precision = 'fp8': Megatron-Bridge trains in bf16"]
+    assert problems(precision="fp16") == ["trainstack:workload.precision = 'fp16': Megatron-Bridge trains in bf16, fp8"]
     assert problems(zeroStage=2) == ["trainstack:workload.zeroStage = 2: Megatron-Bridge shards with ZeRO stage 1, 3 only"]
     assert problems(overrides=["--max_steps=5"]) == [
         "trainstack:workload.overrides[0] = '--max_steps=5': must be name=value, a flag of run_script.py without its dashes"
