@@ -302,3 +302,12 @@ def test_one_dra_driver_version_a_cluster() -> None:
     ]
     with pytest.raises(ConfigError, match=r"need NVIDIA DRA driver versions 25.3.0, 25.8.0; one release serves a cluster"):
         render(stack, raw_config(stack, trainstack_gpuPool=None, trainstack_gpuPools=pools))
+
+
+def test_one_networking_a_machine_type() -> None:
+    """The job of a machine's queue is written once: its pools reach their NICs one way."""
+    stack = "a4x-llama3-70b"
+    raw = raw_stack_config(stack)
+    second = {**raw["trainstack:gpuPool"], "name": "a4x-b", "networking": "multi-network"}
+    with pytest.raises(ConfigError, match=r"trainstack:gpuPools\[1\]\.networking.*one networking per machine type"):
+        render(stack, raw_config(stack, trainstack_gpuPool=None, trainstack_gpuPools=[raw["trainstack:gpuPool"], second]))
