@@ -36,7 +36,7 @@ def values(machine: catalog.Machine, placement: Placement) -> dict[str, object]:
         terms = [{"matchExpressions": list(requirements)}]
         return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
 
-    image = catalog.image("nvidia-dra-driver")  # the chart's own, named so its platforms are checked
+    image = catalog.image(machine.dra_driver_image or "nvidia-dra-driver")  # the chart's own, named so its platforms are checked
     return {
         "image": {"repository": image.repository, "tag": image.tag},
         "nvidiaDriverRoot": "/home/kubernetes/bin/nvidia",
@@ -63,8 +63,9 @@ class NvidiaDraDriverArgs(Args):
     """A GPU machine with a multi-node NVLink domain (`a4x-highgpu-4g`)."""
     placement: Placement = field(default_factory=Placement)
     """Where the controller runs (the controller pool)."""
-    chart: catalog.HelmChart = catalog.DRA_DRIVER_CHART
-    """The pinned chart; its CRD serves catalog.COMPUTE_DOMAIN_API."""
+    chart: catalog.HelmChart | None = None
+    """The pinned chart, whose CRD serves catalog.COMPUTE_DOMAIN_API; None: the machine's (catalog
+    `dra_driver`: 25.3.0 on A4X, 25.8.0 on A4X Max)."""
 
     _checks = {"machine_type": rules.gpu_machine}
 
@@ -84,10 +85,12 @@ class NvidiaDraDriver(pulumi.ComponentResource):
         args = NvidiaDraDriverArgs.checked(args, type(self), name)
         super().__init__("trainstack:k8s:NvidiaDraDriver", name, None, opts)
         kids = Children(self, name, opts)
-        namespace = k8s.core.v1.Namespace(**kids("namespace"), metadata=metadata(args.chart.namespace))
+        machine = catalog.machine(args.machine_type)
+        chart = args.chart or machine.dra_driver or catalog.DRA_DRIVER_CHART
+        namespace = k8s.core.v1.Namespace(**kids("namespace"), metadata=metadata(chart.namespace))
         quota = k8s.core.v1.ResourceQuota(
             **kids("quota", namespace),
-            metadata=metadata(f"{args.chart.namespace}-quota", args.chart.namespace),
+            metadata=metadata(f"{chart.namespace}-quota", chart.namespace),
             spec=k8s.core.v1.ResourceQuotaSpecArgs(
                 hard={"pods": _CRITICAL_PODS},
                 scope_selector=k8s.core.v1.ScopeSelectorArgs(
@@ -95,5 +98,5 @@ class NvidiaDraDriver(pulumi.ComponentResource):
                 ),
             ),
         )
-        self.release = controller_release(kids.main(quota), args.chart, values(catalog.machine(args.machine_type), args.placement))
-        self.register_outputs({"version": args.chart.version})
+        self.release = controller_release(kids.main(quota), chart, values(machine, args.placement))
+        self.register_outputs({"version": chart.version})

@@ -42,11 +42,6 @@ class NetworkRef(Args):
     _checks = {"pods_range": rules.GCP_NAME, "services_range": rules.GCP_NAME}
 
 
-def rdma_network_profile(project: str, zone: str) -> str:
-    """The RoCE network profile of `zone`, which an RDMA VPC must be created with."""
-    return f"projects/{project}/global/networkProfiles/{zone}-vpc-roce"
-
-
 @dataclass(frozen=True)
 class PrimaryNetworkArgs(Args):
     """Arguments of PrimaryNetwork."""
@@ -217,8 +212,9 @@ class GpuNicNetworks(pulumi.ComponentResource):
 
     Each gVNIC NIC gets its own VPC and subnet with a firewall rule for traffic between the
     NIC subnets (TCPX/TCPXO move GPU data over these). RDMA NICs share one VPC created with the
-    zone's RoCE network profile, one subnet per NIC; RoCE VPCs carry only MRDMA traffic and take
-    no firewall rules.
+    zone's RoCE network profile of the machine (catalog `rdma_profile`), one subnet per NIC, or,
+    where the profile makes the VPC's one subnet itself (RoCE metal), that subnet for every NIC;
+    RoCE VPCs carry only MRDMA traffic and take no firewall rules.
     """
 
     def __init__(self, name: str, args: GpuNicNetworksArgs, opts: pulumi.ResourceOptions | None = None):
@@ -237,10 +233,13 @@ class GpuNicNetworks(pulumi.ComponentResource):
                         name=f"{args.name_prefix}-rdma-net",
                         auto_create_subnetworks=False,
                         mtu=args.machine.mtu,
-                        network_profile=rdma_network_profile(args.project, args.zone),
+                        network_profile=args.machine.rdma_profile.path(args.project, args.zone),
                         routing_mode="REGIONAL",
                     )
                 vpc = rdma_vpc
+                if args.machine.rdma_profile.predefined_subnet:
+                    self.networks.append((nic, vpc.name, vpc.name.apply(args.machine.rdma_profile.subnet)))
+                    continue
             else:
                 vpc = gcp.compute.Network(
                     **kids(nic.name, ignore_changes=["mtu"]),

@@ -110,6 +110,12 @@ class GkeClusterArgs(Args):
     dataplane_v2: bool = False
     """Dataplane V2 (which enforces NetworkPolicy) without multi-networking. Fixed at creation:
     changing it replaces the cluster."""
+    dranet: bool = False
+    """Some pool reaches its RDMA NICs through GKE's DRANET, which needs Dataplane V2
+    (rules.dranet_dataplane)."""
+    shielded_nodes: bool = True
+    """Shielded GKE nodes; off for bare metal machines (catalog `bare_metal`: Cluster Toolkit's A4X
+    Max blueprint sets `enable_shielded_nodes: false`)."""
     database_encryption_key: str | None = None
     """A Cloud KMS key (`projects/P/locations/L/keyRings/R/cryptoKeys/K`, in the cluster's
     region) that encrypts Secrets in etcd (application-layer secrets encryption); GKE's service
@@ -156,6 +162,8 @@ class GkeClusterArgs(Args):
         prefix = self.version_prefix
         if self.lustre_csi and (prefix is None or not rules.VERSION_PREFIX(prefix)) and (message := rules.lustre_gke_version(prefix)):
             yield Problem(("version_prefix",), prefix, message)
+        if message := rules.dranet_dataplane(self.dranet, self.multi_networking or self.dataplane_v2):
+            yield Problem(("dranet",), self.dranet, message)
         # GKE MaintenancePolicy: every policy has a window, an exclusion included (the stack file always has one).
         if self.maintenance_exclusion is not None and self.maintenance_window is None:
             yield Problem(
@@ -247,7 +255,7 @@ class GkeCluster(pulumi.ComponentResource):
             )
             if args.authorized_networks
             else None,
-            enable_shielded_nodes=True,
+            enable_shielded_nodes=args.shielded_nodes,
             database_encryption=gcp.container.ClusterDatabaseEncryptionArgs(state="ENCRYPTED", key_name=args.database_encryption_key)
             if args.database_encryption_key
             else None,

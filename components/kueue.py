@@ -58,6 +58,8 @@ ALL_AT_ONCE_DISPATCHER = "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
 INCREMENTAL_DISPATCHER = "kueue.x-k8s.io/multikueue-dispatcher-incremental"
 # The IMEX channel's DeviceClass, and the resource Kueue counts it as (catalog, with sources).
 CHANNEL_RESOURCE = catalog.COMPUTE_DOMAIN_CHANNEL_RESOURCE
+# DRANET's RDMA NICs, likewise (workloads.dranet claims them).
+MRDMA_RESOURCE = catalog.MRDMA_RESOURCE
 # Kueue integrations enabled. Each one puts Kueue's webhook in the path of creating that kind
 # (failurePolicy Fail), so only what trainstack submits: `pod`, `deployment` or `statefulset`
 # would make every pod or Deployment creation wait on the Kueue controller.
@@ -151,6 +153,8 @@ class GpuFlavor(Args):
     autoscaled: bool = False
     """The pool autoscales: a job admitted here may wait for nodes the autoscaler has yet to make.
     Without a ProvisioningRequest check (`queued`) that wait counts against `waitForPodsReady`."""
+    dranet: bool = False
+    """The pool's pods claim its RDMA NICs through GKE's DRANET: Kueue counts them (`MRDMA_RESOURCE`)."""
 
     _checks = {
         "name": rules.K8S_NAME,
@@ -182,7 +186,8 @@ class GpuFlavor(Args):
     def quota(self) -> dict[str, int | str]:
         """Nominal quota: the whole pool at its largest (GPUs, vCPUs and memory of every node).
         On a machine whose NVLink spans nodes, also one IMEX channel a node: each training pod (one
-        a node) claims its ComputeDomain's channel, which Kueue counts as `CHANNEL_RESOURCE`."""
+        a node) claims its ComputeDomain's channel, which Kueue counts as `CHANNEL_RESOURCE`. On
+        DRANET, every RDMA NIC of every node, which the pods claim (`MRDMA_RESOURCE`)."""
         quota: dict[str, int | str] = {
             "cpu": self.machine.vcpus * self.nodes,
             "memory": f"{self.machine.memory_gb * self.nodes}Gi",
@@ -190,6 +195,8 @@ class GpuFlavor(Args):
         }
         if self.machine.accelerator_topology is not None:
             quota[CHANNEL_RESOURCE] = self.nodes
+        if self.dranet:
+            quota[MRDMA_RESOURCE] = self.machine.rdma_subnets * self.nodes
         return quota
 
     @property
@@ -351,10 +358,15 @@ def manager_configuration(args: KueueArgs) -> dict[str, Any]:
     config["waitForPodsReady"] = args.wait_for_pods_ready.configuration()
     if args.multikueue is not None:
         config["multiKueue"] = args.multikueue.configuration()
+    # Kueue 0.19.2 counts DRA claims (KueueDRAIntegration, on by default) and refuses a claim of a
+    # DeviceClass no mapping names (pkg/dra/claims.go): map the IMEX channel's and DRANET's RDMA NICs'.
+    mappings = []
     if any(f.machine.accelerator_topology is not None for f in args.flavors):
-        # Kueue 0.19.2 counts DRA claims (KueueDRAIntegration, on by default) and refuses a claim
-        # of a DeviceClass no mapping names (pkg/dra/claims.go): map the IMEX channel's.
-        config["resources"] = {"deviceClassMappings": [{"name": CHANNEL_RESOURCE, "deviceClassNames": [catalog.COMPUTE_DOMAIN_CHANNEL_CLASS]}]}
+        mappings.append({"name": CHANNEL_RESOURCE, "deviceClassNames": [catalog.COMPUTE_DOMAIN_CHANNEL_CLASS]})
+    if any(f.dranet for f in args.flavors):
+        mappings.append({"name": MRDMA_RESOURCE, "deviceClassNames": [catalog.MRDMA_DEVICE_CLASS]})
+    if mappings:
+        config["resources"] = {"deviceClassMappings": mappings}
     return config
 
 

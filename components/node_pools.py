@@ -235,6 +235,11 @@ class GpuNodePoolArgs(Args):
     preload_disk_image: str | None = None
     """A disk image of container images each node gets as a secondary boot disk (CONTAINER_IMAGE_CACHE;
     needs image streaming). The provider replaces the pool when it changes."""
+    networking: str | None = None
+    """How pods reach the RDMA NICs: `multi-network` (GKE multi-networking Network objects) or
+    `dranet` (GKE's DRANET: the nodes are labelled for its driver and, where GKE makes the NIC
+    networks, accelerator network profile `auto`, the pool names no extra networks); None: the
+    machine's own way (catalog `dranet`: DRANET where it is the only one)."""
 
     _checks = {
         "project": rules.PROJECT_ID,
@@ -254,6 +259,7 @@ class GpuNodePoolArgs(Args):
         "max_surge": rules.UPGRADE_NODES,
         "max_unavailable": rules.UPGRADE_NODES,
         "labels": rules.gcp_labels,
+        "networking": one_of(*rules.NETWORKING),
     }
 
     @property
@@ -261,8 +267,16 @@ class GpuNodePoolArgs(Args):
         """The machine's catalog record."""
         return catalog.machine(self.machine_type)
 
+    @property
+    def dranet(self) -> bool:
+        """Whether the pool is on DRANET (rules.uses_dranet)."""
+        return rules.uses_dranet(self.machine, self.networking)
+
     def _cross(self) -> Iterator[Problem]:
         yield from resource_rules.check("gpu_pool", self)
+        if self.dranet and self.machine.dranet and self.machine.dranet.managed_networks and self.extra_networks:
+            # Toolkit c765092 gke-node-pool check `dranet_additional_networks_conflict`
+            yield Problem(("extra_networks",), len(self.extra_networks), "GKE makes the NIC networks of a DRANET pool of this machine; name none")
         for zone in self.zones:  # the stack checks its pools' zones against gcp:region (StackConfig)
             if isinstance(zone, str) and (message := _cluster_zone(self.location, zone) or rules.machine_zone(self.machine_type, zone)):
                 yield Problem(("zones",), zone, message)
@@ -270,9 +284,11 @@ class GpuNodePoolArgs(Args):
 
 class GpuNodePool(pulumi.ComponentResource):
     """A GPU node pool shaped by the machine's catalog record: accelerators and driver, local
-    SSDs as ephemeral storage, gVNIC, one additional node network per extra NIC, compact
-    placement (on a machine with a multi-node NVLink domain, through a HIGH_THROUGHPUT workload
-    policy of its accelerator topology, `<name>-workload-policy`), the reservation and the GPU taint.
+    SSDs as ephemeral storage, gVNIC, one additional node network per extra NIC (or, on DRANET
+    with GKE's accelerator network profile, the networks GKE makes), the DRANET driver's label,
+    hugepages and node labels where the machine needs them, compact placement (on a machine with
+    a multi-node NVLink domain, through a HIGH_THROUGHPUT workload policy of its accelerator
+    topology, `<name>-workload-policy`), the reservation and the GPU taint.
 
     A fixed-size pool owns `node_count`; an autoscaled pool leaves it to the autoscaler
     (changes to it are ignored, so `pulumi up` never resizes a running job's pool).
@@ -295,6 +311,8 @@ class GpuNodePool(pulumi.ComponentResource):
         flex = args.provisioning == "flex-start"
         queued = args.provisioning == "queued"
         autoscaled = args.autoscaling is not None
+        managed_nics = args.dranet and machine.dranet is not None and machine.dranet.managed_networks
+        node_labels = {**dict(machine.node_labels), **({catalog.DRANET_NODE_LABEL: "true"} if args.dranet else {})}
         node_config = gcp.container.NodePoolNodeConfigArgs(
             machine_type=machine.name,
             image_type="COS_CONTAINERD",
@@ -318,6 +336,12 @@ class GpuNodePool(pulumi.ComponentResource):
             disk_type=machine.boot_disk_type,
             gvnic=gcp.container.NodePoolNodeConfigGvnicArgs(enabled=True),
             taints=[gcp.container.NodePoolNodeConfigTaintArgs(key=GPU_TAINT.key, value=GPU_TAINT.value, effect=GPU_TAINT.gke_effect)],
+            labels=node_labels or None,
+            linux_node_config=gcp.container.NodePoolNodeConfigLinuxNodeConfigArgs(
+                hugepages_config=gcp.container.NodePoolNodeConfigLinuxNodeConfigHugepagesConfigArgs(hugepage_size2m=machine.hugepages_2m)
+            )
+            if machine.hugepages_2m
+            else None,
             resource_labels=dict(args.labels),
             reservation_affinity=args.reservation.args(),
             spot=True if args.provisioning == "spot" else None,
@@ -353,12 +377,14 @@ class GpuNodePool(pulumi.ComponentResource):
             else None,
             node_config=node_config,
             network_config=gcp.container.NodePoolNetworkConfigArgs(
+                accelerator_network_profile="auto" if managed_nics else None,  # Toolkit c765092 gke-node-pool/main.tf
                 additional_node_network_configs=[
                     gcp.container.NodePoolNetworkConfigAdditionalNodeNetworkConfigArgs(network=extra.network, subnetwork=extra.subnetwork)
                     for extra in args.extra_networks
                 ]
+                or None,
             )
-            if args.extra_networks
+            if args.extra_networks or managed_nics
             else None,
             placement_policy=gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT", policy_name=self.workload_policy.name if self.workload_policy else None)
             if args.compact

@@ -411,6 +411,10 @@ class GpuPoolConfig(Section):
     """How GKE upgrades the pool's nodes."""
     gpudirect: Literal["rdma", "tcpxo", "tcpx", "none"] | None = None
     """GPUDirect is fixed by the machine; the key exists so a stack can state it and be checked."""
+    networking: Literal["multi-network", "dranet"] | None = None
+    """How pods reach the RDMA NICs: `multi-network` (GKE multi-networking) or `dranet` (GKE's
+    DRANET, where the machine's record has it: A4X, A4X Max); default: the machine's way (DRANET
+    only on A4X Max). Changing it replaces the pool (see README, A4X on DRANET)."""
 
     @property
     def machine(self) -> catalog.Machine:
@@ -434,6 +438,18 @@ class GpuPoolConfig(Section):
             and (self.zones is None or len(self.zones) == 1)
         )
         return self.placement == "compact" or (self.placement == "auto" and allowed)
+
+    @property
+    def dranet(self) -> bool:
+        """Whether the pool is on DRANET (rules.uses_dranet)."""
+        return rules.uses_dranet(self.machine, self.networking)
+
+    @property
+    def nic_vpcs(self) -> bool:
+        """Whether the stack makes VPCs for the machine's extra NICs: not where GKE makes them (DRANET
+        with the accelerator network profile)."""
+        managed = self.dranet and self.machine.dranet is not None and self.machine.dranet.managed_networks
+        return bool(self.machine.extra_nics) and not managed
 
     @property
     def topology_aware(self) -> bool:
@@ -1103,6 +1119,8 @@ class StackConfig(BaseModel):
         yield from stack_one_pool_key(self)
         yield from stack_pool_names(self)
         yield from stack_nic_families(self)
+        yield from stack_one_networking(self)
+        yield from stack_one_dra_driver(self)
         yield from stack_driver_installer(self)
         yield from stack_queue_names(self)
         yield from stack_gke_minor(self)
@@ -1200,7 +1218,7 @@ class StackConfig(BaseModel):
         pool's zone) and Networks; the first family's names are unprefixed, as they always were."""
         found: dict[str, NicFamily] = {}
         for pool in self.pools:
-            if pool.machine.extra_nics and pool.machine_type not in found:
+            if pool.nic_vpcs and pool.machine_type not in found:
                 prefix = f"{pool.machine.gpudirect.value}-" if found else ""
                 found[pool.machine_type] = NicFamily(pool.machine, prefix, (pool.zones or [self.zone])[0])
         return list(found.values())
@@ -1268,6 +1286,25 @@ def stack_nic_families(config: StackConfig) -> Iterator[Problem]:
                 )
 
 
+def stack_one_networking(config: StackConfig) -> Iterator[Problem]:
+    """The pools of one machine type reach their NICs one way: its job's pods are written once for its queue."""
+    ways: dict[str, bool] = {}
+    for i, pool in enumerate(config.pools):
+        if ways.setdefault(pool.machine_type, pool.dranet) != pool.dranet:
+            yield Problem(
+                (*config.pool_key(i), "networking"), pool.networking, f"must match the other {pool.machine_type} pools': one networking per machine type"
+            )
+
+
+def stack_one_dra_driver(config: StackConfig) -> Iterator[Problem]:
+    """The NVIDIA DRA driver is one release per cluster: the machines whose ComputeDomains it serves need one version."""
+    charts = {p.machine.dra_driver.version: p.machine_type for p in config.pools if p.machine.dra_driver}
+    if len(charts) > 1:
+        yield Problem(
+            ("trainstack:gpuPools",), sorted(charts.values()), f"need NVIDIA DRA driver versions {', '.join(sorted(charts))}; one release serves a cluster"
+        )
+
+
 def stack_driver_installer(config: StackConfig) -> Iterator[Problem]:
     """The driver installer DaemonSet is one per cluster, for one accelerator."""
     drivers = sorted({p.machine.accelerator for p in config.pools if p.gpu_driver == "daemonset"})
@@ -1289,7 +1326,7 @@ def stack_queue_names(config: StackConfig) -> Iterator[Problem]:
 def stack_gke_minor(config: StackConfig) -> Iterator[Problem]:
     """The cluster's version is one every pool's machine runs on (the first pool that needs more)."""
     for i, pool in enumerate(config.pools):
-        if wrong := rules.gke_minor(pool.machine, config.cluster.version_prefix):
+        if wrong := rules.gke_minor(pool.machine, config.cluster.version_prefix, dranet=pool.dranet):
             yield Problem(("trainstack:cluster", "versionPrefix"), config.cluster.version_prefix, f"{wrong} ({key_path((*config.pool_key(i), 'machineType'))})")
             break
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
-from trainstack.core import catalog
+from trainstack.core import catalog, rules
 from trainstack.core.config import (
     ExistingCluster,
     NetworkConfig,
@@ -55,9 +55,10 @@ class Contract:
             Kubernetes provider follows it. Absent from contracts of older platform stacks.
         priority_classes: the names of the platform's Kueue WorkloadPriorityClasses.
         pools: every GPU pool, in the order its queue tries them: `name`, `machineType`, `zone`,
-            `nodes` (largest size), `queue` and `clusterQueue`, `topologyAware`, `provisioning`
-            and `reservation` (affinity). The flat GPU fields above describe the first queue's
-            first pool. Absent from contracts of older platform stacks (one pool).
+            `nodes` (largest size), `queue` and `clusterQueue`, `topologyAware`, `provisioning`,
+            `reservation` (affinity) and `networking` (`multi-network` or `dranet`; absent from
+            older contracts: the machine's way). The flat GPU fields above describe the first
+            queue's first pool. Absent from contracts of older platform stacks (one pool).
         pods_ready_timeout: Kueue's `waitForPodsReady.timeout` on the platform (a Go duration):
             how long it gives an admitted job to get every pod ready, scale-up included. A fleet's
             manager waits at least as long. Absent from contracts of older platform stacks.
@@ -153,6 +154,7 @@ def of_platform(config: StackConfig, claim: str, bucket: Any, registry: Any, clu
                 "provisioning": p.provisioning,
                 "reservation": p.reservation.affinity,
                 "networkNames": network_names(config, p.machine_type),
+                "networking": "dranet" if p.dranet else "multi-network",
             }
             for queue in config.queues
             for p in queue.pools
@@ -228,8 +230,17 @@ def of_existing(cluster: ExistingCluster) -> Contract:
     )
 
 
+def dranet(terms: Contract) -> bool:
+    """Whether the contract's (first) pool reaches its RDMA NICs through DRANET (rules.uses_dranet)."""
+    networking = terms.pools[0].get("networking") if terms.pools else None
+    return rules.uses_dranet(catalog.machine(terms.gpu_machine_type), networking)
+
+
 def nics(terms: Contract) -> list[catalog.NicNetwork]:
-    """The platform's extra GPU NICs in interface order, under the names its Networks have."""
+    """The platform's extra GPU NICs in interface order, under the names its Networks have (none
+    a pod joins on DRANET)."""
+    if dranet(terms):
+        return []
     machine = catalog.machine(terms.gpu_machine_type)
     defaults = catalog.nic_networks(machine, NetworkConfig().gpu_nic_cidr)
     return [replace(nic, name=name) for nic, name in zip(defaults, terms.network_names, strict=True)]

@@ -83,6 +83,8 @@ class GpuPoolView(Protocol):
     def max_surge(self) -> int: ...
     @property
     def max_unavailable(self) -> int: ...
+    @property
+    def networking(self) -> str | None: ...
 
 
 class CpuPoolView(Protocol):
@@ -275,6 +277,13 @@ def rdma_one_zone(pool: GpuPoolView) -> Iterator[Problem]:
     profile (catalog `rdma_subnets`)."""
     if (machine := _machine(pool)) and machine.rdma_subnets and pool.zones is not None and len(_zones(pool)) != 1:
         yield Problem(("zones",), pool.zones, f"{machine.name} needs exactly one zone: its RDMA VPC is bound to one zone's RoCE profile")
+
+
+@rule("gpu_pool")
+def dranet_networking(pool: GpuPoolView) -> Iterator[Problem]:
+    """DRANET where the machine's record says how, and nothing else where it is the only way (rules.dranet_mode)."""
+    if (machine := _machine(pool)) and (wrong := rules.dranet_mode(machine, pool.networking)):
+        yield Problem(("networking",), pool.networking, wrong)
 
 
 @rule("autoscaling")

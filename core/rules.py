@@ -673,14 +673,68 @@ def nvlink_domains(machine: catalog.Machine, nodes: int) -> str | None:
     return f"must be a whole number of NVLink domains: {machine.name} has {size} nodes in each ({machine.accelerator_topology} GPUs); use {sizes}"
 
 
-def gke_minor(machine: catalog.Machine, version_prefix: str | None) -> str | None:
+def gke_minor(machine: catalog.Machine, version_prefix: str | None, dranet: bool = False) -> str | None:
     """A cluster for a machine with a minimum GKE minor (catalog `min_gke_minor`) asks for that
-    minor or a newer one: the release channel's default may be older."""
-    if machine.min_gke_minor is None:
-        return None
-    want = tuple(int(n) for n in machine.min_gke_minor.split("."))
-    if version_prefix is None or tuple(int(n) for n in version_prefix.rstrip(".").split(".")) < want:
-        return f"{machine.name} needs GKE {machine.min_gke_minor} or newer; set a version prefix of {machine.min_gke_minor}. or later"
+    minor or a newer one: the release channel's default may be older. Where the floor is a patch
+    (catalog `min_gke_version`; DRANET's, catalog.DRANET_MIN_GKE, for a pool on it), the prefix
+    reaches it (`version_floor`)."""
+    if machine.min_gke_minor is not None:
+        want = tuple(int(n) for n in machine.min_gke_minor.split("."))
+        if version_prefix is None or _version(version_prefix)[:2] < want:
+            return f"{machine.name} needs GKE {machine.min_gke_minor} or newer; set a version prefix of {machine.min_gke_minor}. or later"
+    if machine.min_gke_version is not None:
+        driver = f" (GPU driver {machine.gpu_driver_version}, which GKE installs from it)" if machine.gpu_driver_version else ""
+        if wrong := version_floor(f"{machine.name}{driver}", machine.min_gke_version, version_prefix):
+            return wrong
+    if dranet:
+        return version_floor(f"DRANET on {machine.name}", catalog.DRANET_MIN_GKE, version_prefix)
+    return None
+
+
+def _version(text: str) -> tuple[int, ...]:
+    """The numbers of a GKE version or prefix, in order (`1.34.3-gke.1318000` -> 1, 34, 3, 1318000)."""
+    return tuple(int(n) for n in re.findall(r"[0-9]+", text))
+
+
+def version_floor(what: str, floor: str, version_prefix: str | None) -> str | None:
+    """A version prefix reaches a GKE version floor: it resolves, when the cluster is made, to the
+    newest version GKE offers with it (GkeClusterArgs `version_prefix`), so a prefix at or above the
+    floor's numbers as far as it goes (`1.34.` or `1.35.` for 1.34.3-gke.1318000) does, and one
+    below them (`1.33.`) does not; without a prefix the release channel's default decides, which nothing
+    here can know before the cluster exists (as rules.lustre_gke_version)."""
+    have = _version(version_prefix or "")
+    if version_prefix is None or have < _version(floor)[: len(have)]:
+        minor = ".".join(floor.split(".")[:2])
+        return f"{what} needs GKE {floor} or newer; set a version prefix of {minor}. or later"
+    return None
+
+
+NETWORKING = ("multi-network", "dranet")  # how a pool's pods reach its extra NICs
+
+
+def uses_dranet(machine: catalog.Machine, networking: str | None) -> bool:
+    """Whether a pool of `machine` with `networking` (None: the machine's way) reaches its RDMA NICs
+    through GKE's DRANET: when asked, or on a machine with no other way (`Dranet.required`)."""
+    return networking == "dranet" or (networking is None and machine.dranet is not None and machine.dranet.required)
+
+
+def dranet_mode(machine: catalog.Machine, networking: str | None) -> str | None:
+    """A pool reaches its RDMA NICs through GKE's DRANET only on a machine whose record says how
+    (catalog `dranet`), and must where the machine has no other way (`Dranet.required`: A4X Max)."""
+    if networking == "dranet" and machine.dranet is None:
+        known = ", ".join(sorted(m.name for m in catalog.MACHINES.values() if m.dranet))
+        return f"{machine.name} has no DRANET networking in the catalog (machines with it: {known}); use multi-network"
+    if networking == "multi-network" and machine.dranet is not None and machine.dranet.required:
+        return f"{machine.name} reaches its RDMA NICs only through DRANET (its blueprint labels the pool for GKE's DRANET driver); use dranet"
+    return None
+
+
+def dranet_dataplane(dranet: bool, dataplane_v2: bool) -> str | None:
+    """GKE's DRANET runs only on a cluster with Dataplane V2 (docs.cloud.google.com/kubernetes-engine/
+    docs/how-to/allocate-network-resources-dra; Cluster Toolkit c765092 modules/compute/gke-node-pool
+    check `dranet_requirements`: `is_dataplane_v2_enabled`)."""
+    if dranet and not dataplane_v2:
+        return "a cluster with DRANET pools needs Dataplane V2 (datapath ADVANCED_DATAPATH); GKE runs DRANET on no other"
     return None
 
 

@@ -312,8 +312,12 @@ def _node_account(site: Site) -> NodeServiceAccount:
     return NodeServiceAccount(site.place.name("node-sa"), args, opts=site.opts("node-sa", apis.IAM, apis.CLOUD_RESOURCE_MANAGER))
 
 
-def _cluster(site: Site, network: NetworkRef, node_account: NodeServiceAccount, multi_networking: bool) -> GkeCluster:
-    """The GKE cluster over every pool's zones, with the features its pools and storage use."""
+def _cluster(site: Site, network: NetworkRef, node_account: NodeServiceAccount) -> GkeCluster:
+    """The GKE cluster over every pool's zones, with the features its pools and storage use:
+    multi-networking (so Dataplane V2) wherever a machine has extra NICs, DRANET pools included,
+    whose Toolkit blueprints leave it off: GKE cannot turn it off on a live cluster (Cluster Toolkit
+    c765092 modules/scheduler/gke-cluster `enable_multi_networking`: "immutable on clusters"), so an
+    A4X stack moving to DRANET keeps its cluster."""
     config = site.config
     args = cluster_args(
         config.cluster,
@@ -323,7 +327,9 @@ def _cluster(site: Site, network: NetworkRef, node_account: NodeServiceAccount, 
         network=network,
         node_service_account=node_account.email,
         labels=site.ctx.labels,
-        multi_networking=multi_networking,
+        multi_networking=any(p.machine.extra_nics for p in config.pools),
+        dranet=any(p.dranet for p in config.pools),
+        shielded_nodes=not any(p.machine.bare_metal for p in config.pools),
         filestore_csi=config.storage.kind == "filestore",
         lustre_csi=config.storage.kind == "lustre",
         beta_apis=list(catalog.DRA_BETA_APIS) if any(p.machine.accelerator_topology for p in config.pools) else [],
@@ -357,6 +363,7 @@ def _gpu_pool_args(site: Site, pool: GpuPoolConfig, cluster: GkeCluster, node_ac
         workload_policy_name=names.physical(config.cluster.name, f"{pool.name}-nvlink") if pool.machine.accelerator_topology else None,
         image_streaming=config.image.streaming,
         preload_disk_image=config.image.preload.disk_image if config.image.preload else None,
+        networking=pool.networking,
     )
 
 
@@ -525,7 +532,7 @@ def build(ctx: StackContext, config: StackConfig, place: Place = TOP) -> GcpPlat
     network = _network(site)
     nic_nets = _nic_networks(site)
     node_account = _node_account(site)
-    cluster = _cluster(site, network, node_account, multi_networking=bool(nic_nets))
+    cluster = _cluster(site, network, node_account)
     gpu_pools, cpu_pool = _pools(site, cluster, node_account, nic_nets)
     storage = STORAGE[config.storage.kind].build(site, network, cluster)
     image, registry = workload_image(ctx, services, [node_account.email], place)

@@ -20,6 +20,7 @@ from trainstack.components.jobset import JobSet, JobSetArgs
 from trainstack.components.k8s_provider import NODE_POOL_LABEL, Placement
 from trainstack.components.kueue import GpuFlavor, Kueue, KueueArgs, PriorityClass, WaitForPodsReady
 from trainstack.components.multinic import GpuNetworks, GpuNetworksArgs, NicAttachment
+from trainstack.components.node_daemons import MachineDaemonSets, MachineDaemonSetsArgs
 from trainstack.components.volumes import (
     GcsFuseVolume,
     GcsFuseVolumeArgs,
@@ -49,8 +50,9 @@ def controller_placement(config: StackConfig) -> Placement:
 
 
 def network_policy(config: StackConfig, gcp: GcpPlatform) -> bool:
-    """Whether the cluster enforces NetworkPolicy: Dataplane V2, which multi-networking needs."""
-    return bool(gcp.nic_networks) or config.cluster.dataplane_v2
+    """Whether the cluster enforces NetworkPolicy: Dataplane V2, which multi-networking needs (on
+    every cluster with a machine with extra NICs, DRANET or not: infra.gcp `_cluster`)."""
+    return any(p.machine.extra_nics for p in config.pools) or config.cluster.dataplane_v2
 
 
 def gpu_flavors(config: StackConfig) -> list[GpuFlavor]:
@@ -65,6 +67,7 @@ def gpu_flavors(config: StackConfig) -> list[GpuFlavor]:
             topology_aware=pool.topology_aware,
             queued=pool.provisioning == "queued",
             autoscaled=pool.autoscaling is not None,
+            dranet=pool.dranet,
             max_run_duration_s=int(rules.duration_seconds(pool.max_run_duration)) if pool.max_run_duration else None,
             queue=queue.local_queue,
         )
@@ -204,7 +207,9 @@ def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform, place: Place
     ]
 
     queue = ctx.job_queue
-    for i, (machine_type, nets) in enumerate(gcp.nic_networks.items()):
+    # Networks for pods to join, but not on DRANET, where pods claim the NICs.
+    dranet = {p.machine_type for p in config.pools if p.dranet}
+    for i, (machine_type, nets) in enumerate((m, n) for m, n in gcp.nic_networks.items() if m not in dranet):
         role = "gpu-networks" if i == 0 else f"gpu-networks-{machine_type}"
         networks = GpuNetworks(
             place.name(role),
@@ -226,6 +231,13 @@ def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform, place: Place
         installers = GpuDirectInstallers(place.name(role), GpuDirectInstallersArgs(machine_type), opts=place.opts(role, on_gpu_nodes))
         if machine_type == queue.machine.name:
             node_setup += installers.daemonsets
+    # The DaemonSets a machine's nodes need beside those (catalog `node_daemonsets`: asapd-lite on A4X Max).
+    for machine_type in (m for m in machines if catalog.machine(m).node_daemonsets):
+        daemons = MachineDaemonSets(
+            place.name(f"node-daemons-{machine_type}"), MachineDaemonSetsArgs(machine_type), opts=place.opts(f"node-daemons-{machine_type}", on_gpu_nodes)
+        )
+        if machine_type == queue.machine.name:
+            node_setup += daemons.daemonsets
     driven = next((p for p in config.pools if p.gpu_driver == "daemonset"), None)  # one accelerator a cluster (validated)
     if driven is not None:
         driver = NvidiaDriverInstaller(
@@ -240,7 +252,8 @@ def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform, place: Place
         service_account=ctx.workload_service_account,
         local_queue=queue.local_queue,
         claim_name=storage.claim_name,
-        nics=[nic for nic, _, _ in gcp.nic_networks.get(queue.machine.name, [])],
+        nics=[] if queue.machine.name in dranet else [nic for nic, _, _ in gcp.nic_networks.get(queue.machine.name, [])],
+        dranet=queue.machine.name in dranet,
         ready=ready,
         node_setup=node_setup,
         topology_aware=queue.topology_aware,

@@ -70,6 +70,7 @@ class KubernetesPlatform:
             may request a topology (`kueue.x-k8s.io/podset-*-topology`) only then, else Kueue
             never admits it.
         network_policy: whether the cluster enforces NetworkPolicy (Dataplane V2).
+        dranet: the job's pods claim their RDMA NICs through GKE's DRANET (`nics` unused).
         companions: when `provider` is a MultiKueue manager's, the providers of the workers that
             could run the job, by worker name: MultiKueue copies only the job, so what its pods
             read and the policies they run under are made on each worker.
@@ -86,6 +87,7 @@ class KubernetesPlatform:
     node_setup: list[pulumi.Resource] = field(default_factory=list)
     topology_aware: bool = True
     network_policy: bool = False
+    dranet: bool = False
     companions: dict[str, pulumi.ProviderResource] = field(default_factory=dict)
     outputs: dict[str, Any] = field(default_factory=dict)
 

@@ -113,7 +113,7 @@ def build(ctx: StackContext, config: WorkloadStackConfig) -> Platform:
         ready.append(JobSet("jobset", JobSetArgs(placement=placement), opts=on_cluster).release)
     machine = catalog.machine(terms.gpu_machine_type)
     if existing is not None and existing.install_kueue:
-        flavor = GpuFlavor(terms.gpu_pool, terms.gpu_pool, machine.name, terms.gpu_nodes, terms.topology_aware)
+        flavor = GpuFlavor(terms.gpu_pool, terms.gpu_pool, machine.name, terms.gpu_nodes, terms.topology_aware, dranet=contract.dranet(terms))
         args = kueue_args(KueueConfig(), [flavor], terms.local_queue, terms.cluster_queue, terms.namespace, placement)
         ready += Kueue("kueue", args, opts=on_cluster).objects
     service_account, prefix = terms.service_account, ""
@@ -142,6 +142,7 @@ def build(ctx: StackContext, config: WorkloadStackConfig) -> Platform:
         local_queue=terms.local_queue,
         claim_name=terms.storage_claim,
         nics=contract.nics(terms),
+        dranet=contract.dranet(terms),
         ready=ready,
         topology_aware=terms.topology_aware,
         # GKE multi-networking needs Dataplane V2, so a cluster with GPU NICs enforces policies.

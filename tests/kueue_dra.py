@@ -23,6 +23,14 @@ The API server's defaults are applied to the claim as Kueue reads it (resource.k
 ExactDeviceRequest: `allocationMode` ExactCount when unset, `count` 1 when unset, kubernetes/api
 resource/v1/types.go).
 
+DRANET's RDMA NICs are DRA devices like the IMEX channel: the pod's ResourceClaimTemplate (GKE's
+`mrdma.google.com` DeviceClass, workloads/dranet.py) goes through the same accounting; Cluster Toolkit's
+own template asks for them in allocation mode All (c765092 modules/compute/gke-node-pool/
+resource-claim-template.yaml.tftpl), which countDevicesPerClass refuses. The DRA driver's channel
+template is rendered from the upstream file of the driver version the machine runs (25.3.0 on A4X,
+25.8.0 on A4X Max, which adds the channel config's `allocationMode`: the ComputeDomain's
+`spec.channel.allocationMode`, `Single` by its CRD's default, which trainstack leaves unset).
+
 Departures: CEL selectors against ResourceSlices, counter and capacity sources, and extended
 resources backed by DRA are not ported (trainstack's claim has no selectors and its mapping no
 sources); PodSets are JobSet replicated jobs, one PodSet each, counted `parallelism x replicas`.
@@ -38,7 +46,13 @@ from typing import Any
 import yaml
 
 UPSTREAM = Path(__file__).parent / "upstream"
-CLAIM_TEMPLATE = UPSTREAM / "nvidia-dra-driver-gpu-v25.3.0" / "compute-domain-workload-claim-template.tmpl.yaml"
+
+
+def claim_template_file(version: str = "25.3.0") -> Path:
+    """The DRA driver's channel claim template of chart `version`, as upstream ships it."""
+    return UPSTREAM / f"nvidia-dra-driver-gpu-v{version}" / "compute-domain-workload-claim-template.tmpl.yaml"
+
+
 # NVIDIA/k8s-dra-driver-gpu v25.3.0 cmd/compute-domain-controller/computedomain.go
 # `computeDomainDefaultChannelDeviceClass`: what the controller fills into {{ .DeviceClassName }}.
 DRIVER_CHANNEL_CLASS = "compute-domain-default-channel.nvidia.com"
@@ -57,10 +71,10 @@ def mapper(configuration: Mapping[str, Any]) -> dict[str, str]:
     return found
 
 
-def render_claim_template(namespace: str, name: str) -> dict[str, Any]:
-    """The ResourceClaimTemplate the DRA driver makes for a ComputeDomain's channel `name`: its
-    upstream template with the controller's values (the ComputeDomain's UID and the driver's name
-    are opaque here)."""
+def render_claim_template(namespace: str, name: str, version: str = "25.3.0") -> dict[str, Any]:
+    """The ResourceClaimTemplate the DRA driver (chart `version`) makes for a ComputeDomain's channel
+    `name`: its upstream template with the controller's values (the ComputeDomain's UID and the
+    driver's name are opaque here)."""
     values = {
         "Namespace": namespace,
         "Name": name,
@@ -74,8 +88,9 @@ def render_claim_template(namespace: str, name: str) -> dict[str, Any]:
         "ChannelConfig.APIVersion": "resource.nvidia.com/v1beta1",
         "ChannelConfig.Kind": "ComputeDomainChannelConfig",
         "ChannelConfig.DomainID": "uid",
+        "ChannelConfig.AllocationMode": "Single",
     }
-    text = re.sub(r"\{\{ \.([A-Za-z.]+) \}\}", lambda m: values[m.group(1)], CLAIM_TEMPLATE.read_text())
+    text = re.sub(r"\{\{ \.([A-Za-z.]+) \}\}", lambda m: values[m.group(1)], claim_template_file(version).read_text())
     return yaml.safe_load(text)
 
 

@@ -35,7 +35,9 @@ def test_gib_is_the_arm64_build_the_recipe_and_toolkit_pin() -> None:
 def test_nvlink_domain_is_72_gpus_or_18_nodes() -> None:
     # Toolkit 1047080 examples/gke-a4x/gke-a4x.yaml workload_policy accelerator_topology "1x72".
     assert A4X.nvlink_domain_nodes == 18
-    assert all(m.nvlink_domain_nodes is None for m in catalog.MACHINES.values() if m is not A4X)
+    # A4X Max: the same 1x72 domain of 18 nodes (Toolkit c765092 examples/gke-a4x-max-bm workload_policy).
+    assert catalog.machine("a4x-maxgpu-4g-metal").nvlink_domain_nodes == 18
+    assert all(m.nvlink_domain_nodes is None for m in catalog.MACHINES.values() if m.accelerator_topology is None)
 
 
 def test_a4x_is_not_priced_and_the_estimate_says_so() -> None:

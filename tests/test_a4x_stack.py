@@ -53,26 +53,22 @@ def test_the_launch_is_the_recipes_run_script_flags(plan: Plan) -> None:
     ], RECIPE
     assert workload["image"] == "nvcr.io/nvidia/nemo:26.02" == catalog.image("nemo-26.02").ref
     script = workload["command"][2]
-    assert f"git -C /opt/Megatron-Bridge checkout {megatron_bridge.COMMIT}" in script
-    assert megatron_bridge.COMMIT.startswith("f7a9428")  # RECIPE launcher.sh `git checkout`
+    assert f"git -C /opt/Megatron-Bridge checkout {megatron_bridge.RECIPES['llama3-70b'][2]}" in script
+    assert megatron_bridge.RECIPES["llama3-70b"][2].startswith("f7a9428")  # RECIPE launcher.sh `git checkout`
 
 
 def test_the_pod_runs_as_the_a4x_chart(plan: Plan) -> None:
     """RECIPE values.yaml (gibVersion nccl-plugin-gib-arm64:v1.1.0, NCCL_DEBUG WARN,
     GLOO_SOCKET_IFNAME eth0) and templates/workload-job.yaml (the arm64 toleration, the
-    ComputeDomain claim, NCCL_SOCKET_IFNAME eth0,eth1 and the A3 Ultra tuner after the init script;
-    with hostNetwork false, eth0 default, eth1 gvnic-1 and eth2..eth5 rdma-0..3)."""
+    ComputeDomain claim, NCCL_SOCKET_IFNAME eth0,eth1 and the A3 Ultra tuner after the init script,
+    off the host network); the RDMA NICs claimed through DRANET as Toolkit's gke-a4x NCCL test claims
+    them (c765092 nccl-jobset-example.yaml `rdma` claim), no multi-network interfaces."""
     template = job_pod_template(plan)
     spec = template["spec"]
     workload = spec["containers"][0]
     env = {e["name"]: e.get("value") for e in workload["env"]}
     assert "hostNetwork" not in spec and "privileged" not in workload["securityContext"]
-    interfaces = json.loads(template["metadata"]["annotations"]["networking.gke.io/interfaces"])
-    assert interfaces == [
-        {"interfaceName": "eth0", "network": "default"},
-        {"interfaceName": "eth1", "network": "gvnic-1"},
-        *({"interfaceName": f"eth{i + 2}", "network": f"rdma-{i}"} for i in range(4)),
-    ]
+    assert "networking.gke.io/interfaces" not in template["metadata"]["annotations"]
     assert (env["NCCL_DEBUG"], env["GLOO_SOCKET_IFNAME"]) == ("WARN", "eth0")
     # The preflight's containers follow (tests/test_preflight_gate.py).
     gpudirect = [c["image"] for c in spec["initContainers"] if not c["name"].startswith("preflight")]
@@ -82,8 +78,15 @@ def test_the_pod_runs_as_the_a4x_chart(plan: Plan) -> None:
     source = script.index('source "${NCCL_INIT_SCRIPT}"')
     assert source < script.index("export NCCL_SOCKET_IFNAME=eth0,eth1")
     assert source < script.index("export NCCL_TUNER_CONFIG_PATH=/usr/local/gib/configs/tuner_config_a3u.txtpb")
-    assert spec["resourceClaims"] == [{"name": "compute-domain-channel", "resourceClaimTemplateName": "llama3-70b-channel"}]
-    assert workload["resources"] == {"limits": {"nvidia.com/gpu": 4}, "claims": [{"name": "compute-domain-channel"}]}
+    assert spec["resourceClaims"] == [
+        {"name": "compute-domain-channel", "resourceClaimTemplateName": "llama3-70b-channel"},
+        {"name": "rdma", "resourceClaimTemplateName": "llama3-70b-rdma"},
+    ]
+    assert workload["resources"] == {"limits": {"nvidia.com/gpu": 4}, "claims": [{"name": "compute-domain-channel"}, {"name": "rdma"}]}
+    claim = plan_inputs(plan, "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate")
+    assert claim["spec"]["spec"]["devices"]["requests"] == [
+        {"name": "req-mrdma", "exactly": {"deviceClassName": "mrdma.google.com", "allocationMode": "ExactCount", "count": 4}}
+    ]
 
 
 def test_the_compute_domain_is_the_jobs_16_nodes_in_an_18_node_domain(plan: Plan) -> None:
@@ -96,7 +99,8 @@ def test_the_compute_domain_is_the_jobs_16_nodes_in_an_18_node_domain(plan: Plan
 def test_the_cluster_is_toolkits_gke_a4x(plan: Plan) -> None:
     """TOOLKIT gke-a4x.yaml: version_prefix 1.35., the four resource.k8s.io/v1beta1 APIs, the
     workload policy HIGH_THROUGHPUT 1x72, a specific reservation, hyperdisk-balanced, nvidia-gb200
-    x 4; gke-a4x-net-1 and the 4-subnet RoCE VPC before DRANET (d1236e228^)."""
+    x 4; on DRANET since c765092 (PR #5835): `enable_dranet` (accelerator network profile auto,
+    the driver's label, no additional networks: gke-node-pool main.tf) and Dataplane V2."""
     pool = plan_inputs(plan, "gcp:container/nodePool:NodePool", "gpu-pool-a4x")
     config = pool["nodeConfig"]
     assert (config["machineType"], config["diskType"]) == ("a4x-highgpu-4g", "hyperdisk-balanced")
@@ -106,13 +110,32 @@ def test_the_cluster_is_toolkits_gke_a4x(plan: Plan) -> None:
     policy = plan_inputs(plan, "gcp:compute/resourcePolicy:ResourcePolicy")
     assert policy["workloadPolicy"] == {"type": "HIGH_THROUGHPUT", "acceleratorTopology": "1x72"}
     assert pool["placementPolicy"] == {"type": "COMPACT", "policyName": policy["name"]}
-    networks = [n["subnetwork"] for n in pool["networkConfig"]["additionalNodeNetworkConfigs"]]
-    assert networks == [f"{STACK}-gvnic-1-subnet", *(f"{STACK}-rdma-{i}-subnet" for i in range(4))]
-    (rdma,) = [r["inputs"] for r in plan.resources if r["type"] == "gcp:compute/network:Network" and r["inputs"]["name"].endswith("-rdma-net")]
-    assert rdma["networkProfile"].endswith("/networkProfiles/us-central1-b-vpc-roce") and rdma["mtu"] == 8896
+    assert pool["networkConfig"] == {"acceleratorNetworkProfile": "auto"}
+    assert config["labels"] == {"cloud.google.com/gke-networking-dra-driver": "true"}
+    assert not [r for r in plan.resources if r["type"] == "gcp:compute/network:Network" and r["inputs"]["name"] != f"{STACK}-net"]
     cluster = plan_inputs(plan, "gcp:container/cluster:Cluster")
+    assert cluster["datapathProvider"] == "ADVANCED_DATAPATH"
     assert cluster["enableK8sBetaApis"]["enabledApis"] == list(catalog.DRA_BETA_APIS)
     assert load_platform(STACK, raw_stack_config(STACK)).cluster.version_prefix == "1.35."
+
+
+def test_on_multi_networking_the_pool_attaches_toolkits_vpcs_before_dranet() -> None:
+    """`networking: multi-network` (A4X's default): gke-a4x-net-1 and the 4-subnet RoCE VPC, as Toolkit
+    attached them before DRANET (d1236e228^), and pods join them (eth1 gvnic-1, eth2..eth5 rdma-0..3)."""
+    raw = raw_config(STACK, trainstack_gpuPool={"networking": "multi-network"})
+    multi = render(STACK, raw)
+    pool = plan_inputs(multi, "gcp:container/nodePool:NodePool", "gpu-pool-a4x")
+    networks = [n["subnetwork"] for n in pool["networkConfig"]["additionalNodeNetworkConfigs"]]
+    assert networks == [f"{STACK}-gvnic-1-subnet", *(f"{STACK}-rdma-{i}-subnet" for i in range(4))]
+    (rdma,) = [r["inputs"] for r in multi.resources if r["type"] == "gcp:compute/network:Network" and r["inputs"]["name"].endswith("-rdma-net")]
+    assert rdma["networkProfile"].endswith("/networkProfiles/us-central1-b-vpc-roce") and rdma["mtu"] == 8896
+    template = job_pod_template(multi)
+    assert json.loads(template["metadata"]["annotations"]["networking.gke.io/interfaces"]) == [
+        {"interfaceName": "eth0", "network": "default"},
+        {"interfaceName": "eth1", "network": "gvnic-1"},
+        *({"interfaceName": f"eth{i + 2}", "network": f"rdma-{i}"} for i in range(4)),
+    ]
+    assert [c["name"] for c in template["spec"]["resourceClaims"]] == ["compute-domain-channel"]
 
 
 def test_queue_flavor_and_driver(plan: Plan) -> None:

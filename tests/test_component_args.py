@@ -88,8 +88,9 @@ from trainstack.components import (
 )
 from trainstack.components.gke_cluster import cluster_identity
 from trainstack.components.gpudirect_installers import NODE_INSTALLED
+from trainstack.components.node_daemons import MachineDaemonSets, MachineDaemonSetsArgs
 from trainstack.components.node_pools import NODE_ROLES
-from trainstack.core import catalog
+from trainstack.core import catalog, rules
 from trainstack.core.testing import SECRET as SECRET_VALUE
 from trainstack.workloads import (
     ConfigFiles,
@@ -457,7 +458,8 @@ def test_every_catalog_machine_builds_its_networks_pool_installers_and_job(name:
     machine = catalog.machine(name)
     nics = catalog.nic_networks(machine, NIC_CIDR)
     assert len(nics) == machine.extra_nics
-    profile = profiles.for_machine(machine, nics)
+    dranet = rules.uses_dranet(machine, None)  # the machine's own way to its RDMA NICs
+    profile = profiles.for_machine(machine, nics, dranet=dranet)
 
     def build(o: pulumi.ResourceOptions) -> GpuNodePool:
         networks = GpuNicNetworks("nics", nic_args(machine), o).networks if nics else []
@@ -466,13 +468,16 @@ def test_every_catalog_machine_builds_its_networks_pool_installers_and_job(name:
             gpu_pool_args(
                 machine_type=machine.name,
                 node_count=machine.nvlink_domain_nodes or GPU_POOL_ARGS.node_count,
+                compact=machine.compact_placement,
                 extra_networks=[ExtraNetwork(vpc, subnet) for _, vpc, subnet in networks],
             ),
             o,
         )
-        TrainingJob("train", job_args(machine=machine, gpudirect=profile, node_selector=pool.node_selector, tolerations=pool.tolerations), o)
+        TrainingJob("train", job_args(machine=machine, gpudirect=profile, node_selector=pool.node_selector, tolerations=pool.tolerations, dranet=dranet), o)
         if machine.gpudirect in NODE_INSTALLED:
             GpuDirectInstallers("gpudirect", GpuDirectInstallersArgs(machine.name), o)
+        if machine.node_daemonsets:
+            MachineDaemonSets("daemons", MachineDaemonSetsArgs(machine.name), o)
         return pool
 
     built = run(build)
@@ -481,14 +486,22 @@ def test_every_catalog_machine_builds_its_networks_pool_installers_and_job(name:
     assert config["machineType"] == machine.name and config["diskType"] == machine.boot_disk_type
     assert [(a["type"], a["count"]) for a in config["guestAccelerators"]] == [(machine.accelerator, machine.gpus_per_node)]
     assert config.get("ephemeralStorageLocalSsdConfig") == ({"localSsdCount": machine.local_ssds} if machine.local_ssds else None)
-    # One node network per extra NIC, in interface order; RDMA NICs share one VPC.
-    expected = [{"network": "c-rdma-net" if n.kind == "rdma" else f"c-{n.name}-net", "subnetwork": f"c-{n.name}-subnet"} for n in nics]
+    # One node network per extra NIC, in interface order; RDMA NICs share one VPC, each on a subnet of
+    # its own or, with a RoCE metal profile, on the one the profile makes.
+    predefined = machine.rdma_profile.predefined_subnet
+
+    def subnet(n: catalog.NicNetwork) -> str:
+        return "default-subnet-1-c-rdma-net" if n.kind == "rdma" and predefined else f"c-{n.name}-subnet"
+
+    expected = [{"network": "c-rdma-net" if n.kind == "rdma" else f"c-{n.name}-net", "subnetwork": subnet(n)} for n in nics]
     assert pool.inputs.get("networkConfig", {}).get("additionalNodeNetworkConfigs", []) == expected
     subnets = built.all(SUBNET)
-    assert sorted(s.inputs["ipCidrRange"] for s in subnets) == sorted(n.cidr for n in nics)
+    assert sorted(s.inputs["ipCidrRange"] for s in subnets) == sorted(n.cidr for n in nics if not (n.kind == "rdma" and predefined))
     assert {s.urn for s in subnets} <= set(pool.dependencies)
     assert {n.inputs["mtu"] for n in built.all(NETWORK)} == ({machine.mtu} if nics else set())
-    assert all(n.inputs.get("networkProfile", "").endswith("-vpc-roce") == n.name.endswith("-rdma") for n in built.all(NETWORK))
+    profile_suffix = f"/networkProfiles/us-central1-b-{machine.rdma_profile.suffix}"
+    assert all(n.inputs.get("networkProfile", "").endswith(profile_suffix) == n.name.endswith("-rdma") for n in built.all(NETWORK))
+    assert config.get("labels", {}).get(catalog.DRANET_NODE_LABEL) == ("true" if dranet else None)
 
     _, template = pod_of(built)
     pod = template["spec"]
@@ -502,8 +515,9 @@ def test_every_catalog_machine_builds_its_networks_pool_installers_and_job(name:
     assert {c["name"] for c in profile.init_containers} <= {c["name"] for c in pod.get("initContainers", [])}
     assert pod.get("hostNetwork", False) is profile.host_network
 
-    daemonsets = built.all(DAEMONSET)
+    daemonsets = [d for d in built.all(DAEMONSET) if d.inputs["metadata"]["name"] not in machine.node_daemonsets]
     assert bool(daemonsets) is (machine.gpudirect in NODE_INSTALLED)
+    assert sorted(d.inputs["metadata"]["name"] for d in built.all(DAEMONSET) if d not in daemonsets) == sorted(machine.node_daemonsets)
     for ds in daemonsets:
         terms = ds.inputs["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
         assert terms["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == [machine.accelerator]

@@ -24,12 +24,26 @@ from trainstack.components.gpudirect_installers import GpuDirectInstallersArgs
 from trainstack.components.kueue import GpuFlavor, MultiKueueDispatch, WaitForPodsReady
 from trainstack.components.multikueue import MultiKueueClustersArgs, MultiKueueQueue, MultiKueueWorker
 from trainstack.components.multinic import GpuNetworksArgs, NicAttachment
+from trainstack.components.node_daemons import MachineDaemonSetsArgs
+from trainstack.components.node_pools import ExtraNetwork, GpuNodePoolArgs, Reservation
 from trainstack.components.workload_identity import JobIdentityArgs
 from trainstack.core.errors import key_path
 
 KUEUE, CLUSTER, FILESTORE, PRIMARY = component_rules.KUEUE, component_rules.CLUSTER, component_rules.FILESTORE, component_rules.PRIMARY
 MEGA = "a3-megagpu-8g"
 WORKERS = [MultiKueueWorker("east", "kubeconfig-east"), MultiKueueWorker("west", "kubeconfig-west")]
+A4X_DRANET = GpuNodePoolArgs(
+    project="my-project",
+    location="us-central1",
+    cluster="c",
+    name="a4x",
+    zones=["us-central1-b"],
+    machine_type="a4x-highgpu-4g",
+    service_account="sa@example.com",
+    node_count=18,
+    reservation=Reservation("specific", "a4x-reservation"),
+    networking="dranet",
+)
 IDENTITY = JobIdentityArgs(namespace="ml", service_account="trainer", prefix="hello", project="my-project", project_number="123", bucket="ckpt")
 
 # (valid Args, the change that breaks one inline rule, the field it names, words of its rule)
@@ -37,6 +51,8 @@ Case = tuple[Any, dict[str, Any], str, str]
 CASES: list[Case] = [
     (NvidiaDraDriverArgs("a4x-highgpu-4g"), {"machine_type": MEGA}, "machine_type", "has no multi-node NVLink domain"),
     (GpuDirectInstallersArgs(MEGA), {"machine_type": "a2-highgpu-8g"}, "machine_type", "there is nothing to install"),
+    (MachineDaemonSetsArgs("a4x-maxgpu-4g-metal"), {"machine_type": MEGA}, "machine_type", "needs no node DaemonSets"),
+    (CLUSTER, {"dranet": True}, "dranet", "needs Dataplane V2"),
     (PRIMARY, {"pods_cidr": "10.0.0.0/16"}, "pods_cidr", "overlaps"),
     (FILESTORE, {"location": "us-central1"}, "location", "zone"),
     (
@@ -65,6 +81,7 @@ CASES: list[Case] = [
         "is already used by another network",
     ),
     (IDENTITY, {"project_number": None}, "project_number", "needed with a bucket"),
+    (A4X_DRANET, {"extra_networks": [ExtraNetwork("vpc", "subnet")]}, "extra_networks", "GKE makes the NIC networks"),
     (component_args.TENSORBOARD_ARGS, {"log_dir": "/elsewhere/runs"}, "log_dir", "is not on the shared storage"),
     (component_args.JOB_ARGS, {"name": "n" * 60}, "name", "is too long"),
     (MultiKueueQueue("cq", ["east"]), {"workers": [f"w{i}" for i in range(21)]}, "workers", "at most 20 workers"),

@@ -264,7 +264,9 @@ def test_pool_removal_is_flagged() -> None:
 
 def test_a4x_to_a4_replaces_the_protected_cluster_and_up_is_refused() -> None:
     """Row 86 (A6, C1): the beta APIs go, which forces a new cluster; the cluster is protected."""
-    diff = diff_of("a4x-llama3-70b", trainstack_gpuPool={"machineType": "a4-highgpu-8g", "nodeCount": 16}, trainstack_workload={"memoryCheck": "off"})
+    diff = diff_of(
+        "a4x-llama3-70b", trainstack_gpuPool={"machineType": "a4-highgpu-8g", "nodeCount": 16, "networking": None}, trainstack_workload={"memoryCheck": "off"}
+    )
     cluster = change_of(diff, semantics.CLUSTER)
     assert cluster.effect == REPLACE
     assert any("beta APIs" in c.reason for c in cluster.changes)

@@ -134,7 +134,8 @@ def gke_minor(machine_type: str) -> dict[str, Any]:
     """The cluster's version prefix where the machine needs a newer GKE than the channel's default,
     and no resiliency supervisor where its trainers run off the host network (rules.host_monitor_reachable)."""
     machine = catalog.machine(machine_type)
-    changes: dict[str, Any] = {"trainstack_cluster": {"versionPrefix": f"{machine.min_gke_minor}."}} if machine.min_gke_minor else {}
+    floor = machine.min_gke_minor or (machine.min_gke_version and ".".join(machine.min_gke_version.split(".")[:2]))
+    changes: dict[str, Any] = {"trainstack_cluster": {"versionPrefix": f"{floor}."}} if floor else {}
     if rules.host_monitor_reachable(machine):
         changes["trainstack_workload"] = {"resiliency": {"enabled": False}}
     return changes
@@ -235,6 +236,9 @@ def _images(reg: Registration) -> set[str]:
 def test_installers_follow_the_gpudirect_stack(layers, machine_type: str) -> None:
     layer, machine = layers[machine_type], catalog.machine(machine_type)
     daemonsets = {r.inputs["metadata"]["name"]: r for r in of_type(layer.rendered, DAEMONSET)}
+    # the machine's own node DaemonSets (catalog `node_daemonsets`: test_machines checks them)
+    assert {n for n in daemonsets if n in machine.node_daemonsets} == set(machine.node_daemonsets)
+    daemonsets = {n: d for n, d in daemonsets.items() if n not in machine.node_daemonsets}
     assert set(daemonsets) == EXPECTED_INSTALLERS[machine.gpudirect]
     for ds in daemonsets.values():
         assert ds.inputs["metadata"]["namespace"] == "kube-system"
@@ -256,7 +260,10 @@ def test_installers_follow_the_gpudirect_stack(layers, machine_type: str) -> Non
 
 def expected_networks(machine: catalog.Machine) -> dict[str, str]:
     """Network name -> device type: A3 Ultra's gVNIC and RDMA NICs (GKE RDMA guide), one
-    NetDevice VPC per extra NIC on TCPX/TCPXO machines (GKE TCPX guide), none on A2."""
+    NetDevice VPC per extra NIC on TCPX/TCPXO machines (GKE TCPX guide), none on A2, nor where pods
+    claim the NICs through DRANET (A4X Max's only way: test_machines)."""
+    if rules.uses_dranet(machine, None):
+        return {}
     if machine.gpudirect is catalog.GpuDirect.RDMA:
         return {"gvnic-1": "NetDevice", **{f"rdma-{i}": "RDMA" for i in range(machine.rdma_subnets)}}
     return {f"vpc{i}": "NetDevice" for i in range(1, machine.extra_nics + 1)}
@@ -270,7 +277,7 @@ def test_one_device_network_per_extra_nic(layers, machine_type: str) -> None:
     networks = {r.inputs["metadata"]["name"]: r for r in of_type(layer.rendered, NETWORK)}
     assert {name: p.inputs["spec"]["deviceMode"] for name, p in params.items()} == expected
     assert set(networks) == set(expected)
-    assert list(layer.platform.nics) == nic_networks(catalog.machine(machine_type), "192.168.0.0/16")
+    assert list(layer.platform.nics) == ([] if layer.platform.dranet else nic_networks(catalog.machine(machine_type), "192.168.0.0/16"))
     for name, network in networks.items():
         assert network.inputs["spec"] == {
             "type": "Device",
@@ -362,6 +369,8 @@ def test_cluster_queue_quota_is_the_whole_pool(layers, machine_type: str) -> Non
     [group] = queue.inputs["spec"]["resourceGroups"]
     # a machine whose NVLink spans nodes also has one IMEX channel a node (tests/test_kueue_dra.py)
     channel = {"nvidia.com/compute-domain-channel": 54} if machine.accelerator_topology else {}
+    # and, on DRANET, every RDMA NIC of every node (the pods claim them)
+    channel |= {catalog.MRDMA_RESOURCE: machine.rdma_subnets * 54} if rules.uses_dranet(machine, None) else {}
     assert group["coveredResources"] == ["cpu", "memory", "nvidia.com/gpu", *channel]
     [flavor] = group["flavors"]
     quota = {r["name"]: r["nominalQuota"] for r in flavor["resources"]}

@@ -9,7 +9,12 @@ Kueue 0.19.2 has KueueDRAIntegration on by default (pkg/features/kube_features.g
 and marks a Workload whose claims name an unmapped DeviceClass inadmissible, for good
 (pkg/controller/core/workload_controller.go: a NotFound field error, SetRequeuedCondition false).
 A job within one NVLink domain is required to stay in one sub-block (Cluster Toolkit 1047080
-examples/gke-a4x/nccl-jobset-example.yaml)."""
+examples/gke-a4x/nccl-jobset-example.yaml).
+
+On DRANET (A4X when the stack asks, A4X Max always) the pods also claim their node's RDMA NICs, a
+ResourceClaimTemplate the stack renders itself (workloads/dranet.py), counted the same way: Kueue admits
+the job only because the Configuration maps GKE's `mrdma.google.com` and the queue gives quota for it.
+A4X Max's channels come from the DRA driver 25.8.0's template (tests/upstream)."""
 
 from __future__ import annotations
 
@@ -30,6 +35,8 @@ DOMAIN = "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain"
 JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
 JOB = "kubernetes:batch/v1:Job"
 CHANNEL = "nvidia.com/compute-domain-channel"
+MRDMA = catalog.MRDMA_RESOURCE
+CLAIM_TEMPLATE = "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate"
 
 
 def configuration(rendered) -> dict[str, Any]:
@@ -50,12 +57,13 @@ def cluster_queue_of(rendered, job) -> dict[str, Any]:
     return cq.inputs["spec"]
 
 
-def claim_templates(rendered) -> dict[str, dict[str, Any]]:
-    """What the DRA driver makes for each ComputeDomain: its channel's ResourceClaimTemplate."""
-    out = {}
+def claim_templates(rendered, driver: str = "25.3.0") -> dict[str, dict[str, Any]]:
+    """The namespace's ResourceClaimTemplates: what the DRA driver (chart `driver`) makes for each
+    ComputeDomain, its channel's, and those the stack renders itself (DRANET's RDMA NICs)."""
+    out = {r.inputs["metadata"]["name"]: r.inputs for r in rendered.registrations if r.type == CLAIM_TEMPLATE}
     for domain in (r for r in rendered.registrations if r.type == DOMAIN):
         name = domain.inputs["spec"]["channel"]["resourceClaimTemplate"]["name"]
-        out[name] = render_claim_template(domain.inputs["metadata"]["namespace"], name)
+        out[name] = render_claim_template(domain.inputs["metadata"]["namespace"], name, driver)
     return out
 
 
@@ -68,6 +76,7 @@ def test_the_shipped_a4x_job_is_admitted_and_its_channels_counted(a4x) -> None:
     job = job_of(a4x)
     requests = workload_requests(job.inputs, claim_templates(a4x), configuration(a4x))
     assert requests[CHANNEL] == 16  # one channel a pod, 16 pods
+    assert requests[MRDMA] == 16 * 4  # on DRANET: every pod claims its node's four RDMA NICs
     assert requests["nvidia.com/gpu"] == 64
     assert fits_somewhere(requests, cluster_queue_of(a4x, job)) == [one(a4x, f"{KUEUE}:ResourceFlavor").inputs["metadata"]["name"]]
 
@@ -84,9 +93,49 @@ def test_without_the_quota_no_flavor_covers_the_channel(a4x) -> None:
     requests = workload_requests(job.inputs, claim_templates(a4x), configuration(a4x))
     queue = cluster_queue_of(a4x, job)
     group = queue["resourceGroups"][0]
-    bare = {**queue, "resourceGroups": [{**group, "coveredResources": [r for r in group["coveredResources"] if r != CHANNEL]}]}
-    with pytest.raises(Inadmissible, match=f"resource {CHANNEL} unavailable in ClusterQueue"):
-        fits_somewhere(requests, bare)
+    for resource in (CHANNEL, MRDMA):
+        bare = {**queue, "resourceGroups": [{**group, "coveredResources": [r for r in group["coveredResources"] if r != resource]}]}
+        with pytest.raises(Inadmissible, match=f"resource {resource} unavailable in ClusterQueue"):
+            fits_somewhere(requests, bare)
+
+
+@pytest.fixture(scope="module")
+def a4x_max():
+    return render("a4xmax-llama31-405b")
+
+
+def test_the_shipped_a4x_max_job_is_admitted_with_its_channels_and_rdma_nics(a4x_max) -> None:
+    """A4X Max: the DRA driver 25.8.0's channel template (catalog `dra_driver`) and eight MRDMA NICs a pod."""
+    job = job_of(a4x_max)
+    assert catalog.machine("a4x-maxgpu-4g-metal").dra_driver == catalog.DRA_DRIVER_CHART_GB300
+    requests = workload_requests(job.inputs, claim_templates(a4x_max, "25.8.0"), configuration(a4x_max))
+    assert (requests[CHANNEL], requests[MRDMA], requests["nvidia.com/gpu"]) == (16, 16 * 8, 64)
+    assert fits_somewhere(requests, cluster_queue_of(a4x_max, job)) == [one(a4x_max, f"{KUEUE}:ResourceFlavor").inputs["metadata"]["name"]]
+
+
+def test_without_the_mrdma_mapping_kueue_would_never_admit_a_dranet_job(a4x_max) -> None:
+    config = configuration(a4x_max)
+    mappings = [m for m in config["resources"]["deviceClassMappings"] if m["name"] != MRDMA]
+    with pytest.raises(Inadmissible, match=f"DeviceClass {catalog.MRDMA_DEVICE_CLASS} is not mapped"):
+        workload_requests(job_of(a4x_max).inputs, claim_templates(a4x_max, "25.8.0"), {**config, "resources": {"deviceClassMappings": mappings}})
+
+
+def test_toolkits_all_nics_template_would_never_be_admitted(a4x_max) -> None:
+    """Cluster Toolkit c765092 gke-node-pool resource-claim-template.yaml.tftpl (`default-rdma`, its
+    default dranet_allocation_mode All): Kueue refuses allocation mode All, so trainstack asks ExactCount."""
+    templates = claim_templates(a4x_max, "25.8.0")
+    (ours,) = [name for name in templates if name.endswith("-rdma")]
+    request = templates[ours]["spec"]["spec"]["devices"]["requests"][0]
+    toolkit = {"exactly": {"deviceClassName": catalog.MRDMA_DEVICE_CLASS, "allocationMode": "All"}}
+    templates[ours] = {"spec": {"spec": {"devices": {"requests": [{**request, **toolkit}]}}}}
+    with pytest.raises(Inadmissible, match="All is not supported"):
+        workload_requests(job_of(a4x_max).inputs, templates, configuration(a4x_max))
+
+
+def test_the_25_8_channel_template_asks_one_channel_too() -> None:
+    template = render_claim_template("ns", "t", "25.8.0")
+    assert template["apiVersion"] == catalog.DRA_API
+    assert devices_per_class(template["spec"]["spec"]) == {DRIVER_CHANNEL_CLASS: 1}
 
 
 def test_the_mapping_names_the_class_the_driver_writes() -> None:
@@ -109,7 +158,7 @@ def test_machines_without_imex_map_nothing_and_cover_no_channel() -> None:
     rendered = render("a3ultra-405b")
     assert "resources" not in configuration(rendered)
     job = job_of(rendered)
-    assert CHANNEL not in cluster_queue_of(rendered, job)["resourceGroups"][0]["coveredResources"]
+    assert not {CHANNEL, MRDMA} & set(cluster_queue_of(rendered, job)["resourceGroups"][0]["coveredResources"])
 
 
 @pytest.mark.parametrize(

@@ -205,7 +205,7 @@ def test_model_names_ignore_case_and_punctuation() -> None:
 def test_unknown_model_and_accelerator_list_the_known_ones() -> None:
     with pytest.raises(ReportError, match=r"unknown model 'bert'; known: gpt2-micro, gpt2-small, gpt3-175b, gpt3-5b, llama3.1-405b"):
         compute_mfu(10.0, "bert", 8, 2048, 8, "h100", "bf16")
-    with pytest.raises(ReportError, match=r"unknown accelerator 'tpu'; known: a100, a100-80gb, b200, gb200, h100, h200"):
+    with pytest.raises(ReportError, match=r"unknown accelerator 'tpu'; known: a100, a100-80gb, b200, gb200, gb300, h100, h200, rtx-pro-6000"):
         compute_mfu(10.0, "gpt3-5b", 8, 2048, 8, "tpu", "bf16")
     with pytest.raises(ReportError, match="step time must be positive"):
         compute_mfu(0.0, "gpt3-5b", 8, 2048, 8, "h100", "bf16")

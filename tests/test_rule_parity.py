@@ -208,6 +208,7 @@ CASES = [
         "whole_nvlink_domains", _pool(A4X, node_count=10, compact=True), _pool_config(A4X, nodeCount=10, placement="compact"), ("node_count",), ("nodeCount",)
     ),
     _gpu("rdma_one_zone", _pool(ULTRA, 2), _pool_config(ULTRA, 2), ("zones",), ("zones",)),
+    _gpu("dranet_networking", _pool(ULTRA, networking="dranet"), _pool_config(ULTRA, networking="dranet"), ("networking",), ("networking",)),
     Case("autoscaling", "autoscaling_bounds", {"min_nodes": 5}, {"minNodes": 5}, ("min_nodes",), ("minNodes",)),
     Case("reservation", "reservation_name", {"affinity": "specific"}, {"affinity": "specific"}, ("name",), ("name",)),
     Case(

@@ -23,7 +23,9 @@ from trainstack.workloads.training_job import MASTER_PORT
 GOLDEN = Path(__file__).resolve().parent / "golden"
 STACKS = sorted(p.stem for p in GOLDEN.glob("*.json"))
 # Clusters without GPU NICs (and so without Dataplane V2 unless asked): a2's, and a fleet's CPU-only manager.
-NO_GPU_NICS = ("a2-gpt2-deepspeed", "a3ultra-fleet")
+NO_GPU_NICS = ("a2-gpt2-deepspeed", "a3ultra-fleet", "g4-llama31-8b")
+# Stacks whose GPU NIC networks GKE makes (DRANET with the accelerator network profile): no subnet of theirs.
+MANAGED_NICS = ("a4x-llama3-70b",)
 POD_OWNERS = {"Deployment", "DaemonSet", "Job", "JobSet"}
 
 
@@ -291,7 +293,7 @@ def test_gcp_hardening_is_off_by_default_and_applies_when_asked(stack: str) -> N
     subnets = of_type(plan, "gcp:compute/subnetwork:Subnetwork")
     visible = sorted(r.inputs["name"] for r in subnets if r.inputs["name"] != cluster["subnetwork"] and r.inputs["network"] not in roce)
     assert sorted(r.inputs["name"] for r in subnets if r.inputs.get("logConfig")) == visible
-    assert bool(visible) == (stack not in NO_GPU_NICS)
+    assert bool(visible) == (stack not in NO_GPU_NICS + MANAGED_NICS)
 
 
 def test_dataplane_v2_on_a_cluster_without_gpu_nics_enforces_the_jobs_policies() -> None:

@@ -443,7 +443,7 @@ def test_megatron_bridge_clones_the_pinned_tree_and_runs_in_the_runs_directory_o
         'export LD_LIBRARY_PATH="/usr/local/cuda/compat/lib:${LD_LIBRARY_PATH}"',
         "rm -rf /opt/Megatron-Bridge",
         "git clone https://github.com/NVIDIA-NeMo/Megatron-Bridge.git /opt/Megatron-Bridge",
-        f"git -C /opt/Megatron-Bridge checkout {megatron_bridge.COMMIT}",
+        f"git -C /opt/Megatron-Bridge checkout {megatron_bridge.RECIPES['llama3-70b'][2]}",
         "git -C /opt/Megatron-Bridge submodule update --init --recursive",
     )
     assert launch.setup[-1] == 'cd "/job-logs/megatron-bridge/${JOB_IDENTIFIER}"' and launch.log_dir == "/job-logs/megatron-bridge"
@@ -462,10 +462,10 @@ def test_megatron_bridge_refuses_what_the_script_would() -> None:
         return [describe(p) for p in launchers.problems(workload_of(config), config.gpu_pool.machine)]
 
     assert problems() == []
-    assert problems(model="llama3.1-405b") == [
-        "trainstack:workload.model = 'llama3.1-405b': the megatron-bridge launcher has no recipe for it; known: llama3-70b"
+    assert problems(model="llama3.1-8b") == [
+        "trainstack:workload.model = 'llama3.1-8b': the megatron-bridge launcher has no recipe for it; known: llama3-70b, llama3.1-405b"
     ]
-    assert problems(precision="fp8") == ["trainstack:workload.precision = 'fp8': Megatron-Bridge trains in bf16"]
+    assert problems(precision="fp16") == ["trainstack:workload.precision = 'fp16': Megatron-Bridge trains in bf16, fp8"]
     assert problems(zeroStage=2) == ["trainstack:workload.zeroStage = 2: Megatron-Bridge shards with ZeRO stage 1, 3 only"]
     assert problems(overrides=["--max_steps=5"]) == [
         "trainstack:workload.overrides[0] = '--max_steps=5': must be name=value, a flag of run_script.py without its dashes"

@@ -53,7 +53,7 @@ def node_images(
     if machine.gpudirect is catalog.GpuDirect.TCPXO:
         found += [(machine_key, machine.name, catalog.image("node-setup"))]
     if machine.accelerator_topology is not None:  # the DRA driver's kubelet plugin, for IMEX
-        found.append((machine_key, machine.name, catalog.image("nvidia-dra-driver")))
+        found.append((machine_key, machine.name, catalog.image(machine.dra_driver_image or "nvidia-dra-driver")))
     if workload.dataset is not None:
         found.append(((WORKLOAD, "dataset", "source"), workload.dataset.source, catalog.image("cloud-sdk")))
     if workload.resiliency.enabled:

@@ -36,7 +36,7 @@ from trainstack.components.args import Args, Problem, one_of
 from trainstack.components.options import Children
 from trainstack.components.pod_security import POD_SECURITY, container_security
 from trainstack.core import catalog, names, rules
-from trainstack.workloads import imex, preflight
+from trainstack.workloads import dranet, imex, preflight
 from trainstack.workloads.launchers.base import Launch
 from trainstack.workloads.pod import (
     REPLICATED_JOB,
@@ -137,6 +137,8 @@ class TrainingJobArgs(Args):
         priority_class: the Kueue WorkloadPriorityClass of the job, or None for Kueue's default.
         preflight: the preflight gate (workloads/preflight.py), or None for none.
         cpu_pool: the CPU node pool the preflight's warden runs on (None: no warden, no taints).
+        dranet: the pods claim their node's RDMA NICs through GKE's DRANET (a ResourceClaimTemplate
+            `<name>-rdma` of the job's, workloads.dranet) instead of joining their networks.
 
     Order it after what it needs (controllers, queue, claim, networks, node installers) with
     `opts.depends_on`.
@@ -185,6 +187,7 @@ class TrainingJobArgs(Args):
     priority_class: str | None = None
     preflight: preflight.Gate | None = None
     cpu_pool: str | None = None
+    dranet: bool = False
 
     def _cross(self) -> Iterator[Problem]:
         # The pod, Job and Service names the JobSet (or Job) controller derives from `name`.
@@ -306,6 +309,7 @@ def pod_parts(args: TrainingJobArgs) -> PodParts:
         dataset_parts(args.dataset),
         args.gpudirect,
         imex.parts(args.name) if args.machine.accelerator_topology else PodParts(),
+        dranet.parts(args.name) if args.dranet else PodParts(),
         file_parts(args),
         PodParts(env=args.launch.env),
         PodParts(env=args.env),
@@ -541,6 +545,18 @@ class TrainingJob(pulumi.ComponentResource):
                     kind=domain["kind"],
                     metadata=domain["metadata"],
                     spec=domain["spec"],
+                )
+            )
+        # Its RDMA NICs' claim template, on DRANET; a template's spec is immutable, so a change replaces it.
+        if args.dranet:
+            template = dranet.claim_template(args.name, args.namespace, args.machine)
+            needs.append(
+                k8s.apiextensions.CustomResource(
+                    **kids("rdma-claim", replace_on_changes=["spec"], delete_before_replace=True),
+                    api_version=template["apiVersion"],
+                    kind=template["kind"],
+                    metadata=template["metadata"],
+                    spec=template["spec"],
                 )
             )
         job = kids.main(*needs, replace_on_changes=["spec"], delete_before_replace=True)

@@ -710,6 +710,7 @@ PLAN_TYPES: tuple[str, ...] = (
     "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
     "kubernetes:rbac.authorization.k8s.io/v1:Role",
     "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
+    "kubernetes:resource.k8s.io/v1:ResourceClaimTemplate",
     "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain",
     "pulumi:providers:kubernetes",
     "pulumi:pulumi:StackReference",

@@ -1,9 +1,12 @@
 """Strict schema validation of rendered Kubernetes objects, offline.
 
 Built-in kinds are checked against the Kubernetes 1.32 strict JSON schemas shipped by the
-`kubernetes-validate` package. Custom resources are checked against the `openAPIV3Schema` of
-the upstream CRDs copied into `crds/`, made strict the way the API server prunes. Either way an
-unknown field is an error, as with `kubectl apply --validate=strict`.
+`kubernetes-validate` package, and an API 1.32 does not serve against the schemas of the first minor
+that does (catalog.DRA_API, resource.k8s.io/v1: 1.34, which every machine whose pods claim DRA
+devices needs). Custom resources are checked against the `openAPIV3Schema` of the upstream CRDs
+copied into `crds/`, made strict the way the API server prunes; where two versions of one CRD are
+bundled (the DRA driver's ComputeDomain, 25.3.0 and 25.8.0), against each. Either way an unknown
+field is an error, as with `kubectl apply --validate=strict`.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import yaml
 from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry, Resource
 
-from trainstack.core.catalog import KUBERNETES_VERSION
+from trainstack.core.catalog import DRA_API, DRA_API_KUBERNETES, KUBERNETES_VERSION
 from trainstack.core.testing import SECRET
 
 _DEFINITIONS_URI = "https://kubernetes.io/api/_definitions.json"  # the $id of _definitions.json
@@ -72,33 +75,37 @@ _CLUSTER_SCOPED_BUILTINS = frozenset(
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
-@lru_cache(maxsize=1)
-def _definitions() -> dict[str, Any]:
-    """kubernetes-validate's strict 1.32 `_definitions.json`: every built-in type, by name."""
+# APIs newer than KUBERNETES_VERSION, by group/version: the minor whose schemas check them.
+_NEWER_APIS = {DRA_API: DRA_API_KUBERNETES}
+
+
+@cache
+def _definitions(minor: str = KUBERNETES_VERSION) -> dict[str, Any]:
+    """kubernetes-validate's strict `_definitions.json` of Kubernetes `minor`: every built-in type, by name."""
     schemas = files("kubernetes_validate") / "kubernetes-json-schema"
-    strict = schemas / f"v{KUBERNETES_VERSION}.0-local-strict" / "_definitions.json"
+    strict = schemas / f"v{minor}.0-local-strict" / "_definitions.json"
     return json.loads(strict.read_text())
 
 
-@lru_cache(maxsize=1)
-def _registry() -> Registry:
+@cache
+def _registry(minor: str = KUBERNETES_VERSION) -> Registry:
     """A reference registry holding the built-in definitions, for `$ref`s from any schema."""
-    return Resource.from_contents(_definitions()) @ Registry()
+    return Resource.from_contents(_definitions(minor)) @ Registry()
 
 
-@lru_cache(maxsize=1)
-def _builtin_kinds() -> dict[tuple[str, str, str], str]:
+@cache
+def _builtin_kinds(minor: str = KUBERNETES_VERSION) -> dict[tuple[str, str, str], str]:
     """(group, version, kind) -> definition name, for every built-in top-level kind."""
     return {
         (gvk["group"], gvk["version"], gvk["kind"]): name
-        for name, definition in _definitions()["$defs"].items()
+        for name, definition in _definitions(minor)["$defs"].items()
         for gvk in definition.get("x-kubernetes-group-version-kind", ())
     }
 
 
 @lru_cache(maxsize=1)
-def _crds() -> dict[tuple[str, str], dict[str, Any]]:
-    """(group, kind) -> CRD, for every CRD bundled in `crds/`. Parsed once per content into a JSON
+def _crds() -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """(group, kind) -> its CRDs, one per bundled version, for every CRD in `crds/`. Parsed once per content into a JSON
     copy in the user's cache (`validate` and `plan` check against them on every run; the JobSet
     CRD alone is 0.8 MB of YAML)."""
     texts = sorted((p.name, p.read_text()) for p in (files("trainstack.app.schemas") / "crds").iterdir() if p.name.endswith(".yaml"))
@@ -114,13 +121,21 @@ def _crds() -> dict[tuple[str, str], dict[str, Any]]:
             cached.write_text(json.dumps(documents))
         except (OSError, TypeError):
             pass  # a read-only home (or a value JSON cannot hold): parse again next time
-    return {(crd["spec"]["group"], crd["spec"]["names"]["kind"]): crd for crd in documents}
+    found: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for crd in documents:
+        found.setdefault((crd["spec"]["group"], crd["spec"]["names"]["kind"]), []).append(crd)
+    return found
+
+
+def crds_for(api_version: str, kind: str) -> list[dict[str, Any]]:
+    """Every bundled CRD (one per version bundled) that defines `kind` in the group of `api_version`."""
+    group, _, _ = api_version.rpartition("/")
+    return _crds().get((group, kind), [])
 
 
 def crd_for(api_version: str, kind: str) -> dict[str, Any] | None:
-    """The bundled CRD that defines `kind` in the group of `api_version`, or None."""
-    group, _, _ = api_version.rpartition("/")
-    return _crds().get((group, kind))
+    """The (first) bundled CRD that defines `kind` in the group of `api_version`, or None."""
+    return next(iter(crds_for(api_version, kind)), None)
 
 
 def _python_pattern(pattern: str) -> str:
@@ -176,25 +191,30 @@ def _strict(node: dict[str, Any], structural: bool = True) -> dict[str, Any]:
 
 
 @cache
-def _kind(api_version: str, kind: str) -> tuple[Draft202012Validator, bool]:
-    """The validator for one apiVersion and kind, and whether that kind is namespaced.
+def _kind(api_version: str, kind: str) -> tuple[tuple[Draft202012Validator, ...], bool]:
+    """The validators for one apiVersion and kind (one per bundled CRD version), and whether that
+    kind is namespaced.
 
-    Raises LookupError when neither Kubernetes 1.32 nor a bundled CRD serves that kind.
+    Raises LookupError when neither Kubernetes (1.32, or the minor of a newer API) nor a bundled CRD serves that kind.
     """
     group, _, version = api_version.rpartition("/")
-    crd = crd_for(api_version, kind)
-    if crd is not None:
-        served = {v["name"]: v for v in crd["spec"]["versions"] if v.get("served")}
-        if version not in served:
-            raise LookupError(f"the {kind} CRD serves {', '.join(served)}, not {version}")
-        schema = _strict(served[version]["schema"]["openAPIV3Schema"])
-        schema.setdefault("properties", {})["metadata"] = _OBJECT_META  # the CRD says only `type: object`
-        return Draft202012Validator(schema, registry=_registry()), crd["spec"]["scope"] == "Namespaced"
-    name = _builtin_kinds().get((group, version, kind))
+    crds = crds_for(api_version, kind)
+    if crds:
+        validators = []
+        for crd in crds:
+            served = {v["name"]: v for v in crd["spec"]["versions"] if v.get("served")}
+            if version not in served:
+                raise LookupError(f"the {kind} CRD serves {', '.join(served)}, not {version}")
+            schema = _strict(served[version]["schema"]["openAPIV3Schema"])
+            schema.setdefault("properties", {})["metadata"] = _OBJECT_META  # the CRD says only `type: object`
+            validators.append(Draft202012Validator(schema, registry=_registry()))
+        return tuple(validators), crds[0]["spec"]["scope"] == "Namespaced"
+    minor = _NEWER_APIS.get(api_version, KUBERNETES_VERSION)
+    name = _builtin_kinds(minor).get((group, version, kind))
     if name is None:
-        raise LookupError(f"no schema for {api_version} {kind} in Kubernetes {KUBERNETES_VERSION} or the bundled CRDs")
+        raise LookupError(f"no schema for {api_version} {kind} in Kubernetes {minor} or the bundled CRDs")
     schema = {"$ref": f"{_DEFINITIONS_URI}#/$defs/{name}"}
-    return Draft202012Validator(schema, registry=_registry()), (group, kind) not in _CLUSTER_SCOPED_BUILTINS
+    return (Draft202012Validator(schema, registry=_registry(minor)),), (group, kind) not in _CLUSTER_SCOPED_BUILTINS
 
 
 def _path(parts: Iterable[str | int]) -> str:
@@ -237,10 +257,12 @@ def validate_object(obj: dict[str, Any]) -> list[str]:
     if not isinstance(api_version, str) or not isinstance(kind, str):
         return [f"{label}: (root): apiVersion and kind must be strings"]
     try:
-        validator, namespaced = _kind(api_version, kind)
+        validators, namespaced = _kind(api_version, kind)
     except LookupError as error:
         return [f"{label}: (root): {error}"]
-    problems = [f"{label}: {path}: {message}" for error in validator.iter_errors(_checkable(obj)) for path, message in _describe(error)]
+    checked = _checkable(obj)
+    found = (f"{label}: {path}: {message}" for validator in validators for error in validator.iter_errors(checked) for path, message in _describe(error))
+    problems = list(dict.fromkeys(found))
     if not namespaced and "namespace" in metadata:
         problems.append(f"{label}: metadata.namespace: {kind} is cluster-scoped and takes no namespace")
     return problems

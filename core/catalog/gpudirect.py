@@ -20,6 +20,24 @@ Sources, by record:
   reads the devices.gke.io/container.<name> annotations; it is published by digest only.
 - RDMA: gIB v1.0.5, recipe 000 (gpu-recipes 27b47e7 training/a3ultra/llama3-1-405b/
   nemo-pretraining-gke-resiliency/values.yaml network.gibVersion), also Cluster Toolkit v1.50's.
+- RoCE VPC profiles (`RdmaVpcProfile`): an RDMA VPC is created with its zone's network profile, named
+  `<zone>-vpc-roce` for the VM machines (A3 Ultra, A4, A4X: Cluster Toolkit 1047080 examples/gke-a4/
+  gke-a4.yaml gke-a4-rdma-net `network_profile`) and `<zone>-vpc-roce-metal` for bare metal (A4X Max:
+  Toolkit c765092 examples/gke-a4x-max-bm/gke-a4x-max-bm.yaml gke-a4x-max-rdma-net). A RoCE metal VPC takes
+  no subnet of ours: the profile makes one, `default-subnet-1-<vpc>`, and every MRDMA NIC joins it,
+  IPv6 only (Toolkit c765092 modules/network/gpu-rdma-vpc/main.tf `is_roce_metal`: no template subnets,
+  8 interfaces of nic_type MRDMA and stack_type IPV6_ONLY on that subnet; cloud.google.com/vpc/docs/
+  network-profiles).
+- DRANET (`Dranet`): GKE's managed DRA driver for networking. From GKE 1.34.1-gke.1829001, on a cluster
+  with Dataplane V2, GKE installs the DeviceClass `mrdma.google.com` (RDMA NICs) and runs the driver on
+  nodes labelled `cloud.google.com/gke-networking-dra-driver: "true"`; a pod gets NICs by claiming
+  devices of that class (docs.cloud.google.com/kubernetes-engine/docs/how-to/allocate-network-resources-dra;
+  Toolkit c765092 modules/compute/gke-node-pool/main.tf `enable_dranet_actual`, gpu_direct.tf
+  `dranet_min_version`, check `dranet_requirements`). Two ways in Toolkit: `enable_dranet` (A4X since
+  PR #5835, eac0114b6) sets the pool's `accelerator_network_profile` to `auto`, so GKE makes the NIC
+  networks and no additional networks may be named (check `dranet_additional_networks_conflict`); the A4X
+  Max blueprint labels the pool and attaches its own VPCs (gke-a4x-max-bm.yaml a4x-max-pool
+  `kubernetes_labels`, `additional_networks`).
 """
 
 from __future__ import annotations
@@ -54,6 +72,51 @@ class GpuDirectImages:
     rxdm: Image | None = None
     nri_device_injector: Image | None = None
 
+
+@dataclass(frozen=True)
+class RdmaVpcProfile:
+    """The network profile an RDMA VPC is created with (`projects/<p>/global/networkProfiles/<zone>-<suffix>`).
+
+    Attributes:
+        suffix: what follows the zone in the profile's name (`vpc-roce`).
+        predefined_subnet: the profile makes the VPC's one subnet (`default-subnet-1-<vpc>`), which
+            every RDMA NIC joins; else there is one subnet of ours per RDMA NIC.
+    """
+
+    suffix: str
+    predefined_subnet: bool = False
+
+    def path(self, project: str, zone: str) -> str:
+        """The profile's resource path for a VPC in `project` serving `zone`."""
+        return f"projects/{project}/global/networkProfiles/{zone}-{self.suffix}"
+
+    def subnet(self, vpc: str) -> str:
+        """The predefined subnet of a VPC named `vpc` made with this profile."""
+        return f"default-subnet-1-{vpc}"
+
+
+ROCE = RdmaVpcProfile("vpc-roce")
+ROCE_METAL = RdmaVpcProfile("vpc-roce-metal", predefined_subnet=True)
+
+
+@dataclass(frozen=True)
+class Dranet:
+    """How a machine's RDMA NICs reach pods through GKE's DRANET (module docstring).
+
+    Attributes:
+        managed_networks: GKE makes the NIC networks (the pool's accelerator network profile
+            `auto`); else the pool attaches the stack's NIC VPCs and is labelled for the driver.
+        required: the machine reaches its RDMA NICs only through DRANET (no multi-networking
+            Network objects).
+    """
+
+    managed_networks: bool
+    required: bool = False
+
+
+DRANET_MIN_GKE = "1.34.1-gke.1829001"  # cluster-toolkit c765092 gke-node-pool/gpu_direct.tf dranet_min_version
+DRANET_NODE_LABEL = "cloud.google.com/gke-networking-dra-driver"  # gke-node-pool/main.tf kubernetes_labels
+MRDMA_DEVICE_CLASS = "mrdma.google.com"  # installed by GKE from DRANET_MIN_GKE (allocate-network-resources-dra)
 
 GIB_REPOSITORY = "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib"
 

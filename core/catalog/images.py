@@ -27,6 +27,11 @@ Sources, by record:
   the x86 system pool (e2-standard-16, affinity nvidia.com/gpu DoesNotExist) and its kubelet plugin on the
   arm64 GB200 nodes (cluster-toolkit 1047080 examples/gke-a4x/gke-a4x.yaml, modules/management/
   kubectl-apply/main.tf), so it is published for both.
+- nvidia-dra-driver-25.8.0: the same for DRA_DRIVER_CHART_GB300 (appVersion 25.8.0), which Toolkit's A4X Max
+  blueprint runs the same way (c765092 examples/gke-a4x-max-bm, `target_architecture: "arm64"`).
+- asapd-lite: the DaemonSet A4X Max nodes need (components.node_daemons), as Cluster Toolkit c765092
+  examples/gke-a4x-max-bm/asapd-lite-installer.yaml pins it (v0.0.8, PR #5715); it runs on the arm64 A4X
+  Max hosts only.
 - pytorch-23.05: digest as tensorwavecloud/ScalarLM 80b89ce Dockerfile pins the tag (it does not say
   whether index or amd64 manifest; the image is built on Cloud Build's x86 workers either way).
 - pytorch-23.09: recipe 003's base, GoogleCloudPlatform/ai-infra-cluster-provisioning 26e3b34
@@ -93,6 +98,8 @@ IMAGES: dict[str, Image] = {
     "nemo-24.07": Image("nvcr.io/nvidia/nemo", "24.07"),
     "nemo-26.02": Image("nvcr.io/nvidia/nemo", "26.02", platforms=("linux/amd64", "linux/arm64")),
     "nvidia-dra-driver": Image("nvcr.io/nvidia/k8s-dra-driver-gpu", "v25.3.0", platforms=("linux/amd64", "linux/arm64")),
+    "asapd-lite": Image("us-docker.pkg.dev/gce-ai-infra/asapd-lite/asapd-lite", "v0.0.8", platforms=("linux/arm64",)),
+    "nvidia-dra-driver-25.8.0": Image("nvcr.io/nvidia/k8s-dra-driver-gpu", "v25.8.0", platforms=("linux/amd64", "linux/arm64")),
     "nemofw-training-23.05": Image("nvcr.io/ea-bignlp/nemofw-training", "23.05-py3"),
     "pytorch-23.05": Image("nvcr.io/nvidia/pytorch", "23.05-py3", "sha256:d5aa1e516e68afab9cd3ecaaeac3dd2178618bd26cd7ad96762ed53e32e9e0bd"),
     "pytorch-23.09": Image("nvcr.io/nvidia/pytorch", "23.09-py3", "sha256:b62b664b830dd9f602e2657f471286a075e463ac75d10ab8e8073596fcb36639"),

@@ -56,6 +56,56 @@ a4x-highgpu-4g (cloud.google.com/compute/docs/instances/arm-on-compute, "A4X Max
 - Reservation only: Cluster Director's consumption options list A4X under future reservations for blocks
   of capacity only, not under calendar mode, flex-start, spot or on-demand
   (docs.cloud.google.com/cluster-director/docs/choose-consumption-option, read 2026-11-25).
+- DRANET: Cluster Toolkit's gke-a4x moved to it (c765092 examples/gke-a4x/gke-a4x.yaml a4x-pool
+  `enable_dranet: true`, cluster `enable_dataplane_v2: true`, PR #5835 eac0114b6; before it d1236e228^
+  attached the NIC VPCs through multi-networking). GKE makes the NIC networks (accelerator network profile
+  `auto`); pods claim the RDMA NICs. trainstack keeps multi-networking the default for A4X, so a live
+  stack is not replaced by an upgrade; `gpuPool.networking: dranet` moves a stack (README, A4X on DRANET).
+- DRA driver: Toolkit's gke-a4x installs the chart at kubectl-apply's default, v25.3.0 (c765092
+  modules/management/kubectl-apply/variables.tf `nvidia_dra_driver.version`).
+
+a4x-maxgpu-4g-metal (A4X Max, bare metal; Cluster Toolkit c765092 examples/gke-a4x-max-bm/, its README and
+gke-a4x-max-bm.yaml, unless said otherwise):
+- Shape: 144 vCPUs, 960 GB, four GB300 GPUs (1,116 GB in all), 12,000 GiB of bundled Local SSD (32 of
+  GKE's 375 GB units, as A4X), 6 physical NICs (cloud.google.com/compute/docs/accelerator-optimized-machines,
+  "A4X Max machine types"); Arm (Grace) hosts, as A4X; hyperdisk-balanced boot disk; accelerator
+  nvidia-gb300 x 4; queue `a4x-max` (kueue-configuration.yaml.tftpl); one 1x72 NVLink domain of 18 nodes
+  (workload_policy `accelerator_topology: "1x72"`, README: 18 nodes for 1x72 in one sub-block).
+- NICs: one extra NIC of type IDPF on its own VPC (gke-a4x-max-net-1 `nic_type: "IDPF"`) and eight MRDMA
+  NICs on one VPC made with the zone's RoCE *metal* profile, which makes their one subnet
+  (gke-a4x-max-rdma-net; catalog.gpudirect). The pods reach them through DRANET, not multi-networking:
+  the pool is labelled `cloud.google.com/gke-networking-dra-driver: "true"` and attaches the VPCs itself,
+  and Toolkit's NCCL test claims eight `mrdma.google.com` devices a pod (nccl-jobset-example.yaml
+  `nccl-test-all-mrdma`); Dataplane V2 on the cluster (`enable_dataplane_v2: true`). The pool also
+  carries the label `cloud.google.com/gke-dpv2-unified-cni: "cni-migration"` (a4x-max-pool
+  `kubernetes_labels`), which no public document explains; it is set as the blueprint sets it.
+- GKE 1.34.3-gke.1318000 or later, GPU driver 580.95.05 or later, which GKE installs by default from that
+  version (README, Requirements); the blueprint pins a version prefix of 1.35.
+- Hugepages: 4096 of 2 MiB on every node (`linux_node_config.hugepages_config.hugepage_size_2m`), for
+  the asapd-lite DaemonSet (asapd-lite-installer.yaml) the machine needs on its nodes.
+- Shielded nodes off on the cluster (`enable_shielded_nodes: false`): bare metal.
+- Reservation only, through an allowlisted project (README, Requirements 1; the compute docs' "you must
+  reserve capacity"); the pool consumes a specific reservation (`SPECIFIC_RESERVATION`).
+- NVIDIA DRA driver v25.8.0 (workload-manager-install `nvidia_dra_driver.version`).
+- gIB: Toolkit's NCCL test runs the image nccl-gib-a4x-max-arm64 v1.1.1 with gIB under /usr/local/gib
+  (nccl-jobset-example.yaml: LD_LIBRARY_PATH /usr/local/nvidia/lib64:/usr/local/gib/lib64); no A4X Max
+  tuner file is named upstream.
+- Not priced: no billing-catalog copy read has an a4x-maxgpu-4g-metal row.
+
+g4-standard-384 (G4; cloud.google.com/compute/docs/accelerator-optimized-machines, "G4 machine series";
+Cluster Toolkit c765092 examples/gke-g4/):
+- Shape: 384 vCPUs, 1,440 GB, eight RTX PRO 6000 GPUs (96 GB GDDR7 each), up to 12,000 GiB of Titanium
+  SSD (attached on request, none bundled), 2 physical NICs, 400 Gbps; accelerator nvidia-rtx-pro-6000.
+- Fabric: no GPUDirect. "RDMA networking and the Google gIB plugin are not supported for G4 machines, the
+  G4 instances use standard TCP/IP networking" (examples/gke-g4/README.md, NCCL tests); the GPUs of one
+  node exchange data peer to peer over PCIe (the compute docs: "G4 GPU peer-to-peer communication"), NCCL
+  told so with NCCL_P2P_LEVEL SYS on the 8-GPU g4-standard-384 (README; nccl-test.yaml). No NVLink.
+  NCCL across nodes runs on the primary gVNIC; Toolkit's blueprint adds a second VPC (gke-g4-net-1) to the
+  cluster and pool, which no pod of its examples uses: trainstack adds none.
+- GKE 1.32.11-gke.1174000 or later (examples/gke-g4/README.md, NOTE).
+- Placement: none; G4 is not among the machines GKE places compactly (Toolkit's compact-placement
+  precondition, see a4-highgpu-8g) and the blueprint sets no placement policy.
+- Not priced: no billing-catalog copy read has a g4 row.
 """
 
 from __future__ import annotations
@@ -63,7 +113,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from trainstack.core.catalog.gpudirect import GIB_REPOSITORY, GPUDIRECT_IMAGES, GpuDirect, GpuDirectImages
+from trainstack.core.catalog.charts import DRA_DRIVER_CHART, DRA_DRIVER_CHART_GB300, HelmChart
+from trainstack.core.catalog.gpudirect import GIB_REPOSITORY, GPUDIRECT_IMAGES, ROCE, ROCE_METAL, Dranet, GpuDirect, GpuDirectImages, RdmaVpcProfile
 from trainstack.core.catalog.gpus import GPUS, Gpu
 from trainstack.core.catalog.images import Image
 from trainstack.core.catalog.prices import CALCULATOR_PRICES_SOURCE, PRICES_SOURCE, SNAPSHOT_PRICES_SOURCE
@@ -105,6 +156,8 @@ class Machine:
             stack's (GPUDIRECT_IMAGES), else None.
         nccl_tuner_config: the NCCL tuner file in the plugin for this machine (gIB ships one
             per machine), else "".
+        gib_dir: where the machine's own gIB image keeps gIB, copied into the pod as it is (an
+            image that is no installer), else "" (the plugin image's installer runs).
         nccl_socket_interfaces: the interfaces NCCL's bootstrap sockets use, where the recipes
             set them over the plugin's script, else empty.
         architecture: the CPU architecture of its nodes, as their `kubernetes.io/arch` label
@@ -115,6 +168,19 @@ class Machine:
         reservation_only: its VMs come only from reserved capacity (no spot, DWS or on-demand).
         min_gke_minor: the oldest GKE minor version (`1.34`) its pools and their add-ons run
             on, else None.
+        min_gke_version: the oldest GKE version (`1.34.3-gke.1318000`) its nodes run on, where a
+            patch is the floor, else None.
+        gpu_driver_version: the oldest GPU driver its GPUs run with, where a source names one
+            (GKE installs it by default from `min_gke_version`), else None.
+        nic_type: the NIC type of its extra non-RDMA NICs (`GVNIC`; `IDPF` on A4X Max).
+        rdma_profile: the network profile its RDMA VPC is created with (catalog.gpudirect).
+        dranet: how its RDMA NICs reach pods through GKE's DRANET, where GKE offers it, else None.
+        hugepages_2m: 2 MiB hugepages the pool reserves on every node (0: none).
+        node_daemonsets: the DaemonSets (catalog manifests, by name) its nodes need.
+        node_labels: Kubernetes labels its pools put on every node, where a source sets them.
+        bare_metal: a bare metal machine (no hypervisor): the cluster takes no shielded nodes.
+        dra_driver: the NVIDIA DRA driver chart its ComputeDomains need (a machine with a
+            multi-node NVLink domain), else None; `dra_driver_image` names its image in IMAGES.
     """
 
     name: str
@@ -137,6 +203,7 @@ class Machine:
     nic_cpu_bindings: tuple[tuple[str, str], ...] = ()
     nccl_plugin: Image | None = None
     nccl_tuner_config: str = ""
+    gib_dir: str = ""
     nccl_socket_interfaces: tuple[str, ...] = ()
     spot_hourly_usd: float | None = None
     price_source: str = PRICES_SOURCE
@@ -145,6 +212,17 @@ class Machine:
     accelerator_topology: str | None = None
     reservation_only: bool = False
     min_gke_minor: str | None = None
+    min_gke_version: str | None = None
+    gpu_driver_version: str | None = None
+    nic_type: str = "GVNIC"
+    rdma_profile: RdmaVpcProfile = ROCE
+    dranet: Dranet | None = None
+    hugepages_2m: int = 0
+    node_daemonsets: tuple[str, ...] = ()
+    node_labels: tuple[tuple[str, str], ...] = ()
+    bare_metal: bool = False
+    dra_driver: HelmChart | None = None
+    dra_driver_image: str | None = None
 
     def gpus(self, nodes: int) -> int:
         """GPUs on `nodes` nodes of this machine."""
@@ -249,6 +327,65 @@ MACHINES: dict[str, Machine] = {
             # docs.cloud.google.com/cluster-director/docs/choose-consumption-option (module docstring)
             reservation_only=True,
             min_gke_minor="1.34",
+            # Toolkit c765092 examples/gke-a4x (enable_dranet), kubectl-apply's DRA driver default
+            dranet=Dranet(managed_networks=True),
+            dra_driver=DRA_DRIVER_CHART,
+            dra_driver_image="nvidia-dra-driver",
+        ),
+        # Sources: module docstring, a4x-maxgpu-4g-metal.
+        Machine(
+            name="a4x-maxgpu-4g-metal",
+            accelerator="nvidia-gb300",
+            gpu=GPUS["gb300"],
+            gpus_per_node=4,
+            vcpus=144,
+            memory_gb=960,
+            local_ssds=32,
+            gpudirect=GpuDirect.RDMA,
+            gvnic_networks=1,
+            rdma_subnets=8,
+            mtu=8896,
+            compact_placement=True,
+            hourly_usd=None,
+            boot_disk_type="hyperdisk-balanced",
+            default_queue="a4x-max",
+            topology_labels=True,
+            architecture="arm64",
+            nccl_plugin=Image("us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-gib-a4x-max-arm64", "v1.1.1", platforms=("linux/arm64",)),
+            gib_dir="/usr/local/gib",  # Toolkit's A4X Max nccl-jobset-example.yaml LD_LIBRARY_PATH
+            nccl_socket_interfaces=("eth0",),  # gpu-recipes 2e1fd5e training/a4x-max/*/templates/workload-job.yaml
+            accelerator_topology="1x72",
+            reservation_only=True,
+            min_gke_minor="1.34",
+            min_gke_version="1.34.3-gke.1318000",
+            gpu_driver_version="580.95.05",
+            nic_type="IDPF",
+            rdma_profile=ROCE_METAL,
+            dranet=Dranet(managed_networks=False, required=True),
+            hugepages_2m=4096,
+            node_daemonsets=("asapd-lite",),
+            node_labels=(("cloud.google.com/gke-dpv2-unified-cni", "cni-migration"),),  # a4x-max-pool kubernetes_labels
+            bare_metal=True,
+            dra_driver=DRA_DRIVER_CHART_GB300,
+            dra_driver_image="nvidia-dra-driver-25.8.0",
+        ),
+        # Sources: module docstring, g4-standard-384.
+        Machine(
+            name="g4-standard-384",
+            accelerator="nvidia-rtx-pro-6000",
+            gpu=GPUS["rtx-pro-6000"],
+            gpus_per_node=8,
+            vcpus=384,
+            memory_gb=1440,
+            local_ssds=0,
+            gpudirect=GpuDirect.NONE,
+            gvnic_networks=0,
+            rdma_subnets=0,
+            mtu=1460,
+            compact_placement=False,
+            hourly_usd=None,
+            default_queue="g4",  # trainstack's: Toolkit's gke-g4 installs Kueue with no queue
+            min_gke_version="1.32.11-gke.1174000",
         ),
         Machine(
             name="a3-megagpu-8g",

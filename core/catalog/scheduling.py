@@ -14,6 +14,9 @@ Sources, by record:
   `resources.deviceClassMappings` (pkg/dra/claims.go GetResourceRequestsForResourceClaimTemplates). This
   is the logical resource trainstack maps the channel to, and gives quota for in the queue of every machine
   with an NVLink domain across nodes.
+- MRDMA_RESOURCE: the logical resource trainstack maps GKE DRANET's RDMA DeviceClass (catalog
+  MRDMA_DEVICE_CLASS) to in Kueue's Configuration, as COMPUTE_DOMAIN_CHANNEL_RESOURCE for the channel; the
+  queue of a DRANET pool gives quota for every RDMA NIC of its nodes.
 - NVLINK_DOMAIN_LEVEL: the node label of the topology level one NVLink domain is: Cluster Toolkit 1047080
   examples/gke-a4x/nccl-jobset-example.yaml requires `kueue.x-k8s.io/podset-required-topology` on it, so
   the pods of a ComputeDomain (which cannot span NVLink domains) share one.
@@ -39,6 +42,7 @@ from __future__ import annotations
 
 COMPUTE_DOMAIN_CHANNEL_CLASS = "compute-domain-default-channel.nvidia.com"  # k8s-dra-driver-gpu v25.3.0
 COMPUTE_DOMAIN_CHANNEL_RESOURCE = "nvidia.com/compute-domain-channel"  # trainstack's name, mapped in Kueue's Configuration
+MRDMA_RESOURCE = "networking.gke.io/mrdma"  # trainstack's name, mapped in Kueue's Configuration
 NVLINK_DOMAIN_LEVEL = "cloud.google.com/gce-topology-subblock"  # cluster-toolkit 1047080 examples/gke-a4x
 
 # Kueue 0.19.2 apis/kueue/v1beta2/provisioningrequestconfig_types.go `retryStrategy` defaults

@@ -9,6 +9,13 @@ argument_parser.py. The llama recipes write their run under `<working directory>
 (src/megatron/bridge/recipes/llama/llama3.py), so the launcher runs in a directory of the run on
 the shared storage.
 
+The A4X Max recipe (gpu-recipes 2e1fd5e training/a4x-max/llama3-1-405b/megatron-bridge-gke/nemo2602/
+64gpus-fp8cs-seq8192-gbs64/recipe/launcher.sh) runs the same script at Megatron-Bridge 9c9dd84 with
+`--gpu gb300`, `--compute_dtype fp8_cs` and `--config_variant v1`: each recipe's commit and config
+variant are the recipe's (`RECIPES`); `precision: fp8` is the recipes' fp8 with current scaling, fp8_cs
+(the script's choices at 9c9dd84 scripts/performance/argument_parser.py: bf16, fp8_cs, fp8_mx, fp8_sc,
+nvfp4).
+
 `zeroStage: 3` is Megatron-FSDP (`--use_megatron_fsdp`); `overrides` are further flags of the
 script as `name=value` (`activation_offload_layers=20` -> `--activation_offload_layers=20`).
 """
@@ -32,18 +39,23 @@ from trainstack.workloads.launchers.base import (
 )
 from trainstack.workloads.launchers.base import training as base_training
 
-# The commit the A4X recipe checks out (its launcher.sh), and where it puts the tree.
+# Where the recipes' launcher.sh clones the tree.
 REPOSITORY = "https://github.com/NVIDIA-NeMo/Megatron-Bridge.git"
-COMMIT = "f7a9428f301fa17ac374d5e7166a63b0aa4771af"
 HOME = "/opt/Megatron-Bridge"
 SCRIPT = f"{HOME}/scripts/performance/run_script.py"
 CUDA_COMPAT = "/usr/local/cuda/compat/lib"
 
-# Model name (as the stack writes it) -> (--model_family_name, --model_recipe_name), as the
-# recipe passes them.
-RECIPES = {"llama3-70b": ("llama", "llama3_70b")}
+# Model name (as the stack writes it) -> (--model_family_name, --model_recipe_name, the commit the
+# recipe checks out, its --config_variant or None), as each recipe's launcher.sh passes them: the A4X
+# llama3_70b recipe and the A4X Max llama3-1-405b recipe (module docstring).
+RECIPES = {
+    "llama3-70b": ("llama", "llama3_70b", "f7a9428f301fa17ac374d5e7166a63b0aa4771af", None),
+    "llama3.1-405b": ("llama", "llama31_405b", "9c9dd848966322fc3ed7706747ec13219ef49dda", "v1"),
+}
 # trainstack GPU -> the script's --gpu (its choices: h100, b200, gb200, gb300, b300).
-GPUS = {"gb200": "gb200", "b200": "b200", "h100": "h100"}
+GPUS = {"gb200": "gb200", "gb300": "gb300", "b200": "b200", "h100": "h100"}
+# trainstack precision -> the script's --compute_dtype (the recipes' fp8 is fp8_cs).
+DTYPES = {"bf16": "bf16", "fp8": "fp8_cs"}
 # The recipes' sequence length (the script's default comes from the model's recipe).
 SEQ_LENGTH = 8192
 
@@ -51,7 +63,7 @@ SEQ_LENGTH = 8192
 def flags(job: JobSpec) -> tuple[str, ...]:
     """run_script.py's flags for the job, in the recipe's order."""
     workload = job.workload
-    family, recipe = RECIPES[workload.model]
+    family, recipe, _, variant = RECIPES[workload.model]
     split = workload.parallelism
     tensor, pipeline, context = (split.tensor, split.pipeline, split.context) if split else (1, 1, 1)
     return (
@@ -60,7 +72,8 @@ def flags(job: JobSpec) -> tuple[str, ...]:
         f"--gpu={GPUS[job.gpu]}",
         f"--num_gpus={job.world_size}",
         f"--gpus_per_node={job.gpus_per_node}",
-        f"--compute_dtype={workload.precision}",
+        f"--compute_dtype={DTYPES[workload.precision]}",
+        *((f"--config_variant={variant}",) if variant else ()),
         f"--seq_length={workload.seq_length or SEQ_LENGTH}",
         *((f"--global_batch_size={workload.global_batch_size}",) if workload.global_batch_size else ()),
         f"--micro_batch_size={workload.micro_batch_size or 1}",
@@ -79,11 +92,11 @@ class MegatronBridge(StackBatch):
 
     def problems(self, workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
         """What the script would refuse: an unknown recipe, a GPU it has no --gpu for, a precision
-        other than bf16 (its fp8 recipes differ: fp8_cs, fp8_mx), sharding other than the
-        distributed optimizer (1) or Megatron-FSDP (3), a split that does not fit."""
+        other than bf16 and fp8 (fp8_cs), sharding other than the distributed optimizer (1) or
+        Megatron-FSDP (3), a split that does not fit."""
         found = [
             *model_problems("megatron-bridge", workload, RECIPES),
-            *precision_problems("Megatron-Bridge", workload, ("bf16",)),
+            *precision_problems("Megatron-Bridge", workload, tuple(DTYPES)),
             *setting_problems("Megatron-Bridge", workload, (1, 3)),
             *megatron_problems(workload, machine),
         ]
@@ -109,6 +122,7 @@ class MegatronBridge(StackBatch):
         return replace(held, offloaded_layers=int(offloaded)) if offloaded.isdigit() else held
 
     def launch(self, job: JobSpec) -> Launch:
+        commit = RECIPES[job.workload.model][2]
         log_dir = f"{job.storage_path}/megatron-bridge"
         run_dir = f"{log_dir}/${{JOB_IDENTIFIER}}"
         return Launch(
@@ -119,7 +133,7 @@ class MegatronBridge(StackBatch):
                 f'export LD_LIBRARY_PATH="{CUDA_COMPAT}:${{LD_LIBRARY_PATH}}"',
                 f"rm -rf {HOME}",
                 f"git clone {REPOSITORY} {HOME}",
-                f"git -C {HOME} checkout {COMMIT}",
+                f"git -C {HOME} checkout {commit}",
                 f"git -C {HOME} submodule update --init --recursive",
                 f'mkdir -p "{run_dir}"',
                 f'cd "{run_dir}"',

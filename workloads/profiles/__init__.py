@@ -21,10 +21,11 @@ PROFILES: dict[catalog.GpuDirect, Profile] = {
 }
 
 
-def for_machine(machine: catalog.Machine, nics: Sequence[NicNetwork], host_monitor: bool = False) -> PodParts:
+def for_machine(machine: catalog.Machine, nics: Sequence[NicNetwork], host_monitor: bool = False, dranet: bool = False) -> PodParts:
     """The pod pieces of `machine`'s GPUDirect stack, given its extra NICs in interface order;
     `host_monitor`: the job registers with the node's resiliency host monitor at localhost, so an
-    RDMA pod runs on the node's network (see `rdma`)."""
+    RDMA pod runs on the node's network (see `rdma`); `dranet`: the pod claims its RDMA NICs
+    through GKE's DRANET instead of joining their networks."""
     if machine.gpudirect == catalog.GpuDirect.RDMA:
-        return rdma.parts(machine, nics, host_network=host_monitor)
+        return rdma.parts(machine, nics, host_network=host_monitor, dranet=dranet and not host_monitor)
     return PROFILES[machine.gpudirect](machine, nics)

@@ -13,6 +13,11 @@ Two ways to reach the NICs, both the recipes' charts' (`network.hostNetwork`):
   (GoogleCloudPlatform/container-engine-accelerators 992db81 gpudirect-rdma/nccl-test-a4.yaml,
   nccl-test.yaml). The NCCL settings are the same either way.
 
+On DRANET (GKE's managed DRA driver for networking: A4X Max always, A4X where the stack asks) the pod
+joins no multi-network interface: it claims the node's RDMA NICs as DRA devices (workloads.dranet), as
+Cluster Toolkit's DRANET NCCL tests do (c765092 examples/gke-a4x/nccl-jobset-example.yaml,
+examples/gke-a4x-max-bm/nccl-jobset-example.yaml), unprivileged.
+
 Either way an init container installs the gIB
 plugin into a pod volume at /usr/local/gib, whose `set_nccl_env.sh` sets the NCCL environment,
 and the launcher points NCCL at gIB's tuner config for the machine after sourcing that script.
@@ -37,19 +42,23 @@ GIB_VOLUME = "gib"
 GIB_DIR = "/usr/local/gib"
 
 
-def parts(machine: catalog.Machine, nics: Sequence[NicNetwork], host_network: bool = False) -> PodParts:
+def parts(machine: catalog.Machine, nics: Sequence[NicNetwork], host_network: bool = False, dranet: bool = False) -> PodParts:
     """The gIB pieces of a training pod on `machine` with the given extra networks, on the node's
-    network (privileged) or through multi-networking."""
+    network (privileged), through multi-networking, or with its NICs claimed through DRANET (the
+    claim itself: workloads.dranet)."""
     images = machine.gpudirect_images
     assert images is not None
-    installer = plugin_installer(
-        images.nccl_plugin.ref,
-        f"/scripts/container_entry.sh install --install-nccl\ncp -R /var/lib/gib/. /target{GIB_DIR}\n",
-        mount(GIB_VOLUME, f"/target{GIB_DIR}"),
+    # A machine whose gIB image is no installer (catalog `gib_dir`) has it copied as it is.
+    script = (
+        f"cp -R {machine.gib_dir}/. /target{GIB_DIR}\n"
+        if machine.gib_dir
+        else f"/scripts/container_entry.sh install --install-nccl\ncp -R /var/lib/gib/. /target{GIB_DIR}\n"
     )
-    multinetwork.data_interfaces(machine, nics)  # the node has every NIC the machine does
+    installer = plugin_installer(images.nccl_plugin.ref, script, mount(GIB_VOLUME, f"/target{GIB_DIR}"))
+    if not dranet:
+        multinetwork.data_interfaces(machine, nics)  # the node has every NIC the machine does
     return PodParts(
-        annotations={} if host_network else multinetwork.annotations(machine, nics),
+        annotations={} if host_network or dranet else multinetwork.annotations(machine, nics),
         env={
             "NCCL_PLUGIN_PATH": f"{GIB_DIR}/lib64",
             "NCCL_INIT_SCRIPT": f"{GIB_DIR}/scripts/set_nccl_env.sh",
@@ -59,7 +68,7 @@ def parts(machine: catalog.Machine, nics: Sequence[NicNetwork], host_network: bo
         # after set_nccl_env.sh.
         after_init={
             **({"NCCL_SOCKET_IFNAME": ",".join(machine.nccl_socket_interfaces)} if machine.nccl_socket_interfaces else {}),
-            "NCCL_TUNER_CONFIG_PATH": f"{GIB_DIR}/configs/{machine.nccl_tuner_config}",
+            **({"NCCL_TUNER_CONFIG_PATH": f"{GIB_DIR}/configs/{machine.nccl_tuner_config}"} if machine.nccl_tuner_config else {}),
         },
         host_network=host_network,
         privileged=host_network,
