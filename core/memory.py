@@ -40,7 +40,12 @@ Model states, bytes per parameter (Adam; w weights, g gradients, k optimizer sta
   micro-batches (NVIDIA/TransformerEngine transformer_engine/pytorch/module/base.py, 1.x,
   `prepare_forward`: "Create persistent tensors for fp8 weights and their transposes only when fp8
   weight caching is used", which Megatron-core turns on by passing `is_first_microbatch`).
-  Allowance: +2 bytes per transformer-layer weight, counted as weights, never sharded. Embeddings and the output layer run in bf16. Activations keep the 16-bit figures
+  Allowance: +2 bytes per transformer-layer weight, counted as weights, not sharded by the
+  distributed optimizer; sharded over the data-parallel ranks under Megatron-FSDP's full sharding
+  (zeroStage 3), whose model-weight buffer, FP8 raw data and transpose buffer alike, is distributed
+  for `optim_grads_params` and gathered a layer at a time (NVIDIA/Megatron-LM d98e8a6
+  megatron/core/distributed/fsdp/src/megatron_fsdp/param_and_grad_buffer.py
+  `_init_each_parameter_group_buffers`, `is_model_weight_buffer_distributed`). Embeddings and the output layer run in bf16. Activations keep the 16-bit figures
   below (TE saves some linear inputs as FP8, so this overestimates a little).
 
 Activations per transformer layer, bytes (Korthikanti et al., 2022, "Reducing Activation
@@ -599,6 +604,8 @@ def estimate(
         shards=training.shards,
     )
     fp8 = FP8_WEIGHT_COPY_BYTES * layer_params if training.precision == "fp8" else 0.0
+    if training.zero_stage == 3:
+        fp8 /= training.shards
     weights, gradients, optimizer = per.weights * params + fp8, per.gradients * params, per.optimizer * params
     return Estimate(
         weights=weights,
