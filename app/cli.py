@@ -16,13 +16,10 @@ from typing import Any
 import click
 
 from trainstack.app.console import fail
-from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
+from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names, stacks_dir
 from trainstack.app.metrics.cli import metrics
 from trainstack.app.ops.cli import COMMANDS
-from trainstack.core.config import StackConfig
 from trainstack.core.errors import TrainstackError
-from trainstack.core.fleet import FleetStackConfig
-from trainstack.workloads import fit
 
 FORMATS = click.Choice(["table", "json", "markdown"])
 
@@ -42,6 +39,8 @@ def main() -> None:
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def stacks_command(fmt: str) -> None:
     """List the stacks (stacks/Pulumi.<stack>.yaml)."""
+    if not stacks_dir().is_dir():
+        fail(f"no trainstack project here: no {stacks_dir()} (run in the project, or set TRAINSTACK_ROOT)")
     if fmt == "json":
         click.echo(json.dumps(stack_names()))
         return
@@ -95,6 +94,10 @@ def validate_command(stacks: tuple[str, ...], all_stacks: bool, fmt: str) -> Non
 
 def _validated(stack: str, ctx: Any, outputs: dict[str, Any]) -> dict[str, Any]:
     """What `validate` reports of a valid stack (of a fleet: its workers and queues)."""
+    from trainstack.core.config import StackConfig  # start-up laziness (pydantic models, the providers)
+    from trainstack.core.fleet import FleetStackConfig
+    from trainstack.workloads import fit
+
     if isinstance(ctx.config, FleetStackConfig):
         return {"valid": True, "workers": [w.name for w in ctx.config.fleet.workers], "queues": outputs.get("queues") or {}, "warnings": []}
     machine = ctx.machine

@@ -98,7 +98,7 @@ def test_the_command_tunes_the_collector_before_the_providers_load() -> None:
         "import gc, sys\n"
         f"from {script.module} import {script.attr} as main, THRESHOLDS\n"
         "loaded = 'pulumi' in sys.modules\n"
-        "sys.argv = ['trainstack', 'stacks']\n"
+        "sys.argv = ['trainstack', 'validate', 'no-such-stack']\n"
         "try:\n"
         "    main()\n"
         "except SystemExit:\n"
@@ -154,3 +154,26 @@ def test_validate_json_reports_each_stack(tmp_path: Path, monkeypatch: pytest.Mo
 def test_stacks_json_lists_the_same_stacks() -> None:
     runner = CliRunner()
     assert json.loads(runner.invoke(main, ["stacks", "--format", "json"]).output) == runner.invoke(main, ["stacks"]).output.split()
+
+
+def test_stacks_outside_a_project_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRAINSTACK_ROOT", str(tmp_path))
+    result = CliRunner().invoke(main, ["stacks"])
+    assert result.exit_code == 2 and f"no {tmp_path / 'stacks'}" in result.output
+
+
+def test_the_command_line_loads_no_provider_sdk_until_a_command_needs_one() -> None:
+    """`--help`, `stacks` and every command's help start without pulumi, the providers or the
+    config models (benchmarks/start_time.py measures the time)."""
+    code = (
+        "import sys\n"
+        "from trainstack.app.cli import main\n"
+        "for argv in (['--help'], ['stacks'], ['metrics', '--help'], ['up', '--help'], ['reap', '--help']):\n"
+        "    try:\n"
+        "        main(argv)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "print(sorted(m for m in ('pulumi', 'pulumi_gcp', 'pydantic', 'trainstack.core.config') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout

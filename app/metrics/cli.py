@@ -21,7 +21,6 @@ from trainstack.core import catalog
 from trainstack.core import memory as memory_report
 from trainstack.core.errors import ReportError, TrainstackError
 from trainstack.core.models import MODELS
-from trainstack.workloads import fit, launchers
 
 
 class Failure(click.ClickException):
@@ -45,6 +44,7 @@ def _stack_figures(name: str) -> dict[str, Any]:
     from trainstack.app.plan.engine import (
         load_stack,  # start-up laziness: the engine imports pulumi
     )
+    from trainstack.workloads import launchers  # start-up laziness: imports the providers
 
     ctx = load_stack(name)
     workload, machine = ctx.workload, ctx.machine
@@ -207,6 +207,8 @@ def memory_command(
 ) -> None:
     """GPU memory per GPU: of STACK's workload (with --set what-ifs), or of a model of --params
     weights (model states only). Decimal GB."""
+    from trainstack.workloads import fit  # start-up laziness: imports the providers
+
     if stack is None and params is None:
         raise Failure("name a STACK, or give --params for a model without a stack")
     if stack is not None:

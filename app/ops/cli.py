@@ -21,7 +21,6 @@ import yaml
 from trainstack.app.console import fail
 from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
 from trainstack.core.errors import TrainstackError
-from trainstack.core.rules import duration_seconds
 
 GATE_EXIT = 4  # `diff --fail-on`: distinct from 2 (bad input) and from bench's 3 (resources left)
 
@@ -33,6 +32,8 @@ class Duration(click.ParamType):
     _FORMAT = re.compile(r"(?:\d+(?:\.\d+)?(?:h|m|s))+")
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        from trainstack.core.rules import duration_seconds  # start-up laziness: `--help` needs no rules
+
         if isinstance(value, float):
             return value
         if not self._FORMAT.fullmatch(str(value)) or duration_seconds(str(value)) <= 0:
