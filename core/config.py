@@ -10,7 +10,6 @@ stack rules (`stack_*`, below StackConfig). `load` collects every violation into
 
 from __future__ import annotations
 
-import difflib
 import functools
 import ipaddress
 from collections.abc import Iterator
@@ -33,8 +32,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 from trainstack.core import catalog, resource_rules, rules
-from trainstack.core.errors import ConfigError, Problem, describe, key_path
-from trainstack.core.errors import show as _show
+from trainstack.core.errors import ABSENT, ConfigError, Problem, describe, key_path, unknown_key
 
 # ---------------------------------------------------------------------------------------------
 # Building blocks
@@ -1594,32 +1592,29 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _unknown_key(model: type[BaseModel], loc: tuple[str | int, ...], value: Any) -> str:
+def _unknown_key(model: type[BaseModel], loc: tuple[str | int, ...], value: Any, prefix: tuple[str | int, ...] = ()) -> Problem:
     """An unknown key, with the documented key it most resembles ("did you mean")."""
-    key = key_path(loc) or "(stack config)"
     section = _section_at(model, loc[:-1])
-    known = [f.alias or name for name, f in section.model_fields.items()] if section else []
-    close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6)
-    hint = f"did you mean {key_path((*loc[:-1], close[0]))}?" if close else "check its spelling against the documented keys"
-    return f"{key}: unknown key (value {_show(value)}); {hint}"
+    return unknown_key((*prefix, *loc), value, [f.alias or name for name, f in section.model_fields.items()] if section else [])
 
 
-def _describe(error: ErrorDetails, model: type[BaseModel]) -> str:
+def problem_of(error: ErrorDetails, model: type[BaseModel], prefix: tuple[str | int, ...] = ()) -> Problem:
+    """One pydantic error of `model` as the Problem of the key the user wrote (under `prefix`,
+    where `model` is a section of something larger)."""
     loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-")))
     if error["type"] == "invalid_key":  # a key that is no string (YAML `1:`, `true:`, `null:`)
-        return _odd_key(loc[:-1], error["input"])
+        return _odd_key((*prefix, *loc[:-1]), error["input"])
     if loc[-1:] == ("[key]",) and not isinstance(error["input"], str):  # the same, in a map of names
-        return _odd_key(loc[:-2], error["input"])
-    key = key_path(loc) or "(stack config)"
+        return _odd_key((*prefix, *loc[:-2]), error["input"])
     if error["type"] == "extra_forbidden":
-        return _unknown_key(model, loc, error["input"])
+        return _unknown_key(model, loc, error["input"], prefix)
     if error["type"] == "missing":
-        return f"{key}: required key is missing"
-    return describe((loc, error["input"], error["msg"]))
+        return Problem((*prefix, *loc), ABSENT, "required key is missing")
+    return Problem((*prefix, *loc), error["input"], error["msg"])
 
 
-def _odd_key(loc: tuple[str | int, ...], key: Any) -> str:
-    return f"{key_path(loc) or '(stack config)'}: key {key!r} is not a string; keys are names (quote it in YAML)"
+def _odd_key(loc: tuple[str | int, ...], key: Any) -> Problem:
+    return Problem(loc, ABSENT, f"key {key!r} is not a string; keys are names (quote it in YAML)")
 
 
 # The gcp:* keys trainstack reads; the gcp provider reads every gcp:* key itself (credentials,
@@ -1653,6 +1648,6 @@ def validated(stack: str, raw: dict[str, Any], model: type[_Stack]) -> _Stack:
     try:
         return model.model_validate(ours(raw))
     except ValidationError as exc:
-        raise ConfigError(stack, [_describe(e, model) for e in exc.errors(include_url=False)]) from None
+        raise ConfigError(stack, [problem_of(e, model) for e in exc.errors(include_url=False)]) from None
     except RecursionError:
-        raise ConfigError(stack, ["(stack config): nested too deeply to read"]) from None
+        raise ConfigError(stack, [Problem((), ABSENT, "nested too deeply to read")]) from None

@@ -71,7 +71,12 @@ WORKLOAD = {
     "globalBatchSize": 128.0,
     "seqLength": 8192.0,
 }
-BAD_WORKLOADS = {"workload.nodes": {**WORKLOAD, "nodes": 3.0}, "workload.framework": {**WORKLOAD, "framework": "nemo3"}, "platform": WORKLOAD}
+BAD_WORKLOADS = {
+    "workload.nodes": {**WORKLOAD, "nodes": 3.0},
+    "workload.framework": {**WORKLOAD, "framework": "nemo3"},
+    "platform": WORKLOAD,
+    "workload.parallelism.tensr": {**WORKLOAD, "parallelism": {"tensr": 2.0}},  # a misspelled key, nested
+}
 
 
 def reference(urn: str) -> Any:
