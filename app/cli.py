@@ -19,7 +19,7 @@ from trainstack.app.console import fail
 from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names, stacks_dir
 from trainstack.app.metrics.cli import metrics
 from trainstack.app.ops.cli import COMMANDS
-from trainstack.core.errors import TrainstackError
+from trainstack.core.errors import ABSENT, ConfigError, Problem, TrainstackError
 
 FORMATS = click.Choice(["table", "json", "markdown"])
 
@@ -78,7 +78,7 @@ def validate_command(stacks: tuple[str, ...], all_stacks: bool, fmt: str) -> Non
             rendered = run(stack, raw_stack_config(stack))
         except TrainstackError as exc:
             problems[stack] = str(exc)
-            reports[stack] = {"valid": False, "problem": str(exc)}
+            reports[stack] = {"valid": False, "problems": problem_objects(exc)}
             continue
         reports[stack] = _validated(stack, rendered.context, rendered.outputs)
     if fmt == "json":
@@ -90,6 +90,13 @@ def validate_command(stacks: tuple[str, ...], all_stacks: bool, fmt: str) -> Non
         if report["valid"]:
             _echo_valid(stack, report)
     _failed(problems)
+
+
+def problem_objects(exc: TrainstackError) -> list[dict[str, Any]]:
+    """The problems of `exc` as `--format json` gives them: each its key as written, the value,
+    the rule and the fix; an error of no one key (an unreadable file) is one with key ``."""
+    details = exc.details if isinstance(exc, ConfigError) else [Problem((), ABSENT, str(exc))]
+    return [p.to_json() for p in details]
 
 
 def _validated(stack: str, ctx: Any, outputs: dict[str, Any]) -> dict[str, Any]:

@@ -148,7 +148,24 @@ def test_validate_json_reports_each_stack(tmp_path: Path, monkeypatch: pytest.Mo
     reports = json.loads(result.stdout)
     assert {name: r["valid"] for name, r in reports.items()} == {"bad-nodes": False, "bad-zone": False, "good": True}
     assert reports["good"]["gpus"] == 432 and reports["good"]["queue"] == "a3-ultra"
-    assert "trainstack:workload.nodes = 99" in reports["bad-nodes"]["problem"]
+    (problem,) = reports["bad-nodes"]["problems"]
+    assert problem["key"] == "trainstack:workload.nodes" and problem["value"] == 99 and "exceeds" in problem["rule"] and problem["fix"] is None
+
+
+def test_validate_json_gives_each_problem_as_an_object_with_its_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "stacks").mkdir()
+    raw = merge(raw_stack_config("a3ultra-405b"), {"trainstack:gpuPool": {"nodeCont": 3}})
+    (tmp_path / "stacks" / "Pulumi.typo.yaml").write_text(yaml.safe_dump({"config": raw}))
+    (tmp_path / "stacks" / "Pulumi.broken.yaml").write_text("config: [")
+    monkeypatch.setenv("TRAINSTACK_ROOT", str(tmp_path))
+    result = CliRunner().invoke(main, ["validate", "typo", "broken", "--format", "json"])
+    assert result.exit_code == 2
+    reports = json.loads(result.stdout)
+    assert reports["typo"]["problems"] == [
+        {"key": "trainstack:gpuPool.nodeCont", "value": 3, "rule": "unknown key", "fix": "did you mean trainstack:gpuPool.nodeCount?"}
+    ]
+    (unreadable,) = reports["broken"]["problems"]
+    assert unreadable["key"] == "" and "not valid YAML" in unreadable["rule"]
 
 
 def test_stacks_json_lists_the_same_stacks() -> None:
