@@ -194,3 +194,12 @@ def test_the_command_line_loads_no_provider_sdk_until_a_command_needs_one() -> N
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
+
+
+def test_a_key_written_twice_in_a_stack_file_is_refused_with_both_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyYAML keeps the last of two equal keys; the Pulumi CLI refuses them, and so does trainstack."""
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.twice.yaml").write_text("config:\n  trainstack:gpuPool:\n    nodeCount: 2\n    machineType: a3-megagpu-8g\n    nodeCount: 3\n")
+    monkeypatch.setenv("TRAINSTACK_ROOT", str(tmp_path))
+    result = CliRunner().invoke(main, ["validate", "twice"])
+    assert result.exit_code == 2 and "line 5, column 5" in result.output and "key 'nodeCount' is written twice (lines 3 and 5)" in result.output
