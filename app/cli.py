@@ -16,10 +16,11 @@ from typing import Any
 import click
 
 from trainstack.app.console import fail
+from trainstack.app.deploy.placeholders import placeholders
 from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names, stacks_dir
 from trainstack.app.metrics.cli import metrics
 from trainstack.app.ops.cli import COMMANDS
-from trainstack.core.errors import ABSENT, ConfigError, Problem, TrainstackError
+from trainstack.core.errors import ABSENT, ConfigError, Problem, TrainstackError, describe
 
 FORMATS = click.Choice(["table", "json", "markdown"])
 
@@ -75,12 +76,14 @@ def validate_command(stacks: tuple[str, ...], all_stacks: bool, fmt: str) -> Non
     problems: dict[str, str] = {}
     for stack in _chosen(stacks, all_stacks):
         try:
-            rendered = run(stack, raw_stack_config(stack))
+            raw = raw_stack_config(stack)
+            rendered = run(stack, raw)
         except TrainstackError as exc:
             problems[stack] = str(exc)
             reports[stack] = {"valid": False, "problems": problem_objects(exc)}
             continue
         reports[stack] = _validated(stack, rendered.context, rendered.outputs)
+        reports[stack]["warnings"] += [describe(p) for p in placeholders(raw)]
     if fmt == "json":
         click.echo(json.dumps(reports, indent=2))
         if problems:

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from helpers import merge
 from trainstack.app.cli import main
-from trainstack.app.deploy.stacks import raw_stack_config
+from trainstack.app.deploy.stacks import raw_stack_config, stack_names
 
 
 def test_stacks_lists_every_stack() -> None:
@@ -199,7 +199,30 @@ def test_the_command_line_loads_no_provider_sdk_until_a_command_needs_one() -> N
 def test_a_key_written_twice_in_a_stack_file_is_refused_with_both_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """PyYAML keeps the last of two equal keys; the Pulumi CLI refuses them, and so does trainstack."""
     (tmp_path / "stacks").mkdir()
-    (tmp_path / "stacks" / "Pulumi.twice.yaml").write_text("config:\n  trainstack:gpuPool:\n    nodeCount: 2\n    machineType: a3-megagpu-8g\n    nodeCount: 3\n")
+    (tmp_path / "stacks" / "Pulumi.twice.yaml").write_text(
+        "config:\n  trainstack:gpuPool:\n    nodeCount: 2\n    machineType: a3-megagpu-8g\n    nodeCount: 3\n"
+    )
     monkeypatch.setenv("TRAINSTACK_ROOT", str(tmp_path))
     result = CliRunner().invoke(main, ["validate", "twice"])
     assert result.exit_code == 2 and "line 5, column 5" in result.output and "key 'nodeCount' is written twice (lines 3 and 5)" in result.output
+
+
+def test_validate_warns_about_each_placeholder_of_the_shipped_stacks() -> None:
+    """Every shipped stack's project, reservation and documentation CIDR is named at its key; a
+    reservation name the stacks use that the list misses would go unwarned."""
+    from trainstack.app.deploy.placeholders import RESERVATIONS
+
+    shipped = {r["name"] for s in stack_names() for r in _reservations(raw_stack_config(s))}
+    assert shipped <= RESERVATIONS and shipped
+    result = CliRunner().invoke(main, ["validate", "a3ultra-405b"])
+    assert result.exit_code == 0, result.output
+    assert "warning: gcp:project = 'my-training-project': is the shipped examples' placeholder project; set your own project id" in result.output
+    assert "warning: trainstack:gpuPool.reservation.name = 'a3-ultra-reservation': is a shipped example's reservation name" in result.output
+    assert "warning: trainstack:cluster.authorizedNetworks[0].cidrBlock = '203.0.113.0/24': is an address range reserved for documentation" in result.output
+
+
+def _reservations(value: object) -> list[dict]:
+    if isinstance(value, dict):
+        own = [value["reservation"]] if isinstance(value.get("reservation"), dict) and "name" in value["reservation"] else []
+        return own + [r for v in value.values() for r in _reservations(v)]
+    return [r for v in value for r in _reservations(v)] if isinstance(value, list) else []
