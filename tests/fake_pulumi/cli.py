@@ -301,7 +301,7 @@ def preview(stack: str | None, words: list[str], flags: dict[str, list[Any]]) ->
         if op != "same":
             out(f" {SYMBOLS[op]}  {type_} {item_urn.rsplit('::', 1)[-1]} {op}")
     out("Resources:\n" + "\n".join(f"    {n} to {op}" for op, n in counts.items() if op != "same"))
-    events = [{"resourcePreEvent": {"metadata": {"op": op, "urn": u, "type": t, "provider": ""}}} for op, t, u in steps]
+    events: list[dict[str, Any]] = [{"resourcePreEvent": {"metadata": {"op": op, "urn": u, "type": t, "provider": ""}}} for op, t, u in steps]
     events += [{"summaryEvent": {"maybeCorrupt": False, "durationSeconds": 1, "resourceChanges": counts, "PolicyPacks": {}}}, {"cancelEvent": {}}]
     for target in flags.get("--event-log", []):
         with open(target, "a", encoding="utf-8") as log_file:
