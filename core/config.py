@@ -1188,8 +1188,10 @@ def stack_zone_in_region(config: StackConfig) -> Iterator[Problem]:
 
 def stack_one_pool_key(config: StackConfig) -> Iterator[Problem]:
     """One GPU pool key: gpuPool or gpuPools."""
-    if (config.single_pool is None) == (config.pool_list is None):
-        yield Problem(("trainstack:gpuPool",), None, "set exactly one of trainstack:gpuPool (one pool) and trainstack:gpuPools (a list)")
+    if config.single_pool is not None and config.pool_list is not None:
+        yield Problem(("trainstack:gpuPools",), ABSENT, "set as well as trainstack:gpuPool; set exactly one of them (gpuPool: one pool, gpuPools: a list)")
+    elif config.single_pool is None and config.pool_list is None:
+        yield Problem(("trainstack:gpuPool",), ABSENT, "required key is missing (or trainstack:gpuPools, a list of pools)")
 
 
 def stack_pool_names(config: StackConfig) -> Iterator[Problem]:

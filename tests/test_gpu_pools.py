@@ -88,7 +88,7 @@ def test_one_pool_or_a_list_of_pools_never_both() -> None:
     raw = pools_config(RESERVED)
     assert load_platform(PLATFORM, raw).pools[0].name == "reserved"
     raw["trainstack:gpuPool"] = RESERVED
-    assert "set exactly one of trainstack:gpuPool (one pool) and trainstack:gpuPools" in problems(raw)
+    assert "trainstack:gpuPools: set as well as trainstack:gpuPool; set exactly one of them" in problems(raw)  # not `gpuPool = None`
     assert "trainstack:gpuPools" in problems(pools_config())  # an empty list: at least one pool
 
 
