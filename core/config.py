@@ -393,7 +393,8 @@ class GpuPoolConfig(Section):
     placement: Literal["auto", "compact", "none"] = "auto"
     """auto: compact where GKE allows it (see `compact`); compact: insist; none: no policy."""
     reservation: Reservation = Reservation()
-    """The Compute Engine reservation the nodes consume."""
+    """The Compute Engine reservation the nodes consume; default: affinity `any`, or `none` for
+    spot, flex-start and queued pools (their capacity consumes no reservation)."""
     provisioning: Literal["on-demand", "spot", "flex-start", "queued"] = "on-demand"
     """on-demand, spot, DWS flex-start (VMs when the autoscaler finds capacity, at most 7 days),
     or DWS queued provisioning (flex-start VMs obtained all at once through a Kueue
@@ -463,6 +464,15 @@ class GpuPoolConfig(Section):
     def max_unavailable(self) -> int:
         """The upgrade's unavailable nodes, as the component's Args name it."""
         return self.upgrade.max_unavailable
+
+    @model_validator(mode="before")
+    @classmethod
+    def _capacity_consumes_no_reservation(cls, data: Any) -> Any:
+        """A spot, flex-start or queued pool that names no reservation consumes none: GKE refuses
+        any other affinity with that capacity (resource_rules `no_reservation_for_spot_or_dws`), so it need not be spelt out."""
+        if isinstance(data, dict) and data.get("provisioning") in ("spot", "flex-start", "queued") and "reservation" not in data:
+            return {**data, "reservation": {"affinity": "none"}}
+        return data
 
     @model_validator(mode="after")
     def _rules(self) -> GpuPoolConfig:
