@@ -346,7 +346,7 @@ def reap_command(project: str, yes: bool) -> None:
     from trainstack.app.ops import reap
 
     try:
-        code = reap.reap(project, yes, echo=click.echo)
+        code = reap.reap(project, yes, echo=click.echo, error=lambda line: click.echo(line, err=True))
     except reap.ReapError as exc:
         fail(str(exc))
     sys.exit(code)
