@@ -128,8 +128,8 @@ def up_command(stack: str, yes: bool) -> None:
         plan = render(stack, raw)  # a bad config never reaches an engine
     except TrainstackError as exc:
         fail(str(exc))
-    cost = plan.cost
-    click.echo(f"stack {stack}: {len(plan.resources)} resources, {cost.gpus} GPUs, est. ${cost.max_usd:,.2f}/h at full size (list prices, an estimate)")
+    gpus, usd = (plan.job["gpus"], plan.job["usdPerHour"] or 0.0) if plan.job else (plan.cost.gpus, plan.cost.max_usd)
+    click.echo(f"stack {stack}: {len(plan.resources)} resources, {gpus} GPUs, est. ${usd:,.2f}/h at full size (list prices, an estimate)")
     for warning in [*plan.warnings(), *(describe(p) for p in placeholders(raw))]:
         click.echo(f"warning: {warning}", err=True)
     try:

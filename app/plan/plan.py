@@ -51,6 +51,7 @@ class Plan:
     outputs: dict[str, Any]
     memory: dict[str, Any] | None = None  # the job's GPU memory estimate (workloads.fit.summary)
     fleet: list[dict[str, Any]] | None = None  # a job on a fleet: the worker pools that could take it (fleet_candidates)
+    job: dict[str, Any] | None = None  # a workload stack's job: its nodes, GPUs and cost on its platform's pool (job_figures)
 
     @cached_property
     def cost(self) -> CostEstimate:
@@ -95,6 +96,7 @@ class Plan:
             "warnings": self.warnings(),
             "memory": self.memory,
             **({"fleet": self.fleet} if self.fleet is not None else {}),
+            **({"job": self.job} if self.job is not None else {}),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -161,7 +163,8 @@ def from_rendered(rendered: engine.Rendered) -> Plan:
     resources = sorted((_resource(r) for r in rendered.registrations), key=lambda r: r["urn"])
     ctx = rendered.context
     memory = fit.summary(fit.estimate(ctx.workload, ctx.machine)) if ctx.workload else None
-    return Plan(rendered.stack, resources, rendered.outputs, memory, fleet_candidates(ctx))
+    fleet_pools = fleet_candidates(ctx)
+    return Plan(rendered.stack, resources, rendered.outputs, memory, fleet_pools, job_figures(ctx, fleet_pools))
 
 
 def fleet_candidates(ctx: StackContext) -> list[dict[str, Any]] | None:
@@ -176,6 +179,27 @@ def fleet_candidates(ctx: StackContext) -> list[dict[str, Any]] | None:
         usd = round(workload.nodes * price, 2) if price is not None else None
         found.append({**pool, "usdPerHour": usd, **({"priceIsUpperBound": True} if upper_bound else {})})
     return found
+
+
+def job_figures(ctx: StackContext, fleet_pools: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+    """For a workload stack (it makes no pool of its own): what its job holds of its platform's
+    nodes while it runs, and what those nodes cost an hour (at the price of the pool its queue
+    tries first; on a fleet, of the first worker pool that can take it); else None."""
+    terms, workload = ctx.contract, ctx.workload
+    if terms is None or workload is None:
+        return None
+    machine = ctx.machine
+    figures: dict[str, Any] = {"nodes": workload.nodes, "gpus": machine.gpus(workload.nodes), "machineType": machine.name}
+    if fleet_pools is not None:
+        first = fleet_pools[0] if fleet_pools else None
+        usd, capacity, upper = (first["usdPerHour"], first["capacity"], bool(first.get("priceIsUpperBound"))) if first else (None, None, False)
+    else:
+        pool = (terms.pools or [{}])[0]
+        provisioning = pool.get("provisioning", "on-demand")
+        capacity = "reservation" if provisioning == "on-demand" and pool.get("reservation", "any") != "none" else provisioning
+        price, _, upper = gpu_node_hour(machine, capacity)
+        usd = round(workload.nodes * price, 2) if price is not None else None
+    return {**figures, "capacity": capacity, "usdPerHour": usd, **({"priceIsUpperBound": True} if upper else {})}
 
 
 def render(stack: str, raw: dict[str, Any]) -> Plan:
