@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from trainstack.app.console import fail
+from trainstack.app.console import clear_progress, fail, progress
 from trainstack.app.deploy.placeholders import placeholders
 from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names, stacks_dir
 from trainstack.app.metrics.cli import metrics
@@ -74,7 +74,7 @@ def validate_command(stacks: tuple[str, ...], all_stacks: bool, fmt: str) -> Non
 
     reports: dict[str, dict[str, Any]] = {}
     problems: dict[str, str] = {}
-    for stack in _chosen(stacks, all_stacks):
+    for stack in progress(_chosen(stacks, all_stacks), "validating"):
         try:
             raw = raw_stack_config(stack)
             rendered = run(stack, raw)
@@ -167,7 +167,7 @@ def plan_command(stacks: tuple[str, ...], all_stacks: bool, out: Path | None, fm
     from trainstack.app.plan.report import describe
 
     problems: dict[str, str] = {}
-    for name in names:
+    for name in progress(names, "planning"):
         try:
             plan = render(name, raw_stack_config(name))
         except TrainstackError as exc:
@@ -175,6 +175,7 @@ def plan_command(stacks: tuple[str, ...], all_stacks: bool, out: Path | None, fm
             continue
         target = out or project_root() / "build" / "plans" / name
         plan.write(target)
+        clear_progress()
         click.echo(describe(plan, target, fmt))
     _failed(problems)
 

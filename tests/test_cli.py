@@ -226,3 +226,13 @@ def _reservations(value: object) -> list[dict]:
         own = [value["reservation"]] if isinstance(value.get("reservation"), dict) and "name" in value["reservation"] else []
         return own + [r for v in value.values() for r in _reservations(v)]
     return [r for v in value for r in _reservations(v)] if isinstance(value, list) else []
+
+
+def test_many_stacks_show_progress_on_a_terminal_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    two_bad_one_good(tmp_path)
+    monkeypatch.setenv("TRAINSTACK_ROOT", str(tmp_path))
+    quiet = CliRunner().invoke(main, ["validate", "--all"])
+    assert "validating" not in quiet.output
+    monkeypatch.setattr("trainstack.app.console.terminal", lambda: True)
+    shown = CliRunner().invoke(main, ["validate", "--all"])
+    assert "\rvalidating 1/3: bad-nodes" in shown.stderr.replace("\033[K", "") and "validating 3/3: good" in shown.stderr

@@ -60,9 +60,15 @@ def test_a_workload_stacks_plan_counts_its_jobs_gpus_and_cost_and_gives_no_platf
     its critical path is not judged against a network, cluster and pool it does not make."""
     job, whole = plans["a3ultra-405b-job"], plans["a3ultra-405b"]
     assert job.cost.gpus == 0  # no pool of its own
-    assert job.job == {"nodes": 54, "gpus": 432, "machineType": "a3-ultragpu-8g", "capacity": "reservation", "usdPerHour": job.job["usdPerHour"]}
+    assert job.job is not None and job.job == {
+        "nodes": 54,
+        "gpus": 432,
+        "machineType": "a3-ultragpu-8g",
+        "capacity": "reservation",
+        "usdPerHour": job.job["usdPerHour"],
+    }
     (pool,) = [p for p in whole.cost.pools if p.gpus_per_node]
-    assert job.job["usdPerHour"] == round(54 * pool.hourly_usd, 2)
+    assert pool.hourly_usd is not None and job.job["usdPerHour"] == round(54 * pool.hourly_usd, 2)
     assert job.summary()["job"]["gpus"] == 432
     assert job.critical_path.platform is False and job.critical_path.verdict().startswith("No verdict: the stack makes no network")
     assert "ratio" not in job.critical_path.to_table() and "off the essential chain" not in job.critical_path.to_table()

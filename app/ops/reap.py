@@ -395,9 +395,9 @@ def reap(
         for item in doomed:
             line = _line(item)
             if delete:
-                error = gcloud.delete(item.command)
-                line += f"  FAILED: {error}" if error else "  deleted"
-                if error:
+                refused = gcloud.delete(item.command)
+                line += f"  FAILED: {refused}" if refused else "  deleted"
+                if refused:
                     failed_tier = tier
             echo(line)
     if failed_tier is not None:

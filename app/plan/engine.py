@@ -53,11 +53,23 @@ def run(stack: str, raw: dict[str, Any], references: dict[str, dict[str, Any]] |
     stack's outputs: they are rendered first, offline, from the platform's own stack file (the
     last part of its name), so the plan shows the real names; or they are given, `references`
     (stack name -> its outputs), for stacks without a stack file (a bench's copies)."""
+    own = references is None
     references = _references(stack, raw) if references is None else references
     rendered = execute(_validate(stack, raw, references), raw, program.main, references)
     if found := crdcheck.problems(rendered.registrations):
         raise ConfigError(stack, [describe(p) for p in found])
+    if own:
+        _OUTPUTS[_key(stack, raw)] = rendered.outputs
     return rendered
+
+
+_OUTPUTS: dict[tuple[str, str], dict[str, Any]] = {}
+"""The outputs of each stack this process rendered from its own config (rendering is deterministic):
+a workload or fleet stack reads its platforms' from here instead of rendering them again."""
+
+
+def _key(stack: str, raw: dict[str, Any]) -> tuple[str, str]:
+    return stack, json.dumps(raw, sort_keys=True, default=repr)
 
 
 def validate_offline(stack: str, raw: dict[str, Any]) -> StackContext:
@@ -94,7 +106,8 @@ def _platform_outputs(stack: str, platform: str) -> dict[str, Any]:
     name = platform.rsplit("/", 1)[-1]
     if name not in stack_names():
         raise ConfigError(stack, [f"trainstack:platform.stack = {platform!r}: no stacks/Pulumi.{name}.yaml here to render that platform offline"])
-    return run(name, raw_stack_config(name)).outputs
+    raw = raw_stack_config(name)
+    return _OUTPUTS.get(_key(name, raw)) or run(name, raw).outputs
 
 
 def execute(
