@@ -24,6 +24,12 @@ from trainstack.core.errors import ABSENT, ConfigError, Problem, TrainstackError
 
 FORMATS = click.Choice(["table", "json", "markdown"])
 
+PROGRAM = click.option(
+    "--program",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A Pulumi program of your own (a Python program's folder, its Pulumi.yaml and stack files) instead of this project's stacks.",
+)
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="trainstack", message="%(prog)s %(version)s")
@@ -67,9 +73,14 @@ def _failed(problems: dict[str, str]) -> None:
 @click.argument("stacks", nargs=-1)
 @click.option("--all", "all_stacks", is_flag=True, help="Validate every stack; report every problem.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def validate_command(stacks: tuple[str, ...], all_stacks: bool, fmt: str) -> None:
+@PROGRAM
+def validate_command(stacks: tuple[str, ...], all_stacks: bool, fmt: str, program: Path | None) -> None:
     """Check each STACK's configuration: every rule, then the custom resources it renders (offline,
-    under the mock engine) against their CRD schemas. Nothing is created."""
+    under the mock engine) against their CRD schemas. Nothing is created. With --program, STACK is
+    a stack of that program (default its only one), checked by running it offline."""
+    if program is not None:
+        _validate_program(program, stacks, fmt)
+        return
     from trainstack.app.plan.engine import run  # start-up laziness
 
     reports: dict[str, dict[str, Any]] = {}
@@ -157,9 +168,14 @@ def _echo_valid(stack: str, report: dict[str, Any]) -> None:
 @click.option("--all", "all_stacks", is_flag=True, help="Plan every stack in one interpreter.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default build/plans/<stack>).")
 @click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
-def plan_command(stacks: tuple[str, ...], all_stacks: bool, out: Path | None, fmt: str) -> None:
+@PROGRAM
+def plan_command(stacks: tuple[str, ...], all_stacks: bool, out: Path | None, fmt: str, program: Path | None) -> None:
     """Render each STACK offline under the mock engine: plan.json, manifests/ and a summary. A
-    stack that fails is reported after the others are planned."""
+    stack that fails is reported after the others are planned. With --program, STACK is a stack
+    of that program (default its only one)."""
+    if program is not None:
+        _plan_program(program, stacks, out, fmt)
+        return
     names = _chosen(stacks, all_stacks)
     if out is not None and len(names) > 1:
         fail("--out takes one stack; with several, each goes to build/plans/<stack>")
@@ -178,6 +194,48 @@ def plan_command(stacks: tuple[str, ...], all_stacks: bool, out: Path | None, fm
         clear_progress()
         click.echo(describe(plan, target, fmt))
     _failed(problems)
+
+
+def _validate_program(folder: Path, stacks: tuple[str, ...], fmt: str) -> None:
+    """`validate --program FOLDER [STACK]`: every component's rules, by running the program offline."""
+    from trainstack.app.plan.program_dir import render_program, stack_of  # start-up laziness
+
+    if len(stacks) > 1:
+        fail("--program validates one stack of the program at a time")
+    try:
+        stack = stack_of(folder, stacks[0] if stacks else None)
+    except TrainstackError as exc:
+        fail(str(exc))
+    try:
+        plan = render_program(folder, stack)
+    except TrainstackError as exc:
+        if fmt == "json":
+            click.echo(json.dumps({stack: {"valid": False, "problems": problem_objects(exc)}}, indent=2))
+            sys.exit(2)
+        fail(str(exc))
+    report: dict[str, Any] = {"valid": True, "resources": len(plan.resources), "gpus": plan.cost.gpus, "usdPerHour": plan.cost.max_usd, "warnings": plan.warnings()}
+    if fmt == "json":
+        click.echo(json.dumps({plan.stack: report}, indent=2))
+        return
+    click.echo(f"{plan.stack}: valid ({report['resources']} resources, {report['gpus']} GPUs, est. ${report['usdPerHour']:,.2f}/h)")
+    for warning in report["warnings"]:
+        click.echo(f"warning: {warning}", err=True)
+
+
+def _plan_program(folder: Path, stacks: tuple[str, ...], out: Path | None, fmt: str) -> None:
+    """`plan --program FOLDER [STACK]`: a program of your own, planned as the project's stacks are."""
+    from trainstack.app.plan.program_dir import render_program  # start-up laziness
+    from trainstack.app.plan.report import describe as summary
+
+    if len(stacks) > 1:
+        fail("--program plans one stack of the program at a time")
+    try:
+        plan = render_program(folder, stacks[0] if stacks else None)
+    except TrainstackError as exc:
+        fail(str(exc))
+    target = out or folder / "build" / "plans" / plan.stack
+    plan.write(target)
+    click.echo(summary(plan, target, fmt))
 
 
 # Command groups that live beside the code they drive.

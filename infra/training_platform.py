@@ -200,10 +200,18 @@ def package_path(text: str) -> str:
     return re.sub(r"\b(?:trainstack|gcp):(?=[a-zA-Z])", "", text)
 
 
-def input_error(component: str, problems: list[Problem]) -> pulumi.InputPropertiesError:
+class InputProblems(pulumi.InputPropertiesError):
+    """A component's bad inputs: the engine's error, and `problems`, each Problem by its path as
+    the package's inputs name it (what `trainstack plan --program` reports)."""
+
+    def __init__(self, component: str, problems: list[Problem]):
+        self.problems = problems
+        errors = [InputPropertyErrorDetails(property_path=key_path(p.key), reason=reason(p)) for p in problems]
+        lines = "\n".join(f"  - {describe(p, component)}" for p in problems)
+        super().__init__(f"{component} has {len(problems)} input problem(s):\n{lines}", errors)
+
+
+def input_error(component: str, problems: list[Problem]) -> InputProblems:
     """One `pulumi.InputPropertiesError` of `problems`, each by its path as the package's inputs
     name it, its reason the value, the rule and the fix as the stack file's message gives them."""
-    found = [p._replace(key=package_key(p.key), fix=package_path(p.fix) if p.fix else None) for p in problems]
-    errors = [InputPropertyErrorDetails(property_path=key_path(p.key), reason=reason(p)) for p in found]
-    lines = "\n".join(f"  - {describe(p, component)}" for p in found)
-    return pulumi.InputPropertiesError(f"{component} has {len(found)} input problem(s):\n{lines}", errors)
+    return InputProblems(component, [p._replace(key=package_key(p.key), fix=package_path(p.fix) if p.fix else None) for p in problems])

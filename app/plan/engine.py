@@ -118,13 +118,19 @@ def execute(
 ) -> Rendered:
     """Run `body` under the mock engine with `raw` as the stack's Pulumi config; `references`
     are the outputs of the stacks a StackReference may read."""
+    registrations, outputs = mocked(ctx.stack, FakeGcp(ctx.project, ctx.region, ctx.zone, references or {}), raw, body)
+    return Rendered(ctx.stack, ctx, registrations, outputs)
+
+
+def mocked(stack: str, fake: FakeGcp, raw: dict[str, Any], body: Callable[[], Any], project: str = PROJECT) -> tuple[list[Registration], dict[str, Any]]:
+    """Run `body` as Pulumi project `project`'s stack `stack` under the mock engine answered by
+    `fake`, `raw` its config; what it registered and its stack outputs."""
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     try:
         settings.ROOT.set(None)
-        fake = FakeGcp(ctx.project, ctx.region, ctx.zone, references or {})
         monitor = RecordingMonitor(fake)
-        mocks.set_mocks(fake, project=PROJECT, stack=ctx.stack, preview=False, monitor=monitor)
+        mocks.set_mocks(fake, project=project, stack=stack, preview=False, monitor=monitor)
         # The engine marks a key secret when its value holds an encrypted leaf, as the CLI does.
         # A key set to null is no config value at all, as for the CLI.
         config = {k: _encode(v) for k, v in raw.items() if v is not None}
@@ -134,7 +140,7 @@ def execute(
     finally:
         asyncio.set_event_loop(None)
         loop.close()
-    return Rendered(ctx.stack, ctx, monitor.registrations, outputs)
+    return monitor.registrations, outputs
 
 
 def _encode(value: Any) -> str:

@@ -155,12 +155,18 @@ def _resource(reg: Registration) -> dict[str, Any]:
     }
 
 
+def resources_of(stack: str, registrations: list[Registration]) -> list[dict[str, Any]]:
+    """A mock run's registrations as plan resources, sorted by URN; PlanError listing inputs the
+    SDK schemas do not know."""
+    problems = inputcheck.check(registrations)
+    if problems:
+        raise PlanError(f"stack {stack!r} sets inputs the providers do not accept:\n" + "\n".join(f"  - {p}" for p in problems))
+    return sorted((_resource(r) for r in registrations), key=lambda r: r["urn"])
+
+
 def from_rendered(rendered: engine.Rendered) -> Plan:
     """Shape a mock run into a plan, or PlanError listing inputs the SDK schemas do not know."""
-    problems = inputcheck.check(rendered.registrations)
-    if problems:
-        raise PlanError(f"stack {rendered.stack!r} sets inputs the providers do not accept:\n" + "\n".join(f"  - {p}" for p in problems))
-    resources = sorted((_resource(r) for r in rendered.registrations), key=lambda r: r["urn"])
+    resources = resources_of(rendered.stack, rendered.registrations)
     ctx = rendered.context
     memory = fit.summary(fit.estimate(ctx.workload, ctx.machine)) if ctx.workload else None
     fleet_pools = fleet_candidates(ctx)
