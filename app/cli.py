@@ -213,7 +213,13 @@ def _validate_program(folder: Path, stacks: tuple[str, ...], fmt: str) -> None:
             click.echo(json.dumps({stack: {"valid": False, "problems": problem_objects(exc)}}, indent=2))
             sys.exit(2)
         fail(str(exc))
-    report: dict[str, Any] = {"valid": True, "resources": len(plan.resources), "gpus": plan.cost.gpus, "usdPerHour": plan.cost.max_usd, "warnings": plan.warnings()}
+    report: dict[str, Any] = {
+        "valid": True,
+        "resources": len(plan.resources),
+        "gpus": plan.cost.gpus,
+        "usdPerHour": plan.cost.max_usd,
+        "warnings": plan.warnings(),
+    }
     if fmt == "json":
         click.echo(json.dumps({plan.stack: report}, indent=2))
         return
