@@ -15,12 +15,12 @@ from typing import Any
 
 import click
 
-from trainstack.app.console import clear_progress, fail, progress
+from trainstack.app.console import clear_progress, fail, problem_objects, progress
 from trainstack.app.deploy.placeholders import placeholders
 from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names, stacks_dir
 from trainstack.app.metrics.cli import metrics
 from trainstack.app.ops.cli import COMMANDS
-from trainstack.core.errors import ABSENT, ConfigError, Problem, TrainstackError, describe
+from trainstack.core.errors import TrainstackError, describe
 
 FORMATS = click.Choice(["table", "json", "markdown"])
 
@@ -79,7 +79,9 @@ def validate_command(stacks: tuple[str, ...], all_stacks: bool, fmt: str, progra
     under the mock engine) against their CRD schemas. Nothing is created. With --program, STACK is
     a stack of that program (default its only one), checked by running it offline."""
     if program is not None:
-        _validate_program(program, stacks, fmt)
+        from trainstack.app.plan.program_cli import validate_program  # start-up laziness
+
+        validate_program(program, stacks, fmt)
         return
     from trainstack.app.plan.engine import run  # start-up laziness
 
@@ -104,13 +106,6 @@ def validate_command(stacks: tuple[str, ...], all_stacks: bool, fmt: str, progra
         if report["valid"]:
             _echo_valid(stack, report)
     _failed(problems)
-
-
-def problem_objects(exc: TrainstackError) -> list[dict[str, Any]]:
-    """The problems of `exc` as `--format json` gives them: each its key as written, the value,
-    the rule and the fix; an error of no one key (an unreadable file) is one with key ``."""
-    details = exc.details if isinstance(exc, ConfigError) else [Problem((), ABSENT, str(exc))]
-    return [p.to_json() for p in details]
 
 
 def _validated(stack: str, ctx: Any, outputs: dict[str, Any]) -> dict[str, Any]:
@@ -174,7 +169,9 @@ def plan_command(stacks: tuple[str, ...], all_stacks: bool, out: Path | None, fm
     stack that fails is reported after the others are planned. With --program, STACK is a stack
     of that program (default its only one)."""
     if program is not None:
-        _plan_program(program, stacks, out, fmt)
+        from trainstack.app.plan.program_cli import plan_program  # start-up laziness
+
+        plan_program(program, stacks, out, fmt)
         return
     names = _chosen(stacks, all_stacks)
     if out is not None and len(names) > 1:
@@ -194,54 +191,6 @@ def plan_command(stacks: tuple[str, ...], all_stacks: bool, out: Path | None, fm
         clear_progress()
         click.echo(describe(plan, target, fmt))
     _failed(problems)
-
-
-def _validate_program(folder: Path, stacks: tuple[str, ...], fmt: str) -> None:
-    """`validate --program FOLDER [STACK]`: every component's rules, by running the program offline."""
-    from trainstack.app.plan.program_dir import render_program, stack_of  # start-up laziness
-
-    if len(stacks) > 1:
-        fail("--program validates one stack of the program at a time")
-    try:
-        stack = stack_of(folder, stacks[0] if stacks else None)
-    except TrainstackError as exc:
-        fail(str(exc))
-    try:
-        plan = render_program(folder, stack)
-    except TrainstackError as exc:
-        if fmt == "json":
-            click.echo(json.dumps({stack: {"valid": False, "problems": problem_objects(exc)}}, indent=2))
-            sys.exit(2)
-        fail(str(exc))
-    report: dict[str, Any] = {
-        "valid": True,
-        "resources": len(plan.resources),
-        "gpus": plan.cost.gpus,
-        "usdPerHour": plan.cost.max_usd,
-        "warnings": plan.warnings(),
-    }
-    if fmt == "json":
-        click.echo(json.dumps({plan.stack: report}, indent=2))
-        return
-    click.echo(f"{plan.stack}: valid ({report['resources']} resources, {report['gpus']} GPUs, est. ${report['usdPerHour']:,.2f}/h)")
-    for warning in report["warnings"]:
-        click.echo(f"warning: {warning}", err=True)
-
-
-def _plan_program(folder: Path, stacks: tuple[str, ...], out: Path | None, fmt: str) -> None:
-    """`plan --program FOLDER [STACK]`: a program of your own, planned as the project's stacks are."""
-    from trainstack.app.plan.program_dir import render_program  # start-up laziness
-    from trainstack.app.plan.report import describe as summary
-
-    if len(stacks) > 1:
-        fail("--program plans one stack of the program at a time")
-    try:
-        plan = render_program(folder, stacks[0] if stacks else None)
-    except TrainstackError as exc:
-        fail(str(exc))
-    target = out or folder / "build" / "plans" / plan.stack
-    plan.write(target)
-    click.echo(summary(plan, target, fmt))
 
 
 # Command groups that live beside the code they drive.

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator, Sequence
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
+
+from trainstack.core.errors import ABSENT, ConfigError, Problem, TrainstackError
 
 T = TypeVar("T")
 
@@ -38,3 +40,10 @@ def clear_progress() -> None:
     """Erase the progress line, before output of the work it stood for."""
     if terminal():
         click.echo("\r\033[K", err=True, nl=False)
+
+
+def problem_objects(exc: TrainstackError) -> list[dict[str, Any]]:
+    """The problems of `exc` as `--format json` gives them: each its key as written, the value,
+    the rule and the fix; an error of no one key (an unreadable file) is one with key ``."""
+    details = exc.details if isinstance(exc, ConfigError) else [Problem((), ABSENT, str(exc))]
+    return [p.to_json() for p in details]
