@@ -119,7 +119,7 @@ def up_command(stack: str, yes: bool) -> None:
     if not yes and not interactive():
         fail(f"`trainstack up {stack}` asks before it changes anything, and there is no terminal to ask: pass --yes to deploy without asking")
     from trainstack.app.deploy.placeholders import placeholders
-    from trainstack.app.ops import automation, deploy
+    from trainstack.app.ops import automation, up
     from trainstack.app.plan.plan import render
 
     try:
@@ -134,7 +134,7 @@ def up_command(stack: str, yes: bool) -> None:
         click.echo(f"warning: {warning}", err=True)
     try:
         opened = automation.create_or_select(stack, project_root())
-        previewed = deploy.preview(opened)
+        previewed = up.preview(opened)
     except Exception as exc:  # CommandError and its kinds: the CLI already printed the details
         click.echo(f"error: pulumi preview of stack {stack!r} failed: {automation.brief(exc)}", err=True)
         sys.exit(1)
