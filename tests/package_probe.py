@@ -86,6 +86,11 @@ def reference(urn: str) -> Any:
     return rpc.deserialize_properties(ref)["platform"]
 
 
+def pulumi_type(exc: Exception) -> str:
+    """The Pulumi SDK's class of `exc`, the one the engine's provider server sees (a component's own subclass aside)."""
+    return next(c.__name__ for c in type(exc).__mro__ if c.__module__.startswith("pulumi"))
+
+
 def plain(value: Any) -> Any:
     """`value` as JSON, an Output as the marker `<output>`."""
     return "<output>" if isinstance(value, pulumi.Output) else value if isinstance(value, str | int | float | bool | dict | list) else repr(value)
@@ -106,7 +111,7 @@ def main() -> None:
             try:
                 provider.construct(f"bad-{component.lower()}", f"{NAME}:index:{component}", inputs)
             except pulumi.InputPropertiesError as exc:
-                errors.append({"component": component, "type": type(exc).__name__, "errors": exc.errors})
+                errors.append({"component": component, "type": pulumi_type(exc), "errors": exc.errors})
 
         def workloads(urn: str) -> None:
             on = reference(urn)
@@ -117,7 +122,7 @@ def main() -> None:
                 try:
                     provider.construct(f"bad-{case}", f"{NAME}:index:TrainingWorkload", given)
                 except pulumi.InputPropertiesError as exc:
-                    errors.append({"component": "TrainingWorkload", "case": case, "type": type(exc).__name__, "errors": exc.errors})
+                    errors.append({"component": "TrainingWorkload", "case": case, "type": pulumi_type(exc), "errors": exc.errors})
 
         pulumi.Output.from_input(urns["TrainingPlatform"]).apply(workloads)
 
