@@ -15,17 +15,21 @@ from typing import Any
 
 import click
 
-from trainstack.app.console import fail
-from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
+from trainstack.app.console import clear_progress, fail, problem_objects, progress
+from trainstack.app.deploy.placeholders import placeholders
+from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names, stacks_dir
 from trainstack.app.metrics.cli import metrics
 from trainstack.app.ops.cli import COMMANDS
 from trainstack.app.status.cli import status
-from trainstack.core.config import StackConfig
-from trainstack.core.errors import TrainstackError
-from trainstack.core.fleet import FleetStackConfig
-from trainstack.workloads import fit
+from trainstack.core.errors import TrainstackError, describe
 
 FORMATS = click.Choice(["table", "json", "markdown"])
+
+PROGRAM = click.option(
+    "--program",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A Pulumi program of your own (a Python program's folder, its Pulumi.yaml and stack files) instead of this project's stacks.",
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -43,6 +47,8 @@ def main() -> None:
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def stacks_command(fmt: str) -> None:
     """List the stacks (stacks/Pulumi.<stack>.yaml)."""
+    if not stacks_dir().is_dir():
+        fail(f"no trainstack project here: no {stacks_dir()} (run in the project, or set TRAINSTACK_ROOT)")
     if fmt == "json":
         click.echo(json.dumps(stack_names()))
         return
@@ -68,21 +74,30 @@ def _failed(problems: dict[str, str]) -> None:
 @click.argument("stacks", nargs=-1)
 @click.option("--all", "all_stacks", is_flag=True, help="Validate every stack; report every problem.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def validate_command(stacks: tuple[str, ...], all_stacks: bool, fmt: str) -> None:
+@PROGRAM
+def validate_command(stacks: tuple[str, ...], all_stacks: bool, fmt: str, program: Path | None) -> None:
     """Check each STACK's configuration: every rule, then the custom resources it renders (offline,
-    under the mock engine) against their CRD schemas. Nothing is created."""
+    under the mock engine) against their CRD schemas. Nothing is created. With --program, STACK is
+    a stack of that program (default its only one), checked by running it offline."""
+    if program is not None:
+        from trainstack.app.plan.program_cli import validate_program  # start-up laziness
+
+        validate_program(program, stacks, fmt)
+        return
     from trainstack.app.plan.engine import run  # start-up laziness
 
     reports: dict[str, dict[str, Any]] = {}
     problems: dict[str, str] = {}
-    for stack in _chosen(stacks, all_stacks):
+    for stack in progress(_chosen(stacks, all_stacks), "validating"):
         try:
-            rendered = run(stack, raw_stack_config(stack))
+            raw = raw_stack_config(stack)
+            rendered = run(stack, raw)
         except TrainstackError as exc:
             problems[stack] = str(exc)
-            reports[stack] = {"valid": False, "problem": str(exc)}
+            reports[stack] = {"valid": False, "problems": problem_objects(exc)}
             continue
         reports[stack] = _validated(stack, rendered.context, rendered.outputs)
+        reports[stack]["warnings"] += [describe(p) for p in placeholders(raw)]
     if fmt == "json":
         click.echo(json.dumps(reports, indent=2))
         if problems:
@@ -96,6 +111,10 @@ def validate_command(stacks: tuple[str, ...], all_stacks: bool, fmt: str) -> Non
 
 def _validated(stack: str, ctx: Any, outputs: dict[str, Any]) -> dict[str, Any]:
     """What `validate` reports of a valid stack (of a fleet: its workers and queues)."""
+    from trainstack.core.config import StackConfig  # start-up laziness (pydantic models, the providers)
+    from trainstack.core.fleet import FleetStackConfig
+    from trainstack.workloads import fit
+
     if isinstance(ctx.config, FleetStackConfig):
         return {"valid": True, "workers": [w.name for w in ctx.config.fleet.workers], "queues": outputs.get("queues") or {}, "warnings": []}
     machine = ctx.machine
@@ -144,9 +163,16 @@ def _echo_valid(stack: str, report: dict[str, Any]) -> None:
 @click.option("--all", "all_stacks", is_flag=True, help="Plan every stack in one interpreter.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default build/plans/<stack>).")
 @click.option("--format", "fmt", type=FORMATS, default="table", show_default=True)
-def plan_command(stacks: tuple[str, ...], all_stacks: bool, out: Path | None, fmt: str) -> None:
+@PROGRAM
+def plan_command(stacks: tuple[str, ...], all_stacks: bool, out: Path | None, fmt: str, program: Path | None) -> None:
     """Render each STACK offline under the mock engine: plan.json, manifests/ and a summary. A
-    stack that fails is reported after the others are planned."""
+    stack that fails is reported after the others are planned. With --program, STACK is a stack
+    of that program (default its only one)."""
+    if program is not None:
+        from trainstack.app.plan.program_cli import plan_program  # start-up laziness
+
+        plan_program(program, stacks, out, fmt)
+        return
     names = _chosen(stacks, all_stacks)
     if out is not None and len(names) > 1:
         fail("--out takes one stack; with several, each goes to build/plans/<stack>")
@@ -154,7 +180,7 @@ def plan_command(stacks: tuple[str, ...], all_stacks: bool, out: Path | None, fm
     from trainstack.app.plan.report import describe
 
     problems: dict[str, str] = {}
-    for name in names:
+    for name in progress(names, "planning"):
         try:
             plan = render(name, raw_stack_config(name))
         except TrainstackError as exc:
@@ -162,6 +188,7 @@ def plan_command(stacks: tuple[str, ...], all_stacks: bool, out: Path | None, fm
             continue
         target = out or project_root() / "build" / "plans" / name
         plan.write(target)
+        clear_progress()
         click.echo(describe(plan, target, fmt))
     _failed(problems)
 

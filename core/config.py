@@ -10,7 +10,6 @@ stack rules (`stack_*`, below StackConfig). `load` collects every violation into
 
 from __future__ import annotations
 
-import difflib
 import functools
 import ipaddress
 from collections.abc import Iterator
@@ -33,8 +32,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 from trainstack.core import catalog, resource_rules, rules
-from trainstack.core.errors import ConfigError, Problem, describe, key_path
-from trainstack.core.errors import show as _show
+from trainstack.core.errors import ABSENT, ConfigError, Problem, describe, key_path, unknown_key
 
 # ---------------------------------------------------------------------------------------------
 # Building blocks
@@ -395,7 +393,8 @@ class GpuPoolConfig(Section):
     placement: Literal["auto", "compact", "none"] = "auto"
     """auto: compact where GKE allows it (see `compact`); compact: insist; none: no policy."""
     reservation: Reservation = Reservation()
-    """The Compute Engine reservation the nodes consume."""
+    """The Compute Engine reservation the nodes consume; default: affinity `any`, or `none` for
+    spot, flex-start and queued pools (their capacity consumes no reservation)."""
     provisioning: Literal["on-demand", "spot", "flex-start", "queued"] = "on-demand"
     """on-demand, spot, DWS flex-start (VMs when the autoscaler finds capacity, at most 7 days),
     or DWS queued provisioning (flex-start VMs obtained all at once through a Kueue
@@ -481,6 +480,15 @@ class GpuPoolConfig(Section):
     def max_unavailable(self) -> int:
         """The upgrade's unavailable nodes, as the component's Args name it."""
         return self.upgrade.max_unavailable
+
+    @model_validator(mode="before")
+    @classmethod
+    def _capacity_consumes_no_reservation(cls, data: Any) -> Any:
+        """A spot, flex-start or queued pool that names no reservation consumes none: GKE refuses
+        any other affinity with that capacity (resource_rules `no_reservation_for_spot_or_dws`), so it need not be spelt out."""
+        if isinstance(data, dict) and data.get("provisioning") in ("spot", "flex-start", "queued") and "reservation" not in data:
+            return {**data, "reservation": {"affinity": "none"}}
+        return data
 
     @model_validator(mode="after")
     def _rules(self) -> GpuPoolConfig:
@@ -1259,8 +1267,10 @@ def stack_zone_in_region(config: StackConfig) -> Iterator[Problem]:
 
 def stack_one_pool_key(config: StackConfig) -> Iterator[Problem]:
     """One GPU pool key: gpuPool or gpuPools."""
-    if (config.single_pool is None) == (config.pool_list is None):
-        yield Problem(("trainstack:gpuPool",), None, "set exactly one of trainstack:gpuPool (one pool) and trainstack:gpuPools (a list)")
+    if config.single_pool is not None and config.pool_list is not None:
+        yield Problem(("trainstack:gpuPools",), ABSENT, "set as well as trainstack:gpuPool; set exactly one of them (gpuPool: one pool, gpuPools: a list)")
+    elif config.single_pool is None and config.pool_list is None:
+        yield Problem(("trainstack:gpuPool",), ABSENT, "required key is missing (or trainstack:gpuPools, a list of pools)")
 
 
 def stack_pool_names(config: StackConfig) -> Iterator[Problem]:
@@ -1704,32 +1714,29 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _unknown_key(model: type[BaseModel], loc: tuple[str | int, ...], value: Any) -> str:
+def _unknown_key(model: type[BaseModel], loc: tuple[str | int, ...], value: Any, prefix: tuple[str | int, ...] = ()) -> Problem:
     """An unknown key, with the documented key it most resembles ("did you mean")."""
-    key = key_path(loc) or "(stack config)"
     section = _section_at(model, loc[:-1])
-    known = [f.alias or name for name, f in section.model_fields.items()] if section else []
-    close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6)
-    hint = f"did you mean {key_path((*loc[:-1], close[0]))}?" if close else "check its spelling against the documented keys"
-    return f"{key}: unknown key (value {_show(value)}); {hint}"
+    return unknown_key((*prefix, *loc), value, [f.alias or name for name, f in section.model_fields.items()] if section else [])
 
 
-def _describe(error: ErrorDetails, model: type[BaseModel]) -> str:
+def problem_of(error: ErrorDetails, model: type[BaseModel], prefix: tuple[str | int, ...] = ()) -> Problem:
+    """One pydantic error of `model` as the Problem of the key the user wrote (under `prefix`,
+    where `model` is a section of something larger)."""
     loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-")))
     if error["type"] == "invalid_key":  # a key that is no string (YAML `1:`, `true:`, `null:`)
-        return _odd_key(loc[:-1], error["input"])
+        return _odd_key((*prefix, *loc[:-1]), error["input"])
     if loc[-1:] == ("[key]",) and not isinstance(error["input"], str):  # the same, in a map of names
-        return _odd_key(loc[:-2], error["input"])
-    key = key_path(loc) or "(stack config)"
+        return _odd_key((*prefix, *loc[:-2]), error["input"])
     if error["type"] == "extra_forbidden":
-        return _unknown_key(model, loc, error["input"])
+        return _unknown_key(model, loc, error["input"], prefix)
     if error["type"] == "missing":
-        return f"{key}: required key is missing"
-    return describe((loc, error["input"], error["msg"]))
+        return Problem((*prefix, *loc), ABSENT, "required key is missing")
+    return Problem((*prefix, *loc), error["input"], error["msg"])
 
 
-def _odd_key(loc: tuple[str | int, ...], key: Any) -> str:
-    return f"{key_path(loc) or '(stack config)'}: key {key!r} is not a string; keys are names (quote it in YAML)"
+def _odd_key(loc: tuple[str | int, ...], key: Any) -> Problem:
+    return Problem(loc, ABSENT, f"key {key!r} is not a string; keys are names (quote it in YAML)")
 
 
 # The gcp:* keys trainstack reads; the gcp provider reads every gcp:* key itself (credentials,
@@ -1763,6 +1770,6 @@ def validated(stack: str, raw: dict[str, Any], model: type[_Stack]) -> _Stack:
     try:
         return model.model_validate(ours(raw))
     except ValidationError as exc:
-        raise ConfigError(stack, [_describe(e, model) for e in exc.errors(include_url=False)]) from None
+        raise ConfigError(stack, [problem_of(e, model) for e in exc.errors(include_url=False)]) from None
     except RecursionError:
-        raise ConfigError(stack, ["(stack config): nested too deeply to read"]) from None
+        raise ConfigError(stack, [Problem((), ABSENT, "nested too deeply to read")]) from None

@@ -2,16 +2,74 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Collection, Sequence
 from typing import Any, NamedTuple
 
 
-class Problem(NamedTuple):
-    """A broken rule, the one shape every door reports: the key path (`("flavors", 0, "nodes")`,
-    `("trainstack:gpuPools", 1, "nodeCount")`), the value found there, and the rule."""
+class _Absent:
+    """The value of a key the user did not write (a required key missing, a problem of a whole file)."""
 
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()
+UNKNOWN_KEY = "unknown key"
+
+
+class _Broken(NamedTuple):
     key: tuple[str | int, ...]
     value: Any
     rule: str
+
+
+class Problem(_Broken):
+    """A broken rule, the one shape every door reports: the key path as the user wrote it
+    (`("flavors", 0, "nodes")`, `("trainstack:gpuPools", 1, "nodeCount")`), the value found there
+    (ABSENT where there is none), the rule; and, where one is known, the fix ("did you mean ..."),
+    an attribute beside the triple (a problem is still compared and unpacked as (key, value, rule))."""
+
+    fix: str | None
+
+    def __new__(cls, key: tuple[str | int, ...], value: Any, rule: str, fix: str | None = None) -> Problem:
+        self = super().__new__(cls, key, value, rule)
+        self.fix = fix
+        return self
+
+    def __getnewargs__(self) -> tuple[Any, ...]:
+        return (*self, self.fix)
+
+    def _replace(self, **changes: Any) -> Problem:
+        fix = changes.pop("fix", self.fix)
+        return Problem(*super()._replace(**changes), fix)
+
+    def to_json(self, where: str = "") -> dict[str, Any]:
+        """The problem as `--format json` gives it: key as written, value, rule, fix."""
+        value = None if self.value is ABSENT else self.value if _plain(self.value) else show(self.value)
+        return {"key": key_path(self.key) or where, "value": value, "rule": self.rule, "fix": self.fix}
+
+
+def as_problem(found: tuple[Any, ...]) -> Problem:
+    """`found` (a Problem, or a (key, value, rule) triple) as a Problem."""
+    return found if isinstance(found, Problem) else Problem(*found)
+
+
+def _plain(value: Any) -> bool:
+    """Whether `value` is JSON as it is (YAML's scalars, lists and mappings of them)."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return True
+    if isinstance(value, list | tuple):
+        return all(_plain(v) for v in value)
+    return isinstance(value, dict) and all(isinstance(k, str) and _plain(v) for k, v in value.items())
+
+
+def unknown_key(loc: tuple[str | int, ...], value: Any, known: Collection[str]) -> Problem:
+    """Key `loc[-1]`, unknown where `known` are the keys, with the known key it most resembles:
+    the one "did you mean" of every door (the stack file's models, the package's inputs)."""
+    close = difflib.get_close_matches(str(loc[-1]), list(known), n=1, cutoff=0.6)
+    fix = f"did you mean {key_path((*loc[:-1], close[0]))}?" if close else "check its spelling against the documented keys"
+    return Problem(loc, value, UNKNOWN_KEY, fix)
 
 
 def key_path(loc: tuple[str | int, ...]) -> str:
@@ -33,10 +91,24 @@ def show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def describe(problem: tuple[tuple[str | int, ...], Any, str], where: str = "(stack config)") -> str:
-    """One problem as the user reads it: `trainstack:workload.nodes = 64: exceeds ...`."""
-    loc, value, rule = problem
-    return f"{key_path(loc) or where} = {show(value)}: {rule}"
+def describe(problem: tuple[Any, ...], where: str = "(stack config)") -> str:
+    """One problem as the user reads it: `trainstack:workload.nodes = 64: exceeds ...`; a key with
+    no value `trainstack:workload: required key is missing`; an unknown key `x.nodeCont: unknown
+    key (value 3); did you mean x.nodeCount?`."""
+    found = as_problem(problem)
+    valued = found.value is not ABSENT and found.rule != UNKNOWN_KEY
+    return f"{key_path(found.key) or where}{' = ' if valued else ': '}{reason(found)}"
+
+
+def reason(problem: Problem) -> str:
+    """What a problem says after its key: `64: exceeds ...`, `required key is missing`."""
+    if problem.rule == UNKNOWN_KEY:
+        text = f"{UNKNOWN_KEY} (value {show(problem.value)})"
+    elif problem.value is ABSENT:
+        text = problem.rule
+    else:
+        text = f"{show(problem.value)}: {problem.rule}"
+    return f"{text}; {problem.fix}" if problem.fix else text
 
 
 class TrainstackError(Exception):
@@ -48,12 +120,14 @@ class CatalogError(TrainstackError, LookupError):
 
 
 class ConfigError(TrainstackError, ValueError):
-    """A stack configuration that breaks one or more rules; `problems` lists each one."""
+    """A stack configuration that breaks one or more rules: `details` holds each Problem (a bare
+    line is a problem of no one key), `problems` each as the user reads it."""
 
-    def __init__(self, stack: str, problems: list[str]):
+    def __init__(self, stack: str, problems: Sequence[Problem | str]):
         self.stack = stack
-        self.problems = problems
-        lines = "\n".join(f"  - {p}" for p in problems)
+        self.details = [Problem((), ABSENT, p) if isinstance(p, str) else as_problem(p) for p in problems]
+        self.problems = [p if isinstance(p, str) else describe(p) for p in problems]
+        lines = "\n".join(f"  - {p}" for p in self.problems)
         noun = "problem" if len(problems) == 1 else "problems"
         super().__init__(f"stack {stack!r} has {len(problems)} configuration {noun}:\n{lines}")
 

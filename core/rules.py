@@ -810,6 +810,19 @@ def pipeline_split(layers: int, pipeline: int, virtual: int | None, extra_layers
     return None
 
 
+def tensor_split(heads: int, kv_heads: int, tensor: int) -> str | None:
+    """Megatron-core's even tensor-parallel split of attention (NVIDIA/Megatron-LM f41b4fd
+    megatron/core/transformer/attention.py Attention.__init__: `divide(num_attention_heads,
+    world_size)` and `divide(num_query_groups, world_size)`, where megatron/core/utils.py `divide`
+    asserts the numerator divisible): the query heads and the key/value groups both divide by the
+    tensor-parallel size, or the model is never built."""
+    if heads % tensor:
+        return f"its {heads} attention heads do not divide over {tensor} tensor-parallel GPUs; Megatron-core splits them evenly"
+    if kv_heads % tensor:
+        return f"its {kv_heads} key/value groups do not divide over {tensor} tensor-parallel GPUs; Megatron-core splits them evenly"
+    return None
+
+
 def host_monitor_reachable(machine: catalog.Machine) -> str | None:
     """The resiliency supervisor's trainers report to the node's host monitor, whose client the
     launcher builds from ports alone, no address (AI-Hypercomputer/resiliency 02c17b7

@@ -19,9 +19,9 @@ from pydantic import BaseModel, ValidationError
 
 from trainstack import infra
 from trainstack.core import contract
-from trainstack.core.config import StackConfig, _describe, describe
+from trainstack.core.config import StackConfig, problem_of
 from trainstack.core.context import StackContext
-from trainstack.core.errors import Problem
+from trainstack.core.errors import Problem, describe, key_path, reason
 from trainstack.infra.platform import Place, Platform
 
 TYPE = "trainstack:index:TrainingPlatform"
@@ -158,7 +158,7 @@ def context(args: TrainingPlatformArgs) -> StackContext:
     if args.queue is not None and config.queue_of(args.queue) is None:
         problems.append(Problem(("queue",), args.queue, f"is not a queue of the platform ({', '.join(q.local_queue for q in config.queues)})"))
     if problems:
-        raise input_error("TrainingPlatform", [describe(p) for p in problems])
+        raise input_error("TrainingPlatform", problems)
     return StackContext(args.stack or pulumi.get_stack(), config, root, namespace=args.namespace, queue=args.queue)
 
 
@@ -169,7 +169,7 @@ def validate(args: TrainingPlatformArgs) -> StackConfig:
     try:
         return StackConfig.model_validate(raw, by_alias=True, by_name=True)
     except ValidationError as exc:
-        raise input_error("TrainingPlatform", [_describe(e, StackConfig) for e in exc.errors(include_url=False)]) from None
+        raise input_error("TrainingPlatform", [problem_of(e, StackConfig) for e in exc.errors(include_url=False)]) from None
 
 
 def plain_section(value: Any) -> Any:
@@ -187,23 +187,31 @@ def plain_section(value: Any) -> Any:
     return value
 
 
-# `trainstack:gpuPools[1].nodeCount = -1: rule` -> (`gpuPools[1].nodeCount`, `-1: rule`).
-_PROBLEM = re.compile(r"^(?P<key>\S+?)(?: = |: )(?P<reason>.*)$", re.DOTALL)
+def package_key(key: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """A stack file's key path as the package's inputs name it: `trainstack:gpuPool` -> `gpuPool`,
+    `gcp:zone` -> `zone`."""
+    head = key[0] if key else ""
+    return (head.split(":", 1)[1], *key[1:]) if isinstance(head, str) and head.startswith(("trainstack:", "gcp:")) else key
 
 
 def package_path(text: str) -> str:
-    """A stack file's keys in `text` as the package's inputs: `trainstack:gpuPool` -> `gpuPool`,
-    `gcp:zone` -> `zone`."""
+    """The stack file's keys a fix names (`did you mean trainstack:gpuPool.nodeCount?`) as the
+    package's inputs name them."""
     return re.sub(r"\b(?:trainstack|gcp):(?=[a-zA-Z])", "", text)
 
 
-def input_error(component: str, problems: list[str]) -> pulumi.InputPropertiesError:
-    """One `pulumi.InputPropertiesError` of `problems` (lines as `config.describe` writes them),
-    each path as the package's inputs name it."""
-    errors: list[InputPropertyErrorDetails] = []
-    for line in problems:
-        found = _PROBLEM.match(package_path(line))
-        path, reason = (found["key"], found["reason"]) if found else ("", package_path(line))
-        errors.append(InputPropertyErrorDetails(property_path=path, reason=reason))
-    lines = "\n".join(f"  - {package_path(p)}" for p in problems)
-    return pulumi.InputPropertiesError(f"{component} has {len(problems)} input problem(s):\n{lines}", errors)
+class InputProblems(pulumi.InputPropertiesError):
+    """A component's bad inputs: the engine's error, and `problems`, each Problem by its path as
+    the package's inputs name it (what `trainstack plan --program` reports)."""
+
+    def __init__(self, component: str, problems: list[Problem]):
+        self.problems = problems
+        errors = [InputPropertyErrorDetails(property_path=key_path(p.key), reason=reason(p)) for p in problems]
+        lines = "\n".join(f"  - {describe(p, component)}" for p in problems)
+        super().__init__(f"{component} has {len(problems)} input problem(s):\n{lines}", errors)
+
+
+def input_error(component: str, problems: list[Problem]) -> InputProblems:
+    """One `pulumi.InputPropertiesError` of `problems`, each by its path as the package's inputs
+    name it, its reason the value, the rule and the fix as the stack file's message gives them."""
+    return InputProblems(component, [p._replace(key=package_key(p.key), fix=package_path(p.fix) if p.fix else None) for p in problems])

@@ -71,7 +71,12 @@ WORKLOAD = {
     "globalBatchSize": 128.0,
     "seqLength": 8192.0,
 }
-BAD_WORKLOADS = {"workload.nodes": {**WORKLOAD, "nodes": 3.0}, "workload.framework": {**WORKLOAD, "framework": "nemo3"}, "platform": WORKLOAD}
+BAD_WORKLOADS = {
+    "workload.nodes": {**WORKLOAD, "nodes": 3.0},
+    "workload.framework": {**WORKLOAD, "framework": "nemo3"},
+    "platform": WORKLOAD,
+    "workload.parallelism.tensr": {**WORKLOAD, "parallelism": {"tensr": 2.0}},  # a misspelled key, nested
+}
 
 
 def reference(urn: str) -> Any:
@@ -79,6 +84,11 @@ def reference(urn: str) -> Any:
     ref = struct_pb2.Struct()
     ref.update({"platform": {rpc._special_sig_key: rpc._special_resource_sig, "urn": urn}})
     return rpc.deserialize_properties(ref)["platform"]
+
+
+def pulumi_type(exc: Exception) -> str:
+    """The Pulumi SDK's class of `exc`, the one the engine's provider server sees (a component's own subclass aside)."""
+    return next(c.__name__ for c in type(exc).__mro__ if c.__module__.startswith("pulumi"))
 
 
 def plain(value: Any) -> Any:
@@ -101,7 +111,7 @@ def main() -> None:
             try:
                 provider.construct(f"bad-{component.lower()}", f"{NAME}:index:{component}", inputs)
             except pulumi.InputPropertiesError as exc:
-                errors.append({"component": component, "type": type(exc).__name__, "errors": exc.errors})
+                errors.append({"component": component, "type": pulumi_type(exc), "errors": exc.errors})
 
         def workloads(urn: str) -> None:
             on = reference(urn)
@@ -112,7 +122,7 @@ def main() -> None:
                 try:
                     provider.construct(f"bad-{case}", f"{NAME}:index:TrainingWorkload", given)
                 except pulumi.InputPropertiesError as exc:
-                    errors.append({"component": "TrainingWorkload", "case": case, "type": type(exc).__name__, "errors": exc.errors})
+                    errors.append({"component": "TrainingWorkload", "case": case, "type": pulumi_type(exc), "errors": exc.errors})
 
         pulumi.Output.from_input(urns["TrainingPlatform"]).apply(workloads)
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from helpers import merge
 from trainstack.app.cli import main
-from trainstack.app.deploy.stacks import raw_stack_config
+from trainstack.app.deploy.stacks import raw_stack_config, stack_names
 
 
 def test_stacks_lists_every_stack() -> None:
@@ -98,7 +98,7 @@ def test_the_command_tunes_the_collector_before_the_providers_load() -> None:
         "import gc, sys\n"
         f"from {script.module} import {script.attr} as main, THRESHOLDS\n"
         "loaded = 'pulumi' in sys.modules\n"
-        "sys.argv = ['trainstack', 'stacks']\n"
+        "sys.argv = ['trainstack', 'validate', 'no-such-stack']\n"
         "try:\n"
         "    main()\n"
         "except SystemExit:\n"
@@ -148,9 +148,91 @@ def test_validate_json_reports_each_stack(tmp_path: Path, monkeypatch: pytest.Mo
     reports = json.loads(result.stdout)
     assert {name: r["valid"] for name, r in reports.items()} == {"bad-nodes": False, "bad-zone": False, "good": True}
     assert reports["good"]["gpus"] == 432 and reports["good"]["queue"] == "a3-ultra"
-    assert "trainstack:workload.nodes = 99" in reports["bad-nodes"]["problem"]
+    (problem,) = reports["bad-nodes"]["problems"]
+    assert problem["key"] == "trainstack:workload.nodes" and problem["value"] == 99 and "exceeds" in problem["rule"] and problem["fix"] is None
+
+
+def test_validate_json_gives_each_problem_as_an_object_with_its_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "stacks").mkdir()
+    raw = merge(raw_stack_config("a3ultra-405b"), {"trainstack:gpuPool": {"nodeCont": 3}})
+    (tmp_path / "stacks" / "Pulumi.typo.yaml").write_text(yaml.safe_dump({"config": raw}))
+    (tmp_path / "stacks" / "Pulumi.broken.yaml").write_text("config: [")
+    monkeypatch.setenv("TRAINSTACK_ROOT", str(tmp_path))
+    result = CliRunner().invoke(main, ["validate", "typo", "broken", "--format", "json"])
+    assert result.exit_code == 2
+    reports = json.loads(result.stdout)
+    assert reports["typo"]["problems"] == [
+        {"key": "trainstack:gpuPool.nodeCont", "value": 3, "rule": "unknown key", "fix": "did you mean trainstack:gpuPool.nodeCount?"}
+    ]
+    (unreadable,) = reports["broken"]["problems"]
+    assert unreadable["key"] == "" and "not valid YAML" in unreadable["rule"]
 
 
 def test_stacks_json_lists_the_same_stacks() -> None:
     runner = CliRunner()
     assert json.loads(runner.invoke(main, ["stacks", "--format", "json"]).output) == runner.invoke(main, ["stacks"]).output.split()
+
+
+def test_stacks_outside_a_project_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRAINSTACK_ROOT", str(tmp_path))
+    result = CliRunner().invoke(main, ["stacks"])
+    assert result.exit_code == 2 and f"no {tmp_path / 'stacks'}" in result.output
+
+
+def test_the_command_line_loads_no_provider_sdk_until_a_command_needs_one() -> None:
+    """`--help`, `stacks` and every command's help start without pulumi, the providers or the
+    config models (benchmarks/start_time.py measures the time)."""
+    code = (
+        "import sys\n"
+        "from trainstack.app.cli import main\n"
+        "for argv in (['--help'], ['stacks'], ['metrics', '--help'], ['up', '--help'], ['reap', '--help']):\n"
+        "    try:\n"
+        "        main(argv)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "print(sorted(m for m in ('pulumi', 'pulumi_gcp', 'pydantic', 'trainstack.core.config') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
+
+
+def test_a_key_written_twice_in_a_stack_file_is_refused_with_both_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyYAML keeps the last of two equal keys; the Pulumi CLI refuses them, and so does trainstack."""
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.twice.yaml").write_text(
+        "config:\n  trainstack:gpuPool:\n    nodeCount: 2\n    machineType: a3-megagpu-8g\n    nodeCount: 3\n"
+    )
+    monkeypatch.setenv("TRAINSTACK_ROOT", str(tmp_path))
+    result = CliRunner().invoke(main, ["validate", "twice"])
+    assert result.exit_code == 2 and "line 5, column 5" in result.output and "key 'nodeCount' is written twice (lines 3 and 5)" in result.output
+
+
+def test_validate_warns_about_each_placeholder_of_the_shipped_stacks() -> None:
+    """Every shipped stack's project, reservation and documentation CIDR is named at its key; a
+    reservation name the stacks use that the list misses would go unwarned."""
+    from trainstack.app.deploy.placeholders import RESERVATIONS
+
+    shipped = {r["name"] for s in stack_names() for r in _reservations(raw_stack_config(s))}
+    assert shipped <= RESERVATIONS and shipped
+    result = CliRunner().invoke(main, ["validate", "a3ultra-405b"])
+    assert result.exit_code == 0, result.output
+    assert "warning: gcp:project = 'my-training-project': is the shipped examples' placeholder project; set your own project id" in result.output
+    assert "warning: trainstack:gpuPool.reservation.name = 'a3-ultra-reservation': is a shipped example's reservation name" in result.output
+    assert "warning: trainstack:cluster.authorizedNetworks[0].cidrBlock = '203.0.113.0/24': is an address range reserved for documentation" in result.output
+
+
+def _reservations(value: object) -> list[dict]:
+    if isinstance(value, dict):
+        own = [value["reservation"]] if isinstance(value.get("reservation"), dict) and "name" in value["reservation"] else []
+        return own + [r for v in value.values() for r in _reservations(v)]
+    return [r for v in value for r in _reservations(v)] if isinstance(value, list) else []
+
+
+def test_many_stacks_show_progress_on_a_terminal_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    two_bad_one_good(tmp_path)
+    monkeypatch.setenv("TRAINSTACK_ROOT", str(tmp_path))
+    quiet = CliRunner().invoke(main, ["validate", "--all"])
+    assert "validating" not in quiet.output
+    monkeypatch.setattr("trainstack.app.console.terminal", lambda: True)
+    shown = CliRunner().invoke(main, ["validate", "--all"])
+    assert "\rvalidating 1/3: bad-nodes" in shown.stderr.replace("\033[K", "") and "validating 3/3: good" in shown.stderr

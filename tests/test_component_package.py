@@ -218,9 +218,27 @@ def test_a_workload_runs_on_the_platform_a_program_references() -> None:
 
 def test_a_bad_workload_input_is_an_input_properties_error_naming_it_as_written() -> None:
     found = {e["case"]: e for e in probe()["errors"] if e["component"] == "TrainingWorkload"}
-    assert set(found) == {"workload.nodes", "workload.framework", "platform"}
+    assert set(found) == {"workload.nodes", "workload.framework", "platform", "workload.parallelism.tensr"}
     for case, error in found.items():
         assert error["type"] == "InputPropertiesError" and error["errors"][0]["property_path"].startswith(case), error
+    misspelled = found["workload.parallelism.tensr"]["errors"]
+    assert misspelled == [{"property_path": "workload.parallelism.tensr", "reason": "unknown key (value 2.0); did you mean workload.parallelism.tensor?"}]
+
+
+def test_a_yaml_program_with_a_misspelled_key_is_refused_naming_it_as_written(tmp_path: Path) -> None:
+    """The SDK maps only the inputs its schema has, so the provider refuses any other before it:
+    a misspelled key nested in a YAML program's section stops the program (it used to be dropped)."""
+    program = yaml.safe_load(A4_EXAMPLE.read_text())
+    program["resources"]["platform"]["properties"]["gpuPool"]["nodeCont"] = 8
+    (tmp_path / "Pulumi.yaml").write_text(yaml.safe_dump(program, sort_keys=False))
+    done = probe_example(tmp_path / "Pulumi.yaml")
+    assert done.returncode != 0
+    assert "gpuPool.nodeCont: unknown key (value 8); did you mean gpuPool.nodeCount?" in done.stderr
+    program["resources"]["platform"]["properties"]["gpuPool"].pop("nodeCont")
+    program["resources"]["job"]["properties"]["workload"]["nodeCuont"] = 3
+    (tmp_path / "Pulumi.yaml").write_text(yaml.safe_dump(program, sort_keys=False))
+    done = probe_example(tmp_path / "Pulumi.yaml")
+    assert done.returncode != 0 and "workload.nodeCuont: unknown key (value 3)" in done.stderr
 
 
 # --- the YAML example -----------------------------------------------------------------------------
@@ -353,15 +371,16 @@ def test_the_a4_example_is_the_a4_stack_files_sections() -> None:
     assert resources["job"]["properties"]["workload"] == stack["trainstack:workload"]
 
 
+def probe_example(program: Path) -> subprocess.CompletedProcess[str]:
+    """tests/package_probe.py run on the YAML program `program`."""
+    return subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "package_probe.py"), "--example", str(program)], capture_output=True, text=True, cwd=ROOT / "tests", check=False
+    )
+
+
 @cache
 def example_probe() -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "package_probe.py"), "--example", str(A4_EXAMPLE)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT / "tests",
-        check=False,
-    )
+    done = probe_example(A4_EXAMPLE)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 

@@ -221,6 +221,17 @@ def test_nfs_disk_shrink_is_a_replacement_that_collides() -> None:
     assert any("retainOnDelete" in f for f in classes(diff)[FAILS_CLASS])
 
 
+def test_the_markdown_counts_replacements_apart_and_a_name_clash_is_no_property_line() -> None:
+    """The header says what is replaced, not only "changed"; a replacement that collides with the
+    live resource's name fails for a reason of no one property: it reads as that, not as a
+    `(identity)` property going from nothing to nothing."""
+    diff = diff_of("a2-gpt2-deepspeed", trainstack_storage={"nfs": {"diskSizeGb": 500}})
+    markdown = DiffReport("main", (diff,)).to_markdown()
+    replaced = [c for c in diff.effective if c.replaces]
+    assert replaced and f"{len(diff.effective) - len(replaced)} to change in place, {len(replaced)} to replace" in markdown
+    assert "`(identity)`" not in markdown and "  - the apply fails: " in markdown
+
+
 def test_filestore_resize_fails_at_the_static_claim() -> None:
     """Row 44 (B1): the instance grows in place with its volume; the static claim, which Kubernetes
     would refuse to resize, ignores its request (components/volumes.py), so nothing fails."""

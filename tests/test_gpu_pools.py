@@ -88,7 +88,7 @@ def test_one_pool_or_a_list_of_pools_never_both() -> None:
     raw = pools_config(RESERVED)
     assert load_platform(PLATFORM, raw).pools[0].name == "reserved"
     raw["trainstack:gpuPool"] = RESERVED
-    assert "set exactly one of trainstack:gpuPool (one pool) and trainstack:gpuPools" in problems(raw)
+    assert "trainstack:gpuPools: set as well as trainstack:gpuPool; set exactly one of them" in problems(raw)  # not `gpuPool = None`
     assert "trainstack:gpuPools" in problems(pools_config())  # an empty list: at least one pool
 
 
@@ -131,6 +131,16 @@ def test_spot_and_flex_start_take_no_reservation() -> None:
     flex = {**SPOT, "provisioning": "flex-start"}
     load(PLATFORM, pools_config(flex))
     assert "flex-start capacity cannot consume a reservation" in problems(pools_config({**flex, "reservation": {"affinity": "any"}}))
+
+
+@pytest.mark.parametrize("capacity", [QUEUED, SPOT, {**SPOT, "provisioning": "flex-start"}])
+def test_a_capacity_pool_that_names_no_reservation_consumes_none(capacity: dict[str, Any]) -> None:
+    """Spot, flex-start and queued VMs cannot consume a reservation, so their pools need not say
+    `reservation: {affinity: none}`; an on-demand pool still defaults to any."""
+    unsaid = {k: v for k, v in capacity.items() if k != "reservation"}
+    assert load_platform(PLATFORM, pools_config(unsaid)).pools[0].reservation.affinity == "none"
+    on_demand = {k: v for k, v in RESERVED.items() if k != "reservation"}
+    assert load_platform(PLATFORM, pools_config(on_demand)).pools[0].reservation.affinity == "any"
 
 
 def test_one_driver_installer_and_one_machine_per_gpudirect_stack_per_cluster(monkeypatch: pytest.MonkeyPatch) -> None:

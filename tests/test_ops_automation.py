@@ -3,6 +3,7 @@ bench's CancellableCommand against a fake Pulumi CLI."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -39,8 +40,9 @@ class FakeStack:
         on_output("Updating (a3ultra-405b)")
         return self._do("up")
 
-    def preview(self, *, on_output: Callable[[str], Any], diff: bool) -> str:
-        return self._do("preview", diff=diff)
+    def preview(self, *, on_output: Callable[[str], Any], diff: bool, on_event: Callable[[Any], Any] | None = None) -> Any:
+        self._do("preview", diff=diff)
+        return SimpleNamespace(change_summary={"create": 1})
 
     def destroy(self, *, on_output: Callable[[str], Any]) -> str:
         return self._do("destroy")
@@ -72,7 +74,7 @@ def pulumi_installed(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 def test_without_the_pulumi_cli_every_command_fails_at_once(monkeypatch: pytest.MonkeyPatch, command: Any) -> None:
     monkeypatch.setattr("shutil.which", lambda name: None)
     monkeypatch.setattr(automation, "create_or_select", lambda *a: pytest.fail("must not reach the Automation API"))
-    result = CliRunner().invoke(command, ["no-such-stack", "--yes"] if command is destroy_command else ["no-such-stack"])
+    result = CliRunner().invoke(command, ["no-such-stack", "--yes"] if command is not preview_command else ["no-such-stack"])
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [
         (
@@ -84,7 +86,7 @@ def test_without_the_pulumi_cli_every_command_fails_at_once(monkeypatch: pytest.
 
 def test_up_and_preview_drive_the_stack_in_the_project_root(pulumi_installed: list[Any]) -> None:
     runner = CliRunner()
-    up = runner.invoke(up_command, [STACK])
+    up = runner.invoke(up_command, [STACK, "--yes"])
     assert up.exit_code == 0, up.output
     assert "Updating (a3ultra-405b)" in up.output
     preview = runner.invoke(preview_command, [STACK])
@@ -92,6 +94,7 @@ def test_up_and_preview_drive_the_stack_in_the_project_root(pulumi_installed: li
     root = project_root()
     assert pulumi_installed == [
         ("create_or_select", STACK, root),
+        ("preview", STACK, {"diff": True}),  # up previews first, on the stack it then updates
         ("up", STACK, {}),
         ("create_or_select", STACK, root),
         ("preview", STACK, {"diff": True}),
@@ -99,7 +102,7 @@ def test_up_and_preview_drive_the_stack_in_the_project_root(pulumi_installed: li
 
 
 def test_a_bad_stack_never_reaches_an_engine(pulumi_installed: list[Any]) -> None:
-    result = CliRunner().invoke(up_command, ["nope"])
+    result = CliRunner().invoke(up_command, ["nope", "--yes"])
     assert result.exit_code == 2 and "unknown stack 'nope'" in result.output
     assert pulumi_installed == []
 
@@ -118,9 +121,9 @@ def test_a_failed_operation_exits_1_with_the_cli_error(monkeypatch: pytest.Monke
     monkeypatch.setattr("shutil.which", lambda name: "/usr/local/bin/pulumi")
     error = CommandError(CommandResult(stdout="", stderr="Previewing...\nerror: googleapi: Error 403: Permission denied", code=255))
     monkeypatch.setattr(automation, "create_or_select", lambda name, root: FakeStack(name, [], error))
-    result = CliRunner().invoke(up_command, [STACK])
+    result = CliRunner().invoke(up_command, [STACK, "--yes"])
     assert result.exit_code == 1
-    assert "error: pulumi up of stack 'a3ultra-405b' failed: error: googleapi: Error 403: Permission denied" in result.output
+    assert "error: pulumi preview of stack 'a3ultra-405b' failed: error: googleapi: Error 403: Permission denied" in result.output
 
 
 def test_run_reports_an_unopenable_stack() -> None:
@@ -262,3 +265,47 @@ def test_trainstack_destroy_of_an_unprotected_stack_deletes_everything(tmp_path:
     done = trainstack("destroy", STACK, "--yes", env=env)
     assert done.returncode == 0, done.stderr
     assert cloud_resources(fake) == [] and "destroy" in fake.commands()
+
+
+# ---------------------------------------------------------------------------------------------
+# a safe `up`, against the fake Pulumi CLI: a summary, Pulumi's preview and its hazards, then a question
+
+LUSTRE_REPLACED = json.dumps([["replace", "gcp:lustre/instance:Instance", "data"]])
+
+
+def test_up_without_a_terminal_and_without_yes_refuses_before_anything_runs(tmp_path: Path) -> None:
+    fake = FakePulumi.install(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", "from trainstack.app.cli import main; main()", "up", STACK],
+        env={**os.environ, **fake.env()},
+        cwd=project_root(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2 and "there is no terminal to ask: pass --yes" in done.stderr
+    assert fake.processes() == [], "neither a preview nor an update ran"
+
+
+def test_up_with_yes_shows_the_plan_the_preview_and_its_hazards_then_deploys(tmp_path: Path) -> None:
+    fake = FakePulumi.install(tmp_path)
+    done = trainstack("up", STACK, "--yes", env={**os.environ, **fake.env(FAKE_PULUMI_PREVIEW=LUSTRE_REPLACED)})
+    assert done.returncode == 0, done.stderr
+    assert "432 GPUs, est. $4,580.38/h" in done.stdout
+    assert "changes: 5 to create, 0 to update, 1 to replace, 0 to delete, 0 unchanged" in done.stdout
+    assert "warning: DATA: the Lustre instance data is replaced: its data is lost" in done.stderr
+    assert "gcp:project = 'my-training-project': is the shipped examples' placeholder project" in done.stderr
+    assert [c for c in fake.commands() if c in ("preview", "up")] == ["preview", "up"]
+    assert cloud_resources(fake) == ["bench-net", "bench-cluster", "bench-gpus"]
+
+
+def test_up_on_a_terminal_asks_and_a_no_deploys_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakePulumi.install(tmp_path)
+    for name, value in fake.env().items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr("trainstack.app.ops.cli.interactive", lambda: True)
+    declined = CliRunner().invoke(up_command, [STACK], input="n\n")
+    assert declined.exit_code == 1 and "Deploy these changes to stack 'a3ultra-405b'? [y/N]" in declined.output
+    assert "preview" in fake.commands() and "up" not in fake.commands()
+    assert cloud_resources(fake) == []

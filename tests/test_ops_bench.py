@@ -99,7 +99,7 @@ class FakeStack:
         self.log.append("up")
         return self.on_up()
 
-    def preview(self, *, on_output: Callable[[str], Any], diff: bool) -> Any:
+    def preview(self, *, on_output: Callable[[str], Any], diff: bool, on_event: Callable[[Any], Any] | None = None) -> Any:
         raise AssertionError("a bench does not preview")
 
     def refresh(self, *, on_output: Callable[[str], Any]) -> None:

@@ -149,7 +149,7 @@ def test_names_carry_the_expiry() -> None:
     assert reap.name_expires("a3ultra-405b-net") is None and reap.name_expires(f"{prefix}x") is None
 
 
-def test_a_failed_listing_is_a_note_and_fails_the_run(gcloud: FakeGcloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_listing_is_an_error_naming_its_cause_and_fails_the_run(gcloud: FakeGcloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     denied = tmp_path / "denied" / "gcloud"
     denied.parent.mkdir()
     denied.write_text(
@@ -160,10 +160,19 @@ def test_a_failed_listing_is_a_note_and_fails_the_run(gcloud: FakeGcloud, tmp_pa
     monkeypatch.setenv("PATH", f"{denied.parent}:{gcloud.env()['PATH']}")
     code, lines = run()
     assert code == 1
-    assert (
-        lines[0]
-        == "could not list Managed Lustre instances: ERROR: (gcloud.lustre.instances.list) PERMISSION_DENIED: lustre.instances.list; run again to reap them"
-    )
+    assert lines[0] == f"error: could not list Managed Lustre instances in {PROJECT}: PERMISSION_DENIED: lustre.instances.list"
+
+
+def test_without_a_gcloud_login_reap_fails_once_with_the_cause_never_nothing_to_reap(gcloud: FakeGcloud, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every listing fails alike: one error naming gcloud's cause and its remedy, on stderr, exit 1."""
+    monkeypatch.setenv("FAKE_GCLOUD_NO_ACCOUNT", "1")
+    result = CliRunner().invoke(reap_command, ["--project", PROJECT])
+    assert result.exit_code == 1
+    errors = result.stderr.splitlines()
+    assert len(errors) == 2 and errors[0].startswith("error: could not list GKE clusters, Filestore instances, ")
+    assert errors[0].endswith(": You do not currently have an active account selected. (run: gcloud auth login; or gcloud config set account ACCOUNT)")
+    assert "nothing was reaped" in errors[1]
+    assert "no expired" not in result.output
 
 
 def test_reap_command(gcloud: FakeGcloud) -> None:

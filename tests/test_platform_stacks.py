@@ -54,6 +54,27 @@ def test_workload_stacks_create_no_network_cluster_or_pool(plans: dict[str, Plan
     assert len(of_type(plan, "pulumi:providers:kubernetes")) == 1
 
 
+def test_a_workload_stacks_plan_counts_its_jobs_gpus_and_cost_and_gives_no_platform_verdict(plans: dict[str, Plan]) -> None:
+    """The job stack makes no pool, yet its job holds 54 of the platform's A3 Ultra nodes while it
+    runs: the plan says so, at the same node-hour price as the whole stack a3ultra-405b's pool, and
+    its critical path is not judged against a network, cluster and pool it does not make."""
+    job, whole = plans["a3ultra-405b-job"], plans["a3ultra-405b"]
+    assert job.cost.gpus == 0  # no pool of its own
+    assert job.job is not None and job.job == {
+        "nodes": 54,
+        "gpus": 432,
+        "machineType": "a3-ultragpu-8g",
+        "capacity": "reservation",
+        "usdPerHour": job.job["usdPerHour"],
+    }
+    (pool,) = [p for p in whole.cost.pools if p.gpus_per_node]
+    assert pool.hourly_usd is not None and job.job["usdPerHour"] == round(54 * pool.hourly_usd, 2)
+    assert job.summary()["job"]["gpus"] == 432
+    assert job.critical_path.platform is False and job.critical_path.verdict().startswith("No verdict: the stack makes no network")
+    assert "ratio" not in job.critical_path.to_table() and "off the essential chain" not in job.critical_path.to_table()
+    assert whole.job is None and whole.critical_path.platform is True
+
+
 def test_workload_stack_provider_comes_from_the_platform_outputs(plans: dict[str, Plan]) -> None:
     plan = plans["a3ultra-405b-job"]
     (reference,) = of_type(plan, "pulumi:pulumi:StackReference")

@@ -5,11 +5,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 import yaml
+from click.testing import CliRunner
 
 from helpers import render_with
+from trainstack.app.cli import main
 from trainstack.app.deploy import validation
-from trainstack.app.deploy.stacks import project_root
+from trainstack.app.deploy.stacks import project_root, raw_stack_config
 from trainstack.app.plan.plan import render
 from trainstack.core import catalog
 
@@ -53,3 +56,22 @@ def test_readme_platform_and_workload_program_runs() -> None:
     assert "gcp:lustre/instance:Instance" in types and "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet" in types
     (pool,) = [r for r in rendered.registrations if r.type == "gcp:container/nodePool:NodePool" and r.inputs["nodeConfig"]["machineType"] == "a4-highgpu-8g"]
     assert len(pool.inputs["networkConfig"]["additionalNodeNetworkConfigs"]) == 9
+
+
+def test_the_quickstart_stack_with_your_values_validates_without_a_placeholder_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The quickstart copies a3ultra-405b and sets the project, the reservation and the network:
+    with those set, `validate` warns of no placeholder left (and warned of each before)."""
+    (block,) = [b for b in re.findall(r"```bash\n(.*?)```", README, re.DOTALL) if "cp stacks/Pulumi.a3ultra-405b.yaml stacks/Pulumi.mine.yaml" in b]
+    assert all(f"trainstack {command} mine" in block for command in ("validate", "plan", "up"))
+    raw = raw_stack_config("a3ultra-405b")
+    (tmp_path / "stacks").mkdir()
+    monkeypatch.setenv("TRAINSTACK_ROOT", str(tmp_path))
+    (tmp_path / "stacks" / "Pulumi.mine.yaml").write_text(yaml.safe_dump({"config": raw}))
+    before = CliRunner().invoke(main, ["validate", "mine"])
+    assert before.exit_code == 0 and before.output.count("warning:") == 3, before.output
+    raw["gcp:project"] = "acme-research"
+    raw["trainstack:gpuPool"]["reservation"]["name"] = "acme-h200-block"
+    raw["trainstack:cluster"]["authorizedNetworks"][0]["cidrBlock"] = "10.20.0.0/16"
+    (tmp_path / "stacks" / "Pulumi.mine.yaml").write_text(yaml.safe_dump({"config": raw}))
+    after = CliRunner().invoke(main, ["validate", "mine"])
+    assert after.exit_code == 0 and "warning:" not in after.output, after.output

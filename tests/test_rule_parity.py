@@ -182,9 +182,9 @@ CASES = [
     ),
     _gpu("run_duration", _pool(MEGA, max_run_duration="1h"), _pool_config(MEGA, maxRunDuration="1h"), ("max_run_duration",), ("maxRunDuration",)),
     _gpu(
-        "no_reservation_for_spot_or_dws",
-        _pool(MEGA, provisioning="spot"),
-        _pool_config(MEGA, provisioning="spot"),
+        "no_reservation_for_spot_or_dws",  # the stack file's spot pool defaults to none: `any` said outright
+        _pool(MEGA, provisioning="spot", reservation={"affinity": "any"}),
+        _pool_config(MEGA, provisioning="spot", reservation={"affinity": "any"}),
         ("reservation", "affinity"),
         ("reservation", "affinity"),
     ),

@@ -287,6 +287,21 @@ def test_megatron_launchers_split_the_layers_as_megatron_core_does() -> None:
     ]
 
 
+def test_megatron_launchers_split_heads_and_key_value_groups_over_the_tensor_parallel_gpus() -> None:
+    """NVIDIA/Megatron-LM f41b4fd megatron/core/transformer/attention.py divides the attention heads
+    and the query groups by the tensor-parallel size (megatron/core/utils.py `divide` asserts it):
+    TP 3 splits neither of llama3.1-405b's 128 heads (432 GPUs hold TP 3 x PP 18 x CP 1 evenly);
+    TP 16 splits llama3.1-70b's 64 heads but not its 8 key/value groups."""
+    assert problems("a3ultra-405b", parallelism={"tensor": 3}) == [
+        "trainstack:workload.parallelism.tensor = 3: llama3.1-405b: its 128 attention heads do not divide over 3 tensor-parallel GPUs; Megatron-core splits them evenly"
+    ]
+    single = {"pipeline": 1, "virtualPipeline": None, "context": 1}
+    assert problems("a4-llama3-70b", parallelism={**single, "tensor": 16}) == [
+        "trainstack:workload.parallelism.tensor = 16: llama3.1-70b: its 8 key/value groups do not divide over 16 tensor-parallel GPUs; Megatron-core splits them evenly"
+    ]
+    assert problems("a4-llama3-70b", parallelism={**single, "tensor": 8}) == []
+
+
 def test_nemo2_counts_the_405b_recipes_embedding_and_loss_as_pipeline_layers() -> None:
     """NVIDIA/NeMo v2.4.0 recipes/llama31_405b.py `trainer` sets account_for_embedding_in_pipeline_split
     and account_for_loss_in_pipeline_split: Megatron-core splits 126 + 2 layers (transformer_block.py).

@@ -12,7 +12,8 @@ import pulumi
 from pydantic import ValidationError
 
 from trainstack import workloads
-from trainstack.core.config import ImageConfig, Problem, StackConfig, WorkloadConfig, _describe, describe, workload_problems
+from trainstack.core.config import ImageConfig, Problem, WorkloadConfig, problem_of, workload_problems
+from trainstack.core.errors import ABSENT
 from trainstack.infra.platform import Place, Platform
 from trainstack.infra.training_platform import TrainingPlatform, input_error, plain_section
 from trainstack.workloads import platforms
@@ -51,7 +52,8 @@ class TrainingWorkload(pulumi.ComponentResource):
         on = args.platform
         if not isinstance(on, TrainingPlatform | Platform):
             raise input_error(
-                "TrainingWorkload", [f"platform: a {type(on).__name__} is no TrainingPlatform of this program (pass the TrainingPlatform itself)"]
+                "TrainingWorkload",
+                [Problem(("platform",), ABSENT, f"a {type(on).__name__} is no TrainingPlatform of this program (pass the TrainingPlatform itself)")],
             )
         platform: Platform = on.built if isinstance(on, TrainingPlatform) else on
         workload = checked(args.workload, platform, on.image_config if isinstance(on, TrainingPlatform) else None)
@@ -73,7 +75,7 @@ def checked(section: Any, platform: Platform, image: ImageConfig | None) -> Work
     try:
         workload = section if isinstance(section, WorkloadConfig) else WorkloadConfig.model_validate(plain_section(section), by_alias=True, by_name=True)
     except ValidationError as exc:
-        raise input_error("TrainingWorkload", [_describe({**e, "loc": ("workload", *e["loc"])}, StackConfig) for e in exc.errors(include_url=False)]) from None
+        raise input_error("TrainingWorkload", [problem_of(e, WorkloadConfig, ("workload",)) for e in exc.errors(include_url=False)]) from None
     machine = platform.machine
     sources = {"nodes": "platform", "machine": "platform", "storage": "platform", "topology": "platform"}
     found: list[Problem] = list(workload_problems(workload, machine, platform.gpu_nodes, platform.storage_kind, platform.kubernetes.topology_aware, sources))
@@ -83,5 +85,5 @@ def checked(section: Any, platform: Platform, image: ImageConfig | None) -> Work
         if image is not None:
             found += platforms.problems(workload, machine, image, ("platform",))
     if found:
-        raise input_error("TrainingWorkload", [describe(p) for p in found])
+        raise input_error("TrainingWorkload", found)
     return workload

@@ -18,6 +18,7 @@ import dataclasses
 import inspect
 import json
 import typing
+from collections.abc import Iterator
 from importlib.metadata import version
 from typing import Any
 
@@ -32,6 +33,7 @@ from trainstack import components, workloads
 from trainstack.app.deploy.package_types import SectionTypes
 from trainstack.components.args import has_default
 from trainstack.core.config import StackConfig
+from trainstack.core.errors import Problem, unknown_key
 from trainstack.infra import training_platform
 from trainstack.infra.training_platform import TrainingPlatform
 from trainstack.workloads.training_workload import TrainingWorkload
@@ -113,6 +115,39 @@ class Provider(ComponentProvider):
     def get_type_definition(self, prop: PropertyDefinition) -> TypeDefinition | None:
         """None for a reference to a resource of the package (the value is the resource itself)."""
         return None if prop.ref and prop.ref.startswith("#/resources/") else super().get_type_definition(prop)
+
+    def map_inputs(self, inputs: Any, component_def: Any) -> Any:
+        """The SDK's mapping, which reads only the schema's properties (a misspelled key would be
+        dropped), after every input the schema lacks is refused: InputPropertiesError naming each
+        by its path as the program wrote it, with the key it most resembles."""
+        found = list(self._unknown(inputs, component_def.inputs, ()))
+        if found:
+            raise training_platform.input_error(component_def.name, found)
+        return super().map_inputs(inputs, component_def)
+
+    def _unknown(self, value: Any, properties: dict[str, PropertyDefinition], key: tuple[str | int, ...]) -> Iterator[Problem]:
+        """The keys of `value` (an object of `properties`) and of the objects inside it that the
+        schema does not have, walked as the SDK's `map_input_properties` maps them."""
+        if not isinstance(value, dict):
+            return
+        for name, item in value.items():
+            if name not in properties:
+                yield unknown_key((*key, name), item, properties)
+                continue
+            prop = properties[name]
+            if prop.ref and (typed := self.get_type_definition(prop)) is not None and not typed.enum:
+                yield from self._unknown(item, typed.properties, (*key, name))
+            elif isinstance(item, list) and prop.items and prop.items.ref and (typed := self.get_type_definition(prop.items)) is not None:
+                for i, element in enumerate(item):
+                    yield from self._unknown(element, typed.properties, (*key, name, i))
+            elif (
+                isinstance(item, dict)
+                and prop.additional_properties
+                and prop.additional_properties.ref
+                and (values := self.get_type_definition(prop.additional_properties)) is not None
+            ):
+                for entry, element in item.items():
+                    yield from self._unknown(element, values.properties, (*key, name, entry))
 
     def construct(self, name: str, resource_type: str, inputs: Any, options: Any = None) -> Any:
         try:

@@ -42,12 +42,32 @@ def raw_stack_config(stack: str, root: Path | None = None) -> dict[str, Any]:
     return read_stack_file(path)
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader refusing a key written twice in one mapping, as the Pulumi CLI's loader
+    does (gopkg.in/yaml.v3 decode.go, `uniqueKeys`: "mapping key %#v already defined at line
+    %d"); PyYAML alone keeps the last and drops the first without a word."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if not isinstance(key, str):
+                continue  # a key that is no name: read_stack_file and the models name it
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} is written twice (lines {seen[key]} and {line}); YAML would keep only the last", key_node.start_mark
+                )
+            seen[key] = line
+        return super().construct_mapping(node, deep)
+
+
 def read_stack_file(path: Path) -> dict[str, Any]:
     """A stack file's `config:` mapping, or StackFileError naming the file, the line and what is
     wrong: unreadable bytes or YAML, a document or `config` that is no mapping, a key that is
     not a string."""
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        document = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
     except UnicodeDecodeError as exc:
         raise StackFileError(f"{path}: byte {exc.start} is not UTF-8; save the file as UTF-8") from None
     except yaml.MarkedYAMLError as exc:

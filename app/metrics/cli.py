@@ -26,7 +26,6 @@ from trainstack.core import catalog
 from trainstack.core import memory as memory_report
 from trainstack.core.errors import ReportError, TrainstackError
 from trainstack.core.models import MODELS
-from trainstack.workloads import fit, launchers
 
 
 class Failure(click.ClickException):
@@ -50,6 +49,7 @@ def _stack_figures(name: str) -> dict[str, Any]:
     from trainstack.app.plan.engine import (
         load_stack,  # start-up laziness: the engine imports pulumi
     )
+    from trainstack.workloads import launchers  # start-up laziness: imports the providers
 
     ctx = load_stack(name)
     workload, machine = ctx.workload, ctx.machine
@@ -237,6 +237,8 @@ def memory_command(
     of --params weights (model states only). The peak is the largest of the step's phases (forward,
     backward, optimizer step); the total adds what lives outside PyTorch's allocator and
     fragmentation. Exit 0 fits (or no GPU given), 4 does not fit, 2 bad input."""
+    from trainstack.workloads import fit  # start-up laziness: imports the providers
+
     sources = [name for name, given in (("STACK", stack), ("--from-json", from_json), ("--params", params), ("--model", model)) if given is not None]
     shape_given = any(options[k] is not None for k in ("hidden", "ffn", "heads", "vocab"))
     if len(sources) > 1:
@@ -272,6 +274,7 @@ def _stack_estimate(stack: str, sets: tuple[str, ...]) -> memory_report.Estimate
     from trainstack.app.plan.engine import (
         validate_offline,  # start-up laziness: the engine imports pulumi
     )
+    from trainstack.workloads import fit  # start-up laziness: imports the providers
 
     raw = _with_sets(raw_stack_config(stack), sets)
     workload = raw.get("trainstack:workload")

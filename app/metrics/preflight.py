@@ -10,13 +10,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from trainstack.core import catalog
 from trainstack.core.catalog import preflight as marks
 from trainstack.core.errors import CatalogError
-from trainstack.workloads import preflight_probe as probe
+
+if TYPE_CHECKING:
+    from trainstack.workloads import preflight_probe as probe
 
 GATE_EXIT = 4
 
@@ -27,6 +30,8 @@ def read(text: str, machine_name: str, threshold: float | None = None) -> probe.
     machine = catalog.machine(machine_name)
     if threshold is None and (mark := marks.threshold(machine)) is not None:
         threshold = mark.gbytes
+    from trainstack.workloads import preflight_probe as probe  # start-up laziness: the package imports the providers
+
     return probe.report(text, machine.name, threshold)
 
 
@@ -45,6 +50,8 @@ def render(report: probe.Report) -> str:
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def preflight_command(log: Path, machine: str, threshold: float | None, fmt: str) -> None:
     """Judge a preflight log (nccl-tests tables, dcgmi diag tables): exit 0 pass, 4 fail, 2 bad input."""
+    from trainstack.workloads import preflight_probe as probe  # start-up laziness: the package imports the providers
+
     try:
         report = read(log.read_text(errors="replace"), machine, threshold)
     except (probe.ProbeError, CatalogError) as error:

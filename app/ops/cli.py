@@ -20,8 +20,7 @@ import yaml
 
 from trainstack.app.console import fail
 from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
-from trainstack.core.errors import TrainstackError
-from trainstack.core.rules import duration_seconds
+from trainstack.core.errors import TrainstackError, describe
 
 GATE_EXIT = 4  # `diff --fail-on`: distinct from 2 (bad input) and from bench's 3 (resources left)
 
@@ -33,6 +32,8 @@ class Duration(click.ParamType):
     _FORMAT = re.compile(r"(?:\d+(?:\.\d+)?(?:h|m|s))+")
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        from trainstack.core.rules import duration_seconds  # start-up laziness: `--help` needs no rules
+
         if isinstance(value, float):
             return value
         if not self._FORMAT.fullmatch(str(value)) or duration_seconds(str(value)) <= 0:
@@ -106,9 +107,55 @@ def _drive(operation: str, stack: str, confirm: str | None = None) -> None:
 
 @click.command("up")
 @click.argument("stack")
-def up_command(stack: str) -> None:
-    """Deploy STACK with the Pulumi Automation API (the same program as `pulumi up`)."""
-    _drive("up", stack)
+@click.option("--yes", is_flag=True, help="Deploy without asking (automation); the summary and the preview are still shown.")
+def up_command(stack: str, yes: bool) -> None:
+    """Deploy STACK with the Pulumi Automation API (the same program as `pulumi up`), safely: first
+    its plan's summary (resources, GPUs, cost per hour, warnings, the examples' placeholders), then
+    Pulumi's preview of the live stack's changes and what of them loses data or stops the running
+    job, then a question.
+
+    Exit codes: 0 deployed (or nothing to change); 1 declined, or the update failed; 2 bad input,
+    or no terminal to ask and no --yes (nothing was previewed or changed)."""
+    if not yes and not interactive():
+        fail(f"`trainstack up {stack}` asks before it changes anything, and there is no terminal to ask: pass --yes to deploy without asking")
+    from trainstack.app.deploy.placeholders import placeholders
+    from trainstack.app.ops import automation, up
+    from trainstack.app.plan.plan import render
+
+    try:
+        automation.require_pulumi()
+        raw = raw_stack_config(stack)
+        plan = render(stack, raw)  # a bad config never reaches an engine
+    except TrainstackError as exc:
+        fail(str(exc))
+    gpus, usd = (plan.job["gpus"], plan.job["usdPerHour"] or 0.0) if plan.job else (plan.cost.gpus, plan.cost.max_usd)
+    click.echo(f"stack {stack}: {len(plan.resources)} resources, {gpus} GPUs, est. ${usd:,.2f}/h at full size (list prices, an estimate)")
+    for warning in [*plan.warnings(), *(describe(p) for p in placeholders(raw))]:
+        click.echo(f"warning: {warning}", err=True)
+    try:
+        opened = automation.create_or_select(stack, project_root())
+        previewed = up.preview(opened)
+    except Exception as exc:  # CommandError and its kinds: the CLI already printed the details
+        click.echo(f"error: pulumi preview of stack {stack!r} failed: {automation.brief(exc)}", err=True)
+        sys.exit(1)
+    click.echo(f"changes: {previewed.counts()}")
+    for hazard in previewed.hazards():
+        click.echo(f"warning: {hazard}", err=True)
+    if previewed.unchanged:
+        click.echo(f"stack {stack!r} is up to date: nothing to deploy")
+        return
+    if not yes:
+        click.confirm(f"Deploy these changes to stack {stack!r}?", abort=True)
+    try:
+        automation.run("up", stack, project_root(), lambda name, root: opened)
+    except TrainstackError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+
+
+def interactive() -> bool:
+    """Whether a person can answer a question here (stdin is a terminal)."""
+    return sys.stdin.isatty()
 
 
 @click.command("preview")
@@ -329,7 +376,7 @@ def reap_command(project: str, yes: bool) -> None:
     from trainstack.app.ops import reap
 
     try:
-        code = reap.reap(project, yes, echo=click.echo)
+        code = reap.reap(project, yes, echo=click.echo, error=lambda line: click.echo(line, err=True))
     except reap.ReapError as exc:
         fail(str(exc))
     sys.exit(code)

@@ -94,13 +94,26 @@ class Gcloud:
     def list(self, *args: str) -> list[dict[str, Any]]:
         done = self.runner([*args, f"--project={self.project}", "--format=json"])
         if done.returncode != 0:
-            raise ReapError(_last_line(done.stderr))
+            raise ReapError(cause(done.stderr))
         return json.loads(done.stdout or "[]")
 
     def delete(self, args: tuple[str, ...]) -> str | None:
         """Run a delete (it waits for its operation); the error's last line, or None."""
         done = self.runner([*args, f"--project={self.project}", "--quiet"])
         return None if done.returncode == 0 else _last_line(done.stderr)
+
+
+def cause(stderr: str) -> str:
+    """Why a gcloud command failed: the message of its `ERROR: (gcloud.<command>) <message>` line
+    (gcloud's format for every error), with the commands its advice gives (`$ gcloud auth login`);
+    else its last line."""
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    error = next((i for i, line in enumerate(lines) if line.startswith("ERROR:")), None)
+    if error is None:
+        return lines[-1] if lines else "failed without a message"
+    message = re.sub(r"^ERROR:\s*(\(gcloud[.\w-]*\)\s*)?", "", lines[error])
+    advice = [line[1:].strip() for line in lines[error + 1 :] if line.startswith("$")]
+    return message + (f" (run: {'; or '.join(advice)})" if advice else "")
 
 
 def _last_line(text: str) -> str:
@@ -226,7 +239,7 @@ class Survey:
 
     doomed: list[Doomed] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    unlisted: int = 0  # listings that failed
+    unlisted: dict[str, list[str]] = field(default_factory=dict)  # why a listing failed -> what it could not list
 
     def add(self, item: Doomed) -> None:
         if all((d.kind, d.name, d.where) != (item.kind, item.name, item.where) for d in self.doomed):
@@ -250,8 +263,7 @@ def _listing(gcloud: Gcloud, found: Survey, what: str, *args: str) -> list[dict[
     except ReapError as exc:
         if "not enabled" in str(exc) or "has not been used" in str(exc):
             return []  # the API is off: nothing of this kind can exist
-        found.unlisted += 1
-        found.notes.append(f"could not list {what}: {exc}; run again to reap them")
+        found.unlisted.setdefault(str(exc), []).append(what)
         return []
 
 
@@ -345,9 +357,18 @@ def _named(gcloud: Gcloud, found: Survey, now: datetime) -> None:
 # Reaping
 
 
-def reap(project: str, delete: bool, gcloud: Gcloud | None = None, now: datetime | None = None, echo: Callable[[str], Any] = print) -> int:
+def reap(
+    project: str,
+    delete: bool,
+    gcloud: Gcloud | None = None,
+    now: datetime | None = None,
+    echo: Callable[[str], Any] = print,
+    error: Callable[[str], Any] | None = None,
+) -> int:
     """Report (and with `delete`, delete) every expired ephemeral resource, tier by tier; the exit
-    code: 0, or 1 if a listing or a deletion failed."""
+    code: 0, or 1 if a listing or a deletion failed. A failed listing is an `error` (default: `echo`)
+    naming its cause once for every kind it hid, and never reads as "nothing to reap"."""
+    error = error or echo
     if gcloud is None:
         if shutil.which("gcloud") is None:
             raise ReapError("gcloud is not installed (reap lists and deletes with it): see https://cloud.google.com/sdk/docs/install")
@@ -355,9 +376,14 @@ def reap(project: str, delete: bool, gcloud: Gcloud | None = None, now: datetime
     found = survey(gcloud, now or datetime.now(UTC))
     for note in found.notes:
         echo(note)
+    for why, kinds in found.unlisted.items():
+        error(f"error: could not list {', '.join(kinds)} in {project}: {why}")
+    if not found.doomed and found.unlisted:
+        error("error: nothing was reaped; what could not be listed may hold expired resources: run again once the cause is fixed")
+        return 1
     if not found.doomed:
         echo(f"no expired ephemeral trainstack resources in {project}")
-        return 1 if found.unlisted else 0
+        return 0
     verb = "deleting" if delete else "would delete (dry run; pass --yes to delete)"
     echo(f"{verb} {len(found.doomed)} expired ephemeral resource(s) in {project}, in this order:")
     failed_tier = None
@@ -369,9 +395,9 @@ def reap(project: str, delete: bool, gcloud: Gcloud | None = None, now: datetime
         for item in doomed:
             line = _line(item)
             if delete:
-                error = gcloud.delete(item.command)
-                line += f"  FAILED: {error}" if error else "  deleted"
-                if error:
+                refused = gcloud.delete(item.command)
+                line += f"  FAILED: {refused}" if refused else "  deleted"
+                if refused:
                     failed_tier = tier
             echo(line)
     if failed_tier is not None:

@@ -84,6 +84,9 @@ class CriticalPath:
     defaulted_types: tuple[str, ...]
     pools: tuple[PoolReady, ...] = ()
     jobset_ready: float | None = None  # when the last JobSet is applied (its job's pods are then created); None: no JobSet
+    platform: bool = True
+    """Whether the stack makes a cluster: a workload stack makes none, nor a network or pool, so
+    it has no essential chain to compare with."""
 
     @property
     def ratio(self) -> float | None:
@@ -102,12 +105,18 @@ class CriticalPath:
     def verdict(self) -> str:
         if not self.steps:
             return "Nothing to create: the plan has no custom resources."
+        if not self.platform:
+            return (
+                f"No verdict: the stack makes no network, cluster or GPU pool (it runs on a platform stack), so {ESSENTIAL_CHAIN} is not its to compare with."
+            )
         if self.only_essential:
             return f"Only {ESSENTIAL_CHAIN} lies on the critical path (every other step on it takes under {NEGLIGIBLE_SECONDS:g} s)."
         others = ", ".join(f"{s.name} ({s.type}, {_minutes(s.seconds)} min)" for s in self.off_chain)
         return f"Not only {ESSENTIAL_CHAIN}: the critical path also waits on {others}."
 
     def _summary(self) -> str:
+        if not self.platform:
+            return f"{_minutes(self.total_seconds)} min (a workload stack: no {ESSENTIAL_CHAIN} of its own)"
         ratio = f"{self.ratio:.2f}" if self.ratio is not None else "n/a"
         return f"{_minutes(self.total_seconds)} min; floor ({ESSENTIAL_CHAIN}) {_minutes(self.floor_seconds)} min; ratio {ratio}"
 
@@ -125,7 +134,7 @@ class CriticalPath:
             "floorSeconds": round(self.floor_seconds, 1),
             "ratio": round(self.ratio, 3) if self.ratio is not None else None,
             "negligibleSeconds": NEGLIGIBLE_SECONDS,
-            "onlyEssential": self.only_essential,
+            "onlyEssential": self.only_essential if self.platform else None,
             "verdict": self.verdict(),
             "path": [
                 {
@@ -147,7 +156,7 @@ class CriticalPath:
     def to_markdown(self) -> str:
         lines = ["### Deploy critical path", "", f"**{self._summary()}**", ""]
         for number, s in enumerate(self.steps, 1):
-            mark = "" if s.essential or s.negligible else " (off the essential chain)"
+            mark = "" if s.essential or s.negligible or not self.platform else " (off the essential chain)"
             lines.append(f"{number}. `{s.name}` `{s.type}`: {_minutes(s.seconds)} min, cumulative {_minutes(s.finish)} min{mark}")
         lines += [f"- GPU pool `{p.name}` ready at {_minutes(p.ready)} min" for p in self._several_pools()]
         lines += ["", f"**Verdict:** {self.verdict()}", "", self._footnote()]
@@ -163,7 +172,7 @@ class CriticalPath:
             width = max(len("resource"), *(len(s.name) for s in self.steps))
             lines.append(f"  {'#':>3}  {'min':>6}  {'cum. min':>8}  {'resource':<{width}}  type")
             for number, s in enumerate(self.steps, 1):
-                mark = "" if s.essential or s.negligible else "  (off the essential chain)"
+                mark = "" if s.essential or s.negligible or not self.platform else "  (off the essential chain)"
                 lines.append(f"  {number:>3}  {_minutes(s.seconds):>6}  {_minutes(s.finish):>8}  {s.name:<{width}}  {s.type}{mark}")
             lines.append("")
         lines += [f"  GPU pool {p.name} ready at {_minutes(p.ready)} min" for p in self._several_pools()]
@@ -362,4 +371,5 @@ def critical_path(resources: list[dict[str, Any]], weights: Mapping[str, float] 
         defaulted_types=tuple(sorted(defaulted)),
         pools=pools,
         jobset_ready=max((finish[u] for u, r in custom.items() if r["type"] == JOBSET), default=None),
+        platform=any(r["type"] == CLUSTER for r in custom.values()),
     )

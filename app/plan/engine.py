@@ -53,11 +53,23 @@ def run(stack: str, raw: dict[str, Any], references: dict[str, dict[str, Any]] |
     stack's outputs: they are rendered first, offline, from the platform's own stack file (the
     last part of its name), so the plan shows the real names; or they are given, `references`
     (stack name -> its outputs), for stacks without a stack file (a bench's copies)."""
+    own = references is None
     references = _references(stack, raw) if references is None else references
     rendered = execute(_validate(stack, raw, references), raw, program.main, references)
     if found := crdcheck.problems(rendered.registrations):
         raise ConfigError(stack, [describe(p) for p in found])
+    if own:
+        _OUTPUTS[_key(stack, raw)] = rendered.outputs
     return rendered
+
+
+_OUTPUTS: dict[tuple[str, str], dict[str, Any]] = {}
+"""The outputs of each stack this process rendered from its own config (rendering is deterministic):
+a workload or fleet stack reads its platforms' from here instead of rendering them again."""
+
+
+def _key(stack: str, raw: dict[str, Any]) -> tuple[str, str]:
+    return stack, json.dumps(raw, sort_keys=True, default=repr)
 
 
 def validate_offline(stack: str, raw: dict[str, Any]) -> StackContext:
@@ -96,7 +108,8 @@ def _platform_outputs(stack: str, platform: str, key: str) -> dict[str, Any]:
     name = platform.rsplit("/", 1)[-1]
     if name not in stack_names():
         raise ConfigError(stack, [f"{key} = {platform!r}: no stacks/Pulumi.{name}.yaml here to render that platform offline"])
-    return run(name, raw_stack_config(name)).outputs
+    raw = raw_stack_config(name)
+    return _OUTPUTS.get(_key(name, raw)) or run(name, raw).outputs
 
 
 def execute(
@@ -107,13 +120,19 @@ def execute(
 ) -> Rendered:
     """Run `body` under the mock engine with `raw` as the stack's Pulumi config; `references`
     are the outputs of the stacks a StackReference may read."""
+    registrations, outputs = mocked(ctx.stack, FakeGcp(ctx.project, ctx.region, ctx.zone, references or {}), raw, body)
+    return Rendered(ctx.stack, ctx, registrations, outputs)
+
+
+def mocked(stack: str, fake: FakeGcp, raw: dict[str, Any], body: Callable[[], Any], project: str = PROJECT) -> tuple[list[Registration], dict[str, Any]]:
+    """Run `body` as Pulumi project `project`'s stack `stack` under the mock engine answered by
+    `fake`, `raw` its config; what it registered and its stack outputs."""
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     try:
         settings.ROOT.set(None)
-        fake = FakeGcp(ctx.project, ctx.region, ctx.zone, references or {})
         monitor = RecordingMonitor(fake)
-        mocks.set_mocks(fake, project=PROJECT, stack=ctx.stack, preview=False, monitor=monitor)
+        mocks.set_mocks(fake, project=project, stack=stack, preview=False, monitor=monitor)
         # The engine marks a key secret when its value holds an encrypted leaf, as the CLI does.
         # A key set to null is no config value at all, as for the CLI.
         config = {k: _encode(v) for k, v in raw.items() if v is not None}
@@ -123,7 +142,7 @@ def execute(
     finally:
         asyncio.set_event_loop(None)
         loop.close()
-    return Rendered(ctx.stack, ctx, monitor.registrations, outputs)
+    return monitor.registrations, outputs
 
 
 def _encode(value: Any) -> str:

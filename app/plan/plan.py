@@ -53,6 +53,7 @@ class Plan:
     fleet: list[dict[str, Any]] | None = None  # a job on a fleet: the worker pools that could take it (fleet_candidates)
     preflight: dict[str, Any] | None = None  # per job, what its preflight runs (workloads.preflight.entries)
     first_step: first_step.FirstStepModel | None = None  # the job's modelled time to first step (first_step.model)
+    job: dict[str, Any] | None = None  # a workload stack's job: its nodes, GPUs and cost on its platform's pool (job_figures)
 
     @cached_property
     def cost(self) -> CostEstimate:
@@ -99,6 +100,7 @@ class Plan:
             "preflight": self.preflight,
             **({"fleet": self.fleet} if self.fleet is not None else {}),
             **({"timeToFirstStep": self.first_step.to_dict()} if self.first_step is not None else {}),
+            **({"job": self.job} if self.job is not None else {}),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -157,17 +159,24 @@ def _resource(reg: Registration) -> dict[str, Any]:
     }
 
 
+def resources_of(stack: str, registrations: list[Registration]) -> list[dict[str, Any]]:
+    """A mock run's registrations as plan resources, sorted by URN; PlanError listing inputs the
+    SDK schemas do not know."""
+    problems = inputcheck.check(registrations)
+    if problems:
+        raise PlanError(f"stack {stack!r} sets inputs the providers do not accept:\n" + "\n".join(f"  - {p}" for p in problems))
+    return sorted((_resource(r) for r in registrations), key=lambda r: r["urn"])
+
+
 def from_rendered(rendered: engine.Rendered) -> Plan:
     """Shape a mock run into a plan, or PlanError listing inputs the SDK schemas do not know."""
-    problems = inputcheck.check(rendered.registrations)
-    if problems:
-        raise PlanError(f"stack {rendered.stack!r} sets inputs the providers do not accept:\n" + "\n".join(f"  - {p}" for p in problems))
-    resources = sorted((_resource(r) for r in rendered.registrations), key=lambda r: r["urn"])
+    resources = resources_of(rendered.stack, rendered.registrations)
     ctx = rendered.context
     memory = fit.summary(fit.estimate(ctx.workload, ctx.machine)) if ctx.workload else None
     started = first_step.model(resources, critical_path(resources), ctx, first_step.job_preflight_seconds(ctx))
     checks = preflight.entries(ctx.workload, ctx.machine) if ctx.workload else None
-    return Plan(rendered.stack, resources, rendered.outputs, memory, fleet_candidates(ctx), checks, started)
+    fleet_pools = fleet_candidates(ctx)
+    return Plan(rendered.stack, resources, rendered.outputs, memory, fleet_pools, checks, started, job_figures(ctx, fleet_pools))
 
 
 def fleet_candidates(ctx: StackContext) -> list[dict[str, Any]] | None:
@@ -182,6 +191,27 @@ def fleet_candidates(ctx: StackContext) -> list[dict[str, Any]] | None:
         usd = round(workload.nodes * price, 2) if price is not None else None
         found.append({**pool, "usdPerHour": usd, **({"priceIsUpperBound": True} if upper_bound else {})})
     return found
+
+
+def job_figures(ctx: StackContext, fleet_pools: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+    """For a workload stack (it makes no pool of its own): what its job holds of its platform's
+    nodes while it runs, and what those nodes cost an hour (at the price of the pool its queue
+    tries first; on a fleet, of the first worker pool that can take it); else None."""
+    terms, workload = ctx.contract, ctx.workload
+    if terms is None or workload is None:
+        return None
+    machine = ctx.machine
+    figures: dict[str, Any] = {"nodes": workload.nodes, "gpus": machine.gpus(workload.nodes), "machineType": machine.name}
+    if fleet_pools is not None:
+        first = fleet_pools[0] if fleet_pools else None
+        usd, capacity, upper = (first["usdPerHour"], first["capacity"], bool(first.get("priceIsUpperBound"))) if first else (None, None, False)
+    else:
+        pool = (terms.pools or [{}])[0]
+        provisioning = pool.get("provisioning", "on-demand")
+        capacity = "reservation" if provisioning == "on-demand" and pool.get("reservation", "any") != "none" else provisioning
+        price, _, upper = gpu_node_hour(machine, capacity)
+        usd = round(workload.nodes * price, 2) if price is not None else None
+    return {**figures, "capacity": capacity, "usdPerHour": usd, **({"priceIsUpperBound": True} if upper else {})}
 
 
 def render(stack: str, raw: dict[str, Any]) -> Plan:

@@ -11,6 +11,8 @@ from trainstack.core import catalog
 
 
 def _rows(plan: Plan) -> list[tuple[str, str]]:
+    if plan.job is not None:
+        return _job_rows(plan, plan.job)
     cost = plan.cost
     gpu_pools = [p for p in cost.pools if p.gpus_per_node]
     usd = f"${cost.max_usd:,.2f}"
@@ -25,6 +27,22 @@ def _rows(plan: Plan) -> list[tuple[str, str]]:
         *((f"  pool {p.name}", _pool(p)) for p in gpu_pools if len(gpu_pools) > 1),
         *((("GPU memory", _memory(plan.memory)),) if plan.memory else ()),
         *(("preflight", f"{job}: {entry['summary'] if entry else 'off'}") for job, entry in (plan.preflight or {}).items()),
+        *((("fleet workers", _fleet(plan.fleet)),) if plan.fleet is not None else ()),
+        ("pulumi destroy", plan.destroy_effect()),
+        *(("WARNING", w) for w in plan.warnings()),
+    ]
+
+
+def _job_rows(plan: Plan, job: dict) -> list[tuple[str, str]]:
+    """A workload stack's summary: its job's nodes, GPUs and cost on its platform (the stack makes no pool)."""
+    usd = "not priced" if job["usdPerHour"] is None else f"${job['usdPerHour']:,.2f}"
+    bound = ", an upper bound" if job.get("priceIsUpperBound") else ""
+    return [
+        ("resources", str(len(plan.resources))),
+        ("job GPU nodes", f"{job['nodes']} x {job['machineType']} of its platform's ({job['capacity']})"),
+        ("job GPUs", str(job["gpus"])),
+        ("est. cost per hour", f"{usd} while the job runs (its nodes, billed to the platform's project; an estimate{bound})"),
+        *((("GPU memory", _memory(plan.memory)),) if plan.memory else ()),
         *((("fleet workers", _fleet(plan.fleet)),) if plan.fleet is not None else ()),
         ("pulumi destroy", plan.destroy_effect()),
         *(("WARNING", w) for w in plan.warnings()),

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trainstack.app.console import progress
 from trainstack.app.deploy.stacks import raw_stack_config, stack_names
 from trainstack.app.plan.plan import render
 from trainstack.app.review.diff import DiffReport, StackDiff, diff_plans, failed
@@ -54,7 +55,7 @@ def render_here(root: Path, stacks: list[str]) -> Rendering:
     """Render `stacks` (every stack when empty) of the project at `root` in this interpreter."""
     known = stack_names(root)
     out = Rendering()
-    for name in stacks or known:
+    for name in progress(stacks or known, "rendering the working tree"):
         if name not in known:
             continue  # absent on this side: all of it is added or removed
         try:

@@ -40,6 +40,7 @@ _CLASS_FLAG = {
 # What `--fail-on` stops: data loses a store's bytes (or the job's view of them); replace is any replacement.
 FAIL_ON = {"data": {DATA}, "replace": {DATA, REPLACES}}
 
+IDENTITY = "(identity)"  # the path of a replacement's name clash in JSON: no input of its own, what identifies the resource
 MARKDOWN_LIMIT = 60_000  # GitHub rejects comments over 65,536 characters
 _CHANGES_SHOWN = 25  # property changes listed per resource in Markdown
 _LIST_OPEN = 10  # added/removed lists longer than this fold into <details>
@@ -54,7 +55,8 @@ _VALUE_WIDTH = 80
 class PropertyChange:
     """One leaf property that differs: `old`/`new` are ABSENT where a side does not set it.
 
-    `kind` is `input`, `option` (a resource option such as protect), `provider`, or `cascade` (an
+    `kind` is `input`, `option` (a resource option such as protect), `provider`, `identity` (the
+    replacement takes the name the live resource holds: no property of its own), or `cascade` (an
     input the resource takes from a replaced resource); `reason` names a rule beyond the
     providers' ForceNew table (app/review/semantics.py)."""
 
@@ -98,6 +100,11 @@ class ResourceChange:
         """The strongest effect of its changes: fails > replace > recreate-nodes > update > ignored."""
         effects = {c.effect for c in self.changes}
         return next((e for e in (FAILS, REPLACE, RECREATE_NODES, UPDATE) if e in effects), IGNORED)
+
+    @property
+    def replaces(self) -> bool:
+        """Whether the engine replaces the resource (a replacement that would fail included)."""
+        return any(c.effect == REPLACE for c in self.changes)
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.resource.to_dict(), "effect": self.effect, "changes": [c.to_dict() for c in self.changes]}
@@ -150,6 +157,10 @@ class Totals:
     def of(cls, plan: dict[str, Any] | None) -> Totals:
         cost = estimate(plan["resources"] if plan else [])
         memory = ((plan or {}).get("summary") or {}).get("memory") or {}
+        job = ((plan or {}).get("summary") or {}).get("job")
+        if job and not cost.gpus:  # a workload stack: its job's share of its platform's nodes
+            usd = job["usdPerHour"] or 0.0
+            return cls(job["nodes"], job["gpus"], usd, usd, memory.get("total"), memory.get("fits"))
         pools = tuple(
             PoolTotal(p.name, p.machine_type, p.capacity, p.max_nodes, None if p.hourly_usd is None else round(p.max_nodes * p.hourly_usd, 2))
             for p in cost.pools
@@ -305,7 +316,7 @@ def resource_changes(old: dict[str, Any], new: dict[str, Any], renamed: dict[str
         # The engine replaces a resource whose provider reference moves to another provider.
         out.append(PropertyChange("provider", old.get("provider") or ABSENT, new.get("provider") or ABSENT, REPLACE, "provider"))
     if any(c.effect == REPLACE for c in out) and semantics.replacement_collides(old, new):
-        out.append(PropertyChange("(identity)", ABSENT, ABSENT, FAILS, "input", _collision(old)))
+        out.append(PropertyChange(IDENTITY, ABSENT, ABSENT, FAILS, "identity", _collision(old)))
     return tuple(out)
 
 
@@ -374,7 +385,7 @@ def _findings(
         what = f"`{change.resource.type}` **{change.resource.name}**"
         for prop in change.changes:
             if prop.effect == FAILS:
-                out.append(Finding(FAILS_CLASS, what, f"`{prop.path}`: {prop.reason}." if prop.path != "(identity)" else f"{prop.reason}."))
+                out.append(Finding(FAILS_CLASS, what, f"`{prop.path}`: {prop.reason}." if prop.kind != "identity" else f"{prop.reason}."))
         out += _safety(what, before, after)
         if change.effect == REPLACE:
             store = semantics.data_store(before, base_resources)
@@ -586,7 +597,9 @@ def _stack_markdown(diff: StackDiff) -> Iterator[str]:
     if diff.status == "unchanged":
         yield f"{name}: no changes"
         return
-    counts = f"{len(diff.added)} to add, {len(diff.effective)} to change, {len(diff.removed)} to remove"
+    replaced = [c for c in diff.effective if c.replaces]
+    in_place = len(diff.effective) - len(replaced)
+    counts = f"{len(diff.added)} to add, {in_place} to change in place, {len(replaced)} to replace, {len(diff.removed)} to remove"
     title = {"new": "new stack", "deleted": "stack deleted"}.get(diff.status)
     yield f"### {name}: {title + ', ' if title else ''}{counts}"
     yield ""
@@ -690,6 +703,9 @@ def _change_markdown(change: ResourceChange) -> Iterator[str]:
     flag = {FAILS: " ❌ APPLY FAILS", REPLACE: " ⚠️ REPLACES", RECREATE_NODES: " ⚠️ RECREATES NODES"}.get(change.effect, "")
     yield f"- `{change.resource.type}` **{change.resource.name}**{flag}"
     for prop in change.changes[:_CHANGES_SHOWN]:
+        if prop.kind == "identity":  # no property of its own: the replacement's name is taken
+            yield f"  - the apply fails: {prop.reason}"
+            continue
         note = {REPLACE: " (forces replacement)", RECREATE_NODES: " (recreates nodes)", IGNORED: " (ignored)", FAILS: " (the apply fails)"}.get(prop.effect, "")
         if prop.reason:
             note += f": {prop.reason}"

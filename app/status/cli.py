@@ -11,15 +11,16 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from trainstack.app.console import fail
 from trainstack.app.deploy.stacks import project_root, raw_stack_config
-from trainstack.app.status import explain, live, snapshot
-from trainstack.app.status.facts import Finding
-from trainstack.core import fleet
-from trainstack.core.config import load
+
+if TYPE_CHECKING:
+    from trainstack.app.status import snapshot
+    from trainstack.app.status.facts import Finding
 from trainstack.core.errors import TrainstackError
 
 WATCH_SECONDS = 30
@@ -45,6 +46,9 @@ def status(stack: str | None, job_name: str | None, source: Path | None, dump_di
     its state (queued, admitted, running, failed, finished), one line of cause, the fix, and
     on request the detail, from Kueue's, the autoscaler's, JobSet's and the kubelet's own
     conditions and events. Reads the live cluster(s) with kubectl (read-only), or a dump."""
+    # start-up laziness: the models and the status modules load with the command
+    from trainstack.app.status import explain, live, snapshot
+
     if stack is None and source is None:
         fail("name a STACK (its live cluster is read), or a dump with --from DUMP")
     if source is not None and (dump_dir is not None or watch):
@@ -84,6 +88,9 @@ def status(stack: str | None, job_name: str | None, source: Path | None, dump_di
 
 def _stack_job(stack: str) -> str | None:
     """The job a recipe or workload stack runs (None: a platform or fleet runs every job)."""
+    from trainstack.core import fleet  # start-up laziness: the config models import pydantic
+    from trainstack.core.config import load
+
     raw = raw_stack_config(stack, project_root())
     if fleet.is_fleet(raw):
         return None

@@ -12,7 +12,9 @@ real APIs:
 - deleting a cluster deletes its node pools, and the nodes stop using their disks.
 
 The project lives in $FAKE_GCLOUD_HOME/project.json (lists of API objects by kind); each call is
-appended to calls.jsonl. Knob: FAKE_GCLOUD_FAIL=<name>: deleting that resource fails (500).
+appended to calls.jsonl. Knobs: FAKE_GCLOUD_FAIL=<name>: deleting that resource fails (500);
+FAKE_GCLOUD_NO_ACCOUNT=1: no account is logged in, and every API command fails as gcloud's
+credential store refuses it (NO_ACCOUNT, the text gcloud prints).
 
 Standard library only: it runs as `python -S cli.py ...` behind a `gcloud` shim.
 """
@@ -27,6 +29,20 @@ from typing import Any, NoReturn
 
 HOME = Path(os.environ["FAKE_GCLOUD_HOME"])
 FAIL = os.environ.get("FAKE_GCLOUD_FAIL", "")
+NO_ACCOUNT = os.environ.get("FAKE_GCLOUD_NO_ACCOUNT") == "1"
+# What gcloud prints without an active account (googlecloudsdk core/credentials/store.py NoActiveAccountException).
+NO_ACCOUNT_ERROR = """You do not currently have an active account selected.
+Please run:
+
+  $ gcloud auth login
+
+to obtain new credentials.
+
+If you have already logged in with a different account, run:
+
+  $ gcloud config set account ACCOUNT
+
+to select an already authenticated account to use."""
 COMPUTE = "https://www.googleapis.com/compute/v1/"
 
 
@@ -214,6 +230,8 @@ def main(argv: list[str]) -> NoReturn:
         usage("would prompt for confirmation (run with --quiet)")
     project = load()
     try:
+        if NO_ACCOUNT:
+            raise Refused(NO_ACCOUNT_ERROR)
         handler(project, rest[0] if rest else None, flags)
     except Refused as exc:
         print(f"ERROR: (gcloud.{'.'.join(key)}) {exc}", file=sys.stderr)

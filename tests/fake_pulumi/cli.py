@@ -21,7 +21,8 @@ that one) or `stack init`: there the
 process logs `held` and waits for the file $FAKE_PULUMI_HOME/release, so that a test can signal
 while it is under way; FAKE_PULUMI_DIE_AT=<op>:<resource name>: the process SIGKILLs itself as
 that step starts (an update killed from outside); FAKE_PULUMI_PROTECT=<resource name>,...: `up`
-creates those resources with `protect` set.
+creates those resources with `protect` set; FAKE_PULUMI_PREVIEW=<JSON [[op, type, name], ...]>:
+steps `preview` reports beside those `up` would take (a data store replaced, say).
 
 `destroy` runs as the engine does (pulumi/pulumi@1b59498, pkg/resource/deploy): without
 --skip-preview a preview first fails at a protected resource's delete step (step.go:647) and
@@ -57,6 +58,8 @@ HOLD = os.environ.get("FAKE_PULUMI_HOLD", "")
 HOLD_LIMIT_S = 120.0  # as long as the tests wait for an event: one that never releases fails rather than hangs
 DIE_AT = os.environ.get("FAKE_PULUMI_DIE_AT", "")
 PROTECT = set(filter(None, os.environ.get("FAKE_PULUMI_PROTECT", "").split(",")))
+# Steps a preview reports beside `up`'s own (JSON: [[op, type, name], ...]), e.g. a data store replaced.
+PREVIEW_STEPS = json.loads(os.environ.get("FAKE_PULUMI_PREVIEW", "[]"))
 # (type, name, names of what it depends on) of what `up` creates, in order: the stack, its default
 # provider, three cloud resources.
 PLAN = [
@@ -71,7 +74,7 @@ KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\n"
 VALUE_FLAGS = {"--stack", "--exec-kind", "--page-size", "--page", "--plaintext", "--event-log"}
 # The inputs `up` records (what the bench's engine marks read: a GPU node pool by its machine).
 INPUTS = {"bench-gpus": {"name": "bench-gpus", "nodeConfig": {"machineType": "a3-ultragpu-8g"}}}
-BOOL_FLAGS = {"--non-interactive", "--yes", "--skip-preview", "--json", "--show-secrets"}
+BOOL_FLAGS = {"--non-interactive", "--yes", "--skip-preview", "--json", "--show-secrets", "--diff"}
 CONFLICT = "[409] Conflict: Another update is currently in progress."
 HEADINGS = {"up": "Updating", "refresh": "Refreshing", "destroy": "Destroying"}
 TENSES = {"create": ("creating", "created"), "delete": ("deleting", "deleted")}
@@ -299,6 +302,35 @@ def up(update: Update, flags: dict[str, list[Any]]) -> None:
     out(f"Resources:\n    + {update.changes} created\n\nDuration: 1s")
 
 
+SYMBOLS = {"create": "+", "update": "~", "replace": "+-", "delete": "-"}
+
+
+def preview(stack: str | None, words: list[str], flags: dict[str, list[Any]]) -> None:
+    """What `up` would do, changing nothing and taking no lock: a line a step; with --event-log, the
+    engine's events as the Automation API reads them (sdk/python/lib/pulumi/automation/events.py):
+    a resourcePreEvent a step, the summaryEvent with its counts by op, and the cancelEvent that
+    ends the stream."""
+    name = needed(stack)
+    have = {item["urn"] for item in load(name)["resources"]}
+    steps = []
+    for type_, label, depends in PLAN:
+        item = resource(name, type_, label.format(project=PROJECT, stack=short(name)), depends)
+        steps.append(("same" if item["urn"] in have else "create", type_, item["urn"]))
+    steps += [(op, type_, urn(name, type_, label)) for op, type_, label in PREVIEW_STEPS]
+    out(f"Previewing update ({name}):")
+    counts: dict[str, int] = {}
+    for op, type_, item_urn in steps:
+        counts[op] = counts.get(op, 0) + 1
+        if op != "same":
+            out(f" {SYMBOLS[op]}  {type_} {item_urn.rsplit('::', 1)[-1]} {op}")
+    out("Resources:\n" + "\n".join(f"    {n} to {op}" for op, n in counts.items() if op != "same"))
+    events: list[dict[str, Any]] = [{"resourcePreEvent": {"metadata": {"op": op, "urn": u, "type": t, "provider": ""}}} for op, t, u in steps]
+    events += [{"summaryEvent": {"maybeCorrupt": False, "durationSeconds": 1, "resourceChanges": counts, "PolicyPacks": {}}}, {"cancelEvent": {}}]
+    for target in flags.get("--event-log", []):
+        with open(target, "a", encoding="utf-8") as log_file:
+            log_file.writelines(json.dumps({"sequence": sequence, "timestamp": int(time.time()), **event}) + "\n" for sequence, event in enumerate(events))
+
+
 def refresh(update: Update, flags: dict[str, list[Any]]) -> None:
     """Pending updates and deletes are resolved by reading the resources back; pending creates
     stay (clearing them takes --clear-pending-creates, or an interactive answer)."""
@@ -445,6 +477,7 @@ COMMANDS = {
     ("stack", "history"): stack_history,
     ("config", "set-all"): config_set_all,
     ("cancel",): cancel,
+    ("preview",): preview,
     ("install",): install,
 }
 UPDATES = ("up", "refresh", "destroy")

@@ -144,7 +144,8 @@ def precision_problems(framework: str, workload: WorkloadConfig, supported: Sequ
 
 
 def megatron_problems(workload: WorkloadConfig, machine: catalog.Machine, extra_layers: int | None = 0) -> list[Problem]:
-    """Megatron-style splits: tensor x pipeline x context parallelism divides the GPUs, the
+    """Megatron-style splits: the attention heads and key/value groups divide over the tensor-
+    parallel GPUs (rules.tensor_split), tensor x pipeline x context parallelism divides the GPUs, the
     global batch is a whole number of micro-batches on every data-parallel rank (Megatron-LM
     and NeMo refuse anything else at start-up), and the model's layers (with `extra_layers` for
     an embedding and loss counted as layers; None: a model the launcher cannot train, left to
@@ -162,6 +163,8 @@ def megatron_problems(workload: WorkloadConfig, machine: catalog.Machine, extra_
         whole = (layers + extra_layers) % split.pipeline == 0
         key, value = ("virtualPipeline", split.virtual_pipeline) if whole else ("pipeline", split.pipeline)
         found.append(Problem((WORKLOAD, "parallelism", key), value, f"{workload.model}: {wrong}"))
+    if split and split.tensor > 1 and (shape := _shape(workload.model)) and (wrong := rules.tensor_split(shape.heads, shape.kv_heads, split.tensor)):
+        found.append(Problem((WORKLOAD, "parallelism", "tensor"), split.tensor, f"{workload.model}: {wrong}"))
     gpus = machine.gpus(workload.nodes)
     size = split.model_parallel_size if split else 1
     if gpus % size:
@@ -178,8 +181,14 @@ def megatron_problems(workload: WorkloadConfig, machine: catalog.Machine, extra_
 
 def _layers(model: str) -> int | None:
     """The model's transformer layers; None for a model without a shape (model_problems says so)."""
+    shape = _shape(model)
+    return shape.layers if shape else None
+
+
+def _shape(model: str) -> models.ModelShape | None:
+    """The model's shape; None for a model without one (model_problems says so)."""
     try:
-        return models.model_shape(model).layers
+        return models.model_shape(model)
     except CatalogError:
         return None
 

@@ -1,0 +1,58 @@
+"""`plan --program` and `validate --program` (app/cli.py): a Pulumi program of your own, from its folder."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from trainstack.app.console import fail, problem_objects
+from trainstack.app.plan.program_dir import render_program, stack_of
+from trainstack.app.plan.report import describe as summary
+from trainstack.core.errors import TrainstackError
+
+
+def validate_program(folder: Path, stacks: tuple[str, ...], fmt: str) -> None:
+    """`validate --program FOLDER [STACK]`: every component's rules, by running the program offline."""
+    if len(stacks) > 1:
+        fail("--program validates one stack of the program at a time")
+    try:
+        stack = stack_of(folder, stacks[0] if stacks else None)
+    except TrainstackError as exc:
+        fail(str(exc))
+    try:
+        plan = render_program(folder, stack)
+    except TrainstackError as exc:
+        if fmt == "json":
+            click.echo(json.dumps({stack: {"valid": False, "problems": problem_objects(exc)}}, indent=2))
+            sys.exit(2)
+        fail(str(exc))
+    report: dict[str, Any] = {
+        "valid": True,
+        "resources": len(plan.resources),
+        "gpus": plan.cost.gpus,
+        "usdPerHour": plan.cost.max_usd,
+        "warnings": plan.warnings(),
+    }
+    if fmt == "json":
+        click.echo(json.dumps({plan.stack: report}, indent=2))
+        return
+    click.echo(f"{plan.stack}: valid ({report['resources']} resources, {report['gpus']} GPUs, est. ${report['usdPerHour']:,.2f}/h)")
+    for warning in report["warnings"]:
+        click.echo(f"warning: {warning}", err=True)
+
+
+def plan_program(folder: Path, stacks: tuple[str, ...], out: Path | None, fmt: str) -> None:
+    """`plan --program FOLDER [STACK]`: a program of your own, planned as the project's stacks are."""
+    if len(stacks) > 1:
+        fail("--program plans one stack of the program at a time")
+    try:
+        plan = render_program(folder, stacks[0] if stacks else None)
+    except TrainstackError as exc:
+        fail(str(exc))
+    target = out or folder / "build" / "plans" / plan.stack
+    plan.write(target)
+    click.echo(summary(plan, target, fmt))
