@@ -22,7 +22,14 @@ FOLDERS = {
 LAYERS = ["foundation", "components", "infra", "workloads", "app"]
 # Modules whose commands import pulumi-heavy modules when they run, so `trainstack --help` is fast.
 # The entry point (app/launch.py) tunes the collector, then imports the command line.
-LAZY_CLI = {"trainstack.app.launch", "trainstack.app.cli", "trainstack.app.ops.cli", "trainstack.app.metrics.cli"}
+LAZY_CLI = {
+    "trainstack.app.launch",
+    "trainstack.app.cli",
+    "trainstack.app.ops.cli",
+    "trainstack.app.metrics.cli",
+    "trainstack.app.metrics.preflight",
+    "trainstack.app.status.cli",
+}
 
 
 def layer(module: str) -> str:

@@ -58,7 +58,7 @@ def test_each_kind_of_stack_reads_its_clusters() -> None:
     on_platform = live.target("a3ultra-405b-job", root, outputs)
     assert (on_platform.cluster.kubeconfig, on_platform.job) == (kubeconfig("a3ultra-platform"), "llama31-405b")
     on_fleet = live.target("a3mega-gpt3-175b-fleet-job", root, outputs)
-    assert on_fleet.cluster.kubeconfig == kubeconfig("manager") and on_fleet.job == "gpt3-175b"
+    assert on_fleet.cluster.kubeconfig == kubeconfig("manager") and on_fleet.job == "gpt3-175b-fleet"
     assert {name: a.kubeconfig for name, a in on_fleet.workers.items()} == {w: kubeconfig(w) for w in FLEET_WORKERS}
     existing = live.target("toolkit-a3mega-gpt3-175b", root, outputs)
     assert (existing.cluster.kubeconfig, existing.cluster.context) == (None, "gke_my-training-project_us-central1_a3mega-toolkit")
@@ -116,9 +116,9 @@ def test_live_reads_only_and_the_dump_reads_back_the_same(kubectl: FakeKubectl, 
 
 
 def test_a_fleet_reads_the_manager_and_every_worker(kubectl: FakeKubectl, tmp_path: Path) -> None:
-    kubectl.serve("manager", [k.jobset("gpt3-175b"), k.workload("gpt3-175b", conditions=k.admitted(), cluster_name="a3mega-central")])
+    kubectl.serve("manager", [k.jobset("gpt3-175b-fleet"), k.workload("gpt3-175b-fleet", conditions=k.admitted(), cluster_name="a3mega-central")])
     kubectl.serve(
-        "a3mega-central", [k.jobset("gpt3-175b"), k.workload("gpt3-175b", conditions=[k.cond("QuotaReserved", "False", "Pending", k.unused_quota("64"))])]
+        "a3mega-central", [k.jobset("gpt3-175b-fleet"), k.workload("gpt3-175b-fleet", conditions=[k.cond("QuotaReserved", "False", "Pending", k.unused_quota("64"))])]
     )
     for worker in ("a3ultra", "a3mega-east4"):
         kubectl.serve(worker, [])
@@ -128,7 +128,7 @@ def test_a_fleet_reads_the_manager_and_every_worker(kubectl: FakeKubectl, tmp_pa
     assert sorted(p.name for p in dump.glob("*.json")) == ["manager.json", "worker-a3mega-central.json", "worker-a3mega-east4.json", "worker-a3ultra.json"]
     result = CliRunner().invoke(status, ["a3mega-gpt3-175b-fleet-job"])
     assert result.output.splitlines()[:2] == [
-        f"{k.NS}/gpt3-175b (JobSet on a3mega-central): QUEUED",
+        f"{k.NS}/gpt3-175b-fleet (JobSet on a3mega-central): QUEUED",
         f"  cause: on worker a3mega-central: waiting for quota: {k.GPU} short by 64 in flavor {k.FLAVOR}",
     ]
 

@@ -65,6 +65,13 @@ CONFIG_CHANGED = {
         {"trainstack:workload": {"name": "gpt3-175b"}},
         "the fleet job and the capacity job were both named gpt3-175b and collided on a3mega-capacity, in one namespace",
     ),
+    **{
+        (release, "a4x-llama3-70b"): (
+            {"trainstack:gpuPool": {"networking": "multi-network"}},
+            "the example moved to DRANET as Cluster Toolkit's A4X blueprint did (c765092): a replaced pool, the README's path",
+        )
+        for release in ("5cfca48", "c2f7246")
+    },
 }
 
 
