@@ -118,7 +118,8 @@ def test_live_reads_only_and_the_dump_reads_back_the_same(kubectl: FakeKubectl, 
 def test_a_fleet_reads_the_manager_and_every_worker(kubectl: FakeKubectl, tmp_path: Path) -> None:
     kubectl.serve("manager", [k.jobset("gpt3-175b-fleet"), k.workload("gpt3-175b-fleet", conditions=k.admitted(), cluster_name="a3mega-central")])
     kubectl.serve(
-        "a3mega-central", [k.jobset("gpt3-175b-fleet"), k.workload("gpt3-175b-fleet", conditions=[k.cond("QuotaReserved", "False", "Pending", k.unused_quota("64"))])]
+        "a3mega-central",
+        [k.jobset("gpt3-175b-fleet"), k.workload("gpt3-175b-fleet", conditions=[k.cond("QuotaReserved", "False", "Pending", k.unused_quota("64"))])],
     )
     for worker in ("a3ultra", "a3mega-east4"):
         kubectl.serve(worker, [])
