@@ -640,11 +640,11 @@ def min_max(low: int, high: int) -> str | None:
 
 
 def reserved_capacity(machine: catalog.Machine, provisioning: str, reservation_affinity: str) -> list[tuple[tuple[str, ...], str]]:
-    """(key, rule) of what a reservation-only machine (catalog `reservation_only`: A4X) refuses:
-    spot or DWS capacity, or on-demand capacity that consumes no reservation."""
+    """(key, rule) of what a reservation-only machine (catalog `reservation_only`, the provider's rule:
+    A4X, A4X Max) refuses: spot or DWS capacity, or on-demand capacity that consumes no reservation."""
     if not machine.reservation_only:
         return []
-    why = f"{machine.name} VMs come only from reserved capacity (blocks of a future reservation)"
+    why = f"{machine.name} VMs come only from reserved capacity ({machine.reservation_only})"
     if provisioning != "on-demand":
         return [(("provisioning",), f"{why}, not {provisioning}; consume the reservation (provisioning on-demand)")]
     if reservation_affinity == "none":

@@ -85,7 +85,14 @@ gke-a4x-max-bm.yaml, unless said otherwise):
   the asapd-lite DaemonSet (asapd-lite-installer.yaml) the machine needs on its nodes.
 - Shielded nodes off on the cluster (`enable_shielded_nodes: false`): bare metal.
 - Reservation only, through an allowlisted project (README, Requirements 1; the compute docs' "you must
-  reserve capacity"); the pool consumes a specific reservation (`SPECIFIC_RESERVATION`).
+  reserve capacity"); the pool consumes a specific reservation (`SPECIFIC_RESERVATION`). AI Hypercomputer
+  states it as a limitation of every A4X Max instance: the reservation-bound provisioning model, "other
+  provisioning models are not supported" (docs.cloud.google.com/ai-hypercomputer/docs/create/create-a4xmax-mig,
+  Limitations, read 2026-11-28), so no spot, flex-start or queued pool. No GKE page on A4X Max was among
+  the stored copies searched; GKE makes the pool's instances through Compute Engine, which holds the rule.
+  Boot disk: "You can't use Persistent Disk ... You can only use Google Cloud Hyperdisk"
+  (docs.cloud.google.com/ai-hypercomputer/docs/create/create-a4xmax-instances-in-bulk, Limitations, read
+  2026-11-28); the pool's boot disk type is this record's (no key sets it).
 - NVIDIA DRA driver v25.8.0 (workload-manager-install `nvidia_dra_driver.version`).
 - gIB: Toolkit's NCCL test runs the image nccl-gib-a4x-max-arm64 v1.1.1 with gIB under /usr/local/gib
   (nccl-jobset-example.yaml: LD_LIBRARY_PATH /usr/local/nvidia/lib64:/usr/local/gib/lib64); no A4X Max
@@ -165,7 +172,9 @@ class Machine:
         accelerator_topology: the accelerator topology of the GPUs one multi-node NVLink domain
             joins (`1x72`), set in the pool's HIGH_THROUGHPUT workload policy; None where
             NVLink stays inside a node.
-        reservation_only: its VMs come only from reserved capacity (no spot, DWS or on-demand).
+        reservation_only: the provider's rule that its VMs come only from reserved capacity (no
+            spot, flex-start or queued, nor on-demand outside a reservation), with its source; None
+            where other capacity serves.
         min_gke_minor: the oldest GKE minor version (`1.34`) its pools and their add-ons run
             on, else None.
         min_gke_version: the oldest GKE version (`1.34.3-gke.1318000`) its nodes run on, where a
@@ -210,7 +219,7 @@ class Machine:
     spot_price_source: str = SNAPSHOT_PRICES_SOURCE
     architecture: str = "amd64"
     accelerator_topology: str | None = None
-    reservation_only: bool = False
+    reservation_only: str | None = None
     min_gke_minor: str | None = None
     min_gke_version: str | None = None
     gpu_driver_version: str | None = None
@@ -324,8 +333,7 @@ MACHINES: dict[str, Machine] = {
             nccl_tuner_config="tuner_config_a3u.txtpb",
             nccl_socket_interfaces=("eth0", "eth1"),
             accelerator_topology="1x72",
-            # docs.cloud.google.com/cluster-director/docs/choose-consumption-option (module docstring)
-            reservation_only=True,
+            reservation_only="blocks of a future reservation: docs.cloud.google.com/cluster-director/docs/choose-consumption-option",
             min_gke_minor="1.34",
             # Toolkit c765092 examples/gke-a4x (enable_dranet), kubectl-apply's DRA driver default
             dranet=Dranet(managed_networks=True),
@@ -355,7 +363,9 @@ MACHINES: dict[str, Machine] = {
             gib_dir="/usr/local/gib",  # Toolkit's A4X Max nccl-jobset-example.yaml LD_LIBRARY_PATH
             nccl_socket_interfaces=("eth0",),  # gpu-recipes 2e1fd5e training/a4x-max/*/templates/workload-job.yaml
             accelerator_topology="1x72",
-            reservation_only=True,
+            reservation_only=(
+                "the reservation-bound provisioning model, no other: docs.cloud.google.com/ai-hypercomputer/docs/create/create-a4xmax-mig, Limitations"
+            ),
             min_gke_minor="1.34",
             min_gke_version="1.34.3-gke.1318000",
             gpu_driver_version="580.95.05",

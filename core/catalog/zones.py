@@ -13,6 +13,14 @@ a4x-highgpu-4g (GB200) has no row: the fetcher keeps no a4x series, and the zone
 sightings, not a listing (Cluster Toolkit 1047080 tools/cloud-build/daily-tests/tests/gke-a4x.yml tests in
 us-central1-b; xpk's gb200-4 recipe uses us-central1-a as a golden fixture). A partial row would refuse
 every zone it misses, so any zone of the region passes.
+
+a4x-maxgpu-4g-metal (A4X Max) has no row either, for want of any listing (read 2026-11-28): the AI
+Hypercomputer pages say only that instances can be made "in certain regions and zones"
+(docs.cloud.google.com/ai-hypercomputer/docs/create/create-a4xmax-instances-in-bulk, Limitations) and
+point to the GPU regions and zones page, of which no stored copy was found; Cluster Toolkit's blueprints
+name no zone (c765092 examples/gke-a4x-max-bm/gke-a4x-max-bm.yaml `zone:` blank, its README: "the zone
+where machines are available in your reservation"; examples/machine-learning/a4x-maxgpu-4g-metal alike);
+the SkyPilot snapshot has no a4x series. The reservation fixes the zone (that README); validate refuses none.
 """
 
 from __future__ import annotations
