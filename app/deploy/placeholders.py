@@ -16,7 +16,7 @@ from trainstack.core.errors import Problem
 PROJECT = "my-training-project"
 """The project id every shipped stack names."""
 
-RESERVATIONS = frozenset({"a3-mega-reservation", "a3-ultra-reservation", "a4-reservation", "a4x-reservation"})
+RESERVATIONS = frozenset({"a3-mega-reservation", "a3-ultra-reservation", "a4-reservation", "a4x-reservation", "a4x-max-reservation"})
 """The reservation names of the shipped stacks (tests/test_cli.py checks they are all here)."""
 
 DOCUMENTATION_RANGES = tuple(ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32"))
