@@ -139,3 +139,20 @@ def test_a_program_the_base_ref_does_not_have_is_new_and_a_bad_ref_is_refused(tm
     assert stack["status"] == "new" and stack["totals"]["head"]["gpus"] == 16 and stack["removed"] == []
     bad = CliRunner().invoke(main, ["diff", "--program", str(folder), "--base", "no-such-ref"])
     assert bad.exit_code == 2 and "unknown git ref 'no-such-ref'" in bad.output
+
+
+def test_a_base_ref_whose_program_does_not_render_is_reported_not_a_failure_of_the_change(tmp_path: Path) -> None:
+    """The misspelled key fixed in the working tree: the base's own error is shown (exit 0), as diff does for a stack."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    folder = program(repo, pool_size_key="nodeCont")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "a misspelled pool size")
+    main_py = folder / "__main__.py"
+    main_py.write_text(main_py.read_text().replace('"nodeCont"', '"nodeCount"'))
+    result = CliRunner().invoke(main, ["diff", "--program", str(folder), "--base", "HEAD", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    (stack,) = json.loads(result.stdout)["stacks"]
+    assert (stack["status"], stack["errorIn"]) == ("error", "base")
+    assert "gpuPool.nodeCont: unknown key (value 2); did you mean gpuPool.nodeCount?" in stack["error"]
