@@ -100,8 +100,7 @@ def job_memory(jobs: list[Job]) -> dict[str, Any] | None:
     results = [fit.estimate(workload, machine) for workload, machine in jobs]
     if not results:
         return None
-    spare = {id(r): math.inf if r.headroom_bytes is None else r.headroom_bytes for r in results}
-    return fit.summary(min(results, key=lambda r: (r.fits is not False, spare[id(r)])))
+    return fit.summary(min(results, key=lambda r: (r.fits is not False, math.inf if r.headroom_bytes is None else r.headroom_bytes)))
 
 
 def _run(script: Path) -> Any:
