@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from trainstack.app.console import clear_progress, fail, problem_objects, progress
+from trainstack.app.console import PROGRAM, clear_progress, fail, problem_objects, progress
 from trainstack.app.deploy.placeholders import placeholders
 from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names, stacks_dir
 from trainstack.app.metrics.cli import metrics
@@ -24,12 +24,6 @@ from trainstack.app.status.cli import status
 from trainstack.core.errors import TrainstackError, describe
 
 FORMATS = click.Choice(["table", "json", "markdown"])
-
-PROGRAM = click.option(
-    "--program",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="A Pulumi program of your own (a Python program's folder, its Pulumi.yaml and stack files) instead of this project's stacks.",
-)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
@@ -12,6 +13,13 @@ import click
 from trainstack.core.errors import ABSENT, ConfigError, Problem, TrainstackError
 
 T = TypeVar("T")
+
+PROGRAM = click.option(
+    "--program",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A Pulumi program of your own (a Python program's folder, its Pulumi.yaml and stack files) instead of this project's stacks.",
+)
+"""`plan`, `validate` and `diff`'s option for a program of your own (app/plan/program_dir.py)."""
 
 
 def fail(message: str) -> NoReturn:

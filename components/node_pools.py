@@ -180,6 +180,10 @@ class ExtraNetwork(Args):
     """The subnet's name."""
 
 
+# The default of GpuNodePoolArgs.reservation: a pool that names none gets its capacity's (`__post_init__`).
+_UNSAID = Reservation()
+
+
 @dataclass(frozen=True)
 class GpuNodePoolArgs(Args):
     """Arguments of GpuNodePool."""
@@ -205,8 +209,9 @@ class GpuNodePoolArgs(Args):
     """Autoscaler bounds, or None for a fixed size."""
     compact: bool = True
     """A COMPACT placement policy (nodes physically close; single zone)."""
-    reservation: Reservation = field(default_factory=Reservation)
-    """The reservation the nodes consume."""
+    reservation: Reservation = field(default_factory=lambda: _UNSAID)
+    """The reservation the nodes consume; default: affinity none for spot, flex-start and queued
+    capacity (it can consume none), else any (resource_rules.default_affinity)."""
     provisioning: str = "on-demand"
     """`on-demand`, `spot`, `flex-start` (Dynamic Workload Scheduler flex-start VMs, obtained
     by the autoscaler when pods are pending) or `queued` (DWS queued provisioning: nodes only
@@ -261,6 +266,10 @@ class GpuNodePoolArgs(Args):
         "labels": rules.gcp_labels,
         "networking": one_of(*rules.NETWORKING),
     }
+
+    def __post_init__(self) -> None:
+        if self.reservation is _UNSAID:  # none named: the capacity's own, as a stack file's pool gets
+            object.__setattr__(self, "reservation", Reservation(resource_rules.default_affinity(self.provisioning)))
 
     @property
     def machine(self) -> catalog.Machine:

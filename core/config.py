@@ -485,9 +485,10 @@ class GpuPoolConfig(Section):
     @classmethod
     def _capacity_consumes_no_reservation(cls, data: Any) -> Any:
         """A spot, flex-start or queued pool that names no reservation consumes none: GKE refuses
-        any other affinity with that capacity (resource_rules `no_reservation_for_spot_or_dws`), so it need not be spelt out."""
-        if isinstance(data, dict) and data.get("provisioning") in ("spot", "flex-start", "queued") and "reservation" not in data:
-            return {**data, "reservation": {"affinity": "none"}}
+        any other affinity with that capacity, so it need not be spelt out (resource_rules.default_affinity,
+        the GpuNodePool component's default too)."""
+        if isinstance(data, dict) and "reservation" not in data and (affinity := resource_rules.default_affinity(data.get("provisioning"))) != "any":
+            return {**data, "reservation": {"affinity": affinity}}
         return data
 
     @model_validator(mode="after")

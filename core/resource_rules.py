@@ -158,6 +158,15 @@ class LustreView(Protocol):
 # --- GPU pool ----------------------------------------------------------------------------------
 
 DWS = ("flex-start", "queued")
+NO_RESERVATION = ("spot", *DWS)
+"""The capacities whose VMs consume no reservation (GKE NodeConfig.reservationAffinity)."""
+
+
+def default_affinity(provisioning: object) -> str:
+    """The reservation affinity of a pool that names no reservation, at both doors (the stack
+    file's pool and the GpuNodePool component): none for spot, flex-start and queued capacity,
+    which cannot consume one (`no_reservation_for_spot_or_dws`), else any."""
+    return "none" if provisioning in NO_RESERVATION else "any"
 
 
 def _machine(pool: GpuPoolView) -> catalog.Machine | None:
@@ -224,7 +233,7 @@ def run_duration(pool: GpuPoolView) -> Iterator[Problem]:
 @rule("gpu_pool")
 def no_reservation_for_spot_or_dws(pool: GpuPoolView) -> Iterator[Problem]:
     """Spot and DWS VMs consume no reservation (GKE NodeConfig.reservationAffinity)."""
-    if pool.provisioning in ("spot", *DWS) and pool.reservation.affinity != "none":
+    if pool.provisioning in NO_RESERVATION and pool.reservation.affinity != "none":
         yield Problem(("reservation", "affinity"), pool.reservation.affinity, f"{pool.provisioning} capacity cannot consume a reservation; set affinity none")
 
 

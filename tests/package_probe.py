@@ -58,6 +58,8 @@ INPUTS: dict[str, dict[str, Any]] = {
         "namespace": "trainstack",
     },
 }
+# A spot pool that names no reservation: it consumes none, as a stack file's spot pool does.
+SPOT_POOL = {**{k: v for k, v in INPUTS["GpuNodePool"].items() if k != "reservation"}, "name": "spot", "provisioning": "spot"}
 BAD = {"TrainingPlatform": {**INPUTS["TrainingPlatform"], "gpuPool": {**INPUTS["TrainingPlatform"]["gpuPool"], "nodeCount": -1.0}}}
 # A NeMo 2 job on the A4 platform, its `platform` a program's reference to it (as the engine sends one).
 WORKLOAD = {
@@ -107,6 +109,7 @@ def main() -> None:
         for component, inputs in INPUTS.items():
             result = provider.construct(component.lower(), f"{NAME}:index:{component}", inputs)
             states[component], urns[component] = {k: plain(v) for k, v in result.state.items()}, result.urn
+        provider.construct("spotpool", f"{NAME}:index:GpuNodePool", SPOT_POOL)
         for component, inputs in BAD.items():
             try:
                 provider.construct(f"bad-{component.lower()}", f"{NAME}:index:{component}", inputs)

@@ -187,6 +187,16 @@ def test_the_provider_constructs_components_from_camel_case_inputs() -> None:
     assert {"clusterId", "kubeconfig", "name"} <= set(states["GkeCluster"])
 
 
+def test_a_spot_pool_through_the_package_that_names_no_reservation_consumes_none() -> None:
+    """The component applies the stack file's rule (resource_rules.default_affinity): spot,
+    flex-start and queued capacity consumes no reservation, so the program need not say so."""
+    (spot,) = [r for r in probe()["registrations"] if r["type"] == "gcp:container/nodePool:NodePool" and r["name"] == "spotpool"]
+    assert spot["inputs"]["nodeConfig"]["reservationAffinity"] == {"consumeReservationType": "NO_RESERVATION"}
+    assert spot["inputs"]["nodeConfig"]["spot"] is True
+    (on_demand,) = [r for r in probe()["registrations"] if r["type"] == "gcp:container/nodePool:NodePool" and r["name"] == "gpunodepool"]
+    assert on_demand["inputs"]["nodeConfig"]["reservationAffinity"] == {"consumeReservationType": "NO_RESERVATION"}  # said so
+
+
 def test_the_platform_is_built_from_a_stack_files_sections_with_its_nics() -> None:
     """TrainingPlatform from the camelCase sections of an A4 stack: the pool gets its eight NIC
     networks, the platform its RDMA installers and Lustre, and the contract names the NICs."""

@@ -5,6 +5,7 @@ storage, the framework's launcher, the GPU memory fit) before anything registers
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +13,7 @@ import pulumi
 from pydantic import ValidationError
 
 from trainstack import workloads
+from trainstack.core import catalog
 from trainstack.core.config import ImageConfig, Problem, WorkloadConfig, problem_of, workload_problems
 from trainstack.core.errors import ABSENT
 from trainstack.infra.platform import Place, Platform
@@ -19,6 +21,10 @@ from trainstack.infra.training_platform import TrainingPlatform, input_error, pl
 from trainstack.workloads import platforms
 
 TYPE = "trainstack:index:TrainingWorkload"
+
+JOBS: ContextVar[list[tuple[WorkloadConfig, catalog.Machine]] | None] = ContextVar("trainstack_jobs", default=None)
+"""Where the offline plan of a program of your own (app/plan/program_dir.py) collects each job the
+program made: its checked workload and its platform's machine, for the plan's GPU memory fit."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,8 @@ class TrainingWorkload(pulumi.ComponentResource):
         platform: Platform = on.built if isinstance(on, TrainingPlatform) else on
         workload = checked(args.workload, platform, on.image_config if isinstance(on, TrainingPlatform) else None)
         super().__init__(TYPE, name, None, opts)
+        if (jobs := JOBS.get()) is not None:
+            jobs.append((workload, platform.machine))
         self.stack_outputs: dict[str, Any] = workloads.build(workload, platform, Place(self, name))
         """The stack outputs the shipped program exports."""
         self.job_name = pulumi.Output.from_input(self.stack_outputs["jobName"])

@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 import click
 import yaml
 
-from trainstack.app.console import fail
+from trainstack.app.console import PROGRAM, fail
 from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
 from trainstack.core.errors import TrainstackError, describe
 
@@ -54,8 +54,11 @@ class Duration(click.ParamType):
     type=click.Choice(["data", "replace"]),
     help="Exit 4 when the change loses data (replaces or removes a data store) or, with `replace`, replaces anything.",
 )
-def diff_command(stacks: tuple[str, ...], base_ref: str, fmt: str, fail_on: str | None) -> None:
+@PROGRAM
+def diff_command(stacks: tuple[str, ...], base_ref: str, fmt: str, fail_on: str | None, program: Path | None) -> None:
     """Diff the offline plans of STACK (every stack if none) from GIT_REF to the working tree.
+    With --program, STACK is a stack of that program (default its only one), the program at
+    GIT_REF of the repository it is in against its working tree.
 
     Data stores replaced or removed first, then running jobs restarted or shrunk under, applies
     that will fail, protection turned off, replacements (with what they take along), node
@@ -63,11 +66,14 @@ def diff_command(stacks: tuple[str, ...], base_ref: str, fmt: str, fail_on: str 
 
     Exit codes: 0 compared; 2 bad input or a stack of the working tree that does not render;
     4 the change crosses --fail-on (the report is still written)."""
-    from trainstack.app.review.baseline import DiffError, compare
+    from trainstack.app.review.baseline import compare
+    from trainstack.app.review.program_diff import compare_program
 
+    if program is not None and len(stacks) > 1:
+        fail("--program diffs one stack of the program at a time")
     try:
-        report = compare(project_root(), base_ref, list(stacks))
-    except DiffError as exc:
+        report = compare_program(program, base_ref, stacks[0] if stacks else None) if program else compare(project_root(), base_ref, list(stacks))
+    except TrainstackError as exc:
         fail(str(exc))
     click.echo(report.to_json() if fmt == "json" else report.to_markdown(), nl=False)
     if report.head_failed:

@@ -10,9 +10,10 @@ from typing import Any
 import click
 
 from trainstack.app.console import fail, problem_objects
-from trainstack.app.plan.program_dir import render_program, stack_of
+from trainstack.app.plan.program_dir import render_program, run_program, stack_of
 from trainstack.app.plan.report import describe as summary
 from trainstack.core.errors import TrainstackError
+from trainstack.workloads import fit
 
 
 def validate_program(folder: Path, stacks: tuple[str, ...], fmt: str) -> None:
@@ -24,7 +25,7 @@ def validate_program(folder: Path, stacks: tuple[str, ...], fmt: str) -> None:
     except TrainstackError as exc:
         fail(str(exc))
     try:
-        plan = render_program(folder, stack)
+        plan, jobs = run_program(folder, stack)
     except TrainstackError as exc:
         if fmt == "json":
             click.echo(json.dumps({stack: {"valid": False, "problems": problem_objects(exc)}}, indent=2))
@@ -37,10 +38,16 @@ def validate_program(folder: Path, stacks: tuple[str, ...], fmt: str) -> None:
         "usdPerHour": plan.cost.max_usd,
         "warnings": plan.warnings(),
     }
+    if plan.memory is not None:  # as `validate` reports a stack's job (app/cli.py _validated)
+        report["gpuMemory"] = plan.memory
+        report["warnings"] += [w for workload, machine in jobs for w in fit.warnings(fit.estimate(workload, machine), workload, machine)]
     if fmt == "json":
         click.echo(json.dumps({plan.stack: report}, indent=2))
         return
     click.echo(f"{plan.stack}: valid ({report['resources']} resources, {report['gpus']} GPUs, est. ${report['usdPerHour']:,.2f}/h)")
+    if "gpuMemory" in report:
+        figures = report["gpuMemory"]
+        click.echo(f"  GPU memory: about {figures['total']} of {figures['gpu_memory']} GB per GPU, {figures['headroom']} GB to spare after headroom")
     for warning in report["warnings"]:
         click.echo(f"warning: {warning}", err=True)
 

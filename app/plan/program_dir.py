@@ -4,12 +4,14 @@ The folder holds `Pulumi.yaml` (runtime python; `main` where the program is, def
 and the stack files `Pulumi.<stack>.yaml`. The program runs in this interpreter under the same
 mock engine and fake GCP as the shipped stacks (app/plan/engine.py), as `pulumi preview` would run
 it: from its folder, as `__main__`, with the stack file's config. Its plan has the same shape and
-summary (resources, GPUs, cost per hour, critical path); a bad component input is a ConfigError
-naming the input as the program wrote it.
+summary (resources, GPUs, cost per hour, critical path, and the GPU memory fit of the jobs its
+TrainingWorkloads make, from the workload and machine each was given); a bad component input is a
+ConfigError naming the input as the program wrote it.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import runpy
 import sys
@@ -22,9 +24,15 @@ import yaml
 from trainstack.app.deploy.stacks import read_stack_file
 from trainstack.app.plan import engine
 from trainstack.app.plan.plan import Plan, resources_of
+from trainstack.core import catalog
+from trainstack.core.config import WorkloadConfig
 from trainstack.core.errors import ConfigError, TrainstackError
 from trainstack.core.testing import FakeGcp
 from trainstack.infra.training_platform import InputProblems
+from trainstack.workloads import fit
+from trainstack.workloads.training_workload import JOBS
+
+Job = tuple[WorkloadConfig, catalog.Machine]
 
 # Where the fake GCP places a program whose stack file names no project, region or zone.
 DEFAULTS = {"gcp:project": "my-project", "gcp:region": "us-central1", "gcp:zone": "us-central1-a"}
@@ -50,6 +58,11 @@ def stack_of(folder: Path, stack: str | None) -> str:
 def render_program(folder: Path, stack: str | None = None) -> Plan:
     """The offline plan of stack `stack` (the folder's only stack when None; no stack file: an
     empty config) of the Python Pulumi program in `folder`."""
+    return run_program(folder, stack)[0]
+
+
+def run_program(folder: Path, stack: str | None = None) -> tuple[Plan, list[Job]]:
+    """render_program's plan, and each job the program's TrainingWorkloads made (its workload and machine)."""
     folder = folder.resolve()
     manifest = folder / "Pulumi.yaml"
     if not manifest.is_file():
@@ -68,13 +81,26 @@ def render_program(folder: Path, stack: str | None = None) -> Plan:
     fake = FakeGcp(where["gcp:project"], where["gcp:region"], where["gcp:zone"])
     main = folder / str(project.get("main") or ".")
     script = main / "__main__.py" if main.is_dir() else main
+    jobs: list[Job] = []
+    collecting = JOBS.set(jobs)
     try:
         registrations, outputs = engine.mocked(stack, fake, raw, lambda: _run(script), project=str(project.get("name") or folder.name))
     except InputProblems as exc:
         raise ConfigError(stack, exc.problems) from None
     except pulumi.InputPropertiesError as exc:
         raise ConfigError(stack, [str(exc)]) from None
-    return Plan(stack, resources_of(stack, registrations), outputs)
+    finally:
+        JOBS.reset(collecting)
+    return Plan(stack, resources_of(stack, registrations), outputs, memory=job_memory(jobs)), jobs
+
+
+def job_memory(jobs: list[Job]) -> dict[str, Any] | None:
+    """The GPU memory estimate (fit.summary) of the program's job, as a stack's plan has it; of
+    several jobs, the one with the least to spare (one that does not fit first)."""
+    results = [fit.estimate(workload, machine) for workload, machine in jobs]
+    if not results:
+        return None
+    return fit.summary(min(results, key=lambda r: (r.fits is not False, math.inf if r.headroom_bytes is None else r.headroom_bytes)))
 
 
 def _run(script: Path) -> Any:

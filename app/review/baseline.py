@@ -67,8 +67,8 @@ def render_here(root: Path, stacks: list[str]) -> Rendering:
 
 def compare(root: Path, base_ref: str, stacks: list[str], render_head: HeadRenderer = render_here) -> DiffReport:
     """Diff `stacks` (every stack on either side when empty) of `root` from `base_ref` to the working tree."""
-    top = _git(root, "rev-parse", "--show-toplevel", error=f"{root} is not inside a git checkout")
-    sha = _git(
+    top = git(root, "rev-parse", "--show-toplevel", error=f"{root} is not inside a git checkout")
+    sha = git(
         root,
         "rev-parse",
         "--verify",
@@ -113,7 +113,7 @@ def _stack_diff(name: str, base: Rendering, head: Rendering, crash: str | None) 
 @contextmanager
 def worktree(top: Path, sha: str, path: Path) -> Iterator[Path]:
     """A detached worktree of `sha` at `path`, removed (and pruned) on exit, even on error."""
-    _git(top, "worktree", "add", "--detach", "--quiet", str(path), sha, error=f"git worktree add of {sha} failed")
+    git(top, "worktree", "add", "--detach", "--quiet", str(path), sha, error=f"git worktree add of {sha} failed")
     try:
         yield path
     finally:
@@ -156,7 +156,8 @@ def finish_base_render(process: subprocess.Popen[bytes], scratch: Path) -> Rende
     return Rendering(data["plans"], data["errors"])
 
 
-def _git(cwd: Path, *args: str, error: str) -> str:
+def git(cwd: Path, *args: str, error: str) -> str:
+    """git's output of `args` run in `cwd`; DiffError `error` when it fails."""
     try:
         done = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, check=False)
     except FileNotFoundError:
