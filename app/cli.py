@@ -105,8 +105,8 @@ def validate_command(stacks: tuple[str, ...], all_stacks: bool, fmt: str, progra
 
 def _validated(stack: str, ctx: Any, outputs: dict[str, Any]) -> dict[str, Any]:
     """What `validate` reports of a valid stack (of a fleet: its workers and queues)."""
-    from trainstack.core.config import StackConfig  # start-up laziness (pydantic models, the providers)
-    from trainstack.core.fleet import FleetStackConfig
+    from trainstack.infra.fleet_stack import FleetStackConfig
+    from trainstack.infra.stack import StackConfig  # start-up laziness (pydantic models, the providers)
     from trainstack.workloads import fit
 
     if isinstance(ctx.config, FleetStackConfig):

@@ -30,8 +30,8 @@ from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_n
 from trainstack.app.plan import engine
 from trainstack.app.plan.plan import render
 from trainstack.app.schemas.validate import validate_object
-from trainstack.core.contract import OUTPUT
 from trainstack.core.errors import ConfigError
+from trainstack.infra.contract import OUTPUT
 
 ADDRESS_SPACE = 8 << 30
 

@@ -13,86 +13,170 @@ ordered after what it needs with `opts.depends_on`. Machine facts come from
 `trainstack.core.catalog`, by machine type name.
 """
 
-from trainstack.components.dra_driver import NvidiaDraDriver, NvidiaDraDriverArgs
-from trainstack.components.gcp_network import (
-    GpuNicNetworks,
-    GpuNicNetworksArgs,
-    NetworkRef,
-    PrimaryNetwork,
-    PrimaryNetworkArgs,
-)
-from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
-from trainstack.components.gcp_storage import (
-    CheckpointBucket,
-    CheckpointBucketArgs,
-    FilestoreShare,
-    FilestoreShareArgs,
-    LustreInstance,
-    LustreInstanceArgs,
-    NfsDisk,
-    NfsDiskArgs,
-)
-from trainstack.components.gke_cluster import (
-    AuthorizedNetwork,
-    GkeCluster,
-    GkeClusterArgs,
-    MaintenanceExclusion,
-    MaintenanceWindow,
-)
-from trainstack.components.gpudirect_installers import (
-    GpuDirectInstallers,
-    GpuDirectInstallersArgs,
-    NvidiaDriverInstaller,
-    NvidiaDriverInstallerArgs,
-)
-from trainstack.components.image import RegistryLogin, WorkloadImage, WorkloadImageArgs
-from trainstack.components.jobset import JobSet, JobSetArgs
-from trainstack.components.k8s_provider import (
-    ClusterProviderArgs,
-    Placement,
-    cluster_provider,
-)
-from trainstack.components.kueue import (
-    GpuFlavor,
-    Kueue,
-    KueueArgs,
-    PriorityClass,
-    WaitForPodsReady,
-)
-from trainstack.components.multikueue import (
-    MultiKueueClusters,
-    MultiKueueClustersArgs,
-    MultiKueueQueue,
-    MultiKueueWorker,
-    MultiKueueWorkerAccess,
-    MultiKueueWorkerAccessArgs,
-)
-from trainstack.components.multinic import GpuNetworks, GpuNetworksArgs, NicAttachment
-from trainstack.components.node_pools import (
-    Autoscaling,
-    CpuNodePool,
-    CpuNodePoolArgs,
-    ExtraNetwork,
-    GpuNodePool,
-    GpuNodePoolArgs,
-    NodeServiceAccount,
-    NodeServiceAccountArgs,
-    Reservation,
-)
-from trainstack.components.volumes import (
-    GcsFuseVolume,
-    GcsFuseVolumeArgs,
-    LustreVolume,
-    LustreVolumeArgs,
-    NfsServer,
-    NfsServerArgs,
-    NfsVolume,
-    NfsVolumeArgs,
-)
-from trainstack.components.workload_identity import (
-    WorkloadIdentity,
-    WorkloadIdentityArgs,
-)
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from trainstack.components.dra_driver import NvidiaDraDriver, NvidiaDraDriverArgs
+    from trainstack.components.gcp_network import (
+        GpuNicNetworks,
+        GpuNicNetworksArgs,
+        NetworkRef,
+        PrimaryNetwork,
+        PrimaryNetworkArgs,
+    )
+    from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
+    from trainstack.components.gcp_storage import (
+        CheckpointBucket,
+        CheckpointBucketArgs,
+        FilestoreShare,
+        FilestoreShareArgs,
+        LustreInstance,
+        LustreInstanceArgs,
+        NfsDisk,
+        NfsDiskArgs,
+    )
+    from trainstack.components.gke_cluster import (
+        AuthorizedNetwork,
+        GkeCluster,
+        GkeClusterArgs,
+        MaintenanceExclusion,
+        MaintenanceWindow,
+    )
+    from trainstack.components.gpudirect_installers import (
+        GpuDirectInstallers,
+        GpuDirectInstallersArgs,
+        NvidiaDriverInstaller,
+        NvidiaDriverInstallerArgs,
+    )
+    from trainstack.components.image import RegistryLogin, WorkloadImage, WorkloadImageArgs
+    from trainstack.components.jobset import JobSet, JobSetArgs
+    from trainstack.components.k8s_provider import (
+        ClusterProviderArgs,
+        Placement,
+        cluster_provider,
+    )
+    from trainstack.components.kueue import (
+        GpuFlavor,
+        Kueue,
+        KueueArgs,
+        PriorityClass,
+        WaitForPodsReady,
+    )
+    from trainstack.components.multikueue import (
+        MultiKueueClusters,
+        MultiKueueClustersArgs,
+        MultiKueueQueue,
+        MultiKueueWorker,
+        MultiKueueWorkerAccess,
+        MultiKueueWorkerAccessArgs,
+    )
+    from trainstack.components.multinic import GpuNetworks, GpuNetworksArgs, NicAttachment
+    from trainstack.components.node_pools import (
+        Autoscaling,
+        CpuNodePool,
+        CpuNodePoolArgs,
+        ExtraNetwork,
+        GpuNodePool,
+        GpuNodePoolArgs,
+        NodeServiceAccount,
+        NodeServiceAccountArgs,
+        Reservation,
+    )
+    from trainstack.components.volumes import (
+        GcsFuseVolume,
+        GcsFuseVolumeArgs,
+        LustreVolume,
+        LustreVolumeArgs,
+        NfsServer,
+        NfsServerArgs,
+        NfsVolume,
+        NfsVolumeArgs,
+    )
+    from trainstack.components.workload_identity import (
+        WorkloadIdentity,
+        WorkloadIdentityArgs,
+    )
+
+# Each public name -> its module. The package imports a module when a name of it is first used, so
+# reading a stack file (whose sections take the components' defaults) loads one component, not all.
+_HOME = {
+    "AuthorizedNetwork": "trainstack.components.gke_cluster",
+    "Autoscaling": "trainstack.components.node_pools",
+    "CheckpointBucket": "trainstack.components.gcp_storage",
+    "CheckpointBucketArgs": "trainstack.components.gcp_storage",
+    "ClusterProviderArgs": "trainstack.components.k8s_provider",
+    "CpuNodePool": "trainstack.components.node_pools",
+    "CpuNodePoolArgs": "trainstack.components.node_pools",
+    "ExtraNetwork": "trainstack.components.node_pools",
+    "FilestoreShare": "trainstack.components.gcp_storage",
+    "FilestoreShareArgs": "trainstack.components.gcp_storage",
+    "GcsFuseVolume": "trainstack.components.volumes",
+    "GcsFuseVolumeArgs": "trainstack.components.volumes",
+    "GkeCluster": "trainstack.components.gke_cluster",
+    "GkeClusterArgs": "trainstack.components.gke_cluster",
+    "GpuDirectInstallers": "trainstack.components.gpudirect_installers",
+    "GpuDirectInstallersArgs": "trainstack.components.gpudirect_installers",
+    "GpuFlavor": "trainstack.components.kueue",
+    "GpuNetworks": "trainstack.components.multinic",
+    "GpuNetworksArgs": "trainstack.components.multinic",
+    "GpuNicNetworks": "trainstack.components.gcp_network",
+    "GpuNicNetworksArgs": "trainstack.components.gcp_network",
+    "GpuNodePool": "trainstack.components.node_pools",
+    "GpuNodePoolArgs": "trainstack.components.node_pools",
+    "JobSet": "trainstack.components.jobset",
+    "JobSetArgs": "trainstack.components.jobset",
+    "Kueue": "trainstack.components.kueue",
+    "KueueArgs": "trainstack.components.kueue",
+    "LustreInstance": "trainstack.components.gcp_storage",
+    "LustreInstanceArgs": "trainstack.components.gcp_storage",
+    "LustreVolume": "trainstack.components.volumes",
+    "LustreVolumeArgs": "trainstack.components.volumes",
+    "MaintenanceExclusion": "trainstack.components.gke_cluster",
+    "MaintenanceWindow": "trainstack.components.gke_cluster",
+    "MultiKueueClusters": "trainstack.components.multikueue",
+    "MultiKueueClustersArgs": "trainstack.components.multikueue",
+    "MultiKueueQueue": "trainstack.components.multikueue",
+    "MultiKueueWorker": "trainstack.components.multikueue",
+    "MultiKueueWorkerAccess": "trainstack.components.multikueue",
+    "MultiKueueWorkerAccessArgs": "trainstack.components.multikueue",
+    "NetworkRef": "trainstack.components.gcp_network",
+    "NfsDisk": "trainstack.components.gcp_storage",
+    "NfsDiskArgs": "trainstack.components.gcp_storage",
+    "NfsServer": "trainstack.components.volumes",
+    "NfsServerArgs": "trainstack.components.volumes",
+    "NfsVolume": "trainstack.components.volumes",
+    "NfsVolumeArgs": "trainstack.components.volumes",
+    "NicAttachment": "trainstack.components.multinic",
+    "NodeServiceAccount": "trainstack.components.node_pools",
+    "NodeServiceAccountArgs": "trainstack.components.node_pools",
+    "NvidiaDraDriver": "trainstack.components.dra_driver",
+    "NvidiaDraDriverArgs": "trainstack.components.dra_driver",
+    "NvidiaDriverInstaller": "trainstack.components.gpudirect_installers",
+    "NvidiaDriverInstallerArgs": "trainstack.components.gpudirect_installers",
+    "Placement": "trainstack.components.k8s_provider",
+    "PrimaryNetwork": "trainstack.components.gcp_network",
+    "PrimaryNetworkArgs": "trainstack.components.gcp_network",
+    "PriorityClass": "trainstack.components.kueue",
+    "ProjectServices": "trainstack.components.gcp_services",
+    "ProjectServicesArgs": "trainstack.components.gcp_services",
+    "RegistryLogin": "trainstack.components.image",
+    "Reservation": "trainstack.components.node_pools",
+    "WaitForPodsReady": "trainstack.components.kueue",
+    "WorkloadIdentity": "trainstack.components.workload_identity",
+    "WorkloadIdentityArgs": "trainstack.components.workload_identity",
+    "WorkloadImage": "trainstack.components.image",
+    "WorkloadImageArgs": "trainstack.components.image",
+    "cluster_provider": "trainstack.components.k8s_provider",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """PEP 562: the public name `name`, from its module."""
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(_HOME[name]), name)
+
 
 __all__ = [
     "AuthorizedNetwork",

@@ -15,7 +15,8 @@ from trainstack.components.gcp_network import NetworkRef
 from trainstack.components.k8s_provider import ClusterProviderArgs, cluster_provider
 from trainstack.components.options import Children
 from trainstack.core import resource_rules, rules
-from trainstack.core.config import MASTER_IPV4_CIDR
+
+MASTER_IPV4_CIDR = "172.16.0.32/28"  # the control plane's private /28, unless the stack file sets one
 
 AUTH_PLUGIN = "gke-gcloud-auth-plugin"
 

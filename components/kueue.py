@@ -30,7 +30,8 @@ from trainstack.components.k8s_provider import (
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
 from trainstack.components.options import ChildArgs, Children
 from trainstack.core import catalog, resource_rules, rules
-from trainstack.core.config import TOPOLOGY_NAME
+
+TOPOLOGY_NAME = "gke-default"  # the Topology the flavors name, unless the stack file sets one
 
 # The levels of GKE's node topology labels, widest first (cloud.google.com/kubernetes-engine/
 # docs/concepts/topology-aware-scheduling). Nodes without a level's label share one domain

@@ -19,7 +19,10 @@ from trainstack.components.args import Args, Each, Problem, not_empty, one_of
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABEL
 from trainstack.components.options import Children
 from trainstack.core import catalog, resource_rules, rules
-from trainstack.core.config import CPU_BOOT_DISK_GB, GPU_BOOT_DISK_GB
+
+# A pool's boot disk, unless the stack file sets one.
+GPU_BOOT_DISK_GB = 200
+CPU_BOOT_DISK_GB = 100
 
 
 def _cluster_zone(location: Any, zone: Any) -> str | None:

@@ -1,6 +1,6 @@
 """The rules between the fields of one resource (a GPU pool, its autoscaling and reservation, the
 CPU pool, the cluster, a maintenance window, Kueue and its requeuing, storage), each defined once: the
-component's Args (`components/`) and the stack config's section (`core/config.py`) call the same
+component's Args (`components/`) and the stack config's section (`infra/stack.py`) call the same
 function, so both doors refuse the same values with the same words.
 
 A rule reads the resource through a Protocol named with the Args' field names and returns the
@@ -10,7 +10,7 @@ Each rule is independent of the others: `check` runs every rule of a resource, i
 A rule's text names other keys in words, not by either door's spelling.
 
 Rules that span sections of a stack (zones in the region, address ranges, NIC families, queues,
-the workload against its pool) are not here: they are the stack's own (`core/config.py`
+the workload against its pool) are not here: they are the stack's own (`infra/stack.py`
 StackConfig, `stack_*`).
 """
 

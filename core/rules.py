@@ -1,4 +1,4 @@
-"""The rules a value must follow, defined once: the stack config's pydantic types (core/config.py)
+"""The rules a value must follow, defined once: the stack config's pydantic types (infra/stack.py)
 and the components' Args checks (components/args.py) call these same functions.
 
 A rule returns None for a good value, else what is wrong with it (the message a user reads). Each

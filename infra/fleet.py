@@ -4,7 +4,7 @@ The manager is small and CPU only (it holds the queue and the jobs' objects; Kue
 manager be its own worker): a VPC, a GKE cluster, a CPU pool, JobSet (a job is created on the
 manager first; MultiKueue mirrors it to a worker and Kueue's webhook sets its `spec.managedBy`),
 and Kueue with a MultiKueue AdmissionCheck on every ClusterQueue. Its queues mirror the workers'
-(core.fleet): one a machine type, named as on the workers, its quota their pools' together, its
+(infra.fleet_stack): one a machine type, named as on the workers, its quota their pools' together, its
 flavor topology-aware where every worker pool is (TAS runs on the worker; Kueue delays the
 topology request on the manager: v0.19.2 pkg/scheduler/flavorassigner/tas_flavorassigner.go).
 
@@ -38,11 +38,13 @@ from trainstack.components.multikueue import (
 )
 from trainstack.components.node_pools import CpuNodePool, NodeServiceAccount, NodeServiceAccountArgs
 from trainstack.components.workload_identity import WorkloadIdentity, WorkloadIdentityArgs
-from trainstack.core import catalog, contract, fleet
-from trainstack.core.config import KueueConfig
-from trainstack.core.context import StackContext
+from trainstack.core import catalog
+from trainstack.infra import contract
+from trainstack.infra import fleet_stack as fleet
+from trainstack.infra.context import StackContext
 from trainstack.infra.gcp import cluster_args, cpu_pool_args, network_args
 from trainstack.infra.kubernetes import kueue_args
+from trainstack.infra.stack import KueueConfig
 
 DISPATCHER = {"incremental": INCREMENTAL_DISPATCHER, "all-at-once": ALL_AT_ONCE_DISPATCHER}
 
@@ -115,7 +117,7 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
     placement = Placement(node_selector={NODE_POOL_LABEL: cpu.name})
     queues = fleet.queues(workers)
     first = workers[0].terms
-    # The job namespace mirrors the workers' (they agree: core.fleet.problems).
+    # The job namespace mirrors the workers' (they agree: infra.fleet_stack.problems).
     identity = WorkloadIdentity(
         "workload-identity",
         WorkloadIdentityArgs(namespace=first.namespace, service_account=first.service_account),
@@ -123,7 +125,7 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
     )
     JobSet("jobset", JobSetArgs(placement=placement), opts=on_manager)
     kueue_config = KueueConfig()
-    # The manager waits for a job's pods as long as the worker running it does (core.fleet).
+    # The manager waits for a job's pods as long as the worker running it does (infra.fleet_stack).
     timeout = fleet.pods_ready_timeout(config, workers)
     args = kueue_args(kueue_config, manager_flavors(queues), queues[0].name, queues[0].name, identity.namespace, placement, timeout)
     origin = config.fleet.origin or account_name(ctx.stack)

@@ -62,11 +62,12 @@ from trainstack.components.node_pools import (
     Reservation,
 )
 from trainstack.core import catalog, names, rules
-from trainstack.core.config import BuildConfig, ClusterConfig, CpuPoolConfig, GpuPoolConfig, ImageConfig, NetworkConfig, Problem, StackConfig, StorageKind
-from trainstack.core.context import StackContext
-from trainstack.core.contract import KUBECONFIG_OUTPUT
-from trainstack.core.fleet import FleetStackConfig
+from trainstack.core.errors import Problem
+from trainstack.infra.context import StackContext
+from trainstack.infra.contract import KUBECONFIG_OUTPUT
+from trainstack.infra.fleet_stack import FleetStackConfig
 from trainstack.infra.platform import TOP, GcpPlatform, Place
+from trainstack.infra.stack import BuildConfig, ClusterConfig, CpuPoolConfig, GpuPoolConfig, ImageConfig, NetworkConfig, StackConfig, StorageKind
 
 
 def image_build_services(build: BuildConfig) -> tuple[str, ...]:

@@ -33,9 +33,9 @@ from trainstack.components.volumes import (
 )
 from trainstack.components.workload_identity import WorkloadIdentity, WorkloadIdentityArgs
 from trainstack.core import catalog, rules
-from trainstack.core.config import KueueConfig, StackConfig
-from trainstack.core.context import StackContext
+from trainstack.infra.context import StackContext
 from trainstack.infra.platform import TOP, GcpPlatform, KubernetesPlatform, Place
+from trainstack.infra.stack import KueueConfig, StackConfig
 
 # The claim training pods mount their shared storage from, whatever backs it. Its
 # PersistentVolume keeps the same name (the name every stack's volume has had: renaming would

@@ -17,13 +17,15 @@ from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABE
 from trainstack.components.kueue import GpuFlavor, Kueue
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
 from trainstack.components.workload_identity import JobIdentity, JobIdentityArgs
-from trainstack.core import catalog, contract, fleet
-from trainstack.core.config import KueueConfig, WorkloadStackConfig
-from trainstack.core.context import StackContext
+from trainstack.core import catalog
 from trainstack.core.errors import ConfigError
+from trainstack.infra import contract
+from trainstack.infra import fleet_stack as fleet
+from trainstack.infra.context import StackContext
 from trainstack.infra.gcp import image_build_services, workload_image
 from trainstack.infra.kubernetes import kueue_args
 from trainstack.infra.platform import KubernetesPlatform, Platform
+from trainstack.infra.stack import KueueConfig, WorkloadStackConfig
 
 # The engine's built-in function that returns a stack's outputs, as the StackReference resource reads
 # them: {name, outputs, secretOutputNames} (pulumi/pulumi 1b59498 pkg/resource/deploy/builtins.go

@@ -1,6 +1,6 @@
 """`TrainingPlatform`: a whole stack's platform as one component, from its sections as a stack file
 writes them (`trainstack:cluster`, `trainstack:gpuPools`, ...), validated by the stack file's own
-models and rules (`core.config.StackConfig`), then built as `infra` builds a stack: networks with
+models and rules (`infra.stack.StackConfig`), then built as `infra` builds a stack: networks with
 the GPU NICs the machines need, the cluster and its pools, storage, the image, Kueue, JobSet, the
 GPUDirect installers. The shipped program (`app.program`) and the package (`provider/`) take it.
 """
@@ -17,12 +17,12 @@ import pulumi
 from pulumi.errors import InputPropertyErrorDetails
 from pydantic import BaseModel, ValidationError
 
-from trainstack import infra
-from trainstack.core import contract
-from trainstack.core.config import StackConfig, problem_of
-from trainstack.core.context import StackContext
 from trainstack.core.errors import Problem, describe, key_path, reason
+from trainstack.core.spec import problem_of
+from trainstack.infra import compose, contract
+from trainstack.infra.context import StackContext
 from trainstack.infra.platform import Place, Platform
+from trainstack.infra.stack import StackConfig
 
 TYPE = "trainstack:index:TrainingPlatform"
 
@@ -47,7 +47,7 @@ SECTIONS = {
 @dataclass(frozen=True)
 class TrainingPlatformArgs:
     """The platform sections of a stack file, each as the stack file writes it (a dict, camelCase
-    keys; in Python snake_case keys, or the `core.config` section models, work too)."""
+    keys; in Python snake_case keys, or the `infra.stack` section models, work too)."""
 
     project: str
     """The GCP project (the stack file's `gcp:project`)."""
@@ -118,7 +118,7 @@ class TrainingPlatform(pulumi.ComponentResource):
         ctx = context(args)
         super().__init__(TYPE, name, None, opts)
         self.urn.apply(lambda urn: PLATFORMS.setdefault(urn, self))
-        self.built: Platform = infra.build(ctx, Place(self, name))
+        self.built: Platform = compose.build(ctx, Place(self, name))
         """What a workload needs of the platform (TrainingWorkload reads it)."""
         self.stack_outputs: dict[str, Any] = self.built.outputs
         """The stack outputs the shipped program exports."""
@@ -154,7 +154,7 @@ def context(args: TrainingPlatformArgs) -> StackContext:
     (`gpuPools[1].nodeCount`)."""
     root = Path(args.root) if args.root else Path.cwd()
     config = validate(args)
-    problems = infra.problems(config.image, root)
+    problems = compose.problems(config.image, root)
     if args.queue is not None and config.queue_of(args.queue) is None:
         problems.append(Problem(("queue",), args.queue, f"is not a queue of the platform ({', '.join(q.local_queue for q in config.queues)})"))
     if problems:

@@ -11,10 +11,10 @@ from trainstack.app.deploy.stacks import project_root, raw_stack_config
 from trainstack.app.plan import engine
 from trainstack.app.plan.plan import Plan
 from trainstack.app.plan.recorder import Registration
-from trainstack.core.config import StackConfig, WorkloadConfig, WorkloadStackConfig, load
-from trainstack.core.context import StackContext
 from trainstack.core.errors import ArgsError
-from trainstack.core.fleet import FleetStackConfig
+from trainstack.infra.context import StackContext
+from trainstack.infra.fleet_stack import FleetStackConfig
+from trainstack.infra.stack import StackConfig, WorkloadConfig, WorkloadStackConfig, load
 
 _T = TypeVar("_T")
 

@@ -15,8 +15,8 @@ from test_a4x_pools import ARGS
 from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.components import GpuNodePool, Reservation
 from trainstack.core import catalog, rules
-from trainstack.core.config import load
 from trainstack.core.errors import ConfigError
+from trainstack.infra.stack import load
 
 STACK = "a4xmax-llama31-405b"
 MAX = catalog.machine("a4x-maxgpu-4g-metal")

@@ -13,8 +13,8 @@ import pytest
 from helpers import construct, merge, of_type, one, raw_config, render
 from trainstack.components import GpuNodePool, GpuNodePoolArgs, Reservation
 from trainstack.core import catalog, rules
-from trainstack.core.config import load
 from trainstack.core.errors import ConfigError
+from trainstack.infra.stack import load
 
 A4X = catalog.machine("a4x-highgpu-4g")
 POOL = {"name": "a4x", "machineType": "a4x-highgpu-4g", "nodeCount": 18}

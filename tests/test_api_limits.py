@@ -15,8 +15,9 @@ from helpers import merge, platform_config
 from trainstack.app.cli import main
 from trainstack.app.deploy import validation
 from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
-from trainstack.core import catalog, fleet, names, rules
+from trainstack.core import catalog, names, rules
 from trainstack.core.errors import ConfigError
+from trainstack.infra import fleet_stack as fleet
 
 
 def found(stack: str, changes: dict[str, Any]) -> list[str]:

@@ -190,7 +190,7 @@ def test_the_command_line_loads_no_provider_sdk_until_a_command_needs_one() -> N
         "        main(argv)\n"
         "    except SystemExit:\n"
         "        pass\n"
-        "print(sorted(m for m in ('pulumi', 'pulumi_gcp', 'pydantic', 'trainstack.core.config') if m in sys.modules))\n"
+        "print(sorted(m for m in ('pulumi', 'pulumi_gcp', 'pydantic', 'trainstack.infra.stack') if m in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout

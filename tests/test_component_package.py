@@ -123,7 +123,7 @@ def _inside(annotation: Any, wanted: Any) -> Any:
 
 @pytest.mark.parametrize("component", sorted(SECTION_FIELDS))
 def test_the_sections_are_typed_by_the_stack_file_models(component: str) -> None:
-    """One definition: each section input's type is generated from its core.config model, keys
+    """One definition: each section input's type is generated from its infra.stack model, keys
     camelCase as a stack file writes them, required as the model requires them, Literals as enums."""
     inputs = schema()["resources"][token(component)]["inputProperties"]
     args = inspect.get_annotations(next(c for c in COMPONENTS if c.__name__ == component).__init__, eval_str=True)["args"]

@@ -40,8 +40,8 @@ from trainstack.components import (
     WaitForPodsReady,
 )
 from trainstack.core import rules
-from trainstack.core.config import GpuPoolConfig
 from trainstack.core.errors import TrainstackError, key_path
+from trainstack.infra.stack import GpuPoolConfig
 from trainstack.workloads import ResiliencySupervisor, SupervisorArgs
 
 SA = "nodes@my-project.iam.gserviceaccount.com"

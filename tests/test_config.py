@@ -14,15 +14,10 @@ from trainstack.app.cli import main
 from trainstack.app.deploy import program, validation
 from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
 from trainstack.app.plan import engine
-from trainstack.core import fleet
-from trainstack.core.config import (
-    StackConfig,
-    WorkloadStackConfig,
-    key_path,
-    load,
-)
-from trainstack.core.errors import ConfigError
+from trainstack.core.errors import ConfigError, key_path
 from trainstack.core.rules import duration_seconds
+from trainstack.infra import fleet_stack as fleet
+from trainstack.infra.stack import StackConfig, WorkloadStackConfig, load
 
 CORPUS = sorted((Path(__file__).parent / "invalid_configs").glob("*.yaml"))
 

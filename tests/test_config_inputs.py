@@ -14,8 +14,8 @@ from trainstack.app.cli import main
 from trainstack.app.deploy import validation
 from trainstack.app.deploy.stacks import project_root, raw_stack_config
 from trainstack.app.plan.plan import render
-from trainstack.core.config import load
 from trainstack.core.errors import ConfigError
+from trainstack.infra.stack import load
 
 STACK = "a3ultra-405b"
 

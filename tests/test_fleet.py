@@ -26,10 +26,12 @@ from trainstack.components.gke_cluster import kubeconfig as platform_kubeconfig
 from trainstack.components.kueue import FRAMEWORKS, MULTIKUEUE_CONTROLLER
 from trainstack.components.multikueue import MultiKueueWorkerAccess, MultiKueueWorkerAccessArgs, access_rules, cluster_of, token_kubeconfig
 from trainstack.components.node_pools import gpu_pool_selector
-from trainstack.core import catalog, contract, fleet
+from trainstack.core import catalog
 from trainstack.core.errors import ConfigError
 from trainstack.core.rules import duration_seconds
 from trainstack.core.testing import SECRET
+from trainstack.infra import contract
+from trainstack.infra import fleet_stack as fleet
 
 FLEET, JOB = "a3ultra-fleet", "a3mega-gpt3-175b-fleet-job"
 KUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:"

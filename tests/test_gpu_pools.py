@@ -32,9 +32,10 @@ from trainstack.app.schemas.validate import validate_object
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABEL
 from trainstack.components.kueue import PROVISIONING_CONTROLLER, QUEUED_PROVISIONING_CLASS, QUEUED_TOLERATION
 from trainstack.components.node_pools import GpuNodePool, GpuNodePoolArgs, Reservation
-from trainstack.core import catalog, contract
-from trainstack.core.config import load
+from trainstack.core import catalog
 from trainstack.core.errors import ConfigError
+from trainstack.infra import contract
+from trainstack.infra.stack import load
 
 PLATFORM = "a3mega-capacity-platform"
 JOB = "a3mega-gpt3-175b-capacity-job"

@@ -91,4 +91,4 @@ def test_the_contract_is_not_vacuous() -> None:
     counted = edges()
     for pair in [("components", "foundation"), ("infra", "components"), ("workloads", "infra"), ("app", "workloads"), ("app", "foundation")]:
         assert counted[pair] > 0, pair
-    assert LAYERS.index(layer("trainstack.app.cli")) > LAYERS.index(layer("trainstack.core.config"))
+    assert LAYERS.index(layer("trainstack.app.cli")) > LAYERS.index(layer("trainstack.infra.stack"))

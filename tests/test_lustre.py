@@ -17,8 +17,8 @@ from helpers import load_platform, named, raw_config
 from trainstack.app.plan.plan import render
 from trainstack.app.schemas.validate import validate_object
 from trainstack.core import catalog
-from trainstack.core.config import load
 from trainstack.core.errors import ConfigError
+from trainstack.infra.stack import load
 
 STACK = "a3mega-gpt3-175b"  # no deletion protection: destroy reaches the storage
 

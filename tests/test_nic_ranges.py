@@ -16,8 +16,8 @@ import pytest
 from helpers import raw_config, render
 from trainstack.app.deploy.stacks import project_root
 from trainstack.core import catalog
-from trainstack.core.config import StackConfig, load
-from trainstack.core.context import StackContext
+from trainstack.infra.context import StackContext
+from trainstack.infra.stack import StackConfig, load
 
 PLATFORM = "a3mega-capacity-platform"
 SUBNET = "gcp:compute/subnetwork:Subnetwork"

@@ -14,9 +14,9 @@ from trainstack.app.deploy import program, validation
 from trainstack.app.deploy.stacks import project_root, raw_stack_config
 from trainstack.app.plan import engine
 from trainstack.app.plan.plan import Plan, render
-from trainstack.core import contract, testing
+from trainstack.core import testing
 from trainstack.core.errors import ConfigError
-from trainstack.infra import remote
+from trainstack.infra import contract, remote
 
 JOBSET = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
 PLATFORM_TYPES = ("gcp:compute/network:Network", "gcp:compute/subnetwork:Subnetwork", "gcp:container/cluster:Cluster", "gcp:container/nodePool:NodePool")

@@ -18,8 +18,8 @@ from trainstack.app.deploy import validation
 from trainstack.app.deploy.stacks import project_root
 from trainstack.core import catalog
 from trainstack.core.catalog import preflight as facts
-from trainstack.core.config import Preflight
 from trainstack.core.errors import ConfigError
+from trainstack.infra.stack import Preflight
 from trainstack.workloads import preflight, preflight_probe
 from trainstack.workloads.pod import WORKLOAD_CONTAINER
 from trainstack.workloads.training_job import pod_hosts

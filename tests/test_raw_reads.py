@@ -19,9 +19,9 @@ from pydantic import BaseModel
 from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.plan import engine
 from trainstack.app.plan.plan import render
-from trainstack.core import fleet
-from trainstack.core.config import StackConfig, WorkloadStackConfig
 from trainstack.core.errors import ConfigError
+from trainstack.infra import fleet_stack as fleet
+from trainstack.infra.stack import StackConfig, WorkloadStackConfig
 
 # One value of each YAML type: null, bool, int, float, str, sequence, mapping.
 VALUES: tuple[Any, ...] = (None, True, 7, 1.5, "text", ["text"], {"text": 1})

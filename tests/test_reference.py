@@ -12,7 +12,9 @@ from pydantic import ValidationError
 
 from helpers import present
 from trainstack.app.docs import reference, rule_text
-from trainstack.core import config, contract, rules
+from trainstack.core import rules
+from trainstack.infra import contract
+from trainstack.infra import stack as config
 
 DOC = reference.OUTPUT
 CORPUS = sorted((Path(__file__).parent / "invalid_configs").glob("*.yaml"))

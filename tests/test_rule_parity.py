@@ -1,5 +1,5 @@
 """Every rule between a resource's fields (core/resource_rules.py) refuses the same value with the
-same words through both doors: the stack file's section (core/config.py) and the component's Args
+same words through both doors: the stack file's section (infra/stack.py) and the component's Args
 (`XArgs.checked`), each naming the key as its user writes it. The cases are checked against the
 rules' registry, so a new rule without a case fails here; and each rule, made a no-op in turn,
 fails its case: no component rule can be deleted with every test green."""
@@ -17,8 +17,9 @@ from pydantic import BaseModel, ValidationError
 from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.components import gcp_network, gcp_storage, gke_cluster, image, kueue, node_pools
 from trainstack.components.args import Args, Each, _build
-from trainstack.core import catalog, config, resource_rules, rules
+from trainstack.core import catalog, resource_rules, rules
 from trainstack.core.errors import ArgsError, ConfigError, Problem
+from trainstack.infra import stack as config
 
 DROP = object()  # a change that removes the key
 
@@ -417,7 +418,7 @@ STACK_RULES = sorted(name for name, value in vars(config).items() if name.starts
 
 @pytest.mark.parametrize("name", STACK_RULES)
 def test_every_stack_rule_runs_on_its_own(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each stack rule (core/config.py `stack_*`) runs on a valid stack, whatever the others find:
+    """Each stack rule (infra/stack.py `stack_*`) runs on a valid stack, whatever the others find:
     made to refuse, it is reported, and only it."""
     monkeypatch.setattr(config, name, lambda stack: iter([Problem(("trainstack:probe",), None, f"{name} refuses")]))
     with pytest.raises(ConfigError) as caught:

@@ -14,7 +14,7 @@ from helpers import of_type, platform_config, render, workload_of
 from trainstack.app.plan import engine
 from trainstack.app.plan.engine import Rendered
 from trainstack.app.plan.recorder import Registration
-from trainstack.core.config import StackConfig
+from trainstack.infra.stack import StackConfig
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,10 @@ from trainstack.app.plan.recorder import Registration
 from trainstack.app.schemas.validate import validate_object
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
 from trainstack.core.catalog import nic_networks
-from trainstack.core.config import load
-from trainstack.core.context import StackContext
 from trainstack.core.errors import ArgsError, ConfigError
+from trainstack.infra.context import StackContext
 from trainstack.infra.platform import KubernetesPlatform, Platform
+from trainstack.infra.stack import load
 from trainstack.workloads import supervisor
 from trainstack.workloads.tensorboard import TensorBoard, TensorBoardArgs
 

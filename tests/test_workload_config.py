@@ -9,8 +9,8 @@ import pytest
 from helpers import load_platform, raw_config, workload_of
 from trainstack.app.deploy import validation
 from trainstack.app.deploy.stacks import project_root
-from trainstack.core.config import WorkloadConfig, load
 from trainstack.core.errors import ConfigError
+from trainstack.infra.stack import WorkloadConfig, load
 
 
 def problems(stack: str = "a3ultra-405b", **workload: Any) -> list[str]:

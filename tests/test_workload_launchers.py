@@ -14,8 +14,9 @@ import yaml
 
 from helpers import load_platform, raw_config, workload_of
 from trainstack.core import catalog
-from trainstack.core.config import WorkloadConfig, describe
+from trainstack.core.errors import describe
 from trainstack.core.memory import bytes_per_param
+from trainstack.infra.stack import WorkloadConfig
 from trainstack.workloads import launchers
 from trainstack.workloads.launchers import litgpt, megatron_bridge, nemo2, nemo_megatron
 from trainstack.workloads.training_job import MASTER_PORT, pod_hosts

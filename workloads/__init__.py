@@ -14,8 +14,9 @@ from typing import Any
 import pulumi
 
 from trainstack.core import catalog, names, rules
-from trainstack.core.config import NetworkConfig, Problem, WorkloadConfig, key_path
+from trainstack.core.errors import Problem, key_path
 from trainstack.infra.platform import TOP, Place, Platform
+from trainstack.infra.stack import NetworkConfig, WorkloadConfig
 from trainstack.workloads import fit, launchers, preflight, profiles
 from trainstack.workloads.launchers.base import CONFIG_DIR, ConfigFiles, Launch
 from trainstack.workloads.network_policy import JobNetworkPolicies, JobNetworkPoliciesArgs

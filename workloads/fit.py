@@ -15,8 +15,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from trainstack.core import catalog, memory, models
-from trainstack.core.config import Problem, WorkloadConfig
-from trainstack.core.errors import CatalogError
+from trainstack.core.errors import CatalogError, Problem
+from trainstack.infra.stack import WorkloadConfig
 from trainstack.workloads import launchers
 
 # Kept free of the estimate (the peak by phase, the allowances outside the allocator and for

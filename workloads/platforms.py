@@ -15,7 +15,8 @@ here.
 from __future__ import annotations
 
 from trainstack.core import catalog
-from trainstack.core.config import ImageConfig, Problem, WorkloadConfig
+from trainstack.core.errors import Problem
+from trainstack.infra.stack import ImageConfig, WorkloadConfig
 
 # A Cloud Build runs on the worker machine the build names, E2 or N1 (core/rules.py
 # CLOUD_BUILD_MACHINES), x86-64 machines (cloud.google.com/compute/docs/general-purpose-machines),

@@ -50,8 +50,9 @@ from trainstack.components.options import Children
 from trainstack.components.pod_security import POD_SECURITY, container_security
 from trainstack.core import catalog, rules
 from trainstack.core.catalog import preflight as facts
-from trainstack.core.config import Preflight as PreflightConfig
-from trainstack.core.config import Problem, WorkloadConfig
+from trainstack.core.errors import Problem
+from trainstack.infra.stack import Preflight as PreflightConfig
+from trainstack.infra.stack import WorkloadConfig
 from trainstack.workloads import preflight_probe
 from trainstack.workloads.pod import NVIDIA_DIR, Json, PodParts, env_list, mount
 

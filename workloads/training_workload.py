@@ -14,9 +14,10 @@ from pydantic import ValidationError
 
 from trainstack import workloads
 from trainstack.core import catalog
-from trainstack.core.config import ImageConfig, Problem, WorkloadConfig, problem_of, workload_problems
-from trainstack.core.errors import ABSENT
+from trainstack.core.errors import ABSENT, Problem
+from trainstack.core.spec import problem_of
 from trainstack.infra.platform import Place, Platform
+from trainstack.infra.stack import ImageConfig, WorkloadConfig, workload_problems
 from trainstack.infra.training_platform import TrainingPlatform, input_error, plain_section
 from trainstack.workloads import platforms
 

@@ -6,7 +6,7 @@ annotations of each component's `args` and its annotated attributes (the outputs
 the args as a dict; each component builds and checks its Args from it (`components.args`).
 
 `TrainingPlatform` takes the platform sections of a stack file and `TrainingWorkload` its workload
-section, typed in the schema by their `core.config` models (app/deploy/package_types.py) and checked by
+section, typed in the schema by their `infra.stack` models (app/deploy/package_types.py) and checked by
 them; a bad input is a `pulumi.InputPropertiesError` naming its path as the program wrote it. A
 TrainingWorkload's `platform` is a reference to a TrainingPlatform the same provider made.
 
@@ -32,9 +32,9 @@ from pulumi.resource import DependencyResource
 from trainstack import components, workloads
 from trainstack.app.deploy.package_types import SectionTypes
 from trainstack.components.args import has_default
-from trainstack.core.config import StackConfig
 from trainstack.core.errors import Problem, unknown_key
 from trainstack.infra import training_platform
+from trainstack.infra.stack import StackConfig
 from trainstack.infra.training_platform import TrainingPlatform
 from trainstack.workloads.training_workload import TrainingWorkload
 

@@ -1,5 +1,5 @@
 """The package schema's types of the stack file's sections, generated from their models
-(`core.config`): each model an object type of its camelCase keys (the models' aliases), each key's
+(`infra.stack`): each model an object type of its camelCase keys (the models' aliases), each key's
 docstring its description, a key with a default optional, a `Literal` an enum, a nested model a
 type of its own. `TrainingPlatform` and `TrainingWorkload` take their sections typed by them, so a
 YAML or TypeScript program sees the keys a stack file has, documented as the config reference is.

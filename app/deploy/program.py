@@ -11,14 +11,14 @@ from pulumi.runtime import config as runtime_config
 
 from trainstack.app.deploy import secrets, validation
 from trainstack.app.deploy.stacks import project_root, raw_stack_config
-from trainstack.core import fleet
-from trainstack.core.config import StackConfig, WorkloadStackConfig, load
-from trainstack.core.context import StackContext
 from trainstack.core.errors import ConfigError, UnknownStackError
 from trainstack.infra import fleet as fleet_infra
+from trainstack.infra import fleet_stack as fleet
 from trainstack.infra import remote
+from trainstack.infra.context import StackContext
 from trainstack.infra.platform import Platform
 from trainstack.infra.remote import read_platform_stack
+from trainstack.infra.stack import StackConfig, WorkloadStackConfig, load
 from trainstack.infra.training_platform import TrainingPlatform, TrainingPlatformArgs
 from trainstack.workloads.training_workload import TrainingWorkload, TrainingWorkloadArgs
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from trainstack import infra, workloads
-from trainstack.core import contract, fleet
-from trainstack.core.config import Problem, StackConfig, WorkloadStackConfig, describe, load
-from trainstack.core.context import StackContext
-from trainstack.core.errors import ConfigError
+from trainstack import workloads
+from trainstack.core.errors import ConfigError, Problem, describe
+from trainstack.infra import compose, contract
+from trainstack.infra import fleet_stack as fleet
+from trainstack.infra.context import StackContext
+from trainstack.infra.stack import StackConfig, WorkloadStackConfig, load
 from trainstack.workloads import platforms
 
 
@@ -66,7 +67,7 @@ def check(stack: str, config: StackConfig | WorkloadStackConfig, root: Path, pla
         problems += workloads.problems(config.workload, ctx.machine, _pods_ready(config))
         problems += workloads.mount_problems(config.workload, ctx.machine, _storage_mount(config, terms))
         problems += platforms.problems(config.workload, ctx.machine, config.image, *_machine_keys(config))
-    problems += infra.problems(config.image, root)
+    problems += compose.problems(config.image, root)
     if problems:
         raise ConfigError(stack, [describe(p) for p in problems])
     return ctx

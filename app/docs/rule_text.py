@@ -5,7 +5,7 @@ A rule in `core/rules.py` returns its message (or yields `(key, value, message)`
 validator and a resource's rules (core/resource_rules.py) collect `Problem(key, value, message)`s.
 `reports` walks a function's syntax tree for those messages: string literals, f-strings (each
 value shown as `…`, or as the messages of the rule it holds), and the messages of the trainstack
-functions a message or problem comes from; a section's `_resource_errors(self, "<resource>",
+functions a message or problem comes from; a section's `resource_errors(self, "<resource>",
 renames)` reports its resource's rules under the keys as the stack file writes them.
 """
 
@@ -122,7 +122,7 @@ class _Reader:
                 found += self._problem(node.value)
             elif isinstance(node, ast.YieldFrom) and isinstance(node.value, ast.Call):
                 found += self._called(node.value)
-            elif isinstance(node, ast.Call) and self._name(node.func) == "_resource_errors" and len(node.args) > 1:
+            elif isinstance(node, ast.Call) and self._name(node.func) == "resource_errors" and len(node.args) > 1:
                 found += _resource_reports(node)
             elif isinstance(node, ast.Call) and self._name(node.func) == "append" and node.args:
                 found += self._problem(node.args[0])
@@ -259,7 +259,7 @@ class _ProblemsAsTuples(ast.NodeTransformer):
 
 def _resource_reports(call: ast.Call) -> list[Report]:
     """The reports of a resource's rules, each key as the stack file writes it: renamed
-    (`_resource_errors`' third argument), then camelCase."""
+    (`resource_errors`' third argument), then camelCase."""
     resource = ast.literal_eval(call.args[1])
     renames: dict[tuple[str, ...], tuple[str, ...]] = ast.literal_eval(call.args[2]) if len(call.args) > 2 else {}
     found = []

@@ -66,9 +66,9 @@ from trainstack.app.metrics import goodput, mfu, timeline
 from trainstack.app.ops import automation, bench_preflight, bench_timeline
 from trainstack.app.ops.reap import bench_prefix, expires_label
 from trainstack.core import catalog
-from trainstack.core.config import StackConfig, WorkloadConfig, load
-from trainstack.core.contract import KUBECONFIG_OUTPUT
 from trainstack.core.errors import TrainstackError
+from trainstack.infra.contract import KUBECONFIG_OUTPUT
+from trainstack.infra.stack import StackConfig, WorkloadConfig, load
 from trainstack.workloads import launchers
 
 # --ttl must cover --timeout plus this: creating an A3 cluster and its GPU pool (up to ~1 h with

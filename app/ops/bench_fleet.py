@@ -67,11 +67,11 @@ from trainstack.app.ops import automation, bench
 from trainstack.app.ops.bench import BenchError, Interrupted, JobOutcome, SignalGuard, Teardown
 from trainstack.app.ops.reap import expires_label
 from trainstack.app.plan import engine
-from trainstack.core import fleet
-from trainstack.core.config import StackConfig, load
-from trainstack.core.context import StackContext
-from trainstack.core.contract import KUBECONFIG_OUTPUT, OUTPUT
 from trainstack.core.errors import TrainstackError
+from trainstack.infra import fleet_stack as fleet
+from trainstack.infra.context import StackContext
+from trainstack.infra.contract import KUBECONFIG_OUTPUT, OUTPUT
+from trainstack.infra.stack import StackConfig, load
 
 ROUTER_TYPE = "gcp:compute/router:Router"
 

@@ -9,7 +9,7 @@ import re
 
 from trainstack.app.plan.recorder import Registration
 from trainstack.app.schemas.validate import crd_for, validate_object
-from trainstack.core.config import Problem
+from trainstack.core.errors import Problem
 
 # The config key each kind of custom resource comes from.
 SOURCES: dict[str, tuple[str, ...]] = {

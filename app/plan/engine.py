@@ -25,12 +25,11 @@ from trainstack.app.deploy import program, secrets, validation
 from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
 from trainstack.app.plan import crdcheck
 from trainstack.app.plan.recorder import RecordingMonitor, Registration, redact
-from trainstack.core import fleet
-from trainstack.core.config import describe
-from trainstack.core.context import StackContext
-from trainstack.core.contract import OUTPUT
-from trainstack.core.errors import ConfigError
+from trainstack.core.errors import ConfigError, describe
 from trainstack.core.testing import SECRET, FakeGcp
+from trainstack.infra import fleet_stack as fleet
+from trainstack.infra.context import StackContext
+from trainstack.infra.contract import OUTPUT
 
 PROJECT = "trainstack"
 

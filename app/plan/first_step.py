@@ -29,8 +29,8 @@ from trainstack.app.plan.cost import NODE_POOL
 from trainstack.app.plan.creation_times import CREATION_TIMES, EMPTY_NODE_POOL, GPU_NODE_POOL
 from trainstack.app.plan.critical_path import CriticalPath, is_gpu_pool
 from trainstack.core import catalog, rules
-from trainstack.core.config import ImageConfig
-from trainstack.core.context import StackContext
+from trainstack.infra.context import StackContext
+from trainstack.infra.stack import ImageConfig
 from trainstack.workloads import preflight
 
 DRIVERS_SECONDS = CREATION_TIMES["kubernetes:apps/v1:DaemonSet"].seconds

@@ -17,10 +17,11 @@ from trainstack.app.plan import engine, first_step, inputcheck
 from trainstack.app.plan.cost import CostEstimate, estimate, gpu_node_hour
 from trainstack.app.plan.critical_path import CriticalPath, critical_path
 from trainstack.app.plan.recorder import Registration
-from trainstack.core import catalog, fleet
-from trainstack.core.config import ANY_ADDRESS
-from trainstack.core.context import StackContext
+from trainstack.core import catalog
 from trainstack.core.errors import TrainstackError
+from trainstack.infra import fleet_stack as fleet
+from trainstack.infra.context import StackContext
+from trainstack.infra.stack import ANY_ADDRESS
 from trainstack.workloads import fit, preflight
 
 PLAN_FORMAT = 1

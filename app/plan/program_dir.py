@@ -25,9 +25,9 @@ from trainstack.app.deploy.stacks import read_stack_file
 from trainstack.app.plan import engine
 from trainstack.app.plan.plan import Plan, resources_of
 from trainstack.core import catalog
-from trainstack.core.config import WorkloadConfig
 from trainstack.core.errors import ConfigError, TrainstackError
 from trainstack.core.testing import FakeGcp
+from trainstack.infra.stack import WorkloadConfig
 from trainstack.infra.training_platform import InputProblems
 from trainstack.workloads import fit
 from trainstack.workloads.training_workload import JOBS

@@ -3,7 +3,7 @@
 Which clusters: a platform or recipe stack's own (its `kubeconfig` output); a workload stack's
 platform stack's (or, on a cluster trainstack did not make, the user's kubeconfig context that
 `gcloud container clusters get-credentials` names `gke_<project>_<location>_<cluster>`); a fleet's
-manager (`kubeconfig`) and each worker (`kubeconfig-<worker>`, core/fleet.py kubeconfig_output).
+manager (`kubeconfig`) and each worker (`kubeconfig-<worker>`, infra/fleet_stack.py kubeconfig_output).
 Stack outputs come through the Automation API (`pulumi stack output --show-secrets`).
 
 What is read, with kubectl only (`get`, `get --raw`, `logs`: nothing is changed):
@@ -32,9 +32,9 @@ from trainstack.app.ops import automation
 from trainstack.app.status import pods as podinfo
 from trainstack.app.status.explain import jobs
 from trainstack.app.status.snapshot import LOGS_SUFFIX, MANAGER, RESOURCES, VISIBILITY_API, WORKER_PREFIX, Cluster, Fleet, StatusError, checked_items, meta
-from trainstack.core import fleet as fleets
-from trainstack.core.config import WorkloadStackConfig, load
-from trainstack.core.contract import KUBECONFIG_OUTPUT
+from trainstack.infra import fleet_stack as fleets
+from trainstack.infra.contract import KUBECONFIG_OUTPUT
+from trainstack.infra.stack import WorkloadStackConfig, load
 
 LOG_TAIL = 200
 Runner = Callable[..., subprocess.CompletedProcess[str]]

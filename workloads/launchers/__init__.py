@@ -7,7 +7,8 @@ one line in LAUNCHERS."""
 from __future__ import annotations
 
 from trainstack.core import catalog, memory
-from trainstack.core.config import Problem, WorkloadConfig
+from trainstack.core.errors import Problem
+from trainstack.infra.stack import WorkloadConfig
 from trainstack.workloads.launchers import deepspeed, litgpt, megatron_bridge, nemo2, nemo_megatron
 from trainstack.workloads.launchers.base import ConfigFiles, JobSpec, Launch, Launcher
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from trainstack.core import catalog, memory, models, rules
-from trainstack.core.config import Problem, WorkloadConfig
-from trainstack.core.errors import CatalogError
+from trainstack.core.errors import CatalogError, Problem
+from trainstack.infra.stack import WorkloadConfig
 
 # Launcher files (configs, scripts, hostfiles) are mounted read-only here.
 CONFIG_DIR = "/workload/configs"

@@ -13,7 +13,8 @@ import json
 from typing import Any
 
 from trainstack.core import catalog, memory, models
-from trainstack.core.config import Problem, WorkloadConfig
+from trainstack.core.errors import Problem
+from trainstack.infra.stack import WorkloadConfig
 from trainstack.workloads.launchers.base import (
     CONFIG_DIR,
     NODE_RANK,

@@ -11,7 +11,8 @@ directory, which this launcher puts on the shared storage.
 from __future__ import annotations
 
 from trainstack.core import catalog, memory, models
-from trainstack.core.config import Problem, WorkloadConfig
+from trainstack.core.errors import Problem
+from trainstack.infra.stack import WorkloadConfig
 from trainstack.workloads.launchers.base import (
     WORKLOAD,
     JobSpec,

@@ -25,7 +25,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from trainstack.core import catalog, memory
-from trainstack.core.config import Problem, WorkloadConfig
+from trainstack.core.errors import Problem
+from trainstack.infra.stack import WorkloadConfig
 from trainstack.workloads.launchers.base import (
     WORKLOAD,
     JobSpec,

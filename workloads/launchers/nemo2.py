@@ -11,8 +11,9 @@ defaults for the rest. Its mock dataset is NeMo's default for pretraining recipe
 from __future__ import annotations
 
 from trainstack.core import catalog, memory
-from trainstack.core.config import Problem, WorkloadConfig
+from trainstack.core.errors import Problem
 from trainstack.core.rules import duration_seconds
+from trainstack.infra.stack import WorkloadConfig
 from trainstack.workloads import supervisor
 from trainstack.workloads.launchers import resilient_script
 from trainstack.workloads.launchers.base import (

@@ -14,7 +14,8 @@ from typing import Any
 import yaml
 
 from trainstack.core import catalog, memory, models
-from trainstack.core.config import Problem, WorkloadConfig
+from trainstack.core.errors import Problem
+from trainstack.infra.stack import WorkloadConfig
 from trainstack.workloads.launchers.base import (
     CONFIG_DIR,
     NODE_RANK,

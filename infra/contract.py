@@ -15,16 +15,8 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 
 from trainstack.core import catalog, rules
-from trainstack.core.config import (
-    ExistingCluster,
-    NetworkConfig,
-    Problem,
-    StackConfig,
-    WorkloadStackConfig,
-    priority_problems,
-    workload_problems,
-)
-from trainstack.core.errors import ConfigError
+from trainstack.core.errors import ConfigError, Problem
+from trainstack.infra.stack import ExistingCluster, NetworkConfig, StackConfig, WorkloadStackConfig, priority_problems, workload_problems
 
 # The Kubernetes service account the workloads of a trainstack platform run as; the platform
 # grants it its storage through Workload Identity.

@@ -9,15 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from trainstack.core import catalog, names
-from trainstack.core.config import (
-    Queue,
-    StackConfig,
-    WorkloadConfig,
-    WorkloadStackConfig,
-)
-from trainstack.core.contract import WORKLOAD_SERVICE_ACCOUNT, Contract
-from trainstack.core.fleet import FleetStackConfig
 from trainstack.core.rules import ACCOUNT_ID_MAX, EPHEMERAL, EXPIRES_LABEL, MANAGED_BY, STACK_LABEL
+from trainstack.infra.contract import WORKLOAD_SERVICE_ACCOUNT, Contract
+from trainstack.infra.fleet_stack import FleetStackConfig
+from trainstack.infra.stack import Queue, StackConfig, WorkloadConfig, WorkloadStackConfig
 
 
 @dataclass(frozen=True)

@@ -16,27 +16,11 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from trainstack.core import catalog, contract, rules
-from trainstack.core.config import (
-    ClusterConfig,
-    CpuPoolConfig,
-    Duration,
-    Ephemeral,
-    K8sName,
-    Labels,
-    NetworkConfig,
-    Problem,
-    ProjectId,
-    RegionId,
-    Section,
-    WorkloadStackConfig,
-    ZoneId,
-    _pattern,
-    _rule,
-    _rule_errors,
-    validated,
-)
-from trainstack.core.errors import ConfigError
+from trainstack.core import catalog, rules
+from trainstack.core.errors import ConfigError, Problem
+from trainstack.core.spec import Duration, K8sName, ProjectId, RegionId, Section, ZoneId, by_pattern, by_rule, rule_errors, validated
+from trainstack.infra import contract
+from trainstack.infra.stack import ClusterConfig, CpuPoolConfig, Ephemeral, Labels, NetworkConfig, WorkloadStackConfig
 
 KEY = "trainstack:fleet"
 # MultiKueueConfig.spec.clusters maxItems (Kueue v0.19.2 CRD).
@@ -48,7 +32,7 @@ class FleetWorker(Section):
 
     name: K8sName
     """Its MultiKueueCluster's name on the manager."""
-    stack: Annotated[str, _pattern(r"[\w.-]+/[\w.-]+/[\w.-]+", "must be a fully qualified stack name: organization/project/stack")]
+    stack: Annotated[str, by_pattern(r"[\w.-]+/[\w.-]+/[\w.-]+", "must be a fully qualified stack name: organization/project/stack")]
     """The worker's platform stack, fully qualified (`<organization>/trainstack/<stack>`)."""
     credential_rotation: K8sName = "1"
     """Part of the name of the worker's token Secret: change it to rotate the manager's credential."""
@@ -63,7 +47,7 @@ class FleetConfig(Section):
     dispatcher: Literal["incremental", "all-at-once"] = "incremental"
     """`incremental`: Kueue offers a job to the workers in this order, a few more at a time; `all-at-once`:
     to every worker at once."""
-    pods_ready_timeout: Annotated[Duration, _rule(rules.positive_duration)] | None = None
+    pods_ready_timeout: Annotated[Duration, by_rule(rules.positive_duration)] | None = None
     """The manager's `waitForPodsReady.timeout`: how long a job admitted on a worker may take to get
     every pod ready before the manager evicts it and withdraws its copy. At least every worker's
     own (its pool's scale-up budget); unset: the longest of the workers'."""
@@ -82,7 +66,7 @@ class FleetConfig(Section):
                 if value in seen:
                     problems.append(Problem(("workers", i, attribute), value, f"names a worker twice; each worker {attribute} once"))
                 seen.add(value)
-        _rule_errors("FleetConfig", problems)
+        rule_errors("FleetConfig", problems)
         return self
 
 
@@ -128,7 +112,7 @@ class FleetStackConfig(BaseModel):
                     "public nodes egress from their own ephemeral addresses, which no worker authorizes; set privateNodes: true",
                 )
             )
-        _rule_errors("FleetStackConfig", problems)
+        rule_errors("FleetStackConfig", problems)
         return self
 
     # What the stack context asks of any stack: a fleet runs no job of its own.

@@ -1,4 +1,4 @@
-"""The typed stack configuration: `stacks/Pulumi.<stack>.yaml` -> `StackConfig`.
+"""The platform stack file: `stacks/Pulumi.<stack>.yaml` -> `StackConfig`.
 
 Keys are the ones `pulumi config set --path` writes: `gcp:project`, `gcp:region`, `gcp:zone`
 and objects under the `trainstack:` namespace in camelCase (`trainstack:gpuPool.nodeCount`).
@@ -10,12 +10,10 @@ stack rules (`stack_*`, below StackConfig). `load` collects every violation into
 
 from __future__ import annotations
 
-import functools
 import ipaddress
 from collections.abc import Iterator
 from dataclasses import dataclass
-from types import UnionType
-from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -23,141 +21,38 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
-    ValidationError,
-    ValidationInfo,
-    field_validator,
     model_validator,
 )
-from pydantic.alias_generators import to_camel
-from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
+from pydantic_core import PydanticCustomError
 
+from trainstack.components.gke_cluster import MASTER_IPV4_CIDR
+from trainstack.components.kueue import TOPOLOGY_NAME
+from trainstack.components.node_pools import CPU_BOOT_DISK_GB, GPU_BOOT_DISK_GB
 from trainstack.core import catalog, resource_rules, rules
-from trainstack.core.errors import ABSENT, ConfigError, Problem, describe, key_path, unknown_key
-
-# ---------------------------------------------------------------------------------------------
-# Building blocks
-
-# Defaults the components' Args share with the config keys that feed them (one definition).
-MASTER_IPV4_CIDR = "172.16.0.32/28"  # the control plane's private /28
-GPU_BOOT_DISK_GB = 200
-CPU_BOOT_DISK_GB = 100
-TOPOLOGY_NAME = "gke-default"
-
-
-def _rule_errors(title: str, problems: list[Problem]) -> None:
-    """Raise one ValidationError holding every (relative key, value, rule) problem."""
-    if problems:
-        raise ValidationError.from_exception_data(
-            title,
-            [InitErrorDetails(type=PydanticCustomError("rule", rule), loc=loc, input=value) for loc, value, rule in problems],
-        )
-
-
-def _rule(rule: rules.Rule) -> AfterValidator:
-    """A pydantic validator of one of `rules`: its message becomes the config error's rule. The
-    validator's `__wrapped__` is the rule (the config reference shows its text)."""
-
-    @functools.wraps(rule, assigned=(), updated=())
-    def check(value: Any) -> Any:
-        message = rule(value)
-        if message:
-            raise PydanticCustomError("rule", message)
-        return value
-
-    return AfterValidator(check)
-
-
-def _pattern(regex: str, rule: str) -> AfterValidator:
-    return _rule(rules.Pattern(regex, rule))
-
-
-def _bounded(bounds: rules.Bounds) -> AfterValidator:
-    """The bounds the components check too, with their message."""
-    return _rule(bounds)
-
-
-def _resource_errors(section: Section, resource: str, renames: dict[tuple[str, ...], tuple[str, ...]] | None = None) -> None:
-    """Raise the problems of `resource`'s rules (core/resource_rules.py, which the component's
-    Args run too) on `section`, keyed as the user writes them: an Args field renamed here first
-    (`compact` is `placement`, with its value), then each part in camelCase."""
-    problems = []
-    for key, value, wrong in resource_rules.check(resource, section):
-        for old, new in (renames or {}).items():
-            if key[: len(old)] == old:
-                key = (*new, *key[len(old) :])
-                value = _value_at(section, key)
-        problems.append(Problem(tuple(to_camel(p) if isinstance(p, str) else p for p in key), value, wrong))
-    _rule_errors(type(section).__name__, problems)
-
-
-def _value_at(section: Any, key: tuple[str | int, ...]) -> Any:
-    for part in key:
-        section = section[part] if isinstance(part, int) else getattr(section, part)
-    return section
-
-
-Duration = Annotated[str, _rule(rules.DURATION)]
-K8sName = Annotated[str, Field(max_length=63), _rule(rules.K8S_NAME)]
-# A DNS-1035 label: what a Service name (an Indexed Job's headless Service is named like its job)
-# and a GKE node pool name must be: it starts with a letter.
-Dns1035Name = Annotated[str, Field(max_length=63), _rule(rules.DNS1035_NAME)]
-NodePoolName = Annotated[str, _rule(rules.NODE_POOL_NAME)]
-EnvName = Annotated[str, _rule(rules.ENV_NAME)]
-# A GCP resource name such as a reservation's (RFC 1035, at most 63 characters).
-GcpName = Annotated[str, Field(max_length=63), _rule(rules.GCP_NAME)]
-ProjectId = Annotated[str, _rule(rules.PROJECT_ID)]
-RegionId = Annotated[str, _rule(rules.REGION_ID)]
-ZoneId = Annotated[str, _rule(rules.ZONE_ID)]
-Quantity = Annotated[str, _rule(rules.QUANTITY)]
-Cidr = Annotated[str, _rule(rules.cidr)]
-INT32_MAX = rules.INT32_MAX
-AbsolutePath = Annotated[str, _rule(rules.ABSOLUTE_PATH)]
-
-
-UtcTime = Annotated[str, _rule(rules.utc_time)]
-
-
-def _text_only(annotation: Any) -> bool:
-    """Whether a field's type takes strings and no other scalar (str, Annotated[str, ...],
-    str | None, Literal of strings, a union of those)."""
-    origin = get_origin(annotation)
-    if annotation is str:
-        return True
-    if origin is Annotated:
-        return _text_only(get_args(annotation)[0])
-    if origin is Literal:
-        return all(isinstance(a, str) for a in get_args(annotation))
-    if origin in (Union, UnionType):
-        members = [a for a in get_args(annotation) if a is not type(None)]
-        return bool(members) and all(_text_only(a) or _is_model(a) for a in members) and any(_text_only(a) for a in members)
-    return False
-
-
-def _is_model(annotation: Any) -> bool:
-    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
-
-
-def _as_text(value: Any, annotation: Any) -> Any:
-    if isinstance(value, bool | int | float) and _text_only(annotation):
-        return str(value).lower() if isinstance(value, bool) else str(value)
-    if isinstance(value, dict) and get_origin(annotation) is dict:
-        return {k: _as_text(v, get_args(annotation)[1]) for k, v in value.items()}
-    return value
-
-
-class Section(BaseModel):
-    """Base of every config object: camelCase keys, strict types, unknown keys rejected."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid", strict=True, frozen=True)
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _typed_cli_values(cls, value: Any, info: ValidationInfo) -> Any:
-        """`pulumi config set --path` stores `12`, `1.5` and `true` typed; a string field takes
-        them as the text the user typed (`"12"`, `"true"`)."""
-        annotation = cls.model_fields[info.field_name].annotation if info.field_name else None
-        return _as_text(value, annotation)
-
+from trainstack.core.errors import ABSENT, Problem, describe, key_path
+from trainstack.core.spec import (
+    INT32_MAX,
+    AbsolutePath,
+    Cidr,
+    Dns1035Name,
+    Duration,
+    EnvName,
+    GcpName,
+    K8sName,
+    NodePoolName,
+    ProjectId,
+    Quantity,
+    RegionId,
+    Section,
+    UtcTime,
+    ZoneId,
+    bounded,
+    by_pattern,
+    by_rule,
+    resource_errors,
+    rule_errors,
+    validated,
+)
 
 # ---------------------------------------------------------------------------------------------
 # Sections
@@ -179,12 +74,12 @@ class MaintenanceWindow(Section):
     """The first window's start (RFC 3339, UTC)."""
     end: UtcTime = "2026-01-03T11:00:00Z"
     """The first window's end, 4 to 24 hours after its start."""
-    recurrence: Annotated[str, _rule(rules.RECURRENCE)] = "FREQ=WEEKLY;BYDAY=SA,SU"
+    recurrence: Annotated[str, by_rule(rules.RECURRENCE)] = "FREQ=WEEKLY;BYDAY=SA,SU"
     """How the window recurs (an RFC 5545 rule)."""
 
     @model_validator(mode="after")
     def _rules(self) -> MaintenanceWindow:
-        _resource_errors(self, "maintenance_window")
+        resource_errors(self, "maintenance_window")
         return self
 
 
@@ -195,7 +90,7 @@ class MaintenanceExclusion(Section):
 
     enabled: bool = True
     """Whether the exclusion holds; false lets GKE make those upgrades again."""
-    scope: Annotated[Literal["NO_MINOR_OR_NODE_UPGRADES", "NO_MINOR_UPGRADES", "NO_UPGRADES"], _rule(rules.exclusion_scope)] = "NO_MINOR_OR_NODE_UPGRADES"
+    scope: Annotated[Literal["NO_MINOR_OR_NODE_UPGRADES", "NO_MINOR_UPGRADES", "NO_UPGRADES"], by_rule(rules.exclusion_scope)] = "NO_MINOR_OR_NODE_UPGRADES"
     """Which upgrades GKE holds back."""
     start: UtcTime = "2026-01-01T00:00:00Z"
     """When the exclusion starts (RFC 3339, UTC)."""
@@ -218,7 +113,7 @@ ANY_ADDRESS = "0.0.0.0/0"
 # A GKE cluster name: at most 40 lowercase letters, digits and '-', starting with a letter and
 # ending with a letter or digit (GKE API v1 Cluster.name,
 # cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#Cluster).
-ClusterName = Annotated[str, Field(max_length=40), _rule(rules.CLUSTER_NAME)]
+ClusterName = Annotated[str, Field(max_length=40), by_rule(rules.CLUSTER_NAME)]
 
 
 class ClusterConfig(Section):
@@ -228,14 +123,14 @@ class ClusterConfig(Section):
     """The GKE cluster's name."""
     release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"] = "REGULAR"
     """The GKE release channel the cluster follows."""
-    version_prefix: Annotated[str, _rule(rules.VERSION_PREFIX)] | None = None
+    version_prefix: Annotated[str, by_rule(rules.VERSION_PREFIX)] | None = None
     """A minor version prefix such as "1.33." resolved against the versions GKE offers at deploy
     time; None: the release channel's default."""
     private_nodes: bool = True
     """Nodes get internal addresses only (egress through Cloud NAT)."""
     private_endpoint: bool = False
     """The control plane has no public endpoint."""
-    master_ipv4_cidr: Annotated[Cidr, _rule(rules.master_cidr)] = MASTER_IPV4_CIDR
+    master_ipv4_cidr: Annotated[Cidr, by_rule(rules.master_cidr)] = MASTER_IPV4_CIDR
     """The control plane's private /28 range."""
     authorized_networks: list[AuthorizedNetwork] = []
     """The networks that may reach the control plane; `0.0.0.0/0` needs allowAnyAddress."""
@@ -248,7 +143,7 @@ class ClusterConfig(Section):
     dataplane_v2: bool = False
     """Dataplane V2, which enforces the jobs' NetworkPolicies, on a cluster without extra NICs
     (clusters with them have it already). Fixed at creation: changing it replaces the cluster."""
-    database_encryption_key: Annotated[str, _rule(rules.KMS_KEY)] | None = None
+    database_encryption_key: Annotated[str, by_rule(rules.KMS_KEY)] | None = None
     """Application-layer secrets encryption with this Cloud KMS key (CMEK), in gcp:region."""
     binary_authorization: Literal["off", "audit"] = "off"
     """audit: Binary Authorization evaluates every image against the project's policy; keep that
@@ -256,8 +151,8 @@ class ClusterConfig(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> ClusterConfig:
-        _resource_errors(self, "cluster")
-        _rule_errors("ClusterConfig", list(self._exposure()))
+        resource_errors(self, "cluster")
+        rule_errors("ClusterConfig", list(self._exposure()))
         return self
 
     def _exposure(self) -> Iterator[Problem]:
@@ -305,7 +200,7 @@ class NetworkConfig(Section):
     """The subnet's secondary range for pods."""
     services_cidr: Cidr = "10.8.0.0/20"
     """The subnet's secondary range for Services."""
-    gpu_nic_cidr: Annotated[Cidr, _rule(rules.NIC_CIDR)] = "192.168.0.0/16"
+    gpu_nic_cidr: Annotated[Cidr, by_rule(rules.NIC_CIDR)] = "192.168.0.0/16"
     """Extra GPU NIC subnets are carved from this /16 as consecutive /24s."""
     flow_logs: bool = False
     """VPC flow logs on the GPU NICs' gVNIC subnets (RDMA subnets carry RoCE, which flow logs do not see)."""
@@ -315,7 +210,7 @@ class NetworkConfig(Section):
         ranges = {"gpuNicCidr": self.gpu_nic_cidr}
         if self.existing is None:  # the primary ranges are ours only when we create the VPC
             ranges = {"subnetCidr": self.subnet_cidr, "podsCidr": self.pods_cidr, "servicesCidr": self.services_cidr, **ranges}
-        _rule_errors("NetworkConfig", [Problem((key,), value, rule) for key, value, rule in rules.overlaps(ranges)])
+        rule_errors("NetworkConfig", [Problem((key,), value, rule) for key, value, rule in rules.overlaps(ranges)])
         return self
 
 
@@ -332,14 +227,14 @@ def _pool_sized(nodes: int) -> int:
 class Autoscaling(Section):
     """The autoscaler's bounds, for the whole pool."""
 
-    min_nodes: Annotated[int, _bounded(rules.NODE_COUNT)] = 0
+    min_nodes: Annotated[int, bounded(rules.NODE_COUNT)] = 0
     """The fewest nodes the autoscaler keeps (0 lets the pool empty)."""
-    max_nodes: Annotated[int, _bounded(rules.AUTOSCALING_MAX)]
+    max_nodes: Annotated[int, bounded(rules.AUTOSCALING_MAX)]
     """The most nodes the autoscaler makes."""
 
     @model_validator(mode="after")
     def _rules(self) -> Autoscaling:
-        _resource_errors(self, "autoscaling")
+        resource_errors(self, "autoscaling")
         return self
 
 
@@ -348,7 +243,7 @@ class Reservation(Section):
 
     affinity: Literal["none", "any", "specific"] = "any"
     """`specific`: the reservation named; `any`: any reservation that matches; `none`: none."""
-    name: Annotated[str, _rule(rules.RESERVATION_NAME)] | None = None
+    name: Annotated[str, by_rule(rules.RESERVATION_NAME)] | None = None
     """A reservation (also a calendar-mode one, consumed the same way once it starts), or one of its
     blocks: `<reservation>/reservationBlocks/<block>`."""
     project: ProjectId | None = None
@@ -356,7 +251,7 @@ class Reservation(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> Reservation:
-        _resource_errors(self, "reservation")
+        resource_errors(self, "reservation")
         return self
 
 
@@ -365,14 +260,14 @@ class UpgradeSettings(Section):
 
     # The GKE API takes int32s (container v1 NodePool.UpgradeSettings max_surge, max_unavailable),
     # but a pool holds at most MAX_POOL_NODES nodes a zone: no more can surge or be unavailable.
-    max_surge: Annotated[int, _bounded(rules.UPGRADE_NODES)] = 0
+    max_surge: Annotated[int, bounded(rules.UPGRADE_NODES)] = 0
     """Nodes an upgrade may add beyond the pool's size; 0 asks for no capacity beyond the reservation."""
-    max_unavailable: Annotated[int, _bounded(rules.UPGRADE_NODES)] = 1
+    max_unavailable: Annotated[int, bounded(rules.UPGRADE_NODES)] = 1
     """Nodes an upgrade may take down at once."""
 
 
-GpuMachineName = Annotated[str, _rule(rules.gpu_machine)]
-CpuMachineName = Annotated[str, _rule(rules.cpu_machine)]
+GpuMachineName = Annotated[str, by_rule(rules.gpu_machine)]
+CpuMachineName = Annotated[str, by_rule(rules.cpu_machine)]
 
 
 class GpuPoolConfig(Section):
@@ -384,7 +279,7 @@ class GpuPoolConfig(Section):
     renaming a pool replaces it)."""
     machine_type: GpuMachineName
     """The GPU machine type, one of the catalog's (core/catalog/machines.py)."""
-    node_count: Annotated[int, _bounded(rules.NODE_COUNT)] | None = None
+    node_count: Annotated[int, bounded(rules.NODE_COUNT)] | None = None
     """A fixed size: the nodes of the whole pool, spread evenly over its zones; or set autoscaling."""
     autoscaling: Autoscaling | None = None
     """Autoscaler bounds instead of a fixed nodeCount."""
@@ -404,7 +299,7 @@ class GpuPoolConfig(Section):
     gpu_driver: Literal["default", "latest", "daemonset"] = "latest"
     """`default` or `latest`: GKE installs that driver version; `daemonset`: GKE installs none and the
     stack runs the installer DaemonSet."""
-    boot_disk_gb: Annotated[int, _bounded(rules.GPU_BOOT_DISK_GB)] = GPU_BOOT_DISK_GB
+    boot_disk_gb: Annotated[int, bounded(rules.GPU_BOOT_DISK_GB)] = GPU_BOOT_DISK_GB
     """The nodes' boot disk size in GB; its type follows the machine."""
     upgrade: UpgradeSettings = UpgradeSettings()
     """How GKE upgrades the pool's nodes."""
@@ -493,12 +388,12 @@ class GpuPoolConfig(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> GpuPoolConfig:
-        _resource_errors(
+        resource_errors(
             self, "gpu_pool", {("compact",): ("placement",), ("max_surge",): ("upgrade", "max_surge"), ("max_unavailable",): ("upgrade", "max_unavailable")}
         )
         machine = catalog.MACHINES.get(self.machine_type)
         if machine and self.gpudirect and self.gpudirect != machine.gpudirect.value:  # a key of the stack file only
-            _rule_errors(
+            rule_errors(
                 "GpuPoolConfig", [Problem(("gpudirect",), self.gpudirect, f"{machine.name} uses GPUDirect {machine.gpudirect.value!r}; the catalog fixes it")]
             )
         return self
@@ -511,23 +406,23 @@ class CpuPoolConfig(Section):
     """The pool's name, unique among the cluster's node pools."""
     machine_type: CpuMachineName = "e2-standard-8"
     """The CPU machine type, one of the catalog's (core/catalog/machines.py)."""
-    node_count: Annotated[int, _bounded(rules.CPU_NODE_COUNT)] = 2
+    node_count: Annotated[int, bounded(rules.CPU_NODE_COUNT)] = 2
     """The nodes of the whole pool, spread evenly over its zones."""
     zones: list[ZoneId] | None = None
     """The zones of `gcp:region` the nodes go in; default: the first GPU pool's zones."""
-    boot_disk_gb: Annotated[int, _bounded(rules.CPU_BOOT_DISK_GB)] = CPU_BOOT_DISK_GB
+    boot_disk_gb: Annotated[int, bounded(rules.CPU_BOOT_DISK_GB)] = CPU_BOOT_DISK_GB
     """The nodes' boot disk size in GB."""
 
     @model_validator(mode="after")
     def _rules(self) -> CpuPoolConfig:
-        _resource_errors(self, "cpu_pool")
+        resource_errors(self, "cpu_pool")
         return self
 
 
 class BucketConfig(Section):
     """The Cloud Storage bucket (storage kind gcs)."""
 
-    name: Annotated[str, _rule(rules.bucket_name)] | None = None
+    name: Annotated[str, by_rule(rules.bucket_name)] | None = None
     """The bucket's name; default: `<project>-<stack>`."""
     location: str | None = None
     """The bucket's location; default: `gcp:region`."""
@@ -540,7 +435,7 @@ class BucketConfig(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> BucketConfig:
-        _resource_errors(self, "bucket")
+        resource_errors(self, "bucket")
         return self
 
 
@@ -549,14 +444,14 @@ class FilestoreConfig(Section):
 
     tier: Literal["BASIC_HDD", "BASIC_SSD", "ZONAL", "REGIONAL", "ENTERPRISE"] = "ZONAL"
     """The Filestore service tier."""
-    capacity_gib: Annotated[int, _bounded(rules.POSITIVE)] = 1024
+    capacity_gib: Annotated[int, bounded(rules.POSITIVE)] = 1024
     """The share's size in GiB."""
-    share_name: Annotated[str, _rule(rules.SHARE_NAME)] = "share1"
+    share_name: Annotated[str, by_rule(rules.SHARE_NAME)] = "share1"
     """The file share's name."""
 
     @model_validator(mode="after")
     def _rules(self) -> FilestoreConfig:
-        _resource_errors(self, "filestore")
+        resource_errors(self, "filestore")
         return self
 
 
@@ -565,23 +460,23 @@ class NfsConfig(Section):
 
     disk_type: Literal["pd-ssd", "pd-balanced"] = "pd-ssd"
     """The persistent disk's type."""
-    disk_size_gb: Annotated[int, _bounded(rules.PD_SIZE_GB)] = 1000
+    disk_size_gb: Annotated[int, bounded(rules.PD_SIZE_GB)] = 1000
     """The disk's size in GB; a smaller size is a new, empty disk."""
 
 
 class LustreConfig(Section):
     """A Managed Lustre instance in the first GPU pool's zone, on the cluster's VPC."""
 
-    capacity_gib: Annotated[int, _bounded(rules.POSITIVE)] = 9000
+    capacity_gib: Annotated[int, bounded(rules.POSITIVE)] = 9000
     """The instance's size in GiB; it cannot shrink."""
-    throughput: Annotated[int, _rule(rules.lustre_throughput)] = 1000
+    throughput: Annotated[int, by_rule(rules.lustre_throughput)] = 1000
     """Per-unit storage throughput, MB/s per TiB: the instance's tier, fixed at creation."""
-    filesystem: Annotated[str, _rule(rules.LUSTRE_FILESYSTEM)] = "lustrefs"
+    filesystem: Annotated[str, by_rule(rules.LUSTRE_FILESYSTEM)] = "lustrefs"
     """The Lustre file system's name."""
 
     @model_validator(mode="after")
     def _rules(self) -> LustreConfig:
-        _resource_errors(self, "lustre")
+        resource_errors(self, "lustre")
         return self
 
 
@@ -615,7 +510,7 @@ class StorageConfig(Section):
         for kind, block in (("gcs", "bucket"), ("filestore", "filestore"), ("nfs", "nfs"), ("lustre", "lustre")):
             if kind != self.kind and getattr(self, block) is not None:
                 problems.append(Problem((block,), "...", f"is used only with kind {kind!r}, not {self.kind!r}"))
-        _rule_errors("StorageConfig", problems)
+        rule_errors("StorageConfig", problems)
         return self
 
     @property
@@ -648,18 +543,18 @@ class BuildConfig(Section):
     context: Annotated[
         str,
         Field(max_length=200),
-        _pattern(r"(?!.*(^|/)\.\.?(/|$))[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*", "must be a relative path inside the repository, such as images/nemo-24.07"),
+        by_pattern(r"(?!.*(^|/)\.\.?(/|$))[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*", "must be a relative path inside the repository, such as images/nemo-24.07"),
     ]
     """A directory relative to the repository root holding a Dockerfile (`images/<name>`)."""
     image_name: K8sName
     """The image's name in the repository."""
-    tag: Annotated[str, _rule(rules.IMAGE_TAG)]
+    tag: Annotated[str, by_rule(rules.IMAGE_TAG)]
     """The tag the build pushes."""
-    machine_type: Annotated[str, _rule(rules.cloud_build_machine)] = "e2-highcpu-32"
+    machine_type: Annotated[str, by_rule(rules.cloud_build_machine)] = "e2-highcpu-32"
     """The Cloud Build machine type."""
     timeout: Duration = "2h"
     """The build's timeout."""
-    ngc_api_key_secret: Annotated[str, _rule(rules.SECRET_ID)] | None = None
+    ngc_api_key_secret: Annotated[str, by_rule(rules.SECRET_ID)] | None = None
     """A Secret Manager secret in the stack's project holding an NGC API key: the build logs in to
     nvcr.io with it before building (needed for a base in NGC's early-access organization)."""
 
@@ -667,7 +562,7 @@ class BuildConfig(Section):
 class PreloadConfig(Section):
     """A disk image of the job image's layers for the GPU nodes' secondary boot disks."""
 
-    disk_image: Annotated[str, _rule(rules.DISK_IMAGE)]
+    disk_image: Annotated[str, by_rule(rules.DISK_IMAGE)]
     """The disk image, `projects/<project>/global/images/<name>`, built from the job image (GKE's
     gke-disk-image-builder); its project must let the nodes' service account use it."""
 
@@ -682,7 +577,10 @@ class ImageConfig(Section):
     """A Cloud Build of the image; or prebuilt: exactly one of the two."""
     prebuilt: (
         Annotated[
-            str, Field(max_length=1024), _pattern(_IMAGE_REFERENCE, "must be an image reference such as nvcr.io/nvidia/nemo:24.07"), _rule(rules.pinned_image)
+            str,
+            Field(max_length=1024),
+            by_pattern(_IMAGE_REFERENCE, "must be an image reference such as nvcr.io/nvidia/nemo:24.07"),
+            by_rule(rules.pinned_image),
         ]
         | None
     ) = None
@@ -711,7 +609,7 @@ class ImageConfig(Section):
                     "GKE preloads container images from a secondary boot disk only with image streaming: set streaming: true",
                 )
             )
-        _rule_errors("ImageConfig", problems)
+        rule_errors("ImageConfig", problems)
         return self
 
 
@@ -720,23 +618,23 @@ class Requeuing(Section):
 
     timestamp: Literal["Eviction", "Creation"] = "Eviction"
     """What the requeuing backoff counts from: the eviction or the job's creation."""
-    backoff_limit_count: Annotated[int, _bounded(rules.NON_NEGATIVE)] | None = None
+    backoff_limit_count: Annotated[int, bounded(rules.NON_NEGATIVE)] | None = None
     """Requeues before the job is deactivated; unset: requeue forever."""
-    backoff_base_seconds: Annotated[int, _bounded(rules.POSITIVE)] = 60
+    backoff_base_seconds: Annotated[int, bounded(rules.POSITIVE)] = 60
     """The first requeue's backoff in seconds, doubled at each requeue."""
-    backoff_max_seconds: Annotated[int, _bounded(rules.POSITIVE)] = 3600
+    backoff_max_seconds: Annotated[int, bounded(rules.POSITIVE)] = 3600
     """The longest backoff in seconds."""
 
     @model_validator(mode="after")
     def _rules(self) -> Requeuing:
-        _resource_errors(self, "requeuing")
+        resource_errors(self, "requeuing")
         return self
 
 
 class WaitForPodsReady(Section):
     """Kueue all-or-nothing admission (config.kueue.x-k8s.io/v1beta2 `waitForPodsReady`)."""
 
-    timeout: Annotated[Duration, _rule(rules.positive_duration)] = "10m"
+    timeout: Annotated[Duration, by_rule(rules.positive_duration)] = "10m"
     """How long an admitted job may take to get all its pods ready before Kueue evicts and requeues it;
     unset on a stack whose pools scale up for a job, it is raised to the scale-up budget (30m)."""
     recovery_timeout: Duration | None = None
@@ -761,7 +659,7 @@ class PriorityClass(Section):
 
     name: K8sName
     """The class's name, as a job's priorityClass names it."""
-    value: Annotated[int, _bounded(rules.INT32)]
+    value: Annotated[int, bounded(rules.INT32)]
     """Its priority (a WorkloadPriorityClass value is an int32); a higher one preempts a lower in the
     queue."""
     description: str = ""
@@ -790,7 +688,7 @@ class KueueConfig(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> KueueConfig:
-        _resource_errors(self, "kueue")
+        resource_errors(self, "kueue")
         return self
 
 
@@ -815,7 +713,7 @@ class Profiling(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> Profiling:
-        _rule_errors(
+        rule_errors(
             "Profiling",
             [Problem(("endStep",), self.end_step, f"must be greater than startStep ({self.start_step})")]
             if self.enabled and self.end_step <= self.start_step
@@ -887,7 +785,7 @@ class Parallelism(Section):
             problems.append(Problem(("virtualPipeline",), self.virtual_pipeline, "interleaving needs pipeline > 1"))
         if self.sequence_parallel and self.tensor == 1:
             problems.append(Problem(("sequenceParallel",), True, "sequence parallelism needs tensor > 1"))
-        _rule_errors("Parallelism", problems)
+        rule_errors("Parallelism", problems)
         return self
 
     @property
@@ -899,7 +797,7 @@ class Parallelism(Section):
 class Dataset(Section):
     """Training data copied from Cloud Storage to node-local disk before the job starts."""
 
-    source: Annotated[str, _rule(rules.GCS_URI)]
+    source: Annotated[str, by_rule(rules.GCS_URI)]
     """The Cloud Storage URI copied."""
     path: AbsolutePath = "/data"
     """Where it is copied, on the node's local disk (a path in the container)."""
@@ -934,7 +832,7 @@ class WorkloadConfig(Section):
 
     name: Dns1035Name
     """The job's name: its JobSet (or Job), its pods' DNS subdomain and, with runId, its run's identity."""
-    namespace: Annotated[K8sName, _rule(rules.workload_namespace)] = "trainstack"
+    namespace: Annotated[K8sName, by_rule(rules.workload_namespace)] = "trainstack"
     """The stack's own namespace, created with Pod Security labels. Stacks made before it was the
     default set `namespace: default`: moving a live job's namespace replaces its objects."""
     framework: Literal["nemo2", "megatron-bridge", "nemo-megatron", "litgpt", "deepspeed"]
@@ -1021,7 +919,7 @@ class WorkloadConfig(Section):
                 problems.append(Problem(("overrides", i), override, "must be key=value"))
         if self.resiliency.enabled and self.controller != "jobset":
             problems.append(Problem(("controller",), self.controller, "the resiliency supervisor acts on JobSets; use controller: jobset"))
-        _rule_errors("WorkloadConfig", problems)
+        rule_errors("WorkloadConfig", problems)
         return self
 
     @property
@@ -1069,7 +967,7 @@ class WorkloadConfig(Section):
 # The whole stack
 
 # A stack's own labels: none may set the ones trainstack sets itself (rules.RESERVED_LABELS).
-Labels = Annotated[dict[str, str], _rule(rules.labels)]
+Labels = Annotated[dict[str, str], by_rule(rules.labels)]
 
 
 class Ephemeral(Section):
@@ -1077,7 +975,7 @@ class Ephemeral(Section):
     resource `trainstack-ephemeral=true` and `trainstack-expires=<expires>`, so `trainstack reap`
     deletes the cluster once it has expired."""
 
-    expires: Annotated[str, _pattern(r"\d{4}-\d{2}-\d{2}t\d{4}z", "must be a UTC time as a label value, such as 2026-11-23t0630z")]
+    expires: Annotated[str, by_pattern(r"\d{4}-\d{2}-\d{2}t\d{4}z", "must be a UTC time as a label value, such as 2026-11-23t0630z")]
     """When the stack expires (UTC), as a label value."""
 
 
@@ -1119,7 +1017,7 @@ class StackConfig(BaseModel):
 
     @model_validator(mode="after")
     def _cross_section_rules(self) -> StackConfig:
-        _rule_errors("StackConfig", list(self._problems()))
+        rule_errors("StackConfig", list(self._problems()))
         return self
 
     def _problems(self) -> Iterator[Problem]:
@@ -1592,7 +1490,7 @@ class ExistingCluster(Section):
 
     project: ProjectId
     """The cluster's project."""
-    location: Annotated[str, _rule(rules.LOCATION)]
+    location: Annotated[str, by_rule(rules.LOCATION)]
     """The cluster's location: a region, or a zone."""
     name: ClusterName
     """The cluster's name."""
@@ -1608,7 +1506,7 @@ class ExistingCluster(Section):
     """The CPU pool the supervisor (and controllers, if installed here) run on."""
     local_queue: K8sName
     """The Kueue LocalQueue jobs are submitted to."""
-    namespace: Annotated[K8sName, _rule(rules.workload_namespace)] = "default"
+    namespace: Annotated[K8sName, by_rule(rules.workload_namespace)] = "default"
     """Where jobs run."""
     service_account: K8sName = "default"
     """The Kubernetes service account jobs run as."""
@@ -1627,21 +1525,21 @@ class ExistingCluster(Section):
     @model_validator(mode="after")
     def _rules(self) -> ExistingCluster:
         wrong = rules.cluster_zone(self.location, self.zone)
-        _rule_errors("ExistingCluster", [Problem(("zone",), self.zone, wrong)] if wrong else [])
+        rule_errors("ExistingCluster", [Problem(("zone",), self.zone, wrong)] if wrong else [])
         return self
 
 
 class PlatformRef(Section):
     """`trainstack:platform`: where a workload stack runs."""
 
-    stack: Annotated[str, _pattern(r"[\w.-]+/[\w.-]+/[\w.-]+", "must be a fully qualified stack name: organization/project/stack")] | None = None
+    stack: Annotated[str, by_pattern(r"[\w.-]+/[\w.-]+/[\w.-]+", "must be a fully qualified stack name: organization/project/stack")] | None = None
     """The platform stack's fully qualified name (`<organization>/trainstack/<stack>`)."""
     existing_cluster: ExistingCluster | None = None
     """A cluster trainstack did not make, described here; instead of stack."""
 
     @model_validator(mode="after")
     def _rules(self) -> PlatformRef:
-        _rule_errors(
+        rule_errors(
             "PlatformRef",
             [Problem(("stack",), self.stack, "set exactly one of stack (a trainstack platform stack) and existingCluster")]
             if (self.stack is None) == (self.existing_cluster is None)
@@ -1673,7 +1571,7 @@ class WorkloadStackConfig(BaseModel):
     def _rules(self) -> WorkloadStackConfig:
         image = self.image
         chosen = [(key, value) for key, value in (("streaming", image.streaming), ("preload", image.preload)) if value]
-        _rule_errors(
+        rule_errors(
             "WorkloadStackConfig",
             [
                 Problem(("trainstack:image", key), value if key == "streaming" else image.preload and image.preload.disk_image, _POOLS_ELSEWHERE)
@@ -1690,87 +1588,9 @@ _POOLS_ELSEWHERE = "configures the GPU node pools, which a workload stack does n
 # Loading and reporting
 
 
-def _section_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> type[BaseModel] | None:
-    """The config model the keys at `loc` (as the user wrote them) belong to, if one does."""
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        field = next((f for name, f in model.model_fields.items() if (f.alias or name) == part), None)
-        if field is None:
-            return None
-        found = _model_in(field.annotation)
-        if found is None:
-            return None
-        model = found
-    return model
-
-
-def _model_in(annotation: Any) -> type[BaseModel] | None:
-    """The config model an annotation holds (directly, optionally, or as list or map items)."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in get_args(annotation):
-        if (found := _model_in(arg)) is not None:
-            return found
-    return None
-
-
-def _unknown_key(model: type[BaseModel], loc: tuple[str | int, ...], value: Any, prefix: tuple[str | int, ...] = ()) -> Problem:
-    """An unknown key, with the documented key it most resembles ("did you mean")."""
-    section = _section_at(model, loc[:-1])
-    return unknown_key((*prefix, *loc), value, [f.alias or name for name, f in section.model_fields.items()] if section else [])
-
-
-def problem_of(error: ErrorDetails, model: type[BaseModel], prefix: tuple[str | int, ...] = ()) -> Problem:
-    """One pydantic error of `model` as the Problem of the key the user wrote (under `prefix`,
-    where `model` is a section of something larger)."""
-    loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-    if error["type"] == "invalid_key":  # a key that is no string (YAML `1:`, `true:`, `null:`)
-        return _odd_key((*prefix, *loc[:-1]), error["input"])
-    if loc[-1:] == ("[key]",) and not isinstance(error["input"], str):  # the same, in a map of names
-        return _odd_key((*prefix, *loc[:-2]), error["input"])
-    if error["type"] == "extra_forbidden":
-        return _unknown_key(model, loc, error["input"], prefix)
-    if error["type"] == "missing":
-        return Problem((*prefix, *loc), ABSENT, "required key is missing")
-    return Problem((*prefix, *loc), error["input"], error["msg"])
-
-
-def _odd_key(loc: tuple[str | int, ...], key: Any) -> Problem:
-    return Problem(loc, ABSENT, f"key {key!r} is not a string; keys are names (quote it in YAML)")
-
-
-# The gcp:* keys trainstack reads; the gcp provider reads every gcp:* key itself (credentials,
-# requestTimeout, defaultLabels, ...), as the Pulumi CLI passes them.
-GCP_KEYS = frozenset({"gcp:project", "gcp:region", "gcp:zone"})
-
-
-def ours(raw: dict[str, Any]) -> dict[str, Any]:
-    """The keys trainstack reads: `trainstack:*` and gcp:project, region and zone. Keys of other
-    namespaces (`pulumi:*`, `kubernetes:*`, other `gcp:*` settings) belong to Pulumi and the
-    providers; a key set to null counts as absent."""
-    return {k: v for k, v in raw.items() if (k.startswith("trainstack:") or k in GCP_KEYS) and v is not None}
-
-
 def load(stack: str, raw: dict[str, Any]) -> StackConfig | WorkloadStackConfig:
     """Validate a stack's raw config (keys as in its YAML) or raise ConfigError with every problem.
     A config with `trainstack:platform` is a workload stack; any other is a platform stack."""
     if "trainstack:platform" in raw:
         return validated(stack, raw, WorkloadStackConfig)
     return validated(stack, raw, StackConfig)
-
-
-_Stack = TypeVar("_Stack", bound=BaseModel)
-
-
-def validated(stack: str, raw: dict[str, Any], model: type[_Stack]) -> _Stack:
-    """`raw` (keys as in the stack file) read into `model`, or ConfigError with every problem."""
-    odd = [key for key in raw if not isinstance(key, str)]
-    if odd:
-        raise ConfigError(stack, [_odd_key((), key) for key in odd])
-    try:
-        return model.model_validate(ours(raw))
-    except ValidationError as exc:
-        raise ConfigError(stack, [problem_of(e, model) for e in exc.errors(include_url=False)]) from None
-    except RecursionError:
-        raise ConfigError(stack, [Problem((), ABSENT, "nested too deeply to read")]) from None
