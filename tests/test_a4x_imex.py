@@ -115,9 +115,10 @@ def test_the_driver_is_installed_as_toolkit_installs_it_on_gke(rendered) -> None
 
 
 def test_kueue_and_jobset_charts_keep_their_oci_reference(rendered) -> None:
-    for release in of_type(rendered, RELEASE):
-        if release.inputs["name"] in ("kueue", "jobset"):
-            assert release.inputs["chart"].startswith("oci://") and "repositoryOpts" not in release.inputs
+    charts = {r.inputs["name"]: r.inputs for r in of_type(rendered, RELEASE) if r.inputs["name"] in ("kueue", "jobset")}
+    assert sorted(charts) == ["jobset", "kueue"]
+    for release in charts.values():
+        assert release["chart"].startswith("oci://") and "repositoryOpts" not in release
 
 
 def test_every_rendered_kubernetes_object_passes_its_schema(rendered) -> None:

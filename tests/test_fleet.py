@@ -96,7 +96,9 @@ def test_each_manager_queue_exists_on_exactly_the_workers_of_its_machine(plans: 
 def test_manager_queues_admit_through_a_multikueue_check_made_before_them(plans: dict[str, Plan]) -> None:
     manager = plans[FLEET]
     resources = {r["inputs"]["metadata"]["name"]: r for r in manager.resources if r["type"] == f"{KUEUE}AdmissionCheck"}
-    for cq in (r for r in manager.resources if r["type"] == f"{KUEUE}ClusterQueue"):
+    queues = [r for r in manager.resources if r["type"] == f"{KUEUE}ClusterQueue"]
+    assert queues
+    for cq in queues:
         (check,) = cq["inputs"]["spec"]["admissionChecksStrategy"]["admissionChecks"]
         ac = resources[check["name"]]
         assert ac["inputs"]["spec"]["controllerName"] == MULTIKUEUE_CONTROLLER

@@ -39,7 +39,9 @@ def test_enables_the_apis_the_stack_calls(variant: str, extra: set[str]) -> None
 
 @pytest.mark.parametrize("variant", ["a3ultra", "a3mega"])
 def test_services_are_never_disabled_on_destroy(variant: str) -> None:
-    for service in of_type(render(variant), SERVICE):
+    services = of_type(render(variant), SERVICE)
+    assert services
+    for service in services:
         assert service.inputs["disableOnDestroy"] is False, service.name
         assert service.inputs["disableDependentServices"] is False, service.name
 

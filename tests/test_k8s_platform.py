@@ -208,7 +208,9 @@ def test_every_object_passes_its_kubernetes_or_crd_schema(layers, variants) -> N
 
 def test_every_object_has_an_explicit_name(layers, variants) -> None:
     for layer in all_layers(layers, variants):
-        for reg in kubernetes_objects(layer):
+        objects = kubernetes_objects(layer)
+        assert objects
+        for reg in objects:
             assert reg.inputs["metadata"]["name"], reg.urn
 
 
@@ -461,7 +463,9 @@ def test_jobset_release_is_pinned_on_the_cpu_pool_and_awaited_by_workloads(layer
 
 
 def test_no_release_waits_a_fixed_time(layers) -> None:
-    for release in of_type(layers["a3-ultragpu-8g"].rendered, RELEASE):
+    releases = of_type(layers["a3-ultragpu-8g"].rendered, RELEASE)
+    assert releases
+    for release in releases:
         assert release.inputs.get("skipAwait") in (None, False)
 
 

@@ -156,6 +156,7 @@ def test_spot_is_admitted_on_quota_and_waits_for_its_nodes_under_the_scale_up_bu
 def test_the_job_tolerates_only_what_its_flavor_adds(ladder, pod) -> None:
     """The job selects its machine only; each flavor adds its pool and taints (Kueue merges the
     flavor's nodeLabels and tolerations into admitted pods), so every rung matches it."""
+    assert ladder["flavors"]
     for name, flavor in ladder["flavors"].items():
         assert set(pod.get("nodeSelector") or {}) <= set(flavor["nodeLabels"]), name
 
