@@ -66,8 +66,10 @@ Model states, bytes per parameter (Adam; w weights, g gradients, k optimizer sta
   norms' outputs) and the fc2 input are 1 byte; the output projection saves an FP8 copy of the
   attention output, which a fused attention kernel also keeps in 16 bits (+1 byte); the norms'
   inputs, Q, K, V, the attention output and the activation function's input (Megatron's fused
-  bias-SwiGLU/GeLU saves its 16-bit input) stay 16-bit, attention itself running in bf16 without
-  TE's `fp8_dpa`. The same for delayed and current scaling; MXFP8's per-32-element scale (1/32
+  bias-SwiGLU/GeLU saves its 16-bit input unless `activation_func_fp8_input_store`, default False,
+  NVIDIA/Megatron-LM d98e8a6 megatron/core/transformer/transformer_config.py, which Megatron-Bridge
+  9c9dd84 does not set) stay 16-bit, attention itself running in bf16 (Megatron-Bridge's
+  `fp8_dot_product_attention` defaults False and no recipe here sets it). The same for delayed and current scaling; MXFP8's per-32-element scale (1/32
   byte more) is not counted: no shipped recipe uses it.
 
 Activations per transformer layer, bytes (Korthikanti et al., 2022, "Reducing Activation
