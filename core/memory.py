@@ -45,8 +45,32 @@ Model states, bytes per parameter (Adam; w weights, g gradients, k optimizer sta
   (zeroStage 3), whose model-weight buffer, FP8 raw data and transpose buffer alike, is distributed
   for `optim_grads_params` and gathered a layer at a time (NVIDIA/Megatron-LM d98e8a6
   megatron/core/distributed/fsdp/src/megatron_fsdp/param_and_grad_buffer.py
-  `_init_each_parameter_group_buffers`, `is_model_weight_buffer_distributed`). Embeddings and the output layer run in bf16. Activations keep the 16-bit figures
-  below (TE saves some linear inputs as FP8, so this overestimates a little).
+  `_init_each_parameter_group_buffers`, `is_model_weight_buffer_distributed`). Embeddings and the output layer run in bf16.
+- FP8 primary weights (`fp8_params`: Megatron `fp8_param_gather`, which Megatron-Bridge 9c9dd84
+  src/megatron/bridge/training/mixed_precision.py `bf16_with_fp8_current_scaling_mixed` sets):
+  each transformer-layer weight is held as FP8 data alone, 1 byte, in place of the 16-bit weight
+  and its FP8 cast and transpose (the fp32 master copy stays in the optimizer), and ZeRO-3 gathers
+  it in FP8. Counted as Megatron-FSDP holds it: its buffers keep a transpose only for MXFP8
+  tensors (NVIDIA/Megatron-LM d98e8a6 megatron/core/distributed/fsdp/src/megatron_fsdp/
+  mixed_precision.py `fp8_need_transpose_data`), the per-tensor FP8 transpose being a cache it
+  discards (`fp8_discard_transpose_cache`).
+- FP8 activations: each Transformer Engine linear layer saves the FP8 cast of its GEMM input for
+  the weight gradient, 1 byte an element, not its 16-bit input: `Linear` quantizes its input and
+  saves that, one usage (row- or column-wise) kept (NVIDIA/TransformerEngine v2.12 5671fd3
+  transformer_engine/pytorch/module/linear.py `_Linear.forward`: `inputmat = input_quantizer(...)`,
+  `update_usage(rowwise_usage=False, columnwise_usage=True)`, `saved_inputmat = inputmat`; v1.8
+  the same with delayed scaling: `saved_inputmat_t`, the FP8 transpose, or the FP8 cast under
+  sequence parallelism), and `LayerNormLinear`'s norm writes an FP8 output, which it saves beside
+  its 16-bit input (v2.12 layernorm_linear.py `with_quantized_norm`, `prepare_for_saving(inputmat,
+  ..., ln_out, ...)`; v1.8 `ln_out_dtype = torch.uint8`). So under FP8: the QKV and fc1 inputs (the
+  norms' outputs) and the fc2 input are 1 byte; the output projection saves an FP8 copy of the
+  attention output, which a fused attention kernel also keeps in 16 bits (+1 byte); the norms'
+  inputs, Q, K, V, the attention output and the activation function's input (Megatron's fused
+  bias-SwiGLU/GeLU saves its 16-bit input unless `activation_func_fp8_input_store`, default False,
+  NVIDIA/Megatron-LM d98e8a6 megatron/core/transformer/transformer_config.py, which Megatron-Bridge
+  9c9dd84 does not set) stay 16-bit, attention itself running in bf16 (Megatron-Bridge's
+  `fp8_dot_product_attention` defaults False and no recipe here sets it). The same for delayed and current scaling; MXFP8's per-32-element scale (1/32
+  byte more) is not counted: no shipped recipe uses it.
 
 Activations per transformer layer, bytes (Korthikanti et al., 2022, "Reducing Activation
 Recomputation in Large Transformer Models", Table 2; s sequence, b micro-batch, h hidden, a heads,
@@ -198,6 +222,7 @@ FRAGMENTATION = {"flash": 0.033, "unfused": 0.078}  # measured: (reserved - peak
 HEADROOM = 0.05  # the underestimate the measurement test tolerates
 ALLOWANCE_BYTES = OUTSIDE_ALLOCATOR_BYTES
 FP8_WEIGHT_COPY_BYTES = 2  # FP8 cast + FP8 transpose of each transformer-layer weight
+FP8_BYTES = 1  # an FP8 element: a primary FP8 weight, or a GEMM input TE saves under FP8
 GB = 1e9
 
 
@@ -270,6 +295,8 @@ class Training:
         offloaded_layers: layers of a stage whose activations wait in host memory, not the GPU's,
             until the backward pass (Megatron-core activation offloading; Megatron-Bridge
             `--activation_offload_layers`).
+        fp8_params: with fp8, the transformer-layer weights are FP8 primary weights (Megatron's
+            `fp8_param_gather`), not 16-bit weights with FP8 copies.
     """
 
     tensor: int = 1
@@ -294,6 +321,7 @@ class Training:
     micro_batch: int = 1
     seq_length: int = 2048
     offloaded_layers: int = 0
+    fp8_params: bool = False
 
     def __post_init__(self) -> None:
         for name in ("tensor", "pipeline", "data", "context", "micro_batch", "seq_length"):
@@ -309,6 +337,8 @@ class Training:
             raise ValueError(f"zero3 must be one of {', '.join(ZERO3)}, not {self.zero3!r}")
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, not {self.optimizer!r}")
+        if self.fp8_params and self.precision != "fp8":
+            raise ValueError(f"fp8_params needs precision fp8, not {self.precision!r}")
 
     @property
     def gpus(self) -> int:
@@ -437,6 +467,12 @@ def stage_params(shape: ModelShape, training: Training) -> tuple[float, float]:
     return layers, copies * shape.embedding_params / training.tensor
 
 
+def _gemm_input_bytes(training: Training) -> int:
+    """Bytes of each element of a linear layer's input saved for its weight gradient: its FP8
+    cast under fp8 (module docstring, FP8 activations), else the 16-bit input."""
+    return FP8_BYTES if training.precision == "fp8" else 2
+
+
 def _scores_per_sbh(shape: ModelShape, training: Training) -> float:
     """Unfused attention's stored scores per s b h (before tensor parallelism): the softmax output
     (2, or 4 in fp32), the 16-bit tensor the value product reads where it is not the softmax
@@ -449,20 +485,25 @@ def _scores_per_sbh(shape: ModelShape, training: Training) -> float:
 def _attention_per_sbh(shape: ModelShape, training: Training) -> float:
     """Q, K, V and the attention output a layer saves, per s b h (before tensor parallelism):
     flash attention saves Q, K and V (the QKV output, and rotated Q and K with rotary
-    embeddings) and its output; unfused attention under GQA the rotated Q and the expanded K, V."""
+    embeddings) and its output; unfused attention under GQA the rotated Q and the expanded K, V.
+    The output projection saves its input: the attention output itself in 16 bits (which a
+    flash kernel keeps too), its FP8 cast under fp8 beside the kernel's 16-bit copy."""
     kv = shape.kv_heads / shape.heads
     qkv = 2 * (1 + 2 * kv)
     rotated = 2 * (1 + kv) if shape.rotary else 0.0
+    kernel_keeps_output = training.flash_attention and training.recompute == "none"
+    projection = _gemm_input_bytes(training) + (2 if kernel_keeps_output and training.precision == "fp8" else 0)
     if training.flash_attention or training.recompute != "none" or kv == 1:
-        return qkv + rotated + 2  # selective recomputation saves the same, as its checkpoint's inputs
-    return (2 if shape.rotary else qkv) + 4 + 2
+        return qkv + rotated + projection  # selective recomputation saves the same, as its checkpoint's inputs
+    return (2 if shape.rotary else qkv) + 4 + projection
 
 
 def _mlp_per_sbh(shape: ModelShape, training: Training) -> float:
-    """fc1 output and fc2 input (Table 2's 16 at ffn = 4h), and the unfused SwiGLU's two more."""
+    """fc1 output (16-bit, the activation's input) and fc2 input (Table 2's 16 at ffn = 4h; the
+    fc2 input FP8 under fp8), and the unfused SwiGLU's two more."""
     ratio = shape.ffn / shape.hidden
     unfused = 4 * ratio if shape.gated_mlp and not training.fused_activation else 0.0
-    return (6 if shape.gated_mlp else 4) * ratio + unfused
+    return ((4 if shape.gated_mlp else 2) + _gemm_input_bytes(training)) * ratio + unfused
 
 
 def layer_activation_bytes(shape: ModelShape, training: Training) -> float:
@@ -473,7 +514,8 @@ def layer_activation_bytes(shape: ModelShape, training: Training) -> float:
     if training.recompute == "full":
         return 2 * sbh
     sharded = _attention_per_sbh(shape, training) + _mlp_per_sbh(shape, training)
-    replicated = 10 if shape.dropout else 8  # less the two hidden dropout masks
+    # two norm inputs (16-bit), the QKV and fc1 inputs (the norms' outputs), two hidden dropout masks
+    replicated = 4 + 2 * _gemm_input_bytes(training) + (2 if shape.dropout else 0)
     scores = 0.0 if training.recompute == "selective" or training.flash_attention else _scores_per_sbh(shape, training)
     if training.sequence_parallel:
         return sbh * (replicated + sharded + scores) / t
@@ -536,11 +578,12 @@ def gathered_bytes(shape: ModelShape, training: Training) -> tuple[float, float]
     if training.zero_stage < 3:
         return 0.0, 0.0
     whole = bytes_per_param(training.precision, master_weights=training.master_weights, fp32_grads=training.fp32_grads)
+    weight = FP8_BYTES if training.fp8_params else whole.weights
     unit = shape.layer_params / training.tensor
     if training.zero3 == "megatron-fsdp":
         budget = max(1e9, 2 * unit)
-        return (unit + budget / 2) * whole.weights, (unit + budget / 2) * whole.weights + budget * whole.gradients
-    return 2 * unit * whole.weights, 2 * unit * whole.weights + unit * whole.gradients
+        return (unit + budget / 2) * weight, (unit + budget / 2) * weight + budget * whole.gradients
+    return 2 * unit * weight, 2 * unit * weight + unit * whole.gradients
 
 
 def phases(shape: ModelShape, training: Training, states: float, params: float) -> tuple[Phase, ...]:
@@ -603,10 +646,12 @@ def estimate(
         zero_stage=training.zero_stage,
         shards=training.shards,
     )
-    fp8 = FP8_WEIGHT_COPY_BYTES * layer_params if training.precision == "fp8" else 0.0
-    if training.zero_stage == 3:
-        fp8 /= training.shards
-    weights, gradients, optimizer = per.weights * params + fp8, per.gradients * params, per.optimizer * params
+    shard = training.shards if training.zero_stage == 3 else 1
+    fp8_copies = FP8_WEIGHT_COPY_BYTES / shard if training.precision == "fp8" else 0.0
+    # FP8 primary weights: FP8 data in place of the 16-bit weight and its FP8 copies
+    layer_weight = FP8_BYTES / shard if training.fp8_params else per.weights + fp8_copies
+    weights = per.weights * embedding_params + layer_weight * layer_params
+    gradients, optimizer = per.gradients * params, per.optimizer * params
     return Estimate(
         weights=weights,
         gradients=gradients,

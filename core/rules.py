@@ -116,6 +116,21 @@ def machine_zone(machine_type: str, zone: str) -> str | None:
     )
 
 
+def machine_zone_named(machine_type: str, zone: str) -> str | None:
+    """A warning, not a refusal: a zone that the catalog's partial listing of a machine without a
+    row in MACHINE_ZONES (catalog.MACHINE_ZONES_NAMED: A4X Max) does not name. The listing is an
+    undated third-party copy that omits regions, so it cannot refuse; the reservation fixes the
+    zone, and GKE refuses a pool outside it only after the networks are made."""
+    named = catalog.MACHINE_ZONES_NAMED.get(machine_type)
+    if named is None or zone in named:
+        return None
+    return (
+        f"is not a zone the one listing found names for {machine_type}: {', '.join(sorted(named))} "
+        f"({catalog.MACHINE_ZONES_NAMED_SOURCE}, read {catalog.MACHINE_ZONES_NAMED_AS_OF}; partial and undated); "
+        "check that your reservation is in this zone"
+    )
+
+
 def zone_known(zone: str) -> str | None:
     """A warning, not a refusal: a zone the catalog's dated table does not list, in a region it
     lists other zones of (`us-central1-z`), is a typo or a zone opened since the table was read;

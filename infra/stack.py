@@ -1049,11 +1049,15 @@ class StackConfig(BaseModel):
 
     def warnings(self) -> list[str]:
         """What `validate` reports without refusing: each zone of the GPU and CPU pools (and
-        `gcp:zone`) that the catalog's zone table does not list in a region it knows."""
+        `gcp:zone`) that the catalog's zone table does not list in a region it knows, and each GPU
+        pool zone its machine's partial listing does not name (rules.machine_zone_named)."""
         keys: list[tuple[tuple[str | int, ...], str]] = [(("gcp:zone",), self.zone)]
         for section, zones in (*((self.pool_key(i), p.zones) for i, p in enumerate(self.pools)), (("trainstack:cpuPool",), self.cpu_pool.zones)):
             keys += [((*section, "zones", i), zone) for i, zone in enumerate(zones or [])]
-        return [describe((key, zone, wrong)) for key, zone in keys if (wrong := rules.zone_known(zone))]
+        found = [describe((key, zone, wrong)) for key, zone in keys if (wrong := rules.zone_known(zone))]
+        return found + [
+            describe((key, zone, wrong)) for key, _, pool, zone in gpu_pool_zones(self) if (wrong := rules.machine_zone_named(pool.machine_type, zone))
+        ]
 
     # Derived values components read, so no caller recomputes them.
 
@@ -1248,13 +1252,19 @@ def stack_pool_zones_in_region(config: StackConfig) -> Iterator[Problem]:
                 yield Problem((*section, "zones", i), zone, wrong)
 
 
-def stack_machine_zones(config: StackConfig) -> Iterator[Problem]:
-    """Every GPU pool's zones offer its machine (rules.machine_zone)."""
+def gpu_pool_zones(config: StackConfig) -> Iterator[tuple[tuple[str | int, ...], int, GpuPoolConfig, str]]:
+    """Each GPU pool's zones with the key that sets each (its own `zones`, else `gcp:zone`), and the pool's index."""
     for i, pool in enumerate(config.pools):
         keys: list[tuple[str | int, ...]] = [(*config.pool_key(i), "zones", j) for j in range(len(pool.zones))] if pool.zones else [("gcp:zone",)]
         for key, zone in zip(keys, pool.zones or [config.zone], strict=True):
-            if not rules.cluster_zone(config.region, zone) and (wrong := rules.machine_zone(pool.machine_type, zone)):
-                yield Problem(key, zone, f"cannot hold {key_path(config.pool_key(i))}.machineType: {wrong}")
+            yield key, i, pool, zone
+
+
+def stack_machine_zones(config: StackConfig) -> Iterator[Problem]:
+    """Every GPU pool's zones offer its machine (rules.machine_zone)."""
+    for key, i, pool, zone in gpu_pool_zones(config):
+        if not rules.cluster_zone(config.region, zone) and (wrong := rules.machine_zone(pool.machine_type, zone)):
+            yield Problem(key, zone, f"cannot hold {key_path(config.pool_key(i))}.machineType: {wrong}")
 
 
 def stack_cpu_pool_inherited_zones(config: StackConfig) -> Iterator[Problem]:

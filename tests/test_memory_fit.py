@@ -19,7 +19,7 @@ from trainstack.app.metrics.cli import metrics
 from trainstack.app.plan.plan import render
 from trainstack.core import catalog
 from trainstack.core.errors import ConfigError
-from trainstack.workloads import fit
+from trainstack.workloads import fit, launchers
 
 
 def check(stack: str, **workload: Any) -> list[str]:
@@ -176,3 +176,16 @@ def test_metrics_memory_of_a_stack_answers_what_if() -> None:
     assert runner.invoke(metrics, ["memory", "a3mega-gpt3-175b", "--set", "workload.zeroStage=0"]).exit_code == 4
     bad = runner.invoke(metrics, ["memory", "a3mega-gpt3-175b", "--set", "zeroStage=0"])
     assert bad.exit_code == 2 and "must be workload.KEY=VALUE" in bad.output
+
+
+def test_a4x_max_fits_with_fp8_weights_and_fp8_saved_inputs_counted() -> None:
+    """The A4X Max recipe's fp8_cs trains FP8 primary weights (Megatron-Bridge 9c9dd84
+    bf16_with_fp8_current_scaling_mixed: fp8_param_gather) and TE saves FP8 GEMM inputs: the stack
+    fits without memoryCheck: warn, and its bf16 twin holds no FP8 weights."""
+    ctx = validation.validate("a4xmax-llama31-405b", raw_stack_config("a4xmax-llama31-405b"), project_root())
+    workload = present(ctx.workload)
+    assert "memoryCheck" not in raw_stack_config("a4xmax-llama31-405b")["trainstack:workload"]
+    assert launchers.training(workload, ctx.machine).fp8_params
+    assert not launchers.training(workload.model_copy(update={"precision": "bf16"}), ctx.machine).fp8_params
+    result = fit.estimate(workload, ctx.machine)
+    assert result.fits and result.total < 250e9  # 243.1 GB of GB300's 265.05 after headroom

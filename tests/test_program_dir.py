@@ -156,3 +156,19 @@ def test_a_base_ref_whose_program_does_not_render_is_reported_not_a_failure_of_t
     (stack,) = json.loads(result.stdout)["stacks"]
     assert (stack["status"], stack["errorIn"]) == ("error", "base")
     assert "gpuPool.nodeCont: unknown key (value 2); did you mean gpuPool.nodeCount?" in stack["error"]
+
+
+@pytest.mark.parametrize(("command", "verb"), [("validate", "validates"), ("plan", "plans")])
+def test_plan_and_validate_refuse_several_stacks_of_a_program_alike(tmp_path: Path, command: str, verb: str) -> None:
+    result = CliRunner().invoke(main, [command, "--program", str(tmp_path), "a", "b"])
+    assert result.exit_code == 2 and f"--program {verb} one stack of the program at a time" in result.output
+
+
+def test_a_folder_that_is_no_program_is_bad_input_and_validate_json_says_so_as_problems(tmp_path: Path) -> None:
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    plan = CliRunner().invoke(main, ["plan", "--program", str(tmp_path)])
+    assert plan.exit_code == 2 and "no Pulumi.yaml" in plan.output
+    validate = CliRunner().invoke(main, ["validate", "--program", str(tmp_path), "--format", "json"])
+    assert validate.exit_code == 2
+    report = json.loads(validate.output)["dev"]
+    assert report["valid"] is False and "no Pulumi.yaml" in json.dumps(report["problems"])

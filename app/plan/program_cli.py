@@ -10,27 +10,36 @@ from typing import Any
 import click
 
 from trainstack.app.console import fail, problem_objects
-from trainstack.app.plan.program_dir import render_program, run_program, stack_of
+from trainstack.app.plan.plan import Plan
+from trainstack.app.plan.program_dir import Job, run_program, stack_of
 from trainstack.app.plan.report import describe as summary
 from trainstack.core.errors import TrainstackError
 from trainstack.workloads import fit
 
 
-def validate_program(folder: Path, stacks: tuple[str, ...], fmt: str) -> None:
-    """`validate --program FOLDER [STACK]`: every component's rules, by running the program offline."""
+def _run(folder: Path, stacks: tuple[str, ...], verb: str, *, json_problems: bool = False) -> tuple[Plan, list[Job]]:
+    """What `validate --program` and `plan --program` open with: one stack of the program (several
+    are refused), the one named or its only one, run offline. A program that does not run is bad
+    input (exit 2), its problems as JSON under `json_problems` (`validate --format json`)."""
     if len(stacks) > 1:
-        fail("--program validates one stack of the program at a time")
+        fail(f"--program {verb} one stack of the program at a time")
+    name = stacks[0] if stacks else None
     try:
-        stack = stack_of(folder, stacks[0] if stacks else None)
+        return run_program(folder, name)
     except TrainstackError as exc:
-        fail(str(exc))
-    try:
-        plan, jobs = run_program(folder, stack)
-    except TrainstackError as exc:
-        if fmt == "json":
+        if json_problems:
+            try:
+                stack = stack_of(folder, name)
+            except TrainstackError:
+                fail(str(exc))
             click.echo(json.dumps({stack: {"valid": False, "problems": problem_objects(exc)}}, indent=2))
             sys.exit(2)
         fail(str(exc))
+
+
+def validate_program(folder: Path, stacks: tuple[str, ...], fmt: str) -> None:
+    """`validate --program FOLDER [STACK]`: every component's rules, by running the program offline."""
+    plan, jobs = _run(folder, stacks, "validates", json_problems=fmt == "json")
     report: dict[str, Any] = {
         "valid": True,
         "resources": len(plan.resources),
@@ -54,12 +63,7 @@ def validate_program(folder: Path, stacks: tuple[str, ...], fmt: str) -> None:
 
 def plan_program(folder: Path, stacks: tuple[str, ...], out: Path | None, fmt: str) -> None:
     """`plan --program FOLDER [STACK]`: a program of your own, planned as the project's stacks are."""
-    if len(stacks) > 1:
-        fail("--program plans one stack of the program at a time")
-    try:
-        plan = render_program(folder, stacks[0] if stacks else None)
-    except TrainstackError as exc:
-        fail(str(exc))
+    plan, _ = _run(folder, stacks, "plans")
     target = out or folder / "build" / "plans" / plan.stack
     plan.write(target)
     click.echo(summary(plan, target, fmt))

@@ -92,7 +92,14 @@ from trainstack.core.catalog.storage import (
     LUSTRE_TIERS,
     StorageTier,
 )
-from trainstack.core.catalog.zones import MACHINE_ZONES, MACHINE_ZONES_AS_OF, MACHINE_ZONES_SOURCE
+from trainstack.core.catalog.zones import (
+    MACHINE_ZONES,
+    MACHINE_ZONES_AS_OF,
+    MACHINE_ZONES_NAMED,
+    MACHINE_ZONES_NAMED_AS_OF,
+    MACHINE_ZONES_NAMED_SOURCE,
+    MACHINE_ZONES_SOURCE,
+)
 
 __all__ = [
     "CALCULATOR_PRICES_SOURCE",
@@ -135,6 +142,9 @@ __all__ = [
     "MACHINES",
     "MACHINE_ZONES",
     "MACHINE_ZONES_AS_OF",
+    "MACHINE_ZONES_NAMED",
+    "MACHINE_ZONES_NAMED_AS_OF",
+    "MACHINE_ZONES_NAMED_SOURCE",
     "MACHINE_ZONES_SOURCE",
     "MRDMA_DEVICE_CLASS",
     "MRDMA_RESOURCE",

@@ -93,6 +93,8 @@ gke-a4x-max-bm.yaml, unless said otherwise):
   Boot disk: "You can't use Persistent Disk ... You can only use Google Cloud Hyperdisk"
   (docs.cloud.google.com/ai-hypercomputer/docs/create/create-a4xmax-instances-in-bulk, Limitations, read
   2026-11-28); the pool's boot disk type is this record's (no key sets it).
+- Zones: "only ... in certain regions and zones" (create-a4xmax-instances-in-bulk, Limitations); no
+  complete listing found, a partial one warned by (zones.py MACHINE_ZONES_NAMED, the recorded departure).
 - NVIDIA DRA driver v25.8.0 (workload-manager-install `nvidia_dra_driver.version`).
 - gIB: Toolkit's NCCL test runs the image nccl-gib-a4x-max-arm64 v1.1.1 with gIB under /usr/local/gib
   (nccl-jobset-example.yaml: LD_LIBRARY_PATH /usr/local/nvidia/lib64:/usr/local/gib/lib64); no A4X Max

@@ -14,13 +14,30 @@ sightings, not a listing (Cluster Toolkit 1047080 tools/cloud-build/daily-tests/
 us-central1-b; xpk's gb200-4 recipe uses us-central1-a as a golden fixture). A partial row would refuse
 every zone it misses, so any zone of the region passes.
 
-a4x-maxgpu-4g-metal (A4X Max) has no row either, for want of any listing (read 2026-11-28): the AI
-Hypercomputer pages say only that instances can be made "in certain regions and zones"
-(docs.cloud.google.com/ai-hypercomputer/docs/create/create-a4xmax-instances-in-bulk, Limitations) and
-point to the GPU regions and zones page, of which no stored copy was found; Cluster Toolkit's blueprints
-name no zone (c765092 examples/gke-a4x-max-bm/gke-a4x-max-bm.yaml `zone:` blank, its README: "the zone
-where machines are available in your reservation"; examples/machine-learning/a4x-maxgpu-4g-metal alike);
-the SkyPilot snapshot has no a4x series. The reservation fixes the zone (that README); validate refuses none.
+a4x-maxgpu-4g-metal (A4X Max) has no row either: no complete listing was found (searched 2026-11-28).
+- Google's pages: the stored docs.cloud.google.com/compute/docs/gpus (A4X Max machine types) and
+  ai-hypercomputer/docs/create/create-a4xmax-instances-in-bulk (Limitations: "You can only create
+  instances in certain regions and zones") point to compute/docs/gpus/gpu-regions-zones, of which no
+  stored copy was found (the docs and pages corpora, by URL and by title).
+- Cluster Toolkit 1047080 (main) and c765092 (develop): examples/gke-a4x-max-bm leaves `zone:` blank
+  (its README: "the zone where machines are available in your reservation"), as does
+  examples/machine-learning/a4x-maxgpu-4g-metal ("supply zone with a4x-maxgpu-4g-metal capacity in
+  reservation"); tools/cloud-build/daily-tests tests no A4X Max.
+- gpu-recipes 2e1fd5e training/a4x-max/* and inference/a4xmax/*: `<CLUSTER_REGION>` placeholders.
+- xpk 367c838 (no GB300 system), terraform-provider-google-beta 93c65b2 (no a4x-max or gb300), the
+  SkyPilot snapshot above (no a4x series), the code and issues corpora: no zone.
+- The one listing: a third party's recorded copy of the GPU regions and zones page,
+  sean-reid/cloud-atlas@bec943e8d9074f2ca9a76da848bddc8700c3a136 tests/fixtures/gcp-gpu-zones.html
+  (its pipeline/fixtures.ts serves it for that URL), names A4X Max in us-central1-b, us-east4-a and
+  us-east4-b (MACHINE_ZONES_NAMED). It is undated and trimmed: it holds eleven regions only
+  (asia-east1, asia-northeast1, asia-southeast1, europe-west1, europe-west2, europe-west4,
+  southamerica-east1, us-central1, us-east1, us-east4, us-west1), none of us-south1, asia-south1 or
+  europe-north1, where the table above has A4 and A3 Ultra zones.
+Departure: the issue asks validate to refuse A4X Max outside its allowlisted zones; a partial,
+undated third-party copy cannot refuse a zone Google may list (or a reservation may hold), so
+validate warns about a zone outside MACHINE_ZONES_NAMED (rules.machine_zone_named) and refuses none;
+GKE refuses a pool outside the reservation's zone. A copy of Google's page would turn it into a row of
+MACHINE_ZONES.
 """
 
 from __future__ import annotations
@@ -45,4 +62,11 @@ MACHINE_ZONES: dict[str, frozenset[str]] = {
         "asia-southeast1-b asia-southeast1-c europe-west4-a europe-west4-b me-west1-a me-west1-c us-central1-a "
         "us-central1-b us-central1-c us-central1-f us-east1-b us-west1-b us-west3-b us-west4-b",
     }.items()
+}
+
+# Zones named by a partial, undated listing (docstring): warned about, never refused.
+MACHINE_ZONES_NAMED_AS_OF = "2026-11-28"
+MACHINE_ZONES_NAMED_SOURCE = "sean-reid/cloud-atlas@bec943e tests/fixtures/gcp-gpu-zones.html, a partial copy of compute/docs/gpus/gpu-regions-zones"
+MACHINE_ZONES_NAMED: dict[str, frozenset[str]] = {
+    "a4x-maxgpu-4g-metal": frozenset({"us-central1-b", "us-east4-a", "us-east4-b"}),
 }

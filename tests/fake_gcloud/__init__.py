@@ -4,13 +4,12 @@ rendered plan's GCP resources are in that project, as the APIs list them."""
 from __future__ import annotations
 
 import json
-import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
-CLI = Path(__file__).resolve().parent / "cli.py"
+from fake_cli import FakeCli
+
 COMPUTE = "https://www.googleapis.com/compute/v1/projects/{project}/"
 KINDS = (
     "clusters",
@@ -44,23 +43,15 @@ NOT_REAPED = {
 
 
 @dataclass
-class FakeGcloud:
-    home: Path
-    bin: Path
+class FakeGcloud(FakeCli):
+    name = "gcloud"
+    cli = Path(__file__).resolve().parent / "cli.py"
 
     @classmethod
-    def install(cls, root: Path) -> FakeGcloud:
-        fake = cls(root / "gcloud-home", root / "gcloud-bin")
-        fake.home.mkdir()
-        fake.bin.mkdir()
-        shim = fake.bin / "gcloud"
-        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "{CLI}" "$@"\n')
-        shim.chmod(0o755)
+    def install(cls, root: Path) -> Self:
+        fake = super().install(root)
         fake.save({kind: [] for kind in KINDS})
         return fake
-
-    def env(self, **knobs: str) -> dict[str, str]:
-        return {"PATH": f"{self.bin}{os.pathsep}{os.environ['PATH']}", "FAKE_GCLOUD_HOME": str(self.home), **knobs}
 
     def project(self) -> dict[str, list[dict[str, Any]]]:
         return json.loads((self.home / "project.json").read_text())
@@ -73,8 +64,7 @@ class FakeGcloud:
         return {item.get("name", "").rsplit("/", 1)[-1] or item["network"].rsplit("/", 1)[-1] + "/psa" for items in self.project().values() for item in items}
 
     def calls(self) -> list[list[str]]:
-        log = self.home / "calls.jsonl"
-        return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+        return self.logged()
 
     def deploy(self, resources: list[dict[str, Any]], project_id: str) -> list[str]:
         """Add a plan's GCP resources to the project as the APIs list them; returns their names.

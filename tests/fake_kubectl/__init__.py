@@ -3,32 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-CLI = Path(__file__).resolve().parent / "cli.py"
+from fake_cli import FakeCli
 
 
 @dataclass
-class FakeKubectl:
-    home: Path
-    bin: Path
-
-    @classmethod
-    def install(cls, root: Path) -> FakeKubectl:
-        fake = cls(root / "kubectl-home", root / "kubectl-bin")
-        fake.home.mkdir()
-        fake.bin.mkdir()
-        shim = fake.bin / "kubectl"
-        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "{CLI}" "$@"\n')
-        shim.chmod(0o755)
-        return fake
-
-    def env(self) -> dict[str, str]:
-        return {"PATH": f"{self.bin}{os.pathsep}{os.environ['PATH']}", "FAKE_KUBECTL_HOME": str(self.home)}
+class FakeKubectl(FakeCli):
+    name = "kubectl"
+    cli = Path(__file__).resolve().parent / "cli.py"
 
     def serve(
         self,
@@ -47,5 +32,4 @@ class FakeKubectl:
             path.write_text(text)
 
     def calls(self) -> list[list[str]]:
-        log = self.home / "calls.jsonl"
-        return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+        return self.logged()

@@ -4,17 +4,15 @@ the processes it ran (command, signals received, how each ended) and the stacks 
 from __future__ import annotations
 
 import json
-import os
-import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
+
+from fake_cli import FakeCli
 
 T = TypeVar("T")
-
-CLI = Path(__file__).resolve().parent / "cli.py"
 
 
 @dataclass
@@ -32,32 +30,16 @@ class Process:
 
 
 @dataclass
-class FakePulumi:
+class FakePulumi(FakeCli):
     """The fake CLI's bin directory (with `pulumi`, and `kubectl` and `gke-gcloud-auth-plugin`
     stubs for the bench's tool check) and its state directory."""
 
-    home: Path
-    bin: Path
-
-    @classmethod
-    def install(cls, root: Path) -> FakePulumi:
-        fake = cls(root / "pulumi-home", root / "bin")
-        fake.home.mkdir()
-        fake.bin.mkdir()
-        scripts = {"pulumi": f'exec "{sys.executable}" -S "{CLI}" "$@"', "kubectl": "exit 1", "gke-gcloud-auth-plugin": "exit 1"}
-        for name, body in scripts.items():
-            shim = fake.bin / name
-            shim.write_text(f"#!/bin/sh\n{body}\n")
-            shim.chmod(0o755)
-        return fake
-
-    def env(self, **knobs: str) -> dict[str, str]:
-        """The environment to run against it; knobs: FAKE_PULUMI_* settings (see cli.py)."""
-        return {"PATH": f"{self.bin}{os.pathsep}{os.environ['PATH']}", "FAKE_PULUMI_HOME": str(self.home), **knobs}
+    name = "pulumi"
+    cli = Path(__file__).resolve().parent / "cli.py"
+    stubs: ClassVar[Mapping[str, str]] = {"kubectl": "exit 1", "gke-gcloud-auth-plugin": "exit 1"}
 
     def events(self) -> list[dict[str, Any]]:
-        log = self.home / "calls.jsonl"
-        return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+        return self.logged()
 
     def processes(self) -> list[Process]:
         runs: dict[int, Process] = {}

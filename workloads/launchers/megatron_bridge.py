@@ -117,8 +117,16 @@ class MegatronBridge(StackBatch):
         """Megatron-FSDP shards weights, gradients and optimizer state over the data-parallel ranks
         (zeroStage 3, the recipe's: Megatron-FSDP's gathering, memory.Training.zero3), with bf16
         weights and fp32 master copies; the layers an
-        `activation_offload_layers` override names keep their activations in host memory."""
-        held = replace(base_training(workload, machine, zero_stage=3, master_weights=True, seq_length=SEQ_LENGTH), zero3="megatron-fsdp")
+        `activation_offload_layers` override names keep their activations in host memory. Under
+        fp8 the layers' weights are FP8 primary weights: the script's fp8_cs takes
+        `bf16_with_fp8_current_scaling_mixed`, which sets `fp8_param_gather`, with no bf16 first
+        and last layers (Megatron-Bridge 9c9dd84 scripts/performance/utils/precision.py
+        `get_precision_config`, src/megatron/bridge/training/mixed_precision.py)."""
+        held = replace(
+            base_training(workload, machine, zero_stage=3, master_weights=True, seq_length=SEQ_LENGTH),
+            zero3="megatron-fsdp",
+            fp8_params=workload.precision == "fp8",
+        )
         offloaded = dict(o.split("=", 1) for o in workload.overrides if "=" in o).get("activation_offload_layers", "0")
         return replace(held, offloaded_layers=int(offloaded)) if offloaded.isdigit() else held
 
