@@ -1184,6 +1184,14 @@ class StackConfig(BaseModel):
             return wait.timeout
         return wait.timeout if rules.pods_ready_budget(wait.timeout, self._waiting_pools) is None else f"{catalog.SCALE_UP_BUDGET_SECONDS // 60}m"
 
+    @property
+    def pods_ready_budgets(self) -> list[tuple[str, str]]:
+        """Kueue's pods-ready budgets a job's start must fit, as (key, Go duration): the timeout
+        (`pods_ready_timeout`, counted from admission) first, then the recoveryTimeout where set."""
+        wait = self.kueue.wait_for_pods_ready
+        key = "trainstack:kueue.waitForPodsReady"
+        return [(f"{key}.timeout", self.pods_ready_timeout), *([(f"{key}.recoveryTimeout", wait.recovery_timeout)] if wait.recovery_timeout else [])]
+
     def pool_key(self, index: int) -> tuple[str | int, ...]:
         """Where pool `index` is in the stack file, as the user wrote it."""
         return ("trainstack:gpuPool",) if self.single_pool is not None else ("trainstack:gpuPools", index)

@@ -81,11 +81,14 @@ def test_the_preflight_hook_adds_the_jobs_preflight(plans: dict[str, Plan]) -> N
     checked = first_step.model(resources, critical_path(resources), rendered.context, 240.0)
     assert base is not None and checked is not None
     assert [s.seconds - b.seconds for s, b in zip(checked.scenarios, base.scenarios, strict=True)] == [240.0] * 3
-    assert first_step.job_preflight_seconds(rendered.context) == 0.0  # its preflight is off (the recipe's 1m pods-ready budget)
+    assert plans["a3ultra-405b"].preflight == {"llama31-405b": None}  # off (the recipe's 1m pods-ready budget)
+    assert model(plans["a3ultra-405b"]).configured.phases["preflight"] == 0
     on = run("a3mega-gpt3-175b", raw_stack_config("a3mega-gpt3-175b")).context
     assert on.workload is not None and on.workload.preflight.enabled
     expected = preflight.expected_seconds(on.workload.preflight, on.machine, on.workload.nodes)[0]
-    assert expected > 0 and first_step.job_preflight_seconds(on) == expected
+    planned = render("a3mega-gpt3-175b", raw_stack_config("a3mega-gpt3-175b"))
+    assert expected > 0 and model(planned).configured.phases["preflight"] == expected
+    assert planned.preflight is not None and planned.preflight[on.workload.name]["seconds"] == expected
 
 
 def test_the_plan_summary_and_report_carry_the_model(plans: dict[str, Plan]) -> None:
@@ -147,7 +150,7 @@ def test_a_workload_stack_cannot_choose_the_platforms_pools() -> None:
 
 def test_pods_ready_later_than_kueues_timeout_is_a_warning(plans: dict[str, Plan]) -> None:
     m = model(plans["a3ultra-405b"])
-    assert m.pods_ready_timeout == 60 and m.configured.pods_ready_seconds > 13 * 60
+    assert m.pods_ready == ("trainstack:kueue.waitForPodsReady.timeout", 60) and m.configured.pods_ready_seconds > 13 * 60
     (warning,) = m.warnings()
     assert "later than trainstack:kueue.waitForPodsReady.timeout (1.0 min): Kueue evicts and requeues it while nodes pull its image" in warning
     assert "WARNING: the job's pods" in m.to_table()
@@ -155,3 +158,14 @@ def test_pods_ready_later_than_kueues_timeout_is_a_warning(plans: dict[str, Plan
     (fits,) = model(patient).warnings()
     assert fits.endswith("streaming and streaming + preload would fit it")
     assert model(plans["a3ultra-405b-job"]).warnings() == [], "a workload stack does not know its platform's timeout"
+
+
+def test_the_model_reads_kueues_timeout_as_rendered_like_the_preflight_refusal() -> None:
+    """Unset on a stack whose pool waits for the autoscaler, the timeout is raised to the scale-up budget:
+    the first-step model's warning and the preflight's refusal read that one accessor."""
+    raw = raw_stack_config("a2-gpt2-deepspeed")
+    del raw["trainstack:kueue"]["waitForPodsReady"]
+    plan = render("a2-gpt2-deepspeed", raw)
+    rendered = run("a2-gpt2-deepspeed", raw)
+    assert rendered.context.config.pods_ready_budgets == [("trainstack:kueue.waitForPodsReady.timeout", f"{catalog.SCALE_UP_BUDGET_SECONDS // 60}m")]
+    assert model(plan).pods_ready == ("trainstack:kueue.waitForPodsReady.timeout", catalog.SCALE_UP_BUDGET_SECONDS)

@@ -29,9 +29,8 @@ from trainstack.app.plan.cost import NODE_POOL
 from trainstack.app.plan.creation_times import CREATION_TIMES, EMPTY_NODE_POOL, GPU_NODE_POOL
 from trainstack.app.plan.critical_path import CriticalPath, is_gpu_pool
 from trainstack.core import catalog, rules
-from trainstack.core.config import ImageConfig
+from trainstack.core.config import ImageConfig, StackConfig
 from trainstack.core.context import StackContext
-from trainstack.workloads import preflight
 
 DRIVERS_SECONDS = CREATION_TIMES["kubernetes:apps/v1:DaemonSet"].seconds
 MOUNTS_SECONDS = 15.0
@@ -92,7 +91,7 @@ class FirstStepModel:
     deploy_seconds: float
     configured: Scenario
     scenarios: tuple[Scenario, ...]
-    pods_ready_timeout: float | None = None  # Kueue's waitForPodsReady.timeout on this stack's platform (None: not known here)
+    pods_ready: tuple[str, float] | None = None  # Kueue's waitForPodsReady.timeout (its key, seconds) on this stack's platform; None: not known here
 
     @property
     def without(self) -> Scenario:
@@ -117,13 +116,13 @@ class FirstStepModel:
 
     def warnings(self) -> list[str]:
         """Where Kueue would evict the job as configured: its pods get ready after waitForPodsReady.timeout."""
-        ready, timeout = self.configured.pods_ready_seconds, self.pods_ready_timeout
-        if timeout is None or ready <= timeout:
+        if self.pods_ready is None or self.configured.pods_ready_seconds <= self.pods_ready[1]:
             return []
+        ready, (key, timeout) = self.configured.pods_ready_seconds, self.pods_ready
         fits = [s.name for s in self.scenarios if s.pods_ready_seconds <= timeout]
         helps = f"; {' and '.join(fits)} would fit it" if fits else ""
         waiting = "pull its image" if self.configured.phases["imagePull"] else "get ready"
-        late = f"the job's pods are modelled ready {_min(ready)} min after admission, later than trainstack:kueue.waitForPodsReady.timeout"
+        late = f"the job's pods are modelled ready {_min(ready)} min after admission, later than {key}"
         return [f"{late} ({_min(timeout)} min): Kueue evicts and requeues it while nodes {waiting}{helps}"]
 
     def to_dict(self) -> dict[str, Any]:
@@ -165,14 +164,6 @@ class FirstStepModel:
 
 def _min(seconds: float) -> str:
     return f"{seconds / 60:.1f}"
-
-
-def job_preflight_seconds(ctx: StackContext) -> float:
-    """The expected seconds of the job's preflight before its first step (0 where it has none):
-    the preflight's own estimate (workloads.preflight.expected_seconds)."""
-    if ctx.workload is None:
-        return 0.0
-    return float(preflight.expected_seconds(ctx.workload.preflight, ctx.machine, ctx.workload.nodes)[0])
 
 
 def image_reference(image: ImageConfig, root: Path) -> str:
@@ -220,6 +211,8 @@ def model(resources: list[dict[str, Any]], path: CriticalPath, ctx: StackContext
 
     scenarios = (scenario("no cuts", False, False), scenario("streaming", True, False), scenario("streaming + preload", True, True))
     configured = scenario("as configured", image.streaming, image.preload is not None)
-    kueue = getattr(ctx.config, "kueue", None)  # a workload stack's is its platform's, not known here
-    timeout = rules.duration_seconds(kueue.wait_for_pods_ready.timeout) if kueue is not None else None
+    # Kueue's timeout as the stack renders it (StackConfig.pods_ready_budgets, the preflight's budget
+    # too); a workload stack's is its platform's, not known here
+    budgets = ctx.config.pods_ready_budgets if isinstance(ctx.config, StackConfig) else []
+    timeout = (budgets[0][0], rules.duration_seconds(budgets[0][1])) if budgets else None
     return FirstStepModel(reference, size.source if size else None, job_start, configured, scenarios, timeout)
