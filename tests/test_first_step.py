@@ -16,6 +16,7 @@ from trainstack.app.review import diff
 from trainstack.app.review.diff import diff_plans
 from trainstack.app.review.semantics import REPLACE
 from trainstack.core import catalog
+from trainstack.core.config import StackConfig
 from trainstack.core.errors import ConfigError
 from trainstack.workloads import preflight
 
@@ -166,6 +167,8 @@ def test_the_model_reads_kueues_timeout_as_rendered_like_the_preflight_refusal()
     raw = raw_stack_config("a2-gpt2-deepspeed")
     del raw["trainstack:kueue"]["waitForPodsReady"]
     plan = render("a2-gpt2-deepspeed", raw)
-    rendered = run("a2-gpt2-deepspeed", raw)
-    assert rendered.context.config.pods_ready_budgets == [("trainstack:kueue.waitForPodsReady.timeout", f"{catalog.SCALE_UP_BUDGET_SECONDS // 60}m")]
+    config = run("a2-gpt2-deepspeed", raw).context.config
+    assert isinstance(config, StackConfig) and config.pods_ready_budgets == [
+        ("trainstack:kueue.waitForPodsReady.timeout", f"{catalog.SCALE_UP_BUDGET_SECONDS // 60}m")
+    ]
     assert model(plan).pods_ready == ("trainstack:kueue.waitForPodsReady.timeout", catalog.SCALE_UP_BUDGET_SECONDS)
