@@ -11,6 +11,9 @@ rest, like creation_times, estimates to correct when `trainstack bench` measures
   the bytes a container reads to start; with a secondary boot disk preloading the image, none;
 - mounts: the pod's volumes and sandbox;
 - preflight: the job's preflight on its own nodes (`preflight_seconds`: 0 for a job without one);
+- restore: a resumed job reads its checkpoint (restore.py): its nodes' shares at the storage's read
+  rate, with gcsfuse's parallel downloads or without; 0 for a job that does not checkpoint, None where
+  the storage has no rate;
 - framework start: imports, model construction and distributed (NCCL) initialization to step 0.
 
 A job stack on a platform sees warm nodes: no node provisioning, drivers already up. Each scenario
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trainstack.app.plan import restore
 from trainstack.app.plan.cost import NODE_POOL
 from trainstack.app.plan.creation_times import CREATION_TIMES, EMPTY_NODE_POOL, GPU_NODE_POOL
 from trainstack.app.plan.critical_path import CriticalPath, is_gpu_pool
@@ -41,9 +45,10 @@ BASES = {
     "imagePull": "the image's pinned size at the cold per-node pull rate (core/catalog/startup.py)",
     "mounts": "volumes (GCS FUSE sidecar, hostPath, PVCs) and the pod sandbox: seconds (estimate)",
     "preflight": "the job's preflight on its nodes (0: no preflight)",
+    "restore": "a resumed job's checkpoint (model states, core/memory) in shares over its nodes, at the storage's per-node read rate (app/plan/restore.py, core/catalog/startup.py); 0: no checkpoints",
     "framework": "imports, model construction and NCCL initialization to step 0: minutes for a NeMo job (estimate; the bench's firstStep phase measures it)",
 }
-CUTS = ("streaming", "preload")
+CUTS = ("streaming", "preload", "parallelDownloads")
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,7 @@ class Scenario:
     name: str
     streaming: bool
     preload: bool
+    parallel: bool
     job_start: float
     phases: Mapping[str, float | None]
     warm: Mapping[str, float | None]
@@ -74,7 +80,7 @@ class Scenario:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "cuts": [c for c, on in (("streaming", self.streaming), ("preload", self.preload)) if on],
+            "cuts": [c for c, on in zip(CUTS, (self.streaming, self.preload, self.parallel), strict=True) if on],
             "seconds": round(self.seconds, 1),
             "onWarmPlatformSeconds": round(self.warm_seconds, 1),
             "podsReadySeconds": round(self.pods_ready_seconds, 1),
@@ -119,7 +125,7 @@ class FirstStepModel:
         if self.pods_ready is None or self.configured.pods_ready_seconds <= self.pods_ready[1]:
             return []
         ready, (key, timeout) = self.configured.pods_ready_seconds, self.pods_ready
-        fits = [s.name for s in self.scenarios if s.pods_ready_seconds <= timeout]
+        fits = [s.name for s in self.scenarios if not s.parallel and s.pods_ready_seconds <= timeout]  # restore comes after Ready
         helps = f"; {' and '.join(fits)} would fit it" if fits else ""
         waiting = "pull its image" if self.configured.phases["imagePull"] else "get ready"
         late = f"the job's pods are modelled ready {_min(ready)} min after admission, later than {key}"
@@ -204,13 +210,22 @@ def model(resources: list[dict[str, Any]], path: CriticalPath, ctx: StackContext
     else:
         drivers = max(0.0, pools_ready + DRIVERS_SECONDS - job_start)
 
-    def scenario(name: str, streaming: bool, preload: bool) -> Scenario:
-        rest = {"imagePull": _pull(size.bytes if size else None, streaming, preload), "mounts": MOUNTS_SECONDS, "preflight": preflight_seconds}
-        rest["framework"] = FRAMEWORK_START_SECONDS
-        return Scenario(name, streaming, preload, job_start, {"nodes": nodes, "drivers": drivers, **rest}, rest)
+    resumed = restore.restore(ctx)
+    no_checkpoints = ctx.workload.checkpoint_interval is None
 
-    scenarios = (scenario("no cuts", False, False), scenario("streaming", True, False), scenario("streaming + preload", True, True))
-    configured = scenario("as configured", image.streaming, image.preload is not None)
+    def scenario(name: str, streaming: bool, preload: bool, parallel: bool) -> Scenario:
+        rest = {"imagePull": _pull(size.bytes if size else None, streaming, preload), "mounts": MOUNTS_SECONDS, "preflight": preflight_seconds}
+        rest["restore"] = resumed.seconds(parallel) if resumed else (0.0 if no_checkpoints else None)
+        rest["framework"] = FRAMEWORK_START_SECONDS
+        return Scenario(name, streaming, preload, parallel, job_start, {"nodes": nodes, "drivers": drivers, **rest}, rest)
+
+    scenarios = (
+        scenario("no cuts", False, False, False),
+        scenario("streaming", True, False, False),
+        scenario("streaming + preload", True, True, False),
+        scenario("+ parallel downloads", True, True, True),
+    )
+    configured = scenario("as configured", image.streaming, image.preload is not None, bool(resumed and resumed.configured_parallel))
     # Kueue's timeout as the stack renders it (StackConfig.pods_ready_budgets, the preflight's budget
     # too); a workload stack's is its platform's, not known here
     budgets = ctx.config.pods_ready_budgets if isinstance(ctx.config, StackConfig) else []
