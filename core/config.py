@@ -676,11 +676,31 @@ class BuildConfig(Section):
 
 
 class PreloadConfig(Section):
-    """A disk image of the job image's layers for the GPU nodes' secondary boot disks."""
+    """A disk image of the job image's layers for the GPU nodes' secondary boot disks: named, or built here."""
 
-    disk_image: Annotated[str, _rule(rules.DISK_IMAGE)]
+    disk_image: Annotated[str, _rule(rules.DISK_IMAGE)] | None = None
     """The disk image, `projects/<project>/global/images/<name>`, built from the job image (GKE's
-    gke-disk-image-builder); its project must let the nodes' service account use it."""
+    gke-disk-image-builder); its project must let the nodes' service account use it. Or build."""
+    build: bool = False
+    """Build the disk image here, after the image's Cloud Build and by the same path: a second build runs
+    gke-disk-image-builder (catalog.startup) on the image pinned by its digest, and names the disk image
+    from that digest, so a new image makes a new disk image, and new GPU node pools."""
+    disk_size_gb: Annotated[int, Field(ge=10, le=65536)] = 100
+    """The built disk image's size: the image unpacked (and, on the builder's boot disk, its layers beside
+    it); each GPU node gets a secondary boot disk this size."""
+
+    @model_validator(mode="after")
+    def _rules(self) -> PreloadConfig:
+        if (self.disk_image is None) == (not self.build):
+            _rule_errors(
+                "PreloadConfig", [Problem(("diskImage",), self.disk_image, "set exactly one of diskImage (a disk image built elsewhere) and build: true")]
+            )
+        return self
+
+    @property
+    def named(self) -> str:
+        """How the disk image is given, for messages: its path, or that it is built here."""
+        return self.disk_image or "build: true"
 
 
 class ImageConfig(Section):
@@ -714,11 +734,14 @@ class ImageConfig(Section):
             problems.append(Problem(("build",), None, "set exactly one of build (a Cloud Build from a context) and prebuilt (an image reference)"))
         if self.streaming and self.prebuilt is not None and (wrong := rules.streamable_image(self.prebuilt)):
             problems.append(Problem(("streaming",), True, wrong))
+        if self.preload is not None and self.preload.build and self.build is None:
+            rule = "builds a disk image from the image this stack builds (trainstack:image.build), pinned by its digest; for a prebuilt image, name a diskImage built from it"
+            problems.append(Problem(("preload", "build"), True, rule))
         if self.preload is not None and not self.streaming:
             problems.append(
                 Problem(
                     ("preload",),
-                    self.preload.disk_image,
+                    self.preload.named,
                     "GKE preloads container images from a secondary boot disk only with image streaming: set streaming: true",
                 )
             )
@@ -1154,6 +1177,7 @@ class StackConfig(BaseModel):
         yield from stack_pods_ready_budget(self)
         yield from stack_lustre_version(self)
         yield from stack_preload_version(self)
+        yield from stack_preload_build(self)
         yield from stack_lustre_network(self)
         yield from stack_hns_bucket_region(self)
         yield from stack_workload_queue(self)
@@ -1453,6 +1477,18 @@ def stack_preload_version(config: StackConfig) -> Iterator[Problem]:
         yield Problem(("trainstack:cluster", "versionPrefix"), config.cluster.version_prefix, f"{wrong} (trainstack:image.preload)")
 
 
+def stack_preload_build(config: StackConfig) -> Iterator[Problem]:
+    """A preload disk image built here is built on a VM in the stack's zone, on its VPC and subnet by
+    name in its project (gke-disk-image-builder makes `projects/<project>/global/networks/<name>`)."""
+    existing = config.network.existing
+    if config.image.preload is not None and config.image.preload.build and existing is not None:
+        for key in ("network", "subnetwork"):
+            value = getattr(existing, key)
+            if "/" in value:
+                rule = "the preload disk image's builder VM takes a VPC and subnet by name in the stack's project (trainstack:image.preload.build)"
+                yield Problem(("trainstack:network", "existing", key), value, rule)
+
+
 def stack_lustre_network(config: StackConfig) -> Iterator[Problem]:
     """Managed Lustre peers with the stack's own VPC."""
     if config.storage.kind == "lustre" and config.network.existing is not None:
@@ -1695,7 +1731,7 @@ class WorkloadStackConfig(BaseModel):
         _rule_errors(
             "WorkloadStackConfig",
             [
-                Problem(("trainstack:image", key), value if key == "streaming" else image.preload and image.preload.disk_image, _POOLS_ELSEWHERE)
+                Problem(("trainstack:image", key), value if key == "streaming" else image.preload and image.preload.named, _POOLS_ELSEWHERE)
                 for key, value in chosen
             ],
         )

@@ -30,8 +30,8 @@ from typing import Any
 
 from trainstack.app.plan import restore
 from trainstack.app.plan.cost import NODE_POOL
-from trainstack.app.plan.creation_times import CREATION_TIMES, EMPTY_NODE_POOL, GPU_NODE_POOL
-from trainstack.app.plan.critical_path import CriticalPath, is_gpu_pool
+from trainstack.app.plan.creation_times import CREATION_TIMES, EMPTY_NODE_POOL, GPU_NODE_POOL, PRELOAD_BUILD
+from trainstack.app.plan.critical_path import CriticalPath, critical_path, is_gpu_pool, weight_keys
 from trainstack.core import catalog, rules
 from trainstack.core.config import ImageConfig, StackConfig
 from trainstack.core.context import StackContext
@@ -109,10 +109,14 @@ class FirstStepModel:
 
     def verdict(self) -> str:
         none, cut = self.without, self.with_all
+        held = self.configured.job_start - none.job_start
+        built = (
+            f"; building the preload disk image here holds the GPU pools back {_min(held)} min on the first `up` (and on each new image)" if held > 0 else ""
+        )
         if self.size_source is None:
-            return f"the image {self.image} has no pinned size (core/catalog/startup.py): the cuts' effect on its pull is not modelled"
+            return f"the image {self.image} has no pinned size (core/catalog/startup.py): the cuts' effect on its pull is not modelled{built}"
         ratio, warm = cut.seconds / none.seconds, cut.warm_seconds / none.warm_seconds
-        verdict = f"with every cut {_min(cut.seconds)} of {_min(none.seconds)} min ({ratio:.0%}); on a warm platform {_min(cut.warm_seconds)} of {_min(none.warm_seconds)} min ({warm:.0%})"
+        verdict = f"with every cut {_min(cut.seconds)} of {_min(none.seconds)} min ({ratio:.0%}); on a warm platform {_min(cut.warm_seconds)} of {_min(none.warm_seconds)} min ({warm:.0%}){built}"
         if ratio > 0.5:
             verdict += (
                 f". Not halved from `up`: the deploy's {_min(self.deploy_seconds)} min (cluster, GPU pool) is untouched by the cuts "
@@ -199,25 +203,23 @@ def model(resources: list[dict[str, Any]], path: CriticalPath, ctx: StackContext
     reference = image_reference(image, ctx.root)
     size = catalog.image_size(reference)
     gpu_pools = [r for r in resources if r["custom"] and r["type"] == NODE_POOL and is_gpu_pool(r)]
-    pools_ready = max((p.ready for p in path.pools), default=0.0)
-    job_start = max(path.jobset_ready or path.total_seconds, pools_ready)
     empty = bool(gpu_pools) and all(not r["inputs"].get("nodeCount", r["inputs"].get("initialNodeCount", 0)) for r in gpu_pools)
     nodes = CREATION_TIMES[GPU_NODE_POOL].seconds - CREATION_TIMES[EMPTY_NODE_POOL].seconds if empty else 0.0
-    if not gpu_pools:  # a job stack: the platform's nodes and drivers are up
-        drivers = 0.0
-    elif empty:
-        drivers = DRIVERS_SECONDS
-    else:
-        drivers = max(0.0, pools_ready + DRIVERS_SECONDS - job_start)
+    # A preload disk image built here (trainstack:image.preload.build) holds the GPU pools back on the
+    # deploy path; the scenarios take a disk image made elsewhere, as the cuts' comparison
+    configured_start, configured_drivers = _start(path, gpu_pools, empty)
+    job_start, drivers = configured_start, configured_drivers
+    if image.preload and image.preload.build:
+        job_start, drivers = _start(critical_path(_without_preload_build(resources)), gpu_pools, empty)
 
     resumed = restore.restore(ctx)
     no_checkpoints = ctx.workload.checkpoint_interval is None
 
-    def scenario(name: str, streaming: bool, preload: bool, parallel: bool) -> Scenario:
+    def scenario(name: str, streaming: bool, preload: bool, parallel: bool, start: tuple[float, float] = (job_start, drivers)) -> Scenario:
         rest = {"imagePull": _pull(size.bytes if size else None, streaming, preload), "mounts": MOUNTS_SECONDS, "preflight": preflight_seconds}
         rest["restore"] = resumed.seconds(parallel) if resumed else (0.0 if no_checkpoints else None)
         rest["framework"] = FRAMEWORK_START_SECONDS
-        return Scenario(name, streaming, preload, parallel, job_start, {"nodes": nodes, "drivers": drivers, **rest}, rest)
+        return Scenario(name, streaming, preload, parallel, start[0], {"nodes": nodes, "drivers": start[1], **rest}, rest)
 
     scenarios = (
         scenario("no cuts", False, False, False),
@@ -225,9 +227,35 @@ def model(resources: list[dict[str, Any]], path: CriticalPath, ctx: StackContext
         scenario("streaming + preload", True, True, False),
         scenario("+ parallel downloads", True, True, True),
     )
-    configured = scenario("as configured", image.streaming, image.preload is not None, bool(resumed and resumed.configured_parallel))
+    parallel = bool(resumed and resumed.configured_parallel)
+    configured = scenario("as configured", image.streaming, image.preload is not None, parallel, (configured_start, configured_drivers))
     # Kueue's timeout as the stack renders it (StackConfig.pods_ready_budgets, the preflight's budget
     # too); a workload stack's is its platform's, not known here
     budgets = ctx.config.pods_ready_budgets if isinstance(ctx.config, StackConfig) else []
     timeout = (budgets[0][0], rules.duration_seconds(budgets[0][1])) if budgets else None
     return FirstStepModel(reference, size.source if size else None, job_start, configured, scenarios, timeout)
+
+
+def _without_preload_build(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The plan as if the preload disk image were made elsewhere: its build gone, and the GPU pools no
+    longer waiting on the image's component (the disk image's name comes from the image's digest)."""
+    builds = {r["urn"] for r in resources if r["custom"] and PRELOAD_BUILD in weight_keys(r)}
+    images = {r["parent"] for r in resources if r["urn"] in builds}
+    parts = images | {r["urn"] for r in resources if r.get("parent") in images}
+
+    def kept(r: dict[str, Any]) -> list[str]:
+        deps = [d for d in r.get("dependencies") or [] if d not in builds]
+        return [d for d in deps if d not in parts] if r["type"] == NODE_POOL and is_gpu_pool(r) else deps
+
+    return [{**r, "dependencies": kept(r)} for r in resources if r["urn"] not in builds]
+
+
+def _start(path: CriticalPath, gpu_pools: list[dict[str, Any]], empty: bool) -> tuple[float, float]:
+    """When the job is submitted on the deploy path, and what its nodes' drivers still take after it."""
+    pools_ready = max((p.ready for p in path.pools), default=0.0)
+    job_start = max(path.jobset_ready or path.total_seconds, pools_ready)
+    if not gpu_pools:  # a job stack: the platform's nodes and drivers are up
+        return job_start, 0.0
+    if empty:
+        return job_start, DRIVERS_SECONDS
+    return job_start, max(0.0, pools_ready + DRIVERS_SECONDS - job_start)
