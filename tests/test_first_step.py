@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import merge, raw_config
-from trainstack.app.deploy.stacks import raw_stack_config, stack_names
+from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
 from trainstack.app.plan import first_step
 from trainstack.app.plan.critical_path import critical_path
 from trainstack.app.plan.engine import run
@@ -200,3 +200,15 @@ def test_parallel_downloads_need_the_file_cache() -> None:
     changes = {"trainstack:storage": {"bucket": {"fileCache": False, "parallelDownloads": True}}}
     with pytest.raises(ConfigError, match=r"trainstack:storage\.bucket\.parallelDownloads = True: gcsfuse downloads in parallel into its file cache"):
         run("a3ultra-405b", merge(raw_stack_config("a3ultra-405b"), changes))
+
+
+def test_the_readme_states_the_models_figures(plans: dict[str, Plan]) -> None:
+    readme = " ".join((project_root() / "README.md").read_text().split())
+    m, job = model(plans["a3ultra-405b"]), model(plans["a3ultra-405b-job"])
+    minutes = first_step._min
+    assert f"{minutes(m.without.seconds)} min without cuts, {minutes(m.with_all.seconds)} with all ({minutes(m.configured.seconds)} as shipped" in readme
+    assert f"on a warm platform {minutes(m.without.warm_seconds)} min without and {minutes(m.with_all.warm_seconds)} with all" in readme
+    assert f"(`a3ultra-405b-job`) {minutes(job.without.seconds)} and {minutes(job.with_all.seconds)}." in readme
+    assert (
+        f"The restore is {minutes(m.without.phases['restore'] or 0)} min without parallel downloads and {minutes(m.with_all.phases['restore'] or 0)}" in readme
+    )

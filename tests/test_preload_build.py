@@ -141,6 +141,8 @@ def test_a_new_image_replaces_the_gpu_pools() -> None:
     ]
     pools = [c for c in replaced if c.resource.type == NODE_POOL]
     assert pools and all(any(p.path == "nodeConfig.secondaryBootDisks[0].diskImage" for p in c.changes) for c in pools)
+    reasons = {p.reason for c in pools for p in c.changes if p.path.startswith("nodeConfig.secondaryBootDisks")}
+    assert reasons == {"a new disk image needs a new node pool: GKE does not update the disk image of existing nodes (GKE: data-container-image-preloading)"}
     assert {c.resource.type for c in replaced} >= {NODE_POOL, COMMAND}
 
 
