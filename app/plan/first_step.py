@@ -129,7 +129,9 @@ class FirstStepModel:
         if self.pods_ready is None or self.configured.pods_ready_seconds <= self.pods_ready[1]:
             return []
         ready, (key, timeout) = self.configured.pods_ready_seconds, self.pods_ready
-        fits = [s.name for s in self.scenarios if not s.parallel and s.pods_ready_seconds <= timeout]  # restore comes after Ready
+        # the image cuts that would fit it, its own nodes and drivers kept (the restore comes after Ready)
+        pulled = ready - (self.configured.phases["imagePull"] or 0.0)
+        fits = [s.name for s in self.scenarios if not s.parallel and pulled + (s.phases["imagePull"] or 0.0) <= timeout]
         helps = f"; {' and '.join(fits)} would fit it" if fits else ""
         waiting = "pull its image" if self.configured.phases["imagePull"] else "get ready"
         late = f"the job's pods are modelled ready {_min(ready)} min after admission, later than {key}"
