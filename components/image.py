@@ -18,6 +18,15 @@ RegistryLogin: the build account may read that one Secret Manager secret, and th
 config of two steps, `docker login` with the secret as its password, then `docker build`
 (cloud.google.com/build/docs/securing-builds/use-secrets; the steps share the builder's home,
 where Docker keeps the login).
+
+With `preload`, a second build by the same path makes a disk image of the built image's layers for
+the GPU nodes' secondary boot disks: it runs GKE's gke-disk-image-builder (catalog.startup
+DISK_IMAGE_BUILDER, at a pinned commit) on the image pinned by its digest. The disk image is named
+from that digest, so the same image never builds twice (the command skips a name that exists: an
+interrupted `up` resumes) and a new image makes a new name, which replaces the pools that boot from
+it; the old disk image is deleted with the command that made it, after them. The builder's VM runs as
+an account of its own that may only pull from this repository and read and write the staging bucket;
+the build account gets the compute roles the tool needs and may run VMs as that account only.
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ import pulumi_gcp as gcp
 
 from trainstack.components.args import Args
 from trainstack.components.options import Children
-from trainstack.core import catalog, rules
+from trainstack.core import catalog, names, rules
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
@@ -86,6 +95,44 @@ def ngc_login(secret: str) -> RegistryLogin:
 
 
 @dataclass(frozen=True)
+class PreloadBuild(Args):
+    """A disk image of the built image's layers (GKE's container image preloading), built after it."""
+
+    zone: str
+    """Where the builder's VM and disk run."""
+    network: pulumi.Input[str]
+    """The VM's VPC, by name in the build's project."""
+    subnetwork: pulumi.Input[str]
+    """The VM's subnet, by name, in the zone's region."""
+    name_prefix: str
+    """Disk image names are `<name_prefix>-<12 hex digits of the image's digest>`."""
+    vm_account_id: str
+    """The builder VM's service account id (6-30 characters)."""
+    disk_size_gb: int = 100
+    """The disk image's size (the builder's disks)."""
+
+    _checks = {
+        "zone": rules.ZONE_ID,
+        "name_prefix": rules.GCP_NAME,
+        "vm_account_id": rules.ACCOUNT_ID,
+    }
+
+
+DISK_IMAGE_NAME_MAX = 63  # gke-disk-image-builder cli/main.go: image-name under 64 characters
+DISK_IMAGE_JOB_MAX = 49  # gke-disk-image-builder cli/main.go: job-name under 50 characters
+DIGEST_HEX = 12
+
+
+def disk_image_name(prefix: str, reference: str) -> str:
+    """The disk image of `reference`: `<prefix>-<12 hex>` of its digest (of the reference itself when it
+    holds none), so each image has its own name; the prefix shortened to fit (names.shortened)."""
+    found = _DIGEST.findall(reference)
+    hexes = found[-1].removeprefix("sha256:") if found else hashlib.sha256(reference.encode()).hexdigest()
+    tail = f"-{hexes[:DIGEST_HEX]}"
+    return names.shortened(prefix, DISK_IMAGE_NAME_MAX - len(tail)) + tail
+
+
+@dataclass(frozen=True)
 class WorkloadImageArgs(Args):
     """Arguments of WorkloadImage."""
 
@@ -119,6 +166,8 @@ class WorkloadImageArgs(Args):
     """A registry to log in to before building (a base image that needs one)."""
     readers: list[pulumi.Input[str]] = field(default_factory=list)
     """IAM members allowed to pull from the repository, and from it only (the nodes' account)."""
+    preload: PreloadBuild | None = None
+    """Build a disk image of the image for the GPU nodes' secondary boot disks (`disk_image`)."""
 
     _checks = {
         "project": rules.PROJECT_ID,
@@ -146,6 +195,8 @@ class WorkloadImage(pulumi.ComponentResource):
     reference: pulumi.Output[str]
     """`<registry>/<name>@sha256:<digest>` once built (the tag reference if the build printed no
     digest)."""
+    disk_image: pulumi.Output[str] | None = None
+    """`projects/<project>/global/images/<name>`, the preload disk image once built (with `preload`)."""
 
     def __init__(self, name: str, args: WorkloadImageArgs, opts: pulumi.ResourceOptions | None = None):
         args = WorkloadImageArgs.checked(args, type(self), name)
@@ -231,7 +282,61 @@ class WorkloadImage(pulumi.ComponentResource):
             triggers=[args.context_digest],
         )
         self.reference = pulumi.Output.all(self.tagged, build.stdout).apply(lambda v: pinned_reference(v[0], v[1]))
-        self.register_outputs({"reference": self.reference})
+        if args.preload is not None:
+            self.disk_image = self._preload(kids, args, args.preload, member, staging, build)
+        self.register_outputs({"reference": self.reference, **({"diskImage": self.disk_image} if self.disk_image else {})})
+
+    def _preload(
+        self,
+        kids: Children,
+        args: WorkloadImageArgs,
+        preload: PreloadBuild,
+        member: pulumi.Output[str],
+        staging: gcp.storage.Bucket,
+        build: command.local.Command,
+    ) -> pulumi.Output[str]:
+        """The preload disk image's build (module docstring): the VM's account and its grants, the
+        build account's compute roles, and the command; its disk image path once made."""
+        vm = gcp.serviceaccount.Account(
+            **kids("preload-vm"),
+            project=args.project,
+            account_id=preload.vm_account_id,
+            display_name="trainstack preload disk image builder VM",
+        )
+        vm_member = vm.email.apply(lambda email: f"serviceAccount:{email}")
+        grants = [
+            gcp.artifactregistry.RepositoryIamMember(
+                **kids("preload-vm-pull"),
+                project=args.project,
+                location=args.region,
+                repository=self.repository.repository_id,
+                role="roles/artifactregistry.reader",
+                member=vm_member,
+            ),
+            *(
+                gcp.storage.BucketIAMMember(**kids(f"preload-vm-staging-{verb}"), bucket=staging.name, role=role, member=vm_member)
+                for verb, role in (("read", "roles/storage.objectViewer"), ("write", "roles/storage.objectCreator"))
+            ),
+            *(
+                gcp.projects.IAMMember(**kids(f"builder-{what}"), project=args.project, role=role, member=member)
+                for what, role in (("instances", "roles/compute.instanceAdmin.v1"), ("images", "roles/compute.storageAdmin"))
+            ),
+            gcp.serviceaccount.IAMMember(
+                **kids("builder-runs-preload-vm"),
+                service_account_id=vm.name,
+                role="roles/iam.serviceAccountUser",
+                member=member,
+            ),
+        ]
+        name = self.reference.apply(lambda reference: disk_image_name(preload.name_prefix, reference))
+        inputs = pulumi.Output.all(name, self.reference, self.builder.name, staging.name, vm.email, preload.network, preload.subnetwork)
+        made = command.local.Command(
+            **kids("preload", build, *grants),
+            create=inputs.apply(lambda v: preload_command(args, preload, *v)),
+            delete=name.apply(lambda n: shlex.join(["gcloud", "compute", "images", "delete", n, f"--project={args.project}", "--quiet"])),
+            triggers=[self.reference],
+        )
+        return pulumi.Output.all(made.stdout, name).apply(lambda v: f"projects/{args.project}/global/images/{v[1]}")
 
 
 def login_build_config(login: RegistryLogin, project: str, reference: str) -> dict[str, Any]:
@@ -278,4 +383,69 @@ def submit_command(args: WorkloadImageArgs, reference: str, builder: str, stagin
     return (
         f"""config="$(mktemp)" && trap 'rm -f "$config"' EXIT && printf '%s' {shlex.quote(config)} > "$config" && """
         f"""{shlex.join(where)} --config="$config" {shlex.join(how)}"""
+    )
+
+
+def preload_build_config(
+    args: WorkloadImageArgs, preload: PreloadBuild, image: str, reference: str, staging_bucket: str, vm_account: str, network: str, subnetwork: str
+) -> dict[str, Any]:
+    """The Cloud Build config that runs gke-disk-image-builder (catalog.startup DISK_IMAGE_BUILDER)
+    at its pinned commit, from its own directory, to make disk image `image` of `reference` (pulled by
+    the VM as `vm_account`), with its sources and logs under the staging bucket."""
+    tool = catalog.DISK_IMAGE_BUILDER_DIR
+    flags = [
+        f"--project-name={args.project}",
+        f"--image-name={image}",
+        f"--job-name={names.shortened(image, DISK_IMAGE_JOB_MAX)}",
+        f"--zone={preload.zone}",
+        f"--network={network}",
+        f"--subnet={subnetwork}",
+        f"--service-account={vm_account}",
+        f"--gcs-path=gs://{staging_bucket}/preload/{image}",
+        f"--container-image={reference}",
+        "--image-pull-auth=ServiceAccountToken",
+        f"--disk-size-gb={preload.disk_size_gb}",
+        f"--timeout={args.timeout}",
+        *(f"--image-labels={k}={v}" for k, v in sorted(args.labels.items())),
+    ]
+    script = (
+        f"git clone --quiet {catalog.DISK_IMAGE_BUILDER_REPOSITORY} tools && cd tools/{tool} && "
+        f"git checkout --quiet {catalog.DISK_IMAGE_BUILDER_COMMIT} && go run ./cli {shlex.join(flags)}"
+    )
+    return {"steps": [{"name": catalog.image("go-builder").ref, "entrypoint": "bash", "args": ["-c", script]}]}
+
+
+def preload_command(
+    args: WorkloadImageArgs,
+    preload: PreloadBuild,
+    image: str,
+    reference: str,
+    builder: str,
+    staging_bucket: str,
+    vm_account: str,
+    network: str,
+    subnetwork: str,
+) -> str:
+    """The line that builds preload disk image `image` of `reference` unless it exists (an interrupted
+    `up`, or the same image), with `gcloud builds submit --no-source` as the `builder` account, and
+    prints its path."""
+    config = json.dumps(preload_build_config(args, preload, image, reference, staging_bucket, vm_account, network, subnetwork), sort_keys=True)
+    exists = shlex.join(["gcloud", "compute", "images", "describe", image, f"--project={args.project}", "--format=value(name)"])
+    submit = [
+        "gcloud",
+        "builds",
+        "submit",
+        "--no-source",
+        f"--project={args.project}",
+        f"--region={args.region}",
+        f"--service-account={builder}",
+        f"--gcs-log-dir=gs://{staging_bucket}/logs",
+        f"--timeout={args.timeout}",
+        "--suppress-logs",
+        "--quiet",
+    ]
+    return (
+        f"""{{ {exists} >/dev/null 2>&1 || {{ config="$(mktemp)" && trap 'rm -f "$config"' EXIT && """
+        f"""printf '%s' {shlex.quote(config)} > "$config" && {shlex.join(submit)} --config="$config" >/dev/null; }}; }} && """
+        f"""echo projects/{args.project}/global/images/{image}"""
     )

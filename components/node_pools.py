@@ -240,9 +240,10 @@ class GpuNodePoolArgs(Args):
     project and region; None: `<name>-nvlink`."""
     image_streaming: bool = False
     """GKE image streaming (`gcfsConfig`): images in Artifact Registry start before they are pulled whole."""
-    preload_disk_image: str | None = None
+    preload_disk_image: pulumi.Input[str] | None = None
     """A disk image of container images each node gets as a secondary boot disk (CONTAINER_IMAGE_CACHE;
-    needs image streaming). The provider replaces the pool when it changes."""
+    needs image streaming; checked when plain, not an Output of a build). The provider replaces the pool
+    when it changes."""
     networking: str | None = None
     """How pods reach the RDMA NICs: `multi-network` (GKE multi-networking Network objects) or
     `dranet` (GKE's DRANET: the nodes are labelled for its driver and, where GKE makes the NIC

@@ -42,13 +42,21 @@ GCSFUSE_MOUNT_OPTIONS = (
 )
 # The file cache (reads of checkpoints and data served from the node after the first read)
 # lives in the gcsfuse sidecar's cache volume, on the node's ephemeral storage: local SSD on
-# pools with ephemeral local SSD. Unlimited size; whole files cached on ranged reads, fetched
-# in parallel.
+# pools with ephemeral local SSD. Unlimited size; whole files cached on ranged reads; large files
+# fetched in parallel or not, written out either way (gcsfuse 2.12+ turns it on with the file cache:
+# catalog.startup).
 GCSFUSE_FILE_CACHE_OPTIONS = (
     "file-cache:max-size-mb:-1",
     "file-cache:cache-file-for-range-read:true",
-    "file-cache:enable-parallel-downloads:true",
 )
+
+
+def gcsfuse_mount_options(file_cache: bool, parallel_downloads: bool) -> tuple[str, ...]:
+    """The volume's gcsfuse mount options: the checkpoint profile, and the file cache's with parallel
+    downloads on or off (which need the file cache)."""
+    if not file_cache:
+        return GCSFUSE_MOUNT_OPTIONS
+    return (*GCSFUSE_MOUNT_OPTIONS, *GCSFUSE_FILE_CACHE_OPTIONS, f"{catalog.GCSFUSE_PARALLEL_DOWNLOADS_OPTION}:{str(parallel_downloads).lower()}")
 
 
 def _claim(
@@ -119,6 +127,8 @@ class GcsFuseVolumeArgs(Args):
     """The claim's namespace. Checked when plain; an Output is not checked."""
     file_cache: bool = False
     """Cache file contents on the node (see GCSFUSE_FILE_CACHE_OPTIONS)."""
+    parallel_downloads: bool = True
+    """With the file cache, download large files with many workers into it (gcsfuse_mount_options)."""
     capacity: str = "2048Gi"
     """Nominal: Kubernetes requires one; a bucket has no size."""
     volume_name: str | None = None
@@ -157,7 +167,7 @@ class GcsFuseVolume(pulumi.ComponentResource):
                 "gcsfuseMetadataPrefetchOnMount": "true",
             },
         )
-        options = GCSFUSE_MOUNT_OPTIONS + (GCSFUSE_FILE_CACHE_OPTIONS if args.file_cache else ())
+        options = gcsfuse_mount_options(args.file_cache, args.parallel_downloads)
         self.claim_name = args.claim_name
         self.volume, self.claim = _claim(
             Children(self, name, opts),

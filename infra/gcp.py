@@ -49,7 +49,7 @@ from trainstack.components.gke_cluster import (
     MaintenanceExclusion,
     MaintenanceWindow,
 )
-from trainstack.components.image import WorkloadImage, WorkloadImageArgs, context_digest, ngc_login
+from trainstack.components.image import PreloadBuild, WorkloadImage, WorkloadImageArgs, context_digest, ngc_login
 from trainstack.components.node_pools import (
     Autoscaling,
     CpuNodePool,
@@ -138,12 +138,41 @@ def workload_image(
     """The workload image reference and the registry it was pushed to: built here with Cloud
     Build (`trainstack:image.build`), else the prebuilt reference and no registry. The nodes'
     accounts (emails) may pull from that repository. `place`: where it registers."""
+    built = built_image(ctx, services, node_accounts, place)
+    if built is None:
+        assert not isinstance(ctx.config, FleetStackConfig)
+        return pulumi.Output.from_input(ctx.config.image.prebuilt or ""), None
+    return built.reference, built.repository.registry_uri
+
+
+def preload_build(config: StackConfig, ctx: StackContext, network: NetworkRef) -> PreloadBuild | None:
+    """The preload disk image built with the image (`trainstack:image.preload.build`): its builder VM
+    in the stack's zone on the cluster's VPC and subnet."""
+    preload = config.image.preload
+    if preload is None or not preload.build:
+        return None
+    return PreloadBuild(
+        zone=config.zone,
+        network=network.network,
+        subnetwork=network.subnetwork,
+        name_prefix=ctx.physical_name("preload"),
+        vm_account_id=ctx.account_id("preload"),
+        disk_size_gb=preload.disk_size_gb,
+    )
+
+
+def built_image(
+    ctx: StackContext, services: ProjectServices | None, node_accounts: list[pulumi.Input[str]], place: Place = TOP, preload: PreloadBuild | None = None
+) -> WorkloadImage | None:
+    """The image built here with Cloud Build (`trainstack:image.build`), and its preload disk image
+    where `preload` says; None for a prebuilt image."""
     assert not isinstance(ctx.config, FleetStackConfig)  # a fleet builds no image
     image = ctx.config.image
     spec = image.build
     if spec is None:
-        return pulumi.Output.from_input(image.prebuilt or ""), None
-    after = pulumi.ResourceOptions(depends_on=services.need(*image_build_services(spec)) if services else [])
+        return None
+    needs = (*image_build_services(spec), *((apis.COMPUTE,) if preload else ()))
+    after = pulumi.ResourceOptions(depends_on=services.need(*needs) if services else [])
     built = WorkloadImage(
         place.name("image"),
         WorkloadImageArgs(
@@ -161,10 +190,11 @@ def workload_image(
             labels=ctx.labels,
             registry_login=ngc_login(spec.ngc_api_key_secret) if spec.ngc_api_key_secret else None,
             readers=[pulumi.Output.concat("serviceAccount:", email) for email in node_accounts],
+            preload=preload,
         ),
         opts=place.opts("image", after),
     )
-    return built.reference, built.repository.registry_uri
+    return built
 
 
 def nic_role(index: int, machine_type: str) -> str:
@@ -338,7 +368,9 @@ def _cluster(site: Site, network: NetworkRef, node_account: NodeServiceAccount) 
     return GkeCluster(site.place.name("cluster"), args, opts=site.opts("cluster", apis.CONTAINER, apis.COMPUTE, apis.LOGGING, apis.MONITORING))
 
 
-def _gpu_pool_args(site: Site, pool: GpuPoolConfig, cluster: GkeCluster, node_account: NodeServiceAccount, nics: GpuNicNetworks | None) -> GpuNodePoolArgs:
+def _gpu_pool_args(
+    site: Site, pool: GpuPoolConfig, cluster: GkeCluster, node_account: NodeServiceAccount, nics: GpuNicNetworks | None, disk_image: pulumi.Output[str] | None
+) -> GpuNodePoolArgs:
     """The GPU node pool a `trainstack:gpuPools` entry describes, on its machine's NIC networks."""
     config = site.config
     return GpuNodePoolArgs(
@@ -363,13 +395,15 @@ def _gpu_pool_args(site: Site, pool: GpuPoolConfig, cluster: GkeCluster, node_ac
         labels=site.ctx.labels,
         workload_policy_name=names.physical(config.cluster.name, f"{pool.name}-nvlink") if pool.machine.accelerator_topology else None,
         image_streaming=config.image.streaming,
-        preload_disk_image=config.image.preload.disk_image if config.image.preload else None,
+        preload_disk_image=config.image.preload.disk_image if config.image.preload and config.image.preload.disk_image else disk_image,
         networking=pool.networking,
     )
 
 
-def _pools(site: Site, cluster: GkeCluster, node_account: NodeServiceAccount, nic_nets: dict[str, GpuNicNetworks]) -> tuple[list[GpuNodePool], CpuNodePool]:
-    """The GPU pools in config order, and the CPU pool the controllers run on."""
+def _pools(
+    site: Site, cluster: GkeCluster, node_account: NodeServiceAccount, nic_nets: dict[str, GpuNicNetworks], disk_image: pulumi.Output[str] | None
+) -> tuple[list[GpuNodePool], CpuNodePool]:
+    """The GPU pools in config order (booting from the preload `disk_image` built here, if any), and the CPU pool the controllers run on."""
     config = site.config
     gpu_pools = []
     for i, pool in enumerate(config.pools):
@@ -383,7 +417,7 @@ def _pools(site: Site, cluster: GkeCluster, node_account: NodeServiceAccount, ni
             after=[node_account],
             was=[names.FIRST_GPU_POOL_BEFORE] if i == 0 else [],
         )
-        args = _gpu_pool_args(site, pool, cluster, node_account, nic_nets.get(pool.machine_type))
+        args = _gpu_pool_args(site, pool, cluster, node_account, nic_nets.get(pool.machine_type), disk_image)
         gpu_pools.append(GpuNodePool(site.place.name(role), args, opts=opts))
     cpu_args = cpu_pool_args(
         config.cpu_pool,
@@ -534,9 +568,10 @@ def build(ctx: StackContext, config: StackConfig, place: Place = TOP) -> GcpPlat
     nic_nets = _nic_networks(site)
     node_account = _node_account(site)
     cluster = _cluster(site, network, node_account)
-    gpu_pools, cpu_pool = _pools(site, cluster, node_account, nic_nets)
+    built = built_image(ctx, services, [node_account.email], place, preload_build(config, ctx, network))
+    image, registry = (built.reference, built.repository.registry_uri) if built else (pulumi.Output.from_input(config.image.prebuilt or ""), None)
+    gpu_pools, cpu_pool = _pools(site, cluster, node_account, nic_nets, built.disk_image if built else None)
     storage = STORAGE[config.storage.kind].build(site, network, cluster)
-    image, registry = workload_image(ctx, services, [node_account.email], place)
     region = config.region
     outputs: dict[str, object] = {
         "clusterName": cluster.name,

@@ -124,7 +124,14 @@ def _storage(
             raise ValueError("storage kind 'gcs' needs the GCP layer's bucket (GcpPlatform.bucket_name)")
         return GcsFuseVolume(
             place.name("storage"),
-            GcsFuseVolumeArgs(gcp.bucket_name, CLAIM_NAME, namespace, file_cache=storage.bucket_config.file_cache, volume_name=CLAIM_NAME),
+            GcsFuseVolumeArgs(
+                gcp.bucket_name,
+                CLAIM_NAME,
+                namespace,
+                file_cache=storage.bucket_config.file_cache,
+                parallel_downloads=storage.bucket_config.parallel,
+                volume_name=CLAIM_NAME,
+            ),
             opts=place.opts("storage", opts),
         )
     if storage.kind == "filestore":

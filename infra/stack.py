@@ -432,11 +432,22 @@ class BucketConfig(Section):
     """Uniform bucket-level access: IAM alone grants access, no object ACLs."""
     file_cache: bool = False
     """The gcsfuse file cache on the nodes' local SSD."""
+    parallel_downloads: bool | None = None
+    """gcsfuse downloads a large file (a checkpoint's shard) with many workers into the file cache, so a
+    resumed job restores faster (catalog.startup); needs fileCache. Unset: on with the file cache."""
 
     @model_validator(mode="after")
     def _rules(self) -> BucketConfig:
         resource_errors(self, "bucket")
+        if self.parallel_downloads and not self.file_cache:
+            rule = "gcsfuse downloads in parallel into its file cache, which it needs: set fileCache: true"
+            rule_errors("BucketConfig", [Problem(("parallelDownloads",), True, rule)])
         return self
+
+    @property
+    def parallel(self) -> bool:
+        """Whether the mount downloads large files in parallel."""
+        return self.file_cache if self.parallel_downloads is None else self.parallel_downloads
 
 
 class FilestoreConfig(Section):
@@ -560,11 +571,31 @@ class BuildConfig(Section):
 
 
 class PreloadConfig(Section):
-    """A disk image of the job image's layers for the GPU nodes' secondary boot disks."""
+    """A disk image of the job image's layers for the GPU nodes' secondary boot disks: named, or built here."""
 
-    disk_image: Annotated[str, by_rule(rules.DISK_IMAGE)]
+    disk_image: Annotated[str, by_rule(rules.DISK_IMAGE)] | None = None
     """The disk image, `projects/<project>/global/images/<name>`, built from the job image (GKE's
-    gke-disk-image-builder); its project must let the nodes' service account use it."""
+    gke-disk-image-builder); its project must let the nodes' service account use it. Or build."""
+    build: bool = False
+    """Build the disk image here, after the image's Cloud Build and by the same path: a second build runs
+    gke-disk-image-builder (catalog.startup) on the image pinned by its digest, and names the disk image
+    from that digest, so a new image makes a new disk image, and new GPU node pools."""
+    disk_size_gb: Annotated[int, Field(ge=10, le=65536)] = 100
+    """The built disk image's size: the image unpacked (and, on the builder's boot disk, its layers beside
+    it); each GPU node gets a secondary boot disk this size."""
+
+    @model_validator(mode="after")
+    def _rules(self) -> PreloadConfig:
+        if (self.disk_image is None) == (not self.build):
+            rule_errors(
+                "PreloadConfig", [Problem(("diskImage",), self.disk_image, "set exactly one of diskImage (a disk image built elsewhere) and build: true")]
+            )
+        return self
+
+    @property
+    def named(self) -> str:
+        """How the disk image is given, for messages: its path, or that it is built here."""
+        return self.disk_image or "build: true"
 
 
 class ImageConfig(Section):
@@ -601,11 +632,14 @@ class ImageConfig(Section):
             problems.append(Problem(("build",), None, "set exactly one of build (a Cloud Build from a context) and prebuilt (an image reference)"))
         if self.streaming and self.prebuilt is not None and (wrong := rules.streamable_image(self.prebuilt)):
             problems.append(Problem(("streaming",), True, wrong))
+        if self.preload is not None and self.preload.build and self.build is None:
+            rule = "builds a disk image from the image this stack builds (trainstack:image.build), pinned by its digest; for a prebuilt image, name a diskImage built from it"
+            problems.append(Problem(("preload", "build"), True, rule))
         if self.preload is not None and not self.streaming:
             problems.append(
                 Problem(
                     ("preload",),
-                    self.preload.disk_image,
+                    self.preload.named,
                     "GKE preloads container images from a secondary boot disk only with image streaming: set streaming: true",
                 )
             )
@@ -1041,6 +1075,7 @@ class StackConfig(BaseModel):
         yield from stack_pods_ready_budget(self)
         yield from stack_lustre_version(self)
         yield from stack_preload_version(self)
+        yield from stack_preload_build(self)
         yield from stack_lustre_network(self)
         yield from stack_hns_bucket_region(self)
         yield from stack_workload_queue(self)
@@ -1085,6 +1120,14 @@ class StackConfig(BaseModel):
         if "timeout" in wait.model_fields_set or not self._waiting_pools:
             return wait.timeout
         return wait.timeout if rules.pods_ready_budget(wait.timeout, self._waiting_pools) is None else f"{catalog.SCALE_UP_BUDGET_SECONDS // 60}m"
+
+    @property
+    def pods_ready_budgets(self) -> list[tuple[str, str]]:
+        """Kueue's pods-ready budgets a job's start must fit, as (key, Go duration): the timeout
+        (`pods_ready_timeout`, counted from admission) first, then the recoveryTimeout where set."""
+        wait = self.kueue.wait_for_pods_ready
+        key = "trainstack:kueue.waitForPodsReady"
+        return [(f"{key}.timeout", self.pods_ready_timeout), *([(f"{key}.recoveryTimeout", wait.recovery_timeout)] if wait.recovery_timeout else [])]
 
     def pool_key(self, index: int) -> tuple[str | int, ...]:
         """Where pool `index` is in the stack file, as the user wrote it."""
@@ -1342,6 +1385,18 @@ def stack_preload_version(config: StackConfig) -> Iterator[Problem]:
         yield Problem(("trainstack:cluster", "versionPrefix"), config.cluster.version_prefix, f"{wrong} (trainstack:image.preload)")
 
 
+def stack_preload_build(config: StackConfig) -> Iterator[Problem]:
+    """A preload disk image built here is built on a VM in the stack's zone, on its VPC and subnet by
+    name in its project (gke-disk-image-builder makes `projects/<project>/global/networks/<name>`)."""
+    existing = config.network.existing
+    if config.image.preload is not None and config.image.preload.build and existing is not None:
+        for key in ("network", "subnetwork"):
+            value = getattr(existing, key)
+            if "/" in value:
+                rule = "the preload disk image's builder VM takes a VPC and subnet by name in the stack's project (trainstack:image.preload.build)"
+                yield Problem(("trainstack:network", "existing", key), value, rule)
+
+
 def stack_lustre_network(config: StackConfig) -> Iterator[Problem]:
     """Managed Lustre peers with the stack's own VPC."""
     if config.storage.kind == "lustre" and config.network.existing is not None:
@@ -1584,7 +1639,7 @@ class WorkloadStackConfig(BaseModel):
         rule_errors(
             "WorkloadStackConfig",
             [
-                Problem(("trainstack:image", key), value if key == "streaming" else image.preload and image.preload.disk_image, _POOLS_ELSEWHERE)
+                Problem(("trainstack:image", key), value if key == "streaming" else image.preload and image.preload.named, _POOLS_ELSEWHERE)
                 for key, value in chosen
             ],
         )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import merge, raw_config
-from trainstack.app.deploy.stacks import raw_stack_config, stack_names
+from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
 from trainstack.app.plan import first_step
 from trainstack.app.plan.critical_path import critical_path
 from trainstack.app.plan.engine import run
@@ -15,13 +15,14 @@ from trainstack.app.plan.plan import Plan, render
 from trainstack.app.review import diff
 from trainstack.app.review.diff import diff_plans
 from trainstack.app.review.semantics import REPLACE
-from trainstack.core import catalog
+from trainstack.core import catalog, models
 from trainstack.core.errors import ConfigError
+from trainstack.infra.stack import StackConfig
 from trainstack.workloads import preflight
 
 DISK_IMAGE = "projects/my-training-project/global/images/nemo2412-layers"
 CUTS = {"trainstack:image": {"streaming": True, "preload": {"diskImage": DISK_IMAGE}}, "trainstack:cluster": {"versionPrefix": "1.33."}}
-PHASES = ["nodes", "drivers", "imagePull", "mounts", "preflight", "framework"]
+PHASES = ["nodes", "drivers", "imagePull", "mounts", "preflight", "restore", "framework"]
 
 
 @pytest.fixture(scope="module")
@@ -36,12 +37,13 @@ def model(plan: Plan) -> first_step.FirstStepModel:
 
 def test_a3ultra_405b_with_and_without_the_cuts(plans: dict[str, Plan]) -> None:
     m = model(plans["a3ultra-405b"])
-    none, streaming, both = m.scenarios
+    none, streaming, both, _ = m.scenarios
     pull = 29e9 / catalog.COLD_PULL_BYTES_PER_S
     assert none.phases["imagePull"] == pytest.approx(pull) and m.size_source and "Speech#11824" in m.size_source
     assert streaming.phases["imagePull"] == pytest.approx(pull * catalog.STREAMED_FRACTION)
     assert both.phases["imagePull"] == 0
-    assert m.configured.seconds == none.seconds, "the shipped stack takes no cut"
+    assert {**m.configured.phases, "restore": none.phases["restore"]} == none.phases, "the shipped stack takes no image cut"
+    assert m.configured.phases["restore"] == m.with_all.phases["restore"], "its bucket's file cache downloads in parallel"
     path = critical_path(plans["a3ultra-405b"].resources)
     assert m.deploy_seconds == path.jobset_ready and path.jobset_ready is not None and path.jobset_ready < path.total_seconds
     # From `up`, the cluster and the GPU pool dominate and the cuts leave them: not halved, and the
@@ -53,7 +55,7 @@ def test_a3ultra_405b_with_and_without_the_cuts(plans: dict[str, Plan]) -> None:
 
 def test_a_job_on_a_warm_platform_is_at_least_halved_by_the_cuts(plans: dict[str, Plan]) -> None:
     m = model(plans["a3ultra-405b-job"])
-    none, _, both = m.scenarios
+    none, both = m.without, m.with_all
     assert none.phases["nodes"] == none.phases["drivers"] == 0
     assert both.seconds <= none.seconds / 2 and "Not halved" not in m.verdict()
 
@@ -80,19 +82,23 @@ def test_the_preflight_hook_adds_the_jobs_preflight(plans: dict[str, Plan]) -> N
     base = first_step.model(resources, critical_path(resources), rendered.context, 0.0)
     checked = first_step.model(resources, critical_path(resources), rendered.context, 240.0)
     assert base is not None and checked is not None
-    assert [s.seconds - b.seconds for s, b in zip(checked.scenarios, base.scenarios, strict=True)] == [240.0] * 3
-    assert first_step.job_preflight_seconds(rendered.context) == 0.0  # its preflight is off (the recipe's 1m pods-ready budget)
+    assert [s.seconds - b.seconds for s, b in zip(checked.scenarios, base.scenarios, strict=True)] == pytest.approx([240.0] * 4)
+    assert plans["a3ultra-405b"].preflight == {"llama31-405b": None}  # off (the recipe's 1m pods-ready budget)
+    assert model(plans["a3ultra-405b"]).configured.phases["preflight"] == 0
     on = run("a3mega-gpt3-175b", raw_stack_config("a3mega-gpt3-175b")).context
     assert on.workload is not None and on.workload.preflight.enabled
     expected = preflight.expected_seconds(on.workload.preflight, on.machine, on.workload.nodes)[0]
-    assert expected > 0 and first_step.job_preflight_seconds(on) == expected
+    planned = render("a3mega-gpt3-175b", raw_stack_config("a3mega-gpt3-175b"))
+    assert expected > 0 and model(planned).configured.phases["preflight"] == expected
+    assert planned.preflight is not None and planned.preflight[on.workload.name]["seconds"] == expected
 
 
 def test_the_plan_summary_and_report_carry_the_model(plans: dict[str, Plan]) -> None:
     summary = plans["a3ultra-405b"].summary()["timeToFirstStep"]
-    assert set(summary["scenarios"]) == {"no cuts", "streaming", "streaming + preload"} and summary["estimate"] is True
+    assert set(summary["scenarios"]) == {"no cuts", "streaming", "streaming + preload", "+ parallel downloads"} and summary["estimate"] is True
+    assert summary["scenarios"]["+ parallel downloads"]["cuts"] == ["streaming", "preload", "parallelDownloads"]
     assert "timeToFirstStep" not in plans["a3ultra-platform"].summary()
-    assert "| imagePull | 13.1 | 0.8 | 0.0 |" in model(plans["a3ultra-405b"]).to_markdown()
+    assert "| imagePull | 13.1 | 0.8 | 0.0 | 0.0 |" in model(plans["a3ultra-405b"]).to_markdown()
 
 
 def test_the_cuts_render_on_the_gpu_pools_and_enable_the_container_file_system_api() -> None:
@@ -104,7 +110,7 @@ def test_the_cuts_render_on_the_gpu_pools_and_enable_the_container_file_system_a
     services = {r["inputs"].get("service") for r in plan.resources if r["type"] == "gcp:projects/service:Service"}
     assert catalog.CONTAINER_FILESYSTEM_API in services
     m = model(plan)
-    assert m.configured.seconds == m.with_all.seconds
+    assert m.configured.seconds == m.with_all.seconds, "streaming, preload and (with the file cache) parallel downloads"
 
 
 def test_diff_shows_the_model_and_that_a_new_disk_image_replaces_the_pool() -> None:
@@ -116,7 +122,7 @@ def test_diff_shows_the_model_and_that_a_new_disk_image_replaces_the_pool() -> N
     assert any(p.path == "nodeConfig.secondaryBootDisks[0].diskImage" for p in replaced[0].changes)
     plain = render("a3ultra-405b", raw_stack_config("a3ultra-405b")).to_dict()
     markdown = "\n".join(diff._stack_markdown(diff_plans("a3ultra-405b", plain, base)))
-    assert "| modelled time to first step | 45.3 min | 32.2 min | -13.1 min |" in markdown
+    assert "| modelled time to first step | 45.4 min | 32.4 min | -13.1 min |" in markdown
 
 
 @pytest.mark.parametrize(
@@ -147,7 +153,7 @@ def test_a_workload_stack_cannot_choose_the_platforms_pools() -> None:
 
 def test_pods_ready_later_than_kueues_timeout_is_a_warning(plans: dict[str, Plan]) -> None:
     m = model(plans["a3ultra-405b"])
-    assert m.pods_ready_timeout == 60 and m.configured.pods_ready_seconds > 13 * 60
+    assert m.pods_ready == ("trainstack:kueue.waitForPodsReady.timeout", 60) and m.configured.pods_ready_seconds > 13 * 60
     (warning,) = m.warnings()
     assert "later than trainstack:kueue.waitForPodsReady.timeout (1.0 min): Kueue evicts and requeues it while nodes pull its image" in warning
     assert "WARNING: the job's pods" in m.to_table()
@@ -155,3 +161,54 @@ def test_pods_ready_later_than_kueues_timeout_is_a_warning(plans: dict[str, Plan
     (fits,) = model(patient).warnings()
     assert fits.endswith("streaming and streaming + preload would fit it")
     assert model(plans["a3ultra-405b-job"]).warnings() == [], "a workload stack does not know its platform's timeout"
+
+
+def test_the_model_reads_kueues_timeout_as_rendered_like_the_preflight_refusal() -> None:
+    """Unset on a stack whose pool waits for the autoscaler, the timeout is raised to the scale-up budget:
+    the first-step model's warning and the preflight's refusal read that one accessor."""
+    raw = raw_stack_config("a2-gpt2-deepspeed")
+    del raw["trainstack:kueue"]["waitForPodsReady"]
+    plan = render("a2-gpt2-deepspeed", raw)
+    config = run("a2-gpt2-deepspeed", raw).context.config
+    assert isinstance(config, StackConfig) and config.pods_ready_budgets == [
+        ("trainstack:kueue.waitForPodsReady.timeout", f"{catalog.SCALE_UP_BUDGET_SECONDS // 60}m")
+    ]
+    assert model(plan).pods_ready == ("trainstack:kueue.waitForPodsReady.timeout", catalog.SCALE_UP_BUDGET_SECONDS)
+
+
+def test_a_resumed_job_restores_its_checkpoint_faster_with_parallel_downloads(plans: dict[str, Plan]) -> None:
+    """a3ultra-405b checkpoints: a resume reads Llama 3.1 405B's weights and Adam states (bf16 weights,
+    fp32 masters and moments: 14 B a parameter) in 54 shares, at a ninth of gcsfuse's rate without
+    parallel downloads; its bucket's file cache turns them on."""
+    m = model(plans["a3ultra-405b"])
+    share = models.model_shape("llama3.1-405b").params * 14 / 54
+    none, cut = m.without.phases["restore"], m.with_all.phases["restore"]
+    assert cut is not None and cut == pytest.approx(share / catalog.GCSFUSE_READ_BYTES_PER_S)
+    assert none == pytest.approx(cut * catalog.GCSFUSE_PARALLEL_SPEEDUP)
+    assert m.configured.phases["restore"] == cut
+    off = merge(raw_stack_config("a3ultra-405b"), {"trainstack:storage": {"bucket": {"parallelDownloads": False}}})
+    plan = render("a3ultra-405b", off)
+    assert model(plan).configured.phases["restore"] == none
+    (volume,) = [r for r in plan.resources if r["type"] == "kubernetes:core/v1:PersistentVolume"]
+    options = volume["inputs"]["spec"]["mountOptions"]
+    assert "file-cache:enable-parallel-downloads:false" in options and "file-cache:max-size-mb:-1" in options
+    no_checkpoints = render("a3ultra-405b", merge(raw_stack_config("a3ultra-405b"), {"trainstack:workload": {"checkpointInterval": None}}))
+    assert all(s.phases["restore"] == 0 for s in model(no_checkpoints).scenarios)
+
+
+def test_parallel_downloads_need_the_file_cache() -> None:
+    changes = {"trainstack:storage": {"bucket": {"fileCache": False, "parallelDownloads": True}}}
+    with pytest.raises(ConfigError, match=r"trainstack:storage\.bucket\.parallelDownloads = True: gcsfuse downloads in parallel into its file cache"):
+        run("a3ultra-405b", merge(raw_stack_config("a3ultra-405b"), changes))
+
+
+def test_the_readme_states_the_models_figures(plans: dict[str, Plan]) -> None:
+    readme = " ".join((project_root() / "README.md").read_text().split())
+    m, job = model(plans["a3ultra-405b"]), model(plans["a3ultra-405b-job"])
+    minutes = first_step._min
+    assert f"{minutes(m.without.seconds)} min without cuts, {minutes(m.with_all.seconds)} with all ({minutes(m.configured.seconds)} as shipped" in readme
+    assert f"on a warm platform {minutes(m.without.warm_seconds)} min without and {minutes(m.with_all.warm_seconds)} with all" in readme
+    assert f"(`a3ultra-405b-job`) {minutes(job.without.seconds)} and {minutes(job.with_all.seconds)}." in readme
+    assert (
+        f"The restore is {minutes(m.without.phases['restore'] or 0)} min without parallel downloads and {minutes(m.with_all.phases['restore'] or 0)}" in readme
+    )

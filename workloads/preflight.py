@@ -52,7 +52,6 @@ from trainstack.core import catalog, rules
 from trainstack.core.catalog import preflight as facts
 from trainstack.core.errors import Problem
 from trainstack.infra.stack import Preflight as PreflightConfig
-from trainstack.infra.stack import WorkloadConfig
 from trainstack.workloads import preflight_probe
 from trainstack.workloads.pod import NVIDIA_DIR, Json, PodParts, env_list, mount
 
@@ -123,11 +122,10 @@ def gate(config: PreflightConfig, machine: catalog.Machine, nodes: int) -> Gate 
     return Gate(machine, nodes, level, fabric, tuple(config.collectives), mark, config.retries)
 
 
-def entries(workload: WorkloadConfig, machine: catalog.Machine) -> dict[str, Any]:
-    """The plan's `preflight`: per job (by name), what its preflight runs, with a one-line `summary`;
-    None for a job without one."""
-    found = gate(workload.preflight, machine, workload.nodes)
-    return {workload.name: {**found.entry(), "summary": found.summary()} if found else None}
+def entries(job: str, found: Gate | None) -> dict[str, Any]:
+    """The plan's `preflight`: per job (by name), what its preflight (`gate`) runs, with a one-line
+    `summary`; None for a job without one."""
+    return {job: {**found.entry(), "summary": found.summary()} if found else None}
 
 
 def _fabric_possible(machine: catalog.Machine) -> bool:

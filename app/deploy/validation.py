@@ -75,11 +75,7 @@ def check(stack: str, config: StackConfig | WorkloadStackConfig, root: Path, pla
 
 def _pods_ready(config: StackConfig | WorkloadStackConfig) -> list[tuple[str, str]]:
     """Kueue's pods-ready budgets a job's start must fit, where the stack configures Kueue."""
-    if not isinstance(config, StackConfig):
-        return []
-    wait = config.kueue.wait_for_pods_ready
-    key = "trainstack:kueue.waitForPodsReady"
-    return [(f"{key}.timeout", config.pods_ready_timeout), *([(f"{key}.recoveryTimeout", wait.recovery_timeout)] if wait.recovery_timeout else [])]
+    return config.pods_ready_budgets if isinstance(config, StackConfig) else []
 
 
 def _storage_mount(config: StackConfig | WorkloadStackConfig, terms: contract.Contract | None) -> tuple[tuple[str, ...], str]:

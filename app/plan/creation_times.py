@@ -26,6 +26,8 @@ EMPTY_NODE_POOL = f"{NODE_POOL}+empty"
 KUBERNETES_OBJECT = "kubernetes:*"
 PROVIDER = "pulumi:providers:*"
 DEFAULT = "*"
+COMMAND = "command:local:Command"
+PRELOAD_BUILD = f"{COMMAND}+preload"  # the preload disk image's build (components/image.py)
 
 
 @dataclass(frozen=True)
@@ -79,9 +81,14 @@ CREATION_TIMES: dict[str, CreationTime] = {
         600, "Filestore instance: 5-10 min in practice; recipe 001 says its Filestore step 'may take 15 or more minutes'"
     ),
     "gcp:artifactregistry/repository:Repository": CreationTime(15, "Artifact Registry repository: 10-20 s"),
-    "command:local:Command": CreationTime(
+    COMMAND: CreationTime(
         1800,
         "the image build (Cloud Build of a NeMo image on nvcr.io/nvidia/nemo, tens of GB pulled and pushed): 20-40 min",
+    ),
+    PRELOAD_BUILD: CreationTime(
+        1800,
+        "the preload disk image's build (gke-disk-image-builder): a VM boots, pulls the image (a NeMo image's ~29 GB at the cold "
+        "pull rate: ~13 min, catalog.startup), copies its unpacked layers to a disk, and an image is made of the disk: 20-40 min",
     ),
     # Kubernetes
     PROVIDER: CreationTime(2, "provider configure: reads its kubeconfig and discovers the API; creates nothing"),

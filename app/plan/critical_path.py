@@ -23,11 +23,13 @@ from typing import Any
 
 from trainstack.app.plan.cost import NODE_POOL
 from trainstack.app.plan.creation_times import (
+    COMMAND,
     CREATION_TIMES,
     DEFAULT,
     EMPTY_NODE_POOL,
     GPU_NODE_POOL,
     KUBERNETES_OBJECT,
+    PRELOAD_BUILD,
     PROVIDER,
 )
 from trainstack.core import catalog
@@ -219,6 +221,8 @@ def weight_keys(resource: dict[str, Any]) -> tuple[str, ...]:
         return (KUBERNETES_OBJECT,) if _skips_await(resource) else (kind, KUBERNETES_OBJECT)
     if kind.startswith("pulumi:providers:"):
         return kind, PROVIDER
+    if kind == COMMAND and catalog.DISK_IMAGE_BUILDER_REPOSITORY in str(resource["inputs"].get("create", "")):
+        return PRELOAD_BUILD, COMMAND
     return (kind,)
 
 

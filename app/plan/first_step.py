@@ -11,6 +11,9 @@ rest, like creation_times, estimates to correct when `trainstack bench` measures
   the bytes a container reads to start; with a secondary boot disk preloading the image, none;
 - mounts: the pod's volumes and sandbox;
 - preflight: the job's preflight on its own nodes (`preflight_seconds`: 0 for a job without one);
+- restore: a resumed job reads its checkpoint (restore.py): its nodes' shares at the storage's read
+  rate, with gcsfuse's parallel downloads or without; 0 for a job that does not checkpoint, None where
+  the storage has no rate;
 - framework start: imports, model construction and distributed (NCCL) initialization to step 0.
 
 A job stack on a platform sees warm nodes: no node provisioning, drivers already up. Each scenario
@@ -25,13 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trainstack.app.plan import restore
 from trainstack.app.plan.cost import NODE_POOL
-from trainstack.app.plan.creation_times import CREATION_TIMES, EMPTY_NODE_POOL, GPU_NODE_POOL
-from trainstack.app.plan.critical_path import CriticalPath, is_gpu_pool
+from trainstack.app.plan.creation_times import CREATION_TIMES, EMPTY_NODE_POOL, GPU_NODE_POOL, PRELOAD_BUILD
+from trainstack.app.plan.critical_path import CriticalPath, critical_path, is_gpu_pool, weight_keys
 from trainstack.core import catalog, rules
 from trainstack.infra.context import StackContext
-from trainstack.infra.stack import ImageConfig
-from trainstack.workloads import preflight
+from trainstack.infra.stack import ImageConfig, StackConfig
 
 DRIVERS_SECONDS = CREATION_TIMES["kubernetes:apps/v1:DaemonSet"].seconds
 MOUNTS_SECONDS = 15.0
@@ -42,9 +45,10 @@ BASES = {
     "imagePull": "the image's pinned size at the cold per-node pull rate (core/catalog/startup.py)",
     "mounts": "volumes (GCS FUSE sidecar, hostPath, PVCs) and the pod sandbox: seconds (estimate)",
     "preflight": "the job's preflight on its nodes (0: no preflight)",
+    "restore": "a resumed job's checkpoint (model states, core/memory) in shares over its nodes, at the storage's per-node read rate (app/plan/restore.py, core/catalog/startup.py); 0: no checkpoints",
     "framework": "imports, model construction and NCCL initialization to step 0: minutes for a NeMo job (estimate; the bench's firstStep phase measures it)",
 }
-CUTS = ("streaming", "preload")
+CUTS = ("streaming", "preload", "parallelDownloads")
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,7 @@ class Scenario:
     name: str
     streaming: bool
     preload: bool
+    parallel: bool
     job_start: float
     phases: Mapping[str, float | None]
     warm: Mapping[str, float | None]
@@ -75,7 +80,7 @@ class Scenario:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "cuts": [c for c, on in (("streaming", self.streaming), ("preload", self.preload)) if on],
+            "cuts": [c for c, on in zip(CUTS, (self.streaming, self.preload, self.parallel), strict=True) if on],
             "seconds": round(self.seconds, 1),
             "onWarmPlatformSeconds": round(self.warm_seconds, 1),
             "podsReadySeconds": round(self.pods_ready_seconds, 1),
@@ -92,7 +97,7 @@ class FirstStepModel:
     deploy_seconds: float
     configured: Scenario
     scenarios: tuple[Scenario, ...]
-    pods_ready_timeout: float | None = None  # Kueue's waitForPodsReady.timeout on this stack's platform (None: not known here)
+    pods_ready: tuple[str, float] | None = None  # Kueue's waitForPodsReady.timeout (its key, seconds) on this stack's platform; None: not known here
 
     @property
     def without(self) -> Scenario:
@@ -104,10 +109,14 @@ class FirstStepModel:
 
     def verdict(self) -> str:
         none, cut = self.without, self.with_all
+        held = self.configured.job_start - none.job_start
+        built = (
+            f"; building the preload disk image here holds the GPU pools back {_min(held)} min on the first `up` (and on each new image)" if held > 0 else ""
+        )
         if self.size_source is None:
-            return f"the image {self.image} has no pinned size (core/catalog/startup.py): the cuts' effect on its pull is not modelled"
+            return f"the image {self.image} has no pinned size (core/catalog/startup.py): the cuts' effect on its pull is not modelled{built}"
         ratio, warm = cut.seconds / none.seconds, cut.warm_seconds / none.warm_seconds
-        verdict = f"with every cut {_min(cut.seconds)} of {_min(none.seconds)} min ({ratio:.0%}); on a warm platform {_min(cut.warm_seconds)} of {_min(none.warm_seconds)} min ({warm:.0%})"
+        verdict = f"with every cut {_min(cut.seconds)} of {_min(none.seconds)} min ({ratio:.0%}); on a warm platform {_min(cut.warm_seconds)} of {_min(none.warm_seconds)} min ({warm:.0%}){built}"
         if ratio > 0.5:
             verdict += (
                 f". Not halved from `up`: the deploy's {_min(self.deploy_seconds)} min (cluster, GPU pool) is untouched by the cuts "
@@ -117,13 +126,15 @@ class FirstStepModel:
 
     def warnings(self) -> list[str]:
         """Where Kueue would evict the job as configured: its pods get ready after waitForPodsReady.timeout."""
-        ready, timeout = self.configured.pods_ready_seconds, self.pods_ready_timeout
-        if timeout is None or ready <= timeout:
+        if self.pods_ready is None or self.configured.pods_ready_seconds <= self.pods_ready[1]:
             return []
-        fits = [s.name for s in self.scenarios if s.pods_ready_seconds <= timeout]
+        ready, (key, timeout) = self.configured.pods_ready_seconds, self.pods_ready
+        # the image cuts that would fit it, its own nodes and drivers kept (the restore comes after Ready)
+        pulled = ready - (self.configured.phases["imagePull"] or 0.0)
+        fits = [s.name for s in self.scenarios if not s.parallel and pulled + (s.phases["imagePull"] or 0.0) <= timeout]
         helps = f"; {' and '.join(fits)} would fit it" if fits else ""
         waiting = "pull its image" if self.configured.phases["imagePull"] else "get ready"
-        late = f"the job's pods are modelled ready {_min(ready)} min after admission, later than trainstack:kueue.waitForPodsReady.timeout"
+        late = f"the job's pods are modelled ready {_min(ready)} min after admission, later than {key}"
         return [f"{late} ({_min(timeout)} min): Kueue evicts and requeues it while nodes {waiting}{helps}"]
 
     def to_dict(self) -> dict[str, Any]:
@@ -167,14 +178,6 @@ def _min(seconds: float) -> str:
     return f"{seconds / 60:.1f}"
 
 
-def job_preflight_seconds(ctx: StackContext) -> float:
-    """The expected seconds of the job's preflight before its first step (0 where it has none):
-    the preflight's own estimate (workloads.preflight.expected_seconds)."""
-    if ctx.workload is None:
-        return 0.0
-    return float(preflight.expected_seconds(ctx.workload.preflight, ctx.machine, ctx.workload.nodes)[0])
-
-
 def image_reference(image: ImageConfig, root: Path) -> str:
     """The job image's reference: the prebuilt one, or a build's base (its Dockerfile's first FROM)."""
     if image.prebuilt is not None:
@@ -202,24 +205,59 @@ def model(resources: list[dict[str, Any]], path: CriticalPath, ctx: StackContext
     reference = image_reference(image, ctx.root)
     size = catalog.image_size(reference)
     gpu_pools = [r for r in resources if r["custom"] and r["type"] == NODE_POOL and is_gpu_pool(r)]
-    pools_ready = max((p.ready for p in path.pools), default=0.0)
-    job_start = max(path.jobset_ready or path.total_seconds, pools_ready)
     empty = bool(gpu_pools) and all(not r["inputs"].get("nodeCount", r["inputs"].get("initialNodeCount", 0)) for r in gpu_pools)
     nodes = CREATION_TIMES[GPU_NODE_POOL].seconds - CREATION_TIMES[EMPTY_NODE_POOL].seconds if empty else 0.0
-    if not gpu_pools:  # a job stack: the platform's nodes and drivers are up
-        drivers = 0.0
-    elif empty:
-        drivers = DRIVERS_SECONDS
-    else:
-        drivers = max(0.0, pools_ready + DRIVERS_SECONDS - job_start)
+    # A preload disk image built here (trainstack:image.preload.build) holds the GPU pools back on the
+    # deploy path; the scenarios take a disk image made elsewhere, as the cuts' comparison
+    configured_start, configured_drivers = _start(path, gpu_pools, empty)
+    job_start, drivers = configured_start, configured_drivers
+    if image.preload and image.preload.build:
+        job_start, drivers = _start(critical_path(_without_preload_build(resources)), gpu_pools, empty)
 
-    def scenario(name: str, streaming: bool, preload: bool) -> Scenario:
+    resumed = restore.restore(ctx)
+    no_checkpoints = ctx.workload.checkpoint_interval is None
+
+    def scenario(name: str, streaming: bool, preload: bool, parallel: bool, start: tuple[float, float] = (job_start, drivers)) -> Scenario:
         rest = {"imagePull": _pull(size.bytes if size else None, streaming, preload), "mounts": MOUNTS_SECONDS, "preflight": preflight_seconds}
+        rest["restore"] = resumed.seconds(parallel) if resumed else (0.0 if no_checkpoints else None)
         rest["framework"] = FRAMEWORK_START_SECONDS
-        return Scenario(name, streaming, preload, job_start, {"nodes": nodes, "drivers": drivers, **rest}, rest)
+        return Scenario(name, streaming, preload, parallel, start[0], {"nodes": nodes, "drivers": start[1], **rest}, rest)
 
-    scenarios = (scenario("no cuts", False, False), scenario("streaming", True, False), scenario("streaming + preload", True, True))
-    configured = scenario("as configured", image.streaming, image.preload is not None)
-    kueue = getattr(ctx.config, "kueue", None)  # a workload stack's is its platform's, not known here
-    timeout = rules.duration_seconds(kueue.wait_for_pods_ready.timeout) if kueue is not None else None
+    scenarios = (
+        scenario("no cuts", False, False, False),
+        scenario("streaming", True, False, False),
+        scenario("streaming + preload", True, True, False),
+        scenario("+ parallel downloads", True, True, True),
+    )
+    parallel = bool(resumed and resumed.configured_parallel)
+    configured = scenario("as configured", image.streaming, image.preload is not None, parallel, (configured_start, configured_drivers))
+    # Kueue's timeout as the stack renders it (StackConfig.pods_ready_budgets, the preflight's budget
+    # too); a workload stack's is its platform's, not known here
+    budgets = ctx.config.pods_ready_budgets if isinstance(ctx.config, StackConfig) else []
+    timeout = (budgets[0][0], rules.duration_seconds(budgets[0][1])) if budgets else None
     return FirstStepModel(reference, size.source if size else None, job_start, configured, scenarios, timeout)
+
+
+def _without_preload_build(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The plan as if the preload disk image were made elsewhere: its build gone, and the GPU pools no
+    longer waiting on the image's component (the disk image's name comes from the image's digest)."""
+    builds = {r["urn"] for r in resources if r["custom"] and PRELOAD_BUILD in weight_keys(r)}
+    images = {r["parent"] for r in resources if r["urn"] in builds}
+    parts = images | {r["urn"] for r in resources if r.get("parent") in images}
+
+    def kept(r: dict[str, Any]) -> list[str]:
+        deps = [d for d in r.get("dependencies") or [] if d not in builds]
+        return [d for d in deps if d not in parts] if r["type"] == NODE_POOL and is_gpu_pool(r) else deps
+
+    return [{**r, "dependencies": kept(r)} for r in resources if r["urn"] not in builds]
+
+
+def _start(path: CriticalPath, gpu_pools: list[dict[str, Any]], empty: bool) -> tuple[float, float]:
+    """When the job is submitted on the deploy path, and what its nodes' drivers still take after it."""
+    pools_ready = max((p.ready for p in path.pools), default=0.0)
+    job_start = max(path.jobset_ready or path.total_seconds, pools_ready)
+    if not gpu_pools:  # a job stack: the platform's nodes and drivers are up
+        return job_start, 0.0
+    if empty:
+        return job_start, DRIVERS_SECONDS
+    return job_start, max(0.0, pools_ready + DRIVERS_SECONDS - job_start)

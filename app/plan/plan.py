@@ -174,8 +174,9 @@ def from_rendered(rendered: engine.Rendered) -> Plan:
     resources = resources_of(rendered.stack, rendered.registrations)
     ctx = rendered.context
     memory = fit.summary(fit.estimate(ctx.workload, ctx.machine)) if ctx.workload else None
-    started = first_step.model(resources, critical_path(resources), ctx, first_step.job_preflight_seconds(ctx))
-    checks = preflight.entries(ctx.workload, ctx.machine) if ctx.workload else None
+    gate = preflight.gate(ctx.workload.preflight, ctx.machine, ctx.workload.nodes) if ctx.workload else None
+    started = first_step.model(resources, critical_path(resources), ctx, gate.seconds if gate else 0.0)
+    checks = preflight.entries(ctx.workload.name, gate) if ctx.workload else None
     fleet_pools = fleet_candidates(ctx)
     return Plan(rendered.stack, resources, rendered.outputs, memory, fleet_pools, checks, started, job_figures(ctx, fleet_pools))
 

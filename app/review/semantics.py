@@ -8,6 +8,9 @@ sources); the rules the schema does not show are ported here, each with its sour
 - TPG-beta `services/container/resource_container_cluster.go` `containerClusterEnableK8sBetaApisCustomizeDiff`:
   removing an enabled beta API forces a new cluster.
 - TPG-beta `services/compute/resource_compute_disk.go`: `customdiff.ForceNewIfChange("size", IsDiskShrinkage)`.
+- GKE, https://cloud.google.com/kubernetes-engine/docs/how-to/data-container-image-preloading,
+  Requirements: a changed disk image needs a new node pool; GKE does not update the disk image of
+  existing nodes (the provider's ForceNew on `secondary_boot_disks` says the same, without the reason).
 - Managed Lustre, https://cloud.google.com/managed-lustre/docs/increase-capacity: "Capacity cannot be
   decreased" (the provider updates `capacity_gib` in place; the service refuses a decrease).
 - kubernetes `plugin/pkg/admission/storage/persistentvolume/resize/admission.go`: only a dynamically
@@ -205,6 +208,11 @@ def _customised(rtype: str, old_resource: dict[str, Any], new_resource: dict[str
                 REPLACE,
                 f"removing enabled beta APIs ({', '.join(sorted(before - after))}) forces a new cluster (containerClusterEnableK8sBetaApisCustomizeDiff)",
             )
+    disk_image = rtype == NODE_POOL and segments(path)[:2] == ["nodeConfig", "secondaryBootDisks"] and segments(path)[-1] == "diskImage"
+    if disk_image and covered(path, force_new_paths(new_resource)):
+        return Effect(
+            REPLACE, "a new disk image needs a new node pool: GKE does not update the disk image of existing nodes (GKE: data-container-image-preloading)"
+        )
     if rtype == DISK and path == "size" and _decreases(old, new):
         return Effect(REPLACE, "a disk shrink forces a new disk (ForceNewIfChange size IsDiskShrinkage)")
     if rtype == LUSTRE and path == "capacityGib" and _decreases(old, new):  # a string in the SDK (an int64)

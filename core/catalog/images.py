@@ -42,6 +42,10 @@ Sources, by record:
   returns desc.Digest).
 - cloud-builder: Cloud Build's Docker builder, the steps of a build that logs in to a registry first
   (components/image.py); `gcloud builds submit --tag` runs the same builder unnamed.
+- go-builder: the Cloud Build step that runs GKE's gke-disk-image-builder from its source (`go run ./cli`,
+  components/image.py), which needs Go 1.23+ (ai-on-gke/tools dd19189 gke-disk-image-builder/go.mod) and git
+  to fetch it: golang:1.25-bookworm (Go 1.25.12, git, GOTOOLCHAIN=local), its OCI index digest from
+  docker-library/repo-info dcc2ba5 repos/golang/remote/1.25-bookworm.md.
 - node-setup: runs `nsenter` into the host for the TCPXO node setup (aperture devices, import-helper);
   container-engine-accelerators gpudirect-tcpxo/nccl-tcpxo-installer.yaml uses unpinned `ubuntu`, pinned
   here to the Ubuntu 24.04 build of 2026-09-11 (GKE pulls Docker Hub through mirror.gcr.io). Digest of its
@@ -105,6 +109,7 @@ IMAGES: dict[str, Image] = {
     "pytorch-23.09": Image("nvcr.io/nvidia/pytorch", "23.09-py3", "sha256:b62b664b830dd9f602e2657f471286a075e463ac75d10ab8e8073596fcb36639"),
     "cloud-sdk": Image("gcr.io/google.com/cloudsdktool/google-cloud-cli", "502.0.0-slim"),
     "cloud-builder": Image("gcr.io/cloud-builders/docker"),
+    "go-builder": Image("golang", "1.25-bookworm", "sha256:99bcb81b9acb15e54f799e68172da2e888ca7597475dbdaf04cd910defec78cc"),
     "node-setup": Image("ubuntu", "noble-20260911", "sha256:b648a2094b746b16f8e688364f6fa0504788b209f328c54bf9e677f238a142df"),
     # (new pinned images go above this line, each with its source in the module docstring)
 }
