@@ -31,17 +31,6 @@ from trainstack.components.gcp_network import (
     PrimaryNetworkArgs,
 )
 from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
-from trainstack.components.gcp_storage import (
-    CheckpointBucket,
-    CheckpointBucketArgs,
-    FilestoreShare,
-    FilestoreShareArgs,
-    LustreInstance,
-    LustreInstanceArgs,
-    NfsDisk,
-    NfsDiskArgs,
-    workload_identity_principal,
-)
 from trainstack.components.gke_cluster import (
     AuthorizedNetwork,
     GkeCluster,
@@ -61,6 +50,10 @@ from trainstack.components.node_pools import (
     NodeServiceAccountArgs,
     Reservation,
 )
+from trainstack.components.storage.filestore import FilestoreShare, FilestoreShareArgs
+from trainstack.components.storage.gcs import CheckpointBucket, CheckpointBucketArgs, workload_identity_principal
+from trainstack.components.storage.lustre import LustreInstance, LustreInstanceArgs
+from trainstack.components.storage.nfs import NfsDisk, NfsDiskArgs
 from trainstack.core import catalog, names, rules
 from trainstack.core.errors import Problem
 from trainstack.infra.context import StackContext

@@ -21,16 +21,9 @@ from trainstack.components.k8s_provider import NODE_POOL_LABEL, Placement
 from trainstack.components.kueue import GpuFlavor, Kueue, KueueArgs, PriorityClass, WaitForPodsReady
 from trainstack.components.multinic import GpuNetworks, GpuNetworksArgs, NicAttachment
 from trainstack.components.node_daemons import MachineDaemonSets, MachineDaemonSetsArgs
-from trainstack.components.volumes import (
-    GcsFuseVolume,
-    GcsFuseVolumeArgs,
-    LustreVolume,
-    LustreVolumeArgs,
-    NfsServer,
-    NfsServerArgs,
-    NfsVolume,
-    NfsVolumeArgs,
-)
+from trainstack.components.storage.gcs import GcsFuseVolume, GcsFuseVolumeArgs
+from trainstack.components.storage.lustre import LustreVolume, LustreVolumeArgs
+from trainstack.components.storage.nfs import NfsServer, NfsServerArgs, NfsVolume, NfsVolumeArgs
 from trainstack.components.workload_identity import WorkloadIdentity, WorkloadIdentityArgs
 from trainstack.core import catalog, rules
 from trainstack.infra.context import StackContext

@@ -10,9 +10,9 @@ from typing import Any
 
 import pulumi
 
-from trainstack.components.gcp_storage import LustreInstance
 from trainstack.components.gke_cluster import GkeCluster
 from trainstack.components.node_pools import GpuNodePool
+from trainstack.components.storage.lustre import LustreInstance
 from trainstack.core import catalog
 from trainstack.core.catalog import NicNetwork
 

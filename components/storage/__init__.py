@@ -1,0 +1,1 @@
+"""Shared storage for checkpoints, logs and data, one module per kind: `gcs`, `filestore`, `lustre`, `nfs`."""
