@@ -5,17 +5,42 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 from pulumi_kubernetes.core import v1 as core
+from pydantic import model_validator
 
+from trainstack.components import gcp_services as apis
 from trainstack.components.args import Args, Problem
 from trainstack.components.options import Children
+from trainstack.components.storage.kind import Mounting, StorageKind, StorageSite, Store
 from trainstack.components.storage.volume import claim, retained
-from trainstack.core import resource_rules, rules
+from trainstack.core import names, resource_rules, rules
+from trainstack.core.spec import Section, by_rule, resource_errors
+
+
+class BucketSpec(Section):
+    """The Cloud Storage bucket (storage kind gcs)."""
+
+    name: Annotated[str, by_rule(rules.bucket_name)] | None = None
+    """The bucket's name; default: `<project>-<stack>`."""
+    location: str | None = None
+    """The bucket's location; default: `gcp:region`."""
+    hierarchical_namespace: bool = True
+    """A hierarchical namespace (real folders)."""
+    uniform_access: bool = True
+    """Uniform bucket-level access: IAM alone grants access, no object ACLs."""
+    file_cache: bool = False
+    """The gcsfuse file cache on the nodes' local SSD."""
+
+    @model_validator(mode="after")
+    def _rules(self) -> BucketSpec:
+        resource_errors(self, "bucket")
+        return self
+
 
 # Read, write, overwrite and delete objects (and HNS folders) without bucket admin rights.
 OBJECT_USER_ROLE = "roles/storage.objectUser"
@@ -198,3 +223,46 @@ class GcsFuseVolume(pulumi.ComponentResource):
             options,
         )
         self.register_outputs({"claimName": self.claim_name})
+
+
+def _make(spec: BucketSpec, site: StorageSite, name: str, opts: pulumi.ResourceOptions) -> CheckpointBucket:
+    """A bucket the workload's Kubernetes account may use (granted once the cluster made its identity pool)."""
+    project = site.project
+    project_number = gcp.organizations.get_project_output(
+        project_id=project, opts=pulumi.InvokeOutputOptions(depends_on=site.services.need(apis.CLOUD_RESOURCE_MANAGER))
+    ).number
+    namespace, account = site.workload_namespace, site.workload_service_account
+    principal = project_number.apply(lambda number: workload_identity_principal(number, project, namespace, account))
+    args = CheckpointBucketArgs(
+        project=project,
+        name=spec.name or names.bucket(project, site.stack),
+        location=spec.location or site.region,
+        hierarchical_namespace=spec.hierarchical_namespace,
+        uniform_access=spec.uniform_access,
+        disposable=site.disposable,
+        object_users=[principal],
+        grant_after=[site.cluster],
+        labels=site.labels,
+    )
+    return CheckpointBucket(name, args, opts)
+
+
+def _mount(store: Store[BucketSpec, CheckpointBucket], to: Mounting) -> GcsFuseVolume:
+    args = GcsFuseVolumeArgs(store.part.name, to.claim_name, to.namespace, file_cache=store.spec.file_cache, volume_name=to.claim_name)
+    return GcsFuseVolume(to.name("storage"), args, opts=to.opts("storage"))
+
+
+KIND = StorageKind(
+    name="gcs",
+    block="bucket",
+    spec=BucketSpec,
+    role="bucket",
+    needs=(apis.STORAGE,),
+    make=_make,
+    output=lambda bucket: ("bucketUrl", bucket.url),
+    mount=_mount,
+    kept={"gcp:storage/bucket:Bucket": "the bucket"},
+    fuse=True,
+    bucket=lambda bucket: bucket.name,
+)
+"""A Cloud Storage bucket, mounted through gcsfuse."""

@@ -5,15 +5,38 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Annotated
 
 import pulumi
 import pulumi_gcp as gcp
 from pulumi_kubernetes.core import v1 as core
+from pydantic import model_validator
 
+from trainstack.components import gcp_services as apis
 from trainstack.components.args import Args, Problem
 from trainstack.components.options import Children
+from trainstack.components.storage.kind import Mounting, StorageKind, StorageSite, Store
 from trainstack.components.storage.volume import claim, retained
 from trainstack.core import catalog, resource_rules, rules
+from trainstack.core.spec import Section, bounded, by_rule, resource_errors
+
+API = "lustre.googleapis.com"
+
+
+class LustreSpec(Section):
+    """A Managed Lustre instance in the first GPU pool's zone, on the cluster's VPC."""
+
+    capacity_gib: Annotated[int, bounded(rules.POSITIVE)] = 9000
+    """The instance's size in GiB; it cannot shrink."""
+    throughput: Annotated[int, by_rule(rules.lustre_throughput)] = 1000
+    """Per-unit storage throughput, MB/s per TiB: the instance's tier, fixed at creation."""
+    filesystem: Annotated[str, by_rule(rules.LUSTRE_FILESYSTEM)] = "lustrefs"
+    """The Lustre file system's name."""
+
+    @model_validator(mode="after")
+    def _rules(self) -> LustreSpec:
+        resource_errors(self, "lustre")
+        return self
 
 
 @dataclass(frozen=True)
@@ -172,3 +195,45 @@ class LustreVolume(pulumi.ComponentResource):
             {"csi": csi},
         )
         self.register_outputs({"claimName": self.claim_name})
+
+
+def _make(spec: LustreSpec, site: StorageSite, name: str, opts: pulumi.ResourceOptions) -> LustreInstance:
+    """A Managed Lustre instance in the GPU zone, on the stack's VPC."""
+    args = LustreInstanceArgs(
+        project=site.project,
+        zone=site.zone,
+        instance_id=site.physical_name("lustre"),
+        network=site.network,
+        capacity_gib=spec.capacity_gib,
+        throughput=spec.throughput,
+        filesystem=spec.filesystem,
+        disposable=site.disposable,
+        labels=site.labels,
+    )
+    return LustreInstance(name, args, opts)
+
+
+def _mount(store: Store[LustreSpec, LustreInstance], to: Mounting) -> LustreVolume:
+    lustre, spec = store.part, store.spec
+    args = LustreVolumeArgs(lustre.volume_handle, lustre.ip, spec.filesystem, to.claim_name, to.namespace, spec.capacity_gib, volume_name=to.claim_name)
+    return LustreVolume(to.name("storage"), args, opts=to.opts("storage"))
+
+
+KIND = StorageKind(
+    name="lustre",
+    block="lustre",
+    spec=LustreSpec,
+    role="lustre",
+    needs=(API, apis.SERVICE_NETWORKING, apis.COMPUTE),
+    make=_make,
+    output=lambda lustre: ("lustreMountPoint", lustre.instance.mount_point),
+    mount=_mount,
+    peered=True,
+    cluster={"lustre_csi": True},
+    kept={
+        "gcp:lustre/instance:Instance": "the Lustre instance",
+        "gcp:compute/globalAddress:GlobalAddress": "the Lustre address range",
+        "gcp:servicenetworking/connection:Connection": "the Lustre peering",
+    },
+)
+"""A Managed Lustre instance, mounted through GKE's Lustre CSI driver."""

@@ -4,18 +4,32 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Annotated, Literal
 
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 from pulumi_kubernetes.core import v1 as core
 
+from trainstack.components import gcp_services as apis
 from trainstack.components.args import Args, one_of
 from trainstack.components.k8s_provider import Placement, metadata
 from trainstack.components.options import Children
 from trainstack.components.pod_security import POD_SECURITY
+from trainstack.components.storage.kind import Mounting, StorageKind, StorageSite, Store
 from trainstack.components.storage.volume import claim, retained
 from trainstack.core import catalog, rules
+from trainstack.core.spec import Section, bounded
+
+
+class NfsSpec(Section):
+    """An NFS server in the cluster, on a persistent disk (storage kind nfs)."""
+
+    disk_type: Literal["pd-ssd", "pd-balanced"] = "pd-ssd"
+    """The persistent disk's type."""
+    disk_size_gb: Annotated[int, bounded(rules.PD_SIZE_GB)] = 1000
+    """The disk's size in GB; a smaller size is a new, empty disk."""
+
 
 PD_DRIVER = "pd.csi.storage.gke.io"
 PD_ZONE_LABEL = "topology.gke.io/zone"  # the zone key of the PD CSI driver's topology
@@ -276,3 +290,49 @@ class NfsServer(pulumi.ComponentResource):
             )
         self.cluster_ip: pulumi.Output[str] = service.spec.apply(lambda spec: spec.cluster_ip)
         self.register_outputs({"clusterIp": self.cluster_ip})
+
+
+def _make(spec: NfsSpec, site: StorageSite, name: str, opts: pulumi.ResourceOptions) -> NfsDisk:
+    """The persistent disk of the in-cluster NFS server, in the GPU zone."""
+    args = NfsDiskArgs(
+        project=site.project,
+        zone=site.zone,
+        name=site.physical_name("nfs"),
+        disk_type=spec.disk_type,
+        size_gb=spec.disk_size_gb,
+        disposable=site.disposable,
+        labels=site.labels,
+    )
+    return NfsDisk(name, args, opts)
+
+
+def _mount(store: Store[NfsSpec, NfsDisk], to: Mounting) -> NfsVolume:
+    """The server on the CPU pool, scheduled into the disk's zone by its volume's zone affinity, and its export."""
+    size = store.spec.disk_size_gb
+    args = NfsServerArgs(
+        store.part.name,
+        store.site.project,
+        store.site.zone,
+        size,
+        to.namespace,
+        to.placement,
+        network_policy=to.network_policy,
+        name="nfs-server",  # its objects' names, as before the platform was a component
+    )
+    server = NfsServer(to.name("nfs-server"), args, opts=to.opts("nfs-server", pulumi.ResourceOptions(depends_on=to.controller_nodes)))
+    export = NfsVolumeArgs(server.cluster_ip, NfsServer.export_path, to.claim_name, to.namespace, f"{size}Gi", volume_name=to.claim_name)
+    return NfsVolume(to.name("storage"), export, opts=to.opts("storage"))
+
+
+KIND = StorageKind(
+    name="nfs",
+    block="nfs",
+    spec=NfsSpec,
+    role="nfs-disk",
+    needs=(apis.COMPUTE,),
+    make=_make,
+    output=lambda disk: ("nfsDisk", disk.name),
+    mount=_mount,
+    kept={"gcp:compute/disk:Disk": "the NFS disk"},
+)
+"""An NFS server in the cluster, on a persistent disk."""
