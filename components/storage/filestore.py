@@ -1,5 +1,6 @@
 """Storage kind `filestore`: a Filestore instance exporting one NFS share on the cluster's VPC
-(`FilestoreShare`), mounted as an NFS volume (`NfsVolume`)."""
+(`FilestoreShare`), mounted as an NFS volume (`NfsVolume`); its section of `trainstack:storage`
+(`FilestoreSpec`, key `filestore`) and its registry entry (`KIND`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Storage kind `gcs`: a Cloud Storage bucket for checkpoints and logs (`CheckpointBucket`),
-mounted through the GCS FUSE CSI driver (`GcsFuseVolume`)."""
+mounted through the GCS FUSE CSI driver (`GcsFuseVolume`); its section of `trainstack:storage`
+(`BucketSpec`, key `bucket`) and its registry entry (`KIND`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Storage kind `lustre`: a Managed Lustre instance on the cluster's VPC with its private services
-access (`LustreInstance`), mounted through GKE's Managed Lustre CSI driver (`LustreVolume`)."""
+access (`LustreInstance`), mounted through GKE's Managed Lustre CSI driver (`LustreVolume`); its
+section of `trainstack:storage` (`LustreSpec`, key `lustre`) and its registry entry (`KIND`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Storage kind `nfs`: a zonal persistent disk (`NfsDisk`) that an in-cluster NFS server exports
-(`NfsServer`), and the NFS volume pods mount an export by (`NfsVolume`, Filestore's too)."""
+(`NfsServer`), and the NFS volume pods mount an export by (`NfsVolume`, Filestore's too); its
+section of `trainstack:storage` (`NfsSpec`, key `nfs`) and its registry entry (`KIND`)."""
 
 from __future__ import annotations
 
