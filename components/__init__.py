@@ -26,16 +26,6 @@ if TYPE_CHECKING:
         PrimaryNetworkArgs,
     )
     from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
-    from trainstack.components.gcp_storage import (
-        CheckpointBucket,
-        CheckpointBucketArgs,
-        FilestoreShare,
-        FilestoreShareArgs,
-        LustreInstance,
-        LustreInstanceArgs,
-        NfsDisk,
-        NfsDiskArgs,
-    )
     from trainstack.components.gke_cluster import (
         AuthorizedNetwork,
         GkeCluster,
@@ -83,16 +73,10 @@ if TYPE_CHECKING:
         NodeServiceAccountArgs,
         Reservation,
     )
-    from trainstack.components.volumes import (
-        GcsFuseVolume,
-        GcsFuseVolumeArgs,
-        LustreVolume,
-        LustreVolumeArgs,
-        NfsServer,
-        NfsServerArgs,
-        NfsVolume,
-        NfsVolumeArgs,
-    )
+    from trainstack.components.storage.filestore import FilestoreShare, FilestoreShareArgs
+    from trainstack.components.storage.gcs import CheckpointBucket, CheckpointBucketArgs, GcsFuseVolume, GcsFuseVolumeArgs
+    from trainstack.components.storage.lustre import LustreInstance, LustreInstanceArgs, LustreVolume, LustreVolumeArgs
+    from trainstack.components.storage.nfs import NfsDisk, NfsDiskArgs, NfsServer, NfsServerArgs, NfsVolume, NfsVolumeArgs
     from trainstack.components.workload_identity import (
         WorkloadIdentity,
         WorkloadIdentityArgs,
@@ -103,16 +87,16 @@ if TYPE_CHECKING:
 _HOME = {
     "AuthorizedNetwork": "trainstack.components.gke_cluster",
     "Autoscaling": "trainstack.components.node_pools",
-    "CheckpointBucket": "trainstack.components.gcp_storage",
-    "CheckpointBucketArgs": "trainstack.components.gcp_storage",
+    "CheckpointBucket": "trainstack.components.storage.gcs",
+    "CheckpointBucketArgs": "trainstack.components.storage.gcs",
     "ClusterProviderArgs": "trainstack.components.k8s_provider",
     "CpuNodePool": "trainstack.components.node_pools",
     "CpuNodePoolArgs": "trainstack.components.node_pools",
     "ExtraNetwork": "trainstack.components.node_pools",
-    "FilestoreShare": "trainstack.components.gcp_storage",
-    "FilestoreShareArgs": "trainstack.components.gcp_storage",
-    "GcsFuseVolume": "trainstack.components.volumes",
-    "GcsFuseVolumeArgs": "trainstack.components.volumes",
+    "FilestoreShare": "trainstack.components.storage.filestore",
+    "FilestoreShareArgs": "trainstack.components.storage.filestore",
+    "GcsFuseVolume": "trainstack.components.storage.gcs",
+    "GcsFuseVolumeArgs": "trainstack.components.storage.gcs",
     "GkeCluster": "trainstack.components.gke_cluster",
     "GkeClusterArgs": "trainstack.components.gke_cluster",
     "GpuDirectInstallers": "trainstack.components.gpudirect_installers",
@@ -128,10 +112,10 @@ _HOME = {
     "JobSetArgs": "trainstack.components.jobset",
     "Kueue": "trainstack.components.kueue",
     "KueueArgs": "trainstack.components.kueue",
-    "LustreInstance": "trainstack.components.gcp_storage",
-    "LustreInstanceArgs": "trainstack.components.gcp_storage",
-    "LustreVolume": "trainstack.components.volumes",
-    "LustreVolumeArgs": "trainstack.components.volumes",
+    "LustreInstance": "trainstack.components.storage.lustre",
+    "LustreInstanceArgs": "trainstack.components.storage.lustre",
+    "LustreVolume": "trainstack.components.storage.lustre",
+    "LustreVolumeArgs": "trainstack.components.storage.lustre",
     "MaintenanceExclusion": "trainstack.components.gke_cluster",
     "MaintenanceWindow": "trainstack.components.gke_cluster",
     "MultiKueueClusters": "trainstack.components.multikueue",
@@ -141,12 +125,12 @@ _HOME = {
     "MultiKueueWorkerAccess": "trainstack.components.multikueue",
     "MultiKueueWorkerAccessArgs": "trainstack.components.multikueue",
     "NetworkRef": "trainstack.components.gcp_network",
-    "NfsDisk": "trainstack.components.gcp_storage",
-    "NfsDiskArgs": "trainstack.components.gcp_storage",
-    "NfsServer": "trainstack.components.volumes",
-    "NfsServerArgs": "trainstack.components.volumes",
-    "NfsVolume": "trainstack.components.volumes",
-    "NfsVolumeArgs": "trainstack.components.volumes",
+    "NfsDisk": "trainstack.components.storage.nfs",
+    "NfsDiskArgs": "trainstack.components.storage.nfs",
+    "NfsServer": "trainstack.components.storage.nfs",
+    "NfsServerArgs": "trainstack.components.storage.nfs",
+    "NfsVolume": "trainstack.components.storage.nfs",
+    "NfsVolumeArgs": "trainstack.components.storage.nfs",
     "NicAttachment": "trainstack.components.multinic",
     "NodeServiceAccount": "trainstack.components.node_pools",
     "NodeServiceAccountArgs": "trainstack.components.node_pools",

@@ -14,9 +14,7 @@ from trainstack.core import rules
 # Service names, so callers say `ProjectServices.need(CONTAINER)` rather than spell hosts.
 CONTAINER = "container.googleapis.com"
 COMPUTE = "compute.googleapis.com"
-FILESTORE = "file.googleapis.com"
-LUSTRE = "lustre.googleapis.com"
-SERVICE_NETWORKING = "servicenetworking.googleapis.com"  # private services access (Managed Lustre)
+SERVICE_NETWORKING = "servicenetworking.googleapis.com"  # private services access (Managed Lustre peers through it)
 ARTIFACT_REGISTRY = "artifactregistry.googleapis.com"
 CLOUD_BUILD = "cloudbuild.googleapis.com"
 STORAGE = "storage.googleapis.com"

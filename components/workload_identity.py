@@ -22,10 +22,10 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from trainstack.components.args import Args, Problem, one_of
-from trainstack.components.gcp_storage import OBJECT_USER_ROLE, OBJECT_VIEWER_ROLE, workload_identity_principal
 from trainstack.components.k8s_provider import metadata
 from trainstack.components.options import Children
 from trainstack.components.pod_security import Level, namespace_labels
+from trainstack.components.storage.gcs import OBJECT_USER_ROLE, OBJECT_VIEWER_ROLE, workload_identity_principal
 from trainstack.core import rules
 
 # Namespaces every cluster already has: used, never created (nor deleted on destroy).

@@ -24,7 +24,9 @@ def build(ctx: StackContext, place: Place = TOP) -> Platform:
     assert isinstance(config, StackConfig)
     gcp_layer = gcp.build(ctx, config, place)
     kube = kubernetes.build(ctx, config, gcp_layer, place)
-    terms = contract.of_platform(config, kube.claim_name, gcp_layer.bucket_name, gcp_layer.image_registry, gcp_layer.cluster.identity, ctx.workload_namespace)
+    terms = contract.of_platform(
+        config, kube.claim_name, gcp_layer.storage.bucket, gcp_layer.image_registry, gcp_layer.cluster.identity, ctx.workload_namespace
+    )
     queue = ctx.job_queue
     pool = queue.pools[0]
     first = gcp_layer.gpu_pools[config.pools.index(pool)]

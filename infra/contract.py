@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
+from trainstack.components.storage import KINDS
 from trainstack.core import catalog, rules
 from trainstack.core.errors import ConfigError, Problem
 from trainstack.infra.stack import ExistingCluster, NetworkConfig, StackConfig, WorkloadStackConfig, priority_problems, workload_problems
@@ -104,6 +105,8 @@ def from_output(platform_stack: str, value: Any) -> Contract:
     if missing:
         raise ConfigError(platform_stack, [f"{where}: output {OUTPUT!r} lacks {', '.join(missing)}"])
     terms: dict[str, Any] = {f.name: value.get(to_camel(f.name)) for f in fields(Contract)}  # each present but the optional ones (above)
+    if terms["storage_kind"] not in KINDS:
+        raise ConfigError(platform_stack, [f"{where}: output {OUTPUT!r} names storage kind {terms['storage_kind']!r}, not one of {', '.join(KINDS)}"])
     terms["gpu_nodes"] = int(terms["gpu_nodes"])  # numbers cross a StackReference as doubles
     return Contract(**terms)
 

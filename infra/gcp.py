@@ -2,8 +2,8 @@
 composed from components and wired from the StackConfig.
 
 `build` composes the parts, each registering one concern: the network (`_network`, `_nic_networks`),
-the nodes' account, the cluster (`_cluster`), its pools (`_pools`), the storage (`STORAGE`, a builder
-by kind) and the image.
+the nodes' account, the cluster (`_cluster`), its pools (`_pools`), the storage (`_storage`, made by its
+kind: components/storage) and the image.
 
 Ordering is by data and explicit dependencies only: every resource waits for the APIs it
 calls; the pools wait for the cluster, their networks and the node account's grants; the image
@@ -14,13 +14,12 @@ project's identity pool).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 import pulumi
-import pulumi_gcp as gcp
 
 from trainstack.components import gcp_services as apis
 from trainstack.components.gcp_network import (
@@ -31,17 +30,6 @@ from trainstack.components.gcp_network import (
     PrimaryNetworkArgs,
 )
 from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
-from trainstack.components.gcp_storage import (
-    CheckpointBucket,
-    CheckpointBucketArgs,
-    FilestoreShare,
-    FilestoreShareArgs,
-    LustreInstance,
-    LustreInstanceArgs,
-    NfsDisk,
-    NfsDiskArgs,
-    workload_identity_principal,
-)
 from trainstack.components.gke_cluster import (
     AuthorizedNetwork,
     GkeCluster,
@@ -61,13 +49,14 @@ from trainstack.components.node_pools import (
     NodeServiceAccountArgs,
     Reservation,
 )
-from trainstack.core import catalog, names, rules
+from trainstack.components.storage.kind import StorageSite, Store
+from trainstack.core import catalog, names
 from trainstack.core.errors import Problem
 from trainstack.infra.context import StackContext
 from trainstack.infra.contract import KUBECONFIG_OUTPUT
 from trainstack.infra.fleet_stack import FleetStackConfig
 from trainstack.infra.platform import TOP, GcpPlatform, Place
-from trainstack.infra.stack import BuildConfig, ClusterConfig, CpuPoolConfig, GpuPoolConfig, ImageConfig, NetworkConfig, StackConfig, StorageKind
+from trainstack.infra.stack import BuildConfig, ClusterConfig, CpuPoolConfig, GpuPoolConfig, ImageConfig, NetworkConfig, StackConfig
 
 
 def image_build_services(build: BuildConfig) -> tuple[str, ...]:
@@ -85,7 +74,7 @@ def project_bucket_name(project: str, name: str) -> str:
 def required_services(config: StackConfig) -> list[str]:
     """The APIs this stack calls."""
     services = [apis.CONTAINER, apis.COMPUTE, apis.IAM, apis.CLOUD_RESOURCE_MANAGER, apis.STORAGE, apis.LOGGING, apis.MONITORING]
-    services += STORAGE[config.storage.kind].needs
+    services += config.storage.of_kind.needs
     if config.image.build is not None:
         services += image_build_services(config.image.build)
     if config.image.streaming:
@@ -125,11 +114,6 @@ def dockerfile_bases(dockerfile: Path) -> list[str]:
         if image:
             bases.append(image)
     return bases
-
-
-def bucket_name(stack: str, config: StackConfig) -> str:
-    """The configured bucket name, else `<project>-<stack>` made a valid bucket name."""
-    return config.storage.bucket_config.name or project_bucket_name(config.project, stack)
 
 
 def workload_image(
@@ -311,7 +295,7 @@ def _network(site: Site) -> NetworkRef:
         project=config.project,
         region=config.region,
         name_prefix=config.cluster.name,
-        keep_vpc=STORAGE[config.storage.kind].peered and not config.storage.disposable,
+        keep_vpc=config.storage.of_kind.peered and not config.storage.disposable,
         mtu=config.vpc_mtu,
     )
     return PrimaryNetwork(site.place.name("network"), args, opts=site.opts("network", apis.COMPUTE)).ref
@@ -361,9 +345,8 @@ def _cluster(site: Site, network: NetworkRef, node_account: NodeServiceAccount) 
         multi_networking=any(p.machine.extra_nics for p in config.pools),
         dranet=any(p.dranet for p in config.pools),
         shielded_nodes=not any(p.machine.bare_metal for p in config.pools),
-        filestore_csi=config.storage.kind == "filestore",
-        lustre_csi=config.storage.kind == "lustre",
         beta_apis=list(catalog.DRA_BETA_APIS) if any(p.machine.accelerator_topology for p in config.pools) else [],
+        **config.storage.of_kind.cluster,
     )
     return GkeCluster(site.place.name("cluster"), args, opts=site.opts("cluster", apis.CONTAINER, apis.COMPUTE, apis.LOGGING, apis.MONITORING))
 
@@ -431,132 +414,25 @@ def _pools(
     return gpu_pools, CpuNodePool(site.place.name("cpu-pool"), cpu_args, opts=site.opts("cpu-pool", apis.CONTAINER, after=[node_account]))
 
 
-@dataclass(frozen=True)
-class Storage:
-    """What a storage builder made: the stack output that says where the data lives, and the
-    GcpPlatform fields the Kubernetes layer mounts it by (None where another kind's)."""
-
-    output: tuple[str, pulumi.Output[Any]]
-    bucket_name: pulumi.Output[str] | None = None
-    filestore_ip: pulumi.Output[str] | None = None
-    filestore_share: str | None = None
-    nfs_disk_name: pulumi.Output[str] | None = None
-    lustre: LustreInstance | None = None
-
-
-A = TypeVar("A")
-C = TypeVar("C", bound=pulumi.ComponentResource)
-
-
-@dataclass(frozen=True)
-class StorageBuilder(Generic[A, C]):
-    """How one storage kind is made: the component (`component`, registered as `role`, waiting for
-    the APIs it calls, `needs`, which the stack enables) from `args`, read back as `Storage` by
-    `made`. `peered`: its instance peers with the stack's VPC (Filestore DIRECT_PEERING, Managed
-    Lustre's private services access), so while it is kept, the VPC must be kept too."""
-
-    role: str
-    needs: tuple[str, ...]
-    component: Callable[[str, A, pulumi.ResourceOptions], C]
-    args: Callable[[Site, NetworkRef, GkeCluster], A]
-    made: Callable[[C], Storage]
-    peered: bool = False
-
-    def build(self, site: Site, network: NetworkRef, cluster: GkeCluster) -> Storage:
-        """Register this kind's storage for `site`'s stack."""
-        return self.made(self.component(site.place.name(self.role), self.args(site, network, cluster), site.opts(self.role, *self.needs)))
-
-
-def _bucket_args(site: Site, network: NetworkRef, cluster: GkeCluster) -> CheckpointBucketArgs:
-    """A Cloud Storage bucket the workload's Kubernetes account may use (granted once the cluster made its identity pool)."""
+def _storage(site: Site, network: NetworkRef, cluster: GkeCluster) -> Store[Any, Any]:
+    """The shared storage of `trainstack:storage.kind`, made by its kind (components/storage)."""
     ctx, config = site.ctx, site.config
-    project, storage = config.project, config.storage
-    project_number = gcp.organizations.get_project_output(
-        project_id=project, opts=pulumi.InvokeOutputOptions(depends_on=site.services.need(apis.CLOUD_RESOURCE_MANAGER))
-    ).number
-    namespace, account = ctx.workload_namespace, ctx.workload_service_account
-    principal = project_number.apply(lambda number: workload_identity_principal(number, project, namespace, account))
-    return CheckpointBucketArgs(
-        project=project,
-        name=bucket_name(ctx.stack, config),
-        location=storage.bucket_config.location or config.region,
-        hierarchical_namespace=storage.bucket_config.hierarchical_namespace,
-        uniform_access=storage.bucket_config.uniform_access,
-        disposable=storage.disposable,
-        object_users=[principal],
-        grant_after=[cluster.cluster],
+    kind = config.storage.of_kind
+    where = StorageSite(
+        project=config.project,
+        region=config.region,
+        zone=config.gpu_zones[0],
+        network=network.network,
+        services=site.services,
+        cluster=cluster.cluster,
+        stack=ctx.stack,
         labels=ctx.labels,
+        disposable=config.storage.disposable,
+        physical_name=ctx.physical_name,
+        workload_namespace=ctx.workload_namespace,
+        workload_service_account=ctx.workload_service_account,
     )
-
-
-def _filestore_args(site: Site, network: NetworkRef, cluster: GkeCluster) -> FilestoreShareArgs:
-    """A Filestore instance on the stack's VPC: in the GPU zone for a zonal tier, else regional."""
-    config, storage = site.config, site.config.storage
-    share = storage.filestore_config
-    return FilestoreShareArgs(
-        project=config.project,
-        name=site.ctx.physical_name("filestore"),
-        location=config.gpu_zones[0] if share.tier in rules.ZONAL_FILESTORE_TIERS else config.region,
-        tier=share.tier,
-        capacity_gib=share.capacity_gib,
-        share_name=share.share_name,
-        network=network.network,
-        disposable=storage.disposable,
-        labels=site.ctx.labels,
-    )
-
-
-def _lustre_args(site: Site, network: NetworkRef, cluster: GkeCluster) -> LustreInstanceArgs:
-    """A Managed Lustre instance in the GPU zone, on the stack's VPC."""
-    config, storage = site.config, site.config.storage
-    spec = storage.lustre_config
-    return LustreInstanceArgs(
-        project=config.project,
-        zone=config.gpu_zones[0],
-        instance_id=site.ctx.physical_name("lustre"),
-        network=network.network,
-        capacity_gib=spec.capacity_gib,
-        throughput=spec.throughput,
-        filesystem=spec.filesystem,
-        disposable=storage.disposable,
-        labels=site.ctx.labels,
-    )
-
-
-def _nfs_args(site: Site, network: NetworkRef, cluster: GkeCluster) -> NfsDiskArgs:
-    """The persistent disk of the in-cluster NFS server, in the GPU zone."""
-    config, storage = site.config, site.config.storage
-    return NfsDiskArgs(
-        project=config.project,
-        zone=config.gpu_zones[0],
-        name=site.ctx.physical_name("nfs"),
-        disk_type=storage.nfs_config.disk_type,
-        size_gb=storage.nfs_config.disk_size_gb,
-        disposable=storage.disposable,
-        labels=site.ctx.labels,
-    )
-
-
-def _filestore_made(share: FilestoreShare) -> Storage:
-    """The share's export as clients mount it (`<ip>:/<share>`)."""
-    address = share.ip.apply(lambda ip: f"{ip}:/{share.share_name}")
-    return Storage(("filestoreAddress", address), filestore_ip=share.ip, filestore_share=share.share_name)
-
-
-STORAGE: dict[StorageKind, StorageBuilder[Any, Any]] = {
-    "gcs": StorageBuilder("bucket", (apis.STORAGE,), CheckpointBucket, _bucket_args, lambda b: Storage(("bucketUrl", b.url), bucket_name=b.name)),
-    "filestore": StorageBuilder("filestore", (apis.FILESTORE,), FilestoreShare, _filestore_args, _filestore_made, peered=True),
-    "lustre": StorageBuilder(
-        "lustre",
-        (apis.LUSTRE, apis.SERVICE_NETWORKING, apis.COMPUTE),
-        LustreInstance,
-        _lustre_args,
-        lambda lustre: Storage(("lustreMountPoint", lustre.instance.mount_point), lustre=lustre),
-        peered=True,
-    ),
-    "nfs": StorageBuilder("nfs-disk", (apis.COMPUTE,), NfsDisk, _nfs_args, lambda disk: Storage(("nfsDisk", disk.name), nfs_disk_name=disk.name)),
-}
-"""How each `trainstack:storage` kind is made."""
+    return kind.build(config.storage.spec, where, site.place.name(kind.role), site.opts(kind.role, *kind.needs))
 
 
 def build(ctx: StackContext, config: StackConfig, place: Place = TOP) -> GcpPlatform:
@@ -571,7 +447,7 @@ def build(ctx: StackContext, config: StackConfig, place: Place = TOP) -> GcpPlat
     built = built_image(ctx, services, [node_account.email], place, preload_build(config, ctx, network))
     image, registry = (built.reference, built.repository.registry_uri) if built else (pulumi.Output.from_input(config.image.prebuilt or ""), None)
     gpu_pools, cpu_pool = _pools(site, cluster, node_account, nic_nets, built.disk_image if built else None)
-    storage = STORAGE[config.storage.kind].build(site, network, cluster)
+    storage = _storage(site, network, cluster)
     region = config.region
     outputs: dict[str, object] = {
         "clusterName": cluster.name,
@@ -592,10 +468,6 @@ def build(ctx: StackContext, config: StackConfig, place: Place = TOP) -> GcpPlat
         nic_networks={machine: nets.networks for machine, nets in nic_nets.items()},
         image=image,
         image_registry=registry,
-        bucket_name=storage.bucket_name,
-        filestore_ip=storage.filestore_ip,
-        filestore_share=storage.filestore_share,
-        nfs_disk_name=storage.nfs_disk_name,
-        lustre=storage.lustre,
+        storage=storage,
         outputs=outputs,
     )

@@ -21,16 +21,7 @@ from trainstack.components.k8s_provider import NODE_POOL_LABEL, Placement
 from trainstack.components.kueue import GpuFlavor, Kueue, KueueArgs, PriorityClass, WaitForPodsReady
 from trainstack.components.multinic import GpuNetworks, GpuNetworksArgs, NicAttachment
 from trainstack.components.node_daemons import MachineDaemonSets, MachineDaemonSetsArgs
-from trainstack.components.volumes import (
-    GcsFuseVolume,
-    GcsFuseVolumeArgs,
-    LustreVolume,
-    LustreVolumeArgs,
-    NfsServer,
-    NfsServerArgs,
-    NfsVolume,
-    NfsVolumeArgs,
-)
+from trainstack.components.storage.kind import Mounting, Volume
 from trainstack.components.workload_identity import WorkloadIdentity, WorkloadIdentityArgs
 from trainstack.core import catalog, rules
 from trainstack.infra.context import StackContext
@@ -114,68 +105,20 @@ def _storage(
     gcp: GcpPlatform,
     namespace: pulumi.Input[str],
     placement: Placement,
-    opts: pulumi.ResourceOptions,
+    on_cluster: pulumi.ResourceOptions,
     controller_nodes: list[pulumi.Resource],
-) -> GcsFuseVolume | LustreVolume | NfsVolume:
-    """The shared volume of `trainstack:storage.kind`, claimed as CLAIM_NAME."""
-    storage = config.storage
-    if storage.kind == "gcs":
-        if gcp.bucket_name is None:
-            raise ValueError("storage kind 'gcs' needs the GCP layer's bucket (GcpPlatform.bucket_name)")
-        return GcsFuseVolume(
-            place.name("storage"),
-            GcsFuseVolumeArgs(
-                gcp.bucket_name,
-                CLAIM_NAME,
-                namespace,
-                file_cache=storage.bucket_config.file_cache,
-                parallel_downloads=storage.bucket_config.parallel,
-                volume_name=CLAIM_NAME,
-            ),
-            opts=place.opts("storage", opts),
-        )
-    if storage.kind == "filestore":
-        if gcp.filestore_ip is None or gcp.filestore_share is None:
-            raise ValueError("storage kind 'filestore' needs the GCP layer's Filestore export (GcpPlatform.filestore_ip, filestore_share)")
-        share = storage.filestore_config
-        return NfsVolume(
-            place.name("storage"),
-            NfsVolumeArgs(gcp.filestore_ip, f"/{gcp.filestore_share}", CLAIM_NAME, namespace, f"{share.capacity_gib}Gi", volume_name=CLAIM_NAME),
-            opts=place.opts("storage", opts),
-        )
-    if storage.kind == "lustre":
-        if gcp.lustre is None:
-            raise ValueError("storage kind 'lustre' needs the GCP layer's instance (GcpPlatform.lustre)")
-        spec = storage.lustre_config
-        return LustreVolume(
-            place.name("storage"),
-            LustreVolumeArgs(gcp.lustre.volume_handle, gcp.lustre.ip, spec.filesystem, CLAIM_NAME, namespace, spec.capacity_gib, volume_name=CLAIM_NAME),
-            opts=place.opts("storage", opts),
-        )
-    if gcp.nfs_disk_name is None:
-        raise ValueError("storage kind 'nfs' needs the GCP layer's disk (GcpPlatform.nfs_disk_name)")
-    disk = storage.nfs_config
-    # infra.gcp makes the disk in the GPU pool's first zone; the server (on the CPU pool) is
-    # scheduled there by its volume's zone affinity.
-    server = NfsServer(
-        place.name("nfs-server"),
-        NfsServerArgs(
-            gcp.nfs_disk_name,
-            config.project,
-            config.gpu_zones[0],
-            disk.disk_size_gb,
-            namespace,
-            placement,
-            network_policy=network_policy(config, gcp),
-            name="nfs-server",  # its objects' names, as before the platform was a component
-        ),
-        opts=place.opts("nfs-server", opts, pulumi.ResourceOptions(depends_on=controller_nodes)),
+) -> Volume:
+    """The shared volume of `trainstack:storage.kind`, claimed as CLAIM_NAME: mounted as its kind mounts it (components/storage)."""
+    mounting = Mounting(
+        claim_name=CLAIM_NAME,
+        namespace=namespace,
+        placement=placement,
+        network_policy=network_policy(config, gcp),
+        controller_nodes=controller_nodes,
+        name=place.name,
+        opts=lambda role, *more: place.opts(role, on_cluster, *more),
     )
-    return NfsVolume(
-        place.name("storage"),
-        NfsVolumeArgs(server.cluster_ip, NfsServer.export_path, CLAIM_NAME, namespace, f"{disk.disk_size_gb}Gi", volume_name=CLAIM_NAME),
-        opts=place.opts("storage", opts),
-    )
+    return gcp.storage.mount(mounting)
 
 
 def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform, place: Place = TOP) -> KubernetesPlatform:

@@ -10,9 +10,9 @@ from typing import Any
 
 import pulumi
 
-from trainstack.components.gcp_storage import LustreInstance
 from trainstack.components.gke_cluster import GkeCluster
 from trainstack.components.node_pools import GpuNodePool
+from trainstack.components.storage.kind import Store
 from trainstack.core import catalog
 from trainstack.core.catalog import NicNetwork
 
@@ -30,10 +30,7 @@ class GcpPlatform:
         nic_networks: by GPU machine type, its extra NIC networks with the GCP VPC and subnet names behind each.
         image: the workload image reference (digest-pinned when built here).
         image_registry: the Artifact Registry repository the image was pushed to, if built here.
-        bucket_name: the checkpoint/log bucket (storage kind gcs), else None.
-        filestore_ip, filestore_share: the Filestore export (kind filestore), else None.
-        nfs_disk_name: the PD for the NFS server (kind nfs), else None.
-        lustre: the Managed Lustre instance (kind lustre), else None.
+        storage: the shared storage its kind made (components/storage), which the Kubernetes layer mounts.
         outputs: stack outputs this layer contributes.
     """
 
@@ -43,12 +40,8 @@ class GcpPlatform:
     cpu_pool: pulumi.Resource
     nic_networks: dict[str, list[tuple[NicNetwork, pulumi.Output[str], pulumi.Output[str]]]]
     image: pulumi.Output[str]
+    storage: Store[Any, Any]
     image_registry: pulumi.Output[str] | None = None
-    bucket_name: pulumi.Output[str] | None = None
-    filestore_ip: pulumi.Output[str] | None = None
-    filestore_share: str | None = None
-    nfs_disk_name: pulumi.Output[str] | None = None
-    lustre: LustreInstance | None = None
     outputs: dict[str, Any] = field(default_factory=dict)
 
 

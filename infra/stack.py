@@ -28,6 +28,12 @@ from pydantic_core import PydanticCustomError
 from trainstack.components.gke_cluster import MASTER_IPV4_CIDR
 from trainstack.components.kueue import TOPOLOGY_NAME
 from trainstack.components.node_pools import CPU_BOOT_DISK_GB, GPU_BOOT_DISK_GB
+from trainstack.components.storage import KINDS, KindName
+from trainstack.components.storage.filestore import FilestoreSpec
+from trainstack.components.storage.gcs import BucketSpec
+from trainstack.components.storage.kind import StorageKind
+from trainstack.components.storage.lustre import LustreSpec
+from trainstack.components.storage.nfs import NfsSpec
 from trainstack.core import catalog, resource_rules, rules
 from trainstack.core.errors import ABSENT, Problem, describe, key_path
 from trainstack.core.spec import (
@@ -419,86 +425,10 @@ class CpuPoolConfig(Section):
         return self
 
 
-class BucketConfig(Section):
-    """The Cloud Storage bucket (storage kind gcs)."""
-
-    name: Annotated[str, by_rule(rules.bucket_name)] | None = None
-    """The bucket's name; default: `<project>-<stack>`."""
-    location: str | None = None
-    """The bucket's location; default: `gcp:region`."""
-    hierarchical_namespace: bool = True
-    """A hierarchical namespace (real folders)."""
-    uniform_access: bool = True
-    """Uniform bucket-level access: IAM alone grants access, no object ACLs."""
-    file_cache: bool = False
-    """The gcsfuse file cache on the nodes' local SSD."""
-    parallel_downloads: bool | None = None
-    """gcsfuse downloads a large file (a checkpoint's shard) with many workers into the file cache, so a
-    resumed job restores faster (catalog.startup); needs fileCache. Unset: on with the file cache."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> BucketConfig:
-        resource_errors(self, "bucket")
-        if self.parallel_downloads and not self.file_cache:
-            rule = "gcsfuse downloads in parallel into its file cache, which it needs: set fileCache: true"
-            rule_errors("BucketConfig", [Problem(("parallelDownloads",), True, rule)])
-        return self
-
-    @property
-    def parallel(self) -> bool:
-        """Whether the mount downloads large files in parallel."""
-        return self.file_cache if self.parallel_downloads is None else self.parallel_downloads
-
-
-class FilestoreConfig(Section):
-    """A Filestore instance (storage kind filestore)."""
-
-    tier: Literal["BASIC_HDD", "BASIC_SSD", "ZONAL", "REGIONAL", "ENTERPRISE"] = "ZONAL"
-    """The Filestore service tier."""
-    capacity_gib: Annotated[int, bounded(rules.POSITIVE)] = 1024
-    """The share's size in GiB."""
-    share_name: Annotated[str, by_rule(rules.SHARE_NAME)] = "share1"
-    """The file share's name."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> FilestoreConfig:
-        resource_errors(self, "filestore")
-        return self
-
-
-class NfsConfig(Section):
-    """An NFS server in the cluster, on a persistent disk (storage kind nfs)."""
-
-    disk_type: Literal["pd-ssd", "pd-balanced"] = "pd-ssd"
-    """The persistent disk's type."""
-    disk_size_gb: Annotated[int, bounded(rules.PD_SIZE_GB)] = 1000
-    """The disk's size in GB; a smaller size is a new, empty disk."""
-
-
-class LustreConfig(Section):
-    """A Managed Lustre instance in the first GPU pool's zone, on the cluster's VPC."""
-
-    capacity_gib: Annotated[int, bounded(rules.POSITIVE)] = 9000
-    """The instance's size in GiB; it cannot shrink."""
-    throughput: Annotated[int, by_rule(rules.lustre_throughput)] = 1000
-    """Per-unit storage throughput, MB/s per TiB: the instance's tier, fixed at creation."""
-    filesystem: Annotated[str, by_rule(rules.LUSTRE_FILESYSTEM)] = "lustrefs"
-    """The Lustre file system's name."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> LustreConfig:
-        resource_errors(self, "lustre")
-        return self
-
-
-StorageKind = Literal["gcs", "filestore", "nfs", "lustre"]
-"""What holds a stack's shared data: a Cloud Storage bucket, a Filestore instance, an NFS server on a disk, or a Managed Lustre instance."""
-
-
 class StorageConfig(Section):
     """`trainstack:storage`: where checkpoints, logs and data live, mounted at `mountPath`."""
 
-    kind: StorageKind
+    kind: KindName
     """What holds the data: a Cloud Storage bucket (`gcs`, through gcsfuse), a Filestore instance, an NFS
     server on a persistent disk in the cluster, or a Managed Lustre instance."""
     mount_path: AbsolutePath = "/job-logs"
@@ -506,39 +436,34 @@ class StorageConfig(Section):
     disposable: bool = False
     """false (the default): `pulumi destroy` leaves the bucket, share or disk and its data in the
     project and only forgets it; true: destroy deletes it with its data (benchmarks, CI)."""
-    bucket: BucketConfig | None = None
+    bucket: BucketSpec | None = None
     """The bucket's settings (kind `gcs`)."""
-    filestore: FilestoreConfig | None = None
+    filestore: FilestoreSpec | None = None
     """The Filestore instance's settings (kind `filestore`)."""
-    nfs: NfsConfig | None = None
+    nfs: NfsSpec | None = None
     """The NFS server's settings (kind `nfs`)."""
-    lustre: LustreConfig | None = None
+    lustre: LustreSpec | None = None
     """The Managed Lustre instance's settings (kind `lustre`)."""
 
     @model_validator(mode="after")
     def _rules(self) -> StorageConfig:
-        problems: list[Problem] = []
-        for kind, block in (("gcs", "bucket"), ("filestore", "filestore"), ("nfs", "nfs"), ("lustre", "lustre")):
-            if kind != self.kind and getattr(self, block) is not None:
-                problems.append(Problem((block,), "...", f"is used only with kind {kind!r}, not {self.kind!r}"))
+        problems = [
+            Problem((block,), "...", f"is used only with kind {kind!r}, not {self.kind!r}")
+            for kind, block in ((k.name, k.block) for k in KINDS.values())
+            if kind != self.kind and getattr(self, block) is not None
+        ]
         rule_errors("StorageConfig", problems)
         return self
 
     @property
-    def bucket_config(self) -> BucketConfig:
-        return self.bucket or BucketConfig()
+    def of_kind(self) -> StorageKind[Any, Any]:
+        """The kind's registry entry (components/storage)."""
+        return KINDS[self.kind]
 
     @property
-    def filestore_config(self) -> FilestoreConfig:
-        return self.filestore or FilestoreConfig()
-
-    @property
-    def nfs_config(self) -> NfsConfig:
-        return self.nfs or NfsConfig()
-
-    @property
-    def lustre_config(self) -> LustreConfig:
-        return self.lustre or LustreConfig()
+    def spec(self) -> Section:
+        """The kind's settings, as written or its defaults."""
+        return getattr(self, self.of_kind.block) or self.of_kind.spec()
 
 
 # Image references by the grammar of github.com/distribution/reference (regexp.go): an optional
@@ -1526,7 +1451,7 @@ def workload_problems(
         yield Problem(("trainstack:workload", "resiliency", "enabled"), True, "the resiliency supervisor drives NeMo 2.0 jobs only (framework: nemo2)")
     elif workload.resiliency.enabled and (wrong := rules.host_monitor_reachable(machine)):
         yield Problem(("trainstack:workload", "resiliency", "enabled"), True, f"{wrong} ({sources['machine']})")
-    if workload.tensorboard and storage_kind == "gcs":
+    if workload.tensorboard and KINDS[storage_kind].fuse:
         yield Problem(
             ("trainstack:workload", "tensorboard"),
             True,
@@ -1541,7 +1466,7 @@ def workload_problems(
 class ExistingStorage(Section):
     """The shared storage of an existing cluster: a claim in the workload namespace."""
 
-    kind: StorageKind
+    kind: KindName
     """What holds the data behind the claim."""
     claim_name: K8sName
     """The PersistentVolumeClaim jobs mount, in the workload namespace."""

@@ -234,7 +234,7 @@ def test_the_markdown_counts_replacements_apart_and_a_name_clash_is_no_property_
 
 def test_filestore_resize_fails_at_the_static_claim() -> None:
     """Row 44 (B1): the instance grows in place with its volume; the static claim, which Kubernetes
-    would refuse to resize, ignores its request (components/volumes.py), so nothing fails."""
+    would refuse to resize, ignores its request (components/storage/volume.py), so nothing fails."""
     diff = diff_of("a3high-nemo-gpt5b", trainstack_storage={"filestore": {"capacityGib": 2048}})
     assert change_of(diff, "gcp:filestore/instance:Instance").effect == UPDATE
     assert change_of(diff, semantics.PV).effect == UPDATE

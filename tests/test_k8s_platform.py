@@ -19,8 +19,11 @@ from trainstack.app.plan.engine import Rendered
 from trainstack.app.plan.recorder import Registration, public_urn
 from trainstack.app.schemas.validate import validate_object
 from trainstack.components.k8s_provider import ClusterProviderArgs, cluster_provider
+from trainstack.components.storage.filestore import FilestoreSpec
+from trainstack.components.storage.kind import Store
 from trainstack.core import catalog, rules
 from trainstack.core.catalog import nic_networks
+from trainstack.core.spec import Section
 from trainstack.core.testing import fake_ip
 from trainstack.infra import kubernetes
 from trainstack.infra.platform import GcpPlatform, KubernetesPlatform
@@ -65,6 +68,11 @@ class Layer:
         return seen
 
 
+def _share_name(spec: Section) -> str:
+    assert isinstance(spec, FilestoreSpec)
+    return spec.share_name
+
+
 def _stand_in_gcp(ctx: Any, pools: dict[str, str]) -> GcpPlatform:
     """A GCP layer with the shape infra.gcp returns: real (mocked) cluster, pools, bucket and
     disk resources, so the Kubernetes layer's dependencies on them are visible."""
@@ -75,14 +83,14 @@ def _stand_in_gcp(ctx: Any, pools: dict[str, str]) -> GcpPlatform:
     gpu_pool.urn.apply(lambda urn: pools.__setitem__("gpu", public_urn(urn)))
     cpu_pool.urn.apply(lambda urn: pools.__setitem__("cpu", public_urn(urn)))
     storage = config.storage
-    extra: dict[str, Any] = {}
-    if storage.kind == "gcs":
-        extra["bucket_name"] = gcp.storage.Bucket("bucket", name=f"{config.project}-{ctx.stack}", location=config.region).name
-    elif storage.kind == "filestore":
-        extra["filestore_ip"] = pulumi.Output.from_input("10.200.7.9")
-        extra["filestore_share"] = storage.filestore_config.share_name
-    else:
-        extra["nfs_disk_name"] = gcp.compute.Disk("nfs-disk", name=ctx.physical_name("nfs"), zone=config.gpu_zones[0]).name
+    # The kind's GCP part as its volume reads it: a bucket's name, a share's address, a disk's name.
+    parts = {
+        "gcs": lambda: SimpleNamespace(name=gcp.storage.Bucket("bucket", name=f"{config.project}-{ctx.stack}", location=config.region).name),
+        "filestore": lambda: SimpleNamespace(ip=pulumi.Output.from_input("10.200.7.9"), share_name=_share_name(storage.spec)),
+        "nfs": lambda: SimpleNamespace(name=gcp.compute.Disk("nfs-disk", name=ctx.physical_name("nfs"), zone=config.gpu_zones[0]).name),
+    }
+    site = SimpleNamespace(project=config.project, zone=config.gpu_zones[0])
+    made = Store(storage.of_kind, storage.spec, site, parts[storage.kind]())  # type: ignore[arg-type]  # the volume reads only these
     provider = cluster_provider("gke", ClusterProviderArgs(kubeconfig=pulumi.Output.secret("apiVersion: v1\nkind: Config\n"), cluster_identifier=cluster.id))
     return GcpPlatform(
         cluster=SimpleNamespace(provider=provider),  # type: ignore[arg-type]  # the layer reads only the provider
@@ -98,7 +106,7 @@ def _stand_in_gcp(ctx: Any, pools: dict[str, str]) -> GcpPlatform:
         else {},
         image=pulumi.Output.from_input("us-docker.pkg.dev/p/r/i:t"),
         cpu_pool=cpu_pool,
-        **extra,
+        storage=made,
     )
 
 

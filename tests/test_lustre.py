@@ -16,6 +16,7 @@ import pytest
 from helpers import load_platform, named, raw_config
 from trainstack.app.plan.plan import render
 from trainstack.app.schemas.validate import validate_object
+from trainstack.components.storage.lustre import LustreSpec
 from trainstack.core import catalog
 from trainstack.core.errors import ConfigError
 from trainstack.infra.stack import load
@@ -50,7 +51,8 @@ def problems(raw: dict[str, Any]) -> str:
 def test_capacity_follows_the_throughput_tier(throughput: int, good: list[int], bad: list[int]) -> None:
     """Just inside and just outside each tier's minimum, step, threshold and maximum."""
     for gib in good:
-        assert load_platform(STACK, lustre(capacityGib=gib, throughput=throughput)).storage.lustre_config.capacity_gib == gib
+        spec = load_platform(STACK, lustre(capacityGib=gib, throughput=throughput)).storage.spec
+        assert isinstance(spec, LustreSpec) and spec.capacity_gib == gib
     for gib in bad:
         assert f"trainstack:storage.lustre.capacityGib = {gib}: throughput {throughput} MB/s per TiB takes" in problems(
             lustre(capacityGib=gib, throughput=throughput)

@@ -138,6 +138,8 @@ def test_missing_or_old_contract_is_reported_naming_stack_and_output() -> None:
     partial = {k: v for k, v in terms.items() if k not in ("localQueue", "storageClaim")}
     with pytest.raises(ConfigError, match=r"output 'platform' lacks localQueue, storageClaim"):
         validate_stack("job", raw, partial)
+    with pytest.raises(ConfigError, match=r"output 'platform' names storage kind 'parallelstore', not one of gcs, filestore, nfs, lustre"):
+        validate_stack("job", raw, {**terms, "storageKind": "parallelstore"})
 
 
 def test_platform_reference_needs_exactly_one_kind_and_no_platform_sections() -> None:

@@ -15,8 +15,9 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from trainstack.app.deploy.stacks import raw_stack_config
-from trainstack.components import gcp_network, gcp_storage, gke_cluster, image, kueue, node_pools
+from trainstack.components import gcp_network, gke_cluster, image, kueue, node_pools
 from trainstack.components.args import Args, Each, _build
+from trainstack.components.storage import filestore, gcs, lustre, nfs
 from trainstack.core import catalog, resource_rules, rules
 from trainstack.core.errors import ArgsError, ConfigError, Problem
 from trainstack.infra import stack as config
@@ -107,16 +108,16 @@ DOORS = {
         },
         {},
     ),
-    "bucket": Door(gcp_storage.CheckpointBucketArgs, config.BucketConfig, {"project": "my-project", "name": "my-bucket", "location": "us-central1"}, {}),
+    "bucket": Door(gcs.CheckpointBucketArgs, gcs.BucketSpec, {"project": "my-project", "name": "my-bucket", "location": "us-central1"}, {}),
     "filestore": Door(
-        gcp_storage.FilestoreShareArgs,
-        config.FilestoreConfig,
+        filestore.FilestoreShareArgs,
+        filestore.FilestoreSpec,
         {"project": "my-project", "name": "fs", "location": "us-central1-a", "tier": "ZONAL", "capacity_gib": 1024, "share_name": "share1", "network": "vpc"},
         {"tier": "ZONAL"},
     ),
     "lustre": Door(
-        gcp_storage.LustreInstanceArgs,
-        config.LustreConfig,
+        lustre.LustreInstanceArgs,
+        lustre.LustreSpec,
         {"project": "my-project", "zone": "us-central1-a", "instance_id": "lustre", "network": "vpc", "capacity_gib": 9000},
         {},
     ),
@@ -356,10 +357,10 @@ FIELD_PAIRS: list[tuple[type[Args], type[BaseModel], dict[str, tuple[str, ...]]]
     (kueue.PriorityClass, config.PriorityClass, {}),
     (kueue.KueueArgs, config.KueueConfig, {}),
     (gcp_network.NetworkRef, config.ExistingNetwork, {"pods_range": ("pods_range_name",), "services_range": ("services_range_name",)}),
-    (gcp_storage.CheckpointBucketArgs, config.BucketConfig, {}),
-    (gcp_storage.FilestoreShareArgs, config.FilestoreConfig, {}),
-    (gcp_storage.NfsDiskArgs, config.NfsConfig, {"size_gb": ("disk_size_gb",)}),
-    (gcp_storage.LustreInstanceArgs, config.LustreConfig, {}),
+    (gcs.CheckpointBucketArgs, gcs.BucketSpec, {}),
+    (filestore.FilestoreShareArgs, filestore.FilestoreSpec, {}),
+    (nfs.NfsDiskArgs, nfs.NfsSpec, {"size_gb": ("disk_size_gb",)}),
+    (lustre.LustreInstanceArgs, lustre.LustreSpec, {}),
     (image.WorkloadImageArgs, config.BuildConfig, {}),
 ]
 

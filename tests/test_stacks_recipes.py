@@ -14,6 +14,8 @@ from helpers import of_type, platform_config, render, workload_of
 from trainstack.app.plan import engine
 from trainstack.app.plan.engine import Rendered
 from trainstack.app.plan.recorder import Registration
+from trainstack.components.storage.filestore import FilestoreSpec
+from trainstack.components.storage.nfs import NfsSpec
 from trainstack.infra.stack import StackConfig
 
 
@@ -146,7 +148,8 @@ def test_000_checkpoints_every_20_steps_under_the_supervisor() -> None:
 def test_001_serves_tensorboard_from_a_one_tib_filestore_share() -> None:
     config = load_stack("a3high-nemo-gpt5b")
     assert workload_of(config).tensorboard
-    assert (config.storage.filestore_config.tier, config.storage.filestore_config.capacity_gib) == ("ENTERPRISE", 1024)
+    share = config.storage.spec
+    assert isinstance(share, FilestoreSpec) and (share.tier, share.capacity_gib) == ("ENTERPRISE", 1024)
     assert config.gpu_pool.gpu_driver == "daemonset"
 
 
@@ -162,7 +165,8 @@ def test_002_builds_nemo_24_07_on_e2_highcpu_32_and_can_profile_steps_41_to_43()
 def test_004_scales_its_a100_pool_from_zero_onto_nfs() -> None:
     config = load_stack("a2-gpt2-deepspeed")
     assert config.gpu_pool.gpu_driver == "daemonset"
-    assert (config.storage.nfs_config.disk_type, config.storage.nfs_config.disk_size_gb) == ("pd-ssd", 1000)
+    disk = config.storage.spec
+    assert isinstance(disk, NfsSpec) and (disk.disk_type, disk.disk_size_gb) == ("pd-ssd", 1000)
     assert workload_of(config).topology is None  # TAS cannot place pods on a pool with no nodes yet
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pulumi
 
+from trainstack.components.storage import KINDS
 from trainstack.core import catalog, names, rules
 from trainstack.core.errors import Problem, key_path
 from trainstack.infra.platform import TOP, Place, Platform
@@ -129,7 +130,7 @@ def build(workload: WorkloadConfig, platform: Platform, place: Place = TOP) -> d
             max_restarts=workload.max_restarts,
             topology=Topology(topology.level, topology.mode) if topology else None,
             shared_memory=workload.shared_memory,
-            gcsfuse=platform.storage_kind == "gcs",
+            gcsfuse=KINDS[platform.storage_kind].fuse,
             dataset=Dataset(workload.dataset.source, workload.dataset.path) if workload.dataset else None,
             env=workload.plain_env,
             run_id=workload.run_id,

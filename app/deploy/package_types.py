@@ -35,7 +35,8 @@ class SectionTypes:
 
     def model(self, model: type[BaseModel]) -> str:
         """The schema name of `model`'s object type, made with its fields' types on first use."""
-        name = model.__name__ if model.__name__.endswith("Config") else f"{model.__name__}Config"
+        base = model.__name__.removesuffix("Spec")  # a component's spec keeps the section's schema name
+        name = base if base.endswith("Config") else f"{base}Config"
         if name in self.types:
             return name
         found = TypeDefinition(

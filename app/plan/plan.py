@@ -17,6 +17,7 @@ from trainstack.app.plan import engine, first_step, inputcheck
 from trainstack.app.plan.cost import CostEstimate, estimate, gpu_node_hour
 from trainstack.app.plan.critical_path import CriticalPath, critical_path
 from trainstack.app.plan.recorder import Registration
+from trainstack.components.storage import KINDS
 from trainstack.core import catalog
 from trainstack.core.errors import TrainstackError
 from trainstack.infra import fleet_stack as fleet
@@ -29,12 +30,7 @@ _NOT_OBJECTS = ("kubernetes:helm.sh/", "pulumi:providers:")
 # What a person calls the resources destroy refuses for or leaves behind.
 _KINDS = {
     "gcp:container/cluster:Cluster": "the cluster",
-    "gcp:storage/bucket:Bucket": "the bucket",
-    "gcp:filestore/instance:Instance": "the Filestore instance",
-    "gcp:compute/disk:Disk": "the NFS disk",
-    "gcp:lustre/instance:Instance": "the Lustre instance",
-    "gcp:compute/globalAddress:GlobalAddress": "the Lustre address range",
-    "gcp:servicenetworking/connection:Connection": "the Lustre peering",
+    **{rtype: called for kind in KINDS.values() for rtype, called in kind.kept.items()},
     "gcp:compute/network:Network": "the VPC",
 }
 

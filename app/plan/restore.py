@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from trainstack.components.storage.gcs import BucketSpec
+from trainstack.components.storage.lustre import LustreSpec
 from trainstack.core import catalog, memory, models
 from trainstack.core.errors import CatalogError
 from trainstack.infra.context import StackContext
@@ -65,9 +67,9 @@ def restore(ctx: StackContext) -> Restore | None:
     config, kind = ctx.config, ""
     if isinstance(config, StackConfig):
         kind = str(config.storage.kind)
-        parallel = kind == "gcs" and config.storage.bucket_config.parallel
-        lustre = config.storage.lustre_config
-        throughput = lustre.throughput * 1e6 * lustre.capacity_gib / 1024 if kind == "lustre" else None
+        spec = config.storage.spec
+        parallel = isinstance(spec, BucketSpec) and spec.parallel
+        throughput = spec.throughput * 1e6 * spec.capacity_gib / 1024 if isinstance(spec, LustreSpec) else None
     else:  # a workload stack: its platform's storage; its mount options are not known here
         kind = ctx.contract.storage_kind if ctx.contract else ""
         parallel, throughput = False, None
