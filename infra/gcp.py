@@ -132,11 +132,11 @@ def bucket_name(stack: str, config: StackConfig) -> str:
 
 
 def workload_image(
-    ctx: StackContext, services: ProjectServices | None, node_accounts: list[pulumi.Input[str]], place: Place = TOP
+    ctx: StackContext, services: ProjectServices | None, node_accounts: dict[str, pulumi.Input[str]], place: Place = TOP
 ) -> tuple[pulumi.Output[str], pulumi.Output[str] | None]:
     """The workload image reference and the registry it was pushed to: built here with Cloud
     Build (`trainstack:image.build`), else the prebuilt reference and no registry. The nodes'
-    accounts (emails) may pull from that repository. `place`: where it registers."""
+    accounts (emails, by account id) may pull from that repository. `place`: where it registers."""
     assert not isinstance(ctx.config, FleetStackConfig)  # a fleet builds no image
     image = ctx.config.image
     spec = image.build
@@ -159,7 +159,7 @@ def workload_image(
             staging_bucket=project_bucket_name(ctx.project, ctx.physical_name("builds")),
             labels=ctx.labels,
             registry_login=ngc_login(spec.ngc_api_key_secret) if spec.ngc_api_key_secret else None,
-            readers=[pulumi.Output.concat("serviceAccount:", email) for email in node_accounts],
+            readers={account: pulumi.Output.concat("serviceAccount:", email) for account, email in node_accounts.items()},
         ),
         opts=place.opts("image", after),
     )
@@ -448,7 +448,7 @@ def _bucket_args(site: Site, network: NetworkRef, cluster: GkeCluster) -> Checkp
         hierarchical_namespace=storage.bucket_config.hierarchical_namespace,
         uniform_access=storage.bucket_config.uniform_access,
         disposable=storage.disposable,
-        object_users=[principal],
+        object_users={f"{namespace}.{account}": principal},
         grant_after=[cluster.cluster],
         labels=ctx.labels,
     )
@@ -535,7 +535,7 @@ def build(ctx: StackContext, config: StackConfig, place: Place = TOP) -> GcpPlat
     cluster = _cluster(site, network, node_account)
     gpu_pools, cpu_pool = _pools(site, cluster, node_account, nic_nets)
     storage = STORAGE[config.storage.kind].build(site, network, cluster)
-    image, registry = workload_image(ctx, services, [node_account.email], place)
+    image, registry = workload_image(ctx, services, {ctx.account_id("nodes"): node_account.email}, place)
     region = config.region
     outputs: dict[str, object] = {
         "clusterName": cluster.name,

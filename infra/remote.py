@@ -187,5 +187,6 @@ def _image(ctx: StackContext, config: WorkloadStackConfig) -> tuple[pulumi.Outpu
     # A trainstack platform's nodes run as <cluster>-nodes (infra.gcp); an existing cluster's
     # node account is its own to grant.
     assert ctx.contract is not None
-    nodes: list[pulumi.Input[str]] = [] if config.platform.existing_cluster else [f"{ctx.account_id('nodes')}@{ctx.contract.project}.iam.gserviceaccount.com"]
+    account = ctx.account_id("nodes")
+    nodes: dict[str, pulumi.Input[str]] = {} if config.platform.existing_cluster else {account: f"{account}@{ctx.contract.project}.iam.gserviceaccount.com"}
     return workload_image(ctx, services, nodes)
