@@ -300,6 +300,9 @@ MAX_PODS_PER_NODE = 110
 # leaves the limit to the API. The 100 for private clusters that earlier copies gave could not be
 # read in any stored copy, so every cluster is held to the API's 50.
 AUTHORIZED_NETWORKS = 50
+# The addresses a fleet's manager egresses from (components.gcp_network `egress_address`): the
+# authorized networks a worker gives each fleet it admits (trainstack:cluster.admitFleets).
+FLEET_EGRESS_ADDRESSES = 1
 
 
 def node_range_prefix(max_pods_per_node: int) -> int:
