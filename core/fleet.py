@@ -335,7 +335,11 @@ def admit_egress(config: StackConfig, egress: dict[str, list[str]]) -> StackConf
     order `admitFleets` names them. Their count is checked with the file (one a fleet,
     ClusterConfig._fleets), and the cluster's component checks them again."""
     cluster = config.cluster
-    extra = [AuthorizedNetwork.model_validate({"cidrBlock": cidr, "displayName": egress_name(name)}) for name in cluster.admit_fleets for cidr in egress.get(name) or []]
+    extra = [
+        AuthorizedNetwork.model_validate({"cidrBlock": cidr, "displayName": egress_name(name)})
+        for name in cluster.admit_fleets
+        for cidr in egress.get(name) or []
+    ]
     if not extra:
         return config
     return config.model_copy(update={"cluster": cluster.model_copy(update={"authorized_networks": [*cluster.authorized_networks, *extra]})})

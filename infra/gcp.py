@@ -166,11 +166,6 @@ def workload_image(
     return built.reference, built.repository.registry_uri
 
 
-def nic_role(index: int, machine_type: str) -> str:
-    """The role of a GPU machine family's NIC networks (the first family's is unsuffixed)."""
-    return "gpu-nics" if index == 0 else f"gpu-nics-{machine_type}"
-
-
 def cluster_args(
     spec: ClusterConfig,
     *,
@@ -263,9 +258,11 @@ class Site:
     place: Place
     services: ProjectServices
 
-    def opts(self, role: str, *needs: str, after: Sequence[pulumi.Resource] = (), was: Sequence[str] = ()) -> pulumi.ResourceOptions:
+    def opts(
+        self, role: str, *needs: str, after: Sequence[pulumi.Resource] = (), was: Sequence[str] = (), roles_were: Sequence[str] = ()
+    ) -> pulumi.ResourceOptions:
         """The options of the component playing `role`: it waits for `after` and the APIs it calls (`needs`)."""
-        return self.place.opts(role, pulumi.ResourceOptions(depends_on=[*after, *self.services.need(*needs)]), was=was)
+        return self.place.opts(role, pulumi.ResourceOptions(depends_on=[*after, *self.services.need(*needs)]), was=was, roles_were=roles_were)
 
 
 def _network(site: Site) -> NetworkRef:
@@ -291,7 +288,7 @@ def _nic_networks(site: Site) -> dict[str, GpuNicNetworks]:
     config = site.config
     nets = {}
     for i, family in enumerate(config.nic_families):
-        role = nic_role(i, family.machine.name)
+        role, roles_were = names.by_machine("gpu-nics", i, family.machine.name)
         args = GpuNicNetworksArgs(
             project=config.project,
             region=config.region,
@@ -302,7 +299,7 @@ def _nic_networks(site: Site) -> dict[str, GpuNicNetworks]:
             nic_prefix=family.prefix,
             flow_logs=config.network.flow_logs,
         )
-        nets[family.machine.name] = GpuNicNetworks(site.place.name(role), args, opts=site.opts(role, apis.COMPUTE))
+        nets[family.machine.name] = GpuNicNetworks(site.place.name(role), args, opts=site.opts(role, apis.COMPUTE, roles_were=roles_were))
     return nets
 
 

@@ -71,7 +71,9 @@ def read_fleet_egress(key: str, name: str) -> list[str] | None:
     if value is None:
         return None
     if not isinstance(value, list) or len(value) > rules.FLEET_EGRESS_ADDRESSES or any(rules.cidr(v) for v in value):
-        raise ConfigError(name, [f"{key} = {name!r}: its output {fleet.EGRESS_OUTPUT!r} is {value!r}, not the fleet's egress CIDRs; is it a trainstack fleet stack?"])
+        raise ConfigError(
+            name, [f"{key} = {name!r}: its output {fleet.EGRESS_OUTPUT!r} is {value!r}, not the fleet's egress CIDRs; is it a trainstack fleet stack?"]
+        )
     return value
 
 

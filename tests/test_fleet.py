@@ -424,7 +424,10 @@ def test_each_fleet_marks_its_copies_with_an_origin_of_its_own(plans: dict[str, 
     origin = kueue_configuration(plans[FLEET])["multiKueue"]["origin"]
     # The workers admit the second fleet too (trainstack:cluster.admitFleets), as a shared worker must.
     shared = {
-        name: {**out, contract.OUTPUT: {**out[contract.OUTPUT], "admittedFleets": [*out[contract.OUTPUT]["admittedFleets"], "organization/trainstack/another-fleet"]}}
+        name: {
+            **out,
+            contract.OUTPUT: {**out[contract.OUTPUT], "admittedFleets": [*out[contract.OUTPUT]["admittedFleets"], "organization/trainstack/another-fleet"]},
+        }
         for name, out in fleet_references().items()
     }
     other = run("another-fleet", raw, shared)

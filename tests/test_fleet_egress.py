@@ -117,7 +117,10 @@ def test_the_fleet_refuses_a_worker_that_does_not_admit_it() -> None:
         ({"privateEndpoint": True}, r"admitFleets = \[.*\]: a fleet's manager reaches a worker at its public endpoint"),
         ({"admitFleets": [FLEET_STACK, FLEET_STACK]}, r"admitFleets\[1\] = .*names a fleet twice"),
         ({"admitFleets": ["a3ultra-fleet"]}, r"admitFleets\[0\] = 'a3ultra-fleet': must be a fully qualified stack name"),
-        ({"authorizedNetworks": [{"cidrBlock": f"10.{i}.0.0/16"} for i in range(50)]}, r"admitFleets = .*with authorizedNetworks lists 51 networks; GKE takes at most 50"),
+        (
+            {"authorizedNetworks": [{"cidrBlock": f"10.{i}.0.0/16"} for i in range(50)]},
+            r"admitFleets = .*with authorizedNetworks lists 51 networks; GKE takes at most 50",
+        ),
     ],
 )
 def test_a_worker_admitting_a_fleet_it_cannot_is_refused(cluster: dict[str, Any], message: str) -> None:

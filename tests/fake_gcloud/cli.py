@@ -198,7 +198,12 @@ COMMANDS: dict[tuple[str, ...], tuple[set[str], set[str], bool, Any]] = {
     ("artifacts", "repositories", "list"): (set(), {"--location"}, False, listing("repositories")),
     ("artifacts", "repositories", "delete"): (set(), {"--location", "--async"}, True, delete_named("repositories")),
     # Without --global, global and regional addresses both (a regional one has its `region`).
-    ("compute", "addresses", "list"): (set(), {"--global", "--regions"}, False, listing("addresses", lambda a, flags: "--global" not in flags or "region" not in a)),
+    ("compute", "addresses", "list"): (
+        set(),
+        {"--global", "--regions"},
+        False,
+        listing("addresses", lambda a, flags: "--global" not in flags or "region" not in a),
+    ),
     ("compute", "addresses", "delete"): (set(), {"--global", "--region"}, True, delete_address),
     ("compute", "networks", "list"): (set(), set(), False, listing("networks")),
     ("compute", "networks", "delete"): (set(), set(), True, delete_network),
