@@ -814,7 +814,7 @@ def test_checkpoint_bucket_grants_object_users_after_grant_after() -> None:
     assert pool not in bucket.dependencies  # only the grants wait for the identity pool
 
 
-def _bucket_grants(users: dict[str, str]) -> dict[str, Registration]:
+def _bucket_grants(users: dict[str, pulumi.Input[str]]) -> dict[str, Registration]:
     built = run(lambda o: CheckpointBucket("bucket", CheckpointBucketArgs("proj-1", "ckpt", "us-central1", object_users=users), o))
     return {g.inputs["member"]: g for g in built.all(BUCKET_MEMBER)}
 

@@ -26,7 +26,8 @@ def nic_children(variant: str, type_token: str) -> list:
     """The GpuNicNetworks component's children of `type_token` (the variant's one machine type's),
     named by role (`gpu-nics-<machine>-` dropped)."""
     rendered = render(variant)
-    (machine,) = {p.machine_type for p in rendered.context.config.pools}
+    (component,) = [r.name for r in rendered.registrations if r.type == NIC_PARENT]
+    machine = component.removeprefix("gpu-nics-")
     found = [r for r in of_type(rendered, type_token) if r.parent and r.parent.endswith(f"{NIC_PARENT}::gpu-nics-{machine}")]
     return [dataclasses.replace(r, name=r.name.removeprefix(f"gpu-nics-{machine}-")) for r in found]
 
