@@ -5,6 +5,7 @@ hand; `validate` refuses a worker that does not admit the fleet it serves."""
 from __future__ import annotations
 
 import ipaddress
+from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -12,6 +13,7 @@ import pytest
 
 from helpers import merge
 from trainstack.app.deploy.stacks import raw_stack_config
+from trainstack.app.plan import plan, report
 from trainstack.app.plan.engine import run
 from trainstack.core import contract, fleet
 from trainstack.core.errors import ConfigError
@@ -151,3 +153,18 @@ def test_reading_a_fleets_egress(monkeypatch: pytest.MonkeyPatch) -> None:
     for wrong in ("34.1.2.3/32", ["not a cidr"], ["34.1.2.3/32", "34.1.2.4/32"]):
         with pytest.raises(ConfigError, match=r"is it a trainstack fleet stack\?"):
             _read(monkeypatch, {fleet.EGRESS_OUTPUT: wrong})
+
+
+def test_a_workers_plan_says_which_fleets_it_admits_and_what_is_missing() -> None:
+    """The plan's summary and report name each admitted fleet with the egress read from it, or say
+    the fleet is not deployed yet and which `up` brings its address (the first deployment's order)."""
+    name = worker_stacks()[0]
+    own = raw_stack_config(name)
+    egress = run(FLEET, raw_stack_config(FLEET)).outputs[fleet.EGRESS_OUTPUT]
+    deployed = plan.from_rendered(run(name, own, {FLEET_STACK: {fleet.EGRESS_OUTPUT: egress}}))
+    assert deployed.summary()["admitsFleets"] == [{"stack": FLEET_STACK, "egress": egress}]
+    first = plan.from_rendered(run(name, own, {}))
+    assert first.summary()["admitsFleets"] == [{"stack": FLEET_STACK, "egress": []}]
+    assert f"{FLEET_STACK}: no egress yet (the fleet is not deployed): up the fleet, then this stack again" in report.describe(first, Path("plan.json"), "table")
+    bare = {**own, "trainstack:cluster": {k: v for k, v in own["trainstack:cluster"].items() if k != "admitFleets"}}
+    assert "admitsFleets" not in plan.from_rendered(run(name, bare, {})).summary()
