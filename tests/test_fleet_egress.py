@@ -165,6 +165,8 @@ def test_a_workers_plan_says_which_fleets_it_admits_and_what_is_missing() -> Non
     assert deployed.summary()["admitsFleets"] == [{"stack": FLEET_STACK, "egress": egress}]
     first = plan.from_rendered(run(name, own, {}))
     assert first.summary()["admitsFleets"] == [{"stack": FLEET_STACK, "egress": []}]
-    assert f"{FLEET_STACK}: no egress yet (the fleet is not deployed): up the fleet, then this stack again" in report.describe(first, Path("plan.json"), "table")
+    assert f"{FLEET_STACK}: no egress yet (the fleet is not deployed): up the fleet, then this stack again" in report.describe(
+        first, Path("plan.json"), "table"
+    )
     bare = {**own, "trainstack:cluster": {k: v for k, v in own["trainstack:cluster"].items() if k != "admitFleets"}}
     assert "admitsFleets" not in plan.from_rendered(run(name, bare, {})).summary()
