@@ -90,6 +90,14 @@ def test_the_shipped_workers_plan_the_egress_the_shipped_fleet_exports() -> None
         assert [b["cidrBlock"] for b in authorized(run(name, raw_stack_config(name)))][-1:] == egress, name
 
 
+def test_a_fleet_without_a_stack_file_here_is_refused_offline_naming_the_key() -> None:
+    """Offline, a worker reads its fleet from the fleet's stack file, as a job reads its platform's."""
+    name = worker_stacks()[0]
+    raw = merge(raw_stack_config(name), {"trainstack:cluster": {"admitFleets": ["organization/trainstack/no-such-fleet"]}})
+    with pytest.raises(ConfigError, match=r"trainstack:cluster.admitFleets\[0\] = .*no stacks/Pulumi.no-such-fleet.yaml here to render that fleet offline"):
+        run(name, raw)
+
+
 def test_a_worker_before_its_fleet_is_deployed_plans_without_its_egress() -> None:
     """The first deployment: the workers go up before the fleet exists (or before an earlier fleet
     exports its egress); each admits nothing for it yet and converges at its next `up`."""

@@ -121,18 +121,20 @@ def _admitted_fleets(stack: str, raw: dict[str, Any]) -> dict[str, dict[str, Any
     if not isinstance(names, list):
         return {}
     return {
-        name: {fleet.EGRESS_OUTPUT: []} if name.rsplit("/", 1)[-1] in _RENDERING else _platform_outputs(stack, name, f"trainstack:cluster.admitFleets[{i}]")
+        name: {fleet.EGRESS_OUTPUT: []}
+        if name.rsplit("/", 1)[-1] in _RENDERING
+        else _platform_outputs(stack, name, f"trainstack:cluster.admitFleets[{i}]", "fleet")
         for i, name in enumerate(names)
         if isinstance(name, str)
     }
 
 
-def _platform_outputs(stack: str, platform: str, key: str) -> dict[str, Any]:
+def _platform_outputs(stack: str, platform: str, key: str, what: str = "platform") -> dict[str, Any]:
     """The outputs of `platform` (the stack file of its last part, rendered); ConfigError naming
-    `key`, where the stack file names it, when there is no such file."""
+    `key`, where the stack file names it, when there is no such file (`what`: the stack's kind)."""
     name = platform.rsplit("/", 1)[-1]
     if name not in stack_names():
-        raise ConfigError(stack, [f"{key} = {platform!r}: no stacks/Pulumi.{name}.yaml here to render that platform offline"])
+        raise ConfigError(stack, [f"{key} = {platform!r}: no stacks/Pulumi.{name}.yaml here to render that {what} offline"])
     raw = raw_stack_config(name)
     return _OUTPUTS.get(_key(name, raw)) or run(name, raw).outputs
 
