@@ -61,12 +61,19 @@ class PrimaryNetworkArgs(Args):
     keep_vpc: bool = False
     """`pulumi destroy` leaves the VPC in the project: storage kept on destroy (a Filestore
     instance, a Managed Lustre instance) stays peered with it, and GCP deletes no VPC that has a peering."""
+    egress_address: bool = False
+    """The Cloud NAT translates to one regional static external address reserved here
+    (`<prefix>-nat-ip`, `MANUAL_ONLY`), exported as `egress`, instead of addresses it allocates and
+    may change itself (`AUTO_ONLY`): what another cluster's authorized networks can admit (a fleet's
+    manager). Turning it on updates the NAT in place (`natIpAllocateOption` and `natIps` are not
+    ForceNew: terraform-provider-google-beta 93c65b2 google-beta/services/compute/
+    resource_compute_router_nat.go), and its connections move to the new address."""
     mtu: int | None = None
     """The VPC's MTU when it is created (None: GCP's default, 1460); rules.primary_mtu picks
     8896 for RDMA machines and Managed Lustre. A live VPC keeps the MTU it was made with: see
     PrimaryNetwork."""
 
-    # The longest suffix is `-router` (7): the names stay GCP names of at most 63 characters.
+    # The longest suffixes are `-router` and `-nat-ip` (7): the names stay GCP names of at most 63 characters.
     _checks = {
         "project": rules.PROJECT_ID,
         "region": rules.REGION_ID,
@@ -106,6 +113,8 @@ class PrimaryNetwork(pulumi.ComponentResource):
     """The nodes' subnet."""
     ref: NetworkRef
     """Where a cluster attaches (GkeClusterArgs.network)."""
+    egress: pulumi.Output[list[str]]
+    """The NAT's reserved address as a /32 CIDR (`egress_address`), else no CIDR."""
 
     def __init__(self, name: str, args: PrimaryNetworkArgs, opts: pulumi.ResourceOptions | None = None):
         args = PrimaryNetworkArgs.checked(args, type(self), name)
@@ -139,13 +148,30 @@ class PrimaryNetwork(pulumi.ComponentResource):
             name=f"{args.name_prefix}-router",
             network=self.network.id,
         )
+        # A regional external address in the NAT's region. One address: its source ports 1024-65535
+        # (64,512; cloud.google.com/nat/docs/ports-and-addresses) at the default 64 a VM with static
+        # allocation (terraform-provider-google-beta 93c65b2 resource_compute_router_nat.go
+        # `min_ports_per_vm`) serve 1,008 VMs, far more than a CPU-only manager runs.
+        address = (
+            gcp.compute.Address(
+                **kids("nat-ip"),
+                project=args.project,
+                region=args.region,
+                name=f"{args.name_prefix}-nat-ip",
+                address_type="EXTERNAL",
+            )
+            if args.egress_address
+            else None
+        )
+        self.egress = address.address.apply(lambda ip: [f"{ip}/32"]) if address else pulumi.Output.from_input([])
         gcp.compute.RouterNat(
             **kids("nat"),
             project=args.project,
             region=args.region,
             name=f"{args.name_prefix}-nat",
             router=router.name,
-            nat_ip_allocate_option="AUTO_ONLY",
+            nat_ip_allocate_option="MANUAL_ONLY" if address else "AUTO_ONLY",
+            nat_ips=[address.self_link] if address else None,
             source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
             log_config=gcp.compute.RouterNatLogConfigArgs(enable=True, filter="ERRORS_ONLY"),
         )

@@ -164,8 +164,10 @@ class WorkloadImageArgs(Args):
     """GCP labels on the repository and the bucket."""
     registry_login: RegistryLogin | None = None
     """A registry to log in to before building (a base image that needs one)."""
-    readers: list[pulumi.Input[str]] = field(default_factory=list)
-    """IAM members allowed to pull from the repository, and from it only (the nodes' account)."""
+    readers: dict[str, pulumi.Input[str]] = field(default_factory=dict)
+    """IAM members allowed to pull from the repository, and from it only (the nodes' account),
+    keyed by the grantee's own name (its account id): the grant is `reader-<key>`, so adding or
+    removing a reader touches no other."""
     preload: PreloadBuild | None = None
     """Build a disk image of the image for the GPU nodes' secondary boot disks (`disk_image`)."""
 
@@ -180,6 +182,7 @@ class WorkloadImageArgs(Args):
         "machine_type": rules.cloud_build_machine,
         "timeout": rules.DURATION,
         "labels": rules.gcp_labels,
+        "readers": rules.grantees,
     }
 
 
@@ -266,9 +269,11 @@ class WorkloadImage(pulumi.ComponentResource):
                     member=member,
                 )
             )
-        for i, reader in enumerate(args.readers):
+        # Keyed by the grantee; readers were named by their place before (`reader-<i>`): aliased
+        # from the place each has at the upgrade.
+        for i, (key, reader) in enumerate(args.readers.items()):
             gcp.artifactregistry.RepositoryIamMember(
-                **kids(f"reader-{i}"),
+                **kids(f"reader-{key}", was=f"reader-{i}", roles_were=[f"reader-{i}"]),
                 project=args.project,
                 location=args.region,
                 repository=self.repository.repository_id,

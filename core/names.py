@@ -58,6 +58,14 @@ def gpu_pool_resource(pool: str) -> str:
 FIRST_GPU_POOL_BEFORE = "gpu-pool"
 
 
+def by_machine(role: str, index: int, machine_type: str) -> tuple[str, list[str]]:
+    """The role of a machine type's `role` component (its NIC networks, its Networks, its GPUDirect
+    installers), keyed by the machine, and the roles it played before: the first machine's was
+    unsuffixed, so it is aliased from that (upgrade before removing or reordering a machine type's
+    pools, as separate `up`s, or the alias lands on the machine that is first now)."""
+    return f"{role}-{machine_type}", [role] if index == 0 else []
+
+
 def pod_hostname(name: str, controller: str, index: int) -> str:
     """A job pod's hostname: JobSet's `<jobset>-<replicated job>-<job index>-<pod index>`, an
     Indexed Job's `<job>-<index>`."""

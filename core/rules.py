@@ -90,6 +90,19 @@ ZONE_ID = Pattern(r"[a-z]+-[a-z]+\d+-(ai\d+)?[a-z]", "must be a GCP zone such as
 LOCATION = Pattern(r"[a-z]+-[a-z]+\d+(-(ai\d+)?[a-z])?", "must be a GCP region or zone such as us-central1 or us-central1-c")
 
 
+# A grantee's key among a resource's IAM grants (WorkloadImageArgs.readers,
+# CheckpointBucketArgs.object_users): the child's name is `reader-<key>`, so the key is the
+# grantee's own identity (an account id, `<namespace>.<account>`), never its place in a list.
+GRANTEE_KEY = Pattern(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?", "must be a grantee's name: lowercase letters, digits, '-' and '.'", 100)
+
+
+def grantees(value: Any) -> str | None:
+    """IAM members keyed by their grantee's own name (GRANTEE_KEY), each key once."""
+    if not isinstance(value, dict):
+        return "must be a mapping of each grantee's name to its IAM member"
+    return next((f"key {key!r} {wrong}" for key in value if (wrong := GRANTEE_KEY(key))), None)
+
+
 def region_of(zone: str) -> str:
     """The region of a zone name (`us-central1-b`, `us-central1-ai1a` -> `us-central1`)."""
     return zone.rpartition("-")[0]
@@ -302,6 +315,9 @@ MAX_PODS_PER_NODE = 110
 # leaves the limit to the API. The 100 for private clusters that earlier copies gave could not be
 # read in any stored copy, so every cluster is held to the API's 50.
 AUTHORIZED_NETWORKS = 50
+# The addresses a fleet's manager egresses from (components.gcp_network `egress_address`): the
+# authorized networks a worker gives each fleet it admits (trainstack:cluster.admitFleets).
+FLEET_EGRESS_ADDRESSES = 1
 
 
 def node_range_prefix(max_pods_per_node: int) -> int:

@@ -94,6 +94,8 @@ RegionId = Annotated[str, by_rule(rules.REGION_ID)]
 ZoneId = Annotated[str, by_rule(rules.ZONE_ID)]
 Quantity = Annotated[str, by_rule(rules.QUANTITY)]
 Cidr = Annotated[str, by_rule(rules.cidr)]
+# Another stack of the project, fully qualified as a StackReference names it.
+QualifiedStack = Annotated[str, by_pattern(r"[\w.-]+/[\w.-]+/[\w.-]+", "must be a fully qualified stack name: organization/project/stack")]
 INT32_MAX = rules.INT32_MAX
 AbsolutePath = Annotated[str, by_rule(rules.ABSOLUTE_PATH)]
 

@@ -219,6 +219,8 @@ _FILLERS = {
     "gcp:compute/network:Network": _compute("networks", "global"),
     "gcp:compute/subnetwork:Subnetwork": _compute("subnetworks", "regions", _gateway),
     "gcp:compute/router:Router": _compute("routers", "regions"),
+    # A regional external address: GCP picks it from its public ranges, fixed here by its name.
+    "gcp:compute/address:Address": _compute("addresses", "regions", lambda state: {"address": fake_ip("34.121", "address", state["name"])}),
     "gcp:compute/firewall:Firewall": _compute("firewalls", "global"),
     "gcp:compute/resourcePolicy:ResourcePolicy": _compute("resourcePolicies", "regions"),
     "gcp:compute/disk:Disk": _compute("disks", "zones"),

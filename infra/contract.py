@@ -57,6 +57,10 @@ class Contract:
             manager waits at least as long. Absent from contracts of older platform stacks.
         private_endpoint: whether the control plane has no public endpoint (no fleet manager can
             reach it). Absent from contracts of older platform stacks.
+        admitted_fleets: the fleet stacks whose manager egress the control plane admits
+            (`trainstack:cluster.admitFleets`). Absent from contracts of older platform stacks.
+        any_address: whether the control plane admits any address (0.0.0.0/0, so any fleet's
+            manager). Absent from contracts of older platform stacks.
     """
 
     project: str
@@ -84,6 +88,8 @@ class Contract:
     pools: Any = None
     pods_ready_timeout: Any = None
     private_endpoint: Any = None
+    admitted_fleets: Any = None
+    any_address: Any = None
 
     def to_output(self) -> dict[str, Any]:
         # Not dataclasses.asdict: it deep-copies, and a platform's bucket or registry is an Output.
@@ -156,6 +162,8 @@ def of_platform(config: StackConfig, claim: str, bucket: Any, registry: Any, clu
         ],
         pods_ready_timeout=config.pods_ready_timeout,
         private_endpoint=config.cluster.private_endpoint,
+        admitted_fleets=list(config.cluster.admit_fleets),
+        any_address=config.cluster.open_to_any_address,
     )
 
 

@@ -76,7 +76,8 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
     )
     network = PrimaryNetwork(
         "network",
-        network_args(config.network, project=project, region=region, name_prefix=config.cluster.name),
+        # Its Cloud NAT egresses from an address reserved here, exported: the workers admit it.
+        network_args(config.network, project=project, region=region, name_prefix=config.cluster.name, egress_address=True),
         opts=pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE)),
     )
     node_account = NodeServiceAccount(
@@ -181,6 +182,9 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
         "queues": {q.name: q.workers for q in queues},
         # The label value of this fleet's copies on its workers (`kueue.x-k8s.io/multikueue-origin`): draining a worker finds them by it.
         "multiKueueOrigin": origin,
+        # The manager's egress (its Cloud NAT's reserved address, /32): each worker naming this stack in
+        # trainstack:cluster.admitFleets adds it to its authorized networks at its next `up`.
+        fleet.EGRESS_OUTPUT: network.egress,
         "kueueVersion": catalog.KUEUE_CHART.version,
         "jobsetVersion": catalog.JOBSET_CHART.version,
     }

@@ -18,11 +18,23 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trainstack.core import catalog, rules
 from trainstack.core.errors import ConfigError, Problem
-from trainstack.core.spec import Duration, K8sName, ProjectId, RegionId, Section, ZoneId, by_pattern, by_rule, rule_errors, validated
+from trainstack.core.spec import Duration, K8sName, ProjectId, RegionId, Section, ZoneId, by_rule, rule_errors, validated
 from trainstack.infra import contract
-from trainstack.infra.stack import ClusterConfig, CpuPoolConfig, Ephemeral, Labels, NetworkConfig, WorkloadStackConfig
+from trainstack.infra.stack import (
+    AuthorizedNetwork,
+    ClusterConfig,
+    CpuPoolConfig,
+    Ephemeral,
+    Labels,
+    NetworkConfig,
+    QualifiedStack,
+    StackConfig,
+    WorkloadStackConfig,
+)
 
 KEY = "trainstack:fleet"
+# The fleet's output of its manager's egress addresses (/32 CIDRs), which its workers admit.
+EGRESS_OUTPUT = "egressAddresses"
 # MultiKueueConfig.spec.clusters maxItems (Kueue v0.19.2 CRD).
 MAX_WORKERS = 20
 
@@ -32,7 +44,7 @@ class FleetWorker(Section):
 
     name: K8sName
     """Its MultiKueueCluster's name on the manager."""
-    stack: Annotated[str, by_pattern(r"[\w.-]+/[\w.-]+/[\w.-]+", "must be a fully qualified stack name: organization/project/stack")]
+    stack: QualifiedStack
     """The worker's platform stack, fully qualified (`<organization>/trainstack/<stack>`)."""
     credential_rotation: K8sName = "1"
     """Part of the name of the worker's token Secret: change it to rotate the manager's credential."""
@@ -293,11 +305,50 @@ def pods_ready_timeout(config: FleetStackConfig, workers: list[Worker]) -> str:
     return config.fleet.pods_ready_timeout or max((worker_budget(w) for w in workers), key=rules.duration_seconds)
 
 
-def reach_problems(config: FleetStackConfig, workers: list[Worker]) -> Iterator[Problem]:
-    """What keeps the manager from running a job on a worker: an endpoint it cannot reach, or a
-    budget shorter than the worker's, which kills every job still starting there."""
+def admits(worker: Worker, stack: str) -> bool | None:
+    """Whether `worker`'s control plane admits fleet stack `stack`'s egress: open to any address,
+    or naming the fleet in `trainstack:cluster.admitFleets` (by its stack's name: a fleet reads its
+    own name, not its organization, offline); None for a contract from before it said (its owner
+    may have listed the addresses by hand)."""
+    terms = worker.terms
+    if terms.admitted_fleets is None:
+        return None
+    return bool(terms.any_address) or any(name.rsplit("/", 1)[-1] == stack for name in terms.admitted_fleets)
+
+
+def egress_name(stack: str) -> str:
+    """The display name of a fleet's egress among a worker's authorized networks."""
+    return f"fleet {stack.rsplit('/', 1)[-1]} manager"
+
+
+def admit_egress(config: StackConfig, egress: dict[str, list[str]]) -> StackConfig:
+    """A worker platform's config with the egress CIDRs of each fleet it admits (`egress`: fleet stack
+    -> its exported CIDRs) among its authorized networks: its own first, then each fleet's in the
+    order `admitFleets` names them. Their count is checked with the file (one a fleet,
+    ClusterConfig._fleets), and the cluster's component checks them again."""
+    cluster = config.cluster
+    extra = [
+        AuthorizedNetwork.model_validate({"cidrBlock": cidr, "displayName": egress_name(name)})
+        for name in cluster.admit_fleets
+        for cidr in egress.get(name) or []
+    ]
+    if not extra:
+        return config
+    return config.model_copy(update={"cluster": cluster.model_copy(update={"authorized_networks": [*cluster.authorized_networks, *extra]})})
+
+
+def reach_problems(config: FleetStackConfig, workers: list[Worker], stack: str) -> Iterator[Problem]:
+    """What keeps the manager (fleet stack `stack`) from running a job on a worker: an endpoint it
+    cannot reach, or a budget shorter than the worker's, which kills every job still starting there."""
     own = config.fleet.pods_ready_timeout
     for worker in workers:
+        if admits(worker, stack) is False and not worker.terms.private_endpoint:
+            yield Problem(
+                worker.key,
+                worker.config.stack,
+                f"does not admit this fleet's manager: its control plane authorizes only its own networks, not this fleet's {EGRESS_OUTPUT}; "
+                f"add <organization>/<project>/{stack} to the worker's trainstack:cluster.admitFleets and `up` it (README, fleets: the first deployment)",
+            )
         if worker.terms.private_endpoint:
             yield Problem(
                 worker.key,

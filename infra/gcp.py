@@ -117,11 +117,11 @@ def dockerfile_bases(dockerfile: Path) -> list[str]:
 
 
 def workload_image(
-    ctx: StackContext, services: ProjectServices | None, node_accounts: list[pulumi.Input[str]], place: Place = TOP
+    ctx: StackContext, services: ProjectServices | None, node_accounts: dict[str, pulumi.Input[str]], place: Place = TOP
 ) -> tuple[pulumi.Output[str], pulumi.Output[str] | None]:
     """The workload image reference and the registry it was pushed to: built here with Cloud
     Build (`trainstack:image.build`), else the prebuilt reference and no registry. The nodes'
-    accounts (emails) may pull from that repository. `place`: where it registers."""
+    accounts (emails, by account id) may pull from that repository. `place`: where it registers."""
     built = built_image(ctx, services, node_accounts, place)
     if built is None:
         assert not isinstance(ctx.config, FleetStackConfig)
@@ -146,7 +146,7 @@ def preload_build(config: StackConfig, ctx: StackContext, network: NetworkRef) -
 
 
 def built_image(
-    ctx: StackContext, services: ProjectServices | None, node_accounts: list[pulumi.Input[str]], place: Place = TOP, preload: PreloadBuild | None = None
+    ctx: StackContext, services: ProjectServices | None, node_accounts: dict[str, pulumi.Input[str]], place: Place = TOP, preload: PreloadBuild | None = None
 ) -> WorkloadImage | None:
     """The image built here with Cloud Build (`trainstack:image.build`), and its preload disk image
     where `preload` says; None for a prebuilt image."""
@@ -173,17 +173,12 @@ def built_image(
             staging_bucket=project_bucket_name(ctx.project, ctx.physical_name("builds")),
             labels=ctx.labels,
             registry_login=ngc_login(spec.ngc_api_key_secret) if spec.ngc_api_key_secret else None,
-            readers=[pulumi.Output.concat("serviceAccount:", email) for email in node_accounts],
+            readers={account: pulumi.Output.concat("serviceAccount:", email) for account, email in node_accounts.items()},
             preload=preload,
         ),
         opts=place.opts("image", after),
     )
     return built
-
-
-def nic_role(index: int, machine_type: str) -> str:
-    """The role of a GPU machine family's NIC networks (the first family's is unsuffixed)."""
-    return "gpu-nics" if index == 0 else f"gpu-nics-{machine_type}"
 
 
 def cluster_args(
@@ -278,9 +273,11 @@ class Site:
     place: Place
     services: ProjectServices
 
-    def opts(self, role: str, *needs: str, after: Sequence[pulumi.Resource] = (), was: Sequence[str] = ()) -> pulumi.ResourceOptions:
+    def opts(
+        self, role: str, *needs: str, after: Sequence[pulumi.Resource] = (), was: Sequence[str] = (), roles_were: Sequence[str] = ()
+    ) -> pulumi.ResourceOptions:
         """The options of the component playing `role`: it waits for `after` and the APIs it calls (`needs`)."""
-        return self.place.opts(role, pulumi.ResourceOptions(depends_on=[*after, *self.services.need(*needs)]), was=was)
+        return self.place.opts(role, pulumi.ResourceOptions(depends_on=[*after, *self.services.need(*needs)]), was=was, roles_were=roles_were)
 
 
 def _network(site: Site) -> NetworkRef:
@@ -306,7 +303,7 @@ def _nic_networks(site: Site) -> dict[str, GpuNicNetworks]:
     config = site.config
     nets = {}
     for i, family in enumerate(config.nic_families):
-        role = nic_role(i, family.machine.name)
+        role, roles_were = names.by_machine("gpu-nics", i, family.machine.name)
         args = GpuNicNetworksArgs(
             project=config.project,
             region=config.region,
@@ -317,7 +314,7 @@ def _nic_networks(site: Site) -> dict[str, GpuNicNetworks]:
             nic_prefix=family.prefix,
             flow_logs=config.network.flow_logs,
         )
-        nets[family.machine.name] = GpuNicNetworks(site.place.name(role), args, opts=site.opts(role, apis.COMPUTE))
+        nets[family.machine.name] = GpuNicNetworks(site.place.name(role), args, opts=site.opts(role, apis.COMPUTE, roles_were=roles_were))
     return nets
 
 
@@ -444,7 +441,7 @@ def build(ctx: StackContext, config: StackConfig, place: Place = TOP) -> GcpPlat
     nic_nets = _nic_networks(site)
     node_account = _node_account(site)
     cluster = _cluster(site, network, node_account)
-    built = built_image(ctx, services, [node_account.email], place, preload_build(config, ctx, network))
+    built = built_image(ctx, services, {ctx.account_id("nodes"): node_account.email}, place, preload_build(config, ctx, network))
     image, registry = (built.reference, built.repository.registry_uri) if built else (pulumi.Output.from_input(config.image.prebuilt or ""), None)
     gpu_pools, cpu_pool = _pools(site, cluster, node_account, nic_nets, built.disk_image if built else None)
     storage = _storage(site, network, cluster)

@@ -23,7 +23,7 @@ from trainstack.components.multinic import GpuNetworks, GpuNetworksArgs, NicAtta
 from trainstack.components.node_daemons import MachineDaemonSets, MachineDaemonSetsArgs
 from trainstack.components.storage.kind import Mounting, Volume
 from trainstack.components.workload_identity import WorkloadIdentity, WorkloadIdentityArgs
-from trainstack.core import catalog, rules
+from trainstack.core import catalog, names, rules
 from trainstack.infra.context import StackContext
 from trainstack.infra.platform import TOP, GcpPlatform, KubernetesPlatform, Place
 from trainstack.infra.stack import KueueConfig, StackConfig
@@ -160,11 +160,11 @@ def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform, place: Place
     # Networks for pods to join, but not on DRANET, where pods claim the NICs.
     dranet = {p.machine_type for p in config.pools if p.dranet}
     for i, (machine_type, nets) in enumerate((m, n) for m, n in gcp.nic_networks.items() if m not in dranet):
-        role = "gpu-networks" if i == 0 else f"gpu-networks-{machine_type}"
+        role, roles_were = names.by_machine("gpu-networks", i, machine_type)
         networks = GpuNetworks(
             place.name(role),
             GpuNetworksArgs([NicAttachment(nic.name, nic.kind, vpc, subnet) for nic, vpc, subnet in nets]),
-            opts=place.opts(role, on_cluster),
+            opts=place.opts(role, on_cluster, roles_were=roles_were),
         )
         if machine_type == queue.machine.name:
             ready += networks.objects
@@ -177,8 +177,8 @@ def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform, place: Place
     node_setup: list[pulumi.Resource] = []
     machines = list(dict.fromkeys(p.machine_type for p in config.pools))
     for i, machine_type in enumerate(m for m in machines if catalog.machine(m).gpudirect in NODE_INSTALLED):
-        role = "gpudirect" if i == 0 else f"gpudirect-{machine_type}"
-        installers = GpuDirectInstallers(place.name(role), GpuDirectInstallersArgs(machine_type), opts=place.opts(role, on_gpu_nodes))
+        role, roles_were = names.by_machine("gpudirect", i, machine_type)
+        installers = GpuDirectInstallers(place.name(role), GpuDirectInstallersArgs(machine_type), opts=place.opts(role, on_gpu_nodes, roles_were=roles_were))
         if machine_type == queue.machine.name:
             node_setup += installers.daemonsets
     # The DaemonSets a machine's nodes need beside those (catalog `node_daemonsets`: asapd-lite on A4X Max).

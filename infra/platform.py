@@ -146,13 +146,15 @@ class Place:
     def name(self, role: str) -> str:
         return f"{self.prefix}-{role}" if self.parent is not None else role
 
-    def opts(self, role: str, *more: pulumi.ResourceOptions | None, was: Sequence[str] = ()) -> pulumi.ResourceOptions:
+    def opts(self, role: str, *more: pulumi.ResourceOptions | None, was: Sequence[str] = (), roles_were: Sequence[str] = ()) -> pulumi.ResourceOptions:
         """The options of the component playing `role`, merged with `more`; `was`: further
-        top-level names it had."""
+        top-level names it had; `roles_were`: roles it played before, here and at the top (a
+        component once named by its place, keyed by its own name now)."""
         if self.parent is None:
-            options = pulumi.ResourceOptions(aliases=[pulumi.Alias(name=old) for old in was] or None)
+            options = pulumi.ResourceOptions(aliases=[pulumi.Alias(name=old) for old in (*was, *roles_were)] or None)
         else:
-            aliases = [pulumi.Alias(name=old, parent=pulumi.ROOT_STACK_RESOURCE) for old in (role, *was)]
+            aliases = [pulumi.Alias(name=old, parent=pulumi.ROOT_STACK_RESOURCE) for old in (role, *was, *roles_were)]
+            aliases += [pulumi.Alias(name=self.name(old)) for old in roles_were]
             options = pulumi.ResourceOptions(parent=self.parent, aliases=aliases)
         for extra in more:
             options = pulumi.ResourceOptions.merge(options, extra)

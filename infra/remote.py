@@ -17,7 +17,7 @@ from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABE
 from trainstack.components.kueue import GpuFlavor, Kueue
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
 from trainstack.components.workload_identity import JobIdentity, JobIdentityArgs
-from trainstack.core import catalog
+from trainstack.core import catalog, rules
 from trainstack.core.errors import ConfigError
 from trainstack.infra import contract
 from trainstack.infra import fleet_stack as fleet
@@ -49,6 +49,34 @@ def read_platform_stack(name: str) -> tuple[pulumi.StackReference, Any]:
             [f"trainstack:platform.stack = {name!r}: cannot read that stack ({reason}); deploy the platform stack first, or check its name and your access"],
         ) from None
     return reference, ((read.value or {}).get("outputs") or {}).get(contract.OUTPUT)
+
+
+# The engine's error for a stack its backend does not have (pulumi/pulumi 1b59498
+# pkg/backend/backend.go `GetStackOutputs`: `unknown stack %q`).
+UNKNOWN_STACK = "unknown stack"
+
+
+def read_fleet_egress(key: str, name: str) -> list[str] | None:
+    """The egress CIDRs fleet stack `name` exports (core.fleet.EGRESS_OUTPUT), read at once as
+    read_platform_stack reads a platform; None while there are none to admit: the fleet is not
+    deployed yet (its first deployment follows its workers': README, fleets), or was deployed before
+    trainstack reserved its egress. ConfigError at `key` for a stack that cannot be read otherwise,
+    or whose output is no list of CIDRs."""
+    try:
+        read = pulumi.runtime.invoke(READ_STACK_OUTPUTS, {"name": name})
+    except Exception as exc:  # the engine's own error for a stack it cannot read
+        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        if UNKNOWN_STACK in reason:
+            return None
+        raise ConfigError(name, [f"{key} = {name!r}: cannot read that stack ({reason}); check its name and your access"]) from None
+    value = ((read.value or {}).get("outputs") or {}).get(fleet.EGRESS_OUTPUT)
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) > rules.FLEET_EGRESS_ADDRESSES or any(rules.cidr(v) for v in value):
+        raise ConfigError(
+            name, [f"{key} = {name!r}: its output {fleet.EGRESS_OUTPUT!r} is {value!r}, not the fleet's egress CIDRs; is it a trainstack fleet stack?"]
+        )
+    return value
 
 
 def _cluster_path(terms: contract.Contract) -> str:
@@ -189,5 +217,6 @@ def _image(ctx: StackContext, config: WorkloadStackConfig) -> tuple[pulumi.Outpu
     # A trainstack platform's nodes run as <cluster>-nodes (infra.gcp); an existing cluster's
     # node account is its own to grant.
     assert ctx.contract is not None
-    nodes: list[pulumi.Input[str]] = [] if config.platform.existing_cluster else [f"{ctx.account_id('nodes')}@{ctx.contract.project}.iam.gserviceaccount.com"]
+    account = ctx.account_id("nodes")
+    nodes: dict[str, pulumi.Input[str]] = {} if config.platform.existing_cluster else {account: f"{account}@{ctx.contract.project}.iam.gserviceaccount.com"}
     return workload_image(ctx, services, nodes)

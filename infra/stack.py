@@ -47,6 +47,7 @@ from trainstack.core.spec import (
     K8sName,
     NodePoolName,
     ProjectId,
+    QualifiedStack,
     Quantity,
     RegionId,
     Section,
@@ -142,6 +143,10 @@ class ClusterConfig(Section):
     """The networks that may reach the control plane; `0.0.0.0/0` needs allowAnyAddress."""
     allow_any_address: bool = False
     """The explicit opt-in for `0.0.0.0/0` in authorizedNetworks."""
+    admit_fleets: list[QualifiedStack] = []
+    """Fleet stacks (`<organization>/trainstack/<stack>`) whose manager may reach this control plane:
+    each one's exported `egressAddresses` join the authorized networks at `up` (read from the fleet
+    stack, so a fleet's address never has to be copied here). `up` the fleet first; see README, fleets."""
     deletion_protection: bool = True
     """GKE refuses to delete the cluster, and Pulumi protects it, while true."""
     maintenance: Maintenance = Maintenance()
@@ -158,8 +163,23 @@ class ClusterConfig(Section):
     @model_validator(mode="after")
     def _rules(self) -> ClusterConfig:
         resource_errors(self, "cluster")
-        rule_errors("ClusterConfig", list(self._exposure()))
+        rule_errors("ClusterConfig", [*self._exposure(), *self._fleets()])
         return self
+
+    def _fleets(self) -> Iterator[Problem]:
+        """Fleets admitted at the public endpoint, each once, within GKE's count with the rest."""
+        fleets = self.admit_fleets
+        if fleets and self.private_endpoint:
+            yield Problem(
+                ("admitFleets",),
+                fleets,
+                "a fleet's manager reaches a worker at its public endpoint, which privateEndpoint: true removes; set privateEndpoint: false",
+            )
+        for i, name in enumerate(fleets):
+            if name in fleets[:i]:
+                yield Problem(("admitFleets", i), name, "names a fleet twice; each fleet once")
+        if wrong := rules.authorized_networks(len(self.authorized_networks) + len(fleets) * rules.FLEET_EGRESS_ADDRESSES):
+            yield Problem(("admitFleets",), fleets, f"with authorizedNetworks {wrong} (one address a fleet)")
 
     def _exposure(self) -> Iterator[Problem]:
         """The stack file's own opt-in to an open control plane (allowAnyAddress)."""

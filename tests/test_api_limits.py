@@ -314,7 +314,9 @@ def test_a_custom_resource_outside_its_crd_schema_exits_2_naming_the_key(tmp_pat
     """Kueue v0.19.2's WorkloadPriorityClass CRD: description maxLength 2048. validate and plan
     render offline and check every Kueue and JobSet object against its bundled CRD schema."""
     (tmp_path / "stacks").mkdir()
-    platform = raw_stack_config("a3ultra-platform")
+    shipped = raw_stack_config("a3ultra-platform")
+    # Alone in its folder: without the fleet it admits, whose stack file is not copied.
+    platform = {**shipped, "trainstack:cluster": {k: v for k, v in shipped["trainstack:cluster"].items() if k != "admitFleets"}}
     monkeypatch.setenv("TRAINSTACK_ROOT", str(tmp_path))
     for length, code in ((2048, 0), (2049, 2)):
         changes = {"trainstack:kueue": {"priorityClasses": [{"name": "p", "value": 1, "description": "d" * length}]}}

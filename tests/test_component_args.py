@@ -21,6 +21,7 @@ from helpers import of_type, one
 from trainstack import components, workloads
 from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.plan import engine
+from trainstack.app.plan.aliases import claims
 from trainstack.app.plan.recorder import Registration
 from trainstack.app.schemas.validate import validate_object
 from trainstack.components import (
@@ -340,7 +341,7 @@ CASES = [
     Case(NodeServiceAccount, lambda n, o: NodeServiceAccount(n, NodeServiceAccountArgs("proj-1", "gke-nodes"), o)),
     Case(GpuNodePool, lambda n, o: GpuNodePool(n, gpu_pool_args(), o)),
     Case(CpuNodePool, lambda n, o: CpuNodePool(n, CpuNodePoolArgs("proj-1", "us-central1", "c", "cpu", ["us-central1-b"], "e2-standard-8", 2, SA), o)),
-    Case(CheckpointBucket, lambda n, o: CheckpointBucket(n, CheckpointBucketArgs("proj-1", "bkt", "us-central1", object_users=["principal://x"]), o)),
+    Case(CheckpointBucket, lambda n, o: CheckpointBucket(n, CheckpointBucketArgs("proj-1", "bkt", "us-central1", object_users={"ns.sa": "principal://x"}), o)),
     Case(FilestoreShare, lambda n, o: FilestoreShare(n, FilestoreShareArgs("proj-1", "fs", "us-central1-b", "ZONAL", 1024, "share1", "vpc"), o)),
     Case(NfsDisk, lambda n, o: NfsDisk(n, NfsDiskArgs("proj-1", "us-central1-b", "disk", "pd-ssd", 100), o)),
     Case(LustreInstance, lambda n, o: LustreInstance(n, LustreInstanceArgs("proj-1", "us-central1-b", f"{n}-lustre", "vpc", 9000), o)),
@@ -799,7 +800,7 @@ def test_checkpoint_bucket_grants_object_users_after_grant_after() -> None:
             "ckpt",
             "us-central1",
             hierarchical_namespace=False,
-            object_users=["principal://a", "principal://b"],
+            object_users={"ns.a": "principal://a", "ns.b": "principal://b"},
             grant_after=[pool],
             labels={"team": "ml"},
         )
@@ -812,11 +813,40 @@ def test_checkpoint_bucket_grants_object_users_after_grant_after() -> None:
     pool = built.one(GATE, "identity-pool").urn
     grants = built.all(BUCKET_MEMBER)
     assert {g.name: (g.inputs["member"], g.inputs["role"]) for g in grants} == {
-        "bucket-object-user-0": ("principal://a", "roles/storage.objectUser"),
-        "bucket-object-user-1": ("principal://b", "roles/storage.objectUser"),
+        "bucket-object-user-ns.a": ("principal://a", "roles/storage.objectUser"),
+        "bucket-object-user-ns.b": ("principal://b", "roles/storage.objectUser"),
     }
     assert all({pool, bucket.urn} <= set(g.dependencies) for g in grants)
     assert pool not in bucket.dependencies  # only the grants wait for the identity pool
+
+
+def _bucket_grants(users: dict[str, pulumi.Input[str]]) -> dict[str, Registration]:
+    built = run(lambda o: CheckpointBucket("bucket", CheckpointBucketArgs("proj-1", "ckpt", "us-central1", object_users=users), o))
+    return {g.inputs["member"]: g for g in built.all(BUCKET_MEMBER)}
+
+
+def _plan_rows(grants: dict[str, Registration]) -> list[dict[str, Any]]:
+    return [{"urn": g.urn, "parent": None, "options": {"aliases": g.options.get("aliases") or []}} for g in grants.values()]
+
+
+def test_a_bucket_grant_is_keyed_by_its_grantee_and_moves_from_its_place() -> None:
+    """Removing the first grantee touches no other grant (its URN is its grantee's), and a live
+    stack's positional grants (`object-user-<i>`, as releases before named them) are each taken
+    over by the grant now at that place, by the engine's matching (app/plan/aliases.py)."""
+    both = _bucket_grants({"ns.a": "principal://a", "ns.b": "principal://b"})
+    assert [g.name for g in both.values()] == ["bucket-object-user-ns.a", "bucket-object-user-ns.b"]
+    alone = _bucket_grants({"ns.b": "principal://b"})
+    assert alone["principal://b"].urn == both["principal://b"].urn
+    positional = {g.urn.replace(g.name, f"bucket-object-user-{i}"): g.urn for i, g in enumerate(both.values())}
+    found = claims(positional, _plan_rows(both))
+    assert found.was == {new: old for old, new in positional.items()} and not found.deleted and not found.invalid
+
+
+@pytest.mark.parametrize("key", ["", "Ns.A", "a/b", "-a", "a" * 101])
+def test_a_grantee_key_that_is_no_resource_name_is_refused(key: str) -> None:
+    problems = CheckpointBucketArgs("proj-1", "ckpt", "us-central1", object_users={key: "principal://a"}).problems()
+    assert [(p.key, p.rule) for p in problems] == [(("object_users",), f"key {key!r} {rules.GRANTEE_KEY(key)}")]
+    assert WorkloadImageArgs("proj-1", "us-central1", "repo", "img", "t", "images/x", "0" * 64, "builder", "p-builds", readers={key: "x"}).problems()
 
 
 def test_filestore_share_and_nfs_disk_from_their_args() -> None:

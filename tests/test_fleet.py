@@ -426,7 +426,15 @@ def test_each_fleet_marks_its_copies_with_an_origin_of_its_own(plans: dict[str, 
     counterpart (Kueue v0.19.2 multikueuecluster.go runGC): fleets sharing a worker need two origins."""
     raw = raw_stack_config(FLEET)
     origin = kueue_configuration(plans[FLEET])["multiKueue"]["origin"]
-    other = run("another-fleet", raw, fleet_references())
+    # The workers admit the second fleet too (trainstack:cluster.admitFleets), as a shared worker must.
+    shared = {
+        name: {
+            **out,
+            contract.OUTPUT: {**out[contract.OUTPUT], "admittedFleets": [*out[contract.OUTPUT]["admittedFleets"], "organization/trainstack/another-fleet"]},
+        }
+        for name, out in fleet_references().items()
+    }
+    other = run("another-fleet", raw, shared)
     (release,) = [r.inputs for r in other.registrations if r.type == "kubernetes:helm.sh/v3:Release" and r.inputs["chart"].endswith("/kueue")]
     assert yaml.safe_load(release["values"]["managerConfig"]["controllerManagerConfigYaml"])["multiKueue"]["origin"] not in (origin, "multikueue")
     assert re.fullmatch(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?", origin) and len(origin) <= 63  # content.IsLabelValue
@@ -438,9 +446,9 @@ def test_a_worker_the_manager_cannot_reach_is_refused() -> None:
     config = fleet.load(FLEET, raw_stack_config(FLEET))
     outputs = worker_outputs()
     east = config.fleet.workers[2].stack
-    (problem,) = fleet.reach_problems(config, fleet.workers_of(config, {**outputs, east: {**outputs[east], "privateEndpoint": True}}))
+    (problem,) = fleet.reach_problems(config, fleet.workers_of(config, {**outputs, east: {**outputs[east], "privateEndpoint": True}}), FLEET)
     assert problem[0] == (fleet.KEY, "workers", 2, "stack") and "has no public endpoint" in problem[2]
-    assert list(fleet.reach_problems(config, fleet.workers_of(config, outputs))) == []
+    assert list(fleet.reach_problems(config, fleet.workers_of(config, outputs), FLEET)) == []
     with pytest.raises(ConfigError, match=r"trainstack:cluster.privateNodes = False: a fleet's manager reaches its workers from its Cloud NAT addresses"):
         fleet.load(FLEET, merge(raw_stack_config(FLEET), {"trainstack:cluster": {"privateNodes": False}}))
 

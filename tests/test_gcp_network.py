@@ -23,9 +23,13 @@ NIC_PARENT = "trainstack:gcp:GpuNicNetworks"
 
 
 def nic_children(variant: str, type_token: str) -> list:
-    """The GpuNicNetworks component's children of `type_token`, named by role (`gpu-nics-` dropped)."""
-    found = [r for r in of_type(render(variant), type_token) if r.parent and r.parent.endswith(f"{NIC_PARENT}::gpu-nics")]
-    return [dataclasses.replace(r, name=r.name.removeprefix("gpu-nics-")) for r in found]
+    """The GpuNicNetworks component's children of `type_token` (the variant's one machine type's),
+    named by role (`gpu-nics-<machine>-` dropped)."""
+    rendered = render(variant)
+    (component,) = [r.name for r in rendered.registrations if r.type == NIC_PARENT]
+    machine = component.removeprefix("gpu-nics-")
+    found = [r for r in of_type(rendered, type_token) if r.parent and r.parent.endswith(f"{NIC_PARENT}::gpu-nics-{machine}")]
+    return [dataclasses.replace(r, name=r.name.removeprefix(f"gpu-nics-{machine}-")) for r in found]
 
 
 def test_primary_network_is_a_custom_vpc_with_pod_and_service_ranges() -> None:

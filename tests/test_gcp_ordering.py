@@ -34,7 +34,7 @@ def cluster_urn(rendered) -> str:
         ("a3mega", REPOSITORY, "image-repository"),
         ("a3mega", COMMAND, "image-build"),
         ("a2", DISK, "nfs-disk"),
-        ("a3ultra", NETWORK, "gpu-nics-rdma"),
+        ("a3ultra", NETWORK, "gpu-nics-a3-ultragpu-8g-rdma"),
     ],
 )
 def test_storage_image_and_networks_do_not_wait_for_the_cluster(variant: str, type_token: str, name: str) -> None:

@@ -51,7 +51,7 @@ def test_services_are_never_disabled_on_destroy(variant: str) -> None:
     [
         ("a3ultra", CLUSTER, "cluster", {"container", "compute", "logging", "monitoring"}),
         ("a3ultra", NODE_POOL, "gpu-pool-a3-ultra", {"container"}),
-        ("a3ultra", NETWORK, "gpu-nics-rdma", {"compute"}),
+        ("a3ultra", NETWORK, "gpu-nics-a3-ultragpu-8g-rdma", {"compute"}),
         ("a3ultra", BUCKET, "bucket", {"storage"}),
         ("a3ultra", "gcp:serviceaccount/account:Account", "node-sa", {"iam"}),
         ("a3ultra", "gcp:projects/iAMMember:IAMMember", "node-sa-logging.logWriter", {"cloudresourcemanager"}),

@@ -29,7 +29,7 @@ from helpers import present
 from trainstack.app.deploy.stacks import project_root, raw_stack_config
 from trainstack.app.ops import bench_fleet, reap
 from trainstack.app.ops.bench import BenchError, JobOutcome
-from trainstack.app.ops.bench_fleet import FLEET, JOB, WORKER, FleetBenchSpec, admitted_on, nat_addresses, watch_fleet
+from trainstack.app.ops.bench_fleet import FLEET, JOB, WORKER, FleetBenchSpec, admitted_on, watch_fleet
 from trainstack.app.ops.cli import bench_command
 from trainstack.app.plan import engine
 from trainstack.app.plan.plan import from_rendered
@@ -70,7 +70,8 @@ def test_the_copies_point_at_each_other_through_their_stack_references() -> None
     assert "a3ultra" in {w["name"] for w in raw_stack_config(FLEET_STACK)["trainstack:fleet"]["workers"]} - {c.worker for c in s.of(WORKER)}
     # Checked against each other as `pulumi up` checks them: the job's machine and queue are the fleet's.
     assert (s.job.machine.name, present(s.job.contract).local_queue, s.job.project) == ("a3-megagpu-8g", "a3-mega", PROJECT)
-    assert s.router == (f"{fleet_copy.cluster}-router", "us-central1")
+    assert all(c.raw["trainstack:cluster"]["admitFleets"] == [fleet_copy.stack] for c in s.of(WORKER)), "each worker copy admits the fleet copy alone"
+    assert raw_stack_config(WORKERS["a3mega-east4"])["trainstack:cluster"]["admitFleets"] == [f"organization/trainstack/{FLEET_STACK}"], "not the original"
 
 
 def test_every_copy_with_a_cluster_is_ephemeral_and_the_sets_reach_their_copies() -> None:
@@ -226,28 +227,6 @@ def test_a_job_no_worker_admits_times_out_saying_so() -> None:
     assert "waiting for a worker to admit it" in ran.outcome.detail
 
 
-def test_the_managers_nat_addresses_are_read_from_gcloud() -> None:
-    answer = {
-        "result": [
-            {
-                "natName": "n",
-                "natIpInfoMappings": [
-                    {"natIp": "198.51.100.9", "mode": "AUTO", "usage": "IN_USE"},
-                    {"natIp": "198.51.100.7", "mode": "AUTO", "usage": "UNUSED"},
-                ],
-            }
-        ]
-    }
-    calls: list[list[str]] = []
-
-    def run(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
-        calls.append(command)
-        return subprocess.CompletedProcess(command, 0, json.dumps(answer), "")
-
-    assert nat_addresses("p", "us-central1", "r-router", run=run) == ["198.51.100.7", "198.51.100.9"]
-    assert calls[0][:5] == ["gcloud", "compute", "routers", "get-nat-ip-info", "r-router"]
-
-
 # ---------------------------------------------------------------------------------------------
 # The real command line and Automation API against the fake Pulumi CLI
 
@@ -308,7 +287,7 @@ def test_the_copies_go_up_in_dependency_order_and_down_in_reverse(run: Callable[
         "venv/ made once, not by the workers' ups at once"
     )
     assert max(end for _, _, end in first_workers) < fleet_up[1] and fleet_up[0] == FLEET_COPY, "the fleet after every worker"
-    assert fleet_up[2] < min(start for _, start, _ in second_workers), "the workers learn the manager's NAT address after the fleet is up"
+    assert fleet_up[2] < min(start for _, start, _ in second_workers), "the workers read the manager's egress after the fleet is up"
     assert max(end for _, _, end in second_workers) < job_up[1] and job_up[0] == NAME, "the job last"
     assert [p.stack for p in bench.processes("destroy")] == [NAME, FLEET_COPY, *reversed(WORKER_STACKS)]
     assert [p.stack for p in bench.processes("stack rm")] == [NAME, FLEET_COPY, *reversed(WORKER_STACKS)]
@@ -328,8 +307,7 @@ def test_the_copies_configs_point_at_each_other(run: Callable[..., Bench]) -> No
     assert [w["stack"] for w in set_up[FLEET_COPY]["trainstack:fleet"]["workers"]] == WORKER_STACKS
     assert set_up[NAME]["trainstack:platform"] == {"stack": FLEET_COPY}
     for stack in WORKER_STACKS:
-        allowed = [n["cidrBlock"] for n in set_up[stack]["trainstack:cluster"]["authorizedNetworks"]]
-        assert allowed[-1] == f"{driver.NAT_IP}/32" and len(allowed) >= 2, "the manager may reach each worker, beside who could before"
+        assert set_up[stack]["trainstack:cluster"]["admitFleets"] == [FLEET_COPY], "each worker admits the fleet copy's manager, read from its stack"
 
 
 def test_sigint_mid_way_destroys_the_stacks_already_up_in_reverse(run: Callable[..., Bench]) -> None:

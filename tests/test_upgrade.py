@@ -313,3 +313,47 @@ def _live_networks_with_an_mtu(release: str, stack: str) -> list[dict[str, Any]]
     resources = json.loads((GOLDEN / f"{stack}.json").read_text())["resources"]
     live = set(claims(previous, resources).was)
     return [r for r in resources if r["type"] == "gcp:compute/network:Network" and r["urn"] in live and "mtu" in r["inputs"]]
+
+
+# ---------------------------------------------------------------------------------------------
+# What a machine type brings (its NIC networks, Networks, GPUDirect installers) is keyed by the machine.
+
+ROLES_BY_MACHINE = ("gpu-nics", "gpu-networks", "gpudirect")
+
+
+def _two_machines(first: bool = True) -> list[dict[str, Any]]:
+    """A platform with A3 Mega pools and an A3 High pool (each with its NICs); `first=False`: the
+    A3 Mega pools, the first machine type, removed."""
+    raw = raw_stack_config("a3mega-capacity-platform")
+    cluster = {k: v for k, v in raw["trainstack:cluster"].items() if k != "admitFleets"}
+    high = {"name": "a3-high-spot", "machineType": "a3-highgpu-8g", "provisioning": "spot", "autoscaling": {"minNodes": 0, "maxNodes": 4}}
+    pools = [*(raw["trainstack:gpuPools"] if first else []), {**high, "reservation": {"affinity": "none"}}]
+    return plan.from_rendered(engine.run("two-machines", {**raw, "trainstack:cluster": cluster, "trainstack:gpuPools": pools}, {})).to_dict()["resources"]
+
+
+def test_removing_the_first_machine_type_keeps_the_other_machines_components() -> None:
+    """The other machine's components keep their URNs (they were renamed to the bare role before).
+    Not their NIC children: the first NIC family's VPC and Network names are unprefixed
+    (StackConfig.nic_families), so a second family's physical names change when it becomes first."""
+    both, after = _two_machines(), _two_machines(first=False)
+    high = {r["urn"] for r in after if not r["custom"] and any(r["urn"].endswith(f"::platform-{role}-a3-highgpu-8g") for role in ROLES_BY_MACHINE)}
+    assert len(high) == len(ROLES_BY_MACHINE) and high <= {r["urn"] for r in both}
+
+
+def test_a_stack_whose_first_machine_was_unsuffixed_moves_by_its_aliases() -> None:
+    """The live state of a release that named the first machine type's components by their bare
+    role (`platform-gpu-nics`, ...): every one is taken over, with its descendants, by the engine's
+    matching; without the aliases they would be deleted and created."""
+    resources = _two_machines()
+
+    def positional(urn: str) -> str:
+        for role in ROLES_BY_MACHINE:
+            urn = urn.replace(f"{role}-a3-megagpu-8g", role)
+        return urn
+
+    earlier = snapshot({"resources": [{**r, "urn": positional(r["urn"]), "parent": r["parent"] and positional(r["parent"])} for r in resources]})
+    assert set(earlier) != {r["urn"] for r in resources}
+    assert upgrade_problems(earlier, resources) == []
+    moved = {r["urn"] for r in resources if positional(r["urn"]) != r["urn"] and not r["custom"]}
+    unaliased = [{**r, "options": {**r["options"], "aliases": []}} if r["urn"] in moved else r for r in resources]
+    assert any(p.startswith("deleted:") for p in upgrade_problems(earlier, unaliased))

@@ -62,6 +62,8 @@ def main() -> None:
         if fleet.is_fleet(raw):
             return _fleet(stack, raw)
         config = load(stack, raw)
+        if isinstance(config, StackConfig) and config.cluster.admit_fleets:
+            config = fleet.admit_egress(config, _fleet_egress(config))
         reference = output = None
         if isinstance(config, WorkloadStackConfig) and config.platform.stack:
             reference, output = read_platform_stack(config.platform.stack)
@@ -70,6 +72,22 @@ def main() -> None:
         # RunError ends the program with this message and no traceback.
         raise pulumi.RunError(str(exc)) from None
     build(ctx)
+
+
+def _fleet_egress(config: StackConfig) -> dict[str, list[str]]:
+    """The egress CIDRs of each fleet the platform admits, read from the fleet stacks; a fleet with
+    none yet is named in a warning (its manager is admitted at the first `up` after the fleet's)."""
+    found = {}
+    for i, name in enumerate(config.cluster.admit_fleets):
+        cidrs = remote.read_fleet_egress(f"trainstack:cluster.admitFleets[{i}]", name)
+        if cidrs is None:
+            pulumi.log.warn(
+                f"trainstack:cluster.admitFleets[{i}] = {name!r}: that fleet exports no {fleet.EGRESS_OUTPUT} yet (not deployed, or deployed by an "
+                "earlier trainstack): its manager cannot reach this cluster until you `up` this stack again after the fleet's `up`"
+            )
+        else:
+            found[name] = cidrs
+    return found
 
 
 def _fleet(stack: str, raw: dict[str, Any]) -> None:

@@ -32,7 +32,7 @@ def validate(stack: str, raw: dict[str, Any], root: Path, platform_output: Any =
 def check_fleet(stack: str, config: fleet.FleetStackConfig, root: Path, worker_outputs: dict[str, Any]) -> tuple[StackContext, list[fleet.Worker]]:
     """A fleet's context and its workers, or ConfigError listing how the workers fail to mirror one another."""
     workers = fleet.workers_of(config, worker_outputs)
-    problems = [*fleet.problems(workers), *fleet.reach_problems(config, workers)]
+    problems = [*fleet.problems(workers), *fleet.reach_problems(config, workers, stack)]
     if problems:
         raise ConfigError(stack, [describe(p) for p in problems])
     return StackContext(stack, config, root), workers

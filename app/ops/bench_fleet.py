@@ -23,10 +23,10 @@ dispatches it to, and every copy torn down in reverse order, always.
    up the workers at once, one CLI each (every other command of the Automation API names its
    stack with `--stack`: pulumi 3.272 sdk/python/lib/pulumi/automation/_stack.py
    `_run_pulumi_cmd_sync`; each writes only its own `Pulumi.<stack>.yaml`); a worker whose up fails
-   cancels the others. Then the fleet. Then the link: the manager reaches the workers' control
-   planes from its Cloud NAT's addresses (AUTO_ONLY, known once it exists: `gcloud compute routers
-   get-nat-ip-info`), which each worker copy adds to `trainstack:cluster.authorizedNetworks` in a
-   second up, as the README asks of a fleet's owner. Then the job.
+   cancels the others. Then the fleet. Then the link: each worker copy names the fleet copy in
+   `trainstack:cluster.admitFleets`, so its first up finds no fleet yet (the engine's `unknown
+   stack`) and admits nothing; a second up reads the fleet copy's exported `egressAddresses` and
+   authorizes them, as a fleet's first deployment goes (README, fleets). Then the job.
 4. watch the job: MultiKueue records on the manager's Workload the worker that admitted it
    (`status.clusterName`, Kueue v0.19.2 apis/kueue/v1beta2/workload_types.go) and copies the
    worker's JobSet status to the manager's JobSet (pkg/controller/jobs/jobset/
@@ -72,8 +72,6 @@ from trainstack.infra import fleet_stack as fleet
 from trainstack.infra.context import StackContext
 from trainstack.infra.contract import KUBECONFIG_OUTPUT, OUTPUT
 from trainstack.infra.stack import StackConfig, load
-
-ROUTER_TYPE = "gcp:compute/router:Router"
 
 # ---------------------------------------------------------------------------------------------
 # What a fleet job is
@@ -144,8 +142,8 @@ class Copy:
 
 @dataclass(frozen=True)
 class FleetBenchSpec:
-    """A fleet bench: its copies in deployment order (the workers, the fleet, the job), the job's
-    validated context, and the manager's Cloud NAT router (name, region) from the fleet's plan."""
+    """A fleet bench: its copies in deployment order (the workers, the fleet, the job) and the job's
+    validated context."""
 
     recipe: str
     name: str
@@ -154,7 +152,6 @@ class FleetBenchSpec:
     timeout_s: float
     copies: tuple[Copy, ...]
     job: StackContext
-    router: tuple[str, str]
 
     def of(self, role: str) -> list[Copy]:
         return [c for c in self.copies if c.role == role]
@@ -232,6 +229,7 @@ def prepare(
     names = copy_names(recipe, recipe_raw, bench_name, root)
     _check_targets(sets, {stack: recipe_raw if role == JOB else raw_stack_config(stack, root) for role, stack, _, _ in names})
     taken = stack_names(root)
+    fleet_copy = next(full for role, _, full, _ in names if role == FLEET)
     expires = now + timedelta(seconds=ttl_s)
     copies: list[Copy] = []
     for role, stack, full, worker in names:
@@ -250,6 +248,8 @@ def prepare(
             if base.workload is not None:
                 raise BenchError(f"worker {stack!r} of the fleet runs a job of its own; a fleet's workers are platform stacks")
             cluster = bench.make_ephemeral(raw, base.cluster.name, local, expires, base.storage.kind)
+            # The copy admits the fleet copy's manager, and no other fleet's.
+            raw["trainstack:cluster"]["admitFleets"] = [fleet_copy]
         elif role == FLEET:
             base_fleet = _loaded(stack, raw, fleet.FleetStackConfig)
             cluster = bench.make_ephemeral(raw, base_fleet.cluster.name, local, expires, None)
@@ -259,11 +259,11 @@ def prepare(
         else:
             raw["trainstack:platform"]["stack"] = copies[-1].stack
         copies.append(Copy(role, stack, full, raw, cluster, worker))
-    job, router = _validate(copies, root)
+    job = _validate(copies, root)
     if len(useful := _able(copies, job.machine.name)) < len(copies):  # no GPU pool bought for nothing
-        job, router = _validate(useful, root)
+        job = _validate(useful, root)
         copies = useful
-    return FleetBenchSpec(recipe, bench_name, job.project, expires, timeout_s, tuple(copies), job, router)
+    return FleetBenchSpec(recipe, bench_name, job.project, expires, timeout_s, tuple(copies), job)
 
 
 def _able(copies: list[Copy], machine_type: str) -> list[Copy]:
@@ -293,21 +293,17 @@ def _loaded(stack: str, raw: dict[str, Any], kind: type) -> Any:
     return config
 
 
-def _validate(copies: list[Copy], root: Path) -> tuple[StackContext, tuple[str, str]]:
+def _validate(copies: list[Copy], root: Path) -> StackContext:
     """Every copy validated as `pulumi up` validates it, each reading the copies it references:
-    the workers and the fleet rendered offline, the job checked against the fleet's contract.
-    Returns the job's context and the manager's Cloud Router (name, region) from the fleet's plan."""
+    the workers (before the fleet exists, as their first up) and the fleet rendered offline, the
+    job checked against the fleet's contract. Returns the job's context."""
     *platforms, job = copies
     outputs: dict[str, dict[str, Any]] = {}
     for item in platforms:  # the workers, then the fleet, which reads them
         references = {c.stack: outputs[c.stack] for c in platforms if c.role == WORKER} if item.role == FLEET else {}
         rendered = engine.run(item.local, item.raw, references)
         outputs[item.stack] = rendered.outputs
-    routers = [(r.inputs["name"], r.inputs["region"]) for r in rendered.registrations if r.type == ROUTER_TYPE]
-    if len(routers) != 1:
-        raise BenchError(f"the fleet's plan has {len(routers)} Cloud Routers, not one: the manager's NAT addresses cannot be found")
-    context = validation.validate(job.local, job.raw, root, outputs[platforms[-1].stack].get(OUTPUT))
-    return context, routers[0]
+    return validation.validate(job.local, job.raw, root, outputs[platforms[-1].stack].get(OUTPUT))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -382,33 +378,15 @@ def _kubectl_json(run: Callable[..., subprocess.CompletedProcess[str]], kubeconf
     return json.loads(done.stdout) if done.returncode == 0 else None
 
 
-def nat_addresses(project: str, region: str, router: str, run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run) -> list[str]:
-    """The addresses the manager's Cloud NAT sends from, used or not yet (`gcloud compute routers
-    get-nat-ip-info`: the NatIpInfo list of a NatIpInfoResponse, `result[].natIpInfoMappings[].natIp`,
-    https://cloud.google.com/compute/docs/reference/rest/v1/routers/getNatIpInfo)."""
-    done = run(
-        ["gcloud", "compute", "routers", "get-nat-ip-info", router, "--region", region, "--project", project, "--format", "json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if done.returncode != 0:
-        raise BenchError(f"gcloud compute routers get-nat-ip-info {router} failed: {(done.stderr.strip().splitlines() or ['no output'])[-1]}")
-    answer = json.loads(done.stdout or "{}")
-    results = answer if isinstance(answer, list) else answer.get("result") or []
-    return sorted({m["natIp"] for r in results for m in r.get("natIpInfoMappings") or [] if m.get("natIp")})
-
-
 # ---------------------------------------------------------------------------------------------
 # The run
 
 
 @dataclass(kw_only=True)
 class FleetDeps(bench.Boundaries):
-    """The boundaries of a fleet bench: also how it watches the fleet and reads a router's NAT addresses."""
+    """The boundaries of a fleet bench: also how it watches the fleet."""
 
     watch: FleetWatcher = watch_fleet
-    nat_ips: Callable[[str, str, str], list[str]] = nat_addresses
 
 
 @dataclass(kw_only=True)
@@ -461,7 +439,7 @@ def run_fleet_bench(spec: FleetBenchSpec, root: Path, deps: FleetDeps, log_path:
             with bench.phase(result, "up fleet", deps.clock):
                 _up_all(guard, done, spec.of(FLEET))
             with bench.phase(result, "link workers", deps.clock):
-                _link(guard, spec, root, done, deps)
+                _up_all(guard, done, spec.of(WORKER))  # now each reads the fleet copy's egress
             with bench.phase(result, "up job", deps.clock):
                 _up_all(guard, done, spec.of(JOB))
             with guard.interruptible():
@@ -511,27 +489,6 @@ def _up_all(guard: SignalGuard, done: _Deployment, items: list[Copy]) -> None:
 def _prefixed(label: str) -> Callable[[str], None]:
     """Echo a CLI's lines with its stack's name: several run at once."""
     return lambda line: automation.echo(f"[{label}] {line}")
-
-
-def _link(guard: SignalGuard, spec: FleetBenchSpec, root: Path, done: _Deployment, deps: FleetDeps) -> None:
-    """Let the manager reach the workers: its NAT addresses added to each worker copy's
-    authorized networks, and the workers updated."""
-    router, region = spec.router
-    with guard.holding():
-        addresses = deps.nat_ips(spec.project, region, router)
-    if not addresses:
-        raise BenchError(f"the manager's Cloud NAT ({router}, {region}) has no address yet: the workers would refuse it")
-    for item in spec.of(WORKER):
-        cluster = copying.deepcopy(item.raw["trainstack:cluster"])
-        listed = {n.get("cidrBlock") for n in cluster.get("authorizedNetworks") or []}
-        cluster["authorizedNetworks"] = [
-            *(cluster.get("authorizedNetworks") or []),
-            *({"cidrBlock": f"{a}/32", "displayName": "bench fleet manager"} for a in addresses if f"{a}/32" not in listed),
-        ]
-        validation.validate(item.local, {**item.raw, "trainstack:cluster": cluster}, root)
-        with guard.holding():
-            done.stack(item).set_all_config(automation.config_values({"trainstack:cluster": cluster}))
-    _up_all(guard, done, spec.of(WORKER))
 
 
 def _kubeconfig(done: _Deployment, item: Copy) -> str:

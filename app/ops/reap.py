@@ -10,7 +10,8 @@ What `trainstack bench` creates is found through two handles it writes:
   (`bench_prefix`), and the stack's networks and workload policies are named from it
   (infra/gcp.py: `name_prefix=config.cluster.name`). VPC networks, subnetworks, firewall rules,
   Cloud Routers (and the NAT they hold) and private services access connections have no labels in
-  their APIs: an expired network is found by its name, and what sits on it through the network.
+  their APIs: an expired network is found by its name, and what sits on it through the network; a
+  NAT's reserved regional address (components/gcp_network.py, `<cluster>-nat-ip`) by its name.
 Anything else, including a labelled resource whose expiry cannot be read, is left alone.
 
 The deletions go tier by tier (TIERS), each waiting for the one before: gcloud's deletes wait for
@@ -168,7 +169,7 @@ TIERS = {
     3: "private services access connections",
     4: "address ranges",
     5: "firewall rules and routers (with their NAT)",
-    6: "subnetworks",
+    6: "subnetworks and NAT addresses (once their router is gone)",
     7: "networks",
 }
 
@@ -308,6 +309,12 @@ def _named(gcloud: Gcloud, found: Survey, now: datetime) -> None:
                     ("compute", "resource-policies", "delete", policy["name"], f"--region={region}"),
                 )
             )
+    for address in _listing(gcloud, found, "addresses", "compute", "addresses", "list"):
+        expires = name_expires(address["name"])
+        if "region" in address and expires is not None and expires <= now:
+            region = _tail(address["region"])
+            why = f"expired {expires:%Y-%m-%d %H:%M} UTC (its name)"
+            found.add(Doomed("NAT address", address["name"], region, why, 6, ("compute", "addresses", "delete", address["name"], f"--region={region}")))
     if not networks:
         return
     on = {name: f"on expired network {name}" for name in networks}

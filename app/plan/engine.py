@@ -53,8 +53,12 @@ def run(stack: str, raw: dict[str, Any], references: dict[str, dict[str, Any]] |
     last part of its name), so the plan shows the real names; or they are given, `references`
     (stack name -> its outputs), for stacks without a stack file (a bench's copies)."""
     own = references is None
-    references = _references(stack, raw) if references is None else references
-    rendered = execute(_validate(stack, raw, references), raw, program.main, references)
+    _RENDERING.append(stack)
+    try:
+        references = _references(stack, raw) if references is None else references
+        rendered = execute(_validate(stack, raw, references), raw, program.main, references)
+    finally:
+        _RENDERING.pop()
     if found := crdcheck.problems(rendered.registrations):
         raise ConfigError(stack, [describe(p) for p in found])
     if own:
@@ -65,6 +69,11 @@ def run(stack: str, raw: dict[str, Any], references: dict[str, dict[str, Any]] |
 _OUTPUTS: dict[tuple[str, str], dict[str, Any]] = {}
 """The outputs of each stack this process rendered from its own config (rendering is deterministic):
 a workload or fleet stack reads its platforms' from here instead of rendering them again."""
+
+
+_RENDERING: list[str] = []
+"""The stacks whose rendering is under way, outermost first: a worker that admits a fleet (its
+`trainstack:cluster.admitFleets`) reads the fleet's outputs, and the fleet its workers'."""
 
 
 def _key(stack: str, raw: dict[str, Any]) -> tuple[str, str]:
@@ -98,15 +107,33 @@ def _references(stack: str, raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
     platform = ref.get("stack") if isinstance(ref, dict) else None
     if isinstance(platform, str):
         return {platform: _platform_outputs(stack, platform, "trainstack:platform.stack")}
-    return {}
+    return _admitted_fleets(stack, raw)
 
 
-def _platform_outputs(stack: str, platform: str, key: str) -> dict[str, Any]:
+def _admitted_fleets(stack: str, raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The outputs of the fleets a platform admits (`trainstack:cluster.admitFleets`, where it is a
+    list of names: any other value gets `validate`'s error), each rendered from its stack file. A
+    fleet whose rendering is under way (it reads this platform as a worker) gives no egress: the
+    worker's outputs, all the fleet reads, do not depend on it."""
+    cluster = raw.get("trainstack:cluster")
+    names = cluster.get("admitFleets") if isinstance(cluster, dict) else None
+    if not isinstance(names, list):
+        return {}
+    return {
+        name: {fleet.EGRESS_OUTPUT: []}
+        if name.rsplit("/", 1)[-1] in _RENDERING
+        else _platform_outputs(stack, name, f"trainstack:cluster.admitFleets[{i}]", "fleet")
+        for i, name in enumerate(names)
+        if isinstance(name, str)
+    }
+
+
+def _platform_outputs(stack: str, platform: str, key: str, what: str = "platform") -> dict[str, Any]:
     """The outputs of `platform` (the stack file of its last part, rendered); ConfigError naming
-    `key`, where the stack file names it, when there is no such file."""
+    `key`, where the stack file names it, when there is no such file (`what`: the stack's kind)."""
     name = platform.rsplit("/", 1)[-1]
     if name not in stack_names():
-        raise ConfigError(stack, [f"{key} = {platform!r}: no stacks/Pulumi.{name}.yaml here to render that platform offline"])
+        raise ConfigError(stack, [f"{key} = {platform!r}: no stacks/Pulumi.{name}.yaml here to render that {what} offline"])
     raw = raw_stack_config(name)
     return _OUTPUTS.get(_key(name, raw)) or run(name, raw).outputs
 

@@ -22,6 +22,7 @@ from trainstack.core import catalog
 from trainstack.core.errors import TrainstackError
 from trainstack.infra import fleet_stack as fleet
 from trainstack.infra.context import StackContext
+from trainstack.infra.contract import OUTPUT
 from trainstack.infra.stack import ANY_ADDRESS
 from trainstack.workloads import fit, preflight
 
@@ -85,6 +86,22 @@ class Plan:
                 found.append(f"the control plane of {r['inputs'].get('name')} accepts connections from any address ({ANY_ADDRESS})")
         return found
 
+    def admitted_fleets(self) -> list[dict[str, Any]] | None:
+        """The fleets whose manager this platform's control plane admits (`trainstack:cluster.admitFleets`,
+        from its contract), each with the egress CIDRs its plan read from the fleet stack: none yet
+        while the fleet is not deployed (`up` this stack again after the fleet's). None: no fleet."""
+        terms = self.outputs.get(OUTPUT)
+        names = terms.get("admittedFleets") if isinstance(terms, dict) else None
+        if not names:
+            return None
+        blocks = [
+            b
+            for r in self.resources
+            if r["type"] == "gcp:container/cluster:Cluster"
+            for b in (r["inputs"].get("masterAuthorizedNetworksConfig") or {}).get("cidrBlocks") or []
+        ]
+        return [{"stack": n, "egress": [b["cidrBlock"] for b in blocks if b.get("displayName") == fleet.egress_name(n)]} for n in names]
+
     def summary(self) -> dict[str, Any]:
         return {
             "resources": len(self.resources),
@@ -96,6 +113,7 @@ class Plan:
             "memory": self.memory,
             "preflight": self.preflight,
             **({"fleet": self.fleet} if self.fleet is not None else {}),
+            **({"admitsFleets": admitted} if (admitted := self.admitted_fleets()) is not None else {}),
             **({"timeToFirstStep": self.first_step.to_dict()} if self.first_step is not None else {}),
             **({"job": self.job} if self.job is not None else {}),
         }

@@ -28,9 +28,17 @@ def _rows(plan: Plan) -> list[tuple[str, str]]:
         *((("GPU memory", _memory(plan.memory)),) if plan.memory else ()),
         *(("preflight", f"{job}: {entry['summary'] if entry else 'off'}") for job, entry in (plan.preflight or {}).items()),
         *((("fleet workers", _fleet(plan.fleet)),) if plan.fleet is not None else ()),
+        *(("admits fleet", _admitted(f)) for f in plan.admitted_fleets() or []),
         ("pulumi destroy", plan.destroy_effect()),
         *(("WARNING", w) for w in plan.warnings()),
     ]
+
+
+def _admitted(entry: dict) -> str:
+    """A fleet this platform admits: its manager's egress, or what makes it known."""
+    if entry["egress"]:
+        return f"{entry['stack']}: its manager's egress {', '.join(entry['egress'])}, read from the fleet stack at each up"
+    return f"{entry['stack']}: no egress yet (the fleet is not deployed): up the fleet, then this stack again"
 
 
 def _job_rows(plan: Plan, job: dict) -> list[tuple[str, str]]:

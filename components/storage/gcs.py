@@ -121,15 +121,17 @@ class CheckpointBucketArgs(Args):
     disposable: bool = False
     """`pulumi destroy` deletes it with its objects; otherwise destroy leaves it, with its
     objects, in the project (`retained`)."""
-    object_users: list[pulumi.Input[str]] = field(default_factory=list)
-    """Principals granted `OBJECT_USER_ROLE` on the bucket."""
+    object_users: dict[str, pulumi.Input[str]] = field(default_factory=dict)
+    """Principals granted `OBJECT_USER_ROLE` on the bucket, keyed by the grantee's own name (a
+    Kubernetes account's `<namespace>.<account>`): the grant is `object-user-<key>`, so adding or
+    removing one touches no other."""
     grant_after: list[Any] = field(default_factory=list)
     """Resources the grants wait for: a Workload Identity principal is valid only once the
     project's identity pool exists, which the first cluster creates."""
     labels: dict[str, str] = field(default_factory=dict)
     """GCP labels."""
 
-    _checks = {"project": rules.PROJECT_ID, "name": rules.bucket_name, "labels": rules.gcp_labels}
+    _checks = {"project": rules.PROJECT_ID, "name": rules.bucket_name, "labels": rules.gcp_labels, "object_users": rules.grantees}
 
     def _cross(self) -> Iterator[Problem]:
         return resource_rules.check("bucket", self)
@@ -161,9 +163,11 @@ class CheckpointBucket(pulumi.ComponentResource):
             labels=dict(args.labels),
             **kids.main(was="bucket", **retained(args.disposable)),
         )
-        for i, member in enumerate(args.object_users):
+        # Keyed by the grantee; grants were named by their place before (`object-user-<i>`):
+        # aliased from the place each has at the upgrade.
+        for i, (key, member) in enumerate(args.object_users.items()):
             gcp.storage.BucketIAMMember(
-                **kids(f"object-user-{i}", *args.grant_after),
+                **kids(f"object-user-{key}", *args.grant_after, was=f"object-user-{i}", roles_were=[f"object-user-{i}"]),
                 bucket=self.bucket.name,
                 role=OBJECT_USER_ROLE,
                 member=member,
@@ -262,7 +266,7 @@ def _make(spec: BucketSpec, site: StorageSite, name: str, opts: pulumi.ResourceO
         hierarchical_namespace=spec.hierarchical_namespace,
         uniform_access=spec.uniform_access,
         disposable=site.disposable,
-        object_users=[principal],
+        object_users={f"{namespace}.{account}": principal},
         grant_after=[site.cluster],
         labels=site.labels,
     )

@@ -79,6 +79,9 @@ class FakeGcloud(FakeCli):
             if kind == "disks":  # attached to a node of the plan's cluster, as the NFS server's disk is
                 cluster = next(r["inputs"]["name"] for r in resources if r["type"] == "gcp:container/cluster:Cluster")
                 item["users"] = [f"{item['zone']}/instances/gke-{cluster}-cpu-node"]
+            if kind == "routers":  # its NAT's addresses, which GCP will not delete while it holds them
+                nats = [r["inputs"] for r in resources if r["type"] == "gcp:compute/routerNat:RouterNat" and r["inputs"]["router"] == item["name"]]
+                item["natIps"] = [ip.rsplit("/", 1)[-1] for nat in nats for ip in nat.get("natIps") or []]
             project[kind].append(item)
             names.append(item.get("name", "").rsplit("/", 1)[-1] or item["network"].rsplit("/", 1)[-1] + "/psa")
         self.save(project)
@@ -128,6 +131,8 @@ def as_listed(resource: dict[str, Any], project: str) -> tuple[str, dict[str, An
         return "repositories", {"name": f"projects/{project}/locations/{i['location']}/repositories/{i['repositoryId']}", "labels": i.get("labels", {})}
     if type_ == "gcp:compute/globalAddress:GlobalAddress":
         return "addresses", {"name": i["name"], "labels": i.get("labels", {}), "network": net(i["network"]), "purpose": i["purpose"]}
+    if type_ == "gcp:compute/address:Address":
+        return "addresses", {"name": i["name"], "region": f"{compute}regions/{i['region']}", "addressType": i.get("addressType", "EXTERNAL")}
     if type_ == "gcp:compute/network:Network":
         return "networks", {"name": i["name"], "selfLink": net(i["name"])}
     if type_ == "gcp:compute/subnetwork:Subnetwork":

@@ -131,6 +131,15 @@ def delete_regional(kind: str) -> Any:
 
 
 def delete_address(project: dict[str, Any], name: str | None, flags: dict[str, str]) -> None:
+    if ("--global" in flags) == ("--region" in flags):
+        raise Refused("ERROR: (gcloud.compute.addresses.delete) exactly one of --global, --region must be specified")
+    if "--region" in flags:  # a regional address (a NAT's): deleted once its router is, as GCP refuses one in use
+        region = flags["--region"]
+        users = [r["name"] for r in project["routers"] if tail(r["region"]) == region and name in r.get("natIps", [])]
+        in_use(f"address resource 'projects/{flags['--project']}/regions/{region}/addresses/{name}'", users)
+        take(project, "addresses", lambda a: a["name"] == name and tail(a.get("region", "")) == region, f"address {name}")
+        deleted(f"{COMPUTE}projects/{flags['--project']}/regions/{region}/addresses/{name}")
+        return
     users = [f"services/servicenetworking.googleapis.com/{p['network']}" for p in project["peerings"] if name in p.get("reservedPeeringRanges", [])]
     in_use(f"address resource 'projects/{flags['--project']}/global/addresses/{name}'", users)
     take(project, "addresses", lambda a: a["name"] == name, f"address {name}")
@@ -188,8 +197,14 @@ COMMANDS: dict[tuple[str, ...], tuple[set[str], set[str], bool, Any]] = {
     ("storage", "rm"): (set(), {"--recursive"}, True, remove_bucket),
     ("artifacts", "repositories", "list"): (set(), {"--location"}, False, listing("repositories")),
     ("artifacts", "repositories", "delete"): (set(), {"--location", "--async"}, True, delete_named("repositories")),
-    ("compute", "addresses", "list"): (set(), {"--global", "--regions"}, False, listing("addresses")),
-    ("compute", "addresses", "delete"): ({"--global"}, set(), True, delete_address),
+    # Without --global, global and regional addresses both (a regional one has its `region`).
+    ("compute", "addresses", "list"): (
+        set(),
+        {"--global", "--regions"},
+        False,
+        listing("addresses", lambda a, flags: "--global" not in flags or "region" not in a),
+    ),
+    ("compute", "addresses", "delete"): (set(), {"--global", "--region"}, True, delete_address),
     ("compute", "networks", "list"): (set(), set(), False, listing("networks")),
     ("compute", "networks", "delete"): (set(), set(), True, delete_network),
     ("compute", "networks", "subnets", "list"): (set(), {"--network", "--regions"}, False, listing("subnetworks")),

@@ -45,7 +45,6 @@ def run(env: dict[str, str], workdir: str, job_s: float) -> None:
 
 FLEET_JOB = "a3mega-gpt3-175b-fleet-job"
 FLEET_BENCH = "fleet-bench-signals"
-NAT_IP = "198.51.100.7"  # TEST-NET-2: the manager's NAT address the fake gcloud lookup answers
 WORKER = "a3mega-east4"  # the worker the fake MultiKueue dispatches the job to
 
 
@@ -67,7 +66,7 @@ def run_fleet(env: dict[str, str], workdir: str, job_s: float) -> None:
     with mock.patch.object(
         bench_fleet,
         "FleetDeps",
-        return_value=bench_fleet.FleetDeps(watch=watch, nat_ips=lambda *args: [NAT_IP], goodput=lambda *args: [], sleep=lambda seconds: None),
+        return_value=bench_fleet.FleetDeps(watch=watch, goodput=lambda *args: [], sleep=lambda seconds: None),
     ):
         main(
             ["bench", FLEET_JOB, "--name", FLEET_BENCH, "--timeout", "1h", "--ttl", "3h", "--result", str(Path(workdir) / "result.json")],
