@@ -83,8 +83,9 @@ class Args:
     def _cross(self) -> Iterator[Problem]:
         return iter(())
 
-    def problems(self, path: tuple[str | int, ...] = ()) -> list[Problem]:
-        """Every broken rule of these Args and of the Args nested in them, keyed by field path."""
+    def problems(self, path: tuple[str | int, ...] = (), cross: bool = True) -> list[Problem]:
+        """Every broken rule of these Args and of the Args nested in them, keyed by field path
+        (without `cross`, only each field's own)."""
         found: list[Problem] = []
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             key, value = (*path, f.name), getattr(self, f.name)
@@ -103,7 +104,7 @@ class Args:
                 for i, item in enumerate(value):
                     if isinstance(item, Args):
                         found += item.problems((*key, i))
-        if not found:  # rules between fields read fields that follow their own rules
+        if not found and cross:  # rules between fields read fields that follow their own rules
             found = [Problem((*path, *k), v, m) for k, v, m in self._cross()]
         return found
 
@@ -113,10 +114,10 @@ class Args:
         and every broken rule. Called before the component registers anything."""
         try:
             built = _build(cls, args)
-        except ValidationError as exc:  # the spec's
+        except ValidationError as exc:  # the spec's, and the wiring's own
             spec = spec_model(cls)
             assert spec is not None
-            raise ArgsError(component.__name__, name, [problem_of(e, spec) for e in exc.errors(include_url=False)]) from None
+            raise ArgsError(component.__name__, name, [problem_of(e, spec) for e in exc.errors(include_url=False)] + _wiring_problems(cls, args)) from None
         except (TypeError, ValueError) as exc:
             raise ArgsError(component.__name__, name, [Problem(("args",), args, str(exc))]) from None
         problems = built.problems()
@@ -149,6 +150,17 @@ def _build(typ: Any, value: Any) -> Any:
     if typ is int and isinstance(value, float) and value.is_integer():
         return int(value)
     return value
+
+
+def _wiring_problems(cls: type[Args], args: Any) -> list[Problem]:
+    """The own rules' problems of the wiring fields in the package's dict `args` (beside a spec that failed)."""
+    if not isinstance(args, dict):
+        return []
+    wiring = {f.name for f in dataclasses.fields(cls)} - {"spec"}  # type: ignore[arg-type]
+    try:
+        return _build(cls, {**{k: v for k, v in args.items() if k in wiring}, "spec": None}).problems(cross=False)
+    except (TypeError, ValueError):  # a wiring field it cannot build: the spec's problems say enough
+        return []
 
 
 def spec_model(args: type) -> type[BaseModel] | None:

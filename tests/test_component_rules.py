@@ -361,10 +361,10 @@ def test_a_rule_just_inside_and_just_outside(component: type, args: Any, inside:
 
 
 def test_every_problem_is_in_the_one_error() -> None:
-    error, registered = construct(GpuNodePool, {**POOL, "nodeCount": -1, "machineType": "a9", "provisioning": "free"})
+    error, registered = construct(GpuNodePool, {**POOL, "project": "p", "nodeCount": -1, "machineType": "a9", "provisioning": "free"})
     assert registered == [] and error is not None
-    assert [p.key for p in error.problems] == [("machineType",), ("nodeCount",), ("provisioning",)]
-    assert str(error).startswith("GpuNodePool 'res' has 3 Args problems:\n  - machineType = 'a9': unknown GPU machine type")
+    assert [p.key for p in error.problems] == [("machineType",), ("nodeCount",), ("provisioning",), ("project",)]
+    assert str(error).startswith("GpuNodePool 'res' has 4 Args problems:\n  - machineType = 'a9': unknown GPU machine type")
 
 
 def test_dict_args_are_checked_with_their_nested_paths() -> None:
