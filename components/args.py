@@ -6,10 +6,15 @@ call. Values not yet known (a `pulumi.Output`, an awaitable) are not checked; a 
 `Input` field is. Each field is typed as it is at run time: `T | None` only where None means
 something. In the dict the provider passes, a null for a field with a default is that default
 (`_build`); the package schema makes every field with a default optional (`app/deploy/package.py`).
+
+Args with a `spec` field (a `core.spec.Section`: what a stack file's section holds) are the spec
+plus wiring: the package passes the spec's keys beside the wiring, as its schema flattens them,
+and the spec's model checks them (`spec_input`, then its validators).
 """
 
 import dataclasses
 import inspect
+import sys
 import types
 import typing
 from collections.abc import Iterator
@@ -17,9 +22,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 import pulumi
+from pydantic import BaseModel, ValidationError
 
 from trainstack.core import rules
 from trainstack.core.errors import ArgsError, Problem
+from trainstack.core.spec import plain, problem_of
 
 __all__ = ["Args", "Each", "Problem", "has_default", "not_empty", "one_of"]
 
@@ -58,11 +65,27 @@ class Args:
 
     _checks: ClassVar[dict[str, rules.Rule | Each | tuple[rules.Rule | Each, ...]]] = {}
 
+    @classmethod
+    def spec_aliases(cls) -> type[BaseModel] | None:
+        """The spec's deprecated package inputs (a model of them, for the schema), which `spec_input` folds in."""
+        return None
+
+    @classmethod
+    def spec_required(cls) -> tuple[str, ...]:
+        """The spec's keys the component needs though a stack file may leave them out (its stack fills them in)."""
+        return ()
+
+    @classmethod
+    def spec_input(cls, raw: dict[str, Any]) -> dict[str, Any]:
+        """The spec's keys of the package's inputs, as the spec's model reads them."""
+        return raw
+
     def _cross(self) -> Iterator[Problem]:
         return iter(())
 
-    def problems(self, path: tuple[str | int, ...] = ()) -> list[Problem]:
-        """Every broken rule of these Args and of the Args nested in them, keyed by field path."""
+    def problems(self, path: tuple[str | int, ...] = (), cross: bool = True) -> list[Problem]:
+        """Every broken rule of these Args and of the Args nested in them, keyed by field path
+        (without `cross`, only each field's own)."""
         found: list[Problem] = []
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             key, value = (*path, f.name), getattr(self, f.name)
@@ -81,7 +104,7 @@ class Args:
                 for i, item in enumerate(value):
                     if isinstance(item, Args):
                         found += item.problems((*key, i))
-        if not found:  # rules between fields read fields that follow their own rules
+        if not found and cross:  # rules between fields read fields that follow their own rules
             found = [Problem((*path, *k), v, m) for k, v, m in self._cross()]
         return found
 
@@ -91,6 +114,10 @@ class Args:
         and every broken rule. Called before the component registers anything."""
         try:
             built = _build(cls, args)
+        except ValidationError as exc:  # the spec's, and the wiring's own
+            spec = spec_model(cls)
+            assert spec is not None
+            raise ArgsError(component.__name__, name, [problem_of(e, spec) for e in exc.errors(include_url=False)] + _wiring_problems(cls, args)) from None
         except (TypeError, ValueError) as exc:
             raise ArgsError(component.__name__, name, [Problem(("args",), args, str(exc))]) from None
         problems = built.problems()
@@ -103,8 +130,15 @@ def _build(typ: Any, value: Any) -> Any:
     """`value` as `typ`: a dict becomes the Args (or plain dataclass) it describes, recursively;
     a whole float an int (the engine sends every number as a float)."""
     typ = _unwrap(typ)
+    if isinstance(value, dict) and isinstance(typ, type) and issubclass(typ, BaseModel):
+        return typ.model_validate(plain(value))
     if isinstance(value, dict) and isinstance(typ, type) and dataclasses.is_dataclass(typ):
-        hints = inspect.get_annotations(typ, eval_str=True)
+        spec = spec_model(typ)
+        hints = {**inspect.get_annotations(typ, eval_str=True), **({"spec": spec} if spec else {})}
+        wiring = {f.name for f in dataclasses.fields(typ)}
+        if spec is not None and "spec" not in value:  # the package's: the spec's keys beside the wiring
+            spec = typ.spec_input({k: v for k, v in value.items() if k not in wiring})  # type: ignore[attr-defined]
+            value = {**{k: v for k, v in value.items() if k in wiring}, "spec": spec}
         unknown = set(value) - {f.name for f in dataclasses.fields(typ)}
         if unknown:
             raise TypeError(f"{typ.__name__} has no field {', '.join(sorted(unknown))}")
@@ -116,6 +150,26 @@ def _build(typ: Any, value: Any) -> Any:
     if typ is int and isinstance(value, float) and value.is_integer():
         return int(value)
     return value
+
+
+def _wiring_problems(cls: type[Args], args: Any) -> list[Problem]:
+    """The own rules' problems of the wiring fields in the package's dict `args` (beside a spec that failed)."""
+    if not isinstance(args, dict):
+        return []
+    wiring = {f.name for f in dataclasses.fields(cls)} - {"spec"}  # type: ignore[arg-type]
+    try:
+        return _build(cls, {**{k: v for k, v in args.items() if k in wiring}, "spec": None}).problems(cross=False)
+    except (TypeError, ValueError):  # a wiring field it cannot build: the spec's problems say enough
+        return []
+
+
+def spec_model(args: type) -> type[BaseModel] | None:
+    """The model of an Args class's `spec` field, if it has one."""
+    hint = next((f.type for f in dataclasses.fields(args) if f.name == "spec"), None) if dataclasses.is_dataclass(args) else None
+    if isinstance(hint, str):  # as written (the package retypes the annotation for the SDK's analyzer)
+        hint = eval(hint, vars(sys.modules[args.__module__]))  # what inspect.get_annotations(eval_str=True) does
+    hint = _unwrap(hint)
+    return hint if isinstance(hint, type) and issubclass(hint, BaseModel) else None
 
 
 def has_default(f: dataclasses.Field[Any]) -> bool:

@@ -537,11 +537,11 @@ def compact_placement(machine: catalog.Machine, provisioning: str, reservation_a
     if provisioning == "flex-start" and not machine.compact_with_flex_start:
         found.append(("provisioning", f"GKE allows compact placement with flex-start on A3 Ultra and newer, not on {machine.name}"))
     if not machine.compact_placement:
-        found.append(("compact", f"{machine.name} does not support compact placement"))
+        found.append(("placement", f"{machine.name} does not support compact placement"))
     if reservation_affinity == "specific" and machine.accelerator_topology is None:
         found.append(
             (
-                "compact",
+                "placement",
                 "a specific reservation is placed by its own deployment (dense/compact); GKE rejects a placement policy with it here: place the pool without one",
             )
         )

@@ -149,6 +149,21 @@ class Section(BaseModel):
 # Loading and reporting
 
 
+def plain(value: Any) -> Any:
+    """A section as the models take it: a section model as it is; in a dict or list, a whole float
+    (the engine sends every number as a double) an int: strict int fields refuse 2.0, and text
+    fields read 2, as a user wrote it."""
+    if isinstance(value, BaseModel):
+        return value
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 def _section_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> type[BaseModel] | None:
     """The config model the keys at `loc` (as the user wrote them) belong to, if one does."""
     for part in loc:

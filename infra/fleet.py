@@ -36,13 +36,13 @@ from trainstack.components.multikueue import (
     MultiKueueWorkerAccess,
     MultiKueueWorkerAccessArgs,
 )
-from trainstack.components.node_pools import CpuNodePool, NodeServiceAccount, NodeServiceAccountArgs
+from trainstack.components.node_pools import CpuNodePool, CpuNodePoolArgs, NodeServiceAccount, NodeServiceAccountArgs
 from trainstack.components.workload_identity import WorkloadIdentity, WorkloadIdentityArgs
 from trainstack.core import catalog
 from trainstack.infra import contract
 from trainstack.infra import fleet_stack as fleet
 from trainstack.infra.context import StackContext
-from trainstack.infra.gcp import cluster_args, cpu_pool_args, network_args
+from trainstack.infra.gcp import cluster_args, network_args
 from trainstack.infra.kubernetes import kueue_args
 from trainstack.infra.stack import KueueConfig
 
@@ -102,11 +102,10 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
     cpu = config.cpu_pool
     cpu_pool = CpuNodePool(
         "cpu-pool",
-        cpu_pool_args(
-            cpu,
+        CpuNodePoolArgs(
+            spec=cpu.model_copy(update={"zones": config.cpu_zones}),
             project=project,
             location=region,
-            zones=config.cpu_zones,
             cluster=cluster.cluster_id,
             service_account=node_account.email,
             labels=labels,

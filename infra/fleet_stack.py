@@ -16,6 +16,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from trainstack.components.node_pools import CpuPoolSpec
 from trainstack.core import catalog, rules
 from trainstack.core.errors import ConfigError, Problem
 from trainstack.core.spec import Duration, K8sName, ProjectId, RegionId, Section, ZoneId, by_rule, rule_errors, validated
@@ -23,7 +24,6 @@ from trainstack.infra import contract
 from trainstack.infra.stack import (
     AuthorizedNetwork,
     ClusterConfig,
-    CpuPoolConfig,
     Ephemeral,
     Labels,
     NetworkConfig,
@@ -98,7 +98,7 @@ class FleetStackConfig(BaseModel):
     """The manager's GKE cluster."""
     network: NetworkConfig = Field(NetworkConfig(), alias="trainstack:network")
     """The manager's VPC (a fleet makes its own)."""
-    cpu_pool: CpuPoolConfig = Field(CpuPoolConfig(), alias="trainstack:cpuPool")
+    cpu_pool: CpuPoolSpec = Field(CpuPoolSpec(), alias="trainstack:cpuPool")
     """The manager's CPU pool (a manager has no GPU pool)."""
     fleet: FleetConfig = Field(alias="trainstack:fleet")  # KEY: a type checker reads an alias only as a literal
     """The worker platforms and how jobs are dispatched to them."""

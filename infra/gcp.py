@@ -39,7 +39,6 @@ from trainstack.components.gke_cluster import (
 )
 from trainstack.components.image import PreloadBuild, WorkloadImage, WorkloadImageArgs, context_digest, ngc_login
 from trainstack.components.node_pools import (
-    Autoscaling,
     CpuNodePool,
     CpuNodePoolArgs,
     ExtraNetwork,
@@ -47,7 +46,6 @@ from trainstack.components.node_pools import (
     GpuNodePoolArgs,
     NodeServiceAccount,
     NodeServiceAccountArgs,
-    Reservation,
 )
 from trainstack.components.storage.kind import StorageSite, Store
 from trainstack.core import catalog, names
@@ -56,7 +54,7 @@ from trainstack.infra.context import StackContext
 from trainstack.infra.contract import KUBECONFIG_OUTPUT
 from trainstack.infra.fleet_stack import FleetStackConfig
 from trainstack.infra.platform import TOP, GcpPlatform, Place
-from trainstack.infra.stack import BuildConfig, ClusterConfig, CpuPoolConfig, GpuPoolConfig, ImageConfig, NetworkConfig, StackConfig
+from trainstack.infra.stack import BuildConfig, ClusterConfig, ImageConfig, NetworkConfig, StackConfig
 
 
 def image_build_services(build: BuildConfig) -> tuple[str, ...]:
@@ -223,32 +221,6 @@ def cluster_args(
     )
 
 
-def cpu_pool_args(
-    cpu: CpuPoolConfig,
-    *,
-    project: str,
-    location: str,
-    zones: list[str],
-    cluster: pulumi.Output[str],
-    service_account: pulumi.Output[str],
-    labels: dict[str, str],
-) -> CpuNodePoolArgs:
-    """The CPU pool a `trainstack:cpuPool` section describes, on `cluster`: one reading for platforms
-    and a fleet's manager."""
-    return CpuNodePoolArgs(
-        project=project,
-        location=location,
-        cluster=cluster,
-        name=cpu.name,
-        zones=zones,
-        machine_type=cpu.machine_type,
-        node_count=cpu.node_count,
-        boot_disk_gb=cpu.boot_disk_gb,
-        service_account=service_account,
-        labels=labels,
-    )
-
-
 def network_args(network: NetworkConfig, *, project: str, region: str, name_prefix: str, **features: Any) -> PrimaryNetworkArgs:
     """The VPC a `trainstack:network` section describes, with `features` (keeping the VPC, its MTU) of
     the stack around it: one reading for platforms and a fleet's manager."""
@@ -348,38 +320,6 @@ def _cluster(site: Site, network: NetworkRef, node_account: NodeServiceAccount) 
     return GkeCluster(site.place.name("cluster"), args, opts=site.opts("cluster", apis.CONTAINER, apis.COMPUTE, apis.LOGGING, apis.MONITORING))
 
 
-def _gpu_pool_args(
-    site: Site, pool: GpuPoolConfig, cluster: GkeCluster, node_account: NodeServiceAccount, nics: GpuNicNetworks | None, disk_image: pulumi.Output[str] | None
-) -> GpuNodePoolArgs:
-    """The GPU node pool a `trainstack:gpuPools` entry describes, on its machine's NIC networks."""
-    config = site.config
-    return GpuNodePoolArgs(
-        project=config.project,
-        location=config.region,
-        cluster=cluster.cluster_id,
-        name=pool.name,
-        zones=pool.zones or [config.zone],
-        machine_type=pool.machine_type,
-        service_account=node_account.email,
-        node_count=pool.node_count,
-        autoscaling=Autoscaling(pool.autoscaling.min_nodes, pool.autoscaling.max_nodes) if pool.autoscaling else None,
-        compact=pool.compact,
-        reservation=Reservation(pool.reservation.affinity, pool.reservation.name, pool.reservation.project),
-        provisioning=pool.provisioning,
-        max_run_duration=pool.max_run_duration,
-        gpu_driver=pool.gpu_driver,
-        boot_disk_gb=pool.boot_disk_gb,
-        max_surge=pool.upgrade.max_surge,
-        max_unavailable=pool.upgrade.max_unavailable,
-        extra_networks=[ExtraNetwork(vpc, subnet) for _, vpc, subnet in nics.networks] if nics else [],
-        labels=site.ctx.labels,
-        workload_policy_name=names.physical(config.cluster.name, f"{pool.name}-nvlink") if pool.machine.accelerator_topology else None,
-        image_streaming=config.image.streaming,
-        preload_disk_image=config.image.preload.disk_image if config.image.preload and config.image.preload.disk_image else disk_image,
-        networking=pool.networking,
-    )
-
-
 def _pools(
     site: Site, cluster: GkeCluster, node_account: NodeServiceAccount, nic_nets: dict[str, GpuNicNetworks], disk_image: pulumi.Output[str] | None
 ) -> tuple[list[GpuNodePool], CpuNodePool]:
@@ -397,13 +337,24 @@ def _pools(
             after=[node_account],
             was=[names.FIRST_GPU_POOL_BEFORE] if i == 0 else [],
         )
-        args = _gpu_pool_args(site, pool, cluster, node_account, nic_nets.get(pool.machine_type), disk_image)
+        nics = nic_nets.get(pool.machine_type)
+        args = GpuNodePoolArgs(
+            spec=pool if pool.zones else pool.model_copy(update={"zones": [config.zone]}),
+            project=config.project,
+            location=config.region,
+            cluster=cluster.cluster_id,
+            service_account=node_account.email,
+            extra_networks=[ExtraNetwork(vpc, subnet) for _, vpc, subnet in nics.networks] if nics else [],
+            labels=site.ctx.labels,
+            workload_policy_name=names.physical(config.cluster.name, f"{pool.name}-nvlink") if pool.machine.accelerator_topology else None,
+            image_streaming=config.image.streaming,
+            preload_disk_image=config.image.preload.disk_image if config.image.preload and config.image.preload.disk_image else disk_image,
+        )
         gpu_pools.append(GpuNodePool(site.place.name(role), args, opts=opts))
-    cpu_args = cpu_pool_args(
-        config.cpu_pool,
+    cpu_args = CpuNodePoolArgs(
+        spec=config.cpu_pool.model_copy(update={"zones": config.cpu_zones}),
         project=config.project,
         location=config.region,
-        zones=config.cpu_zones,
         cluster=cluster.cluster_id,
         service_account=node_account.email,
         labels=site.ctx.labels,

@@ -4,7 +4,8 @@ Keys are the ones `pulumi config set --path` writes: `gcp:project`, `gcp:region`
 and objects under the `trainstack:` namespace in camelCase (`trainstack:gpuPool.nodeCount`).
 Every model is strict and rejects unknown keys. A key's own rule is a core/rules.py rule on its
 type; a section's rules between its keys are its resource's (core/resource_rules.py, which the
-component's Args run too), re-keyed as the user writes them; the rules between sections are the
+component's Args run too), re-keyed as the user writes them; a section a component owns is its
+spec (the pools': components/node_pools.py) with its rules; the rules between sections are the
 stack rules (`stack_*`, below StackConfig). `load` collects every violation into one ConfigError.
 """
 
@@ -27,14 +28,14 @@ from pydantic_core import PydanticCustomError
 
 from trainstack.components.gke_cluster import MASTER_IPV4_CIDR
 from trainstack.components.kueue import TOPOLOGY_NAME
-from trainstack.components.node_pools import CPU_BOOT_DISK_GB, GPU_BOOT_DISK_GB
+from trainstack.components.node_pools import CpuPoolSpec, GpuMachineName, GpuPoolSpec
 from trainstack.components.storage import KINDS, KindName
 from trainstack.components.storage.filestore import FilestoreSpec
 from trainstack.components.storage.gcs import BucketSpec
 from trainstack.components.storage.kind import StorageKind
 from trainstack.components.storage.lustre import LustreSpec
 from trainstack.components.storage.nfs import NfsSpec
-from trainstack.core import catalog, resource_rules, rules
+from trainstack.core import catalog, rules
 from trainstack.core.errors import ABSENT, Problem, describe, key_path
 from trainstack.core.spec import (
     INT32_MAX,
@@ -248,201 +249,6 @@ def _pool_sized(nodes: int) -> int:
     if nodes > MAX_POOL_NODES:
         raise PydanticCustomError("rule", "must be at most {n}: no GKE node pool holds more nodes (1000 a pool per zone)", {"n": MAX_POOL_NODES})
     return nodes
-
-
-class Autoscaling(Section):
-    """The autoscaler's bounds, for the whole pool."""
-
-    min_nodes: Annotated[int, bounded(rules.NODE_COUNT)] = 0
-    """The fewest nodes the autoscaler keeps (0 lets the pool empty)."""
-    max_nodes: Annotated[int, bounded(rules.AUTOSCALING_MAX)]
-    """The most nodes the autoscaler makes."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> Autoscaling:
-        resource_errors(self, "autoscaling")
-        return self
-
-
-class Reservation(Section):
-    """Which Compute Engine reservation the pool consumes."""
-
-    affinity: Literal["none", "any", "specific"] = "any"
-    """`specific`: the reservation named; `any`: any reservation that matches; `none`: none."""
-    name: Annotated[str, by_rule(rules.RESERVATION_NAME)] | None = None
-    """A reservation (also a calendar-mode one, consumed the same way once it starts), or one of its
-    blocks: `<reservation>/reservationBlocks/<block>`."""
-    project: ProjectId | None = None
-    """A shared reservation's owner project."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> Reservation:
-        resource_errors(self, "reservation")
-        return self
-
-
-class UpgradeSettings(Section):
-    """How GKE upgrades a pool's nodes (surge upgrades)."""
-
-    # The GKE API takes int32s (container v1 NodePool.UpgradeSettings max_surge, max_unavailable),
-    # but a pool holds at most MAX_POOL_NODES nodes a zone: no more can surge or be unavailable.
-    max_surge: Annotated[int, bounded(rules.UPGRADE_NODES)] = 0
-    """Nodes an upgrade may add beyond the pool's size; 0 asks for no capacity beyond the reservation."""
-    max_unavailable: Annotated[int, bounded(rules.UPGRADE_NODES)] = 1
-    """Nodes an upgrade may take down at once."""
-
-
-GpuMachineName = Annotated[str, by_rule(rules.gpu_machine)]
-CpuMachineName = Annotated[str, by_rule(rules.cpu_machine)]
-
-
-class GpuPoolConfig(Section):
-    """A GPU node pool (`trainstack:gpuPool`, or an item of `trainstack:gpuPools`). Size is
-    `nodeCount` or `autoscaling`; capacity is `reservation` and `provisioning`."""
-
-    name: NodePoolName = "gpu-pool"
-    """The pool's name, unique among the cluster's node pools (its Pulumi name is `gpu-pool-<name>`:
-    renaming a pool replaces it)."""
-    machine_type: GpuMachineName
-    """The GPU machine type, one of the catalog's (core/catalog/machines.py)."""
-    node_count: Annotated[int, bounded(rules.NODE_COUNT)] | None = None
-    """A fixed size: the nodes of the whole pool, spread evenly over its zones; or set autoscaling."""
-    autoscaling: Autoscaling | None = None
-    """Autoscaler bounds instead of a fixed nodeCount."""
-    zones: list[ZoneId] | None = None
-    """The zones of `gcp:region` the nodes go in; default: `[gcp:zone]`."""
-    placement: Literal["auto", "compact", "none"] = "auto"
-    """auto: compact where GKE allows it (see `compact`); compact: insist; none: no policy."""
-    reservation: Reservation = Reservation()
-    """The Compute Engine reservation the nodes consume; default: affinity `any`, or `none` for
-    spot, flex-start and queued pools (their capacity consumes no reservation)."""
-    provisioning: Literal["on-demand", "spot", "flex-start", "queued"] = "on-demand"
-    """on-demand, spot, DWS flex-start (VMs when the autoscaler finds capacity, at most 7 days),
-    or DWS queued provisioning (flex-start VMs obtained all at once through a Kueue
-    ProvisioningRequest admission check)."""
-    max_run_duration: Duration | None = None
-    """How long flex-start / queued VMs run before GKE reclaims them (at most 7 days)."""
-    gpu_driver: Literal["default", "latest", "daemonset"] = "latest"
-    """`default` or `latest`: GKE installs that driver version; `daemonset`: GKE installs none and the
-    stack runs the installer DaemonSet."""
-    boot_disk_gb: Annotated[int, bounded(rules.GPU_BOOT_DISK_GB)] = GPU_BOOT_DISK_GB
-    """The nodes' boot disk size in GB; its type follows the machine."""
-    upgrade: UpgradeSettings = UpgradeSettings()
-    """How GKE upgrades the pool's nodes."""
-    gpudirect: Literal["rdma", "tcpxo", "tcpx", "none"] | None = None
-    """GPUDirect is fixed by the machine; the key exists so a stack can state it and be checked."""
-    networking: Literal["multi-network", "dranet"] | None = None
-    """How pods reach the RDMA NICs: `multi-network` (GKE multi-networking) or `dranet` (GKE's
-    DRANET, where the machine's record has it: A4X, A4X Max); default: the machine's way (DRANET
-    only on A4X Max). Changing it replaces the pool (see README, A4X on DRANET)."""
-
-    @property
-    def machine(self) -> catalog.Machine:
-        return catalog.machine(self.machine_type)
-
-    @property
-    def compact(self) -> bool:
-        """Whether the pool gets a COMPACT placement policy. Never with a specific reservation:
-        the reservation's own (dense) deployment places its VMs, as Cluster Toolkit's A3 Ultra
-        and A3 Mega blueprints do; with flex-start only on machines GKE allows it for. Always on a
-        machine whose NVLink domain a workload policy places (placement none is refused)."""
-        machine = catalog.MACHINES.get(self.machine_type)
-        if machine is not None and machine.accelerator_topology is not None:
-            return self.placement != "none"
-        allowed = (
-            machine is not None
-            and machine.compact_placement
-            and self.reservation.affinity != "specific"
-            and self.provisioning != "queued"
-            and (self.provisioning != "flex-start" or machine.compact_with_flex_start)
-            and (self.zones is None or len(self.zones) == 1)
-        )
-        return self.placement == "compact" or (self.placement == "auto" and allowed)
-
-    @property
-    def dranet(self) -> bool:
-        """Whether the pool is on DRANET (rules.uses_dranet)."""
-        return rules.uses_dranet(self.machine, self.networking)
-
-    @property
-    def nic_vpcs(self) -> bool:
-        """Whether the stack makes VPCs for the machine's extra NICs: not where GKE makes them (DRANET
-        with the accelerator network profile)."""
-        managed = self.dranet and self.machine.dranet is not None and self.machine.dranet.managed_networks
-        return bool(self.machine.extra_nics) and not managed
-
-    @property
-    def topology_aware(self) -> bool:
-        """Whether Kueue places jobs on this pool with Topology Aware Scheduling: where GKE
-        labels the nodes with every topology level (catalog `topology_labels`), on a pool of
-        fixed size (an autoscaled pool has no nodes to place a job on until its pods ask)."""
-        return self.machine.topology_labels and self.autoscaling is None
-
-    @property
-    def capacity(self) -> str:
-        """How the pool gets its VMs: `reservation`, `on-demand`, `spot`, `flex-start` or `queued`."""
-        return "reservation" if self.provisioning == "on-demand" and self.reservation.affinity != "none" else self.provisioning
-
-    @property
-    def dws(self) -> bool:
-        """Whether the pool's VMs come from the Dynamic Workload Scheduler (flex-start or queued)."""
-        return self.provisioning in ("flex-start", "queued")
-
-    @property
-    def max_nodes(self) -> int:
-        return self.autoscaling.max_nodes if self.autoscaling else (self.node_count or 0)
-
-    @property
-    def max_surge(self) -> int:
-        """The upgrade's surge, as the component's Args name it."""
-        return self.upgrade.max_surge
-
-    @property
-    def max_unavailable(self) -> int:
-        """The upgrade's unavailable nodes, as the component's Args name it."""
-        return self.upgrade.max_unavailable
-
-    @model_validator(mode="before")
-    @classmethod
-    def _capacity_consumes_no_reservation(cls, data: Any) -> Any:
-        """A spot, flex-start or queued pool that names no reservation consumes none: GKE refuses
-        any other affinity with that capacity, so it need not be spelt out (resource_rules.default_affinity,
-        the GpuNodePool component's default too)."""
-        if isinstance(data, dict) and "reservation" not in data and (affinity := resource_rules.default_affinity(data.get("provisioning"))) != "any":
-            return {**data, "reservation": {"affinity": affinity}}
-        return data
-
-    @model_validator(mode="after")
-    def _rules(self) -> GpuPoolConfig:
-        resource_errors(
-            self, "gpu_pool", {("compact",): ("placement",), ("max_surge",): ("upgrade", "max_surge"), ("max_unavailable",): ("upgrade", "max_unavailable")}
-        )
-        machine = catalog.MACHINES.get(self.machine_type)
-        if machine and self.gpudirect and self.gpudirect != machine.gpudirect.value:  # a key of the stack file only
-            rule_errors(
-                "GpuPoolConfig", [Problem(("gpudirect",), self.gpudirect, f"{machine.name} uses GPUDirect {machine.gpudirect.value!r}; the catalog fixes it")]
-            )
-        return self
-
-
-class CpuPoolConfig(Section):
-    """`trainstack:cpuPool`: the pool the controllers (Kueue, JobSet, supervisor) run on."""
-
-    name: NodePoolName = "cpu-pool"
-    """The pool's name, unique among the cluster's node pools."""
-    machine_type: CpuMachineName = "e2-standard-8"
-    """The CPU machine type, one of the catalog's (core/catalog/machines.py)."""
-    node_count: Annotated[int, bounded(rules.CPU_NODE_COUNT)] = 2
-    """The nodes of the whole pool, spread evenly over its zones."""
-    zones: list[ZoneId] | None = None
-    """The zones of `gcp:region` the nodes go in; default: the first GPU pool's zones."""
-    boot_disk_gb: Annotated[int, bounded(rules.CPU_BOOT_DISK_GB)] = CPU_BOOT_DISK_GB
-    """The nodes' boot disk size in GB."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> CpuPoolConfig:
-        resource_errors(self, "cpu_pool")
-        return self
 
 
 class StorageConfig(Section):
@@ -973,12 +779,12 @@ class StackConfig(BaseModel):
     """The GKE cluster."""
     network: NetworkConfig = Field(NetworkConfig(), alias="trainstack:network")
     """The cluster's VPC and address ranges."""
-    single_pool: GpuPoolConfig | None = Field(None, alias="trainstack:gpuPool")
+    single_pool: GpuPoolSpec | None = Field(None, alias="trainstack:gpuPool")
     """One GPU pool; or several under `trainstack:gpuPools`: exactly one of the two keys."""
-    pool_list: Annotated[list[GpuPoolConfig], Field(min_length=1, max_length=rules.MAX_FLAVORS)] | None = Field(None, alias="trainstack:gpuPools")
+    pool_list: Annotated[list[GpuPoolSpec], Field(min_length=1, max_length=rules.MAX_FLAVORS)] | None = Field(None, alias="trainstack:gpuPools")
     """Several GPU pools, in the order Kueue tries them (a ResourceFlavor each); or one under
     `trainstack:gpuPool`."""
-    cpu_pool: CpuPoolConfig = Field(CpuPoolConfig(), alias="trainstack:cpuPool")
+    cpu_pool: CpuPoolSpec = Field(CpuPoolSpec(), alias="trainstack:cpuPool")
     """The CPU pool the controllers run on."""
     storage: StorageConfig = Field(alias="trainstack:storage")
     """The shared storage jobs mount."""
@@ -1079,12 +885,12 @@ class StackConfig(BaseModel):
         return ("trainstack:gpuPool",) if self.single_pool is not None else ("trainstack:gpuPools", index)
 
     @property
-    def pools(self) -> list[GpuPoolConfig]:
+    def pools(self) -> list[GpuPoolSpec]:
         """The GPU pools, in the order Kueue tries them."""
         return [self.single_pool] if self.single_pool is not None else list(self.pool_list or [])
 
     @property
-    def gpu_pool(self) -> GpuPoolConfig:
+    def gpu_pool(self) -> GpuPoolSpec:
         """The first GPU pool: where the NFS disk, the NIC VPCs' zone and the default queue follow."""
         return self.pools[0]
 
@@ -1092,7 +898,7 @@ class StackConfig(BaseModel):
     def queues(self) -> list[Queue]:
         """One Kueue queue per GPU machine type, in the order of its first pool: the first takes
         `trainstack:kueue.localQueue`/`clusterQueue`, the others their machine's default name."""
-        by_machine: dict[str, list[GpuPoolConfig]] = {}
+        by_machine: dict[str, list[GpuPoolSpec]] = {}
         for pool in self.pools:
             by_machine.setdefault(pool.machine_type, []).append(pool)
         out = []
@@ -1240,7 +1046,7 @@ def stack_pool_zones_in_region(config: StackConfig) -> Iterator[Problem]:
                 yield Problem((*section, "zones", i), zone, wrong)
 
 
-def gpu_pool_zones(config: StackConfig) -> Iterator[tuple[tuple[str | int, ...], int, GpuPoolConfig, str]]:
+def gpu_pool_zones(config: StackConfig) -> Iterator[tuple[tuple[str | int, ...], int, GpuPoolSpec, str]]:
     """Each GPU pool's zones with the key that sets each (its own `zones`, else `gcp:zone`), and the pool's index."""
     for i, pool in enumerate(config.pools):
         keys: list[tuple[str | int, ...]] = [(*config.pool_key(i), "zones", j) for j in range(len(pool.zones))] if pool.zones else [("gcp:zone",)]
@@ -1408,7 +1214,7 @@ class Queue:
 
     local_queue: str
     cluster_queue: str
-    pools: list[GpuPoolConfig]
+    pools: list[GpuPoolSpec]
 
     @property
     def machine(self) -> catalog.Machine:

@@ -15,10 +15,10 @@ from typing import Any
 
 import pulumi
 from pulumi.errors import InputPropertyErrorDetails
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from trainstack.core.errors import Problem, describe, key_path, reason
-from trainstack.core.spec import problem_of
+from trainstack.core.spec import plain, problem_of
 from trainstack.infra import compose, contract
 from trainstack.infra.context import StackContext
 from trainstack.infra.platform import Place, Platform
@@ -164,27 +164,12 @@ def context(args: TrainingPlatformArgs) -> StackContext:
 
 def validate(args: TrainingPlatformArgs) -> StackConfig:
     """`args` as the StackConfig a stack file with these sections has (its models and rules)."""
-    raw = {SECTIONS[f.name]: plain_section(getattr(args, f.name)) for f in dataclasses.fields(args) if f.name in SECTIONS}
+    raw = {SECTIONS[f.name]: plain(getattr(args, f.name)) for f in dataclasses.fields(args) if f.name in SECTIONS}
     raw = {key: value for key, value in raw.items() if value is not None}
     try:
         return StackConfig.model_validate(raw, by_alias=True, by_name=True)
     except ValidationError as exc:
         raise input_error("TrainingPlatform", [problem_of(e, StackConfig) for e in exc.errors(include_url=False)]) from None
-
-
-def plain_section(value: Any) -> Any:
-    """A section as the models take it: a section model as it is; in a dict or list, a whole float
-    (the engine sends every number as a double) an int: strict int fields refuse 2.0, and text
-    fields read 2, as a user wrote it."""
-    if isinstance(value, BaseModel):
-        return value
-    if isinstance(value, dict):
-        return {k: plain_section(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain_section(v) for v in value]
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
 
 
 def package_key(key: tuple[str | int, ...]) -> tuple[str | int, ...]:

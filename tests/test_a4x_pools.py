@@ -1,7 +1,7 @@
 """A4X pools: placed by the NVL72 workload policy (Cluster Toolkit 1047080 examples/gke-a4x/
 gke-a4x.yaml: a google-beta compute resource policy with workload_policy HIGH_THROUGHPUT,
 accelerator_topology 1x72, named by the pool's COMPACT placement policy), sized in whole NVLink
-domains (18 nodes), on GKE 1.34 or newer; the stack config and GpuNodePool share each rule."""
+domains (18 nodes), on GKE 1.34 or newer; each rule is the pool's spec's, which GpuNodePool takes."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from helpers import construct, merge, of_type, one, raw_config, render
-from trainstack.components import GpuNodePool, GpuNodePoolArgs, Reservation
+from trainstack.components import GpuNodePool, GpuNodePoolArgs
+from trainstack.components.node_pools import GpuPoolSpec
 from trainstack.core import catalog, rules
 from trainstack.core.errors import ConfigError
 from trainstack.infra.stack import load
@@ -101,32 +102,27 @@ def test_other_machines_get_no_workload_policy_and_no_beta_apis() -> None:
 
 
 ARGS = GpuNodePoolArgs(
+    spec=GpuPoolSpec.model_validate(
+        {
+            "name": "a4x",
+            "zones": ["us-central1-b"],
+            "machineType": "a4x-highgpu-4g",
+            "nodeCount": 18,
+            "reservation": {"affinity": "specific", "name": "a4x-reservation"},
+        }
+    ),
     project="my-project",
     location="us-central1",
     cluster="projects/my-project/locations/us-central1/clusters/c",
-    name="a4x",
-    zones=["us-central1-b"],
-    machine_type="a4x-highgpu-4g",
     service_account="n@my-project.iam.gserviceaccount.com",
-    node_count=18,
-    reservation=Reservation("specific", "a4x-reservation"),
 )
 
 
-@pytest.mark.parametrize(("nodes", "ok"), [(17, False), (18, True), (19, False), (36, True)])
-def test_gpu_node_pool_shares_the_whole_domain_rule(nodes: int, ok: bool) -> None:
-    error, registered = construct(GpuNodePool, dataclasses.replace(ARGS, node_count=nodes))
-    if ok:
-        assert error is None and "gcp:compute/resourcePolicy:ResourcePolicy" in registered
-    else:
-        assert registered == [] and error is not None
-        assert error.problems == [(("node_count",), nodes, rules.nvlink_domains(A4X, nodes))]
-
-
-def test_gpu_node_pool_refuses_an_a4x_pool_without_its_placement() -> None:
-    error, registered = construct(GpuNodePool, dataclasses.replace(ARGS, compact=False))
-    assert registered == [] and error is not None
-    assert error.problems == [(("compact",), False, rules.nvlink_placement(A4X, False))]
+@pytest.mark.parametrize("nodes", [18, 36])
+def test_gpu_node_pool_places_whole_domains_by_the_workload_policy(nodes: int) -> None:
+    """The component takes the spec (its rules, the stack file's, refuse 17 and 19 above) and places the pool."""
+    error, registered = construct(GpuNodePool, dataclasses.replace(ARGS, spec=ARGS.spec.model_copy(update={"node_count": nodes})))
+    assert error is None and "gcp:compute/resourcePolicy:ResourcePolicy" in registered
 
 
 def test_flex_start_and_queued_pools_are_refused_as_toolkit_refuses_their_compact_placement() -> None:
@@ -152,12 +148,9 @@ def test_flex_start_and_queued_pools_are_refused_as_toolkit_refuses_their_compac
 def test_a4x_capacity_is_reserved_only(pool: dict[str, Any], key: tuple[str, ...], value: str) -> None:
     """Cluster Director's consumption options (docs.cloud.google.com/cluster-director/docs/
     choose-consumption-option): A4X only from blocks of a future reservation. Spot, and on-demand
-    consuming no reservation, are refused in validate and by GpuNodePool alike."""
+    consuming no reservation, are refused by the pool's spec (the stack file's and GpuNodePool's)."""
     (rule,) = [r for k, r in rules.reserved_capacity(A4X, pool.get("provisioning", "on-demand"), pool["reservation"]["affinity"]) if k == key]
     assert f"trainstack:gpuPool.{'.'.join(key)} = '{value}': {rule}" in problems(a4x_raw(pool))
-    args = dataclasses.replace(ARGS, provisioning=pool.get("provisioning", "on-demand"), reservation=Reservation(affinity="none"))
-    error, registered = construct(GpuNodePool, args)
-    assert registered == [] and error is not None and (key, value, rule) in error.problems
 
 
 def test_a4x_takes_any_matching_reservation_too() -> None:

@@ -1,5 +1,6 @@
 """Mutation over the components' own rules between fields: every `yield` of a Problem written in
-an Args' `_cross` (the rules not in core/resource_rules.py, which test_rule_parity mutates) is
+an Args' `_cross` (the rules not in core/resource_rules.py, which test_rule_parity mutates, nor a
+spec's, which tests/test_pool_spec.py cases one by one) is
 removed in turn, and some case must then go unrefused. The mutants are read from the source, so a
 new inline rule without a case fails here; no component rule can be deleted with every test green."""
 
@@ -10,6 +11,7 @@ import dataclasses
 import inspect
 import sys
 import textwrap
+import typing
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -25,25 +27,30 @@ from trainstack.components.kueue import GpuFlavor, MultiKueueDispatch, WaitForPo
 from trainstack.components.multikueue import MultiKueueClustersArgs, MultiKueueQueue, MultiKueueWorker
 from trainstack.components.multinic import GpuNetworksArgs, NicAttachment
 from trainstack.components.node_daemons import MachineDaemonSetsArgs
-from trainstack.components.node_pools import ExtraNetwork, GpuNodePoolArgs, Reservation
+from trainstack.components.node_pools import CpuNodePoolArgs, CpuPoolSpec, ExtraNetwork, GpuNodePoolArgs, GpuPoolSpec
 from trainstack.components.workload_identity import JobIdentityArgs
-from trainstack.core.errors import key_path
+from trainstack.core.errors import ArgsError, Problem, key_path
 
 KUEUE, CLUSTER, FILESTORE, PRIMARY = component_rules.KUEUE, component_rules.CLUSTER, component_rules.FILESTORE, component_rules.PRIMARY
 MEGA = "a3-megagpu-8g"
 WORKERS = [MultiKueueWorker("east", "kubeconfig-east"), MultiKueueWorker("west", "kubeconfig-west")]
 A4X_DRANET = GpuNodePoolArgs(
+    spec=GpuPoolSpec.model_validate(
+        {
+            "name": "a4x",
+            "zones": ["us-central1-b"],
+            "machineType": "a4x-highgpu-4g",
+            "nodeCount": 18,
+            "reservation": {"affinity": "specific", "name": "a4x-reservation"},
+            "networking": "dranet",
+        }
+    ),
     project="my-project",
     location="us-central1",
     cluster="c",
-    name="a4x",
-    zones=["us-central1-b"],
-    machine_type="a4x-highgpu-4g",
     service_account="sa@example.com",
-    node_count=18,
-    reservation=Reservation("specific", "a4x-reservation"),
-    networking="dranet",
 )
+CPU_POOL = CpuNodePoolArgs(CpuPoolSpec.model_validate({"zones": ["us-central1-a"]}), "my-project", "us-central1", "c", "sa@example.com")
 IDENTITY = JobIdentityArgs(namespace="ml", service_account="trainer", prefix="hello", project="my-project", project_number="123", bucket="ckpt")
 
 # (valid Args, the change that breaks one inline rule, the field it names, words of its rule)
@@ -82,6 +89,7 @@ CASES: list[Case] = [
     ),
     (IDENTITY, {"project_number": None}, "project_number", "needed with a bucket"),
     (A4X_DRANET, {"extra_networks": [ExtraNetwork("vpc", "subnet")]}, "extra_networks", "GKE makes the NIC networks"),
+    (CPU_POOL, {"spec": CpuPoolSpec()}, "zones", "required key is missing"),  # the stack file's default zones are the stack's
     (component_args.TENSORBOARD_ARGS, {"log_dir": "/elsewhere/runs"}, "log_dir", "is not on the shared storage"),
     (component_args.JOB_ARGS, {"name": "n" * 60}, "name", "is too long"),
     (MultiKueueQueue("cq", ["east"]), {"workers": [f"w{i}" for i in range(21)]}, "workers", "at most 20 workers"),
@@ -98,7 +106,19 @@ CASES: list[Case] = [
 def refused(case: Case) -> bool:
     """Whether the broken Args carry the case's problem."""
     args, change, field, rule = case
-    return any(key_path(p.key) == field and rule in p.rule for p in dataclasses.replace(args, **change).problems())
+    return any(key_path(p.key) == field and rule in p.rule for p in problems(args, change))
+
+
+def problems(args: Any, change: dict[str, Any]) -> list[Problem]:
+    """The problems of `args` changed: Args, or (Args class, the dict the package passes)."""
+    if not isinstance(args, tuple):
+        return dataclasses.replace(args, **change).problems()
+    cls, given = args
+    try:
+        cls.checked({**given, **change}, cls, "mutant")
+    except ArgsError as error:
+        return error.problems
+    return []
 
 
 def _args_classes(base: type[Args] = Args) -> Iterator[type[Args]]:
@@ -147,8 +167,8 @@ MUTANTS = [
 
 # test_component_rules' boundary cases (just outside each limit) kill mutants too.
 def _boundary(case: tuple[Any, ...]) -> Case:
-    _, _, args, _, outside, field, rule = case
-    return args, outside, field, rule
+    _, component, args, _, outside, field, rule = case
+    return ((typing.get_type_hints(component.__init__)["args"], args) if isinstance(args, dict) else args), outside, field, rule
 
 
 BOUNDARY = [_boundary(case) for case in component_rules.CASES]

@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from trainstack import components, workloads
 from trainstack.app.deploy.package import COMPONENTS, NAME, SECTION_FIELDS
+from trainstack.components.args import spec_model
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "two-gpu-pools" / "Pulumi.yaml"
@@ -55,7 +56,7 @@ def object_properties(prop: dict[str, Any]) -> dict[str, Any] | None:
     """The properties of the object type a property refers to (None: not one of ours)."""
     ref = prop.get("$ref", "")
     if ref.startswith(f"#/types/{NAME}:"):
-        return schema()["types"][ref.removeprefix("#/types/")]["properties"]
+        return schema()["types"][ref.removeprefix("#/types/")].get("properties")  # None: an enum
     return None
 
 
@@ -140,7 +141,7 @@ def test_the_sections_are_typed_by_the_stack_file_models(component: str) -> None
 
 def test_defaults_are_optional_inputs_and_the_machine_is_a_type_name() -> None:
     pool = schema()["resources"][token("GpuNodePool")]
-    assert sorted(pool["requiredInputs"]) == ["cluster", "location", "machineType", "name", "project", "serviceAccount", "zones"]
+    assert sorted(pool["requiredInputs"]) == ["cluster", "location", "machineType", "project", "serviceAccount", "zones"]
     assert pool["inputProperties"]["machineType"]["type"] == "string"
     assert pool["inputProperties"]["extraNetworks"]["items"]["$ref"] == f"#/types/{NAME}:index:ExtraNetwork"
     assert {"pool", "nodeSelector", "tolerations"} <= set(pool["properties"])
@@ -161,12 +162,18 @@ def test_an_input_is_required_exactly_when_its_field_has_no_default(component: t
 
 
 def required(args: type) -> list[str]:
-    """The camelCase names of `args`' fields without a default."""
-    return sorted(
+    """The camelCase names of `args`' fields without a default; of Args with a spec, the spec's
+    required keys and those the component needs beside them (`spec_required`)."""
+    spec = spec_model(args)
+    own = {
         re.sub(r"_(\w)", lambda m: m.group(1).upper(), f.name)
         for f in dataclasses.fields(args)
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-    )
+    }
+    if spec is None:
+        return sorted(own)
+    keys = {info.alias or name for name, info in spec.model_fields.items() if info.is_required()}
+    return sorted(own - {"spec"} | keys | set(args.spec_required()))  # type: ignore[attr-defined]
 
 
 # --- the construct path with dict args ------------------------------------------------------------
@@ -188,7 +195,7 @@ def test_the_provider_constructs_components_from_camel_case_inputs() -> None:
 
 
 def test_a_spot_pool_through_the_package_that_names_no_reservation_consumes_none() -> None:
-    """The component applies the stack file's rule (resource_rules.default_affinity): spot,
+    """The component applies the stack file's rule (node_pools.default_affinity): spot,
     flex-start and queued capacity consumes no reservation, so the program need not say so."""
     (spot,) = [r for r in probe()["registrations"] if r["type"] == "gcp:container/nodePool:NodePool" and r["name"] == "spotpool"]
     assert spot["inputs"]["nodeConfig"]["reservationAffinity"] == {"consumeReservationType": "NO_RESERVATION"}

@@ -10,16 +10,13 @@ from typing import Any
 
 import pulumi
 import pytest
-from pydantic import ValidationError
 
 from helpers import construct, render_with
 from trainstack.components import (
     AuthorizedNetwork,
-    Autoscaling,
     CheckpointBucket,
     CheckpointBucketArgs,
     CpuNodePool,
-    CpuNodePoolArgs,
     FilestoreShare,
     FilestoreShareArgs,
     GkeCluster,
@@ -36,27 +33,34 @@ from trainstack.components import (
     NodeServiceAccountArgs,
     PrimaryNetwork,
     PrimaryNetworkArgs,
-    Reservation,
     WaitForPodsReady,
 )
 from trainstack.core import rules
 from trainstack.core.errors import TrainstackError, key_path
-from trainstack.infra.stack import GpuPoolConfig
 from trainstack.workloads import ResiliencySupervisor, SupervisorArgs
 
 SA = "nodes@my-project.iam.gserviceaccount.com"
 ZONE = "us-central1-a"
-POOL = GpuNodePoolArgs(
-    project="my-project",
-    location="us-central1",
-    cluster="projects/my-project/locations/us-central1/clusters/c",
-    name="gpus",
-    zones=[ZONE],
-    machine_type="a3-megagpu-8g",
-    service_account=SA,
-    node_count=2,
-)
-CPU_POOL = CpuNodePoolArgs("my-project", "us-central1", "c", "cpu", [ZONE], "e2-standard-8", 2, SA)
+# The node pools as the package passes them: the spec's keys (camelCase) beside the wiring.
+POOL: dict[str, Any] = {
+    "project": "my-project",
+    "location": "us-central1",
+    "cluster": "projects/my-project/locations/us-central1/clusters/c",
+    "service_account": SA,
+    "name": "gpus",
+    "zones": [ZONE],
+    "machineType": "a3-megagpu-8g",
+    "nodeCount": 2,
+}
+CPU_POOL: dict[str, Any] = {
+    "project": "my-project",
+    "location": "us-central1",
+    "cluster": "c",
+    "service_account": SA,
+    "name": "cpu",
+    "zones": [ZONE],
+    "nodeCount": 2,
+}
 CLUSTER = GkeClusterArgs("my-project", "us-central1", "research", [ZONE], NetworkRef("vpc", "subnet", "pods", "services"), SA)
 KUEUE = KueueArgs("cq", "lq", "ml", [GpuFlavor("mega", "gpus", "a3-megagpu-8g", 2)])
 FILESTORE = FilestoreShareArgs("my-project", "fs", ZONE, "ZONAL", 1024, "share1", "vpc")
@@ -85,14 +89,14 @@ CASES = [
         "node-count-max",
         GpuNodePool,
         POOL,
-        {"node_count": 1000},
-        {"node_count": 1001},
-        "node_count",
+        {"nodeCount": 1000},
+        {"nodeCount": 1001},
+        "nodeCount",
         "must be between 0 and 1000 (GKE allows at most 1000 nodes a pool per zone)",
     ),
-    ("node-count-min", GpuNodePool, POOL, {"node_count": 0}, {"node_count": -1}, "node_count", "must be between 0 and 1000"),
-    ("boot-disk", GpuNodePool, POOL, {"boot_disk_gb": 100}, {"boot_disk_gb": 99}, "boot_disk_gb", "must be between 100 and 65536"),
-    ("cpu-nodes", CpuNodePool, CPU_POOL, {"node_count": 100}, {"node_count": 101}, "node_count", "must be between 1 and 100"),
+    ("node-count-min", GpuNodePool, POOL, {"nodeCount": 0}, {"nodeCount": -1}, "nodeCount", "must be between 0 and 1000"),
+    ("boot-disk", GpuNodePool, POOL, {"bootDiskGb": 100}, {"bootDiskGb": 99}, "bootDiskGb", "must be between 100 and 65536"),
+    ("cpu-nodes", CpuNodePool, CPU_POOL, {"nodeCount": 100}, {"nodeCount": 101}, "nodeCount", "must be between 1 and 100"),
     (
         "port",
         GkeCluster,
@@ -152,18 +156,18 @@ CASES = [
         "one-of",
         GpuNodePool,
         POOL,
-        {"provisioning": "spot", "reservation": Reservation("none")},
+        {"provisioning": "spot"},
         {"provisioning": "preemptible"},
         "provisioning",
-        "must be one of on-demand, spot, flex-start",
+        "Input should be 'on-demand', 'spot', 'flex-start' or 'queued'",
     ),
     (
         "known-machine",
         GpuNodePool,
         POOL,
-        {"machine_type": "a3-highgpu-8g"},
-        {"machine_type": "a3-highgpu-4g"},
-        "machine_type",
+        {"machineType": "a3-highgpu-8g"},
+        {"machineType": "a3-highgpu-4g"},
+        "machineType",
         "unknown GPU machine type; known: a2-highgpu-8g",
     ),
     (
@@ -181,19 +185,19 @@ CASES = [
         "min-max",
         GpuNodePool,
         POOL,
-        {"node_count": None, "autoscaling": Autoscaling(2, 2)},
-        {"node_count": None, "autoscaling": Autoscaling(3, 2)},
-        "autoscaling.min_nodes",
+        {"nodeCount": None, "autoscaling": {"minNodes": 2, "maxNodes": 2}},
+        {"nodeCount": None, "autoscaling": {"minNodes": 3, "maxNodes": 2}},
+        "autoscaling.minNodes",
         "must not exceed the maximum (2)",
     ),
-    ("exactly-one", GpuNodePool, POOL, {"node_count": 2}, {"node_count": None}, "node_count", "set exactly one of a fixed node count and autoscaling"),
+    ("exactly-one", GpuNodePool, POOL, {"nodeCount": 2}, {"nodeCount": None}, "nodeCount", "set exactly one of a fixed node count and autoscaling"),
     (
         "per-zone",
         GpuNodePool,
         POOL,
-        {"zones": [ZONE, "us-central1-b"], "node_count": 4, "compact": False},
-        {"zones": [ZONE, "us-central1-b"], "node_count": 3, "compact": False},
-        "node_count",
+        {"zones": [ZONE, "us-central1-b"], "nodeCount": 4, "placement": "none"},
+        {"zones": [ZONE, "us-central1-b"], "nodeCount": 3, "placement": "none"},
+        "nodeCount",
         "must be a multiple of the number of zones (2)",
     ),
     ("capacity-by-tier", FilestoreShare, FILESTORE, {"capacity_gib": 1024}, {"capacity_gib": 1023}, "capacity_gib", "tier ZONAL takes 1024 to"),
@@ -336,12 +340,17 @@ CASES = [
 ]
 
 
+def changed(args: Any, changes: dict[str, Any]) -> Any:
+    """`args` (Args, or the dict the package passes) with `changes`."""
+    return {**args, **changes} if isinstance(args, dict) else dataclasses.replace(args, **changes)
+
+
 @pytest.mark.parametrize(("component", "args", "inside", "outside", "field", "rule"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_a_rule_just_inside_and_just_outside(component: type, args: Any, inside: dict[str, Any], outside: dict[str, Any], field: str, rule: str) -> None:
-    error, registered = construct(component, dataclasses.replace(args, **inside))
+    error, registered = construct(component, changed(args, inside))
     assert error is None and registered, error
 
-    bad = dataclasses.replace(args, **outside)
+    bad = changed(args, outside)
     error, registered = construct(component, bad)
     assert error is not None and registered == [], "refused before anything registers"
     assert isinstance(error, TrainstackError) and (error.component, error.name) == (component.__name__, "res")
@@ -352,11 +361,10 @@ def test_a_rule_just_inside_and_just_outside(component: type, args: Any, inside:
 
 
 def test_every_problem_is_in_the_one_error() -> None:
-    bad = dataclasses.replace(POOL, project="p", zones=[], node_count=-1, machine_type="a9", provisioning="free")
-    error, registered = construct(GpuNodePool, bad)
+    error, registered = construct(GpuNodePool, {**POOL, "project": "p", "nodeCount": -1, "machineType": "a9", "provisioning": "free"})
     assert registered == [] and error is not None
-    assert [p.key for p in error.problems] == [("project",), ("zones",), ("machine_type",), ("node_count",), ("provisioning",)]
-    assert str(error).startswith("GpuNodePool 'res' has 5 Args problems:\n  - project = 'p': must be a GCP project ID")
+    assert [p.key for p in error.problems] == [("machineType",), ("nodeCount",), ("provisioning",), ("project",)]
+    assert str(error).startswith("GpuNodePool 'res' has 4 Args problems:\n  - machineType = 'a9': unknown GPU machine type")
 
 
 def test_dict_args_are_checked_with_their_nested_paths() -> None:
@@ -392,9 +400,10 @@ def test_a_null_in_dict_args_is_the_fields_default() -> None:
 def test_none_for_a_field_with_a_default_is_refused_naming_it() -> None:
     """In Python a field is typed as it is at run time: None where the type has no None is a clean
     error, not an AttributeError deep in the component."""
-    error, registered = construct(GpuNodePool, dataclasses.replace(POOL, reservation=None, labels=None))  # type: ignore[arg-type]  # None on purpose: the refusal under test
+    pool = GpuNodePoolArgs.checked(POOL, GpuNodePool, "res")
+    error, registered = construct(GpuNodePool, dataclasses.replace(pool, extra_networks=None, labels=None))  # type: ignore[arg-type]  # None on purpose: the refusal under test
     assert registered == [] and error is not None
-    assert error.problems == [((field,), None, "must not be None: leave it out for its default") for field in ("reservation", "labels")]
+    assert error.problems == [((field,), None, "must not be None: leave it out for its default") for field in ("extra_networks", "labels")]
 
 
 def test_outputs_are_checked_only_once_known() -> None:
@@ -406,17 +415,6 @@ def test_outputs_are_checked_only_once_known() -> None:
     assert render_with(body).registrations
 
 
-def test_config_and_component_share_the_rule_function() -> None:
-    """The same function decides for both paths: one message, word for word."""
-    with pytest.raises(ValidationError) as config_error:
-        GpuPoolConfig.model_validate({"name": "2gpus", "machineType": "a3-megagpu-8g", "nodeCount": 2})
-    error, _ = construct(GpuNodePool, dataclasses.replace(POOL, name="2gpus"))
-    assert error is not None
-    message = rules.NODE_POOL_NAME("2gpus")
-    assert message and config_error.value.errors()[0]["msg"] == message
-    assert error.problems == [(("name",), "2gpus", message)]
-
-
 def test_a_value_of_the_wrong_type_is_a_clean_error() -> None:
-    error, registered = construct(GpuNodePool, dataclasses.replace(POOL, node_count="3"))  # type: ignore[arg-type]  # a str on purpose: the refusal under test
-    assert registered == [] and error is not None and error.problems == [(("node_count",), "3", "must be an integer")]
+    error, registered = construct(GpuNodePool, {**POOL, "nodeCount": "3"})
+    assert registered == [] and error is not None and error.problems == [(("nodeCount",), "3", "Input should be a valid integer")]

@@ -31,7 +31,7 @@ from trainstack.app.plan.report import describe
 from trainstack.app.schemas.validate import validate_object
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABEL
 from trainstack.components.kueue import PROVISIONING_CONTROLLER, QUEUED_PROVISIONING_CLASS, QUEUED_TOLERATION
-from trainstack.components.node_pools import GpuNodePool, GpuNodePoolArgs, Reservation
+from trainstack.components.node_pools import Autoscaling, GpuNodePool, GpuNodePoolArgs
 from trainstack.core import catalog
 from trainstack.core.errors import ConfigError
 from trainstack.infra import contract
@@ -136,24 +136,14 @@ def test_spot_and_flex_start_take_no_reservation() -> None:
 
 
 @pytest.mark.parametrize(("provisioning", "affinity"), [("spot", "none"), ("flex-start", "none"), ("queued", "none"), ("on-demand", "any")])
-def test_the_component_takes_the_stack_files_reservation_default(provisioning: str, affinity: str) -> None:
-    """GpuNodePool's Args apply the stack file's rule (resource_rules.default_affinity) to a pool that
-    names no reservation; one that names one keeps it."""
-    given: dict[str, Any] = {
-        "project": "my-project",
-        "location": "us-central1",
-        "cluster": "c",
-        "name": "gpu",
-        "zones": ["us-central1-a"],
-        "machine_type": "a3-highgpu-8g",
-        "compact": False,
-    }
-    args = GpuNodePoolArgs.checked(
-        {**given, "service_account": "sa", "provisioning": provisioning, "autoscaling": {"min_nodes": 0, "max_nodes": 2}}, GpuNodePool, "gpu"
-    )
-    assert args.reservation.affinity == affinity
-    named = GpuNodePoolArgs(**given, service_account="sa", node_count=2, provisioning=provisioning, reservation=Reservation("any"))
-    assert named.reservation.affinity == "any"
+def test_the_package_inputs_are_read_by_the_stack_files_pool_spec(provisioning: str, affinity: str) -> None:
+    """GpuNodePool's package inputs (the spec's keys beside the wiring) are the stack file's pool: a
+    pool that names no reservation gets its capacity's (`default_affinity`), and the deprecated
+    `compact` is read as `placement`."""
+    given = {"project": "my-project", "location": "us-central1", "cluster": "c", "service_account": "sa", "name": "gpu", "zones": ["us-central1-a"]}
+    pool = {"machineType": "a3-highgpu-8g", "compact": False, "provisioning": provisioning, "autoscaling": {"minNodes": 0, "maxNodes": 2.0}}
+    args = GpuNodePoolArgs.checked({**given, **pool}, GpuNodePool, "gpu")
+    assert (args.spec.reservation.affinity, args.spec.placement, args.spec.autoscaling) == (affinity, "none", Autoscaling.model_validate({"maxNodes": 2}))
 
 
 @pytest.mark.parametrize("capacity", [QUEUED, SPOT, {**SPOT, "provisioning": "flex-start"}])

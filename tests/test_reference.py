@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from helpers import present
 from trainstack.app.docs import reference, rule_text
+from trainstack.components.node_pools import GpuPoolSpec
 from trainstack.core import rules
 from trainstack.infra import contract
 from trainstack.infra import stack as config
@@ -40,7 +41,7 @@ def test_a_key_without_a_description_is_refused() -> None:
 
 
 def test_a_documented_key_has_its_type_default_description_and_rule() -> None:
-    (pools,) = [s for s in reference.sections() if s.model is config.GpuPoolConfig]
+    (pools,) = [s for s in reference.sections() if s.model is GpuPoolSpec]
     rows = {row.keys[-1]: row for row in reference.rows(pools.model, pools.paths)}
     name = rows["trainstack:gpuPools[].reservation.name"]
     assert name.keys == ["trainstack:gpuPool.reservation.name", "trainstack:gpuPools[].reservation.name"]

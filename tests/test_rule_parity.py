@@ -2,23 +2,24 @@
 same words through both doors: the stack file's section (infra/stack.py) and the component's Args
 (`XArgs.checked`), each naming the key as its user writes it. The cases are checked against the
 rules' registry, so a new rule without a case fails here; and each rule, made a no-op in turn,
-fails its case: no component rule can be deleted with every test green."""
+fails its case: no component rule can be deleted with every test green. The node pools have one
+door, their spec (tests/test_pool_spec.py)."""
 
 from __future__ import annotations
 
 import typing
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from pydantic import BaseModel, ValidationError
 
 from trainstack.app.deploy.stacks import raw_stack_config
-from trainstack.components import gcp_network, gke_cluster, image, kueue, node_pools
+from trainstack.components import gcp_network, gke_cluster, image, kueue
 from trainstack.components.args import Args, Each, _build
 from trainstack.components.storage import filestore, gcs, lustre, nfs
-from trainstack.core import catalog, resource_rules, rules
+from trainstack.core import resource_rules, rules
 from trainstack.core.errors import ArgsError, ConfigError, Problem
 from trainstack.infra import stack as config
 
@@ -35,26 +36,6 @@ class Door:
     config_base: dict[str, Any]
 
 
-def _zones(machine: str, count: int) -> list[str]:
-    """`count` zones of one region that offers `machine` (by the catalog's table, where it lists the machine)."""
-    zone = min(catalog.MACHINE_ZONES.get(machine, {"us-central1-a"}))
-    region = rules.region_of(zone)
-    return [zone, *(f"{region}-{letter}" for letter in "xyz" if f"{region}-{letter}" != zone)][:count]
-
-
-MEGA, ULTRA, A4X = "a3-megagpu-8g", "a3-ultragpu-8g", "a4x-highgpu-4g"
-
-
-def _pool(machine: str, zones: int = 1, **args: Any) -> dict[str, Any]:
-    where = _zones(machine, zones)
-    base = {"project": "my-project", "location": rules.region_of(where[0]), "cluster": "c", "name": "gpu", "service_account": "sa@example.com"}
-    return {**base, "zones": where, "machine_type": machine, "node_count": 2, "compact": False, **args}
-
-
-def _pool_config(machine: str, zones: int = 1, **keys: Any) -> dict[str, Any]:
-    return {"machineType": machine, "zones": _zones(machine, zones), "nodeCount": 2, "placement": "none", **keys}
-
-
 NETWORK = {"network": "vpc", "subnetwork": "subnet", "pods_range": "pods", "services_range": "services"}
 CLUSTER = {
     "project": "my-project",
@@ -66,24 +47,6 @@ CLUSTER = {
 }
 ALLOWED = [{"cidr_block": "10.0.0.0/8"}]
 DOORS = {
-    "gpu_pool": Door(node_pools.GpuNodePoolArgs, config.GpuPoolConfig, {}, {}),
-    "autoscaling": Door(node_pools.Autoscaling, config.Autoscaling, {"min_nodes": 0, "max_nodes": 4}, {"maxNodes": 4}),
-    "reservation": Door(node_pools.Reservation, config.Reservation, {}, {}),
-    "cpu_pool": Door(
-        node_pools.CpuNodePoolArgs,
-        config.CpuPoolConfig,
-        {
-            "project": "my-project",
-            "location": "us-central1",
-            "cluster": "c",
-            "name": "cpu",
-            "zones": ["us-central1-a"],
-            "machine_type": "e2-standard-8",
-            "node_count": 2,
-            "service_account": "sa",
-        },
-        {"zones": ["us-central1-a"]},
-    ),
     "cluster": Door(
         gke_cluster.GkeClusterArgs,
         config.ClusterConfig,
@@ -134,93 +97,13 @@ class Case:
     config: dict[str, Any]
     args_key: tuple[str | int, ...]
     config_key: tuple[str | int, ...]
-    full: bool = field(default=False)  # the changes are the whole item (GPU pools: no shared base)
 
     @property
     def id(self) -> str:
         return f"{self.resource}.{self.rule}"
 
 
-def _gpu(rule: str, args: dict[str, Any], keys: dict[str, Any], args_key: tuple[str | int, ...], config_key: tuple[str | int, ...]) -> Case:
-    return Case("gpu_pool", rule, args, keys, args_key, config_key, full=True)
-
-
-AUTOSCALED: dict[str, Any] = {"node_count": None, "autoscaling": {"min_nodes": 0, "max_nodes": 2}}
-AUTOSCALED_CONFIG: dict[str, Any] = {"nodeCount": DROP, "autoscaling": {"maxNodes": 2}}
-NO_RESERVATION: dict[str, Any] = {"reservation": {"affinity": "none"}}
-NO_RESERVATION_CONFIG: dict[str, Any] = {"reservation": {"affinity": "none"}}
 CASES = [
-    _gpu(
-        "pool_size", _pool(MEGA, autoscaling={"min_nodes": 0, "max_nodes": 2}), _pool_config(MEGA, autoscaling={"maxNodes": 2}), ("node_count",), ("nodeCount",)
-    ),
-    _gpu("pool_nodes_per_zone", _pool(MEGA, 2, node_count=3), _pool_config(MEGA, 2, nodeCount=3), ("node_count",), ("nodeCount",)),
-    _gpu(
-        "surge_or_unavailable",
-        _pool(MEGA, max_surge=0, max_unavailable=0),
-        _pool_config(MEGA, upgrade={"maxSurge": 0, "maxUnavailable": 0}),
-        ("max_unavailable",),
-        ("upgrade", "maxUnavailable"),
-    ),
-    _gpu(
-        "unavailable_below_size",
-        _pool(MEGA, max_unavailable=2),
-        _pool_config(MEGA, upgrade={"maxUnavailable": 2}),
-        ("max_unavailable",),
-        ("upgrade", "maxUnavailable"),
-    ),
-    _gpu(
-        "dws_autoscaled",
-        _pool(MEGA, provisioning="flex-start", **NO_RESERVATION),
-        _pool_config(MEGA, provisioning="flex-start", **NO_RESERVATION_CONFIG),
-        ("autoscaling",),
-        ("autoscaling",),
-    ),
-    _gpu(
-        "queued",
-        _pool(MEGA, provisioning="queued", node_count=None, autoscaling={"min_nodes": 2, "max_nodes": 4}, **NO_RESERVATION),
-        _pool_config(MEGA, provisioning="queued", nodeCount=DROP, autoscaling={"minNodes": 2, "maxNodes": 4}, **NO_RESERVATION_CONFIG),
-        ("provisioning",),
-        ("provisioning",),
-    ),
-    _gpu("run_duration", _pool(MEGA, max_run_duration="1h"), _pool_config(MEGA, maxRunDuration="1h"), ("max_run_duration",), ("maxRunDuration",)),
-    _gpu(
-        "no_reservation_for_spot_or_dws",  # the stack file's spot pool defaults to none: `any` said outright
-        _pool(MEGA, provisioning="spot", reservation={"affinity": "any"}),
-        _pool_config(MEGA, provisioning="spot", reservation={"affinity": "any"}),
-        ("reservation", "affinity"),
-        ("reservation", "affinity"),
-    ),
-    _gpu("compact_one_zone", _pool(MEGA, 2, compact=True), _pool_config(MEGA, 2, placement="compact"), ("zones",), ("zones",)),
-    _gpu(
-        "compact_allowed",
-        _pool(MEGA, compact=True, provisioning="flex-start", **AUTOSCALED, **NO_RESERVATION),
-        _pool_config(MEGA, placement="compact", provisioning="flex-start", **AUTOSCALED_CONFIG, **NO_RESERVATION_CONFIG),
-        ("provisioning",),
-        ("provisioning",),
-    ),
-    _gpu("nvlink_placed", _pool(A4X, node_count=18), _pool_config(A4X, nodeCount=18), ("compact",), ("placement",)),
-    _gpu(
-        "reserved_only",
-        _pool(A4X, node_count=18, compact=True, **NO_RESERVATION),
-        _pool_config(A4X, nodeCount=18, placement="compact", **NO_RESERVATION_CONFIG),
-        ("reservation", "affinity"),
-        ("reservation", "affinity"),
-    ),
-    _gpu(
-        "whole_nvlink_domains", _pool(A4X, node_count=10, compact=True), _pool_config(A4X, nodeCount=10, placement="compact"), ("node_count",), ("nodeCount",)
-    ),
-    _gpu("rdma_one_zone", _pool(ULTRA, 2), _pool_config(ULTRA, 2), ("zones",), ("zones",)),
-    _gpu("dranet_networking", _pool(ULTRA, networking="dranet"), _pool_config(ULTRA, networking="dranet"), ("networking",), ("networking",)),
-    Case("autoscaling", "autoscaling_bounds", {"min_nodes": 5}, {"minNodes": 5}, ("min_nodes",), ("minNodes",)),
-    Case("reservation", "reservation_name", {"affinity": "specific"}, {"affinity": "specific"}, ("name",), ("name",)),
-    Case(
-        "cpu_pool",
-        "cpu_nodes_per_zone",
-        {"zones": ["us-central1-a", "us-central1-b"], "node_count": 3},
-        {"zones": ["us-central1-a", "us-central1-b"], "nodeCount": 3},
-        ("node_count",),
-        ("nodeCount",),
-    ),
     Case(
         "cluster",
         "private_endpoint_nodes",
@@ -268,7 +151,7 @@ def _changed(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
 def _args_problems(case: Case) -> list[Problem]:
     door = DOORS[case.resource]
     try:
-        door.args.checked(_changed({} if case.full else door.args_base, case.args), door.args, "parity")
+        door.args.checked(_changed(door.args_base, case.args), door.args, "parity")
     except ArgsError as error:
         return error.problems
     return []
@@ -277,7 +160,7 @@ def _args_problems(case: Case) -> list[Problem]:
 def _config_problems(case: Case) -> list[Problem]:
     door = DOORS[case.resource]
     try:
-        door.section.model_validate(_changed({} if case.full else door.config_base, case.config))
+        door.section.model_validate(_changed(door.config_base, case.config))
     except ValidationError as error:
         return [Problem(tuple(e["loc"]), e["input"], e["msg"]) for e in error.errors(include_url=False)]
     return []
@@ -298,7 +181,7 @@ def check_case(case: Case) -> None:
 def _own(rule: resource_rules.Check, case: Case) -> Iterable[Problem]:
     """What `rule` itself says of the case's Args, built unchecked."""
     door = DOORS[case.resource]
-    return list(rule(_build(door.args, _changed({} if case.full else door.args_base, case.args))))
+    return list(rule(_build(door.args, _changed(door.args_base, case.args))))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -318,33 +201,21 @@ def test_every_rule_of_every_resource_has_a_parity_case() -> None:
 def test_a_valid_item_passes_both_doors(case: Case) -> None:
     """The bases the cases change are valid, so a case's problem is its own change's."""
     door = DOORS[case.resource]
-    args, keys = (_pool(MEGA), _pool_config(MEGA)) if case.full else (door.args_base, door.config_base)
-    door.args.checked(args, door.args, "parity")
-    door.section.model_validate(keys)
+    door.args.checked(door.args_base, door.args, "parity")
+    door.section.model_validate(door.config_base)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_a_rule_made_a_no_op_fails_its_case(case: Case, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Mutation: with the rule gone (as the architecture audit deleted four of GpuNodePoolArgs'),
+    """Mutation: with the rule gone (as the architecture audit deleted four of a component's),
     the component, the stack file, or both accept the value, and its case fails."""
     monkeypatch.setitem(resource_rules.RULES[case.resource], case.rule, lambda item: iter(()))
     with pytest.raises(AssertionError):
         check_case(case)
 
 
-def test_the_rules_the_audit_deleted_are_guarded() -> None:
-    """architecture-turn5.md §4.1: spot/DWS consuming a reservation, DWS without autoscaling,
-    max_surge = max_unavailable = 0, and compact placement over several zones."""
-    deleted = {"no_reservation_for_spot_or_dws", "dws_autoscaled", "surge_or_unavailable", "compact_one_zone"}
-    assert deleted <= {c.rule for c in CASES if c.resource == "gpu_pool"}
-
-
 # (component Args, stack file section, Args fields the section holds elsewhere: their path in it)
 FIELD_PAIRS: list[tuple[type[Args], type[BaseModel], dict[str, tuple[str, ...]]]] = [
-    (node_pools.GpuNodePoolArgs, config.GpuPoolConfig, {"max_surge": ("upgrade", "max_surge"), "max_unavailable": ("upgrade", "max_unavailable")}),
-    (node_pools.Autoscaling, config.Autoscaling, {}),
-    (node_pools.Reservation, config.Reservation, {}),
-    (node_pools.CpuNodePoolArgs, config.CpuPoolConfig, {}),
     (gke_cluster.GkeClusterArgs, config.ClusterConfig, {}),
     (gke_cluster.AuthorizedNetwork, config.AuthorizedNetwork, {}),
     (gke_cluster.MaintenanceWindow, config.MaintenanceWindow, {}),

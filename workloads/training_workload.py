@@ -15,10 +15,10 @@ from pydantic import ValidationError
 from trainstack import workloads
 from trainstack.core import catalog
 from trainstack.core.errors import ABSENT, Problem
-from trainstack.core.spec import problem_of
+from trainstack.core.spec import plain, problem_of
 from trainstack.infra.platform import Place, Platform
 from trainstack.infra.stack import ImageConfig, WorkloadConfig, workload_problems
-from trainstack.infra.training_platform import TrainingPlatform, input_error, plain_section
+from trainstack.infra.training_platform import TrainingPlatform, input_error
 from trainstack.workloads import platforms
 
 TYPE = "trainstack:index:TrainingWorkload"
@@ -82,7 +82,7 @@ class TrainingWorkload(pulumi.ComponentResource):
 def checked(section: Any, platform: Platform, image: ImageConfig | None) -> WorkloadConfig:
     """The workload section, validated, and checked against `platform` as a stack file's is."""
     try:
-        workload = section if isinstance(section, WorkloadConfig) else WorkloadConfig.model_validate(plain_section(section), by_alias=True, by_name=True)
+        workload = section if isinstance(section, WorkloadConfig) else WorkloadConfig.model_validate(plain(section), by_alias=True, by_name=True)
     except ValidationError as exc:
         raise input_error("TrainingWorkload", [problem_of(e, WorkloadConfig, ("workload",)) for e in exc.errors(include_url=False)]) from None
     machine = platform.machine

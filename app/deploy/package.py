@@ -3,7 +3,9 @@
 `provider/` is the source-based plugin `pulumi package add` loads: its `__main__.py` hosts
 `COMPONENTS` with `Provider`, the SDK's component provider, which infers the schema from the type
 annotations of each component's `args` and its annotated attributes (the outputs). The host passes
-the args as a dict; each component builds and checks its Args from it (`components.args`).
+the args as a dict; each component builds and checks its Args from it (`components.args`). A
+component whose Args are a spec plus wiring (the node pools) takes the spec's keys beside the wiring,
+typed by the spec's model as `TrainingPlatform`'s sections are.
 
 `TrainingPlatform` takes the platform sections of a stack file and `TrainingWorkload` its workload
 section, typed in the schema by their `infra.stack` models (app/deploy/package_types.py) and checked by
@@ -28,10 +30,11 @@ from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.schema import generate_schema
 from pulumi.provider.server import ComponentInitError
 from pulumi.resource import DependencyResource
+from pydantic import BaseModel
 
 from trainstack import components, workloads
 from trainstack.app.deploy.package_types import SectionTypes
-from trainstack.components.args import has_default
+from trainstack.components.args import has_default, spec_model
 from trainstack.core.errors import Problem, unknown_key
 from trainstack.infra import training_platform
 from trainstack.infra.stack import StackConfig
@@ -71,6 +74,8 @@ def _resolve(obj: Any, seen: set[Any]) -> None:
         for f in dataclasses.fields(obj):
             if has_default(f) and type(None) not in typing.get_args(hints[f.name]):
                 hints[f.name] = hints[f.name] | None
+        if isinstance(obj, type) and spec_model(obj) is not None:
+            hints["spec"] = dict[str, Any]  # its keys are the component's inputs (Provider)
     obj.__annotations__ = hints
     for hint in obj.__annotations__.values():
         for cls in _classes(hint):
@@ -96,6 +101,9 @@ class Provider(ComponentProvider):
     def __init__(self, components: list[type[pulumi.ComponentResource]], name: str, version: str) -> None:
         super().__init__(components, name, version=version)
         types = SectionTypes(name)
+        for cls in components:
+            if (args := typing.get_type_hints(cls.__init__).get("args")) is not None and (spec := spec_model(args)) is not None:
+                self._flatten(self._component_defs[cls.__name__], types, spec, args)
         for component, fields in SECTION_FIELDS.items():
             definition = self._component_defs[component]
             for key, field in definition.inputs_mapping.items():
@@ -111,6 +119,21 @@ class Provider(ComponentProvider):
             raise TypeError(f"section types named as component types: {sorted(clash)}")
         self._type_defs |= types.types
         self.schema = json.dumps(generate_schema(name, version, None, self._component_defs, self._type_defs, self._dependencies).to_json())
+
+    @staticmethod
+    def _flatten(definition: Any, types: SectionTypes, spec: type[BaseModel], args: Any) -> None:
+        """A component's `spec` input as the spec's keys beside the wiring (the keys kept camelCase,
+        as the spec's model reads them: `Args.spec_input`), with its deprecated keys (`spec_aliases`);
+        required as the spec and the component (`spec_required`) require them."""
+        key = next(k for k, field in definition.inputs_mapping.items() if field == "spec")
+        del definition.inputs[key], definition.inputs_mapping[key]
+        aliases = args.spec_aliases()
+        for model in (spec, *([aliases] if aliases else [])):
+            for name, prop in types.properties(model).items():
+                prop.plain = True  # the spec's model reads the values themselves
+                prop.optional = prop.optional and name not in args.spec_required()
+                definition.inputs[name] = prop
+                definition.inputs_mapping[name] = name
 
     def get_type_definition(self, prop: PropertyDefinition) -> TypeDefinition | None:
         """None for a reference to a resource of the package (the value is the resource itself)."""

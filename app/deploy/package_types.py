@@ -5,7 +5,8 @@ type of its own. `TrainingPlatform` and `TrainingWorkload` take their sections t
 YAML or TypeScript program sees the keys a stack file has, documented as the config reference is.
 
 The provider maps inputs by these types (keys kept as written, the models' aliases) and the
-component validates them with the models, so a bad value reads as it does in a stack file.
+component validates them with the models, so a bad value reads as it does in a stack file. A
+component whose Args are a spec plus wiring takes the spec's keys beside the wiring (`properties`).
 """
 
 from __future__ import annotations
@@ -35,8 +36,7 @@ class SectionTypes:
 
     def model(self, model: type[BaseModel]) -> str:
         """The schema name of `model`'s object type, made with its fields' types on first use."""
-        base = model.__name__.removesuffix("Spec")  # a component's spec keeps the section's schema name
-        name = base if base.endswith("Config") else f"{base}Config"
+        name = _name(model)
         if name in self.types:
             return name
         found = TypeDefinition(
@@ -49,15 +49,21 @@ class SectionTypes:
             description=" ".join((model.__doc__ or "").split()) or None,
         )
         self.types[name] = found
+        found.properties = self.properties(model)
+        found.properties_mapping = {key: key for key in found.properties}  # kept camelCase: the model reads its aliases, and names a bad key as written
+        return name
+
+    def properties(self, model: type[BaseModel]) -> dict[str, PropertyDefinition]:
+        """The schema properties of `model`'s fields, by key (their types made on first use)."""
         documented = descriptions(model)
+        found = {}
         for field, info in model.model_fields.items():
             key = info.alias or field
-            prop = self.property(info.annotation, f"{name}{key[:1].upper()}{key[1:]}")
+            prop = self.property(info.annotation, f"{_name(model)}{key[:1].upper()}{key[1:]}")
             prop.optional = not info.is_required()
             prop.description = documented.get(field)
-            found.properties[key] = prop
-            found.properties_mapping[key] = key  # kept camelCase: the model reads its aliases, and names a bad key as written
-        return name
+            found[key] = prop
+        return found
 
     def property(self, annotation: Any, enum_name: str) -> PropertyDefinition:
         """The schema property of a field typed `annotation` (`enum_name` names a Literal's enum)."""
@@ -97,6 +103,12 @@ class SectionTypes:
             ),
         )
         return name
+
+
+def _name(model: type[BaseModel]) -> str:
+    """A section model's schema name: `GpuPoolSpec` and `ClusterConfig` are `GpuPoolConfig` and `ClusterConfig`."""
+    name = model.__name__.removesuffix("Spec")
+    return name if name.endswith("Config") else f"{name}Config"
 
 
 def _member(value: Any) -> str:
