@@ -51,12 +51,12 @@ def _platforms_rendered_once(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @functools.cache
-def _rendered_outputs(stack: str, platform: str, key: str) -> dict[str, Any]:
-    return _ORIGINAL(stack, platform, key)
+def _rendered_outputs(stack: str, platform: str, key: str, what: str) -> dict[str, Any]:
+    return _ORIGINAL(stack, platform, key, what)
 
 
-def _cached_outputs(stack: str, platform: str, key: str) -> dict[str, Any]:
-    return _rendered_outputs(stack, platform, key)
+def _cached_outputs(stack: str, platform: str, key: str, what: str = "platform") -> dict[str, Any]:
+    return _rendered_outputs(stack, platform, key, what)
 
 
 _ORIGINAL = engine._platform_outputs
