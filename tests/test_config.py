@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from helpers import load_platform, merge
 from trainstack.app.cli import main
-from trainstack.app.deploy import program, validation
+from trainstack.app.deploy import program, stack_file, validation
 from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
 from trainstack.app.plan import engine
 from trainstack.core.errors import ConfigError, key_path
@@ -101,7 +101,7 @@ def test_pulumi_up_reports_bad_config_as_a_clean_run_error(monkeypatch: pytest.M
     (printed without a traceback), raised before anything is built."""
 
     built: list[object] = []
-    monkeypatch.setattr(program, "build", built.append)
+    monkeypatch.setattr(stack_file.PlatformStack, "build", lambda self, ctx, config, read: built.append(ctx))
     good = raw_stack_config("a3ultra-405b")
     bad = merge(good, {"trainstack:workload": {"nodes": 72}, "trainstack:gpuPool": {"nodeCout": 1}})
     ctx = engine.load_stack("a3ultra-405b")
