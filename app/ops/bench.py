@@ -59,7 +59,7 @@ from typing import Any, Protocol
 
 from pulumi.automation.errors import ConcurrentUpdateError, StackNotFoundError
 
-from trainstack.app.deploy import stack_file, validation
+from trainstack.app.deploy import stack_file
 from trainstack.app.deploy.secrets import secure_paths
 from trainstack.app.deploy.stacks import project_root
 from trainstack.app.metrics import goodput, mfu, timeline
@@ -185,8 +185,8 @@ def prepare(
     stack_file.PLATFORM.check(recipe, base, project_root())
     expires = now + timedelta(seconds=ttl_s)
     cluster = make_ephemeral(raw, base.cluster.name, stack, expires, base.storage.kind)
-    config = validation.validate(stack, raw, project_root()).config  # every rule, the launchers' included
-    assert isinstance(config, StackConfig)
+    config = stack_file.PLATFORM.load(stack, raw)
+    stack_file.PLATFORM.check(stack, config, project_root())  # every rule, the launchers' included
     return BenchSpec(recipe, stack, cluster, config.project, expires, timeout_s, raw, config)
 
 
