@@ -109,7 +109,7 @@ class PlatformStack(_Kind[StackConfig]):
 
     def build(self, ctx: StackContext, config: StackConfig, read: Remote) -> None:
         """The platform, then its job if there is one, then the outputs a user needs next."""
-        platform = TrainingPlatform(PLATFORM_NAME, platform_args(ctx, config))
+        platform = TrainingPlatform(PLATFORM_NAME, platform_args(ctx, config), checked=config)
         _export(ctx, platform, dict(platform.stack_outputs))
 
     def warnings(self, config: StackConfig) -> list[str]:
