@@ -90,7 +90,7 @@ def validate_command(stacks: tuple[str, ...], all_stacks: bool, fmt: str, progra
             problems[stack] = str(exc)
             reports[stack] = {"valid": False, "problems": problem_objects(exc)}
             continue
-        reports[stack] = _validated(stack, rendered.context, rendered.outputs)
+        reports[stack] = _validated(raw, rendered.context, rendered.outputs)
         reports[stack]["warnings"] += [describe(p) for p in placeholders(raw)]
     if fmt == "json":
         click.echo(json.dumps(reports, indent=2))
@@ -103,13 +103,13 @@ def validate_command(stacks: tuple[str, ...], all_stacks: bool, fmt: str, progra
     _failed(problems)
 
 
-def _validated(stack: str, ctx: Any, outputs: dict[str, Any]) -> dict[str, Any]:
+def _validated(raw: dict[str, Any], ctx: Any, outputs: dict[str, Any]) -> dict[str, Any]:
     """What `validate` reports of a valid stack (of a fleet: its workers and queues)."""
-    from trainstack.infra.fleet_stack import FleetStackConfig
-    from trainstack.infra.stack import StackConfig  # start-up laziness (pydantic models, the providers)
+    from trainstack.app.deploy import stack_file  # start-up laziness (pydantic models, the providers)
     from trainstack.workloads import fit
 
-    if isinstance(ctx.config, FleetStackConfig):
+    kind = stack_file.kind(raw)
+    if kind is stack_file.FLEET:
         return {"valid": True, "workers": [w.name for w in ctx.config.fleet.workers], "queues": outputs.get("queues") or {}, "warnings": []}
     machine = ctx.machine
     pools = getattr(ctx.config, "pools", [])  # a platform's; a workload stack has none of its own
@@ -122,7 +122,7 @@ def _validated(stack: str, ctx: Any, outputs: dict[str, Any]) -> dict[str, Any]:
         "queue": ctx.local_queue,
         "pools": [{"name": p.name, "nodes": p.max_nodes, "machineType": p.machine_type, "capacity": p.capacity} for p in pools],
         # a zone the catalog's table does not know (a workload stack makes no pools of its own)
-        "warnings": ctx.config.warnings() if isinstance(ctx.config, StackConfig) else [],
+        "warnings": kind.warnings(ctx.config),
     }
     if ctx.workload is not None:
         result = fit.estimate(ctx.workload, machine)

@@ -112,10 +112,12 @@ class TrainingPlatform(pulumi.ComponentResource):
     platform: pulumi.Output[dict[str, Any]]
     """The platform contract (versioned) a TrainingWorkload or a workload stack runs on."""
 
-    def __init__(self, name: str, args: TrainingPlatformArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, name: str, args: TrainingPlatformArgs, opts: pulumi.ResourceOptions | None = None, *, checked: StackConfig | None = None) -> None:
+        """`checked`: the stack file's config `args` was made from, every rule run on it already (the
+        shipped program), so it is not validated a second time."""
         if isinstance(args, dict):  # the package's provider passes the inputs as a dict
             args = TrainingPlatformArgs(**args)
-        ctx = context(args)
+        ctx = context(args, checked)
         super().__init__(TYPE, name, None, opts)
         self.urn.apply(lambda urn: PLATFORMS.setdefault(urn, self))
         self.built: Platform = compose.build(ctx, Place(self, name))
@@ -148,11 +150,15 @@ class TrainingPlatform(pulumi.ComponentResource):
         )
 
 
-def context(args: TrainingPlatformArgs) -> StackContext:
+def context(args: TrainingPlatformArgs, checked: StackConfig | None = None) -> StackContext:
     """The stack context of `args`, checked as the stack file is (every rule, the build contexts'
     files included). Raises `pulumi.InputPropertiesError` naming each input as written
-    (`gpuPools[1].nodeCount`)."""
+    (`gpuPools[1].nodeCount`). With `checked`, the stack file's config `args` was made from and
+    checked already, its platform sections stand as they are."""
     root = Path(args.root) if args.root else Path.cwd()
+    if checked is not None:
+        config = checked.model_copy(update={"workload": None})  # the platform's sections alone, as `validate` makes them
+        return StackContext(args.stack or pulumi.get_stack(), config, root, namespace=args.namespace, queue=args.queue)
     config = validate(args)
     problems = compose.problems(config.image, root)
     if args.queue is not None and config.queue_of(args.queue) is None:

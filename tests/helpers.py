@@ -6,7 +6,7 @@ import copy
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from trainstack.app.deploy.program import PLATFORM, WORKLOAD
+from trainstack.app.deploy.stack_file import PLATFORM_NAME, WORKLOAD_NAME
 from trainstack.app.deploy.stacks import project_root, raw_stack_config
 from trainstack.app.plan import engine
 from trainstack.app.plan.plan import Plan
@@ -75,7 +75,7 @@ def named(actual: str, role: str) -> bool:
     """Whether a resource's name is `role` as the program names it: `role` itself (a component's
     own child, or a piece rendered alone), else under the TrainingPlatform or TrainingWorkload
     (`platform-<role>`, `workload-<role>`: infra/platform.py Place)."""
-    return actual in (role, f"{PLATFORM}-{role}", f"{WORKLOAD}-{role}")
+    return actual in (role, f"{PLATFORM_NAME}-{role}", f"{WORKLOAD_NAME}-{role}")
 
 
 def of_type(rendered: engine.Rendered, type_token: str) -> list[Registration]:

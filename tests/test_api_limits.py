@@ -11,9 +11,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from helpers import merge, platform_config
+from helpers import merge
 from trainstack.app.cli import main
-from trainstack.app.deploy import validation
+from trainstack.app.deploy import stack_file, validation
 from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
 from trainstack.core import catalog, names, rules
 from trainstack.core.errors import ConfigError
@@ -368,7 +368,7 @@ def test_a_zone_is_refused_only_where_the_dated_table_is_sure(machine: str, zone
 def test_every_shipped_pool_sits_in_a_zone_the_table_lists_for_its_machine(stack: str) -> None:
     """Stronger than the rule: each shipped stack's GPU pools are in zones catalog.MACHINE_ZONES
     lists for their machine (or the machine has no row)."""
-    config = platform_config(validation.load(stack, raw_stack_config(stack)))
+    config = stack_file.PLATFORM.load(stack, raw_stack_config(stack))
     for pool in config.pools:
         offered = catalog.MACHINE_ZONES.get(pool.machine_type)
         assert offered is None or set(pool.zones or [config.zone]) <= offered, (stack, pool.name)

@@ -9,14 +9,15 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from helpers import load_platform, merge
+from helpers import load_platform, merge, platform_config
 from trainstack.app.cli import main
-from trainstack.app.deploy import program, validation
+from trainstack.app.deploy import program, stack_file, validation
 from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
 from trainstack.app.plan import engine
 from trainstack.core.errors import ConfigError, key_path
 from trainstack.core.rules import duration_seconds
 from trainstack.infra import fleet_stack as fleet
+from trainstack.infra import training_platform
 from trainstack.infra.stack import StackConfig, WorkloadStackConfig, load
 
 CORPUS = sorted((Path(__file__).parent / "invalid_configs").glob("*.yaml"))
@@ -101,7 +102,7 @@ def test_pulumi_up_reports_bad_config_as_a_clean_run_error(monkeypatch: pytest.M
     (printed without a traceback), raised before anything is built."""
 
     built: list[object] = []
-    monkeypatch.setattr(program, "build", built.append)
+    monkeypatch.setattr(stack_file.PlatformStack, "build", lambda self, ctx, config, read: built.append(ctx))
     good = raw_stack_config("a3ultra-405b")
     bad = merge(good, {"trainstack:workload": {"nodes": 72}, "trainstack:gpuPool": {"nodeCout": 1}})
     ctx = engine.load_stack("a3ultra-405b")
@@ -111,6 +112,27 @@ def test_pulumi_up_reports_bad_config_as_a_clean_run_error(monkeypatch: pytest.M
     assert built == []
     engine.execute(ctx, good, program.main)
     assert len(built) == 1  # the same path with a good config builds
+
+
+def test_pulumi_up_validates_a_platforms_sections_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The program checks the stack file before any resource; the TrainingPlatform it builds takes
+    that config as checked, with the same context validating its sections again would give (a
+    package user's args are still validated: tests/test_program_dir.py)."""
+    calls: list[object] = []
+    original = training_platform.validate
+
+    def counted(args: training_platform.TrainingPlatformArgs) -> StackConfig:
+        calls.append(args)
+        return original(args)
+
+    monkeypatch.setattr(training_platform, "validate", counted)
+    ctx = engine.load_stack("a3ultra-405b")
+    engine.execute(ctx, raw_stack_config("a3ultra-405b"), program.main)
+    assert calls == []
+    config = platform_config(ctx.config)
+    args = stack_file.platform_args(ctx, config)
+    assert training_platform.context(args, config) == training_platform.context(args)
+    assert len(calls) == 1
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import named, raw_config
-from trainstack.app.deploy.program import PLATFORM
+from trainstack.app.deploy.stack_file import PLATFORM_NAME
 from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.ops.cli import diff_command
 from trainstack.app.plan.plan import render
@@ -290,7 +290,7 @@ def test_a_cluster_replacement_cascades_to_its_pools_provider_and_objects() -> N
     diff = diff_of("a3high-nemo-gpt5b", trainstack_cluster={"masterIpv4Cidr": "172.16.8.0/28"})
     replaced = {c.resource.type for c in diff.changed if c.effect == REPLACE}
     assert {semantics.CLUSTER, semantics.NODE_POOL, semantics.K8S_PROVIDER, semantics.JOBSET} <= replaced
-    assert any(f"resources on **{PLATFORM}-cluster**" in f for f in classes(diff)[REPLACES])
+    assert any(f"resources on **{PLATFORM_NAME}-cluster**" in f for f in classes(diff)[REPLACES])
     assert sum(c.effect == REPLACE for c in diff.changed) > 20
 
 

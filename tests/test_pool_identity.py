@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from helpers import raw_config, render
-from trainstack.app.deploy import program
+from trainstack.app.deploy import stack_file
 from trainstack.app.plan.recorder import Registration
 from trainstack.core import names
 
@@ -61,6 +61,6 @@ def test_only_the_first_pool_and_its_children_carry_the_positional_alias() -> No
     first = pools_in(raw)[0]["name"]
     aliased = {r.name for r in regs if any(a.endswith(f"::{names.FIRST_GPU_POOL_BEFORE}") for a in r.options.get("aliases", []))}
     # Under the TrainingPlatform each pool is `<platform>-<its name>` (infra/platform.py Place).
-    assert aliased == {f"{program.PLATFORM}-{names.gpu_pool_resource(first)}"}
+    assert aliased == {f"{stack_file.PLATFORM_NAME}-{names.gpu_pool_resource(first)}"}
     pools = [r for r in regs if r.type == "trainstack:gcp:GpuNodePool"]
-    assert sorted(r.name for r in pools) == sorted(f"{program.PLATFORM}-{names.gpu_pool_resource(p['name'])}" for p in pools_in(raw))
+    assert sorted(r.name for r in pools) == sorted(f"{stack_file.PLATFORM_NAME}-{names.gpu_pool_resource(p['name'])}" for p in pools_in(raw))

@@ -29,7 +29,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 
-from trainstack.app.deploy import validation
+from trainstack.app.deploy import stack_file
 from trainstack.app.docs import rule_text
 from trainstack.infra import contract
 from trainstack.infra import fleet_stack as fleet
@@ -307,7 +307,11 @@ def _checked() -> list[str]:
     workload against its platform (this stack's pools, or the contract of the platform it names),
     its memory estimate and names, a fleet's workers against one another, the image build, and
     each framework's own rules."""
-    found = [(_key("", r.key), r.text) for check in (validation.check, validation.check_fleet) for r in rule_text.reports(check)]
+    found = [
+        (_key("", r.key), r.text)
+        for kind in (stack_file.WorkloadStack, stack_file.PlatformStack, stack_file.FleetStack)
+        for r in rule_text.reports(kind.check, kind)
+    ]
     out = ["## Rules checked with the platform, the image and the framework", "", _prose(_checked.__doc__ or ""), ""]
     out += _bullets("For every stack", list(dict.fromkeys(found)))
     for framework, launcher in launchers.LAUNCHERS.items():

@@ -59,7 +59,7 @@ from typing import Any, Protocol
 
 from pulumi.automation.errors import ConcurrentUpdateError, StackNotFoundError
 
-from trainstack.app.deploy import validation
+from trainstack.app.deploy import stack_file
 from trainstack.app.deploy.secrets import secure_paths
 from trainstack.app.deploy.stacks import project_root
 from trainstack.app.metrics import goodput, mfu, timeline
@@ -182,11 +182,11 @@ def prepare(
             "needs a stack with both, or a workload stack whose trainstack:platform.stack is a fleet stack here (whose "
             "workers and fleet it copies too); not a platform-only stack, nor a workload stack on a platform made elsewhere"
         )
-    validation.check(recipe, base, project_root())
+    stack_file.PLATFORM.check(recipe, base, project_root())
     expires = now + timedelta(seconds=ttl_s)
     cluster = make_ephemeral(raw, base.cluster.name, stack, expires, base.storage.kind)
-    config = validation.validate(stack, raw, project_root()).config  # every rule, the launchers' included
-    assert isinstance(config, StackConfig)
+    config = stack_file.PLATFORM.load(stack, raw)
+    stack_file.PLATFORM.check(stack, config, project_root())  # every rule, the launchers' included
     return BenchSpec(recipe, stack, cluster, config.project, expires, timeout_s, raw, config)
 
 

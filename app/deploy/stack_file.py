@@ -1,0 +1,294 @@
+"""The three kinds of stack file, each with one path: load, check, build.
+
+A stack file is a platform's (a cluster and its pools, maybe with a job), a workload's
+(`trainstack:platform`: a job on a platform made elsewhere) or a fleet's (`trainstack:fleet`: a
+MultiKueue manager over platform stacks). `kind` picks one from the raw keys; each kind loads its
+model (`load`), checks it with every rule that reads more than its own sections (`check`, on
+`validate` and before any resource on `up`), reads what it needs from other stacks on `up`
+(`read`) and registers its resources (`build`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+import pulumi
+
+from trainstack import workloads
+from trainstack.core.errors import ConfigError, Problem, describe
+from trainstack.core.spec import validated
+from trainstack.infra import compose, contract, remote
+from trainstack.infra import fleet as fleet_infra
+from trainstack.infra import fleet_stack as fleet
+from trainstack.infra.context import StackContext
+from trainstack.infra.platform import Platform
+from trainstack.infra.remote import read_platform_stack
+from trainstack.infra.stack import ImageConfig, StackConfig, WorkloadConfig, WorkloadStackConfig
+from trainstack.infra.training_platform import TrainingPlatform, TrainingPlatformArgs
+from trainstack.workloads import platforms
+from trainstack.workloads.training_workload import TrainingWorkload, TrainingWorkloadArgs
+
+# The Pulumi names of the shipped program's two components: their children are `platform-<role>`
+# and `workload-<role>`, aliased from the top-level names they had before.
+PLATFORM_NAME, WORKLOAD_NAME = "platform", "workload"
+
+
+@dataclass(frozen=True)
+class Remote:
+    """What a stack reads from other stacks on `up`: the outputs its checks read (a workload's
+    platform's `platform` output; a fleet's, each worker stack's) and the StackReferences its
+    build wires (a workload's platform's; a fleet's, by worker stack)."""
+
+    platform_output: Any = None
+    worker_outputs: dict[str, Any] = field(default_factory=dict)
+    references: Any = None
+
+
+Config = TypeVar("Config", StackConfig, WorkloadStackConfig, fleet.FleetStackConfig)
+
+
+class _Kind(ABC, Generic[Config]):
+    """What every kind does with its own `load`, `read`, `check` and `build`."""
+
+    @abstractmethod
+    def load(self, stack: str, raw: dict[str, Any]) -> Config: ...
+
+    @abstractmethod
+    def read(self, stack: str, config: Config) -> tuple[Config, Remote]: ...
+
+    @abstractmethod
+    def check(self, stack: str, config: Config, root: Path, platform_output: Any = None, worker_outputs: dict[str, Any] | None = None) -> StackContext: ...
+
+    @abstractmethod
+    def build(self, ctx: StackContext, config: Config, read: Remote) -> None: ...
+
+    @abstractmethod
+    def warnings(self, config: Config) -> list[str]: ...
+
+    def validate(self, stack: str, raw: dict[str, Any], root: Path, platform_output: Any = None, worker_outputs: dict[str, Any] | None = None) -> StackContext:
+        """`check` of the raw config, against the outputs given (`validate`, the offline plan)."""
+        return self.check(stack, self.load(stack, raw), root, platform_output, worker_outputs)
+
+    def prepare(self, stack: str, raw: dict[str, Any], root: Path) -> Callable[[], None]:
+        """`check` of the raw config against what it reads from other stacks (on `up`), and the
+        build left to run once every rule holds."""
+        config, read = self.read(stack, self.load(stack, raw))
+        ctx = self.check(stack, config, root, read.platform_output, read.worker_outputs)
+        return lambda: self.build(ctx, config, read)
+
+
+class PlatformStack(_Kind[StackConfig]):
+    """A platform stack: a `TrainingPlatform`, and its job if the file has one."""
+
+    def load(self, stack: str, raw: dict[str, Any]) -> StackConfig:
+        """The platform's config, or ConfigError with every problem, each naming its key."""
+        return validated(stack, raw, StackConfig)
+
+    def read(self, stack: str, config: StackConfig) -> tuple[StackConfig, Remote]:
+        """The config with the egress of the fleets it admits, read from the fleet stacks."""
+        if config.cluster.admit_fleets:
+            config = fleet.admit_egress(config, _fleet_egress(config))
+        return config, Remote()
+
+    def check(self, stack: str, config: StackConfig, root: Path, platform_output: Any = None, worker_outputs: dict[str, Any] | None = None) -> StackContext:
+        """The context of a loaded platform config, or ConfigError listing every problem."""
+        ctx = StackContext(stack, config, root)
+        problems: list[Problem] = []
+        if config.workload is not None:
+            index = config.pools.index(config.job_queue.pools[0])
+            pool = config.pool_key(index)
+            driver = (*pool, "gpuDriver") if config.pools[index].gpu_driver == "daemonset" else None
+            mount = (("trainstack:storage", "mountPath"), config.storage.mount_path)
+            problems += _job_problems(ctx, config.workload, config.image, config.pods_ready_budgets, mount, (*pool, "machineType"), driver)
+        problems += compose.problems(config.image, root)
+        return _checked(ctx, problems)
+
+    def build(self, ctx: StackContext, config: StackConfig, read: Remote) -> None:
+        """The platform, then its job if there is one, then the outputs a user needs next."""
+        platform = TrainingPlatform(PLATFORM_NAME, platform_args(ctx, config), checked=config)
+        _export(ctx, platform, dict(platform.stack_outputs))
+
+    def warnings(self, config: StackConfig) -> list[str]:
+        """What `validate` warns of beyond the rules (a zone the catalog's table does not know)."""
+        return config.warnings()
+
+
+class WorkloadStack(_Kind[WorkloadStackConfig]):
+    """A workload stack: a job on a platform made elsewhere (a platform stack's, or an existing cluster)."""
+
+    def load(self, stack: str, raw: dict[str, Any]) -> WorkloadStackConfig:
+        """The workload's config, or ConfigError with every problem, each naming its key."""
+        return validated(stack, raw, WorkloadStackConfig)
+
+    def read(self, stack: str, config: WorkloadStackConfig) -> tuple[WorkloadStackConfig, Remote]:
+        """The config, and its platform stack's output and StackReference (none on an existing cluster)."""
+        if not config.platform.stack:
+            return config, Remote()
+        reference, output = read_platform_stack(config.platform.stack)
+        return config, Remote(platform_output=output, references=reference)
+
+    def check(
+        self, stack: str, config: WorkloadStackConfig, root: Path, platform_output: Any = None, worker_outputs: dict[str, Any] | None = None
+    ) -> StackContext:
+        """The context of a loaded workload config, or ConfigError listing every problem. It is
+        checked against its platform: `platform_output` is the contract its platform stack
+        exported, or, on an existing cluster, the contract its own config describes."""
+        problems: list[Problem] = []
+        ref = config.platform
+        if ref.stack:
+            terms = contract.from_output(ref.stack, platform_output)
+        else:
+            assert ref.existing_cluster is not None
+            terms = contract.of_existing(ref.existing_cluster)
+        narrowed = contract.for_queue(terms, config.workload.queue)
+        if narrowed is None:
+            problems.append(
+                Problem(("trainstack:workload", "queue"), config.workload.queue, f"is not a queue of the platform ({', '.join(contract.queues(terms))})")
+            )
+        else:
+            terms = narrowed
+            problems += contract.workload_stack_problems(config, terms)
+            if fleet.of_fleet(terms):
+                problems += fleet.job_problems(config, terms)
+        ctx = StackContext(stack, config, root, contract=terms)
+        if config.workload.nodes <= terms.gpu_nodes:
+            existing = config.platform.existing_cluster
+            where = (("trainstack:platform", "existingCluster", "storage", "mountPath") if existing else ("trainstack:platform", "stack")), terms.mount_path
+            machine = ("trainstack:platform", "existingCluster", "machineType") if existing else ("trainstack:platform", "stack")
+            problems += _job_problems(ctx, config.workload, config.image, [], where, machine, None)
+        problems += compose.problems(config.image, root)
+        return _checked(ctx, problems)
+
+    def build(self, ctx: StackContext, config: WorkloadStackConfig, read: Remote) -> None:
+        """The platform read from elsewhere, the job on it, then the outputs a user needs next."""
+        ctx = replace(ctx, reference=read.references)
+        platform = remote.build(ctx, config)
+        _export(ctx, platform, dict(platform.outputs))
+
+    def warnings(self, config: WorkloadStackConfig) -> list[str]:
+        """None: a workload stack makes no pools of its own."""
+        return []
+
+
+class FleetStack(_Kind[fleet.FleetStackConfig]):
+    """A fleet stack: a MultiKueue manager dispatching to the platform stacks it names."""
+
+    def load(self, stack: str, raw: dict[str, Any]) -> fleet.FleetStackConfig:
+        """The fleet's config, or ConfigError with every problem, each naming its key."""
+        return fleet.load(stack, raw)
+
+    def read(self, stack: str, config: fleet.FleetStackConfig) -> tuple[fleet.FleetStackConfig, Remote]:
+        """The config, and each worker stack's output and StackReference."""
+        found = {w.stack: read_platform_stack(w.stack) for w in config.fleet.workers}
+        outputs = {name: output for name, (_, output) in found.items()}
+        return config, Remote(worker_outputs=outputs, references={name: reference for name, (reference, _) in found.items()})
+
+    def check(
+        self, stack: str, config: fleet.FleetStackConfig, root: Path, platform_output: Any = None, worker_outputs: dict[str, Any] | None = None
+    ) -> StackContext:
+        """The fleet's context, or ConfigError listing how the workers (`worker_outputs`: stack ->
+        `platform` output) fail to mirror one another."""
+        workers = fleet.workers_of(config, worker_outputs or {})
+        problems = [*fleet.problems(workers), *fleet.reach_problems(config, workers, stack)]
+        return _checked(StackContext(stack, config, root), problems)
+
+    def build(self, ctx: StackContext, config: fleet.FleetStackConfig, read: Remote) -> None:
+        """The manager, its admission to each worker, and the fleet's outputs."""
+        workers = fleet.workers_of(config, read.worker_outputs)
+        outputs = fleet_infra.build(ctx, config, workers, read.references)
+        for name, value in sorted(outputs.items()):
+            pulumi.export(name, value)
+
+    def warnings(self, config: fleet.FleetStackConfig) -> list[str]:
+        """None: a fleet's manager has no pools of its own."""
+        return []
+
+
+PLATFORM, WORKLOAD, FLEET = PlatformStack(), WorkloadStack(), FleetStack()
+Kind = PlatformStack | WorkloadStack | FleetStack
+
+
+def kind(raw: dict[str, Any]) -> Kind:
+    """The kind of a raw stack config (keys as in its YAML): a fleet's has `trainstack:fleet`, a
+    workload's `trainstack:platform`; any other is a platform's."""
+    if fleet.is_fleet(raw):
+        return FLEET
+    return WORKLOAD if "trainstack:platform" in raw else PLATFORM
+
+
+def _job_problems(
+    ctx: StackContext,
+    workload: WorkloadConfig,
+    image: ImageConfig,
+    pods_ready: list[tuple[str, str]],
+    mount: tuple[tuple[str, ...], str],
+    machine_key: tuple[str | int, ...],
+    driver_key: tuple[str | int, ...] | None,
+) -> list[Problem]:
+    """A job's rules against its machine: its launcher's (within Kueue's pods-ready budgets), its
+    mounts (storage mounted at `mount`: its key and path) and its framework's image."""
+    problems: list[Problem] = []
+    problems += workloads.problems(workload, ctx.machine, pods_ready)
+    problems += workloads.mount_problems(workload, ctx.machine, mount)
+    problems += platforms.problems(workload, ctx.machine, image, machine_key, driver_key)
+    return problems
+
+
+def _checked(ctx: StackContext, problems: list[Problem]) -> StackContext:
+    if problems:
+        raise ConfigError(ctx.stack, [describe(p) for p in problems])
+    return ctx
+
+
+def _export(ctx: StackContext, platform: TrainingPlatform | Platform, outputs: dict[str, Any]) -> None:
+    """The job on `platform` if the stack has one, then every output, sorted."""
+    if ctx.workload is not None:
+        outputs |= TrainingWorkload(WORKLOAD_NAME, TrainingWorkloadArgs(workload=ctx.workload, platform=platform)).stack_outputs
+    for name, value in sorted(outputs.items()):
+        pulumi.export(name, value)
+
+
+def _fleet_egress(config: StackConfig) -> dict[str, list[str]]:
+    """The egress CIDRs of each fleet the platform admits, read from the fleet stacks; a fleet with
+    none yet is named in a warning (its manager is admitted at the first `up` after the fleet's)."""
+    found = {}
+    for i, name in enumerate(config.cluster.admit_fleets):
+        cidrs = remote.read_fleet_egress(f"trainstack:cluster.admitFleets[{i}]", name)
+        if cidrs is None:
+            pulumi.log.warn(
+                f"trainstack:cluster.admitFleets[{i}] = {name!r}: that fleet exports no {fleet.EGRESS_OUTPUT} yet (not deployed, or deployed by an "
+                "earlier trainstack): its manager cannot reach this cluster until you `up` this stack again after the fleet's `up`"
+            )
+        else:
+            found[name] = cidrs
+    return found
+
+
+def platform_args(ctx: StackContext, config: StackConfig) -> TrainingPlatformArgs:
+    """The TrainingPlatform of a stack file: its sections, validated already (the models pass as they are)."""
+    sections: dict[str, Any] = {
+        "cluster": config.cluster,
+        "network": config.network,
+        "gpu_pool": config.single_pool,
+        "gpu_pools": config.pool_list,
+        "cpu_pool": config.cpu_pool,
+        "storage": config.storage,
+        "image": config.image,
+        "kueue": config.kueue,
+        "ephemeral": config.ephemeral,
+    }
+    return TrainingPlatformArgs(
+        project=config.project,
+        region=config.region,
+        zone=config.zone,
+        labels=config.labels,
+        namespace=config.workload_namespace,
+        queue=config.workload.queue if config.workload else None,
+        stack=ctx.stack,
+        root=str(ctx.root),
+        **sections,
+    )
