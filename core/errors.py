@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, NamedTuple
 
 
@@ -27,22 +27,33 @@ class _Broken(NamedTuple):
 class Problem(_Broken):
     """A broken rule, the one shape every door reports: the key path as the user wrote it
     (`("flavors", 0, "nodes")`, `("trainstack:gpuPools", 1, "nodeCount")`), the value found there
-    (ABSENT where there is none), the rule; and, where one is known, the fix ("did you mean ..."),
-    an attribute beside the triple (a problem is still compared and unpacked as (key, value, rule))."""
+    (ABSENT where there is none), the rule; and, where one is known, the fix: given as text, or
+    `near`, the key path the user most likely meant ("did you mean ..."). They are attributes beside the triple
+    (a problem is still compared and unpacked as (key, value, rule)), so a door that names keys
+    its own way re-keys `near` as it re-keys `key` (`rekeyed`), never by rewriting text."""
 
-    fix: str | None
+    near: tuple[str | int, ...] | None
 
-    def __new__(cls, key: tuple[str | int, ...], value: Any, rule: str, fix: str | None = None) -> Problem:
+    def __new__(cls, key: tuple[str | int, ...], value: Any, rule: str, fix: str | None = None, near: tuple[str | int, ...] | None = None) -> Problem:
         self = super().__new__(cls, key, value, rule)
-        self.fix = fix
+        self._fix, self.near = fix, near
         return self
 
     def __getnewargs__(self) -> tuple[Any, ...]:
-        return (*self, self.fix)
+        return (*self, self._fix, self.near)
+
+    @property
+    def fix(self) -> str | None:
+        """What to do instead, where it is known: the fix given, or the key meant."""
+        return f"did you mean {key_path(self.near)}?" if self.near is not None else self._fix
 
     def _replace(self, **changes: Any) -> Problem:
-        fix = changes.pop("fix", self.fix)
-        return Problem(*super()._replace(**changes), fix)
+        fix, near = changes.pop("fix", self._fix), changes.pop("near", self.near)
+        return Problem(*super()._replace(**changes), fix, near)
+
+    def rekeyed(self, rekey: Callable[[tuple[str | int, ...]], tuple[str | int, ...]]) -> Problem:
+        """This problem with its key and its `near` as `rekey` names them (another door's spelling)."""
+        return self._replace(key=rekey(self.key), near=rekey(self.near) if self.near is not None else None)
 
     def to_json(self, where: str = "") -> dict[str, Any]:
         """The problem as `--format json` gives it: key as written, value, rule, fix."""
@@ -68,8 +79,9 @@ def unknown_key(loc: tuple[str | int, ...], value: Any, known: Collection[str]) 
     """Key `loc[-1]`, unknown where `known` are the keys, with the known key it most resembles:
     the one "did you mean" of every door (the stack file's models, the package's inputs)."""
     close = difflib.get_close_matches(str(loc[-1]), list(known), n=1, cutoff=0.6)
-    fix = f"did you mean {key_path((*loc[:-1], close[0]))}?" if close else "check its spelling against the documented keys"
-    return Problem(loc, value, UNKNOWN_KEY, fix)
+    if close:
+        return Problem(loc, value, UNKNOWN_KEY, near=(*loc[:-1], close[0]))
+    return Problem(loc, value, UNKNOWN_KEY, "check its spelling against the documented keys")
 
 
 def key_path(loc: tuple[str | int, ...]) -> str:

@@ -8,7 +8,6 @@ GPUDirect installers. The shipped program (`app.program`) and the package (`prov
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -185,12 +184,6 @@ def package_key(key: tuple[str | int, ...]) -> tuple[str | int, ...]:
     return (head.split(":", 1)[1], *key[1:]) if isinstance(head, str) and head.startswith(("trainstack:", "gcp:")) else key
 
 
-def package_path(text: str) -> str:
-    """The stack file's keys a fix names (`did you mean trainstack:gpuPool.nodeCount?`) as the
-    package's inputs name them."""
-    return re.sub(r"\b(?:trainstack|gcp):(?=[a-zA-Z])", "", text)
-
-
 class InputProblems(pulumi.InputPropertiesError):
     """A component's bad inputs: the engine's error, and `problems`, each Problem by its path as
     the package's inputs name it (what `trainstack plan --program` reports)."""
@@ -205,4 +198,4 @@ class InputProblems(pulumi.InputPropertiesError):
 def input_error(component: str, problems: list[Problem]) -> InputProblems:
     """One `pulumi.InputPropertiesError` of `problems`, each by its path as the package's inputs
     name it, its reason the value, the rule and the fix as the stack file's message gives them."""
-    return InputProblems(component, [p._replace(key=package_key(p.key), fix=package_path(p.fix) if p.fix else None) for p in problems])
+    return InputProblems(component, [p.rekeyed(package_key) for p in problems])

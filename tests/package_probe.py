@@ -60,7 +60,11 @@ INPUTS: dict[str, dict[str, Any]] = {
 }
 # A spot pool that names no reservation: it consumes none, as a stack file's spot pool does.
 SPOT_POOL = {**{k: v for k, v in INPUTS["GpuNodePool"].items() if k != "reservation"}, "name": "spot", "provisioning": "spot"}
-BAD = {"TrainingPlatform": {**INPUTS["TrainingPlatform"], "gpuPool": {**INPUTS["TrainingPlatform"]["gpuPool"], "nodeCount": -1.0}}}
+BAD = {
+    "TrainingPlatform": {**INPUTS["TrainingPlatform"], "gpuPool": {**INPUTS["TrainingPlatform"]["gpuPool"], "nodeCount": -1.0}},
+    # a component's Args: a spec key and a wiring field broken at once
+    "GpuNodePool": {**INPUTS["GpuNodePool"], "nodeCount": -1.0, "workloadPolicyName": "Not_A_Name"},
+}
 # A NeMo 2 job on the A4 platform, its `platform` a program's reference to it (as the engine sends one).
 WORKLOAD = {
     "name": "llama31-8b",

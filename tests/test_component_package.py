@@ -222,6 +222,17 @@ def test_a_bad_platform_input_is_an_input_properties_error_naming_it_as_written(
     assert {"property_path": "gpuPool.nodeCount", "reason": "-1: must be between 0 and 1000 (GKE allows at most 1000 nodes a pool per zone)"} in error["errors"]
 
 
+def test_a_components_bad_args_are_an_input_properties_error_naming_each_input_as_the_schema_does() -> None:
+    """A component's ArgsError reaches the engine as InputPropertiesError, not a failed construct:
+    a spec key and a wiring field (`workload_policy_name`) each by its schema input's name."""
+    (error,) = [e for e in probe()["errors"] if e["component"] == "GpuNodePool"]
+    assert error["type"] == "InputPropertiesError"
+    paths = {e["property_path"]: e["reason"] for e in error["errors"]}
+    assert paths["nodeCount"].startswith("-1: must be between 0 and 1000")
+    assert paths["workloadPolicyName"].startswith("'Not_A_Name': must be")
+    assert set(paths) <= set(schema()["resources"][token("GpuNodePool")]["inputProperties"])
+
+
 def test_a_workload_runs_on_the_platform_a_program_references() -> None:
     """TrainingWorkload from a workload section and a reference to a TrainingPlatform (as a YAML
     program passes `${platform}`): the job's JobSet on the platform's queue and NICs, its outputs."""

@@ -28,6 +28,7 @@ import pulumi
 from pulumi.provider.experimental.analyzer import PropertyDefinition, TypeDefinition
 from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.schema import generate_schema
+from pulumi.provider.experimental.util import camel_case
 from pulumi.provider.server import ComponentInitError
 from pulumi.resource import DependencyResource
 from pydantic import BaseModel
@@ -35,7 +36,7 @@ from pydantic import BaseModel
 from trainstack import components, workloads
 from trainstack.app.deploy.package_types import SectionTypes
 from trainstack.components.args import has_default, spec_model
-from trainstack.core.errors import Problem, unknown_key
+from trainstack.core.errors import ArgsError, Problem, unknown_key
 from trainstack.infra import training_platform
 from trainstack.infra.stack import StackConfig
 from trainstack.infra.training_platform import TrainingPlatform
@@ -178,7 +179,15 @@ class Provider(ComponentProvider):
         except ComponentInitError as exc:
             if isinstance(exc.inner, pulumi.InputPropertiesError):
                 raise exc.inner from None
+            if isinstance(exc.inner, ArgsError):  # a component's Args: each field as the schema names the input
+                raise training_platform.input_error(exc.inner.component, [p.rekeyed(schema_key) for p in exc.inner.problems]) from None
             raise
+
+
+def schema_key(key: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """An Args field path (`("extra_networks", 0, "subnetwork")`) as the package's inputs name it, by
+    the SDK analyzer's own spelling (`camel_case`); a spec's keys are camelCase already."""
+    return tuple(camel_case(part) if isinstance(part, str) else part for part in key)
 
 
 def _stack_fields(sections: dict[str, str]) -> dict[str, Any]:
