@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 
 from test_memory_measured import NAMES, entry, estimated
 from trainstack.app.metrics.cli import metrics
+from trainstack.app.metrics.memory import from_entry
 from trainstack.core import memory
 
 
@@ -88,3 +89,17 @@ def test_other_bad_input_exits_2(tmp_path: Path) -> None:
     assert run("--model", "llama3.1-8b", "--hidden", "10").exit_code == 2
     assert run("--model", "llama9").exit_code == 2
     assert run("--model", "llama3.1-8b", "--params", "1e9").exit_code == 2
+
+
+def test_fp8_primary_weights_reach_the_estimate_from_json_and_from_options(tmp_path: Path) -> None:
+    """`fp8_param_gather` (Megatron's name, which Megatron-Bridge's fp8_cs sets) reaches the estimate
+    as the launcher's `fp8_params` does: the weights shrink to their 1-byte FP8 copies; without
+    precision fp8 it is refused, naming the rule."""
+    fp8 = {**entry("l8b-L4-s4096-b1-none-sdpa"), "precision": "fp8"}
+    plain, primary = (json.loads(from_json(tmp_path, {**fp8, "fp8_param_gather": on}, "--format", "json").output) for on in (False, True))
+    shape, training = from_entry({**fp8, "fp8_param_gather": True})  # the same estimate, computed directly
+    assert primary["states"] == round(memory.estimate(shape, training, None).states / 1e9, 2) < plain["states"]
+    options = ["--model", "llama3.1-8b", "--layers", "4", "--seq-length", "4096", "--precision", "fp8", "--format", "json"]
+    assert json.loads(run(*options, "--fp8-params").output)["states"] < json.loads(run(*options).output)["states"]
+    refused = from_json(tmp_path, {**fp8, "precision": "bf16", "fp8_param_gather": True})
+    assert refused.exit_code == 2 and "fp8_params needs precision fp8" in refused.output, refused.output

@@ -215,6 +215,7 @@ def _with_sets(raw: dict[str, Any], sets: tuple[str, ...]) -> dict[str, Any]:
 @click.option("--zero-stage", type=click.IntRange(0, 3))
 @click.option("--precision", type=click.Choice(list(memory_report.PRECISIONS)))
 @click.option("--recompute", type=click.Choice(list(memory_report.RECOMPUTES)))
+@click.option("--fp8-params", "fp8_params", is_flag=True, default=None, help="With --precision fp8: FP8 primary weights (Megatron fp8_param_gather).")
 @click.option("--attention", type=click.Choice(sorted(memory_input.ATTENTION)), help="flash (sdpa, te) or unfused (local) [flash].")
 @click.option("--softmax-fp32", is_flag=True, default=None, help="Unfused attention's softmax in fp32.")
 @click.option("--unfused-activation", "unfused_activation", is_flag=True, default=None, help="The unfused SwiGLU/GeLU.")
@@ -303,6 +304,7 @@ def _from_options(model: str | None, options: dict[str, Any]) -> tuple[Any, memo
         "bias_activation_fusion": None if unfused is None else not unfused,
         "framework": options["framework"] or "megatron-core",
         "optimizer": options["optimizer"] or "te-fused-adam",
+        "fp8_param_gather": options["fp8_params"],
     }
     return memory_input.from_options(model, sizes, setup)
 

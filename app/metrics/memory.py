@@ -100,6 +100,7 @@ def from_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any] | None = No
             softmax_fp32=_get(entry, "softmax_fp32", bool, False),
             fused_activation=_get(entry, "bias_activation_fusion", bool, True),
             optimizer=_get(entry, "optimizer", str),
+            fp8_params=_get(entry, "fp8_param_gather", bool, False),
             micro_batch=micro,
             seq_length=seq,
         )
