@@ -15,7 +15,10 @@ adding or removing a worker touches no other.
 
 The fleet's components are the component's children, named `<name>-<role>` and each aliased from
 the top-level resource it was before (infra.platform.Place): a live fleet stack moves under the
-component and replaces nothing (tests/test_upgrade.py).
+component and replaces nothing (tests/test_fleet_component.py). A worker's Kubernetes provider moves
+so too, and the objects it manages on the worker with it: the engine does not count a provider
+reached through its alias as a changed provider (pulumi/pulumi#6453, pkg/resource/deploy/
+step_generator.go `providerChanged`).
 """
 
 from __future__ import annotations

@@ -2,8 +2,10 @@
 deployed before the component moves under it replacing nothing.
 
 `data/upgrade/a3ultra-fleet-fdc50a7.json` is the state of the shipped fleet stack as trainstack
-fdc50a7 (the last release whose fleet's components were at the top of the stack) planned it:
-`python -c` of test_upgrade.snapshot on that commit's tests/golden/a3ultra-fleet.json.
+fdc50a7 (the last commit whose fleet's components were at the top of the stack) planned it:
+test_upgrade.snapshot of that commit's tests/golden/a3ultra-fleet.json. (Not a release folder of
+tests/previous_release: each of those must hold a network whose MTU today's plan sets, and a fleet's
+manager sets none.)
 """
 
 from __future__ import annotations
