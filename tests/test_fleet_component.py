@@ -96,29 +96,29 @@ def test_without_their_aliases_the_fleets_components_would_be_deleted_and_made_a
 
 
 def test_pulumi_up_reads_a_fleets_workers_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The program's check reads each worker's contract; the TrainingFleet is built from the workers
-    it read, not from a second reading."""
+    """The program's check reads each worker's contract; the TrainingFleet is built from the very
+    workers it read, not from a second reading."""
     raw = raw_stack_config(FLEET)
     references = engine._references(FLEET, raw)
     ctx = engine._validate(FLEET, raw, references)
-    calls: list[object] = []
+    read: list[list[fleet.Worker]] = []
     original = fleet.workers_of
 
     def counted(config: fleet.FleetStackConfig, outputs: dict[str, Any]) -> list[fleet.Worker]:
-        calls.append(outputs)
-        return original(config, outputs)
+        read.append(original(config, outputs))
+        return read[-1]
 
-    built: list[fleet_infra.TrainingFleetArgs] = []
-    made = fleet_infra.TrainingFleet.__init__
+    built: list[fleet_infra.FleetContext] = []
+    build = fleet_infra.build
 
-    def recorded(self: fleet_infra.TrainingFleet, name: str, args: fleet_infra.TrainingFleetArgs, opts: Any = None) -> None:
-        built.append(args)
-        made(self, name, args, opts)
+    def recorded(ctx: fleet_infra.FleetContext, references: Any, place: Any) -> dict[str, Any]:
+        built.append(ctx)
+        return build(ctx, references, place)
 
     monkeypatch.setattr(fleet, "workers_of", counted)
-    monkeypatch.setattr(fleet_infra.TrainingFleet, "__init__", recorded)
+    monkeypatch.setattr(fleet_infra, "build", recorded)
     rendered = engine.execute(ctx, raw, program.main, references)
-    assert len(calls) == 1
-    (args,) = built
-    assert [w.config.stack for w in args.fleet.workers] == [w.stack for w in args.fleet.config.fleet.workers]
-    assert rendered.outputs[fleet.EGRESS_OUTPUT] is not None
+    (workers,) = read
+    (made,) = built
+    assert len(made.workers) == len(workers) > 1 and all(a is b for a, b in zip(made.workers, workers, strict=True))
+    assert rendered.outputs["workers"].keys() == {w.config.name for w in workers}
