@@ -1,4 +1,5 @@
-"""A fleet stack: the MultiKueue manager cluster and its link to each worker platform.
+"""`TrainingFleet`: a fleet stack's MultiKueue manager cluster and its link to each worker platform,
+as one component, as `TrainingPlatform` is a platform's.
 
 The manager is small and CPU only (it holds the queue and the jobs' objects; Kueue does not let a
 manager be its own worker): a VPC, a GKE cluster, a CPU pool, JobSet (a job is created on the
@@ -11,12 +12,20 @@ topology request on the manager: v0.19.2 pkg/scheduler/flavorassigner/tas_flavor
 Each worker is read through its StackReference (its `platform` contract and secret
 `kubeconfig`); on it, the fleet makes only the manager's account (components.multikueue), so
 adding or removing a worker touches no other.
+
+The fleet's components are the component's children, named `<name>-<role>` and each aliased from
+the top-level resource it was before (infra.platform.Place): a live fleet stack moves under the
+component and replaces nothing (tests/test_fleet_component.py). A worker's Kubernetes provider moves
+so too, and the objects it manages on the worker with it: the engine does not count a provider
+reached through its alias as a changed provider (pulumi/pulumi#6453, pkg/resource/deploy/
+step_generator.go `providerChanged`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pulumi
@@ -44,8 +53,10 @@ from trainstack.infra import fleet_stack as fleet
 from trainstack.infra.context import StackContext
 from trainstack.infra.gcp import cluster_args, network_args
 from trainstack.infra.kubernetes import kueue_args
+from trainstack.infra.platform import Place
 from trainstack.infra.stack import KueueConfig
 
+TYPE = "trainstack:index:TrainingFleet"
 DISPATCHER = {"incremental": INCREMENTAL_DISPATCHER, "all-at-once": ALL_AT_ONCE_DISPATCHER}
 
 
@@ -65,29 +76,85 @@ def account_name(stack: str) -> str:
     return re.sub(r"[^a-z0-9-]+", "-", f"multikueue-{stack.lower()}")[:63].strip("-")
 
 
-def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet.Worker], references: dict[str, Any]) -> dict[str, Any]:
-    """Register the manager and the workers' accounts; return the stack's outputs (the fleet's
-    `platform` contract and secret `kubeconfig` among them). `references` maps a worker's stack
-    to its StackReference."""
+@dataclass(frozen=True)
+class FleetContext(StackContext):
+    """A fleet stack as its check left it (app/deploy/stack_file.py FleetStack): its config and its
+    workers, each with the contract read from its stack, mirroring one another."""
+
+    config: fleet.FleetStackConfig
+    workers: tuple[fleet.Worker, ...] = ()
+
+
+@dataclass(frozen=True)
+class TrainingFleetArgs:
+    """A fleet stack checked, and where its workers are read from."""
+
+    fleet: FleetContext
+    """The fleet's config and its workers, checked."""
+    references: Mapping[str, Any]
+    """Each worker stack's StackReference, by stack: the manager reads its `kubeconfig` through it."""
+
+
+class TrainingFleet(pulumi.ComponentResource):
+    """A MultiKueue fleet: a CPU-only manager cluster (its VPC, GKE cluster, CPU pool, JobSet and
+    Kueue with a MultiKueue AdmissionCheck on every queue) and its account on each worker platform."""
+
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig of the manager's cluster (a secret)."""
+    cluster_name: pulumi.Output[str]
+    """The manager's GKE cluster's name."""
+    queues: pulumi.Output[dict[str, list[str]]]
+    """Each queue of the fleet, with the workers it dispatches to, in order."""
+    platform: pulumi.Output[dict[str, Any]]
+    """The fleet's platform contract (versioned) a workload stack runs on."""
+    egress_addresses: pulumi.Output[list[str]]
+    """The manager's egress CIDRs, which its workers admit."""
+
+    def __init__(self, name: str, args: TrainingFleetArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(TYPE, name, None, opts)
+        self.stack_outputs: dict[str, Any] = build(args.fleet, args.references, Place(self, name))
+        """The stack outputs the shipped program exports."""
+        self.kubeconfig = pulumi.Output.from_input(self.stack_outputs[contract.KUBECONFIG_OUTPUT])
+        self.cluster_name = pulumi.Output.from_input(self.stack_outputs["clusterName"])
+        self.queues = pulumi.Output.from_input(self.stack_outputs["queues"])
+        self.platform = pulumi.Output.from_input(self.stack_outputs[contract.OUTPUT])
+        self.egress_addresses = pulumi.Output.from_input(self.stack_outputs[fleet.EGRESS_OUTPUT])
+        self.register_outputs(
+            {
+                "kubeconfig": self.kubeconfig,
+                "clusterName": self.cluster_name,
+                "queues": self.queues,
+                "platform": self.platform,
+                fleet.EGRESS_OUTPUT: self.egress_addresses,
+            }
+        )
+
+
+def build(ctx: FleetContext, references: Mapping[str, Any], place: Place) -> dict[str, Any]:
+    """Register the manager and the workers' accounts at `place`; return the stack's outputs (the
+    fleet's `platform` contract and secret `kubeconfig` among them). `references` maps a worker's
+    stack to its StackReference."""
+    config, workers = ctx.config, list(ctx.workers)
     project, region, labels = config.project, config.region, ctx.labels
     services = ProjectServices(
-        "services",
+        place.name("services"),
         ProjectServicesArgs(project, sorted({apis.CONTAINER, apis.COMPUTE, apis.IAM, apis.CLOUD_RESOURCE_MANAGER, apis.LOGGING, apis.MONITORING})),
+        opts=place.opts("services"),
     )
     network = PrimaryNetwork(
-        "network",
+        place.name("network"),
         # Its Cloud NAT egresses from an address reserved here, exported: the workers admit it.
         network_args(config.network, project=project, region=region, name_prefix=config.cluster.name, egress_address=True),
-        opts=pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE)),
+        opts=place.opts("network", pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE))),
     )
     node_account = NodeServiceAccount(
-        "node-sa",
+        place.name("node-sa"),
         NodeServiceAccountArgs(project=project, account_id=ctx.account_id("nodes")),
-        opts=pulumi.ResourceOptions(depends_on=services.need(apis.IAM, apis.CLOUD_RESOURCE_MANAGER)),
+        opts=place.opts("node-sa", pulumi.ResourceOptions(depends_on=services.need(apis.IAM, apis.CLOUD_RESOURCE_MANAGER))),
     )
     spec = config.cluster
     cluster = GkeCluster(
-        "cluster",
+        place.name("cluster"),
         cluster_args(
             spec,
             project=project,
@@ -97,11 +164,11 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
             node_service_account=node_account.email,
             labels=labels,
         ),
-        opts=pulumi.ResourceOptions(depends_on=services.need(apis.CONTAINER, apis.COMPUTE, apis.LOGGING, apis.MONITORING)),
+        opts=place.opts("cluster", pulumi.ResourceOptions(depends_on=services.need(apis.CONTAINER, apis.COMPUTE, apis.LOGGING, apis.MONITORING))),
     )
     cpu = config.cpu_pool
     cpu_pool = CpuNodePool(
-        "cpu-pool",
+        place.name("cpu-pool"),
         CpuNodePoolArgs(
             spec=cpu.model_copy(update={"zones": config.cpu_zones}),
             project=project,
@@ -110,7 +177,7 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
             service_account=node_account.email,
             labels=labels,
         ),
-        opts=pulumi.ResourceOptions(depends_on=[node_account, *services.need(apis.CONTAINER)]),
+        opts=place.opts("cpu-pool", pulumi.ResourceOptions(depends_on=[node_account, *services.need(apis.CONTAINER)])),
     )
 
     on_manager = pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[cpu_pool])
@@ -119,11 +186,11 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
     first = workers[0].terms
     # The job namespace mirrors the workers' (they agree: infra.fleet_stack.problems).
     identity = WorkloadIdentity(
-        "workload-identity",
+        place.name("workload-identity"),
         WorkloadIdentityArgs(namespace=first.namespace, service_account=first.service_account),
-        opts=pulumi.ResourceOptions(providers=[cluster.provider]),
+        opts=place.opts("workload-identity", pulumi.ResourceOptions(providers=[cluster.provider])),
     )
-    JobSet("jobset", JobSetArgs(placement=placement), opts=on_manager)
+    JobSet(place.name("jobset"), JobSetArgs(placement=placement), opts=place.opts("jobset", on_manager))
     kueue_config = KueueConfig()
     # The manager waits for a job's pods as long as the worker running it does (infra.fleet_stack).
     timeout = fleet.pods_ready_timeout(config, workers)
@@ -134,40 +201,42 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
     # JobSet's status mirrors the worker's) would dispatch one job at a time to the whole fleet.
     # Each worker blocks its own admissions.
     ready = replace(args.wait_for_pods_ready, block_admission=False)
-    kueue = Kueue("kueue", replace(args, multikueue=dispatch, wait_for_pods_ready=ready), opts=on_manager)
+    kueue = Kueue(place.name("kueue"), replace(args, multikueue=dispatch, wait_for_pods_ready=ready), opts=place.opts("kueue", on_manager))
 
     accesses = []
     for worker in workers:
         reference = references[worker.config.stack]
         worker_config = reference.require_output(contract.KUBECONFIG_OUTPUT)
+        role = f"worker-{worker.config.name}"
         provider = cluster_provider(
-            f"worker-{worker.config.name}",
+            place.name(role),
             ClusterProviderArgs(
                 kubeconfig=worker_config,
                 cluster_identifier=worker.cluster,
                 # Not this stack's cluster: never forget objects because the API is out of reach.
                 delete_unreachable=False,
             ),
+            place.opts(role),
         )
         accesses.append(
             MultiKueueWorkerAccess(
-                f"worker-{worker.config.name}",
+                place.name(role),
                 MultiKueueWorkerAccessArgs(
                     worker=worker.config.name,
                     account=account_name(ctx.stack),
                     worker_kubeconfig=worker_config,
                     rotation=worker.config.credential_rotation,
                 ),
-                opts=pulumi.ResourceOptions(providers=[provider]),
+                opts=place.opts(role, pulumi.ResourceOptions(providers=[provider])),
             )
         )
     MultiKueueClusters(
-        "multikueue",
+        place.name("multikueue"),
         MultiKueueClustersArgs(
             workers=[MultiKueueWorker(w.config.name, a.kubeconfig) for w, a in zip(workers, accesses, strict=True)],
             queues=[MultiKueueQueue(q.name, q.workers) for q in queues],
         ),
-        opts=pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[kueue.release]),
+        opts=place.opts("multikueue", pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[kueue.release])),
     )
     terms = fleet.fleet_contract(config, workers, cluster.identity, [pc.name for pc in kueue_config.priority_classes])
     return {

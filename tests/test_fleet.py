@@ -14,6 +14,7 @@ import yaml
 
 from helpers import merge, render_with
 from test_upgrade import GOLDEN, snapshot, upgrade_problems
+from trainstack.app.deploy.stack_file import FLEET_NAME
 from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.plan.cost import gpu_node_hour
 from trainstack.app.plan.crdcheck import problems as crd_problems
@@ -459,7 +460,7 @@ def test_a_fleet_made_before_queues_were_keyed_by_name_keeps_every_queue() -> No
     alias, as the engine matches them (app/plan/aliases.py), and nothing is deleted or replaced."""
     resources = json.loads((GOLDEN / f"{FLEET}.json").read_text())["resources"]
     first = fleet.queues(fleet.workers_of(fleet.load(FLEET, raw_stack_config(FLEET)), worker_outputs()))[0].name
-    keyed = {f"kueue-{role}-{first}": f"kueue-{role}" for role in ("cluster-queue", "local-queue", "multikueue-check")}
+    keyed = {f"{FLEET_NAME}-kueue-{role}-{first}": f"{FLEET_NAME}-kueue-{role}" for role in ("cluster-queue", "local-queue", "multikueue-check")}
     assert keyed.keys() <= {r["name"] for r in resources}
     earlier = snapshot({"resources": [{**r, "urn": r["urn"].rsplit("::", 1)[0] + "::" + keyed[r["name"]]} if r["name"] in keyed else r for r in resources]})
     assert set(earlier) != {r["urn"] for r in resources}

@@ -22,9 +22,9 @@ from trainstack import workloads
 from trainstack.core.errors import ConfigError, Problem, describe
 from trainstack.core.spec import validated
 from trainstack.infra import compose, contract, remote
-from trainstack.infra import fleet as fleet_infra
 from trainstack.infra import fleet_stack as fleet
 from trainstack.infra.context import StackContext
+from trainstack.infra.fleet import FleetContext, TrainingFleet, TrainingFleetArgs
 from trainstack.infra.platform import Platform
 from trainstack.infra.remote import read_platform_stack
 from trainstack.infra.stack import ImageConfig, StackConfig, WorkloadConfig, WorkloadStackConfig
@@ -32,9 +32,9 @@ from trainstack.infra.training_platform import TrainingPlatform, TrainingPlatfor
 from trainstack.workloads import platforms
 from trainstack.workloads.training_workload import TrainingWorkload, TrainingWorkloadArgs
 
-# The Pulumi names of the shipped program's two components: their children are `platform-<role>`
-# and `workload-<role>`, aliased from the top-level names they had before.
-PLATFORM_NAME, WORKLOAD_NAME = "platform", "workload"
+# The Pulumi names of the shipped program's components: their children are `platform-<role>`,
+# `workload-<role>` and `fleet-<role>`, aliased from the top-level names they had before.
+PLATFORM_NAME, WORKLOAD_NAME, FLEET_NAME = "platform", "workload", "fleet"
 
 
 @dataclass(frozen=True)
@@ -175,7 +175,7 @@ class WorkloadStack(_Kind[WorkloadStackConfig]):
 
 
 class FleetStack(_Kind[fleet.FleetStackConfig]):
-    """A fleet stack: a MultiKueue manager dispatching to the platform stacks it names."""
+    """A fleet stack: a `TrainingFleet`, a MultiKueue manager dispatching to the platform stacks it names."""
 
     def load(self, stack: str, raw: dict[str, Any]) -> fleet.FleetStackConfig:
         """The fleet's config, or ConfigError with every problem, each naming its key."""
@@ -189,18 +189,20 @@ class FleetStack(_Kind[fleet.FleetStackConfig]):
 
     def check(
         self, stack: str, config: fleet.FleetStackConfig, root: Path, platform_output: Any = None, worker_outputs: dict[str, Any] | None = None
-    ) -> StackContext:
-        """The fleet's context, or ConfigError listing how the workers (`worker_outputs`: stack ->
-        `platform` output) fail to mirror one another."""
+    ) -> FleetContext:
+        """The fleet's context with its workers, or ConfigError listing how the workers
+        (`worker_outputs`: stack -> `platform` output) fail to mirror one another."""
         workers = fleet.workers_of(config, worker_outputs or {})
         problems = [*fleet.problems(workers), *fleet.reach_problems(config, workers, stack)]
-        return _checked(StackContext(stack, config, root), problems)
+        ctx = FleetContext(stack, config, root, workers=tuple(workers))
+        _checked(ctx, problems)
+        return ctx
 
     def build(self, ctx: StackContext, config: fleet.FleetStackConfig, read: Remote) -> None:
-        """The manager, its admission to each worker, and the fleet's outputs."""
-        workers = fleet.workers_of(config, read.worker_outputs)
-        outputs = fleet_infra.build(ctx, config, workers, read.references)
-        for name, value in sorted(outputs.items()):
+        """The fleet (its manager and its account on each worker) from the workers `check` read, and its outputs."""
+        assert isinstance(ctx, FleetContext)  # what `check` made
+        built = TrainingFleet(FLEET_NAME, TrainingFleetArgs(ctx, read.references))
+        for name, value in sorted(built.stack_outputs.items()):
             pulumi.export(name, value)
 
     def warnings(self, config: fleet.FleetStackConfig) -> list[str]:
