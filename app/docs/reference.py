@@ -33,7 +33,6 @@ from trainstack.app.deploy import stack_file
 from trainstack.app.docs import rule_text
 from trainstack.infra import contract
 from trainstack.infra import fleet_stack as fleet
-from trainstack.infra.stack import StackConfig, WorkloadStackConfig
 from trainstack.workloads import launchers
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,8 +40,8 @@ OUTPUT = ROOT / "docs" / "config-reference.md"
 
 # The kinds of stack: what each is, by the model that reads its config.
 STACKS: list[tuple[str, type[BaseModel]]] = [
-    ("Platform stack", StackConfig),
-    ("Workload stack", WorkloadStackConfig),
+    ("Platform stack", stack_file.PlatformStackFile),
+    ("Workload stack", stack_file.WorkloadStackFile),
     ("Fleet stack", fleet.FleetStackConfig),
 ]
 
@@ -82,7 +81,17 @@ def _module_tree(module: str) -> ast.Module:
 
 
 def descriptions(model: type) -> dict[str, str]:
-    """Each field's docstring (the string statement right below it), whitespace collapsed."""
+    """Each field's docstring (the string statement right below it, in the class that declares the
+    field: the model or a base of it), whitespace collapsed."""
+    found: dict[str, str] = {}
+    for cls in reversed(model.__mro__):
+        if issubclass(cls, BaseModel) and cls is not BaseModel:
+            found |= _declared(cls)
+    return found
+
+
+def _declared(model: type) -> dict[str, str]:
+    """The docstrings of the fields `model`'s own class body declares."""
     (tree,) = [c for c in _module_tree(model.__module__).body if isinstance(c, ast.ClassDef) and c.name == model.__qualname__]
     found = {}
     for statement, following in zip(tree.body, tree.body[1:], strict=False):
