@@ -22,7 +22,7 @@ from trainstack.workloads import fit, launchers, preflight, profiles
 from trainstack.workloads.launchers.base import CONFIG_DIR, ConfigFiles, Launch
 from trainstack.workloads.network_policy import JobNetworkPolicies, JobNetworkPoliciesArgs
 from trainstack.workloads.pod import NVIDIA_DIR
-from trainstack.workloads.spec import WorkloadSpec
+from trainstack.workloads.spec import Dataset, WorkloadSpec
 from trainstack.workloads.supervisor import (
     ResiliencySupervisor,
     SupervisorArgs,
@@ -32,7 +32,6 @@ from trainstack.workloads.tensorboard import TensorBoard, TensorBoardArgs
 from trainstack.workloads.training_job import (
     LOCAL_SSD_DIR,
     MASTER_PORT,
-    Dataset,
     Topology,
     TrainingJob,
     TrainingJobArgs,
@@ -132,7 +131,7 @@ def build(workload: WorkloadSpec, platform: Platform, place: Place = TOP) -> dic
             topology=Topology(topology.level, topology.mode) if topology else None,
             shared_memory=workload.shared_memory,
             gcsfuse=KINDS[platform.storage_kind].fuse,
-            dataset=Dataset(workload.dataset.source, workload.dataset.path) if workload.dataset else None,
+            dataset=workload.dataset,
             env=workload.plain_env,
             run_id=workload.run_id,
             secret_env=workload.secret_env,
