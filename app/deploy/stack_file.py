@@ -94,14 +94,6 @@ class JobContext(StackContext):
     workload: WorkloadSpec | None = None
 
 
-def load(stack: str, raw: dict[str, Any]) -> PlatformStackFile | WorkloadStackFile:
-    """Validate a stack's raw config (keys as in its YAML) or raise ConfigError with every problem.
-    A config with `trainstack:platform` is a workload stack; any other is a platform stack."""
-    if "trainstack:platform" in raw:
-        return validated(stack, raw, WorkloadStackFile)
-    return validated(stack, raw, PlatformStackFile)
-
-
 @dataclass(frozen=True)
 class Remote:
     """What a stack reads from other stacks on `up`: the outputs its checks read (a workload's
@@ -287,6 +279,12 @@ def kind(raw: dict[str, Any]) -> Kind:
     if fleet.is_fleet(raw):
         return FLEET
     return WORKLOAD if "trainstack:platform" in raw else PLATFORM
+
+
+def load(stack: str, raw: dict[str, Any]) -> PlatformStackFile | WorkloadStackFile:
+    """A workload stack's config (`trainstack:platform`) or a platform stack's (any other; a fleet's
+    is `fleet_stack.load`'s), or ConfigError with every problem."""
+    return WORKLOAD.load(stack, raw) if "trainstack:platform" in raw else PLATFORM.load(stack, raw)
 
 
 def _platform_where(ref: PlatformRef) -> Where:

@@ -1,7 +1,8 @@
 """The stack config reference, `docs/config-reference.md`, generated from the config models.
 
 Every key as a stack file writes it (`trainstack:gpuPools[].reservation.name`, `gcp:zone`), with
-its type, default, description (the field's docstring in infra/stack.py or infra/fleet_stack.py) and
+its type, default, description (the field's docstring where its model declares it: a component's
+spec, infra/stack.py, infra/fleet_stack.py, workloads/spec.py, app/deploy/stack_file.py) and
 rules: the field's own (its Annotated rule, range or length) and, per section, the rules across
 keys its model validators check, their text read from the rules' source (`app.rule_text`). Then
 the rules `validate` checks beyond the models (a workload against its platform, each framework's),
