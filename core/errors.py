@@ -33,6 +33,7 @@ class Problem(_Broken):
     its own way re-keys `near` as it re-keys `key` (`rekeyed`), never by rewriting text."""
 
     near: tuple[str | int, ...] | None
+    _fix: str | None
 
     def __new__(cls, key: tuple[str | int, ...], value: Any, rule: str, fix: str | None = None, near: tuple[str | int, ...] | None = None) -> Problem:
         self = super().__new__(cls, key, value, rule)

@@ -12,7 +12,7 @@ from trainstack.core import catalog, names
 from trainstack.core.rules import ACCOUNT_ID_MAX, EPHEMERAL, EXPIRES_LABEL, MANAGED_BY, STACK_LABEL
 from trainstack.infra.contract import WORKLOAD_SERVICE_ACCOUNT, Contract
 from trainstack.infra.fleet_stack import FleetStackConfig
-from trainstack.infra.stack import Queue, StackConfig, WorkloadConfig, WorkloadStackConfig
+from trainstack.infra.stack import Queue, StackConfig, WorkloadStackConfig
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class PlatformFacts:
 
 def platform_facts(config: StackConfig | WorkloadStackConfig | FleetStackConfig, contract: Contract | None, queue: Queue | None = None) -> PlatformFacts:
     """The facts of a platform stack's or a fleet's own config, or of a workload stack's config over
-    its platform's contract. A platform's job pool is `queue`'s, else its config's job queue's."""
+    its platform's contract. A platform's job pool is `queue`'s, else its first queue's."""
     if isinstance(config, WorkloadStackConfig):
         if contract is None:
             raise TypeError("a workload stack's context needs its platform's contract")
@@ -54,7 +54,7 @@ def platform_facts(config: StackConfig | WorkloadStackConfig | FleetStackConfig,
         return PlatformFacts(config.project or contract.project, config.region or contract.region, contract.zone, contract.cluster_name, pool)
     if isinstance(config, FleetStackConfig):
         return PlatformFacts(config.project, config.region, config.zone, config.cluster.name, None)
-    queue = queue or config.job_queue
+    queue = queue or config.queues[0]
     return PlatformFacts(config.project, config.region, config.gpu_zones[0], config.cluster.name, JobPool(queue.machine, queue.max_nodes, queue.local_queue))
 
 
@@ -64,8 +64,8 @@ class StackContext:
     `root` the project directory (image build contexts are relative to it).
 
     A workload stack also carries its platform's contract and, on a trainstack platform, the
-    StackReference it was read through (`reference`). A platform built without its workload (a
-    `TrainingPlatform` of a program's own) names the `namespace` and `queue` its jobs use.
+    StackReference it was read through (`reference`). A platform names the `namespace` and `queue`
+    its jobs use (its stack file's job's, or a `TrainingPlatform`'s args).
     """
 
     stack: str
@@ -78,15 +78,14 @@ class StackContext:
 
     @property
     def workload_namespace(self) -> str:
-        """Where workloads run: as the platform was told, else the stack's (StackConfig.workload_namespace)."""
-        assert isinstance(self.config, StackConfig)
-        return self.namespace or self.config.workload_namespace
+        """Where workloads run: as the platform was told, else `default`."""
+        return self.namespace or "default"
 
     @property
     def job_queue(self) -> Queue:
-        """The queue the platform readies for its jobs: as it was told, else the stack's job queue."""
+        """The queue the platform readies for its jobs: as it was told, else its first."""
         assert isinstance(self.config, StackConfig)
-        return (self.config.queue_of(self.queue) if self.queue else None) or self.config.job_queue
+        return (self.config.queue_of(self.queue) if self.queue else None) or self.config.queues[0]
 
     @property
     def labels(self) -> dict[str, str]:
@@ -118,10 +117,6 @@ class StackContext:
     @property
     def region(self) -> str:
         return self.facts.region
-
-    @property
-    def workload(self) -> WorkloadConfig | None:
-        return self.config.workload
 
     @property
     def machine(self) -> catalog.Machine:

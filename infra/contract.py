@@ -17,7 +17,7 @@ from pydantic.alias_generators import to_camel
 from trainstack.components.storage import KINDS
 from trainstack.core import catalog, rules
 from trainstack.core.errors import ConfigError, Problem
-from trainstack.infra.stack import ExistingCluster, NetworkConfig, StackConfig, WorkloadStackConfig, priority_problems, workload_problems
+from trainstack.infra.stack import ExistingCluster, NetworkConfig, StackConfig
 
 # The Kubernetes service account the workloads of a trainstack platform run as; the platform
 # grants it its storage through Workload Identity.
@@ -117,8 +117,8 @@ def from_output(platform_stack: str, value: Any) -> Contract:
     return Contract(**terms)
 
 
-def of_platform(config: StackConfig, claim: str, bucket: Any, registry: Any, cluster_identity: Any, namespace: str | None = None) -> Contract:
-    """The contract of a platform this stack builds (`namespace`: its workloads', else the stack's)."""
+def of_platform(config: StackConfig, claim: str, bucket: Any, registry: Any, cluster_identity: Any, namespace: str) -> Contract:
+    """The contract of a platform this stack builds (`namespace`: its workloads')."""
     pool = config.gpu_pool
     return Contract(
         project=config.project,
@@ -134,7 +134,7 @@ def of_platform(config: StackConfig, claim: str, bucket: Any, registry: Any, clu
         local_queue=config.local_queue,
         cluster_queue=config.cluster_queue,
         network_names=network_names(config, pool.machine_type),
-        namespace=namespace or config.workload_namespace,
+        namespace=namespace,
         service_account=WORKLOAD_SERVICE_ACCOUNT,
         storage_kind=config.storage.kind,
         storage_claim=claim,
@@ -249,36 +249,15 @@ def nics(terms: Contract) -> list[catalog.NicNetwork]:
     return [replace(nic, name=name) for nic, name in zip(defaults, terms.network_names, strict=True)]
 
 
-def workload_stack_problems(config: WorkloadStackConfig, terms: Contract) -> list[Problem]:
-    """How a workload stack's workload fails to fit its platform, each problem naming the key
-    the user wrote: the workload's own, and the platform's as the stack points at it."""
-    existing = config.platform.existing_cluster
-    if existing is not None:
-        where = "trainstack:platform.existingCluster"
-        sources = {"nodes": f"{where}.nodeCount", "machine": f"{where}.machineType", "storage": f"{where}.storage.kind", "topology": f"{where}.topologyAware"}
-    else:
-        where = f"platform stack {config.platform.stack}"
-        sources = {"nodes": where, "machine": where, "storage": where, "topology": where}
-    problems: list[Problem] = []
-    # Unset, a job runs in the platform's namespace; set, it must be that one.
-    if "namespace" in config.workload.model_fields_set and config.workload.namespace != terms.namespace:
-        problems.append(
-            Problem(
-                ("trainstack:workload", "namespace"),
-                config.workload.namespace,
-                f"the platform's storage and service account are in {terms.namespace!r} ({where})",
-            )
-        )
-    machine = catalog.machine(terms.gpu_machine_type)
-    problems += workload_problems(config.workload, machine, terms.gpu_nodes, terms.storage_kind, terms.topology_aware, sources)
-    if terms.priority_classes is not None:
-        problems += priority_problems(config.workload, list(terms.priority_classes), where)
-    if existing is not None and existing.network_names is not None and len(existing.network_names) != machine.extra_nics:
-        problems.append(
+def existing_problems(existing: ExistingCluster) -> list[Problem]:
+    """How an existing cluster's description fails its machine: one Network name for each extra NIC."""
+    machine = catalog.machine(existing.machine_type)
+    if existing.network_names is not None and len(existing.network_names) != machine.extra_nics:
+        return [
             Problem(
                 ("trainstack:platform", "existingCluster", "networkNames"),
                 existing.network_names,
                 f"{machine.name} has {machine.extra_nics} extra NICs; name one Network for each, in interface order",
             )
-        )
-    return problems
+        ]
+    return []

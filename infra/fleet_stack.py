@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -29,8 +29,10 @@ from trainstack.infra.stack import (
     NetworkConfig,
     QualifiedStack,
     StackConfig,
-    WorkloadStackConfig,
 )
+
+# A platform stack's config: the platform's, or its stack file's (with its job).
+Platform = TypeVar("Platform", bound=StackConfig)
 
 KEY = "trainstack:fleet"
 # The fleet's output of its manager's egress addresses (/32 CIDRs), which its workers admit.
@@ -321,7 +323,7 @@ def egress_name(stack: str) -> str:
     return f"fleet {stack.rsplit('/', 1)[-1]} manager"
 
 
-def admit_egress(config: StackConfig, egress: dict[str, list[str]]) -> StackConfig:
+def admit_egress(config: Platform, egress: dict[str, list[str]]) -> Platform:
     """A worker platform's config with the egress CIDRs of each fleet it admits (`egress`: fleet stack
     -> its exported CIDRs) among its authorized networks: its own first, then each fleet's in the
     order `admitFleets` names them. Their count is checked with the file (one a fleet,
@@ -404,37 +406,6 @@ def fleet_contract(config: FleetStackConfig, workers: list[Worker], cluster_iden
 def of_fleet(terms: contract.Contract) -> bool:
     """Whether a contract is a fleet's (its pools name their workers)."""
     return bool(terms.pools) and all("worker" in p for p in terms.pools)
-
-
-def job_problems(config: WorkloadStackConfig, terms: contract.Contract) -> Iterator[Problem]:
-    """What a job on a fleet cannot have: only its JobSet is dispatched to a worker; anything
-    beside it would run on the manager, which has no GPU and not the worker's storage."""
-    where = f"platform stack {config.platform.stack} is a fleet"
-    workload = config.workload
-    if workload.resiliency.enabled:
-        yield Problem(
-            ("trainstack:workload", "resiliency", "enabled"),
-            True,
-            f"{where}: the supervisor would run on the manager, not beside the job; set resiliency.enabled: false",
-        )
-    if workload.tensorboard:
-        yield Problem(("trainstack:workload", "tensorboard"), True, f"{where}: TensorBoard would run on the manager, without the job's storage")
-    if workload.own_identity:
-        yield Problem(("trainstack:workload", "ownIdentity"), True, f"{where}: the job runs as each worker's {terms.service_account!r}; set ownIdentity: false")
-    if config.image.build is not None:
-        yield Problem(("trainstack:image", "build"), "...", f"{where}: each worker's nodes pull from their own registry only; use image.prebuilt")
-    if workload.controller != "jobset":
-        yield Problem(
-            ("trainstack:workload", "controller"),
-            workload.controller,
-            f"{where}: an Indexed Job's DNS Service would stay on the manager; a JobSet makes its own on the worker (controller: jobset)",
-        )
-    if catalog.machine(terms.gpu_machine_type).accelerator_topology:
-        yield Problem(
-            ("trainstack:workload", "nodes"),
-            workload.nodes,
-            f"{where}: a {terms.gpu_machine_type} job's ComputeDomain is not dispatched with it; run it on its platform",
-        )
 
 
 def candidates(terms: contract.Contract, nodes: int) -> list[dict[str, Any]]:

@@ -25,7 +25,7 @@ from trainstack.infra.context import StackContext
 from trainstack.infra.gcp import image_build_services, workload_image
 from trainstack.infra.kubernetes import kueue_args
 from trainstack.infra.platform import KubernetesPlatform, Platform
-from trainstack.infra.stack import KueueConfig, WorkloadStackConfig
+from trainstack.infra.stack import ImageConfig, KueueConfig, PlatformRef
 
 # The engine's built-in function that returns a stack's outputs, as the StackReference resource reads
 # them: {name, outputs, secretOutputNames} (pulumi/pulumi 1b59498 pkg/resource/deploy/builtins.go
@@ -93,8 +93,8 @@ def _existing_cluster_access(terms: contract.Contract) -> tuple[pulumi.Output[st
     return config, ca.apply(lambda c: cluster_identity(_cluster_path(terms), c))
 
 
-def _provider(config: WorkloadStackConfig, ctx: StackContext, terms: contract.Contract) -> Any:
-    if config.platform.stack:
+def _provider(ref: PlatformRef, ctx: StackContext, terms: contract.Contract) -> Any:
+    if ref.stack:
         access: Any = ctx.reference.require_output(contract.KUBECONFIG_OUTPUT)
         # Platforms from before the contract carried the identity: their cluster path.
         identity: Any = terms.cluster_identity or _cluster_path(terms)
@@ -130,13 +130,14 @@ def _workers(ctx: StackContext, terms: contract.Contract) -> dict[str, Any]:
     }
 
 
-def build(ctx: StackContext, config: WorkloadStackConfig) -> Platform:
-    """The platform a workload stack runs on, from its contract."""
+def build(ctx: StackContext, ref: PlatformRef, image: ImageConfig, job: str | None) -> Platform:
+    """The platform a workload stack runs on (`ref`), from its contract, with its `image`; `job` names
+    the job that runs as an account of its own on a trainstack platform (None: the platform's)."""
     terms = ctx.contract
     assert terms is not None
-    provider = _provider(config, ctx, terms)
+    provider = _provider(ref, ctx, terms)
     ready: list[pulumi.Resource] = []
-    existing = config.platform.existing_cluster
+    existing = ref.existing_cluster
     on_cluster = pulumi.ResourceOptions(provider=provider)
     placement = Placement(node_selector={NODE_POOL_LABEL: terms.cpu_pool})
     if existing is not None and existing.install_job_set:
@@ -147,14 +148,13 @@ def build(ctx: StackContext, config: WorkloadStackConfig) -> Platform:
         args = kueue_args(KueueConfig(), [flavor], terms.local_queue, terms.cluster_queue, terms.namespace, placement)
         ready += Kueue("kueue", args, opts=on_cluster).objects
     service_account, prefix = terms.service_account, ""
-    workload = config.workload
-    if workload.own_identity and existing is None:
-        prefix = workload.name
+    if job is not None and existing is None:
+        prefix = job
         identity = JobIdentity(
             "job-identity",
             JobIdentityArgs(
                 namespace=terms.namespace,
-                service_account=f"{workload.name}-trainer",
+                service_account=f"{job}-trainer",
                 prefix=prefix,
                 project=terms.project,
                 project_number=gcp.organizations.get_project_output(project_id=terms.project).number,
@@ -178,14 +178,14 @@ def build(ctx: StackContext, config: WorkloadStackConfig) -> Platform:
         # GKE multi-networking needs Dataplane V2, so a cluster with GPU NICs enforces policies.
         network_policy=machine.extra_nics > 0,
         outputs={
-            "platform": config.platform.stack or _cluster_path(terms),
+            "platform": ref.stack or _cluster_path(terms),
             "localQueue": terms.local_queue,
             "workloadNamespace": terms.namespace,
             "storageClaim": terms.storage_claim,
             "getCredentials": f"gcloud container clusters get-credentials {terms.cluster_name} --location {terms.cluster_location} --project {terms.project}",
         },
     )
-    image, _ = _image(ctx, config)
+    reference, _ = _image(ctx, ref, image)
     return Platform(
         project=terms.project,
         zone=terms.zone,
@@ -204,19 +204,19 @@ def build(ctx: StackContext, config: WorkloadStackConfig) -> Platform:
         mount_path=terms.mount_path,
         storage_prefix=prefix,
         kubernetes=kube,
-        image=image,
+        image=reference,
         outputs=dict(kube.outputs),
     )
 
 
-def _image(ctx: StackContext, config: WorkloadStackConfig) -> tuple[pulumi.Output[str], pulumi.Output[str] | None]:
+def _image(ctx: StackContext, ref: PlatformRef, image: ImageConfig) -> tuple[pulumi.Output[str], pulumi.Output[str] | None]:
     """The workload image: prebuilt, or built here (with the APIs the build needs)."""
     services = None
-    if config.image.build is not None:
-        services = ProjectServices("services", ProjectServicesArgs(ctx.project, sorted(image_build_services(config.image.build))))
+    if image.build is not None:
+        services = ProjectServices("services", ProjectServicesArgs(ctx.project, sorted(image_build_services(image.build))))
     # A trainstack platform's nodes run as <cluster>-nodes (infra.gcp); an existing cluster's
     # node account is its own to grant.
     assert ctx.contract is not None
     account = ctx.account_id("nodes")
-    nodes: dict[str, pulumi.Input[str]] = {} if config.platform.existing_cluster else {account: f"{account}@{ctx.contract.project}.iam.gserviceaccount.com"}
+    nodes: dict[str, pulumi.Input[str]] = {} if ref.existing_cluster else {account: f"{account}@{ctx.contract.project}.iam.gserviceaccount.com"}
     return workload_image(ctx, services, nodes)

@@ -6,7 +6,8 @@ Every model is strict and rejects unknown keys. A key's own rule is a core/rules
 type; a section's rules between its keys are its resource's (core/resource_rules.py, which the
 component's Args run too), re-keyed as the user writes them; a section a component owns is its
 spec (the pools': components/node_pools.py) with its rules; the rules between sections are the
-stack rules (`stack_*`, below StackConfig). `load` collects every violation into one ConfigError.
+stack rules (`stack_*`, below StackConfig). The job (`trainstack:workload`) is the workload's section
+(workloads/spec.py), which the stack file adds (app/deploy/stack_file.py, which loads it).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -38,18 +38,14 @@ from trainstack.components.storage.nfs import NfsSpec
 from trainstack.core import catalog, rules
 from trainstack.core.errors import ABSENT, Problem, describe, key_path
 from trainstack.core.spec import (
-    INT32_MAX,
     AbsolutePath,
     Cidr,
-    Dns1035Name,
     Duration,
-    EnvName,
     GcpName,
     K8sName,
     NodePoolName,
     ProjectId,
     QualifiedStack,
-    Quantity,
     RegionId,
     Section,
     UtcTime,
@@ -59,7 +55,6 @@ from trainstack.core.spec import (
     by_rule,
     resource_errors,
     rule_errors,
-    validated,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -239,16 +234,6 @@ class NetworkConfig(Section):
             ranges = {"subnetCidr": self.subnet_cidr, "podsCidr": self.pods_cidr, "servicesCidr": self.services_cidr, **ranges}
         rule_errors("NetworkConfig", [Problem((key,), value, rule) for key, value, rule in rules.overlaps(ranges)])
         return self
-
-
-# The largest GPU pool a config describes (rules.NODE_COUNT), so the most nodes a job can ask for.
-MAX_POOL_NODES = rules.POOL_NODES_MAX
-
-
-def _pool_sized(nodes: int) -> int:
-    if nodes > MAX_POOL_NODES:
-        raise PydanticCustomError("rule", "must be at most {n}: no GKE node pool holds more nodes (1000 a pool per zone)", {"n": MAX_POOL_NODES})
-    return nodes
 
 
 class StorageConfig(Section):
@@ -477,277 +462,6 @@ class KueueConfig(Section):
         return self
 
 
-class Secure(Section):
-    """A secret value: `{secure: ...}` as `pulumi config set --secret` writes it in a stack file
-    (the ciphertext, offline), or, under `pulumi up`, the value the engine decrypted. It stays a
-    Pulumi secret all the way to the resource that uses it."""
-
-    secure: str
-    """The ciphertext `pulumi config set --secret` wrote, or the value the engine decrypted."""
-
-
-class Profiling(Section):
-    """An Nsight Systems capture of a step range."""
-
-    enabled: bool = False
-    """Capture an Nsight Systems profile."""
-    start_step: Annotated[int, Field(ge=0)] = 0
-    """The first step captured."""
-    end_step: Annotated[int, Field(ge=0)] = 0
-    """The step the capture ends at."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> Profiling:
-        rule_errors(
-            "Profiling",
-            [Problem(("endStep",), self.end_step, f"must be greater than startStep ({self.start_step})")]
-            if self.enabled and self.end_step <= self.start_step
-            else [],
-        )
-        return self
-
-
-class TopologyRequest(Section):
-    """Kueue Topology Aware Scheduling: pack the job's pods within one topology domain."""
-
-    mode: Literal["preferred", "required"] = "preferred"
-    """`preferred`: pack the pods where Kueue can; `required`: admit the job only where one domain holds
-    every pod."""
-    level: Literal[
-        "cloud.google.com/gce-topology-block",
-        "cloud.google.com/gce-topology-subblock",
-        "cloud.google.com/gce-topology-host",
-        "kubernetes.io/hostname",
-    ] = "kubernetes.io/hostname"
-    """The topology level (a node label) the pods are packed within; the default as recipe 000 (gpu-recipes
-    values.yaml tasSettings)."""
-
-
-class Resiliency(Section):
-    """The resiliency supervisor (recipe 000): host monitors report faults, the controller
-    hot-swaps faulty nodes and restarts or rescales the job by data-parallel replicas."""
-
-    enabled: bool = False
-    """Run the supervisor beside the job."""
-    heartbeat_polling_period_s: Annotated[int, Field(ge=1)] = 15
-    """How often it polls the workers, in seconds."""
-    heartbeat_timeout_s: Annotated[int, Field(ge=1)] = 30
-    """Seconds without a heartbeat after which a worker counts as hung."""
-    max_in_job_restarts: Annotated[int, Field(ge=0)] = 0
-    """In-process restarts before the job is restarted; 0: none."""
-    max_workload_restarts: Annotated[int, Field(ge=0)] = 0
-    """Job restarts before a faulty node is hot-swapped; 0: at once."""
-    nodes_per_data_parallel_replica: Annotated[int, Field(ge=1)] | None = None
-    """Nodes one data-parallel replica spans; default: all the job's nodes."""
-    min_data_parallel_replicas: Annotated[int, Field(ge=1)] = 1
-    """The fewest data-parallel replicas the job shrinks to."""
-    workload_scaling: bool = True
-    """Drop or add whole data-parallel replicas as nodes fail or return."""
-    pod_termination_threshold_s: Annotated[int, Field(ge=1)] = 60
-    """How long a pod may take to terminate before the supervisor acts, in seconds."""
-    workload_downtime_threshold_s: Annotated[int, Field(ge=1)] = 180
-    """How long the job may stay down before the supervisor acts, in seconds."""
-
-
-class Parallelism(Section):
-    """How the model is split across GPUs (Megatron-style); unset keys keep the framework's default."""
-
-    tensor: Annotated[int, Field(ge=1)] = 1
-    """Tensor-parallel size: the GPUs each layer is split over."""
-    pipeline: Annotated[int, Field(ge=1)] = 1
-    """Pipeline-parallel size: the stages the layers are split into."""
-    virtual_pipeline: Annotated[int, Field(ge=2)] | None = None
-    """Virtual pipeline size: model chunks per pipeline stage (the interleaved schedule)."""
-    context: Annotated[int, Field(ge=1)] = 1
-    """Context-parallel size: the GPUs each sequence is split over."""
-    sequence_parallel: bool = False
-    """Sequence parallelism within the tensor-parallel group."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> Parallelism:
-        problems: list[Problem] = []
-        if self.virtual_pipeline is not None and self.pipeline == 1:
-            problems.append(Problem(("virtualPipeline",), self.virtual_pipeline, "interleaving needs pipeline > 1"))
-        if self.sequence_parallel and self.tensor == 1:
-            problems.append(Problem(("sequenceParallel",), True, "sequence parallelism needs tensor > 1"))
-        rule_errors("Parallelism", problems)
-        return self
-
-    @property
-    def model_parallel_size(self) -> int:
-        """GPUs one model replica spans."""
-        return self.tensor * self.pipeline * self.context
-
-
-class Dataset(Section):
-    """Training data copied from Cloud Storage to node-local disk before the job starts."""
-
-    source: Annotated[str, by_rule(rules.GCS_URI)]
-    """The Cloud Storage URI copied."""
-    path: AbsolutePath = "/data"
-    """Where it is copied, on the node's local disk (a path in the container)."""
-
-
-class Preflight(Section):
-    """The preflight: checks of the job's own nodes and fabric in its pods before the trainer starts
-    (workloads/preflight.py); `true`/`false` for all defaults, or on with keys overridden."""
-
-    enabled: bool = True
-    """Run it; off: the trainer starts as soon as its pods do."""
-    dcgm_level: Literal[0, 1, 2, 3] = 2
-    """The DCGM diagnostic's level (`dcgmi diag -r`; 2: about two minutes); 0: none."""
-    fabric: bool | None = None
-    """The NCCL test across the nodes; unset: on every multi-node job whose machine has a GPUDirect stack
-    and an nccl-tests image."""
-    bus_bandwidth: Annotated[float, Field(gt=0)] | None = None
-    """The bus bandwidth (GB/s) the NCCL test must reach; unset: the machine's mark (the catalog's)."""
-    collectives: list[Literal["all_gather", "all_reduce"]] = ["all_gather", "all_reduce"]
-    """The collectives measured."""
-    retries: Annotated[int, Field(ge=0, le=10)] = 2
-    """Whole-job restarts a failed preflight may take (after Kueue replaced the node it tainted), on top
-    of maxRestarts."""
-
-
-def _preflight_switch(value: Any) -> Any:
-    return {"enabled": value} if isinstance(value, bool) else value
-
-
-class WorkloadConfig(Section):
-    """`trainstack:workload`: the training job."""
-
-    name: Dns1035Name
-    """The job's name: its JobSet (or Job), its pods' DNS subdomain and, with runId, its run's identity."""
-    namespace: Annotated[K8sName, by_rule(rules.workload_namespace)] = "trainstack"
-    """The stack's own namespace, created with Pod Security labels. Stacks made before it was the
-    default set `namespace: default`: moving a live job's namespace replaces its objects."""
-    framework: Literal["nemo2", "megatron-bridge", "nemo-megatron", "litgpt", "deepspeed"]
-    """The training framework; its launcher builds each pod's command."""
-    model: str
-    """The model trained, by the name its framework's recipe knows (core/models.py gives its shape for the
-    memory estimate)."""
-    nodes: Annotated[int, Field(ge=1), AfterValidator(_pool_sized)]  # bounded before anything scales with it
-    """The nodes the job runs on, one pod each."""
-    steps: Annotated[int, Field(ge=1)]
-    """Training steps."""
-    checkpoint_interval: Annotated[int, Field(ge=1)] | None = None
-    """Steps between checkpoints; unset: the framework's default."""
-    precision: Literal["bf16", "fp8", "fp16", "fp32"] = "bf16"
-    """The training precision."""
-    global_batch_size: Annotated[int, Field(ge=1)] | None = None
-    """The global batch size; unset: the framework's default."""
-    micro_batch_size: Annotated[int, Field(ge=1)] | None = None
-    """The micro batch size of each GPU; unset: the framework's default."""
-    seq_length: Annotated[int, Field(ge=1)] | None = None
-    """The sequence length; unset: the framework's default."""
-    profiling: Profiling = Profiling()
-    """An Nsight Systems capture of a step range."""
-    overrides: list[str] = []
-    """Further `key=value` settings handed to the framework's launcher."""
-    env: dict[EnvName, str | Secure] = {}
-    """Environment variables of the training container, applied last; a `{secure: ...}` value stays a
-    Pulumi secret and reaches the pods through a Kubernetes Secret."""
-    max_restarts: Annotated[int, Field(ge=0, le=INT32_MAX)] = 0
-    """Whole-job restarts (JobSet) or pod retries (Job)."""
-    controller: Literal["jobset", "job"] = "jobset"
-    """`jobset`: a JobSet; `job`: an Indexed batch Job and its headless Service."""
-    topology: TopologyRequest | None = TopologyRequest()
-    """Kueue Topology Aware Scheduling for the job's pods: the default (`{}`, preferred at
-    kubernetes.io/hostname) applies where the queue has Topology Aware Scheduling and asks for nothing
-    where it has none; null: never."""
-    parallelism: Parallelism | None = None
-    """How the model is split over the GPUs; unset: the framework's own default split."""
-    dataset: Dataset | None = None
-    """Training data copied to node-local disk before the job starts."""
-    shared_memory: Quantity = "250Gi"
-    """The size of each pod's /dev/shm."""
-    resiliency: Resiliency = Resiliency()
-    """The resiliency supervisor."""
-    tensorboard: bool = False
-    """Run TensorBoard on the job's logs in the shared file system."""
-    run_id: K8sName | None = None
-    """The run's identity (JOB_IDENTIFIER = <name>-<runId>): its logs and checkpoints, and what an
-    automatic resume picks up. Keep it to resume a run; change it to start a new one."""
-    max_runtime: Duration = "24h"
-    """A cap on the run's wall time (the resilient NeMo 2.0 script's --max-runtime)."""
-    queue: K8sName | None = None
-    """The LocalQueue the job is submitted to, which picks the machine it runs on (one queue per
-    GPU machine type); default: the first pool's."""
-    priority_class: K8sName | None = None
-    """A WorkloadPriorityClass of the platform's Kueue (label kueue.x-k8s.io/priority-class)."""
-    zero_stage: Annotated[int, Field(ge=0, le=3)] | None = None
-    """How model states are sharded over data-parallel ranks: 1 the optimizer (Megatron/NeMo's distributed
-    optimizer, DeepSpeed ZeRO-1), 2 gradients too, 3 weights too (DeepSpeed, FSDP); unset: the
-    framework's default (see its launcher)."""
-    master_weights: bool | None = None
-    """Keep 16-bit weights with fp32 master copies (NeMo megatron_amp_O2); unset: the framework's default."""
-    recompute: Literal["none", "selective", "full"] | None = None
-    """Recompute activations in the backward pass: none, selected ones, or all; unset: the framework's
-    default."""
-    memory_check: Literal["error", "warn", "off"] = "error"
-    """The GPU memory estimate before anything is created: error (refuse), warn, or off."""
-    preflight: Annotated[Preflight, BeforeValidator(_preflight_switch)] = Preflight()
-    """The preflight gate: node checks and an NCCL test on the job's own nodes before the trainer starts."""
-    own_identity: bool = True
-    """A workload stack on a trainstack platform: the job runs as a service account of its own
-    that may write only <bucket>/<name>/, where it keeps its logs and checkpoints, so no other
-    job can overwrite them. Off: the platform's shared account and the bucket's root."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> WorkloadConfig:
-        problems: list[Problem] = []
-        if self.checkpoint_interval is not None and self.checkpoint_interval > self.steps:
-            problems.append(Problem(("checkpointInterval",), self.checkpoint_interval, f"must not exceed steps ({self.steps})"))
-        if self.profiling.enabled and self.profiling.end_step > self.steps:
-            problems.append(Problem(("profiling", "endStep"), self.profiling.end_step, f"must not exceed steps ({self.steps})"))
-        for i, override in enumerate(self.overrides):
-            if "=" not in override:
-                problems.append(Problem(("overrides", i), override, "must be key=value"))
-        if self.resiliency.enabled and self.controller != "jobset":
-            problems.append(Problem(("controller",), self.controller, "the resiliency supervisor acts on JobSets; use controller: jobset"))
-        rule_errors("WorkloadConfig", problems)
-        return self
-
-    @property
-    def plain_env(self) -> dict[str, str]:
-        return {k: v for k, v in self.env.items() if isinstance(v, str)}
-
-    @property
-    def secret_env(self) -> dict[str, str]:
-        return {k: v.secure for k, v in self.env.items() if isinstance(v, Secure)}
-
-    def replica_problems(self) -> list[Problem]:
-        """How the supervisor's data-parallel replicas fail to fit `nodes` (keys relative to
-        `trainstack:workload`). Checked with the cross-section rules, after `nodes` is known
-        to fit the GPU pool, so that a wrong node count reports the pool's limit first."""
-        resiliency = self.resiliency
-        if not resiliency.enabled:
-            return []
-        problems: list[Problem] = []
-        per_replica = self.nodes_per_data_parallel_replica
-        if self.nodes % per_replica:
-            problems.append(
-                Problem(("resiliency", "nodesPerDataParallelReplica"), per_replica, f"must divide nodes ({self.nodes}) into whole data-parallel replicas")
-            )
-        elif resiliency.min_data_parallel_replicas > self.nodes // per_replica:
-            problems.append(
-                Problem(
-                    ("resiliency", "minDataParallelReplicas"),
-                    resiliency.min_data_parallel_replicas,
-                    f"must not exceed the {self.nodes // per_replica} replicas {self.nodes} nodes hold",
-                )
-            )
-        return problems
-
-    @property
-    def nodes_per_data_parallel_replica(self) -> int:
-        """Nodes one data-parallel replica spans (all nodes unless the supervisor says otherwise)."""
-        return self.resiliency.nodes_per_data_parallel_replica or self.nodes
-
-    @property
-    def data_parallel_replicas(self) -> int:
-        return self.nodes // self.nodes_per_data_parallel_replica
-
-
 # ---------------------------------------------------------------------------------------------
 # The whole stack
 
@@ -765,7 +479,8 @@ class Ephemeral(Section):
 
 
 class StackConfig(BaseModel):
-    """A whole stack's configuration, keyed exactly as in `stacks/Pulumi.<stack>.yaml`."""
+    """A platform stack's configuration, keyed exactly as in `stacks/Pulumi.<stack>.yaml` (the stack
+    file adds its job: app/deploy/stack_file.py)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=False)
 
@@ -792,9 +507,6 @@ class StackConfig(BaseModel):
     """The training image: built here, or prebuilt."""
     kueue: KueueConfig = Field(KueueConfig(), alias="trainstack:kueue")
     """Kueue's queues and admission settings."""
-    workload: WorkloadConfig | None = Field(None, alias="trainstack:workload")
-    """The training job. Absent: a platform-only stack (the platform of recipes, for workload stacks to run
-    on)."""
     labels: Labels = Field({}, alias="trainstack:labels")
     """GCP labels the stack's resources carry beside trainstack's own."""
     ephemeral: Ephemeral | None = Field(None, alias="trainstack:ephemeral")
@@ -829,9 +541,6 @@ class StackConfig(BaseModel):
         yield from stack_preload_build(self)
         yield from stack_lustre_network(self)
         yield from stack_hns_bucket_region(self)
-        yield from stack_workload_queue(self)
-        yield from stack_workload_on_its_queue(self)
-        yield from stack_workload_priority(self)
 
     def warnings(self) -> list[str]:
         """What `validate` reports without refusing: each zone of the GPU and CPU pools (and
@@ -851,11 +560,6 @@ class StackConfig(BaseModel):
     def vpc_mtu(self) -> int | None:
         """The MTU of the VPC trainstack creates (rules.primary_mtu); None: GCP's default."""
         return rules.primary_mtu([p.machine for p in self.pools], self.storage.kind)
-
-    @property
-    def workload_namespace(self) -> str:
-        """Where workloads run: the workload's namespace, or `default` on a platform-only stack."""
-        return self.workload.namespace if self.workload else "default"
 
     @property
     def _waiting_pools(self) -> list[str]:
@@ -907,12 +611,6 @@ class StackConfig(BaseModel):
             out.append(Queue(local, self.cluster_queue if i == 0 else local, pools))
         return out
 
-    @property
-    def job_queue(self) -> Queue:
-        """The queue this stack's job is submitted to (`trainstack:workload.queue`; the first
-        queue on a platform stack or by default). Validation refuses an unknown name."""
-        return self.queue_of(self.workload.queue if self.workload else None) or self.queues[0]
-
     def queue_of(self, name: str | None) -> Queue | None:
         """The queue named `name` (None: the first)."""
         return self.queues[0] if name is None else next((q for q in self.queues if q.local_queue == name), None)
@@ -952,8 +650,9 @@ class StackConfig(BaseModel):
 
 # ---------------------------------------------------------------------------------------------
 # Stack rules: the rules between a stack's sections (zones in the region, address ranges, NIC
-# families, queues, the workload against its pool), which only the stack file has; each section's
-# own rules are its resource's (core/resource_rules.py). Each is independent of the others.
+# families, queues), which only the stack file has; each section's own rules are its resource's
+# (core/resource_rules.py); the job's against its queue are the workload's (workloads/spec.py).
+# Each is independent of the others.
 
 
 def stack_zone_in_region(config: StackConfig) -> Iterator[Problem]:
@@ -1169,36 +868,6 @@ def stack_hns_bucket_region(config: StackConfig) -> Iterator[Problem]:
         )
 
 
-def stack_workload_queue(config: StackConfig) -> Iterator[Problem]:
-    """The workload's queue is one of the stack's."""
-    if config.workload is not None and config.pools and config.queue_of(config.workload.queue) is None:
-        yield Problem(
-            ("trainstack:workload", "queue"), config.workload.queue, f"is not a queue of this stack ({', '.join(q.local_queue for q in config.queues)})"
-        )
-
-
-def stack_workload_on_its_queue(config: StackConfig) -> Iterator[Problem]:
-    """The workload fits the machines, nodes, storage and topology of its queue's pools."""
-    queue = config.queue_of(config.workload.queue) if config.workload is not None and config.pools else None
-    if config.workload is None or queue is None:
-        return
-    first = queue.pools[0]
-    first_key = key_path(config.pool_key(config.pools.index(first)))
-    topology = (
-        f"{first.machine_type} nodes carry no GKE topology labels"
-        if not first.machine.topology_labels
-        else f"{first_key}.autoscaling: an autoscaled pool has no nodes to place on"
-    )
-    sources = {"nodes": first_key, "machine": f"{first_key}.machineType", "storage": "trainstack:storage.kind", "topology": topology}
-    yield from workload_problems(config.workload, queue.machine, queue.max_nodes, config.storage.kind, queue.topology_aware, sources)
-
-
-def stack_workload_priority(config: StackConfig) -> Iterator[Problem]:
-    """The workload's priority class is one the platform defines."""
-    if config.workload is not None:
-        yield from priority_problems(config.workload, [pc.name for pc in config.kueue.priority_classes], "trainstack:kueue.priorityClasses")
-
-
 @dataclass(frozen=True)
 class NicFamily:
     """A GPU machine's extra NICs on one cluster: `prefix` starts their Network names."""
@@ -1230,59 +899,6 @@ class Queue:
         """Topology Aware Scheduling only where every pool has it: a job that asks for a
         topology is never admitted on a flavor without one."""
         return all(p.topology_aware for p in self.pools)
-
-
-def priority_problems(workload: WorkloadConfig, known: list[str], source: str) -> Iterator[Problem]:
-    """The workload's priority class, unless the platform's Kueue has it."""
-    if workload.priority_class is not None and workload.priority_class not in known:
-        yield Problem(
-            ("trainstack:workload", "priorityClass"),
-            workload.priority_class,
-            f"is not a priority class of the platform ({source}: {', '.join(known) or 'none'})",
-        )
-
-
-def workload_problems(
-    workload: WorkloadConfig,
-    machine: catalog.Machine,
-    max_nodes: int,
-    storage_kind: str,
-    topology_aware: bool,
-    sources: dict[str, str],
-) -> Iterator[Problem]:
-    """Rules between a workload and the GPU pool, queue and storage it runs on. `sources` names
-    where the pool's `nodes`, `machine`, `storage` and `topology` come from, as the user wrote
-    them (`trainstack:gpuPool`, `trainstack:platform.existingCluster.nodeCount`, a platform stack)."""
-    if workload.topology is not None and "topology" in workload.model_fields_set and not topology_aware:
-        yield Problem(
-            ("trainstack:workload", "topology"),
-            workload.topology.level,
-            f"the queue has no Topology Aware Scheduling ({sources['topology']}), so Kueue would never admit a job asking for a topology; set topology: null",
-        )
-    if workload.topology is not None and (wrong := rules.topology_admissible(workload.topology.mode, workload.topology.level, workload.nodes)):
-        yield Problem(("trainstack:workload", "topology", "mode"), workload.topology.mode, wrong)
-    if workload.nodes > max_nodes:
-        yield Problem(("trainstack:workload", "nodes"), workload.nodes, f"exceeds the GPU pool's maximum of {max_nodes} nodes ({sources['nodes']})")
-    else:
-        for loc, value, rule in workload.replica_problems():
-            yield Problem(("trainstack:workload", *loc), value, rule)
-    gpu = machine.gpu
-    if workload.precision not in gpu.peak_tflops and workload.precision != "fp32":
-        yield Problem(
-            ("trainstack:workload", "precision"),
-            workload.precision,
-            f"{machine.name} ({gpu.name}) has no {workload.precision} tensor cores ({sources['machine']})",
-        )
-    if workload.resiliency.enabled and workload.framework != "nemo2":
-        yield Problem(("trainstack:workload", "resiliency", "enabled"), True, "the resiliency supervisor drives NeMo 2.0 jobs only (framework: nemo2)")
-    elif workload.resiliency.enabled and (wrong := rules.host_monitor_reachable(machine)):
-        yield Problem(("trainstack:workload", "resiliency", "enabled"), True, f"{wrong} ({sources['machine']})")
-    if workload.tensorboard and KINDS[storage_kind].fuse:
-        yield Problem(
-            ("trainstack:workload", "tensorboard"),
-            True,
-            f"TensorBoard reads the shared file system; it needs storage kind filestore or nfs ({sources['storage']})",
-        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1365,8 +981,8 @@ class PlatformRef(Section):
 
 
 class WorkloadStackConfig(BaseModel):
-    """A workload stack: the workload layer only, on a trainstack platform stack or an existing
-    cluster. It creates no network, cluster or node pool."""
+    """A workload stack's platform side: where its job runs, its image and its labels (the stack
+    file adds the job: app/deploy/stack_file.py)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=False)
 
@@ -1374,8 +990,6 @@ class WorkloadStackConfig(BaseModel):
     """Where the job runs: a platform stack, or a cluster trainstack did not make."""
     image: ImageConfig = Field(alias="trainstack:image")
     """The training image: built here, or prebuilt."""
-    workload: WorkloadConfig = Field(alias="trainstack:workload")
-    """The training job."""
     labels: Labels = Field({}, alias="trainstack:labels")
     """GCP labels the stack's resources carry beside trainstack's own."""
     project: ProjectId | None = Field(None, alias="gcp:project")
@@ -1398,15 +1012,3 @@ class WorkloadStackConfig(BaseModel):
 
 
 _POOLS_ELSEWHERE = "configures the GPU node pools, which a workload stack does not make: set it on the platform stack"
-
-
-# ---------------------------------------------------------------------------------------------
-# Loading and reporting
-
-
-def load(stack: str, raw: dict[str, Any]) -> StackConfig | WorkloadStackConfig:
-    """Validate a stack's raw config (keys as in its YAML) or raise ConfigError with every problem.
-    A config with `trainstack:platform` is a workload stack; any other is a platform stack."""
-    if "trainstack:platform" in raw:
-        return validated(stack, raw, WorkloadStackConfig)
-    return validated(stack, raw, StackConfig)

@@ -156,8 +156,7 @@ def context(args: TrainingPlatformArgs, checked: StackConfig | None = None) -> S
     checked already, its platform sections stand as they are."""
     root = Path(args.root) if args.root else Path.cwd()
     if checked is not None:
-        config = checked.model_copy(update={"workload": None})  # the platform's sections alone, as `validate` makes them
-        return StackContext(args.stack or pulumi.get_stack(), config, root, namespace=args.namespace, queue=args.queue)
+        return StackContext(args.stack or pulumi.get_stack(), checked, root, namespace=args.namespace, queue=args.queue)
     config = validate(args)
     problems = compose.problems(config.image, root)
     if args.queue is not None and config.queue_of(args.queue) is None:

@@ -6,15 +6,15 @@ import copy
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from trainstack.app.deploy.stack_file import PLATFORM_NAME, WORKLOAD_NAME
+from trainstack.app.deploy.stack_file import PLATFORM, PLATFORM_NAME, WORKLOAD_NAME, JobContext, PlatformStackFile, WorkloadStackFile
 from trainstack.app.deploy.stacks import project_root, raw_stack_config
 from trainstack.app.plan import engine
 from trainstack.app.plan.plan import Plan
 from trainstack.app.plan.recorder import Registration
 from trainstack.core.errors import ArgsError
-from trainstack.infra.context import StackContext
 from trainstack.infra.fleet_stack import FleetStackConfig
-from trainstack.infra.stack import StackConfig, WorkloadConfig, WorkloadStackConfig, load
+from trainstack.infra.stack import StackConfig, WorkloadStackConfig
+from trainstack.workloads.spec import WorkloadSpec
 
 _T = TypeVar("_T")
 
@@ -49,13 +49,13 @@ def platform_config(config: StackConfig | WorkloadStackConfig | FleetStackConfig
     return config
 
 
-def load_platform(stack: str, raw: dict[str, Any]) -> StackConfig:
-    """`load(stack, raw)`, asserted to be a platform stack's config."""
-    return platform_config(load(stack, raw))
+def load_platform(stack: str, raw: dict[str, Any]) -> PlatformStackFile:
+    """`raw` loaded as a platform stack file (its platform and its job)."""
+    return PLATFORM.load(stack, raw)
 
 
-def workload_of(config: StackConfig | WorkloadStackConfig | FleetStackConfig) -> WorkloadConfig:
-    """The workload section of a stack's config, asserted present."""
+def workload_of(config: PlatformStackFile | WorkloadStackFile | JobContext) -> WorkloadSpec:
+    """The workload section of a stack file (or of its context), asserted present."""
     return present(config.workload)
 
 
@@ -64,10 +64,10 @@ def render(stack: str = "a3ultra-405b", raw: dict[str, Any] | None = None) -> en
     return engine.run(stack, raw if raw is not None else raw_stack_config(stack))
 
 
-def render_with(body: Callable[[StackContext], Any], stack: str = "a3ultra-405b", raw: dict[str, Any] | None = None) -> engine.Rendered:
+def render_with(body: Callable[[JobContext], Any], stack: str = "a3ultra-405b", raw: dict[str, Any] | None = None) -> engine.Rendered:
     """Run `body(ctx)` alone under the mock engine: for testing one component."""
     raw = raw if raw is not None else raw_stack_config(stack)
-    ctx = StackContext(stack, load(stack, raw), project_root())
+    ctx = PLATFORM.context(stack, PLATFORM.load(stack, raw), project_root())
     return engine.execute(ctx, raw, lambda: body(ctx))
 
 

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from helpers import raw_config
+from trainstack.app.deploy.stack_file import load
 from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.core import catalog, rules
 from trainstack.core.errors import ConfigError
-from trainstack.infra.stack import load
 
 STACK = "a4xmax-llama31-405b"
 MAX = catalog.machine("a4x-maxgpu-4g-metal")

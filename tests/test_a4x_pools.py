@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from helpers import construct, merge, of_type, one, raw_config, render
+from trainstack.app.deploy.stack_file import load
 from trainstack.components import GpuNodePool, GpuNodePoolArgs
 from trainstack.components.node_pools import GpuPoolSpec
 from trainstack.core import catalog, rules
 from trainstack.core.errors import ConfigError
-from trainstack.infra.stack import load
 
 A4X = catalog.machine("a4x-highgpu-4g")
 POOL = {"name": "a4x", "machineType": "a4x-highgpu-4g", "nodeCount": 18}

@@ -9,16 +9,17 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from helpers import load_platform, merge, platform_config
+from helpers import load_platform, merge
 from trainstack.app.cli import main
 from trainstack.app.deploy import program, stack_file, validation
+from trainstack.app.deploy.stack_file import load
 from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
 from trainstack.app.plan import engine
 from trainstack.core.errors import ConfigError, key_path
 from trainstack.core.rules import duration_seconds
 from trainstack.infra import fleet_stack as fleet
 from trainstack.infra import training_platform
-from trainstack.infra.stack import StackConfig, WorkloadStackConfig, load
+from trainstack.infra.stack import StackConfig, WorkloadStackConfig
 
 CORPUS = sorted((Path(__file__).parent / "invalid_configs").glob("*.yaml"))
 
@@ -129,9 +130,9 @@ def test_pulumi_up_validates_a_platforms_sections_once(monkeypatch: pytest.Monke
     ctx = engine.load_stack("a3ultra-405b")
     engine.execute(ctx, raw_stack_config("a3ultra-405b"), program.main)
     assert calls == []
-    config = platform_config(ctx.config)
+    config = stack_file.PLATFORM.load("a3ultra-405b", raw_stack_config("a3ultra-405b"))
     args = stack_file.platform_args(ctx, config)
-    assert training_platform.context(args, config) == training_platform.context(args)
+    assert training_platform.context(args, config.platform_sections) == training_platform.context(args)
     assert len(calls) == 1
 
 

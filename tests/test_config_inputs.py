@@ -12,10 +12,10 @@ from click.testing import CliRunner
 from helpers import load_platform, merge, workload_of
 from trainstack.app.cli import main
 from trainstack.app.deploy import validation
+from trainstack.app.deploy.stack_file import load
 from trainstack.app.deploy.stacks import project_root, raw_stack_config
 from trainstack.app.plan.plan import render
 from trainstack.core.errors import ConfigError
-from trainstack.infra.stack import load
 
 STACK = "a3ultra-405b"
 

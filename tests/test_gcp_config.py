@@ -13,10 +13,10 @@ from gcp_support import STACK, gcp, raw
 from helpers import load_platform, raw_config
 from trainstack.app.cli import main
 from trainstack.app.deploy import validation
+from trainstack.app.deploy.stack_file import load
 from trainstack.app.deploy.stacks import project_root
 from trainstack.core import catalog, rules
 from trainstack.core.errors import ConfigError
-from trainstack.infra.stack import load
 
 BUILD = {"context": "images/nemo-24.07", "imageName": "nemo-workload", "tag": "24.07"}
 

@@ -25,6 +25,7 @@ from click.testing import CliRunner
 
 from helpers import load_platform, present, raw_config, render
 from trainstack.app.cli import main
+from trainstack.app.deploy.stack_file import load
 from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.plan.plan import render as plan_of
 from trainstack.app.plan.report import describe
@@ -35,7 +36,6 @@ from trainstack.components.node_pools import Autoscaling, GpuNodePool, GpuNodePo
 from trainstack.core import catalog
 from trainstack.core.errors import ConfigError
 from trainstack.infra import contract
-from trainstack.infra.stack import load
 
 PLATFORM = "a3mega-capacity-platform"
 JOB = "a3mega-gpt3-175b-capacity-job"

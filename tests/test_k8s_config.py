@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from helpers import load_platform, raw_config
+from trainstack.app.deploy.stack_file import load
 from trainstack.core.errors import ConfigError
-from trainstack.infra.stack import load
 
 
 def problems(**kueue: Any) -> list[str]:

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from helpers import load_platform, named, raw_config
+from trainstack.app.deploy.stack_file import load
 from trainstack.app.plan.plan import render
 from trainstack.app.schemas.validate import validate_object
 from trainstack.components.storage.lustre import LustreSpec
 from trainstack.core import catalog
 from trainstack.core.errors import ConfigError
-from trainstack.infra.stack import load
 
 STACK = "a3mega-gpt3-175b"  # no deletion protection: destroy reaches the storage
 

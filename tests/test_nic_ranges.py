@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 
 from helpers import raw_config, render
+from trainstack.app.deploy.stack_file import load
 from trainstack.app.deploy.stacks import project_root
 from trainstack.core import catalog
 from trainstack.infra.context import StackContext
-from trainstack.infra.stack import StackConfig, load
+from trainstack.infra.stack import StackConfig
 
 PLATFORM = "a3mega-capacity-platform"
 SUBNET = "gcp:compute/subnetwork:Subnetwork"

@@ -19,9 +19,9 @@ from trainstack.app.deploy.stacks import project_root
 from trainstack.core import catalog
 from trainstack.core.catalog import preflight as facts
 from trainstack.core.errors import ConfigError
-from trainstack.infra.stack import Preflight
 from trainstack.workloads import preflight, preflight_probe
 from trainstack.workloads.pod import WORKLOAD_CONTAINER
+from trainstack.workloads.spec import Preflight
 from trainstack.workloads.training_job import pod_hosts
 
 SAMPLES = Path(__file__).parent / "preflight_samples"

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from trainstack.app.deploy.stack_file import load
 from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.components import gcp_network, gke_cluster, image, kueue
 from trainstack.components.args import Args, Each, _build
@@ -294,5 +295,5 @@ def test_every_stack_rule_runs_on_its_own(name: str, monkeypatch: pytest.MonkeyP
     made to refuse, it is reported, and only it."""
     monkeypatch.setattr(config, name, lambda stack: iter([Problem(("trainstack:probe",), None, f"{name} refuses")]))
     with pytest.raises(ConfigError) as caught:
-        config.load("probe", raw_stack_config("a3ultra-405b"))
+        load("probe", raw_stack_config("a3ultra-405b"))
     assert caught.value.problems == [f"trainstack:probe = None: {name} refuses"]

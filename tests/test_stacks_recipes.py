@@ -10,13 +10,14 @@ from typing import Any
 
 import pytest
 
-from helpers import of_type, platform_config, render, workload_of
+from helpers import load_platform, of_type, render, workload_of
+from trainstack.app.deploy.stack_file import PlatformStackFile
+from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.app.plan import engine
 from trainstack.app.plan.engine import Rendered
 from trainstack.app.plan.recorder import Registration
 from trainstack.components.storage.filestore import FilestoreSpec
 from trainstack.components.storage.nfs import NfsSpec
-from trainstack.infra.stack import StackConfig
 
 
 @dataclass(frozen=True)
@@ -292,6 +293,7 @@ def test_plan_of_000_runs_the_supervisor_on_the_cpu_pool() -> None:
     assert pools == {"supervisor-cpu-pool"} and pools <= cpu_pools
 
 
-def load_stack(stack: str) -> StackConfig:
+def load_stack(stack: str) -> PlatformStackFile:
     """A platform stack file's validated config."""
-    return platform_config(engine.load_stack(stack).config)
+    engine.load_stack(stack)  # every rule, the launchers' included
+    return load_platform(stack, raw_stack_config(stack))

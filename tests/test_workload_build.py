@@ -13,6 +13,7 @@ import pytest
 
 from helpers import of_type, platform_config, raw_config, render_with, workload_of
 from trainstack import workloads
+from trainstack.app.deploy.stack_file import load
 from trainstack.app.deploy.stacks import stack_names
 from trainstack.app.plan.recorder import Registration
 from trainstack.app.schemas.validate import validate_object
@@ -21,7 +22,6 @@ from trainstack.core.catalog import nic_networks
 from trainstack.core.errors import ArgsError, ConfigError
 from trainstack.infra.context import StackContext
 from trainstack.infra.platform import KubernetesPlatform, Platform
-from trainstack.infra.stack import load
 from trainstack.workloads import supervisor
 from trainstack.workloads.tensorboard import TensorBoard, TensorBoardArgs
 
@@ -70,7 +70,7 @@ def stand_in_platform(ctx: StackContext) -> Platform:
 class Built:
     def __init__(self, stack: str, raw: dict[str, Any] | None = None) -> None:
         self.outputs: dict[str, Any] = {}
-        self.rendered = render_with(lambda ctx: self.outputs.update(workloads.build(workload_of(ctx.config), stand_in_platform(ctx))), stack=stack, raw=raw)
+        self.rendered = render_with(lambda ctx: self.outputs.update(workloads.build(workload_of(ctx), stand_in_platform(ctx))), stack=stack, raw=raw)
 
     def objects(self) -> list[Registration]:
         return [r for r in self.rendered.registrations if r.type.startswith("kubernetes:") and r.custom and "providers" not in r.type]

@@ -8,9 +8,10 @@ import pytest
 
 from helpers import load_platform, raw_config, workload_of
 from trainstack.app.deploy import validation
+from trainstack.app.deploy.stack_file import load
 from trainstack.app.deploy.stacks import project_root
 from trainstack.core.errors import ConfigError
-from trainstack.infra.stack import WorkloadConfig, load
+from trainstack.workloads.spec import WorkloadSpec
 
 
 def problems(stack: str = "a3ultra-405b", **workload: Any) -> list[str]:
@@ -84,7 +85,7 @@ REPLICA_CASES = [
 @pytest.mark.parametrize(("resiliency", "problem", "message"), REPLICA_CASES)
 def test_replicas_must_fit_the_nodes(resiliency: dict[str, Any], problem: tuple[Any, ...], message: str) -> None:
     raw = raw_config(trainstack_workload={"resiliency": resiliency})["trainstack:workload"]
-    assert WorkloadConfig.model_validate(raw).replica_problems() == [problem]
+    assert WorkloadSpec.model_validate(raw).replica_problems() == [problem]
 
 
 @pytest.mark.parametrize(("resiliency", "problem", "message"), REPLICA_CASES)

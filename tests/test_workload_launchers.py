@@ -16,9 +16,9 @@ from helpers import load_platform, raw_config, workload_of
 from trainstack.core import catalog
 from trainstack.core.errors import describe
 from trainstack.core.memory import bytes_per_param
-from trainstack.infra.stack import WorkloadConfig
 from trainstack.workloads import launchers
 from trainstack.workloads.launchers import litgpt, megatron_bridge, nemo2, nemo_megatron
+from trainstack.workloads.spec import WorkloadSpec
 from trainstack.workloads.training_job import MASTER_PORT, pod_hosts
 
 
@@ -48,7 +48,7 @@ def flag(command: tuple[str, ...], name: str) -> str:
 def test_every_framework_of_the_config_has_a_launcher() -> None:
     from typing import get_args
 
-    assert set(launchers.LAUNCHERS) == set(get_args(WorkloadConfig.model_fields["framework"].annotation))
+    assert set(launchers.LAUNCHERS) == set(get_args(WorkloadSpec.model_fields["framework"].annotation))
 
 
 def test_every_launcher_is_a_whole_launcher() -> None:
@@ -59,10 +59,10 @@ def test_every_launcher_is_a_whole_launcher() -> None:
     assert {f: isinstance(launcher, Launcher) for f, launcher in launchers.LAUNCHERS.items()} == dict.fromkeys(launchers.LAUNCHERS, True)
 
     class Forgetful(StackBatch):  # no launch
-        def problems(self, workload: WorkloadConfig, machine: Any) -> list[Any]:
+        def problems(self, workload: WorkloadSpec, machine: Any) -> list[Any]:
             return []
 
-        def training(self, workload: WorkloadConfig, machine: Any) -> Any:
+        def training(self, workload: WorkloadSpec, machine: Any) -> Any:
             return None
 
     assert not isinstance(Forgetful(), Launcher)

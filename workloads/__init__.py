@@ -17,11 +17,12 @@ from trainstack.components.storage import KINDS
 from trainstack.core import catalog, names, rules
 from trainstack.core.errors import Problem, key_path
 from trainstack.infra.platform import TOP, Place, Platform
-from trainstack.infra.stack import NetworkConfig, WorkloadConfig
+from trainstack.infra.stack import NetworkConfig
 from trainstack.workloads import fit, launchers, preflight, profiles
 from trainstack.workloads.launchers.base import CONFIG_DIR, ConfigFiles, Launch
 from trainstack.workloads.network_policy import JobNetworkPolicies, JobNetworkPoliciesArgs
 from trainstack.workloads.pod import NVIDIA_DIR
+from trainstack.workloads.spec import Dataset, WorkloadSpec
 from trainstack.workloads.supervisor import (
     ResiliencySupervisor,
     SupervisorArgs,
@@ -31,7 +32,6 @@ from trainstack.workloads.tensorboard import TensorBoard, TensorBoardArgs
 from trainstack.workloads.training_job import (
     LOCAL_SSD_DIR,
     MASTER_PORT,
-    Dataset,
     Topology,
     TrainingJob,
     TrainingJobArgs,
@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 
-def problems(workload: WorkloadConfig, machine: catalog.Machine, pods_ready: Sequence[tuple[str, str]] = ()) -> list[Problem]:
+def problems(workload: WorkloadSpec, machine: catalog.Machine, pods_ready: Sequence[tuple[str, str]] = ()) -> list[Problem]:
     """What the workload's job cannot be on `machine`: its framework's rules, its preflight's (against
     Kueue's pods-ready budgets where known: (key, duration) pairs), and names derived from its name
     (after every suffix the controllers add) over their limits."""
@@ -77,7 +77,7 @@ def container_mounts(machine: catalog.Machine) -> dict[str, str]:
     return taken | ({LOCAL_SSD_DIR: "the local SSDs"} if machine.local_ssds else {})
 
 
-def mount_problems(workload: WorkloadConfig, machine: catalog.Machine, storage: tuple[tuple[str, ...], str]) -> list[Problem]:
+def mount_problems(workload: WorkloadSpec, machine: catalog.Machine, storage: tuple[tuple[str, ...], str]) -> list[Problem]:
     """User mount paths (the shared storage's, the dataset's) that another mount of the training
     container already has (Kubernetes refuses two volumeMounts at one mountPath)."""
     keys = {storage[0]: storage[1]}
@@ -88,7 +88,7 @@ def mount_problems(workload: WorkloadConfig, machine: catalog.Machine, storage: 
     return [Problem(by_name[key], path, rule) for key, path, rule in rules.mount_paths(mounts, container_mounts(machine))]
 
 
-def build(workload: WorkloadConfig, platform: Platform, place: Place = TOP) -> dict[str, Any]:
+def build(workload: WorkloadSpec, platform: Platform, place: Place = TOP) -> dict[str, Any]:
     """Register the workload's resources on `platform` at `place`; return its stack outputs (camelCase)."""
     machine = platform.machine
     kube = platform.kubernetes
@@ -131,7 +131,7 @@ def build(workload: WorkloadConfig, platform: Platform, place: Place = TOP) -> d
             topology=Topology(topology.level, topology.mode) if topology else None,
             shared_memory=workload.shared_memory,
             gcsfuse=KINDS[platform.storage_kind].fuse,
-            dataset=Dataset(workload.dataset.source, workload.dataset.path) if workload.dataset else None,
+            dataset=workload.dataset,
             env=workload.plain_env,
             run_id=workload.run_id,
             secret_env=workload.secret_env,

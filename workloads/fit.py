@@ -16,15 +16,15 @@ from pydantic import ValidationError
 
 from trainstack.core import catalog, memory, models
 from trainstack.core.errors import CatalogError, Problem
-from trainstack.infra.stack import WorkloadConfig
 from trainstack.workloads import launchers
+from trainstack.workloads.spec import WorkloadSpec
 
 # Kept free of the estimate (the peak by phase, the allowances outside the allocator and for
 # fragmentation): the estimate's own error, which its measurement test bounds at 5% under.
 HEADROOM = memory.HEADROOM
 
 
-def estimate(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Estimate:
+def estimate(workload: WorkloadSpec, machine: catalog.Machine) -> memory.Estimate:
     """The most loaded GPU's memory for `workload` on `machine`."""
     return memory.estimate(models.model_shape(workload.model), launchers.training(workload, machine), machine.gpu.memory_bytes, HEADROOM)
 
@@ -35,7 +35,7 @@ def summary(result: memory.Estimate) -> dict[str, float | bool | str | None]:
     return {**result.as_json(), "headroom": None if headroom is None else round(headroom / memory.GB, 2)}
 
 
-def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
+def problems(workload: WorkloadSpec, machine: catalog.Machine) -> list[Problem]:
     """A workload that would not fit, as an error naming the workload keys that would help,
     unless `memoryCheck` says warn or off."""
     if workload.memory_check != "error":
@@ -49,14 +49,14 @@ def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem
     return [Problem(("trainstack:workload",), f"{workload.model} on {machine.gpus(workload.nodes)} x {machine.gpu.name}", misfit(result, workload, machine))]
 
 
-def warnings(result: memory.Estimate, workload: WorkloadConfig, machine: catalog.Machine) -> list[str]:
+def warnings(result: memory.Estimate, workload: WorkloadSpec, machine: catalog.Machine) -> list[str]:
     """What `validate` warns of a job that would not fit: nothing under memoryCheck off."""
     if result.fits is not False or workload.memory_check == "off":
         return []
     return [misfit(result, workload, machine)]
 
 
-def misfit(result: memory.Estimate, workload: WorkloadConfig, machine: catalog.Machine) -> str:
+def misfit(result: memory.Estimate, workload: WorkloadSpec, machine: catalog.Machine) -> str:
     """What does not fit, in which phase of the step, by how much, and what would make it fit."""
     gb = result.as_json()
     phase = result.peak_phase
@@ -70,12 +70,12 @@ def misfit(result: memory.Estimate, workload: WorkloadConfig, machine: catalog.M
     )
 
 
-def advice(result: memory.Estimate, workload: WorkloadConfig, machine: catalog.Machine) -> list[tuple[str, str]]:
+def advice(result: memory.Estimate, workload: WorkloadSpec, machine: catalog.Machine) -> list[tuple[str, str]]:
     """memory.advice for `workload`: only the changes its config and its framework's launcher accept."""
     return memory.advice(result, launchers.training(workload, machine), accepts(workload, machine))
 
 
-def accepts(workload: WorkloadConfig, machine: catalog.Machine) -> Callable[[memory.Changes], bool]:
+def accepts(workload: WorkloadSpec, machine: catalog.Machine) -> Callable[[memory.Changes], bool]:
     """Whether `workload` with a change (key paths under trainstack:workload) still passes its
     section's rules and its launcher's (the rules `validate` applies to these keys)."""
 
@@ -90,7 +90,7 @@ def accepts(workload: WorkloadConfig, machine: catalog.Machine) -> Callable[[mem
                 section = section[key]
             section[leaf] = value
         try:
-            changed = WorkloadConfig.model_validate(raw)
+            changed = WorkloadSpec.model_validate(raw)
         except ValidationError:
             return False
         return not launchers.problems(changed, machine)

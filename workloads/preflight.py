@@ -51,9 +51,9 @@ from trainstack.components.pod_security import POD_SECURITY, container_security
 from trainstack.core import catalog, rules
 from trainstack.core.catalog import preflight as facts
 from trainstack.core.errors import Problem
-from trainstack.infra.stack import Preflight as PreflightConfig
 from trainstack.workloads import preflight_probe
 from trainstack.workloads.pod import NVIDIA_DIR, Json, PodParts, env_list, mount
+from trainstack.workloads.spec import Preflight as PreflightConfig
 
 NODE_CONTAINER = "preflight-node"
 FABRIC_CONTAINER = "preflight-fabric"

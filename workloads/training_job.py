@@ -50,6 +50,7 @@ from trainstack.workloads.pod import (
     mount,
     nvidia_libraries,
 )
+from trainstack.workloads.spec import Dataset
 
 MASTER_PORT = 6002
 
@@ -87,16 +88,6 @@ class Topology(Args):
 
     # Kueue podset annotations kueue.x-k8s.io/podset-{required,preferred}-topology.
     _checks = {"mode": one_of("preferred", "required")}
-
-
-@dataclass(frozen=True)
-class Dataset(Args):
-    """Training data copied from Cloud Storage (`source`, a gs:// URI) to node-local `path`."""
-
-    source: str
-    path: str = "/data"
-
-    _checks = {"source": rules.GCS_URI, "path": rules.ABSOLUTE_PATH}
 
 
 def pod_hosts(name: str, controller: Controller, nodes: int) -> tuple[str, ...]:

@@ -17,13 +17,14 @@ from trainstack.core import catalog
 from trainstack.core.errors import ABSENT, Problem
 from trainstack.core.spec import plain, problem_of
 from trainstack.infra.platform import Place, Platform
-from trainstack.infra.stack import ImageConfig, WorkloadConfig, workload_problems
+from trainstack.infra.stack import ImageConfig
 from trainstack.infra.training_platform import TrainingPlatform, input_error
 from trainstack.workloads import platforms
+from trainstack.workloads.spec import WorkloadSpec, workload_problems
 
 TYPE = "trainstack:index:TrainingWorkload"
 
-JOBS: ContextVar[list[tuple[WorkloadConfig, catalog.Machine]] | None] = ContextVar("trainstack_jobs", default=None)
+JOBS: ContextVar[list[tuple[WorkloadSpec, catalog.Machine]] | None] = ContextVar("trainstack_jobs", default=None)
 """Where the offline plan of a program of your own (app/plan/program_dir.py) collects each job the
 program made: its checked workload and its platform's machine, for the plan's GPU memory fit."""
 
@@ -33,7 +34,7 @@ class TrainingWorkloadArgs:
     """A job: the stack file's `trainstack:workload` and the platform it runs on."""
 
     workload: Any
-    """The stack file's `trainstack:workload` (camelCase keys as a stack file writes them; in Python also a WorkloadConfig)."""
+    """The stack file's `trainstack:workload` (camelCase keys as a stack file writes them; in Python also a WorkloadSpec)."""
     platform: Any
     """The TrainingPlatform the job runs on (in a package program, a TrainingPlatform of the same program; in Python also a Platform)."""
 
@@ -79,12 +80,12 @@ class TrainingWorkload(pulumi.ComponentResource):
         )
 
 
-def checked(section: Any, platform: Platform, image: ImageConfig | None) -> WorkloadConfig:
+def checked(section: Any, platform: Platform, image: ImageConfig | None) -> WorkloadSpec:
     """The workload section, validated, and checked against `platform` as a stack file's is."""
     try:
-        workload = section if isinstance(section, WorkloadConfig) else WorkloadConfig.model_validate(plain(section), by_alias=True, by_name=True)
+        workload = section if isinstance(section, WorkloadSpec) else WorkloadSpec.model_validate(plain(section), by_alias=True, by_name=True)
     except ValidationError as exc:
-        raise input_error("TrainingWorkload", [problem_of(e, WorkloadConfig, ("workload",)) for e in exc.errors(include_url=False)]) from None
+        raise input_error("TrainingWorkload", [problem_of(e, WorkloadSpec, ("workload",)) for e in exc.errors(include_url=False)]) from None
     machine = platform.machine
     sources = {"nodes": "platform", "machine": "platform", "storage": "platform", "topology": "platform"}
     found: list[Problem] = list(workload_problems(workload, machine, platform.gpu_nodes, platform.storage_kind, platform.kubernetes.topology_aware, sources))

@@ -35,10 +35,10 @@ from pydantic import BaseModel
 
 from trainstack import components, workloads
 from trainstack.app.deploy.package_types import SectionTypes
+from trainstack.app.deploy.stack_file import PlatformStackFile
 from trainstack.components.args import has_default, spec_model
 from trainstack.core.errors import ArgsError, Problem, unknown_key
 from trainstack.infra import training_platform
-from trainstack.infra.stack import StackConfig
 from trainstack.infra.training_platform import TrainingPlatform
 from trainstack.workloads.training_workload import TrainingWorkload
 
@@ -191,8 +191,8 @@ def schema_key(key: tuple[str | int, ...]) -> tuple[str | int, ...]:
 
 
 def _stack_fields(sections: dict[str, str]) -> dict[str, Any]:
-    """Each Args field of `sections` (field -> the stack file's key) -> the StackConfig model's type of that key."""
-    by_key = {info.alias: info.annotation for info in StackConfig.model_fields.values()}
+    """Each Args field of `sections` (field -> the stack file's key) -> the platform stack file's type of that key."""
+    by_key = {info.alias: info.annotation for info in PlatformStackFile.model_fields.values()}
     return {field: by_key[key] for field, key in sections.items()}
 
 

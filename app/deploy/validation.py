@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from trainstack.app.deploy import stack_file
-from trainstack.infra.context import StackContext
 
 
-def validate(stack: str, raw: dict[str, Any], root: Path, platform_output: Any = None, worker_outputs: dict[str, Any] | None = None) -> StackContext:
+def validate(stack: str, raw: dict[str, Any], root: Path, platform_output: Any = None, worker_outputs: dict[str, Any] | None = None) -> stack_file.JobContext:
     """Check the raw config (keys as in its YAML) along its kind's path; ConfigError listing every
     problem. A workload stack is checked against `platform_output`, the contract its platform stack
     exported; a fleet stack against its workers' contracts, `worker_outputs` (stack -> `platform` output)."""

@@ -1,7 +1,8 @@
 """The stack config reference, `docs/config-reference.md`, generated from the config models.
 
 Every key as a stack file writes it (`trainstack:gpuPools[].reservation.name`, `gcp:zone`), with
-its type, default, description (the field's docstring in infra/stack.py or infra/fleet_stack.py) and
+its type, default, description (the field's docstring where its model declares it: a component's
+spec, infra/stack.py, infra/fleet_stack.py, workloads/spec.py, app/deploy/stack_file.py) and
 rules: the field's own (its Annotated rule, range or length) and, per section, the rules across
 keys its model validators check, their text read from the rules' source (`app.rule_text`). Then
 the rules `validate` checks beyond the models (a workload against its platform, each framework's),
@@ -33,7 +34,6 @@ from trainstack.app.deploy import stack_file
 from trainstack.app.docs import rule_text
 from trainstack.infra import contract
 from trainstack.infra import fleet_stack as fleet
-from trainstack.infra.stack import StackConfig, WorkloadStackConfig
 from trainstack.workloads import launchers
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,8 +41,8 @@ OUTPUT = ROOT / "docs" / "config-reference.md"
 
 # The kinds of stack: what each is, by the model that reads its config.
 STACKS: list[tuple[str, type[BaseModel]]] = [
-    ("Platform stack", StackConfig),
-    ("Workload stack", WorkloadStackConfig),
+    ("Platform stack", stack_file.PlatformStackFile),
+    ("Workload stack", stack_file.WorkloadStackFile),
     ("Fleet stack", fleet.FleetStackConfig),
 ]
 
@@ -82,7 +82,17 @@ def _module_tree(module: str) -> ast.Module:
 
 
 def descriptions(model: type) -> dict[str, str]:
-    """Each field's docstring (the string statement right below it), whitespace collapsed."""
+    """Each field's docstring (the string statement right below it, in the class that declares the
+    field: the model or a base of it), whitespace collapsed."""
+    found: dict[str, str] = {}
+    for cls in reversed(model.__mro__):
+        if issubclass(cls, BaseModel) and cls is not BaseModel:
+            found |= _declared(cls)
+    return found
+
+
+def _declared(model: type) -> dict[str, str]:
+    """The docstrings of the fields `model`'s own class body declares."""
     (tree,) = [c for c in _module_tree(model.__module__).body if isinstance(c, ast.ClassDef) and c.name == model.__qualname__]
     found = {}
     for statement, following in zip(tree.body, tree.body[1:], strict=False):

@@ -230,6 +230,8 @@ class _Reader:
             return None, None
         if isinstance(node.value, ast.Name) and inspect.ismodule(module := self.func.__globals__.get(node.value.id)):
             return getattr(module, node.attr, None), None
+        if isinstance(node.value, ast.Name) and inspect.isclass(base := self.func.__globals__.get(node.value.id)):
+            return inspect.getattr_static(base, node.attr, None), self.owner  # a base's method on `self` (`StackConfig._problems(self)`)
         cls = self._type(node.value)
         return (inspect.getattr_static(cls, node.attr, None), cls) if cls is not None else (None, None)
 

@@ -68,8 +68,8 @@ from trainstack.app.ops.reap import bench_prefix, expires_label
 from trainstack.core import catalog
 from trainstack.core.errors import TrainstackError
 from trainstack.infra.contract import KUBECONFIG_OUTPUT
-from trainstack.infra.stack import StackConfig, WorkloadConfig, load
 from trainstack.workloads import launchers
+from trainstack.workloads.spec import WorkloadSpec
 
 # --ttl must cover --timeout plus this: creating an A3 cluster and its GPU pool (up to ~1 h with
 # a reservation) and destroying it (~30 min). A shorter TTL lets `reap` delete a running bench.
@@ -99,7 +99,7 @@ class BenchSpec:
     expires: datetime
     timeout_s: float
     raw: dict[str, Any]
-    config: StackConfig
+    config: stack_file.PlatformStackFile
 
 
 def bench_stack_name(recipe: str, now: datetime, token: str) -> str:
@@ -175,8 +175,9 @@ def prepare(
     raw = copy.deepcopy(recipe_raw)
     for key, value in sets:
         set_path(raw, key, value)
-    base = load(recipe, raw)  # the recipe (with --set) must be valid before it is adapted
-    if not isinstance(base, StackConfig) or base.workload is None:
+    stack_file.load(recipe, raw)  # the recipe (with --set) must be valid before it is adapted
+    base = stack_file.PLATFORM.load(recipe, raw) if stack_file.kind(raw) is stack_file.PLATFORM else None
+    if base is None or base.workload is None:
         raise BenchError(
             f"{recipe!r} is not a whole recipe nor a job on a fleet: a bench deploys a platform and runs its job on it, so it "
             "needs a stack with both, or a workload stack whose trainstack:platform.stack is a fleet stack here (whose "
@@ -570,7 +571,7 @@ def cloud_logging_goodput(jobset: str, project: str) -> list[dict[str, Any]]:
     return goodput.fetch_entries(jobset, project, lookback_days=1.0)
 
 
-def mfu_metrics(log: str, workload: WorkloadConfig, machine: catalog.Machine) -> dict[str, Any]:
+def mfu_metrics(log: str, workload: WorkloadSpec, machine: catalog.Machine) -> dict[str, Any]:
     """MFU of the run from the leader's log and the job's model figures on `machine`, or the reason not."""
     batch, seq = launchers.global_batch(workload, machine), launchers.training(workload, machine).seq_length
     if batch is None:
@@ -591,7 +592,7 @@ def mfu_metrics(log: str, workload: WorkloadConfig, machine: catalog.Machine) ->
     return {**dataclasses.asdict(result), "stepsAveraged": dataclasses.asdict(window)}
 
 
-def goodput_metrics(source: GoodputSource, workload: WorkloadConfig, project: str, step_time_s: float | None) -> dict[str, Any]:
+def goodput_metrics(source: GoodputSource, workload: WorkloadSpec, project: str, step_time_s: float | None) -> dict[str, Any]:
     """Goodput from the job's event log in `project`, against the measured step time, or the reason not."""
     if not workload.resiliency.enabled:
         return {"error": "the stack runs no resiliency supervisor, so there is no goodput event log"}
@@ -797,7 +798,7 @@ def _measure(result: BenchResult, spec: BenchSpec, kubeconfig: str, deps: Deps, 
             result.metrics = job_metrics(timeline.strip_timestamps(log), workload, spec.config.job_queue.machine, spec.project, deps.goodput)
 
 
-def job_metrics(log: str, workload: WorkloadConfig, machine: catalog.Machine, project: str, source: GoodputSource) -> dict[str, Any]:
+def job_metrics(log: str, workload: WorkloadSpec, machine: catalog.Machine, project: str, source: GoodputSource) -> dict[str, Any]:
     """MFU from the leader's log, and goodput against its step time."""
     mfu = mfu_metrics(log, workload, machine)
     return {"mfu": mfu, "goodput": goodput_metrics(source, workload, project, mfu.get("step_time_s"))}

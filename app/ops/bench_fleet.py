@@ -60,7 +60,7 @@ from typing import Any
 
 from pulumi.automation.errors import StackNotFoundError
 
-from trainstack.app.deploy import validation
+from trainstack.app.deploy import stack_file, validation
 from trainstack.app.deploy.secrets import secure_paths
 from trainstack.app.deploy.stacks import raw_stack_config, stack_names
 from trainstack.app.ops import automation, bench
@@ -69,9 +69,7 @@ from trainstack.app.ops.reap import expires_label
 from trainstack.app.plan import engine
 from trainstack.core.errors import TrainstackError
 from trainstack.infra import fleet_stack as fleet
-from trainstack.infra.context import StackContext
 from trainstack.infra.contract import KUBECONFIG_OUTPUT, OUTPUT
-from trainstack.infra.stack import StackConfig, load
 
 # ---------------------------------------------------------------------------------------------
 # What a fleet job is
@@ -151,7 +149,7 @@ class FleetBenchSpec:
     expires: datetime
     timeout_s: float
     copies: tuple[Copy, ...]
-    job: StackContext
+    job: stack_file.JobContext
 
     def of(self, role: str) -> list[Copy]:
         return [c for c in self.copies if c.role == role]
@@ -244,7 +242,7 @@ def prepare(
             bench.set_path(raw, key, value)
         cluster = None
         if role == WORKER:
-            base = _loaded(stack, raw, StackConfig)
+            base = _loaded(stack, raw, stack_file.PlatformStackFile)
             if base.workload is not None:
                 raise BenchError(f"worker {stack!r} of the fleet runs a job of its own; a fleet's workers are platform stacks")
             cluster = bench.make_ephemeral(raw, base.cluster.name, local, expires, base.storage.kind)
@@ -270,7 +268,11 @@ def _able(copies: list[Copy], machine_type: str) -> list[Copy]:
     """The copies without the workers that have no pool of `machine_type`: MultiKueue never
     sends the job there (a queue's MultiKueueConfig lists only the workers with its machine), so
     a bench does not deploy them, and the fleet copy names only the others."""
-    idle = {c.worker for c in copies if c.role == WORKER and all(p.machine_type != machine_type for p in _loaded(c.recipe, c.raw, StackConfig).pools)}
+    idle = {
+        c.worker
+        for c in copies
+        if c.role == WORKER and all(p.machine_type != machine_type for p in _loaded(c.recipe, c.raw, stack_file.PlatformStackFile).pools)
+    }
     if not idle:
         return copies
     kept: list[Copy] = []
@@ -287,13 +289,13 @@ def _able(copies: list[Copy], machine_type: str) -> list[Copy]:
 
 def _loaded(stack: str, raw: dict[str, Any], kind: type) -> Any:
     """The original's config (with --set), which must be valid before it is adapted."""
-    config = fleet.load(stack, raw) if kind is fleet.FleetStackConfig else load(stack, raw)
+    config = fleet.load(stack, raw) if kind is fleet.FleetStackConfig else stack_file.load(stack, raw)
     if not isinstance(config, kind):
         raise BenchError(f"{stack!r} is not a {'fleet' if kind is fleet.FleetStackConfig else 'platform'} stack, as the fleet job's chain needs")
     return config
 
 
-def _validate(copies: list[Copy], root: Path) -> StackContext:
+def _validate(copies: list[Copy], root: Path) -> stack_file.JobContext:
     """Every copy validated as `pulumi up` validates it, each reading the copies it references:
     the workers (before the fleet exists, as their first up) and the fleet rendered offline, the
     job checked against the fleet's contract. Returns the job's context."""

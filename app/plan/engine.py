@@ -22,13 +22,13 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from trainstack.app.deploy import program, secrets, validation
+from trainstack.app.deploy.stack_file import JobContext
 from trainstack.app.deploy.stacks import project_root, raw_stack_config, stack_names
 from trainstack.app.plan import crdcheck
 from trainstack.app.plan.recorder import RecordingMonitor, Registration, redact
 from trainstack.core.errors import ConfigError, describe
 from trainstack.core.testing import SECRET, FakeGcp
 from trainstack.infra import fleet_stack as fleet
-from trainstack.infra.context import StackContext
 from trainstack.infra.contract import OUTPUT
 
 PROJECT = "trainstack"
@@ -39,7 +39,7 @@ class Rendered:
     """The raw result of one mock run, before it is shaped into a plan."""
 
     stack: str
-    context: StackContext
+    context: JobContext
     registrations: list[Registration]
     outputs: dict[str, Any]
 
@@ -80,18 +80,18 @@ def _key(stack: str, raw: dict[str, Any]) -> tuple[str, str]:
     return stack, json.dumps(raw, sort_keys=True, default=repr)
 
 
-def validate_offline(stack: str, raw: dict[str, Any]) -> StackContext:
+def validate_offline(stack: str, raw: dict[str, Any]) -> JobContext:
     """Every check `pulumi up` makes before it registers a resource, offline: for a workload stack
     on a platform stack, against that platform's outputs rendered from its own stack file."""
     return _validate(stack, raw, _references(stack, raw))
 
 
-def load_stack(stack: str, root: Path | None = None) -> StackContext:
+def load_stack(stack: str, root: Path | None = None) -> JobContext:
     """A stack file's validated context (UnknownStackError, or ConfigError listing every problem)."""
     return validate_offline(stack, raw_stack_config(stack, root))
 
 
-def _validate(stack: str, raw: dict[str, Any], references: dict[str, dict[str, Any]]) -> StackContext:
+def _validate(stack: str, raw: dict[str, Any], references: dict[str, dict[str, Any]]) -> JobContext:
     output = next((outputs.get(OUTPUT) for outputs in references.values()), None)
     workers = {name: outputs.get(OUTPUT) for name, outputs in references.items()}
     return validation.validate(stack, raw, project_root(), output, workers)
@@ -139,7 +139,7 @@ def _platform_outputs(stack: str, platform: str, key: str, what: str = "platform
 
 
 def execute(
-    ctx: StackContext,
+    ctx: JobContext,
     raw: dict[str, Any],
     body: Callable[[], Any],
     references: dict[str, dict[str, Any]] | None = None,

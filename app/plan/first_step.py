@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trainstack.app.deploy.stack_file import JobContext
 from trainstack.app.plan import restore
 from trainstack.app.plan.cost import NODE_POOL
 from trainstack.app.plan.creation_times import CREATION_TIMES, EMPTY_NODE_POOL, GPU_NODE_POOL, PRELOAD_BUILD
 from trainstack.app.plan.critical_path import CriticalPath, critical_path, is_gpu_pool, weight_keys
 from trainstack.core import catalog, rules
-from trainstack.infra.context import StackContext
 from trainstack.infra.stack import ImageConfig, StackConfig
 
 DRIVERS_SECONDS = CREATION_TIMES["kubernetes:apps/v1:DaemonSet"].seconds
@@ -197,7 +197,7 @@ def _pull(size: float | None, streaming: bool, preload: bool) -> float | None:
     return size * (catalog.STREAMED_FRACTION if streaming else 1.0) / catalog.COLD_PULL_BYTES_PER_S
 
 
-def model(resources: list[dict[str, Any]], path: CriticalPath, ctx: StackContext, preflight_seconds: float) -> FirstStepModel | None:
+def model(resources: list[dict[str, Any]], path: CriticalPath, ctx: JobContext, preflight_seconds: float) -> FirstStepModel | None:
     """The time-to-first-step model of a stack with a job (None for a platform or a fleet manager)."""
     image = getattr(ctx.config, "image", None)
     if ctx.workload is None or not isinstance(image, ImageConfig):

@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from trainstack.app.deploy.stack_file import JobContext
 from trainstack.app.plan import engine, first_step, inputcheck
 from trainstack.app.plan.cost import CostEstimate, estimate, gpu_node_hour
 from trainstack.app.plan.critical_path import CriticalPath, critical_path
@@ -21,7 +22,6 @@ from trainstack.components.storage import KINDS
 from trainstack.core import catalog
 from trainstack.core.errors import TrainstackError
 from trainstack.infra import fleet_stack as fleet
-from trainstack.infra.context import StackContext
 from trainstack.infra.contract import OUTPUT
 from trainstack.infra.stack import ANY_ADDRESS
 from trainstack.workloads import fit, preflight
@@ -195,7 +195,7 @@ def from_rendered(rendered: engine.Rendered) -> Plan:
     return Plan(rendered.stack, resources, rendered.outputs, memory, fleet_pools, checks, started, job_figures(ctx, fleet_pools))
 
 
-def fleet_candidates(ctx: StackContext) -> list[dict[str, Any]] | None:
+def fleet_candidates(ctx: JobContext) -> list[dict[str, Any]] | None:
     """For a job on a fleet: each worker pool of its queue that can hold it, in dispatch order,
     with the job's cost per hour there (its nodes at the pool's node-hour price); else None."""
     terms, workload = ctx.contract, ctx.workload
@@ -209,7 +209,7 @@ def fleet_candidates(ctx: StackContext) -> list[dict[str, Any]] | None:
     return found
 
 
-def job_figures(ctx: StackContext, fleet_pools: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+def job_figures(ctx: JobContext, fleet_pools: list[dict[str, Any]] | None) -> dict[str, Any] | None:
     """For a workload stack (it makes no pool of its own): what its job holds of its platform's
     nodes while it runs, and what those nodes cost an hour (at the price of the pool its queue
     tries first; on a fleet, of the first worker pool that can take it); else None."""

@@ -27,12 +27,12 @@ from trainstack.app.plan.plan import Plan, resources_of
 from trainstack.core import catalog
 from trainstack.core.errors import ConfigError, TrainstackError
 from trainstack.core.testing import FakeGcp
-from trainstack.infra.stack import WorkloadConfig
 from trainstack.infra.training_platform import InputProblems
 from trainstack.workloads import fit
+from trainstack.workloads.spec import WorkloadSpec
 from trainstack.workloads.training_workload import JOBS
 
-Job = tuple[WorkloadConfig, catalog.Machine]
+Job = tuple[WorkloadSpec, catalog.Machine]
 
 # Where the fake GCP places a program whose stack file names no project, region or zone.
 DEFAULTS = {"gcp:project": "my-project", "gcp:region": "us-central1", "gcp:zone": "us-central1-a"}

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from trainstack.app.deploy.stack_file import JobContext
 from trainstack.components.storage.gcs import BucketSpec
 from trainstack.components.storage.lustre import LustreSpec
 from trainstack.core import catalog, memory, models
 from trainstack.core.errors import CatalogError
-from trainstack.infra.context import StackContext
-from trainstack.infra.stack import StackConfig, WorkloadConfig
+from trainstack.infra.stack import StackConfig
 from trainstack.workloads import launchers
+from trainstack.workloads.spec import WorkloadSpec
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class Restore:
         return self.checkpoint_bytes / self.nodes / self.node_bytes_per_s(parallel)
 
 
-def checkpoint_bytes(workload: WorkloadConfig, machine: catalog.Machine) -> float | None:
+def checkpoint_bytes(workload: WorkloadSpec, machine: catalog.Machine) -> float | None:
     """The job's checkpoint size: its model's parameters times Adam's weight and optimizer bytes
     each (None for a model the catalog has no shape of)."""
     try:
@@ -56,7 +57,7 @@ def checkpoint_bytes(workload: WorkloadConfig, machine: catalog.Machine) -> floa
     return float(shape.params) * (per.weights + per.optimizer)
 
 
-def restore(ctx: StackContext) -> Restore | None:
+def restore(ctx: JobContext) -> Restore | None:
     """The job's restore on a resume, or None: no checkpoints, no model shape, or storage with no rate."""
     workload = ctx.workload
     if workload is None or workload.checkpoint_interval is None:

@@ -88,8 +88,8 @@ def status(stack: str | None, job_name: str | None, source: Path | None, dump_di
 
 def _stack_job(stack: str) -> str | None:
     """The job a recipe or workload stack runs (None: a platform or fleet runs every job)."""
+    from trainstack.app.deploy.stack_file import load  # start-up laziness: the providers
     from trainstack.infra import fleet_stack as fleet  # start-up laziness: the config models import pydantic
-    from trainstack.infra.stack import load
 
     raw = raw_stack_config(stack, project_root())
     if fleet.is_fleet(raw):

@@ -27,6 +27,7 @@ from typing import Any
 
 from pulumi.automation.errors import StackNotFoundError
 
+from trainstack.app.deploy import stack_file
 from trainstack.app.deploy.stacks import raw_stack_config, stack_names
 from trainstack.app.ops import automation
 from trainstack.app.status import pods as podinfo
@@ -34,7 +35,6 @@ from trainstack.app.status.explain import jobs
 from trainstack.app.status.snapshot import LOGS_SUFFIX, MANAGER, RESOURCES, VISIBILITY_API, WORKER_PREFIX, Cluster, Fleet, StatusError, checked_items, meta
 from trainstack.infra import fleet_stack as fleets
 from trainstack.infra.contract import KUBECONFIG_OUTPUT
-from trainstack.infra.stack import WorkloadStackConfig, load
 
 LOG_TAIL = 200
 Runner = Callable[..., subprocess.CompletedProcess[str]]
@@ -82,9 +82,9 @@ def target(stack: str, root: Path, outputs: Outputs | None = None) -> Target:
         workers = [w.name for w in fleets.load(stack, raw).fleet.workers]
         found = _reachable(stack, outputs(stack, root), [KUBECONFIG_OUTPUT, *map(fleets.kubeconfig_output, workers)])
         return Target(stack, Access(MANAGER, found[KUBECONFIG_OUTPUT]), {w: Access(w, found[fleets.kubeconfig_output(w)]) for w in workers})
-    config = load(stack, raw)
-    job = config.workload.name if config.workload is not None else None
-    if isinstance(config, WorkloadStackConfig):
+    if stack_file.kind(raw) is stack_file.WORKLOAD:
+        config = stack_file.WORKLOAD.load(stack, raw)
+        job: str | None = config.workload.name
         existing = config.platform.existing_cluster
         if existing is not None:
             return Target(stack, Access("cluster", context=f"gke_{existing.project}_{existing.location}_{existing.name}"), job=job)
@@ -92,6 +92,8 @@ def target(stack: str, root: Path, outputs: Outputs | None = None) -> Target:
         local = reference.rsplit("/", 1)[-1]
         platform = target(local, root, outputs) if local in stack_names(root) else _plain(reference, root, outputs)
         return Target(stack, platform.cluster, platform.workers, job)
+    workload = stack_file.PLATFORM.load(stack, raw).workload
+    job = workload.name if workload is not None else None
     return Target(stack, _plain(stack, root, outputs).cluster, job=job)
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from trainstack.core import catalog, memory
 from trainstack.core.errors import Problem
-from trainstack.infra.stack import WorkloadConfig
 from trainstack.workloads.launchers import deepspeed, litgpt, megatron_bridge, nemo2, nemo_megatron
 from trainstack.workloads.launchers.base import ConfigFiles, JobSpec, Launch, Launcher
+from trainstack.workloads.spec import WorkloadSpec
 
 # Keys are the values of `trainstack:workload.framework`.
 LAUNCHERS: dict[str, Launcher] = {
@@ -22,17 +22,17 @@ LAUNCHERS: dict[str, Launcher] = {
 }
 
 
-def problems(workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
+def problems(workload: WorkloadSpec, machine: catalog.Machine) -> list[Problem]:
     """What the workload's framework would refuse on `machine`."""
     return LAUNCHERS[workload.framework].problems(workload, machine)
 
 
-def training(workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
+def training(workload: WorkloadSpec, machine: catalog.Machine) -> memory.Training:
     """How the workload's framework holds it in GPU memory, for the fit estimate."""
     return LAUNCHERS[workload.framework].training(workload, machine)
 
 
-def global_batch(workload: WorkloadConfig, machine: catalog.Machine) -> int | None:
+def global_batch(workload: WorkloadSpec, machine: catalog.Machine) -> int | None:
     """Sequences a training step: the stack's, else the framework's default where the launcher
     knows it (None where it does not)."""
     return LAUNCHERS[workload.framework].global_batch(workload, machine)

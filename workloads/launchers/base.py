@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 
 from trainstack.core import catalog, memory, models, rules
 from trainstack.core.errors import CatalogError, Problem
-from trainstack.infra.stack import WorkloadConfig
+from trainstack.workloads.spec import WorkloadSpec
 
 # Launcher files (configs, scripts, hostfiles) are mounted read-only here.
 CONFIG_DIR = "/workload/configs"
@@ -38,7 +38,7 @@ class JobSpec:
     hosts: tuple[str, ...]
     master_port: int
     storage_path: str
-    workload: WorkloadConfig
+    workload: WorkloadSpec
     gpu: str = ""
 
     @property
@@ -88,15 +88,15 @@ class Launcher(Protocol):
     its global batch, and the pure function from the job to its launch. One instance a framework
     sits in `launchers.LAUNCHERS`, whose type makes mypy check each against this protocol."""
 
-    def problems(self, workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
+    def problems(self, workload: WorkloadSpec, machine: catalog.Machine) -> list[Problem]:
         """What the framework would refuse on `machine`, checked before anything is created."""
         ...
 
-    def training(self, workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
+    def training(self, workload: WorkloadSpec, machine: catalog.Machine) -> memory.Training:
         """How the framework holds the workload in GPU memory, for the fit estimate."""
         ...
 
-    def global_batch(self, workload: WorkloadConfig, machine: catalog.Machine) -> int | None:
+    def global_batch(self, workload: WorkloadSpec, machine: catalog.Machine) -> int | None:
         """Sequences a training step: the stack's, else the framework's default where the launcher
         knows it (None where it does not)."""
         ...
@@ -109,7 +109,7 @@ class Launcher(Protocol):
 class StackBatch:
     """For a launcher whose global batch is the stack's own `globalBatchSize` (None where unset)."""
 
-    def global_batch(self, workload: WorkloadConfig, machine: catalog.Machine) -> int | None:
+    def global_batch(self, workload: WorkloadSpec, machine: catalog.Machine) -> int | None:
         return workload.global_batch_size
 
 
@@ -129,21 +129,21 @@ def torchrun(job: JobSpec) -> tuple[str, ...]:
 WORKLOAD = "trainstack:workload"
 
 
-def model_problems(framework: str, workload: WorkloadConfig, known: Collection[str]) -> list[Problem]:
+def model_problems(framework: str, workload: WorkloadSpec, known: Collection[str]) -> list[Problem]:
     """The workload's model, unless the framework's launcher knows it."""
     if workload.model in known:
         return []
     return [Problem((WORKLOAD, "model"), workload.model, f"the {framework} launcher has no recipe for it; known: {', '.join(sorted(known))}")]
 
 
-def precision_problems(framework: str, workload: WorkloadConfig, supported: Sequence[str]) -> list[Problem]:
+def precision_problems(framework: str, workload: WorkloadSpec, supported: Sequence[str]) -> list[Problem]:
     """The workload's precision, unless the framework trains in it."""
     if workload.precision in supported:
         return []
     return [Problem((WORKLOAD, "precision"), workload.precision, f"{framework} trains in {', '.join(supported)}")]
 
 
-def megatron_problems(workload: WorkloadConfig, machine: catalog.Machine, extra_layers: int | None = 0) -> list[Problem]:
+def megatron_problems(workload: WorkloadSpec, machine: catalog.Machine, extra_layers: int | None = 0) -> list[Problem]:
     """Megatron-style splits: the attention heads and key/value groups divide over the tensor-
     parallel GPUs (rules.tensor_split), tensor x pipeline x context parallelism divides the GPUs, the
     global batch is a whole number of micro-batches on every data-parallel rank (Megatron-LM
@@ -194,7 +194,7 @@ def _shape(model: str) -> models.ModelShape | None:
 
 
 def training(
-    workload: WorkloadConfig,
+    workload: WorkloadSpec,
     machine: catalog.Machine,
     *,
     zero_stage: int,
@@ -233,7 +233,7 @@ def training(
     )
 
 
-def setting_problems(framework: str, workload: WorkloadConfig, zero_stages: Collection[int]) -> list[Problem]:
+def setting_problems(framework: str, workload: WorkloadSpec, zero_stages: Collection[int]) -> list[Problem]:
     """The workload's zeroStage, unless the framework can shard that far."""
     if workload.zero_stage is None or workload.zero_stage in zero_stages:
         return []

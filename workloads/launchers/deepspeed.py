@@ -14,7 +14,6 @@ from typing import Any
 
 from trainstack.core import catalog, memory, models
 from trainstack.core.errors import Problem
-from trainstack.infra.stack import WorkloadConfig
 from trainstack.workloads.launchers.base import (
     CONFIG_DIR,
     NODE_RANK,
@@ -26,6 +25,7 @@ from trainstack.workloads.launchers.base import (
     precision_problems,
 )
 from trainstack.workloads.launchers.base import training as base_training
+from trainstack.workloads.spec import WorkloadSpec
 
 MISTRAL_DIR = "/workspace/mistral"
 
@@ -82,11 +82,11 @@ def ds_config(job: JobSpec) -> str:
 class DeepSpeed(StackBatch):
     """The DeepSpeed launcher (a `Launcher`)."""
 
-    def problems(self, workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
+    def problems(self, workload: WorkloadSpec, machine: catalog.Machine) -> list[Problem]:
         """What the DeepSpeed launcher cannot run: an unknown model, fp8."""
         return [*model_problems("deepspeed", workload, MODELS), *precision_problems("DeepSpeed", workload, ("fp16", "bf16", "fp32"))]
 
-    def training(self, workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
+    def training(self, workload: WorkloadSpec, machine: catalog.Machine) -> memory.Training:
         """DeepSpeed keeps fp32 master weights for fp16 and bf16 and steps the config's AdamW with
         its FusedAdam (deepspeedai/DeepSpeed edaa722 deepspeed/runtime/engine.py
         `_configure_basic_optimizer`: FusedAdam unless `torch_adam`); sequences are the model's context."""

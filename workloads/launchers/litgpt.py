@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from trainstack.core import catalog, memory, models
 from trainstack.core.errors import Problem
-from trainstack.infra.stack import WorkloadConfig
 from trainstack.workloads.launchers.base import (
     WORKLOAD,
     JobSpec,
@@ -24,6 +23,7 @@ from trainstack.workloads.launchers.base import (
     torchrun,
 )
 from trainstack.workloads.launchers.base import training as base_training
+from trainstack.workloads.spec import WorkloadSpec
 
 ENTRYPOINT = "/opt/lit-gpt/pretrain/openwebtext_trainer.py"
 
@@ -36,7 +36,7 @@ _PRECISION = {"bf16": "bf16-mixed", "fp16": "16-mixed", "fp32": "32-true"}
 MODELS = ("pythia-6.9b",)
 
 
-def _batch(workload: WorkloadConfig, gpus: int) -> tuple[int, int]:
+def _batch(workload: WorkloadSpec, gpus: int) -> tuple[int, int]:
     """(sequences per GPU per step, micro-batch)."""
     micro = workload.micro_batch_size or 1
     return (workload.global_batch_size or gpus * micro) // gpus, micro
@@ -45,7 +45,7 @@ def _batch(workload: WorkloadConfig, gpus: int) -> tuple[int, int]:
 class LitGpt(StackBatch):
     """The LitGPT launcher (a `Launcher`)."""
 
-    def problems(self, workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
+    def problems(self, workload: WorkloadSpec, machine: catalog.Machine) -> list[Problem]:
         """What LitGPT's trainer cannot run: a precision it has no mode for, a batch that does not
         split into whole micro-batches per GPU."""
         found = [
@@ -65,7 +65,7 @@ class LitGpt(StackBatch):
             )
         return found
 
-    def training(self, workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
+    def training(self, workload: WorkloadSpec, machine: catalog.Machine) -> memory.Training:
         """The trainer shards weights, gradients and optimizer state with FSDP (full shard: ZeRO-3)
         over every GPU, checkpointing every Block (full recomputation) on more than one GPU a
         node, and steps torch's AdamW with foreach=False (Lightning-AI/litgpt 6178c7c

@@ -26,7 +26,6 @@ from dataclasses import replace
 
 from trainstack.core import catalog, memory
 from trainstack.core.errors import Problem
-from trainstack.infra.stack import WorkloadConfig
 from trainstack.workloads.launchers.base import (
     WORKLOAD,
     JobSpec,
@@ -39,6 +38,7 @@ from trainstack.workloads.launchers.base import (
     torchrun,
 )
 from trainstack.workloads.launchers.base import training as base_training
+from trainstack.workloads.spec import WorkloadSpec
 
 # Where the recipes' launcher.sh clones the tree.
 REPOSITORY = "https://github.com/NVIDIA-NeMo/Megatron-Bridge.git"
@@ -91,7 +91,7 @@ def flags(job: JobSpec) -> tuple[str, ...]:
 class MegatronBridge(StackBatch):
     """The Megatron-Bridge launcher (a `Launcher`)."""
 
-    def problems(self, workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
+    def problems(self, workload: WorkloadSpec, machine: catalog.Machine) -> list[Problem]:
         """What the script would refuse: an unknown recipe, a GPU it has no --gpu for, a precision
         other than bf16 and fp8 (fp8_cs), sharding other than the distributed optimizer (1) or
         Megatron-FSDP (3), a split that does not fit."""
@@ -113,7 +113,7 @@ class MegatronBridge(StackBatch):
                 found.append(Problem((WORKLOAD, "overrides", i), override, "activation_offload_layers takes a number of layers"))
         return found
 
-    def training(self, workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
+    def training(self, workload: WorkloadSpec, machine: catalog.Machine) -> memory.Training:
         """Megatron-FSDP shards weights, gradients and optimizer state over the data-parallel ranks
         (zeroStage 3, the recipe's: Megatron-FSDP's gathering, memory.Training.zero3), with bf16
         weights and fp32 master copies; the layers an

@@ -15,7 +15,6 @@ import yaml
 
 from trainstack.core import catalog, memory, models
 from trainstack.core.errors import Problem
-from trainstack.infra.stack import WorkloadConfig
 from trainstack.workloads.launchers.base import (
     CONFIG_DIR,
     NODE_RANK,
@@ -29,6 +28,7 @@ from trainstack.workloads.launchers.base import (
     torchrun,
 )
 from trainstack.workloads.launchers.base import training as base_training
+from trainstack.workloads.spec import WorkloadSpec
 
 NEMO_EXAMPLES = "/opt/NeMo/examples/nlp/language_modeling"
 ENTRYPOINT = f"{NEMO_EXAMPLES}/megatron_gpt_pretraining.py"
@@ -59,7 +59,7 @@ _TRAINER_PRECISION = {"bf16": "bf16", "fp8": "bf16", "fp16": 16, "fp32": 32}
 SEQ_LENGTH = 2048
 
 
-def memory_settings(workload: WorkloadConfig) -> dict[str, Any]:
+def memory_settings(workload: WorkloadSpec) -> dict[str, Any]:
     """The model keys that decide how NeMo holds model states and activations, each stated."""
     # The distributed optimizer as recipe 002 runs it (gpu-recipes src/frameworks/nemo-configs/
     # gpt3-175b-256gpus-fp8.yaml): overlapped gradient and parameter sync in 220 MB buckets,
@@ -79,7 +79,7 @@ def memory_settings(workload: WorkloadConfig) -> dict[str, Any]:
 
 def config(job: JobSpec, exp_dir: str) -> dict[str, Any]:
     """The Hydra config: NeMo's defaults, then this run's shape, batch, steps and logging."""
-    workload: WorkloadConfig = job.workload
+    workload: WorkloadSpec = job.workload
     seq = workload.seq_length or SEQ_LENGTH
     model: dict[str, Any] = {
         **model_config(workload.model),
@@ -137,7 +137,7 @@ def config(job: JobSpec, exp_dir: str) -> dict[str, Any]:
 class NeMoMegatron(StackBatch):
     """The NeMo-Megatron launcher (a `Launcher`)."""
 
-    def problems(self, workload: WorkloadConfig, machine: catalog.Machine) -> list[Problem]:
+    def problems(self, workload: WorkloadSpec, machine: catalog.Machine) -> list[Problem]:
         """What NeMo Megatron would refuse: an unknown model, a split that does not fit, sharding
         beyond its distributed optimizer."""
         return [
@@ -146,7 +146,7 @@ class NeMoMegatron(StackBatch):
             *setting_problems("NeMo Megatron", workload, (0, 1)),
         ]
 
-    def training(self, workload: WorkloadConfig, machine: catalog.Machine) -> memory.Training:
+    def training(self, workload: WorkloadSpec, machine: catalog.Machine) -> memory.Training:
         # distributed_fused_adam reduces and keeps gradients in grad_sync_dtype (bf16 here); it and
         # fused_adam are apex's fused multi-tensor Adams (NeMo's optimizer registry).
         distributed = workload.zero_stage == 1
