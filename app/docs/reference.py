@@ -82,7 +82,16 @@ def _module_tree(module: str) -> ast.Module:
 
 
 def descriptions(model: type) -> dict[str, str]:
-    """Each field's docstring (the string statement right below it), whitespace collapsed."""
+    """Each field's docstring (the string statement right below it), whitespace collapsed; a
+    subclass's (a stack file's section over a component's spec) over its bases'."""
+    found: dict[str, str] = {}
+    for base in reversed(model.__mro__[1:]):
+        if base.__module__.startswith("trainstack."):
+            found |= _own_descriptions(base)
+    return found | _own_descriptions(model)
+
+
+def _own_descriptions(model: type) -> dict[str, str]:
     (tree,) = [c for c in _module_tree(model.__module__).body if isinstance(c, ast.ClassDef) and c.name == model.__qualname__]
     found = {}
     for statement, following in zip(tree.body, tree.body[1:], strict=False):
