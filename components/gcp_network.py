@@ -1,18 +1,25 @@
 """Networks: the primary VPC the cluster lives on, and the extra VPCs behind a GPU machine's
-additional NICs (one VPC per gVNIC; one RoCE VPC with a subnet per RDMA NIC)."""
+additional NICs (one VPC per gVNIC; one RoCE VPC with a subnet per RDMA NIC).
+
+The primary VPC's spec (`NetworkSpec`: its ranges and their rule) is what a stack file's
+`trainstack:network` holds for it; `PrimaryNetworkArgs` is the spec and what the stack around it
+derives (project, region, names, MTU, whether the VPC is kept). A stack file's section adds what
+only a stack decides (infra/stack.py `NetworkConfig`: an existing VPC, the GPU NIC range).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_gcp as gcp
+from pydantic import model_validator
 
 from trainstack.components.args import Args, Problem
 from trainstack.components.options import Children
 from trainstack.core import catalog, rules
 from trainstack.core.catalog import NicNetwork
+from trainstack.core.spec import Cidr, GcpName, Section, rule_errors
 
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
@@ -42,22 +49,56 @@ class NetworkRef(Args):
     _checks = {"pods_range": rules.GCP_NAME, "services_range": rules.GCP_NAME}
 
 
+class ExistingNetwork(Section):
+    """A VPC, subnet and secondary ranges made elsewhere."""
+
+    network: str
+    """The VPC's name."""
+    subnetwork: str
+    """The subnet's name."""
+    pods_range_name: GcpName
+    """The name of the subnet's secondary range for pods."""
+    services_range_name: GcpName
+    """The name of the subnet's secondary range for Services."""
+
+    @property
+    def ref(self) -> NetworkRef:
+        """Where a cluster attaches."""
+        return NetworkRef(self.network, self.subnetwork, self.pods_range_name, self.services_range_name)
+
+
+class NetworkSpec(Section):
+    """The primary VPC's address ranges (a stack file's `trainstack:network`, infra/stack.py)."""
+
+    subnet_cidr: Cidr = "10.0.0.0/20"
+    """The primary range of the subnet the stack makes (the nodes' addresses)."""
+    pods_cidr: Cidr = "10.4.0.0/14"
+    """The subnet's secondary range for pods."""
+    services_cidr: Cidr = "10.8.0.0/20"
+    """The subnet's secondary range for Services."""
+
+    def ranges(self) -> dict[str, str]:
+        """The ranges, by key, that must not overlap (GCP refuses overlapping primary and secondary ranges in a VPC)."""
+        return {"subnetCidr": self.subnet_cidr, "podsCidr": self.pods_cidr, "servicesCidr": self.services_cidr}
+
+    @model_validator(mode="after")
+    def _rules(self) -> NetworkSpec:
+        rule_errors(type(self).__name__, [Problem((key,), value, rule) for key, value, rule in rules.overlaps(self.ranges())])
+        return self
+
+
 @dataclass(frozen=True)
 class PrimaryNetworkArgs(Args):
-    """Arguments of PrimaryNetwork."""
+    """Arguments of PrimaryNetwork: its ranges as a stack file writes them, and what the stack around it derives."""
 
+    spec: NetworkSpec
+    """The VPC's ranges: a stack file's `trainstack:network` (its `subnetCidr`, `podsCidr`, `servicesCidr`)."""
     project: str
     """The project of the VPC and its subnet."""
     region: str
     """The subnet's region."""
     name_prefix: str
     """Prefix of physical names (`<prefix>-net`, `<prefix>-subnet`, ...)."""
-    subnet_cidr: str
-    """The nodes' range."""
-    pods_cidr: str
-    """The secondary range for pod IPs (VPC-native)."""
-    services_cidr: str
-    """The secondary range for Service IPs."""
     keep_vpc: bool = False
     """`pulumi destroy` leaves the VPC in the project: storage kept on destroy (a Filestore
     instance, a Managed Lustre instance) stays peered with it, and GCP deletes no VPC that has a peering."""
@@ -80,15 +121,8 @@ class PrimaryNetworkArgs(Args):
         "name_prefix": rules.Pattern(
             r"[a-z]([-a-z0-9]*[a-z0-9])?", "must be a GCP name prefix: a lowercase letter, then lowercase letters, digits and '-'", 56
         ),
-        "subnet_cidr": rules.cidr,
-        "pods_cidr": rules.cidr,
-        "services_cidr": rules.cidr,
         "mtu": rules.MTU,
     }
-
-    def _cross(self) -> Iterator[Problem]:
-        for key, value, wrong in rules.overlaps({"subnet_cidr": self.subnet_cidr, "pods_cidr": self.pods_cidr, "services_cidr": self.services_cidr}):
-            yield Problem((key,), value, wrong)
 
 
 class PrimaryNetwork(pulumi.ComponentResource):
@@ -134,11 +168,11 @@ class PrimaryNetwork(pulumi.ComponentResource):
             region=args.region,
             name=f"{args.name_prefix}-subnet",
             network=self.network.id,
-            ip_cidr_range=args.subnet_cidr,
+            ip_cidr_range=args.spec.subnet_cidr,
             private_ip_google_access=True,
             secondary_ip_ranges=[
-                gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=PODS_RANGE, ip_cidr_range=args.pods_cidr),
-                gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=SERVICES_RANGE, ip_cidr_range=args.services_cidr),
+                gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=PODS_RANGE, ip_cidr_range=args.spec.pods_cidr),
+                gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=SERVICES_RANGE, ip_cidr_range=args.spec.services_cidr),
             ],
         )
         router = gcp.compute.Router(
@@ -181,7 +215,7 @@ class PrimaryNetwork(pulumi.ComponentResource):
             name=f"{args.name_prefix}-internal",
             network=self.network.id,
             direction="INGRESS",
-            source_ranges=sorted({args.subnet_cidr, args.pods_cidr}),
+            source_ranges=sorted({args.spec.subnet_cidr, args.spec.pods_cidr}),
             allows=_INTERNAL,
         )
         self.ref = NetworkRef(self.network.name, self.subnetwork.name, PODS_RANGE, SERVICES_RANGE)

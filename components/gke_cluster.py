@@ -1,80 +1,174 @@
-"""The GKE Standard cluster: regional, VPC-native, private nodes, Workload Identity."""
+"""The GKE Standard cluster: regional, VPC-native, private nodes, Workload Identity.
+
+The cluster's spec (`ClusterSpec`) is what a stack file's `trainstack:cluster` holds, with its
+rules; the component's Args are the spec and what the stack around it derives (project, region,
+zones, network, node account, the features its pools and storage use). A stack file adds its own
+policy on top (infra/stack.py `ClusterConfig`: an explicit opt-in for an open control plane,
+fleets admitted through StackReferences, a maintenance policy on by default).
+"""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
 
 import pulumi
 import pulumi_gcp as gcp
 import yaml
+from pydantic import BaseModel, Field, model_validator
 
-from trainstack.components.args import Args, Each, Problem, not_empty, one_of
+from trainstack.components.args import Args, Each, Problem, not_empty
 from trainstack.components.gcp_network import NetworkRef
 from trainstack.components.k8s_provider import ClusterProviderArgs, cluster_provider
 from trainstack.components.options import Children
-from trainstack.core import resource_rules, rules
+from trainstack.core import rules
+from trainstack.core.spec import Cidr, Section, UtcTime, by_rule, rule_errors
 
 MASTER_IPV4_CIDR = "172.16.0.32/28"  # the control plane's private /28, unless the stack file sets one
 
 AUTH_PLUGIN = "gke-gcloud-auth-plugin"
 
 
-@dataclass(frozen=True)
-class AuthorizedNetwork(Args):
-    """A CIDR block allowed to reach the control plane."""
+# A GKE cluster name: at most 40 lowercase letters, digits and '-', starting with a letter and
+# ending with a letter or digit (GKE API v1 Cluster.name,
+# cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#Cluster).
+ClusterName = Annotated[str, Field(max_length=40), by_rule(rules.CLUSTER_NAME)]
 
-    cidr_block: str
-    """The IPv4 CIDR block."""
+
+class AuthorizedNetwork(Section):
+    """A network allowed to reach the control plane."""
+
+    cidr_block: Cidr
+    """An IPv4 range allowed to reach the control plane."""
     display_name: str = ""
     """A name for it in the cluster's settings."""
 
-    _checks = {"cidr_block": rules.cidr}
 
+class MaintenanceWindow(Section):
+    """When GKE may upgrade the cluster: a recurring window (RFC 3339 times, an RFC 5545 rule)."""
 
-@dataclass(frozen=True)
-class MaintenanceWindow(Args):
-    """A recurring window for GKE's own upgrades: RFC 3339 start and end, an RFC 5545 rule."""
-
-    start: str
-    """The first window's start (`2026-01-03T03:00:00Z`)."""
-    end: str
+    start: UtcTime = "2026-01-03T03:00:00Z"
+    """The first window's start (RFC 3339, UTC)."""
+    end: UtcTime = "2026-01-03T11:00:00Z"
     """The first window's end, 4 to 24 hours after its start."""
-    recurrence: str
-    """How it recurs (`FREQ=WEEKLY;BYDAY=SA,SU`)."""
+    recurrence: Annotated[str, by_rule(rules.RECURRENCE)] = "FREQ=WEEKLY;BYDAY=SA,SU"
+    """How the window recurs (an RFC 5545 rule)."""
 
-    _checks = {"start": rules.utc_time, "end": rules.utc_time, "recurrence": rules.RECURRENCE}
+    @model_validator(mode="after")
+    def _rules(self) -> MaintenanceWindow:
+        # A window of 4 to 24 hours that allows GKE's 48 hours in 32 days.
+        if wrong := rules.window_length(self.start, self.end) or rules.maintenance_availability(self.start, self.end, self.recurrence):
+            rule_errors("MaintenanceWindow", [Problem(("end",), self.end, wrong)])
+        return self
 
-    def _cross(self) -> Iterator[Problem]:
-        return resource_rules.check("maintenance_window", self)
 
+class MaintenanceExclusion(Section):
+    """A maintenance exclusion: GKE makes no upgrade of `scope` from `start` until the cluster's
+    minor version reaches its end of support. Lift it by setting `enabled: false` and running
+    `pulumi up` (or `gcloud container clusters update --remove-maintenance-exclusion`)."""
 
-@dataclass(frozen=True)
-class MaintenanceExclusion(Args):
-    """No upgrades of `scope` from `start` until the end of the cluster's minor version's support."""
-
-    name: str
-    """The exclusion's name."""
-    start: str
-    """When it starts (RFC 3339 UTC)."""
-    scope: str = "NO_MINOR_OR_NODE_UPGRADES"
-    """NO_MINOR_OR_NODE_UPGRADES, NO_MINOR_UPGRADES or NO_UPGRADES."""
-
+    enabled: bool = True
+    """Whether the exclusion holds; false lets GKE make those upgrades again."""
     # terraform-provider-google container maintenance_exclusion.exclusion_options.scope.
-    _checks = {"start": rules.utc_time, "scope": (one_of("NO_MINOR_OR_NODE_UPGRADES", "NO_MINOR_UPGRADES", "NO_UPGRADES"), rules.exclusion_scope)}
+    scope: Annotated[Literal["NO_MINOR_OR_NODE_UPGRADES", "NO_MINOR_UPGRADES", "NO_UPGRADES"], by_rule(rules.exclusion_scope)] = "NO_MINOR_OR_NODE_UPGRADES"
+    """Which upgrades GKE holds back."""
+    start: UtcTime = "2026-01-01T00:00:00Z"
+    """When the exclusion starts (RFC 3339, UTC)."""
+    name: str | None = None
+    """Its name in the cluster's maintenance policy; default: `trainstack-<scope>` (`no-minor-upgrades`, ...)."""
+
+    @property
+    def exclusion_name(self) -> str:
+        """The exclusion's name: `name`, else `trainstack-<scope>`."""
+        return self.name or f"trainstack-{self.scope.lower().replace('_', '-')}"
+
+
+class Maintenance(Section):
+    """`trainstack:cluster.maintenance`: a window for the upgrades GKE makes on its own, and an
+    exclusion that keeps them off a running job's nodes (on by default: every node drain
+    restarts a whole JobSet)."""
+
+    window: MaintenanceWindow = MaintenanceWindow()
+    """The recurring window GKE may upgrade in."""
+    exclusion: MaintenanceExclusion = MaintenanceExclusion()
+    """The upgrades GKE must not make (on by default)."""
+
+
+class ClusterSpec(Section):
+    """`trainstack:cluster`: the GKE Standard cluster (regional, in `gcp:region`)."""
+
+    name: ClusterName
+    """The GKE cluster's name."""
+    release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"] = "REGULAR"
+    """The GKE release channel the cluster follows."""
+    version_prefix: Annotated[str, by_rule(rules.VERSION_PREFIX)] | None = None
+    """A minor version prefix such as "1.33." resolved against the versions GKE offers at deploy
+    time; None: the release channel's default."""
+    private_nodes: bool = True
+    """Nodes get internal addresses only (egress through Cloud NAT)."""
+    private_endpoint: bool = False
+    """The control plane has no public endpoint."""
+    master_ipv4_cidr: Annotated[Cidr, by_rule(rules.master_cidr)] = MASTER_IPV4_CIDR
+    """The control plane's private /28 range."""
+    authorized_networks: list[AuthorizedNetwork] = []
+    """The networks that may reach the control plane; `0.0.0.0/0` needs allowAnyAddress in a stack
+    file. A program's empty list leaves a public endpoint open to any address (still authenticated);
+    a stack file lists at least one."""
+    deletion_protection: bool = True
+    """GKE refuses to delete the cluster, and Pulumi protects it, while true."""
+    maintenance: Maintenance | None = None
+    """When GKE may upgrade the cluster on its own, and which upgrades it must not make; None: no
+    maintenance policy (GKE upgrades at any time)."""
+    dataplane_v2: bool = False
+    """Dataplane V2, which enforces the jobs' NetworkPolicies, on a cluster without extra NICs
+    (clusters with them have it already). Fixed at creation: changing it replaces the cluster."""
+    database_encryption_key: Annotated[str, by_rule(rules.KMS_KEY)] | None = None
+    """Application-layer secrets encryption with this Cloud KMS key (CMEK), in gcp:region."""
+    binary_authorization: Literal["off", "audit"] = "off"
+    """audit: Binary Authorization evaluates every image against the project's policy; keep that
+    policy in dry run (enforcementMode DRYRUN_AUDIT_LOG_ONLY) to log without blocking."""
+
+    @model_validator(mode="after")
+    def _rules(self) -> ClusterSpec:
+        rule_errors("ClusterSpec", list(self._problems()))
+        return self
+
+    def _problems(self) -> Iterator[Problem]:
+        """The rules between the cluster's keys, each independent of the others."""
+        # GKE PrivateClusterConfig: a private endpoint needs private nodes.
+        if self.private_endpoint and not self.private_nodes:
+            yield Problem(("privateEndpoint",), True, "a private endpoint needs private nodes")
+        # No more authorized networks than GKE takes.
+        if wrong := rules.authorized_networks(len(self.authorized_networks)):
+            yield Problem(("authorizedNetworks",), "...", wrong)
+        # A private endpoint takes only internal authorized networks.
+        for i, network in enumerate(self.authorized_networks):
+            if self.private_endpoint and (wrong := rules.private_endpoint_network(network.cidr_block)):
+                yield Problem(("authorizedNetworks", i, "cidrBlock"), network.cidr_block, wrong)
+
+
+class ClusterAliases(Section):
+    """The package's GkeCluster inputs before they took the spec's spelling: deprecated, accepted
+    for one release (`GkeClusterArgs.spec_input`), then refused as unknown keys."""
+
+    maintenance_window: MaintenanceWindow | None = None
+    """Deprecated: use `maintenance.window`."""
+    maintenance_exclusion: MaintenanceExclusion | None = None
+    """Deprecated: use `maintenance.exclusion`."""
 
 
 @dataclass(frozen=True)
 class GkeClusterArgs(Args):
-    """Arguments of GkeCluster."""
+    """Arguments of GkeCluster: the cluster as a stack file writes it, and what the stack around it derives."""
 
+    spec: ClusterSpec
+    """The cluster: a stack file's `trainstack:cluster`."""
     project: str
     """The cluster's project."""
     location: str
     """Its region (a regional control plane)."""
-    name: str
-    """The cluster's name."""
     node_locations: list[str]
     """Zones nodes may use (the pools pick their own subset)."""
     network: NetworkRef
@@ -82,48 +176,19 @@ class GkeClusterArgs(Args):
     node_service_account: pulumi.Input[str]
     """Email of the account nodes run as (also used by the transient default pool GKE creates
     before it is removed)."""
-    release_channel: str = "REGULAR"
-    """RAPID, REGULAR, STABLE or EXTENDED."""
-    version_prefix: str | None = None
-    """A minor version prefix (`1.33.`) resolved at deploy time to the newest version GKE offers
-    with it; None: the channel's default. Later changes of the resolved version are ignored: the
-    release channel upgrades the cluster, and a re-resolved version must never churn it."""
-    maintenance_window: MaintenanceWindow | None = None
-    """When GKE may upgrade, or None for any time."""
-    maintenance_exclusion: MaintenanceExclusion | None = None
-    """Upgrades GKE must not make (a running job's nodes), or None."""
-    private_nodes: bool = True
-    """Nodes get internal IPs only (egress through Cloud NAT)."""
-    private_endpoint: bool = False
-    """The control plane has no public endpoint."""
-    master_ipv4_cidr: str = MASTER_IPV4_CIDR
-    """The /28 of the control plane's private endpoint."""
-    authorized_networks: list[AuthorizedNetwork] = field(default_factory=list)
-    """CIDRs allowed to reach the control plane; empty leaves the public endpoint open to any
-    address (still authenticated)."""
     control_plane_ports: list[int] = field(default_factory=list)
     """TCP ports on the nodes the control plane must reach beyond GKE's own (admission webhooks,
     aggregated APIs). With private nodes and a peered control plane, GKE's firewall rules admit
     only 443 and 10250 from the control plane's range, so a webhook elsewhere times out; a rule
-    from `master_ipv4_cidr` admits these."""
+    from `masterIpv4Cidr` admits these."""
     multi_networking: bool = False
     """Dataplane V2 plus multi-networking, for pools with extra NICs."""
-    dataplane_v2: bool = False
-    """Dataplane V2 (which enforces NetworkPolicy) without multi-networking. Fixed at creation:
-    changing it replaces the cluster."""
     dranet: bool = False
     """Some pool reaches its RDMA NICs through GKE's DRANET, which needs Dataplane V2
     (rules.dranet_dataplane)."""
     shielded_nodes: bool = True
     """Shielded GKE nodes; off for bare metal machines (catalog `bare_metal`: Cluster Toolkit's A4X
     Max blueprint sets `enable_shielded_nodes: false`)."""
-    database_encryption_key: str | None = None
-    """A Cloud KMS key (`projects/P/locations/L/keyRings/R/cryptoKeys/K`, in the cluster's
-    region) that encrypts Secrets in etcd (application-layer secrets encryption); GKE's service
-    agent must be allowed to use it (roles/cloudkms.cryptoKeyEncrypterDecrypter)."""
-    binary_authorization: str = "off"
-    """`audit`: Binary Authorization checks every pod's image against the project's policy
-    (`PROJECT_SINGLETON_POLICY_ENFORCE`); with a dry-run policy it logs, never blocks."""
     filestore_csi: bool = False
     """Enable the Filestore CSI driver."""
     beta_apis: list[str] = field(default_factory=list)
@@ -132,44 +197,58 @@ class GkeClusterArgs(Args):
     lustre_csi: bool = False
     """Enable the Managed Lustre CSI driver on port 988, without the legacy LNet port (which
     only instances made with gke_support_enabled need): nodes at
-    catalog.LUSTRE_PORT_988_MIN_GKE or newer, so a `version_prefix` of its minor or later
+    catalog.LUSTRE_PORT_988_MIN_GKE or newer, so a `versionPrefix` of its minor or later
     (rules.lustre_gke_version)."""
-    deletion_protection: bool = True
-    """GKE refuses to delete the cluster while true, and Pulumi protects it too, so `pulumi
-    destroy` stops before it deletes anything rather than half-way."""
     labels: dict[str, str] = field(default_factory=dict)
     """GCP resource labels."""
 
     _checks = {
         "project": rules.PROJECT_ID,
         "location": rules.LOCATION,
-        "name": rules.CLUSTER_NAME,
         "node_locations": (not_empty, Each(rules.ZONE_ID)),
-        "release_channel": one_of(*rules.RELEASE_CHANNEL_NAMES),
-        "version_prefix": rules.VERSION_PREFIX,
-        "database_encryption_key": rules.KMS_KEY,
-        "binary_authorization": one_of("off", "audit"),
-        "master_ipv4_cidr": (rules.cidr, rules.master_cidr),
         "control_plane_ports": Each(rules.PORT),
         "labels": rules.gcp_labels,
     }
 
+    @classmethod
+    def spec_aliases(cls) -> type[BaseModel]:
+        return ClusterAliases
+
+    @classmethod
+    def spec_input(cls, raw: dict[str, Any]) -> dict[str, Any]:
+        """The package's inputs of the spec, its deprecated keys (`ClusterAliases`) in the spec's
+        spelling: a deprecated window alone keeps no exclusion, as it did."""
+        spec = {k: v for k, v in raw.items() if v is not None}
+        window, exclusion = spec.pop("maintenanceWindow", None), spec.pop("maintenanceExclusion", None)
+        maintenance = spec.get("maintenance") or {}
+        both = [
+            Problem((old,), value, f"is the deprecated spelling of {new}; set only {new}")
+            for old, value, new, given in (
+                ("maintenanceWindow", window, "maintenance.window", "window" in maintenance),
+                ("maintenanceExclusion", exclusion, "maintenance.exclusion", "exclusion" in maintenance),
+            )
+            if value is not None and given
+        ]
+        rule_errors("GkeClusterArgs", both)
+        if window is not None or exclusion is not None:
+            old = {
+                **({"window": window} if window is not None else {}),
+                "exclusion": exclusion if exclusion is not None else {"enabled": False},
+            }
+            spec["maintenance"] = {**maintenance, **old}
+        return spec
+
     def _cross(self) -> Iterator[Problem]:
-        yield from resource_rules.check("cluster", self)
+        spec = self.spec
         # The stack checks these against gcp:region and trainstack:storage (StackConfig).
         for zone in self.node_locations:
             if isinstance(self.location, str) and isinstance(zone, str) and (message := rules.cluster_zone(self.location, zone)):
                 yield Problem(("node_locations",), zone, message)
-        prefix = self.version_prefix
-        if self.lustre_csi and (prefix is None or not rules.VERSION_PREFIX(prefix)) and (message := rules.lustre_gke_version(prefix)):
-            yield Problem(("version_prefix",), prefix, message)
-        if message := rules.dranet_dataplane(self.dranet, self.multi_networking or self.dataplane_v2):
+        prefix = spec.version_prefix
+        if self.lustre_csi and (message := rules.lustre_gke_version(prefix)):
+            yield Problem(("versionPrefix",), prefix, message)
+        if message := rules.dranet_dataplane(self.dranet, self.multi_networking or spec.dataplane_v2):
             yield Problem(("dranet",), self.dranet, message)
-        # GKE MaintenancePolicy: every policy has a window, an exclusion included (the stack file always has one).
-        if self.maintenance_exclusion is not None and self.maintenance_window is None:
-            yield Problem(
-                ("maintenance_exclusion",), self.maintenance_exclusion.name, "needs a maintenance window: GKE requires a window in every maintenance policy"
-            )
 
 
 class GkeCluster(pulumi.ComponentResource):
@@ -198,11 +277,12 @@ class GkeCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None):
         args = GkeClusterArgs.checked(args, type(self), name)
+        spec = args.spec
         super().__init__("trainstack:gcp:GkeCluster", name, None, opts)
         kids = Children(self, name, opts)
         self.cluster = gcp.container.Cluster(
             project=args.project,
-            name=args.name,
+            name=spec.name,
             location=args.location,
             node_locations=sorted(set(args.node_locations)),
             network=args.network.network,
@@ -212,7 +292,7 @@ class GkeCluster(pulumi.ComponentResource):
                 cluster_secondary_range_name=args.network.pods_range,
                 services_secondary_range_name=args.network.services_range,
             ),
-            datapath_provider="ADVANCED_DATAPATH" if args.multi_networking or args.dataplane_v2 else None,
+            datapath_provider="ADVANCED_DATAPATH" if args.multi_networking or spec.dataplane_v2 else None,
             enable_multi_networking=True if args.multi_networking else None,
             enable_k8s_beta_apis=gcp.container.ClusterEnableK8sBetaApisArgs(enabled_apis=list(args.beta_apis)) if args.beta_apis else None,
             # Node pools are separate resources; GKE needs a default pool at creation and
@@ -223,13 +303,13 @@ class GkeCluster(pulumi.ComponentResource):
                 service_account=args.node_service_account,
                 oauth_scopes=["https://www.googleapis.com/auth/cloud-platform"],
             ),
-            release_channel=gcp.container.ClusterReleaseChannelArgs(channel=args.release_channel),
+            release_channel=gcp.container.ClusterReleaseChannelArgs(channel=spec.release_channel),
             min_master_version=gcp.container.get_engine_versions_output(
-                project=args.project, location=args.location, version_prefix=args.version_prefix
+                project=args.project, location=args.location, version_prefix=spec.version_prefix
             ).latest_master_version
-            if args.version_prefix
+            if spec.version_prefix
             else None,
-            maintenance_policy=maintenance_policy(args),
+            maintenance_policy=maintenance_policy(spec.maintenance),
             workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(workload_pool=f"{args.project}.svc.id.goog"),
             addons_config=gcp.container.ClusterAddonsConfigArgs(
                 gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(enabled=True),
@@ -243,41 +323,41 @@ class GkeCluster(pulumi.ComponentResource):
             ),
             private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(
                 enable_private_nodes=True,
-                enable_private_endpoint=args.private_endpoint,
-                master_ipv4_cidr_block=args.master_ipv4_cidr,
+                enable_private_endpoint=spec.private_endpoint,
+                master_ipv4_cidr_block=spec.master_ipv4_cidr,
             )
-            if args.private_nodes
+            if spec.private_nodes
             else None,
             master_authorized_networks_config=gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
                 cidr_blocks=[
                     gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(cidr_block=n.cidr_block, display_name=n.display_name or None)
-                    for n in args.authorized_networks
+                    for n in spec.authorized_networks
                 ]
             )
-            if args.authorized_networks
+            if spec.authorized_networks
             else None,
             enable_shielded_nodes=args.shielded_nodes,
-            database_encryption=gcp.container.ClusterDatabaseEncryptionArgs(state="ENCRYPTED", key_name=args.database_encryption_key)
-            if args.database_encryption_key
+            database_encryption=gcp.container.ClusterDatabaseEncryptionArgs(state="ENCRYPTED", key_name=spec.database_encryption_key)
+            if spec.database_encryption_key
             else None,
             binary_authorization=gcp.container.ClusterBinaryAuthorizationArgs(evaluation_mode="PROJECT_SINGLETON_POLICY_ENFORCE")
-            if args.binary_authorization == "audit"
+            if spec.binary_authorization == "audit"
             else None,
-            deletion_protection=args.deletion_protection,
+            deletion_protection=spec.deletion_protection,
             resource_labels=dict(args.labels),
             # The default pool's config matters only at creation; a later change to it would
             # replace the whole cluster, so it is never diffed. The resolved minimum version
             # matters only at creation too (as in Cluster Toolkit's gke-cluster).
-            **kids.main(was="cluster", ignore_changes=["nodeConfig", "minMasterVersion"], protect=args.deletion_protection),
+            **kids.main(was="cluster", ignore_changes=["nodeConfig", "minMasterVersion"], protect=spec.deletion_protection),
         )
-        if args.private_nodes and args.control_plane_ports:
+        if spec.private_nodes and args.control_plane_ports:
             gcp.compute.Firewall(
                 **kids("control-plane-to-nodes"),
                 project=args.project,
-                name=f"{args.name}-control-plane-webhooks",
+                name=f"{spec.name}-control-plane-webhooks",
                 network=args.network.network,
                 direction="INGRESS",
-                source_ranges=[args.master_ipv4_cidr],
+                source_ranges=[spec.master_ipv4_cidr],
                 allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(p) for p in sorted(args.control_plane_ports)])],
                 description="The GKE control plane calls admission webhooks and aggregated APIs on the nodes",
             )
@@ -287,7 +367,7 @@ class GkeCluster(pulumi.ComponentResource):
         # A plain mock engine (or a preview) may leave master_auth unknown or empty.
         ca_certificate = self.cluster.master_auth.apply(lambda auth: (auth.cluster_ca_certificate if auth else None) or "")
         self.identity = pulumi.Output.all(self.cluster_id, ca_certificate).apply(lambda v: cluster_identity(v[0], v[1]))
-        context = f"gke_{args.project}_{args.location}_{args.name}"
+        context = f"gke_{args.project}_{args.location}_{spec.name}"
         self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(self.cluster.endpoint, ca_certificate).apply(lambda v: kubeconfig(context, v[0] or "", v[1])))
         self.provider = cluster_provider(
             kids.name("gke"),
@@ -302,24 +382,23 @@ class GkeCluster(pulumi.ComponentResource):
         self.register_outputs({"name": self.name, "location": self.location, "kubeconfig": self.kubeconfig})
 
 
-def maintenance_policy(args: GkeClusterArgs) -> gcp.container.ClusterMaintenancePolicyArgs | None:
-    window, exclusion = args.maintenance_window, args.maintenance_exclusion
-    if window is None and exclusion is None:
+def maintenance_policy(maintenance: Maintenance | None) -> gcp.container.ClusterMaintenancePolicyArgs | None:
+    """The cluster's maintenance policy: the window, and the exclusion while it is enabled."""
+    if maintenance is None:
         return None
+    window, exclusion = maintenance.window, maintenance.exclusion
     return gcp.container.ClusterMaintenancePolicyArgs(
-        recurring_window=gcp.container.ClusterMaintenancePolicyRecurringWindowArgs(start_time=window.start, end_time=window.end, recurrence=window.recurrence)
-        if window
-        else None,
+        recurring_window=gcp.container.ClusterMaintenancePolicyRecurringWindowArgs(start_time=window.start, end_time=window.end, recurrence=window.recurrence),
         maintenance_exclusions=[
             gcp.container.ClusterMaintenancePolicyMaintenanceExclusionArgs(
-                exclusion_name=exclusion.name,
+                exclusion_name=exclusion.exclusion_name,
                 start_time=exclusion.start,
                 exclusion_options=gcp.container.ClusterMaintenancePolicyMaintenanceExclusionExclusionOptionsArgs(
                     scope=exclusion.scope, end_time_behavior="UNTIL_END_OF_SUPPORT"
                 ),
             )
         ]
-        if exclusion
+        if exclusion.enabled
         else None,
     )
 

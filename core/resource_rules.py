@@ -1,5 +1,4 @@
-"""The rules between the fields of one resource (the cluster, a maintenance window, Kueue and its
-requeuing, storage), each defined once: the component's Args (`components/`) and the stack config's section (`infra/stack.py`) call the same
+"""The rules between the fields of one resource (Kueue and its requeuing, storage), each defined once: the component's Args (`components/`) and the stack config's section (`infra/stack.py`) call the same
 function, so both doors refuse the same values with the same words.
 
 A rule reads the resource through a Protocol named with the Args' field names and returns the
@@ -8,7 +7,7 @@ config re-keys them to the key as the user writes it (`authorizedNetworks[0].cid
 Each rule is independent of the others: `check` runs every rule of a resource, in any order.
 A rule's text names other keys in words, not by either door's spelling.
 
-The node pools own their spec and its rules (components/node_pools.py). Rules that span sections of a stack (zones in the region, address ranges, NIC families, queues,
+The node pools, the cluster and the primary network own their specs and their rules (components/). Rules that span sections of a stack (zones in the region, address ranges, NIC families, queues,
 the workload against its pool) are not here: they are the stack's own (`infra/stack.py`
 StackConfig, `stack_*`).
 """
@@ -43,29 +42,6 @@ def check(resource: str, item: object) -> Iterator[Problem]:
 
 
 # --- views: what each rule reads, named as the Args name it ------------------------------------
-
-
-class ClusterView(Protocol):
-    @property
-    def private_nodes(self) -> bool: ...
-    @property
-    def private_endpoint(self) -> bool: ...
-    @property
-    def authorized_networks(self) -> Sequence[NetworkView]: ...
-
-
-class NetworkView(Protocol):
-    @property
-    def cidr_block(self) -> str: ...
-
-
-class WindowView(Protocol):
-    @property
-    def start(self) -> str: ...
-    @property
-    def end(self) -> str: ...
-    @property
-    def recurrence(self) -> str: ...
 
 
 class NamedView(Protocol):
@@ -104,38 +80,6 @@ class LustreView(Protocol):
     def throughput(self) -> int: ...
     @property
     def capacity_gib(self) -> int: ...
-
-
-# --- cluster -----------------------------------------------------------------------------------
-
-
-@rule("cluster")
-def private_endpoint_nodes(cluster: ClusterView) -> Iterator[Problem]:
-    """GKE PrivateClusterConfig: a private endpoint needs private nodes."""
-    if cluster.private_endpoint and not cluster.private_nodes:
-        yield Problem(("private_endpoint",), True, "a private endpoint needs private nodes")
-
-
-@rule("cluster")
-def authorized_network_count(cluster: ClusterView) -> Iterator[Problem]:
-    """No more authorized networks than GKE takes."""
-    if wrong := rules.authorized_networks(len(cluster.authorized_networks)):
-        yield Problem(("authorized_networks",), "...", wrong)
-
-
-@rule("cluster")
-def private_endpoint_ranges(cluster: ClusterView) -> Iterator[Problem]:
-    """A private endpoint takes only internal authorized networks."""
-    for i, network in enumerate(cluster.authorized_networks):
-        if cluster.private_endpoint and (wrong := rules.private_endpoint_network(network.cidr_block)):
-            yield Problem(("authorized_networks", i, "cidr_block"), network.cidr_block, wrong)
-
-
-@rule("maintenance_window")
-def window(window: WindowView) -> Iterator[Problem]:
-    """A window of 4 to 24 hours that allows GKE's 48 hours in 32 days."""
-    if wrong := rules.window_length(window.start, window.end) or rules.maintenance_availability(window.start, window.end, window.recurrence):
-        yield Problem(("end",), window.end, wrong)
 
 
 # --- Kueue -------------------------------------------------------------------------------------

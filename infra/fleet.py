@@ -31,9 +31,9 @@ from typing import Any
 import pulumi
 
 from trainstack.components import gcp_services as apis
-from trainstack.components.gcp_network import PrimaryNetwork
+from trainstack.components.gcp_network import PrimaryNetwork, PrimaryNetworkArgs
 from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
-from trainstack.components.gke_cluster import GkeCluster
+from trainstack.components.gke_cluster import GkeCluster, GkeClusterArgs
 from trainstack.components.jobset import JobSet, JobSetArgs
 from trainstack.components.k8s_provider import NODE_POOL_LABEL, ClusterProviderArgs, Placement, cluster_provider
 from trainstack.components.kueue import ALL_AT_ONCE_DISPATCHER, INCREMENTAL_DISPATCHER, GpuFlavor, Kueue, MultiKueueDispatch
@@ -51,7 +51,7 @@ from trainstack.core import catalog
 from trainstack.infra import contract
 from trainstack.infra import fleet_stack as fleet
 from trainstack.infra.context import StackContext
-from trainstack.infra.gcp import cluster_args, network_args
+from trainstack.infra.gcp import CONTROL_PLANE_PORTS
 from trainstack.infra.kubernetes import kueue_args
 from trainstack.infra.platform import Place
 from trainstack.infra.stack import KueueConfig
@@ -144,7 +144,7 @@ def build(ctx: FleetContext, references: Mapping[str, Any], place: Place) -> dic
     network = PrimaryNetwork(
         place.name("network"),
         # Its Cloud NAT egresses from an address reserved here, exported: the workers admit it.
-        network_args(config.network, project=project, region=region, name_prefix=config.cluster.name, egress_address=True),
+        PrimaryNetworkArgs(spec=config.network, project=project, region=region, name_prefix=config.cluster.name, egress_address=True),
         opts=place.opts("network", pulumi.ResourceOptions(depends_on=services.need(apis.COMPUTE))),
     )
     node_account = NodeServiceAccount(
@@ -155,13 +155,14 @@ def build(ctx: FleetContext, references: Mapping[str, Any], place: Place) -> dic
     spec = config.cluster
     cluster = GkeCluster(
         place.name("cluster"),
-        cluster_args(
-            spec,
+        GkeClusterArgs(
+            spec=spec,
             project=project,
             location=region,
             node_locations=config.cpu_zones,
             network=network.ref,
             node_service_account=node_account.email,
+            control_plane_ports=CONTROL_PLANE_PORTS,
             labels=labels,
         ),
         opts=place.opts("cluster", pulumi.ResourceOptions(depends_on=services.need(apis.CONTAINER, apis.COMPUTE, apis.LOGGING, apis.MONITORING))),

@@ -16,13 +16,13 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from trainstack.components.gke_cluster import AuthorizedNetwork
 from trainstack.components.node_pools import CpuPoolSpec
 from trainstack.core import catalog, rules
 from trainstack.core.errors import ConfigError, Problem
 from trainstack.core.spec import Duration, K8sName, ProjectId, RegionId, Section, ZoneId, by_rule, rule_errors, validated
 from trainstack.infra import contract
 from trainstack.infra.stack import (
-    AuthorizedNetwork,
     ClusterConfig,
     Ephemeral,
     Labels,

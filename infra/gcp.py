@@ -30,13 +30,7 @@ from trainstack.components.gcp_network import (
     PrimaryNetworkArgs,
 )
 from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
-from trainstack.components.gke_cluster import (
-    AuthorizedNetwork,
-    GkeCluster,
-    GkeClusterArgs,
-    MaintenanceExclusion,
-    MaintenanceWindow,
-)
+from trainstack.components.gke_cluster import GkeCluster, GkeClusterArgs
 from trainstack.components.image import PreloadBuild, WorkloadImage, WorkloadImageArgs, context_digest, ngc_login
 from trainstack.components.node_pools import (
     CpuNodePool,
@@ -54,7 +48,7 @@ from trainstack.infra.context import StackContext
 from trainstack.infra.contract import KUBECONFIG_OUTPUT
 from trainstack.infra.fleet_stack import FleetStackConfig
 from trainstack.infra.platform import TOP, GcpPlatform, Place
-from trainstack.infra.stack import BuildConfig, ClusterConfig, ImageConfig, NetworkConfig, StackConfig
+from trainstack.infra.stack import BuildConfig, ImageConfig, StackConfig
 
 
 def image_build_services(build: BuildConfig) -> tuple[str, ...]:
@@ -179,60 +173,8 @@ def built_image(
     return built
 
 
-def cluster_args(
-    spec: ClusterConfig,
-    *,
-    project: str,
-    location: str,
-    node_locations: list[str],
-    network: NetworkRef,
-    node_service_account: pulumi.Output[str],
-    labels: dict[str, str],
-    **features: Any,
-) -> GkeClusterArgs:
-    """The GKE cluster a `trainstack:cluster` section describes, with `features` (multi-networking,
-    CSI drivers, beta APIs) of the stack around it: one reading for platforms and a fleet's manager."""
-    maintenance = spec.maintenance
-    exclusion = maintenance.exclusion
-    return GkeClusterArgs(
-        project=project,
-        location=location,
-        name=spec.name,
-        node_locations=node_locations,
-        network=network,
-        node_service_account=node_service_account,
-        release_channel=spec.release_channel,
-        version_prefix=spec.version_prefix,
-        maintenance_window=MaintenanceWindow(maintenance.window.start, maintenance.window.end, maintenance.window.recurrence),
-        maintenance_exclusion=MaintenanceExclusion(f"trainstack-{exclusion.scope.lower().replace('_', '-')}", exclusion.start, exclusion.scope)
-        if exclusion.enabled
-        else None,
-        private_nodes=spec.private_nodes,
-        private_endpoint=spec.private_endpoint,
-        master_ipv4_cidr=spec.master_ipv4_cidr,
-        authorized_networks=[AuthorizedNetwork(n.cidr_block, n.display_name) for n in spec.authorized_networks],
-        control_plane_ports=[catalog.CONTROLLER_WEBHOOK_PORT, catalog.KUEUE_VISIBILITY_PORT],
-        dataplane_v2=spec.dataplane_v2,
-        database_encryption_key=spec.database_encryption_key,
-        binary_authorization=spec.binary_authorization,
-        deletion_protection=spec.deletion_protection,
-        labels=labels,
-        **features,
-    )
-
-
-def network_args(network: NetworkConfig, *, project: str, region: str, name_prefix: str, **features: Any) -> PrimaryNetworkArgs:
-    """The VPC a `trainstack:network` section describes, with `features` (keeping the VPC, its MTU) of
-    the stack around it: one reading for platforms and a fleet's manager."""
-    return PrimaryNetworkArgs(
-        project=project,
-        region=region,
-        name_prefix=name_prefix,
-        subnet_cidr=network.subnet_cidr,
-        pods_cidr=network.pods_cidr,
-        services_cidr=network.services_cidr,
-        **features,
-    )
+# The ports on the nodes the control plane calls: the controllers' webhooks and Kueue's visibility API.
+CONTROL_PLANE_PORTS = [catalog.CONTROLLER_WEBHOOK_PORT, catalog.KUEUE_VISIBILITY_PORT]
 
 
 @dataclass(frozen=True)
@@ -258,9 +200,9 @@ def _network(site: Site) -> NetworkRef:
     config = site.config
     existing = config.network.existing
     if existing is not None:
-        return NetworkRef(existing.network, existing.subnetwork, existing.pods_range_name, existing.services_range_name)
-    args = network_args(
-        config.network,
+        return existing.ref
+    args = PrimaryNetworkArgs(
+        spec=config.network,
         project=config.project,
         region=config.region,
         name_prefix=config.cluster.name,
@@ -303,13 +245,14 @@ def _cluster(site: Site, network: NetworkRef, node_account: NodeServiceAccount) 
     c765092 modules/scheduler/gke-cluster `enable_multi_networking`: "immutable on clusters"), so an
     A4X stack moving to DRANET keeps its cluster."""
     config = site.config
-    args = cluster_args(
-        config.cluster,
+    args = GkeClusterArgs(
+        spec=config.cluster,
         project=config.project,
         location=config.region,
         node_locations=[*config.all_gpu_zones, *config.cpu_zones],
         network=network,
         node_service_account=node_account.email,
+        control_plane_ports=CONTROL_PLANE_PORTS,
         labels=site.ctx.labels,
         multi_networking=any(p.machine.extra_nics for p in config.pools),
         dranet=any(p.dranet for p in config.pools),

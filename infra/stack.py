@@ -26,7 +26,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from trainstack.components.gke_cluster import MASTER_IPV4_CIDR
+from trainstack.components.gcp_network import ExistingNetwork, NetworkSpec
+from trainstack.components.gke_cluster import ClusterName, ClusterSpec, Maintenance
 from trainstack.components.kueue import TOPOLOGY_NAME
 from trainstack.components.node_pools import CpuPoolSpec, GpuMachineName, GpuPoolSpec
 from trainstack.components.storage import KINDS, KindName
@@ -41,14 +42,12 @@ from trainstack.core.spec import (
     AbsolutePath,
     Cidr,
     Duration,
-    GcpName,
     K8sName,
     NodePoolName,
     ProjectId,
     QualifiedStack,
     RegionId,
     Section,
-    UtcTime,
     ZoneId,
     bounded,
     by_pattern,
@@ -61,104 +60,29 @@ from trainstack.core.spec import (
 # Sections
 
 
-class AuthorizedNetwork(Section):
-    """A network allowed to reach the control plane."""
-
-    cidr_block: Cidr
-    """An IPv4 range allowed to reach the control plane."""
-    display_name: str = ""
-    """A name for it in the cluster's settings."""
-
-
-class MaintenanceWindow(Section):
-    """When GKE may upgrade the cluster: a recurring window (RFC 3339 times, an RFC 5545 rule)."""
-
-    start: UtcTime = "2026-01-03T03:00:00Z"
-    """The first window's start (RFC 3339, UTC)."""
-    end: UtcTime = "2026-01-03T11:00:00Z"
-    """The first window's end, 4 to 24 hours after its start."""
-    recurrence: Annotated[str, by_rule(rules.RECURRENCE)] = "FREQ=WEEKLY;BYDAY=SA,SU"
-    """How the window recurs (an RFC 5545 rule)."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> MaintenanceWindow:
-        resource_errors(self, "maintenance_window")
-        return self
-
-
-class MaintenanceExclusion(Section):
-    """A maintenance exclusion: GKE makes no upgrade of `scope` from `start` until the cluster's
-    minor version reaches its end of support. Lift it by setting `enabled: false` and running
-    `pulumi up` (or `gcloud container clusters update --remove-maintenance-exclusion`)."""
-
-    enabled: bool = True
-    """Whether the exclusion holds; false lets GKE make those upgrades again."""
-    scope: Annotated[Literal["NO_MINOR_OR_NODE_UPGRADES", "NO_MINOR_UPGRADES", "NO_UPGRADES"], by_rule(rules.exclusion_scope)] = "NO_MINOR_OR_NODE_UPGRADES"
-    """Which upgrades GKE holds back."""
-    start: UtcTime = "2026-01-01T00:00:00Z"
-    """When the exclusion starts (RFC 3339, UTC)."""
-
-
-class Maintenance(Section):
-    """`trainstack:cluster.maintenance`: a window for the upgrades GKE makes on its own, and an
-    exclusion that keeps them off a running job's nodes (on by default: every node drain
-    restarts a whole JobSet)."""
-
-    window: MaintenanceWindow = MaintenanceWindow()
-    """The recurring window GKE may upgrade in."""
-    exclusion: MaintenanceExclusion = MaintenanceExclusion()
-    """The upgrades GKE must not make (on by default)."""
-
-
 ANY_ADDRESS = "0.0.0.0/0"
 
 
-# A GKE cluster name: at most 40 lowercase letters, digits and '-', starting with a letter and
-# ending with a letter or digit (GKE API v1 Cluster.name,
-# cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#Cluster).
-ClusterName = Annotated[str, Field(max_length=40), by_rule(rules.CLUSTER_NAME)]
-
-
-class ClusterConfig(Section):
+# The cluster's spec (components/gke_cluster.py) with the stack file's own policy, which the
+# GkeCluster component does not apply to a program's args, as that would change what a program
+# that worked makes or accepts: a control plane open to any address needs its explicit opt-in
+# (`allowAnyAddress`; the component, as GKE, leaves an endpoint without authorized networks open);
+# fleets are admitted by stack (`admitFleets`, read through StackReferences at `up`, which only a
+# stack does); and the maintenance policy is on by default (the component's default is GKE's: none).
+class ClusterConfig(ClusterSpec):
     """`trainstack:cluster`: the GKE Standard cluster (regional, in `gcp:region`)."""
 
-    name: ClusterName
-    """The GKE cluster's name."""
-    release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"] = "REGULAR"
-    """The GKE release channel the cluster follows."""
-    version_prefix: Annotated[str, by_rule(rules.VERSION_PREFIX)] | None = None
-    """A minor version prefix such as "1.33." resolved against the versions GKE offers at deploy
-    time; None: the release channel's default."""
-    private_nodes: bool = True
-    """Nodes get internal addresses only (egress through Cloud NAT)."""
-    private_endpoint: bool = False
-    """The control plane has no public endpoint."""
-    master_ipv4_cidr: Annotated[Cidr, by_rule(rules.master_cidr)] = MASTER_IPV4_CIDR
-    """The control plane's private /28 range."""
-    authorized_networks: list[AuthorizedNetwork] = []
-    """The networks that may reach the control plane; `0.0.0.0/0` needs allowAnyAddress."""
     allow_any_address: bool = False
     """The explicit opt-in for `0.0.0.0/0` in authorizedNetworks."""
     admit_fleets: list[QualifiedStack] = []
     """Fleet stacks (`<organization>/trainstack/<stack>`) whose manager may reach this control plane:
     each one's exported `egressAddresses` join the authorized networks at `up` (read from the fleet
     stack, so a fleet's address never has to be copied here). `up` the fleet first; see README, fleets."""
-    deletion_protection: bool = True
-    """GKE refuses to delete the cluster, and Pulumi protects it, while true."""
     maintenance: Maintenance = Maintenance()
     """When GKE may upgrade the cluster on its own, and which upgrades it must not make."""
-    dataplane_v2: bool = False
-    """Dataplane V2, which enforces the jobs' NetworkPolicies, on a cluster without extra NICs
-    (clusters with them have it already). Fixed at creation: changing it replaces the cluster."""
-    database_encryption_key: Annotated[str, by_rule(rules.KMS_KEY)] | None = None
-    """Application-layer secrets encryption with this Cloud KMS key (CMEK), in gcp:region."""
-    binary_authorization: Literal["off", "audit"] = "off"
-    """audit: Binary Authorization evaluates every image against the project's policy; keep that
-    policy in dry run (enforcementMode DRYRUN_AUDIT_LOG_ONLY) to log without blocking."""
 
     @model_validator(mode="after")
-    def _rules(self) -> ClusterConfig:
-        resource_errors(self, "cluster")
+    def _stack_rules(self) -> ClusterConfig:
         rule_errors("ClusterConfig", [*self._exposure(), *self._fleets()])
         return self
 
@@ -198,42 +122,21 @@ class ClusterConfig(Section):
         return any(n.cidr_block == ANY_ADDRESS for n in self.authorized_networks)
 
 
-class ExistingNetwork(Section):
-    """A VPC, subnet and secondary ranges made elsewhere."""
-
-    network: str
-    """The VPC's name."""
-    subnetwork: str
-    """The subnet's name."""
-    pods_range_name: GcpName
-    """The name of the subnet's secondary range for pods."""
-    services_range_name: GcpName
-    """The name of the subnet's secondary range for Services."""
-
-
-class NetworkConfig(Section):
+# The primary VPC's spec (components/gcp_network.py) with what only a stack decides: a VPC made
+# elsewhere instead of one made here, and the range and flow logs of the GPU NIC networks.
+class NetworkConfig(NetworkSpec):
     """`trainstack:network`: the primary VPC (created, or an existing one) and GPU NIC ranges."""
 
     existing: ExistingNetwork | None = None
     """A VPC made elsewhere, used instead of one the stack makes."""
-    subnet_cidr: Cidr = "10.0.0.0/20"
-    """The primary range of the subnet the stack makes (the nodes' addresses)."""
-    pods_cidr: Cidr = "10.4.0.0/14"
-    """The subnet's secondary range for pods."""
-    services_cidr: Cidr = "10.8.0.0/20"
-    """The subnet's secondary range for Services."""
     gpu_nic_cidr: Annotated[Cidr, by_rule(rules.NIC_CIDR)] = "192.168.0.0/16"
     """Extra GPU NIC subnets are carved from this /16 as consecutive /24s."""
     flow_logs: bool = False
     """VPC flow logs on the GPU NICs' gVNIC subnets (RDMA subnets carry RoCE, which flow logs do not see)."""
 
-    @model_validator(mode="after")
-    def _rules(self) -> NetworkConfig:
-        ranges = {"gpuNicCidr": self.gpu_nic_cidr}
-        if self.existing is None:  # the primary ranges are ours only when we create the VPC
-            ranges = {"subnetCidr": self.subnet_cidr, "podsCidr": self.pods_cidr, "servicesCidr": self.services_cidr, **ranges}
-        rule_errors("NetworkConfig", [Problem((key,), value, rule) for key, value, rule in rules.overlaps(ranges)])
-        return self
+    def ranges(self) -> dict[str, str]:
+        """The NIC range beside the primary ranges, which are the stack's only when it makes the VPC."""
+        return {**(super().ranges() if self.existing is None else {}), "gpuNicCidr": self.gpu_nic_cidr}
 
 
 class StorageConfig(Section):

@@ -25,9 +25,9 @@ from trainstack.app.plan.aliases import claims
 from trainstack.app.plan.recorder import Registration
 from trainstack.app.schemas.validate import validate_object
 from trainstack.components import (
-    AuthorizedNetwork,
     CheckpointBucket,
     CheckpointBucketArgs,
+    ClusterSpec,
     CpuNodePool,
     CpuNodePoolArgs,
     ExtraNetwork,
@@ -61,6 +61,7 @@ from trainstack.components import (
     MultiKueueWorkerAccess,
     MultiKueueWorkerAccessArgs,
     NetworkRef,
+    NetworkSpec,
     NfsDisk,
     NfsDiskArgs,
     NfsServer,
@@ -242,9 +243,9 @@ def pod_of(built: Built[Any]) -> tuple[Registration, dict[str, Any]]:
 
 
 CLUSTER_ARGS = GkeClusterArgs(
+    spec=ClusterSpec.model_validate({"name": "c"}),
     project="proj-1",
     location="us-central1",
-    name="c",
     node_locations=["us-central1-c", "us-central1-b", "us-central1-c"],
     network=NET,
     node_service_account=SA,
@@ -285,8 +286,9 @@ TENSORBOARD_ARGS = TensorBoardArgs(
 )
 
 
-def cluster_args(**changes: Any) -> GkeClusterArgs:
-    return dataclasses.replace(CLUSTER_ARGS, **changes)
+def cluster_args(spec: dict[str, Any] | None = None, **wiring: Any) -> GkeClusterArgs:
+    """CLUSTER_ARGS with the spec's keys `spec` set, and `wiring`."""
+    return dataclasses.replace(CLUSTER_ARGS, spec=ClusterSpec.model_validate({"name": "c", **(spec or {})}), **wiring)
 
 
 def gpu_pool_args(spec: dict[str, Any] | None = None, **wiring: Any) -> GpuNodePoolArgs:
@@ -331,7 +333,7 @@ KUBECONFIG: str = yaml.safe_dump(
 
 CASES = [
     Case(ProjectServices, lambda n, o: ProjectServices(n, ProjectServicesArgs("proj-1", ["container.googleapis.com", "file.googleapis.com"]), o)),
-    Case(PrimaryNetwork, lambda n, o: PrimaryNetwork(n, PrimaryNetworkArgs("proj-1", "us-central1", "c", "10.0.0.0/20", "10.4.0.0/14", "10.8.0.0/20"), o)),
+    Case(PrimaryNetwork, lambda n, o: PrimaryNetwork(n, PrimaryNetworkArgs(NetworkSpec(), "proj-1", "us-central1", "c"), o)),
     Case(GpuNicNetworks, lambda n, o: GpuNicNetworks(n, nic_args(ULTRA), o)),
     Case(GkeCluster, lambda n, o: GkeCluster(n, cluster_args(control_plane_ports=[9443]), o)),
     Case(NodeServiceAccount, lambda n, o: NodeServiceAccount(n, NodeServiceAccountArgs("proj-1", "gke-nodes"), o)),
@@ -543,7 +545,7 @@ def test_project_services_enable_each_api_once_and_never_disable_it() -> None:
 
 
 def test_primary_network_is_named_and_ranged_by_its_args() -> None:
-    args = PrimaryNetworkArgs("proj-1", "us-east4", "c", "10.0.0.0/20", "10.4.0.0/14", "10.8.0.0/20")
+    args = PrimaryNetworkArgs(NetworkSpec(), "proj-1", "us-east4", "c")
     built = run(lambda o: PrimaryNetwork("net", args, o))
     gcp = [r for r in built.rendered.registrations if r.custom and r.type.startswith("gcp:")]
     assert sorted(r.inputs["name"] for r in gcp) == ["c-internal", "c-nat", "c-net", "c-router", "c-subnet"]
@@ -585,7 +587,7 @@ def test_gke_cluster_hands_out_a_provider_identified_by_this_cluster_instance() 
 
 
 def test_gke_cluster_from_its_args() -> None:
-    args = cluster_args(multi_networking=True, filestore_csi=True, release_channel="STABLE", labels={"team": "ml"})
+    args = cluster_args({"releaseChannel": "STABLE"}, multi_networking=True, filestore_csi=True, labels={"team": "ml"})
     cluster = run(lambda o: GkeCluster("cluster", args, o)).inputs(CLUSTER)
     assert (cluster["project"], cluster["location"], cluster["name"]) == ("proj-1", "us-central1", "c")
     assert cluster["nodeLocations"] == ["us-central1-b", "us-central1-c"]
@@ -602,7 +604,7 @@ def test_gke_cluster_from_its_args() -> None:
 
 @pytest.mark.parametrize("private", [True, False])
 def test_gke_cluster_private_nodes_and_the_control_plane_firewall(private: bool) -> None:
-    args = cluster_args(private_nodes=private, private_endpoint=private, master_ipv4_cidr="172.16.8.0/28", control_plane_ports=[9443, 8443])
+    args = cluster_args({"privateNodes": private, "privateEndpoint": private, "masterIpv4Cidr": "172.16.8.0/28"}, control_plane_ports=[9443, 8443])
     built = run(lambda o: GkeCluster("cluster", args, o))
     cluster = built.inputs(CLUSTER)
     if private:
@@ -615,13 +617,13 @@ def test_gke_cluster_private_nodes_and_the_control_plane_firewall(private: bool)
 
 
 def test_gke_cluster_authorized_networks_and_deletion_protection() -> None:
-    networks = [AuthorizedNetwork("203.0.113.0/24", "vpn"), AuthorizedNetwork("198.51.100.7/32")]
-    locked = run(lambda o: GkeCluster("cluster", cluster_args(authorized_networks=networks), o)).one(CLUSTER)
+    networks = [{"cidrBlock": "203.0.113.0/24", "displayName": "vpn"}, {"cidrBlock": "198.51.100.7/32"}]
+    locked = run(lambda o: GkeCluster("cluster", cluster_args({"authorizedNetworks": networks}), o)).one(CLUSTER)
     assert locked.inputs["masterAuthorizedNetworksConfig"] == {
         "cidrBlocks": [{"cidrBlock": "203.0.113.0/24", "displayName": "vpn"}, {"cidrBlock": "198.51.100.7/32"}]
     }
     assert locked.inputs["deletionProtection"] is True and locked.options["protect"] is True
-    open_ = run(lambda o: GkeCluster("cluster", cluster_args(deletion_protection=False), o)).one(CLUSTER)
+    open_ = run(lambda o: GkeCluster("cluster", cluster_args({"deletionProtection": False}), o)).one(CLUSTER)
     assert "masterAuthorizedNetworksConfig" not in open_.inputs
     assert open_.inputs["deletionProtection"] is False and "protect" not in open_.options
 

@@ -21,7 +21,6 @@ import test_component_args as component_args
 import test_component_rules as component_rules
 from trainstack.components.args import Args
 from trainstack.components.dra_driver import NvidiaDraDriverArgs
-from trainstack.components.gke_cluster import MaintenanceExclusion, MaintenanceWindow
 from trainstack.components.gpudirect_installers import GpuDirectInstallersArgs
 from trainstack.components.kueue import GpuFlavor, MultiKueueDispatch, WaitForPodsReady
 from trainstack.components.multikueue import MultiKueueClustersArgs, MultiKueueQueue, MultiKueueWorker
@@ -31,7 +30,7 @@ from trainstack.components.node_pools import CpuNodePoolArgs, CpuPoolSpec, Extra
 from trainstack.components.workload_identity import JobIdentityArgs
 from trainstack.core.errors import ArgsError, Problem, key_path
 
-KUEUE, CLUSTER, FILESTORE, PRIMARY = component_rules.KUEUE, component_rules.CLUSTER, component_rules.FILESTORE, component_rules.PRIMARY
+KUEUE, CLUSTER, FILESTORE = component_rules.KUEUE, component_rules.CLUSTER, component_rules.FILESTORE
 MEGA = "a3-megagpu-8g"
 WORKERS = [MultiKueueWorker("east", "kubeconfig-east"), MultiKueueWorker("west", "kubeconfig-west")]
 A4X_DRANET = GpuNodePoolArgs(
@@ -60,18 +59,7 @@ CASES: list[Case] = [
     (GpuDirectInstallersArgs(MEGA), {"machine_type": "a2-highgpu-8g"}, "machine_type", "there is nothing to install"),
     (MachineDaemonSetsArgs("a4x-maxgpu-4g-metal"), {"machine_type": MEGA}, "machine_type", "needs no node DaemonSets"),
     (CLUSTER, {"dranet": True}, "dranet", "needs Dataplane V2"),
-    (PRIMARY, {"pods_cidr": "10.0.0.0/16"}, "pods_cidr", "overlaps"),
     (FILESTORE, {"location": "us-central1"}, "location", "zone"),
-    (
-        dataclasses.replace(
-            CLUSTER,
-            maintenance_window=MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T11:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SU"),
-            maintenance_exclusion=MaintenanceExclusion("freeze", "2026-01-01T00:00:00Z"),
-        ),
-        {"maintenance_window": None},
-        "maintenance_exclusion",
-        "needs a maintenance window",
-    ),
     (
         KUEUE,
         {"flavors": [GpuFlavor("mega", "gpus", MEGA, 2, autoscaled=True)], "wait_for_pods_ready": WaitForPodsReady(timeout="10m")},

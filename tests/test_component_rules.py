@@ -13,9 +13,9 @@ import pytest
 
 from helpers import construct, render_with
 from trainstack.components import (
-    AuthorizedNetwork,
     CheckpointBucket,
     CheckpointBucketArgs,
+    ClusterSpec,
     CpuNodePool,
     FilestoreShare,
     FilestoreShareArgs,
@@ -26,9 +26,8 @@ from trainstack.components import (
     GpuNodePoolArgs,
     Kueue,
     KueueArgs,
-    MaintenanceExclusion,
-    MaintenanceWindow,
     NetworkRef,
+    NetworkSpec,
     NodeServiceAccount,
     NodeServiceAccountArgs,
     PrimaryNetwork,
@@ -61,10 +60,21 @@ CPU_POOL: dict[str, Any] = {
     "zones": [ZONE],
     "nodeCount": 2,
 }
-CLUSTER = GkeClusterArgs("my-project", "us-central1", "research", [ZONE], NetworkRef("vpc", "subnet", "pods", "services"), SA)
+CLUSTER = GkeClusterArgs(
+    ClusterSpec.model_validate({"name": "research"}), "my-project", "us-central1", [ZONE], NetworkRef("vpc", "subnet", "pods", "services"), SA
+)
+# The cluster as the package passes it: the spec's keys (camelCase) beside the wiring.
+CLUSTER_INPUTS: dict[str, Any] = {
+    "project": "my-project",
+    "location": "us-central1",
+    "node_locations": [ZONE],
+    "network": {"network": "vpc", "subnetwork": "subnet", "pods_range": "pods", "services_range": "services"},
+    "node_service_account": SA,
+    "name": "research",
+}
 KUEUE = KueueArgs("cq", "lq", "ml", [GpuFlavor("mega", "gpus", "a3-megagpu-8g", 2)])
 FILESTORE = FilestoreShareArgs("my-project", "fs", ZONE, "ZONAL", 1024, "share1", "vpc")
-PRIMARY = PrimaryNetworkArgs("my-project", "us-central1", "research", "10.0.0.0/20", "10.4.0.0/14", "10.8.0.0/20")
+PRIMARY = PrimaryNetworkArgs(NetworkSpec(), "my-project", "us-central1", "research")
 SUPERVISOR = SupervisorArgs(jobset="hello", namespace="ml", project="my-project", cpu_pool="cpu", gpus_per_node=8, nodes=4, nodes_per_replica=2)
 
 
@@ -74,7 +84,7 @@ CASES = [
     ("node-pool-name", GpuNodePool, POOL, {"name": "a" * 40}, {"name": "a" * 41}, "name", "must be at most 40 characters"),
     ("dns-label", GpuNodePool, POOL, {"name": "gpus-2"}, {"name": "2gpus"}, "name", "must be a GKE node pool name: a lowercase letter"),
     ("project-id", GpuNodePool, POOL, {"project": "abcdef"}, {"project": "abcde"}, "project", "must be a GCP project ID: 6-30 lowercase letters"),
-    ("cluster-name", GkeCluster, CLUSTER, {"name": "c" * 40}, {"name": "c" * 41}, "name", "must be at most 40 characters"),
+    ("cluster-name", GkeCluster, CLUSTER_INPUTS, {"name": "c" * 40}, {"name": "c" * 41}, "name", "at most 40 characters"),
     (
         "account-id",
         NodeServiceAccount,
@@ -149,8 +159,8 @@ CASES = [
         "asia-south1 offers no a3-megagpu-8g",
     ),
     # CIDRs
-    ("cidr", GkeCluster, CLUSTER, {"master_ipv4_cidr": "172.16.0.16/28"}, {"master_ipv4_cidr": "172.16.0.17/28"}, "master_ipv4_cidr", "its host bits are set"),
-    ("cidr-prefix", GkeCluster, CLUSTER, {"master_ipv4_cidr": "172.16.0.16/28"}, {"master_ipv4_cidr": "172.16.0.0/27"}, "master_ipv4_cidr", "must be a /28"),
+    ("cidr", GkeCluster, CLUSTER_INPUTS, {"masterIpv4Cidr": "172.16.0.16/28"}, {"masterIpv4Cidr": "172.16.0.17/28"}, "masterIpv4Cidr", "its host bits are set"),
+    ("cidr-prefix", GkeCluster, CLUSTER_INPUTS, {"masterIpv4Cidr": "172.16.0.16/28"}, {"masterIpv4Cidr": "172.16.0.0/27"}, "masterIpv4Cidr", "must be a /28"),
     # one of a set
     (
         "one-of",
@@ -204,66 +214,66 @@ CASES = [
     (
         "window",
         GkeCluster,
-        CLUSTER,
-        {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T07:00:00Z", "FREQ=DAILY")},
-        {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T06:59:59Z", "FREQ=DAILY")},
-        "maintenance_window.end",
+        CLUSTER_INPUTS,
+        {"maintenance": {"window": {"start": "2026-01-03T03:00:00Z", "end": "2026-01-03T07:00:00Z", "recurrence": "FREQ=DAILY"}}},
+        {"maintenance": {"window": {"start": "2026-01-03T03:00:00Z", "end": "2026-01-03T06:59:59Z", "recurrence": "FREQ=DAILY"}}},
+        "maintenance.window.end",
         "must be 4 to 24 hours after start",
     ),
     # GKE: 48 h of maintenance in 32 days (a weekly 6 h window on 2 days: 48 h; 5 h 59 m: less)
     (
         "maintenance-availability",
         GkeCluster,
-        CLUSTER,
-        {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T09:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SU")},
-        {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T08:59:00Z", "FREQ=WEEKLY;BYDAY=SA,SU")},
-        "maintenance_window.end",
+        CLUSTER_INPUTS,
+        {"maintenance": {"window": {"start": "2026-01-03T03:00:00Z", "end": "2026-01-03T09:00:00Z"}}},
+        {"maintenance": {"window": {"start": "2026-01-03T03:00:00Z", "end": "2026-01-03T08:59:00Z"}}},
+        "maintenance.window.end",
         "GKE requires at least 48 h",
     ),
     (
         "recurrence-days",
         GkeCluster,
-        CLUSTER,
-        {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T09:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SU")},
-        {"maintenance_window": MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T09:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SX")},
-        "maintenance_window.recurrence",
+        CLUSTER_INPUTS,
+        {"maintenance": {"window": {"end": "2026-01-03T09:00:00Z", "recurrence": "FREQ=WEEKLY;BYDAY=SA,SU"}}},
+        {"maintenance": {"window": {"end": "2026-01-03T09:00:00Z", "recurrence": "FREQ=WEEKLY;BYDAY=SA,SX"}}},
+        "maintenance.window.recurrence",
         "must be an RFC 5545 rule",
     ),
     (
         "exclusion-scope",
         GkeCluster,
-        dataclasses.replace(CLUSTER, maintenance_window=MaintenanceWindow("2026-01-03T03:00:00Z", "2026-01-03T11:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SU")),
-        {"maintenance_exclusion": MaintenanceExclusion("x", "2026-01-01T00:00:00Z", "NO_MINOR_UPGRADES")},
-        {"maintenance_exclusion": MaintenanceExclusion("x", "2026-01-01T00:00:00Z", "NO_UPGRADES")},
-        "maintenance_exclusion.scope",
+        CLUSTER_INPUTS,
+        {"maintenance": {"exclusion": {"scope": "NO_MINOR_UPGRADES"}}},
+        {"maintenance": {"exclusion": {"scope": "NO_UPGRADES"}}},
+        "maintenance.exclusion.scope",
         "lasts at most 30 days",
     ),
     # GKE authorized networks: 50 with a public endpoint; a private endpoint takes internal ranges only
     (
         "authorized-networks",
         GkeCluster,
-        CLUSTER,
-        {"authorized_networks": [AuthorizedNetwork(f"10.0.{i}.0/24") for i in range(50)]},
-        {"authorized_networks": [AuthorizedNetwork(f"10.0.{i}.0/24") for i in range(51)]},
-        "authorized_networks",
+        CLUSTER_INPUTS,
+        {"authorizedNetworks": [{"cidrBlock": f"10.0.{i}.0/24"} for i in range(50)]},
+        {"authorizedNetworks": [{"cidrBlock": f"10.0.{i}.0/24"} for i in range(51)]},
+        "authorizedNetworks",
         "GKE takes at most 50",
     ),
     (
         "authorized-networks-private",
         GkeCluster,
-        dataclasses.replace(CLUSTER, private_endpoint=True),
-        {"authorized_networks": [AuthorizedNetwork(f"10.0.{i}.0/24") for i in range(50)]},
-        {"authorized_networks": [AuthorizedNetwork(f"10.0.{i}.0/24") for i in range(51)]},
-        "authorized_networks",
+        {**CLUSTER_INPUTS, "privateEndpoint": True},
+        {"authorizedNetworks": [{"cidrBlock": f"10.0.{i}.0/24"} for i in range(50)]},
+        {"authorizedNetworks": [{"cidrBlock": f"10.0.{i}.0/24"} for i in range(51)]},
+        "authorizedNetworks",
         "GKE takes at most 50",
     ),
     (
         "private-endpoint-networks",
         GkeCluster,
-        dataclasses.replace(CLUSTER, private_endpoint=True),
-        {"authorized_networks": [AuthorizedNetwork("10.1.0.0/16")]},
-        {"authorized_networks": [AuthorizedNetwork("8.8.8.0/24")]},
-        "authorized_networks[0].cidr_block",
+        {**CLUSTER_INPUTS, "privateEndpoint": True},
+        {"authorizedNetworks": [{"cidrBlock": "10.1.0.0/16"}]},
+        {"authorizedNetworks": [{"cidrBlock": "8.8.8.0/24"}]},
+        "authorizedNetworks[0].cidrBlock",
         "is a public range",
     ),
     # Filestore capacity steps: ZONAL's lower range is 1-9.75 TiB in 256 GiB steps, then 10 TiB
@@ -320,19 +330,19 @@ CASES = [
     (
         "lustre-version",
         GkeCluster,
-        CLUSTER,
-        {"lustre_csi": True, "version_prefix": "1.33."},
-        {"lustre_csi": True, "version_prefix": "1.32."},
-        "version_prefix",
+        CLUSTER_INPUTS,
+        {"lustre_csi": True, "versionPrefix": "1.33."},
+        {"lustre_csi": True, "versionPrefix": "1.32."},
+        "versionPrefix",
         "Managed Lustre on port 988 needs GKE nodes at 1.33.2-gke.4655000 or newer",
     ),
     (
         "lustre-channel-default",
         GkeCluster,
-        CLUSTER,
-        {"lustre_csi": True, "version_prefix": "1.34."},
-        {"lustre_csi": True, "version_prefix": None},
-        "version_prefix",
+        CLUSTER_INPUTS,
+        {"lustre_csi": True, "versionPrefix": "1.34."},
+        {"lustre_csi": True, "versionPrefix": None},
+        "versionPrefix",
         "set a version prefix of 1.33. or later",
     ),
     # a VPC's MTU: 1300 to 8896 (terraform-provider-google 017d2f5 resource_compute_network.go `mtu`)

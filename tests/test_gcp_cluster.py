@@ -10,9 +10,7 @@ import yaml
 from gcp_support import CLUSTER, FIREWALL, PROJECT, REGION, ZONE, by_name, render
 from helpers import present
 from trainstack.app.plan.recorder import SECRET
-from trainstack.components.gcp_network import NetworkRef
-from trainstack.components.gke_cluster import GkeCluster, GkeClusterArgs, MaintenanceExclusion, cluster_identity
-from trainstack.core.errors import ArgsError
+from trainstack.components.gke_cluster import cluster_identity
 
 
 def cluster(variant: str = "a3ultra", **changes) -> dict:
@@ -72,23 +70,6 @@ def test_a_maintenance_window_and_an_exclusion_keep_upgrades_off_running_jobs() 
     assert exclusion["startTime"] == "2026-01-01T00:00:00Z" and "endTime" not in exclusion
     lifted = cluster(trainstack_cluster={"maintenance": {"exclusion": {"enabled": False}}})["maintenancePolicy"]
     assert "maintenanceExclusions" not in lifted and lifted["recurringWindow"] == policy["recurringWindow"]
-
-
-def test_an_exclusion_without_a_window_is_refused_before_gke_sees_it() -> None:
-    """The provider schema requires exactly one window in every maintenancePolicy
-    (terraform-provider-google resource_container_cluster.go, ExactlyOneOf)."""
-
-    args = GkeClusterArgs(
-        "my-project",
-        "us-central1",
-        "c",
-        ["us-central1-a"],
-        NetworkRef("v", "s", "pods", "services"),
-        "sa",
-        maintenance_exclusion=MaintenanceExclusion("x", "2026-01-01T00:00:00Z"),
-    )
-    with pytest.raises(ArgsError, match="maintenance_exclusion = 'x': needs a maintenance window"):
-        GkeCluster("cluster", args)
 
 
 def test_private_nodes_authorized_networks_shielded_nodes() -> None:

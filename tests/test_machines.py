@@ -273,7 +273,7 @@ def test_dranet_without_dataplane_v2_is_refused() -> None:
     }
     with pytest.raises(ArgsError, match="needs Dataplane V2"):
         GkeClusterArgs.checked({**args, "dranet": True}, object, "c")
-    assert GkeClusterArgs.checked({**args, "dranet": True, "dataplane_v2": True}, object, "c").dranet
+    assert GkeClusterArgs.checked({**args, "dranet": True, "dataplaneV2": True}, object, "c").dranet
 
 
 def test_a_live_a4x_stack_moving_to_dranet_replaces_its_pool_not_its_cluster() -> None:

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from helpers import present
 from trainstack.app.docs import reference, rule_text
+from trainstack.components import gke_cluster
 from trainstack.components.node_pools import GpuPoolSpec
 from trainstack.core import rules
 from trainstack.infra import contract
@@ -67,9 +68,9 @@ def test_a_rule_text_is_read_from_the_rules_own_source(start: str, end: str, rec
     """What a validator reports, read from its source (its rules' messages, values as `…`),
     begins every message it gives, under the key it names."""
     with pytest.raises(ValidationError) as info:
-        config.MaintenanceWindow.model_validate({"start": start, "end": end, "recurrence": recurrence})
+        gke_cluster.MaintenanceWindow.model_validate({"start": start, "end": end, "recurrence": recurrence})
     (error,) = info.value.errors()
-    found = rule_text.reports(config.MaintenanceWindow._rules, config.MaintenanceWindow)
+    found = rule_text.reports(gke_cluster.MaintenanceWindow._rules, gke_cluster.MaintenanceWindow)
     assert any(r.key == error["loc"] and _begins(r.text, error["msg"]) for r in found), (error, found)
 
 

@@ -3,7 +3,8 @@ same words through both doors: the stack file's section (infra/stack.py) and the
 (`XArgs.checked`), each naming the key as its user writes it. The cases are checked against the
 rules' registry, so a new rule without a case fails here; and each rule, made a no-op in turn,
 fails its case: no component rule can be deleted with every test green. The node pools have one
-door, their spec (tests/test_pool_spec.py)."""
+door, their spec (tests/test_pool_spec.py), as do the cluster and the primary network
+(tests/test_cluster_spec.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from trainstack.app.deploy.stack_file import load
 from trainstack.app.deploy.stacks import raw_stack_config
-from trainstack.components import gcp_network, gke_cluster, image, kueue
+from trainstack.components import image, kueue
 from trainstack.components.args import Args, Each, _build
 from trainstack.components.storage import filestore, gcs, lustre, nfs
 from trainstack.core import resource_rules, rules
@@ -37,29 +38,7 @@ class Door:
     config_base: dict[str, Any]
 
 
-NETWORK = {"network": "vpc", "subnetwork": "subnet", "pods_range": "pods", "services_range": "services"}
-CLUSTER = {
-    "project": "my-project",
-    "location": "us-central1",
-    "name": "c",
-    "node_locations": ["us-central1-a"],
-    "network": NETWORK,
-    "node_service_account": "sa",
-}
-ALLOWED = [{"cidr_block": "10.0.0.0/8"}]
 DOORS = {
-    "cluster": Door(
-        gke_cluster.GkeClusterArgs,
-        config.ClusterConfig,
-        {**CLUSTER, "authorized_networks": ALLOWED},
-        {"name": "c", "authorizedNetworks": [{"cidrBlock": "10.0.0.0/8"}]},
-    ),
-    "maintenance_window": Door(
-        gke_cluster.MaintenanceWindow,
-        config.MaintenanceWindow,
-        {"start": "2026-01-03T03:00:00Z", "end": "2026-01-03T11:00:00Z", "recurrence": "FREQ=WEEKLY;BYDAY=SA,SU"},
-        {},
-    ),
     "requeuing": Door(kueue.WaitForPodsReady, config.Requeuing, {}, {}),
     "kueue": Door(
         kueue.KueueArgs,
@@ -105,31 +84,6 @@ class Case:
 
 
 CASES = [
-    Case(
-        "cluster",
-        "private_endpoint_nodes",
-        {"private_endpoint": True, "private_nodes": False},
-        {"privateEndpoint": True, "privateNodes": False},
-        ("private_endpoint",),
-        ("privateEndpoint",),
-    ),
-    Case(
-        "cluster",
-        "authorized_network_count",
-        {"authorized_networks": [{"cidr_block": f"10.0.{i}.0/24"} for i in range(51)]},
-        {"authorizedNetworks": [{"cidrBlock": f"10.0.{i}.0/24"} for i in range(51)]},
-        ("authorized_networks",),
-        ("authorizedNetworks",),
-    ),
-    Case(
-        "cluster",
-        "private_endpoint_ranges",
-        {"private_endpoint": True, "authorized_networks": [{"cidr_block": "8.8.8.0/24"}]},
-        {"privateEndpoint": True, "authorizedNetworks": [{"cidrBlock": "8.8.8.0/24"}]},
-        ("authorized_networks", 0, "cidr_block"),
-        ("authorizedNetworks", 0, "cidrBlock"),
-    ),
-    Case("maintenance_window", "window", {"end": "2026-01-03T05:00:00Z"}, {"end": "2026-01-03T05:00:00Z"}, ("end",), ("end",)),
     Case("requeuing", "backoff", {"backoff_max_seconds": 30}, {"backoffMaxSeconds": 30}, ("backoff_max_seconds",), ("backoffMaxSeconds",)),
     Case(
         "kueue",
@@ -217,10 +171,6 @@ def test_a_rule_made_a_no_op_fails_its_case(case: Case, monkeypatch: pytest.Monk
 
 # (component Args, stack file section, Args fields the section holds elsewhere: their path in it)
 FIELD_PAIRS: list[tuple[type[Args], type[BaseModel], dict[str, tuple[str, ...]]]] = [
-    (gke_cluster.GkeClusterArgs, config.ClusterConfig, {}),
-    (gke_cluster.AuthorizedNetwork, config.AuthorizedNetwork, {}),
-    (gke_cluster.MaintenanceWindow, config.MaintenanceWindow, {}),
-    (gke_cluster.MaintenanceExclusion, config.MaintenanceExclusion, {}),
     (
         kueue.WaitForPodsReady,
         config.WaitForPodsReady,
@@ -228,7 +178,6 @@ FIELD_PAIRS: list[tuple[type[Args], type[BaseModel], dict[str, tuple[str, ...]]]
     ),
     (kueue.PriorityClass, config.PriorityClass, {}),
     (kueue.KueueArgs, config.KueueConfig, {}),
-    (gcp_network.NetworkRef, config.ExistingNetwork, {"pods_range": ("pods_range_name",), "services_range": ("services_range_name",)}),
     (gcs.CheckpointBucketArgs, gcs.BucketSpec, {}),
     (filestore.FilestoreShareArgs, filestore.FilestoreSpec, {}),
     (nfs.NfsDiskArgs, nfs.NfsSpec, {"size_gb": ("disk_size_gb",)}),
