@@ -18,7 +18,6 @@ from pydantic import BaseModel, ValidationError
 from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.components import gcp_network, gke_cluster, image, kueue
 from trainstack.components.args import Args, Each, _build
-from trainstack.components.storage import filestore, gcs, lustre, nfs
 from trainstack.core import resource_rules, rules
 from trainstack.core.errors import ArgsError, ConfigError, Problem
 from trainstack.infra import stack as config
@@ -69,19 +68,6 @@ DOORS = {
             "namespace": "team",
             "flavors": [{"name": "a3-ultra", "node_pool": "gpu", "machine_type": "a3-ultragpu-8g", "nodes": 2}],
         },
-        {},
-    ),
-    "bucket": Door(gcs.CheckpointBucketArgs, gcs.BucketSpec, {"project": "my-project", "name": "my-bucket", "location": "us-central1"}, {}),
-    "filestore": Door(
-        filestore.FilestoreShareArgs,
-        filestore.FilestoreSpec,
-        {"project": "my-project", "name": "fs", "location": "us-central1-a", "tier": "ZONAL", "capacity_gib": 1024, "share_name": "share1", "network": "vpc"},
-        {"tier": "ZONAL"},
-    ),
-    "lustre": Door(
-        lustre.LustreInstanceArgs,
-        lustre.LustreSpec,
-        {"project": "my-project", "zone": "us-central1-a", "instance_id": "lustre", "network": "vpc", "capacity_gib": 9000},
         {},
     ),
 }
@@ -138,9 +124,6 @@ CASES = [
         ("priority_classes", 1, "name"),
         ("priorityClasses", 1, "name"),
     ),
-    Case("bucket", "hns_uniform", {"uniform_access": False}, {"uniformAccess": False}, ("uniform_access",), ("uniformAccess",)),
-    Case("filestore", "filestore_size", {"capacity_gib": 1000}, {"capacityGib": 1000}, ("capacity_gib",), ("capacityGib",)),
-    Case("lustre", "lustre_size", {"capacity_gib": 100}, {"capacityGib": 100}, ("capacity_gib",), ("capacityGib",)),
 ]
 
 
@@ -228,10 +211,6 @@ FIELD_PAIRS: list[tuple[type[Args], type[BaseModel], dict[str, tuple[str, ...]]]
     (kueue.PriorityClass, config.PriorityClass, {}),
     (kueue.KueueArgs, config.KueueConfig, {}),
     (gcp_network.NetworkRef, config.ExistingNetwork, {"pods_range": ("pods_range_name",), "services_range": ("services_range_name",)}),
-    (gcs.CheckpointBucketArgs, gcs.BucketSpec, {}),
-    (filestore.FilestoreShareArgs, filestore.FilestoreSpec, {}),
-    (nfs.NfsDiskArgs, nfs.NfsSpec, {"size_gb": ("disk_size_gb",)}),
-    (lustre.LustreInstanceArgs, lustre.LustreSpec, {}),
     (image.WorkloadImageArgs, config.BuildConfig, {}),
 ]
 
