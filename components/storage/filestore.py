@@ -129,9 +129,7 @@ def _mount(store: Store[FilestoreSpec, FilestoreShare], to: Mounting) -> NfsVolu
         server=share.ip,
         path=f"/{share.share_name}",
         capacity=f"{store.spec.capacity_gib}Gi",
-        claim_name=to.claim_name,
-        namespace=to.namespace,
-        volume_name=to.claim_name,
+        **to.claimed,
     )
     return NfsVolume(to.name("storage"), args, opts=to.opts("storage"))
 

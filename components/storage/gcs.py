@@ -260,11 +260,9 @@ def _make(spec: BucketSpec, site: StorageSite, name: str, opts: pulumi.ResourceO
 def _mount(store: Store[BucketSpec, CheckpointBucket], to: Mounting) -> GcsFuseVolume:
     args = GcsFuseVolumeArgs(
         bucket=store.part.name,
-        claim_name=to.claim_name,
-        namespace=to.namespace,
         file_cache=store.spec.file_cache,
         parallel_downloads=store.spec.parallel,
-        volume_name=to.claim_name,
+        **to.claimed,
     )
     return GcsFuseVolume(to.name("storage"), args, opts=to.opts("storage"))
 

@@ -185,9 +185,7 @@ def _mount(store: Store[LustreSpec, LustreInstance], to: Mounting) -> LustreVolu
         ip=lustre.ip,
         filesystem=spec.filesystem,
         capacity_gib=spec.capacity_gib,
-        claim_name=to.claim_name,
-        namespace=to.namespace,
-        volume_name=to.claim_name,
+        **to.claimed,
     )
     return LustreVolume(to.name("storage"), args, opts=to.opts("storage"))
 

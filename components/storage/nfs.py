@@ -307,9 +307,7 @@ def _mount(store: Store[NfsSpec, NfsDisk], to: Mounting) -> NfsVolume:
         name="nfs-server",  # its objects' names, as before the platform was a component
     )
     server = NfsServer(to.name("nfs-server"), args, opts=to.opts("nfs-server", pulumi.ResourceOptions(depends_on=to.controller_nodes)))
-    export = NfsVolumeArgs(
-        server=server.cluster_ip, path=NfsServer.export_path, capacity=f"{size}Gi", claim_name=to.claim_name, namespace=to.namespace, volume_name=to.claim_name
-    )
+    export = NfsVolumeArgs(server=server.cluster_ip, path=NfsServer.export_path, capacity=f"{size}Gi", **to.claimed)
     return NfsVolume(to.name("storage"), export, opts=to.opts("storage"))
 
 
