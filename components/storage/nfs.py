@@ -88,7 +88,10 @@ class NfsDiskArgs(Args):
 
 
 class NfsDisk(pulumi.ComponentResource):
-    """A zonal persistent disk that an in-cluster NFS server exports."""
+    """A zonal persistent disk that an in-cluster NFS server exports.
+
+    Its inputs are a stack file's `trainstack:storage.nfs` block and where it goes; the package input
+    `sizeGb` is a deprecated spelling of `diskSizeGb`, accepted for one release."""
 
     disk: gcp.compute.Disk
     """The persistent disk."""
