@@ -134,7 +134,7 @@ def _build(typ: Any, value: Any) -> Any:
         return typ.model_validate(plain(value))
     if isinstance(value, dict) and isinstance(typ, type) and dataclasses.is_dataclass(typ):
         spec = spec_model(typ)
-        hints = {**inspect.get_annotations(typ, eval_str=True), **({"spec": spec} if spec else {})}
+        hints = {k: v for base in reversed(typ.__mro__) for k, v in inspect.get_annotations(base, eval_str=True).items()} | ({"spec": spec} if spec else {})
         wiring = {f.name for f in dataclasses.fields(typ)}
         if spec is not None and "spec" not in value:  # the package's: the spec's keys beside the wiring
             spec = typ.spec_input({k: v for k, v in value.items() if k not in wiring})  # type: ignore[attr-defined]

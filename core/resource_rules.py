@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Protocol
 
-from trainstack.core import catalog, rules
+from trainstack.core import rules
 from trainstack.core.errors import Problem
 
 Check = Callable[..., Iterable[Problem]]
@@ -61,27 +61,6 @@ class RequeuingView(Protocol):
     def backoff_max_seconds(self) -> int: ...
 
 
-class BucketView(Protocol):
-    @property
-    def hierarchical_namespace(self) -> bool: ...
-    @property
-    def uniform_access(self) -> bool: ...
-
-
-class FilestoreView(Protocol):
-    @property
-    def tier(self) -> str: ...
-    @property
-    def capacity_gib(self) -> int: ...
-
-
-class LustreView(Protocol):
-    @property
-    def throughput(self) -> int: ...
-    @property
-    def capacity_gib(self) -> int: ...
-
-
 # --- Kueue -------------------------------------------------------------------------------------
 
 
@@ -100,27 +79,3 @@ def unique_priority_classes(kueue: KueueView) -> Iterator[Problem]:
         if priority_class.name in seen:
             yield Problem(("priority_classes", i, "name"), priority_class.name, rules.duplicate("priority class"))
         seen.add(priority_class.name)
-
-
-# --- storage -----------------------------------------------------------------------------------
-
-
-@rule("bucket")
-def hns_uniform(bucket: BucketView) -> Iterator[Problem]:
-    """Cloud Storage: a hierarchical namespace needs uniform bucket-level access."""
-    if bucket.hierarchical_namespace and not bucket.uniform_access:
-        yield Problem(("uniform_access",), False, rules.HNS_NEEDS_UNIFORM_ACCESS)
-
-
-@rule("filestore")
-def filestore_size(filestore: FilestoreView) -> Iterator[Problem]:
-    """A capacity the Filestore tier takes."""
-    if filestore.tier in rules.FILESTORE_TIER_NAMES and (wrong := rules.filestore_capacity(filestore.tier, filestore.capacity_gib)):
-        yield Problem(("capacity_gib",), filestore.capacity_gib, wrong)
-
-
-@rule("lustre")
-def lustre_size(lustre: LustreView) -> Iterator[Problem]:
-    """A capacity the Managed Lustre throughput tier takes."""
-    if lustre.throughput in catalog.LUSTRE_TIERS and (wrong := rules.lustre_capacity(lustre.throughput, lustre.capacity_gib)):
-        yield Problem(("capacity_gib",), lustre.capacity_gib, wrong)

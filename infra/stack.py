@@ -30,12 +30,7 @@ from trainstack.components.gcp_network import ExistingNetwork, NetworkSpec
 from trainstack.components.gke_cluster import ClusterName, ClusterSpec, Maintenance
 from trainstack.components.kueue import TOPOLOGY_NAME
 from trainstack.components.node_pools import CpuPoolSpec, GpuMachineName, GpuPoolSpec
-from trainstack.components.storage import KINDS, KindName
-from trainstack.components.storage.filestore import FilestoreSpec
-from trainstack.components.storage.gcs import BucketSpec
-from trainstack.components.storage.kind import StorageKind
-from trainstack.components.storage.lustre import LustreSpec
-from trainstack.components.storage.nfs import NfsSpec
+from trainstack.components.storage import KindName, StorageSpec
 from trainstack.core import catalog, rules
 from trainstack.core.errors import ABSENT, Problem, describe, key_path
 from trainstack.core.spec import (
@@ -137,47 +132,6 @@ class NetworkConfig(NetworkSpec):
     def ranges(self) -> dict[str, str]:
         """The NIC range beside the primary ranges, which are the stack's only when it makes the VPC."""
         return {**(super().ranges() if self.existing is None else {}), "gpuNicCidr": self.gpu_nic_cidr}
-
-
-class StorageConfig(Section):
-    """`trainstack:storage`: where checkpoints, logs and data live, mounted at `mountPath`."""
-
-    kind: KindName
-    """What holds the data: a Cloud Storage bucket (`gcs`, through gcsfuse), a Filestore instance, an NFS
-    server on a persistent disk in the cluster, or a Managed Lustre instance."""
-    mount_path: AbsolutePath = "/job-logs"
-    """Where jobs mount it."""
-    disposable: bool = False
-    """false (the default): `pulumi destroy` leaves the bucket, share or disk and its data in the
-    project and only forgets it; true: destroy deletes it with its data (benchmarks, CI)."""
-    bucket: BucketSpec | None = None
-    """The bucket's settings (kind `gcs`)."""
-    filestore: FilestoreSpec | None = None
-    """The Filestore instance's settings (kind `filestore`)."""
-    nfs: NfsSpec | None = None
-    """The NFS server's settings (kind `nfs`)."""
-    lustre: LustreSpec | None = None
-    """The Managed Lustre instance's settings (kind `lustre`)."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> StorageConfig:
-        problems = [
-            Problem((block,), "...", f"is used only with kind {kind!r}, not {self.kind!r}")
-            for kind, block in ((k.name, k.block) for k in KINDS.values())
-            if kind != self.kind and getattr(self, block) is not None
-        ]
-        rule_errors("StorageConfig", problems)
-        return self
-
-    @property
-    def of_kind(self) -> StorageKind[Any, Any]:
-        """The kind's registry entry (components/storage)."""
-        return KINDS[self.kind]
-
-    @property
-    def spec(self) -> Section:
-        """The kind's settings, as written or its defaults."""
-        return getattr(self, self.of_kind.block) or self.of_kind.spec()
 
 
 # Image references by the grammar of github.com/distribution/reference (regexp.go): an optional
@@ -404,7 +358,7 @@ class StackConfig(BaseModel):
     `trainstack:gpuPool`."""
     cpu_pool: CpuPoolSpec = Field(CpuPoolSpec(), alias="trainstack:cpuPool")
     """The CPU pool the controllers run on."""
-    storage: StorageConfig = Field(alias="trainstack:storage")
+    storage: StorageSpec = Field(alias="trainstack:storage")
     """The shared storage jobs mount."""
     image: ImageConfig = Field(alias="trainstack:image")
     """The training image: built here, or prebuilt."""

@@ -90,6 +90,10 @@ from trainstack.components.gke_cluster import cluster_identity
 from trainstack.components.gpudirect_installers import NODE_INSTALLED
 from trainstack.components.node_daemons import MachineDaemonSets, MachineDaemonSetsArgs
 from trainstack.components.node_pools import NODE_ROLES, CpuPoolSpec, GpuPoolSpec
+from trainstack.components.storage.filestore import FilestoreSpec
+from trainstack.components.storage.gcs import BucketSpec
+from trainstack.components.storage.lustre import LustreSpec
+from trainstack.components.storage.nfs import NfsSpec
 from trainstack.core import catalog, rules
 from trainstack.core.testing import SECRET as SECRET_VALUE
 from trainstack.workloads import (
@@ -182,6 +186,11 @@ class Built(Generic[T]):
 def _stack() -> tuple[Any, dict[str, Any]]:
     """Any valid stack: the mock engine takes its project, region and name, nothing else."""
     return engine.load_stack("a3ultra-405b"), raw_stack_config("a3ultra-405b")
+
+
+def bucket_spec(name: str, **keys: Any) -> BucketSpec:
+    """A bucket named `name` in us-central1, with `keys` of its spec (as a stack file writes them)."""
+    return BucketSpec.model_validate({"name": name, "location": "us-central1", **keys})
 
 
 def run(build: Callable[[pulumi.ResourceOptions], T]) -> Built[T]:
@@ -339,10 +348,10 @@ CASES = [
     Case(NodeServiceAccount, lambda n, o: NodeServiceAccount(n, NodeServiceAccountArgs("proj-1", "gke-nodes"), o)),
     Case(GpuNodePool, lambda n, o: GpuNodePool(n, gpu_pool_args(), o)),
     Case(CpuNodePool, lambda n, o: CpuNodePool(n, cpu_pool_args({"name": "cpu", "zones": ["us-central1-b"]}), o)),
-    Case(CheckpointBucket, lambda n, o: CheckpointBucket(n, CheckpointBucketArgs("proj-1", "bkt", "us-central1", object_users={"ns.sa": "principal://x"}), o)),
-    Case(FilestoreShare, lambda n, o: FilestoreShare(n, FilestoreShareArgs("proj-1", "fs", "us-central1-b", "ZONAL", 1024, "share1", "vpc"), o)),
-    Case(NfsDisk, lambda n, o: NfsDisk(n, NfsDiskArgs("proj-1", "us-central1-b", "disk", "pd-ssd", 100), o)),
-    Case(LustreInstance, lambda n, o: LustreInstance(n, LustreInstanceArgs("proj-1", "us-central1-b", f"{n}-lustre", "vpc", 9000), o)),
+    Case(CheckpointBucket, lambda n, o: CheckpointBucket(n, CheckpointBucketArgs(bucket_spec("bkt"), "proj-1", object_users={"ns.sa": "principal://x"}), o)),
+    Case(FilestoreShare, lambda n, o: FilestoreShare(n, FilestoreShareArgs(FilestoreSpec(), "proj-1", "fs", "us-central1-b", "vpc"), o)),
+    Case(NfsDisk, lambda n, o: NfsDisk(n, NfsDiskArgs(NfsSpec.model_validate({"diskSizeGb": 100}), "proj-1", "us-central1-b", "disk"), o)),
+    Case(LustreInstance, lambda n, o: LustreInstance(n, LustreInstanceArgs(LustreSpec(), "proj-1", "us-central1-b", f"{n}-lustre", "vpc"), o)),
     Case(
         WorkloadImage,
         lambda n, o: WorkloadImage(n, WorkloadImageArgs("proj-1", "us-central1", "repo", "img", "t", "images/x", "0" * 64, "builder", "p-builds"), o),
@@ -353,9 +362,18 @@ CASES = [
     Case(GpuDirectInstallers, lambda n, o: GpuDirectInstallers(n, GpuDirectInstallersArgs(MEGA.name), o)),
     Case(NvidiaDriverInstaller, lambda n, o: NvidiaDriverInstaller(n, NvidiaDriverInstallerArgs(A2.accelerator), o)),
     Case(NvidiaDraDriver, lambda n, o: NvidiaDraDriver(n, NvidiaDraDriverArgs("a4x-highgpu-4g"), o)),
-    Case(GcsFuseVolume, lambda n, o: GcsFuseVolume(n, GcsFuseVolumeArgs("bucket", "shared", "ml"), o)),
-    Case(NfsVolume, lambda n, o: NfsVolume(n, NfsVolumeArgs("10.0.0.2", "/share1", "shared", "ml", "1Ti"), o)),
-    Case(LustreVolume, lambda n, o: LustreVolume(n, LustreVolumeArgs("proj-1/us-central1-b/lustre", "10.232.0.5", "lustrefs", "shared", "ml", 9000), o)),
+    Case(GcsFuseVolume, lambda n, o: GcsFuseVolume(n, GcsFuseVolumeArgs(bucket="bucket", claim_name="shared", namespace="ml"), o)),
+    Case(NfsVolume, lambda n, o: NfsVolume(n, NfsVolumeArgs(server="10.0.0.2", path="/share1", capacity="1Ti", claim_name="shared", namespace="ml"), o)),
+    Case(
+        LustreVolume,
+        lambda n, o: LustreVolume(
+            n,
+            LustreVolumeArgs(
+                volume_handle="proj-1/us-central1-b/lustre", ip="10.232.0.5", filesystem="lustrefs", capacity_gib=9000, claim_name="shared", namespace="ml"
+            ),
+            o,
+        ),
+    ),
     Case(NfsServer, lambda n, o: NfsServer(n, NfsServerArgs("disk", "proj-1", "us-central1-b", 100, "ml"), o)),
     Case(WorkloadIdentity, lambda n, o: WorkloadIdentity(n, WorkloadIdentityArgs("ml", "trainer"), o)),
     Case(MultiKueueWorkerAccess, lambda n, o: MultiKueueWorkerAccess(n, MultiKueueWorkerAccessArgs("east", "mk-manager", KUBECONFIG), o)),
@@ -757,9 +775,9 @@ def test_data_is_kept_on_destroy_unless_disposable(disposable: bool) -> None:
     whole destroy."""
     built = run(
         lambda o: (
-            CheckpointBucket("b", CheckpointBucketArgs("proj-1", "bucket", "us-central1", disposable=disposable), o),
-            FilestoreShare("f", FilestoreShareArgs("proj-1", "fs", "us-central1-b", "ZONAL", 1024, "share1", "vpc", disposable=disposable), o),
-            NfsDisk("d", NfsDiskArgs("proj-1", "us-central1-b", "disk", "pd-ssd", 100, disposable=disposable), o),
+            CheckpointBucket("b", CheckpointBucketArgs(bucket_spec("bucket"), "proj-1", disposable=disposable), o),
+            FilestoreShare("f", FilestoreShareArgs(FilestoreSpec(), "proj-1", "fs", "us-central1-b", "vpc", disposable=disposable), o),
+            NfsDisk("d", NfsDiskArgs(NfsSpec.model_validate({"diskSizeGb": 100}), "proj-1", "us-central1-b", "disk", disposable=disposable), o),
         )
     )
     for type_token in (BUCKET, FILESTORE, DISK):
@@ -772,10 +790,8 @@ def test_checkpoint_bucket_grants_object_users_after_grant_after() -> None:
     def build(o: pulumi.ResourceOptions) -> CheckpointBucket:
         pool = Gate("identity-pool")
         args = CheckpointBucketArgs(
+            bucket_spec("ckpt", hierarchicalNamespace=False),
             "proj-1",
-            "ckpt",
-            "us-central1",
-            hierarchical_namespace=False,
             object_users={"ns.a": "principal://a", "ns.b": "principal://b"},
             grant_after=[pool],
             labels={"team": "ml"},
@@ -797,7 +813,7 @@ def test_checkpoint_bucket_grants_object_users_after_grant_after() -> None:
 
 
 def _bucket_grants(users: dict[str, pulumi.Input[str]]) -> dict[str, Registration]:
-    built = run(lambda o: CheckpointBucket("bucket", CheckpointBucketArgs("proj-1", "ckpt", "us-central1", object_users=users), o))
+    built = run(lambda o: CheckpointBucket("bucket", CheckpointBucketArgs(bucket_spec("ckpt"), "proj-1", object_users=users), o))
     # In the order of `users` (the order the component registers them in; the recorder's may differ).
     grants = {g.inputs["member"]: g for g in built.all(BUCKET_MEMBER)}
     return {member: grants[member] for member in users.values() if isinstance(member, str)}
@@ -822,7 +838,7 @@ def test_a_bucket_grant_is_keyed_by_its_grantee_and_moves_from_its_place() -> No
 
 @pytest.mark.parametrize("key", ["", "Ns.A", "a/b", "-a", "a" * 101])
 def test_a_grantee_key_that_is_no_resource_name_is_refused(key: str) -> None:
-    problems = CheckpointBucketArgs("proj-1", "ckpt", "us-central1", object_users={key: "principal://a"}).problems()
+    problems = CheckpointBucketArgs(bucket_spec("ckpt"), "proj-1", object_users={key: "principal://a"}).problems()
     assert [(p.key, p.rule) for p in problems] == [(("object_users",), f"key {key!r} {rules.GRANTEE_KEY(key)}")]
     assert WorkloadImageArgs("proj-1", "us-central1", "repo", "img", "t", "images/x", "0" * 64, "builder", "p-builds", readers={key: "x"}).problems()
 
@@ -830,8 +846,18 @@ def test_a_grantee_key_that_is_no_resource_name_is_refused(key: str) -> None:
 def test_filestore_share_and_nfs_disk_from_their_args() -> None:
     built = run(
         lambda o: (
-            FilestoreShare("f", FilestoreShareArgs("proj-1", "fs", "us-central1", "ENTERPRISE", 2048, "data", "projects/h/global/networks/shared"), o),
-            NfsDisk("d", NfsDiskArgs("proj-1", "us-central1-b", "nfs", "pd-balanced", 300), o),
+            FilestoreShare(
+                "f",
+                FilestoreShareArgs(
+                    FilestoreSpec.model_validate({"tier": "ENTERPRISE", "capacityGib": 2048, "shareName": "data"}),
+                    "proj-1",
+                    "fs",
+                    "us-central1",
+                    "projects/h/global/networks/shared",
+                ),
+                o,
+            ),
+            NfsDisk("d", NfsDiskArgs(NfsSpec.model_validate({"diskType": "pd-balanced", "diskSizeGb": 300}), "proj-1", "us-central1-b", "nfs"), o),
         )
     )
     share = built.inputs(FILESTORE)
@@ -996,7 +1022,9 @@ def bound_pair(built: Built[Any], volume_name: str, claim_name: str) -> tuple[di
 
 @pytest.mark.parametrize("file_cache", [False, True])
 def test_gcsfuse_volume_mounts_its_bucket(file_cache: bool) -> None:
-    built = run(lambda o: GcsFuseVolume("gcs", GcsFuseVolumeArgs("ckpt-bucket", "shared", "ml", file_cache=file_cache, capacity="1Ti"), o))
+    built = run(
+        lambda o: GcsFuseVolume("gcs", GcsFuseVolumeArgs(bucket="ckpt-bucket", claim_name="shared", namespace="ml", file_cache=file_cache, capacity="1Ti"), o)
+    )
     volume, claim = bound_pair(built, "gcs", "shared")  # the volume named as its component: unique in the cluster
     assert (volume["spec"]["csi"]["driver"], volume["spec"]["csi"]["volumeHandle"]) == ("gcsfuse.csi.storage.gke.io", "ckpt-bucket")
     assert volume["spec"]["accessModes"] == claim["spec"]["accessModes"] == ["ReadWriteMany"]
@@ -1006,7 +1034,7 @@ def test_gcsfuse_volume_mounts_its_bucket(file_cache: bool) -> None:
 
 
 def test_nfs_volume_mounts_its_export() -> None:
-    args = NfsVolumeArgs("10.0.0.2", "/share1", "shared", "ml", "1Ti", mount_options=["nfsvers=3"])
+    args = NfsVolumeArgs(server="10.0.0.2", path="/share1", capacity="1Ti", claim_name="shared", namespace="ml", mount_options=["nfsvers=3"])
     volume, _ = bound_pair(run(lambda o: NfsVolume("nfs", args, o)), "nfs", "shared")
     assert volume["spec"]["nfs"] == {"server": "10.0.0.2", "path": "/share1"}
     assert volume["spec"]["mountOptions"] == ["nfsvers=3"] and volume["spec"]["capacity"] == {"storage": "1Ti"}

@@ -27,6 +27,7 @@ from trainstack.components.multikueue import MultiKueueClustersArgs, MultiKueueQ
 from trainstack.components.multinic import GpuNetworksArgs, NicAttachment
 from trainstack.components.node_daemons import MachineDaemonSetsArgs
 from trainstack.components.node_pools import CpuNodePoolArgs, CpuPoolSpec, ExtraNetwork, GpuNodePoolArgs, GpuPoolSpec
+from trainstack.components.storage.gcs import BucketSpec, CheckpointBucketArgs
 from trainstack.components.workload_identity import JobIdentityArgs
 from trainstack.core.errors import ArgsError, Problem, key_path
 
@@ -50,6 +51,7 @@ A4X_DRANET = GpuNodePoolArgs(
     service_account="sa@example.com",
 )
 CPU_POOL = CpuNodePoolArgs(CpuPoolSpec.model_validate({"zones": ["us-central1-a"]}), "my-project", "us-central1", "c", "sa@example.com")
+BUCKET = CheckpointBucketArgs(BucketSpec.model_validate({"name": "ckpt", "location": "us-central1"}), "my-project")
 IDENTITY = JobIdentityArgs(namespace="ml", service_account="trainer", prefix="hello", project="my-project", project_number="123", bucket="ckpt")
 
 # (valid Args, the change that breaks one inline rule, the field it names, words of its rule)
@@ -78,6 +80,7 @@ CASES: list[Case] = [
     (IDENTITY, {"project_number": None}, "project_number", "needed with a bucket"),
     (A4X_DRANET, {"extra_networks": [ExtraNetwork("vpc", "subnet")]}, "extra_networks", "GKE makes the NIC networks"),
     (CPU_POOL, {"spec": CpuPoolSpec()}, "zones", "required key is missing"),  # the stack file's default zones are the stack's
+    (BUCKET, {"spec": BucketSpec.model_validate({"location": "us-central1"})}, "name", "required key is missing"),  # the stack's default
     (component_args.TENSORBOARD_ARGS, {"log_dir": "/elsewhere/runs"}, "log_dir", "is not on the shared storage"),
     (component_args.JOB_ARGS, {"name": "n" * 60}, "name", "is too long"),
     (MultiKueueQueue("cq", ["east"]), {"workers": [f"w{i}" for i in range(21)]}, "workers", "at most 20 workers"),

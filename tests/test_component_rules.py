@@ -14,7 +14,6 @@ import pytest
 from helpers import construct, render_with
 from trainstack.components import (
     CheckpointBucket,
-    CheckpointBucketArgs,
     ClusterSpec,
     CpuNodePool,
     FilestoreShare,
@@ -34,6 +33,7 @@ from trainstack.components import (
     PrimaryNetworkArgs,
     WaitForPodsReady,
 )
+from trainstack.components.storage.filestore import FilestoreSpec
 from trainstack.core import rules
 from trainstack.core.errors import TrainstackError, key_path
 from trainstack.workloads import ResiliencySupervisor, SupervisorArgs
@@ -73,7 +73,9 @@ CLUSTER_INPUTS: dict[str, Any] = {
     "name": "research",
 }
 KUEUE = KueueArgs("cq", "lq", "ml", [GpuFlavor("mega", "gpus", "a3-megagpu-8g", 2)])
-FILESTORE = FilestoreShareArgs("my-project", "fs", ZONE, "ZONAL", 1024, "share1", "vpc")
+FILESTORE = FilestoreShareArgs(FilestoreSpec(), "my-project", "fs", ZONE, "vpc")
+# The storage kinds' GCP parts as the package passes them: the spec's keys beside the wiring.
+FILESTORE_INPUTS: dict[str, Any] = {"project": "my-project", "name": "fs", "location": ZONE, "network": "vpc", "tier": "ZONAL", "capacityGib": 1024}
 PRIMARY = PrimaryNetworkArgs(NetworkSpec(), "my-project", "us-central1", "research")
 SUPERVISOR = SupervisorArgs(jobset="hello", namespace="ml", project="my-project", cpu_pool="cpu", gpus_per_node=8, nodes=4, nodes_per_replica=2)
 
@@ -183,7 +185,7 @@ CASES = [
     (
         "bucket-name",
         CheckpointBucket,
-        CheckpointBucketArgs("my-project", "abc", "us-central1"),
+        {"project": "my-project", "name": "abc", "location": "us-central1"},
         {"name": "a" * 63},
         {"name": "ab"},
         "name",
@@ -210,7 +212,7 @@ CASES = [
         "nodeCount",
         "must be a multiple of the number of zones (2)",
     ),
-    ("capacity-by-tier", FilestoreShare, FILESTORE, {"capacity_gib": 1024}, {"capacity_gib": 1023}, "capacity_gib", "tier ZONAL takes 1024 to"),
+    ("capacity-by-tier", FilestoreShare, FILESTORE_INPUTS, {"capacityGib": 1024}, {"capacityGib": 1023}, "capacityGib", "tier ZONAL takes 1024 to"),
     (
         "window",
         GkeCluster,
@@ -280,19 +282,19 @@ CASES = [
     (
         "capacity-step",
         FilestoreShare,
-        FILESTORE,
-        {"capacity_gib": 9984},
-        {"capacity_gib": 10000},
-        "capacity_gib",
+        FILESTORE_INPUTS,
+        {"capacityGib": 9984},
+        {"capacityGib": 10000},
+        "capacityGib",
         "1024 to 9984 GiB in steps of 256 or 10240 to 102400 GiB in steps of 2560",
     ),
     (
         "capacity-regional",
         FilestoreShare,
-        dataclasses.replace(FILESTORE, location="us-central1", tier="REGIONAL"),
-        {"capacity_gib": 100},
-        {"capacity_gib": 99},
-        "capacity_gib",
+        {**FILESTORE_INPUTS, "location": "us-central1", "tier": "REGIONAL"},
+        {"capacityGib": 100},
+        {"capacityGib": 99},
+        "capacityGib",
         "tier REGIONAL takes 100 to 10239 GiB",
     ),
     (

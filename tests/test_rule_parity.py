@@ -20,7 +20,6 @@ from trainstack.app.deploy.stack_file import load
 from trainstack.app.deploy.stacks import raw_stack_config
 from trainstack.components import image, kueue
 from trainstack.components.args import Args, Each, _build
-from trainstack.components.storage import filestore, gcs, lustre, nfs
 from trainstack.core import resource_rules, rules
 from trainstack.core.errors import ArgsError, ConfigError, Problem
 from trainstack.infra import stack as config
@@ -49,19 +48,6 @@ DOORS = {
             "namespace": "team",
             "flavors": [{"name": "a3-ultra", "node_pool": "gpu", "machine_type": "a3-ultragpu-8g", "nodes": 2}],
         },
-        {},
-    ),
-    "bucket": Door(gcs.CheckpointBucketArgs, gcs.BucketSpec, {"project": "my-project", "name": "my-bucket", "location": "us-central1"}, {}),
-    "filestore": Door(
-        filestore.FilestoreShareArgs,
-        filestore.FilestoreSpec,
-        {"project": "my-project", "name": "fs", "location": "us-central1-a", "tier": "ZONAL", "capacity_gib": 1024, "share_name": "share1", "network": "vpc"},
-        {"tier": "ZONAL"},
-    ),
-    "lustre": Door(
-        lustre.LustreInstanceArgs,
-        lustre.LustreSpec,
-        {"project": "my-project", "zone": "us-central1-a", "instance_id": "lustre", "network": "vpc", "capacity_gib": 9000},
         {},
     ),
 }
@@ -93,9 +79,6 @@ CASES = [
         ("priority_classes", 1, "name"),
         ("priorityClasses", 1, "name"),
     ),
-    Case("bucket", "hns_uniform", {"uniform_access": False}, {"uniformAccess": False}, ("uniform_access",), ("uniformAccess",)),
-    Case("filestore", "filestore_size", {"capacity_gib": 1000}, {"capacityGib": 1000}, ("capacity_gib",), ("capacityGib",)),
-    Case("lustre", "lustre_size", {"capacity_gib": 100}, {"capacityGib": 100}, ("capacity_gib",), ("capacityGib",)),
 ]
 
 
@@ -178,10 +161,6 @@ FIELD_PAIRS: list[tuple[type[Args], type[BaseModel], dict[str, tuple[str, ...]]]
     ),
     (kueue.PriorityClass, config.PriorityClass, {}),
     (kueue.KueueArgs, config.KueueConfig, {}),
-    (gcs.CheckpointBucketArgs, gcs.BucketSpec, {}),
-    (filestore.FilestoreShareArgs, filestore.FilestoreSpec, {}),
-    (nfs.NfsDiskArgs, nfs.NfsSpec, {"size_gb": ("disk_size_gb",)}),
-    (lustre.LustreInstanceArgs, lustre.LustreSpec, {}),
     (image.WorkloadImageArgs, config.BuildConfig, {}),
 ]
 

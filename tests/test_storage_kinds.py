@@ -12,8 +12,7 @@ import pytest
 from gcp_support import render
 from trainstack.app.plan.plan import _KINDS
 from trainstack.components.gke_cluster import GkeClusterArgs
-from trainstack.components.storage import KINDS, KindName
-from trainstack.infra.stack import StorageConfig
+from trainstack.components.storage import KINDS, KindName, StorageSpec
 
 SERVICE = "gcp:projects/service:Service"
 NETWORK = "gcp:compute/network:Network"
@@ -33,12 +32,12 @@ def test_the_stack_files_kinds_are_the_registrys_in_order() -> None:
 @pytest.mark.parametrize("name", list(KINDS))
 def test_the_storage_section_reads_a_kinds_block_as_its_spec_and_refuses_another_kinds(name: str) -> None:
     kind = KINDS[name]
-    storage = StorageConfig.model_validate({"kind": name, kind.block: {}})
+    storage = StorageSpec.model_validate({"kind": name, kind.block: {}})
     assert type(storage.spec) is kind.spec and storage.of_kind is kind
-    assert type(StorageConfig.model_validate({"kind": name}).spec) is kind.spec  # the defaults when the block is left out
+    assert type(StorageSpec.model_validate({"kind": name}).spec) is kind.spec  # the defaults when the block is left out
     other = next(k for k in KINDS.values() if k.name != name)
     with pytest.raises(ValueError, match=rf"is used only with kind '{other.name}', not '{name}'"):
-        StorageConfig.model_validate({"kind": name, other.block: {}})
+        StorageSpec.model_validate({"kind": name, other.block: {}})
 
 
 @pytest.mark.parametrize("name", list(KINDS))

@@ -73,12 +73,12 @@ def _resolve(obj: Any, seen: set[Any]) -> None:
     hints = inspect.get_annotations(obj, eval_str=True)
     if dataclasses.is_dataclass(obj):
         for f in dataclasses.fields(obj):
-            if has_default(f) and type(None) not in typing.get_args(hints[f.name]):
+            if f.name in hints and has_default(f) and type(None) not in typing.get_args(hints[f.name]):
                 hints[f.name] = hints[f.name] | None
         if isinstance(obj, type) and spec_model(obj) is not None:
             hints["spec"] = dict[str, Any]  # its keys are the component's inputs (Provider)
     obj.__annotations__ = hints
-    for hint in obj.__annotations__.values():
+    for hint in [*obj.__annotations__.values(), *getattr(obj, "__bases__", ())]:  # a base's fields are the analyzer's too
         for cls in _classes(hint):
             _resolve(cls, seen)
 
@@ -105,6 +105,9 @@ class Provider(ComponentProvider):
         for cls in components:
             if (args := typing.get_type_hints(cls.__init__).get("args")) is not None and (spec := spec_model(args)) is not None:
                 self._flatten(self._component_defs[cls.__name__], types, spec, args)
+            definition = self._component_defs[cls.__name__]
+            self._describe(definition.inputs, definition.inputs_mapping, typing.get_type_hints(cls.__init__)["args"])
+            self._describe(definition.outputs, definition.outputs_mapping, cls)
         for component, fields in SECTION_FIELDS.items():
             definition = self._component_defs[component]
             for key, field in definition.inputs_mapping.items():
@@ -135,6 +138,14 @@ class Provider(ComponentProvider):
                 prop.optional = prop.optional and name not in args.spec_required()
                 definition.inputs[name] = prop
                 definition.inputs_mapping[name] = name
+
+    def _describe(self, properties: dict[str, PropertyDefinition], mapping: dict[str, str], typ: type) -> None:
+        """The description of a property a base class declares (ClaimedVolume's claim), which the
+        SDK's analyzer reads in the class itself only."""
+        for key, prop in properties.items():
+            bases = [base for base in typ.__mro__[1:] if base.__module__.startswith(f"{NAME}.")]
+            if prop.description is None and key in mapping:
+                prop.description = next((found for base in bases if (found := self.analyzer.get_docstring(base, mapping[key]))), None)
 
     def get_type_definition(self, prop: PropertyDefinition) -> TypeDefinition | None:
         """None for a reference to a resource of the package (the value is the resource itself)."""

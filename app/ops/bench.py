@@ -65,6 +65,7 @@ from trainstack.app.deploy.stacks import project_root
 from trainstack.app.metrics import goodput, mfu, timeline
 from trainstack.app.ops import automation, bench_preflight, bench_timeline
 from trainstack.app.ops.reap import bench_prefix, expires_label
+from trainstack.components.storage import KINDS
 from trainstack.core import catalog
 from trainstack.core.errors import TrainstackError
 from trainstack.infra.contract import KUBECONFIG_OUTPUT
@@ -212,9 +213,9 @@ def make_ephemeral(raw: dict[str, Any], cluster: str, stack: str, expires: datet
     if storage is not None:
         # Its data goes with it: destroy deletes the bucket, share or disk rather than leaving it.
         set_path(raw, "trainstack:storage.disposable", True)
-    if storage == "gcs":
+    if storage is not None and KINDS[storage].bucket is not None:
         # A bucket of its own (the recipe's may exist, or its default name may not fit 63 characters).
-        set_path(raw, "trainstack:storage.bucket.name", f"{name}-ckpt")
+        set_path(raw, f"trainstack:storage.{KINDS[storage].block}.name", f"{name}-ckpt")
     raw["trainstack:ephemeral"] = {"expires": expires_label(expires)}  # the labels `trainstack reap` reads
     return name
 

@@ -12,13 +12,13 @@ import pulumi
 import pulumi_gcp as gcp
 from pydantic import model_validator
 
-from trainstack.components.args import Args, Problem, one_of
+from trainstack.components.args import Args, Problem
 from trainstack.components.options import Children
 from trainstack.components.storage.kind import Mounting, StorageKind, StorageSite, Store
 from trainstack.components.storage.nfs import NfsVolume, NfsVolumeArgs
 from trainstack.components.storage.volume import retained
-from trainstack.core import resource_rules, rules
-from trainstack.core.spec import Section, bounded, by_rule, resource_errors
+from trainstack.core import rules
+from trainstack.core.spec import Section, bounded, by_rule, rule_errors
 
 API = "file.googleapis.com"
 
@@ -35,26 +35,25 @@ class FilestoreSpec(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> FilestoreSpec:
-        resource_errors(self, "filestore")
+        # A capacity the Filestore tier takes.
+        if wrong := rules.filestore_capacity(self.tier, self.capacity_gib):
+            rule_errors("FilestoreSpec", [Problem(("capacityGib",), self.capacity_gib, wrong)])
         return self
 
 
 @dataclass(frozen=True)
 class FilestoreShareArgs(Args):
-    """Arguments of FilestoreShare."""
+    """Arguments of FilestoreShare: the instance as a stack file's `trainstack:storage.filestore`
+    writes it, and where it goes."""
 
+    spec: FilestoreSpec
+    """The instance's tier, its share's size and the share's name (the NFS export `/<shareName>`)."""
     project: str
     """The instance's project."""
     name: str
     """The instance name."""
     location: str
     """A zone for BASIC_HDD, BASIC_SSD and ZONAL; a region for REGIONAL and ENTERPRISE."""
-    tier: str
-    """The Filestore service tier."""
-    capacity_gib: int
-    """The share's size."""
-    share_name: str
-    """The NFS export name (`/share1`)."""
     network: pulumi.Input[str]
     """The VPC the instance peers with (the cluster's)."""
     disposable: bool = False
@@ -67,16 +66,12 @@ class FilestoreShareArgs(Args):
         "project": rules.PROJECT_ID,
         "name": rules.GCP_NAME,
         "location": rules.LOCATION,
-        "tier": one_of(*rules.FILESTORE_TIER_NAMES),
-        "capacity_gib": rules.POSITIVE,
-        "share_name": rules.SHARE_NAME,
         "labels": rules.gcp_labels,
     }
 
     def _cross(self) -> Iterator[Problem]:
-        yield from resource_rules.check("filestore", self)
         # The stack's Filestore takes the location of its zone or region (infra/).
-        if self.tier in rules.FILESTORE_TIER_NAMES and not rules.LOCATION(self.location) and (message := rules.filestore_location(self.tier, self.location)):
+        if not rules.LOCATION(self.location) and (message := rules.filestore_location(self.spec.tier, self.location)):
             yield Problem(("location",), self.location, message)
 
 
@@ -98,26 +93,24 @@ class FilestoreShare(pulumi.ComponentResource):
             project=args.project,
             name=args.name,
             location=args.location,
-            tier=args.tier,
-            file_shares=gcp.filestore.InstanceFileSharesArgs(name=args.share_name, capacity_gb=args.capacity_gib),
+            tier=args.spec.tier,
+            file_shares=gcp.filestore.InstanceFileSharesArgs(name=args.spec.share_name, capacity_gb=args.spec.capacity_gib),
             networks=[gcp.filestore.InstanceNetworkArgs(network=args.network, modes=["MODE_IPV4"], connect_mode="DIRECT_PEERING")],
             labels=dict(args.labels),
             **kids.main(**retained(args.disposable)),
         )
         self.ip = self.instance.networks.apply(lambda nets: nets[0].ip_addresses[0])
-        self.share_name = args.share_name
+        self.share_name = args.spec.share_name
         self.register_outputs({"ip": self.ip, "share": self.share_name})
 
 
 def _make(spec: FilestoreSpec, site: StorageSite, name: str, opts: pulumi.ResourceOptions) -> FilestoreShare:
     """A Filestore instance on the stack's VPC: in the GPU zone for a zonal tier, else regional."""
     args = FilestoreShareArgs(
+        spec=spec,
         project=site.project,
         name=site.physical_name("filestore"),
         location=site.zone if spec.tier in rules.ZONAL_FILESTORE_TIERS else site.region,
-        tier=spec.tier,
-        capacity_gib=spec.capacity_gib,
-        share_name=spec.share_name,
         network=site.network,
         disposable=site.disposable,
         labels=site.labels,
@@ -132,7 +125,12 @@ def _address(share: FilestoreShare) -> tuple[str, pulumi.Output[str]]:
 
 def _mount(store: Store[FilestoreSpec, FilestoreShare], to: Mounting) -> NfsVolume:
     share = store.part
-    args = NfsVolumeArgs(share.ip, f"/{share.share_name}", to.claim_name, to.namespace, f"{store.spec.capacity_gib}Gi", volume_name=to.claim_name)
+    args = NfsVolumeArgs(
+        server=share.ip,
+        path=f"/{share.share_name}",
+        capacity=f"{store.spec.capacity_gib}Gi",
+        **to.claimed,
+    )
     return NfsVolume(to.name("storage"), args, opts=to.opts("storage"))
 
 

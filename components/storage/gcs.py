@@ -10,7 +10,6 @@ from typing import Annotated, Any
 
 import pulumi
 import pulumi_gcp as gcp
-import pulumi_kubernetes as k8s
 from pulumi_kubernetes.core import v1 as core
 from pydantic import model_validator
 
@@ -18,9 +17,10 @@ from trainstack.components import gcp_services as apis
 from trainstack.components.args import Args, Problem
 from trainstack.components.options import Children
 from trainstack.components.storage.kind import Mounting, StorageKind, StorageSite, Store
-from trainstack.components.storage.volume import claim, retained
-from trainstack.core import catalog, names, resource_rules, rules
-from trainstack.core.spec import Section, by_rule, resource_errors, rule_errors
+from trainstack.components.storage.volume import ClaimedVolume, ClaimedVolumeArgs, retained
+from trainstack.core import catalog, names, rules
+from trainstack.core.errors import ABSENT
+from trainstack.core.spec import Section, by_rule, rule_errors
 
 
 class BucketSpec(Section):
@@ -42,11 +42,17 @@ class BucketSpec(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> BucketSpec:
-        resource_errors(self, "bucket")
-        if self.parallel_downloads and not self.file_cache:
-            rule = "gcsfuse downloads in parallel into its file cache, which it needs: set fileCache: true"
-            rule_errors("BucketSpec", [Problem(("parallelDownloads",), True, rule)])
+        rule_errors("BucketSpec", list(self._problems()))
         return self
+
+    def _problems(self) -> Iterator[Problem]:
+        """The rules between the bucket's keys, each independent of the others."""
+        # Cloud Storage: a hierarchical namespace needs uniform bucket-level access.
+        if self.hierarchical_namespace and not self.uniform_access:
+            yield Problem(("uniformAccess",), False, rules.HNS_NEEDS_UNIFORM_ACCESS)
+        # gcsfuse downloads in parallel into its file cache.
+        if self.parallel_downloads and not self.file_cache:
+            yield Problem(("parallelDownloads",), True, "gcsfuse downloads in parallel into its file cache, which it needs: set fileCache: true")
 
     @property
     def parallel(self) -> bool:
@@ -106,18 +112,15 @@ def gcsfuse_mount_options(file_cache: bool, parallel_downloads: bool) -> tuple[s
 
 @dataclass(frozen=True)
 class CheckpointBucketArgs(Args):
-    """Arguments of CheckpointBucket."""
+    """Arguments of CheckpointBucket: the bucket as a stack file's `trainstack:storage.bucket` writes
+    it, its name and location given, and where it goes."""
 
+    spec: BucketSpec
+    """The bucket: its globally unique name and its location (a region, the cluster's: GCS FUSE
+    performs best in-region; HNS requires it) are required here (the stack file's defaults are the
+    stack's); `fileCache` and `parallelDownloads` are the mount's (GcsFuseVolume)."""
     project: str
     """The bucket's project."""
-    name: str
-    """The globally unique bucket name."""
-    location: str
-    """A region, the cluster's (GCS FUSE performs best in-region; HNS requires it)."""
-    hierarchical_namespace: bool = True
-    """Real folders, atomic renames (checkpointing)."""
-    uniform_access: bool = True
-    """Uniform bucket-level access (IAM only, no ACLs)."""
     disposable: bool = False
     """`pulumi destroy` deletes it with its objects; otherwise destroy leaves it, with its
     objects, in the project (`retained`)."""
@@ -131,10 +134,27 @@ class CheckpointBucketArgs(Args):
     labels: dict[str, str] = field(default_factory=dict)
     """GCP labels."""
 
-    _checks = {"project": rules.PROJECT_ID, "name": rules.bucket_name, "labels": rules.gcp_labels, "object_users": rules.grantees}
+    _checks = {"project": rules.PROJECT_ID, "labels": rules.gcp_labels, "object_users": rules.grantees}
+
+    @classmethod
+    def spec_required(cls) -> tuple[str, ...]:
+        return ("name", "location")
+
+    @property
+    def name(self) -> str:
+        """The bucket's name."""
+        return self.spec.name or ""
+
+    @property
+    def location(self) -> str:
+        """The bucket's location."""
+        return self.spec.location or ""
 
     def _cross(self) -> Iterator[Problem]:
-        return resource_rules.check("bucket", self)
+        # The stack file's defaults (`<project>-<stack>`, gcp:region) are the stack's.
+        for key in self.spec_required():
+            if getattr(self.spec, key) is None:
+                yield Problem((key,), ABSENT, "required key is missing")
 
 
 class CheckpointBucket(pulumi.ComponentResource):
@@ -156,8 +176,8 @@ class CheckpointBucket(pulumi.ComponentResource):
             name=args.name,
             location=args.location.upper(),
             storage_class="STANDARD",
-            hierarchical_namespace=gcp.storage.BucketHierarchicalNamespaceArgs(enabled=True) if args.hierarchical_namespace else None,
-            uniform_bucket_level_access=args.uniform_access,
+            hierarchical_namespace=gcp.storage.BucketHierarchicalNamespaceArgs(enabled=True) if args.spec.hierarchical_namespace else None,
+            uniform_bucket_level_access=args.spec.uniform_access,
             public_access_prevention="enforced",
             force_destroy=args.disposable,
             labels=dict(args.labels),
@@ -178,7 +198,7 @@ class CheckpointBucket(pulumi.ComponentResource):
 
 
 @dataclass(frozen=True)
-class GcsFuseVolumeArgs(Args):
+class GcsFuseVolumeArgs(ClaimedVolumeArgs):
     """A bucket mounted through the GCS FUSE CSI driver.
 
     Pods mounting it need the `gke-gcsfuse/volumes: "true"` annotation (the driver injects its
@@ -188,37 +208,18 @@ class GcsFuseVolumeArgs(Args):
     bucket: pulumi.Input[str]
     """The bucket name (an Output of the bucket, so the volume waits for it). Checked when plain;
     an Output is not checked."""
-    claim_name: str
-    """The claim pods mount (the volume takes the same name)."""
-    namespace: pulumi.Input[str]
-    """The claim's namespace. Checked when plain; an Output is not checked."""
     file_cache: bool = False
     """Cache file contents on the node (see GCSFUSE_FILE_CACHE_OPTIONS)."""
     parallel_downloads: bool = True
     """With the file cache, download large files with many workers into it (gcsfuse_mount_options)."""
     capacity: str = "2048Gi"
     """Nominal: Kubernetes requires one; a bucket has no size."""
-    volume_name: str | None = None
-    """The PersistentVolume's name, unique in the cluster; None: the component's name."""
 
-    _checks = {
-        "bucket": rules.bucket_name,
-        "claim_name": rules.K8S_NAME,
-        "namespace": rules.K8S_NAME,
-        "capacity": rules.QUANTITY,
-        "volume_name": rules.K8S_NAME,
-    }
+    _checks = {**ClaimedVolumeArgs._checks, "bucket": rules.bucket_name, "capacity": rules.QUANTITY}
 
 
-class GcsFuseVolume(pulumi.ComponentResource):
+class GcsFuseVolume(ClaimedVolume):
     """A ReadWriteMany GCS FUSE volume and its claim."""
-
-    claim_name: str
-    """The claim pods mount."""
-    volume: k8s.core.v1.PersistentVolume
-    """The PersistentVolume."""
-    claim: k8s.core.v1.PersistentVolumeClaim
-    """The PersistentVolumeClaim bound to it."""
 
     def __init__(self, name: str, args: GcsFuseVolumeArgs, opts: pulumi.ResourceOptions | None = None):
         args = GcsFuseVolumeArgs.checked(args, type(self), name)
@@ -234,21 +235,7 @@ class GcsFuseVolume(pulumi.ComponentResource):
                 "gcsfuseMetadataPrefetchOnMount": "true",
             },
         )
-        options = gcsfuse_mount_options(args.file_cache, args.parallel_downloads)
-        self.claim_name = args.claim_name
-        self.volume, self.claim = claim(
-            Children(self, name, opts),
-            "",
-            args.claim_name,
-            args.volume_name or name,
-            args.claim_name,
-            args.namespace,
-            args.capacity,
-            "ReadWriteMany",
-            {"csi": csi},
-            options,
-        )
-        self.register_outputs({"claimName": self.claim_name})
+        self._bind(name, args, opts, args.capacity, {"csi": csi}, gcsfuse_mount_options(args.file_cache, args.parallel_downloads))
 
 
 def _make(spec: BucketSpec, site: StorageSite, name: str, opts: pulumi.ResourceOptions) -> CheckpointBucket:
@@ -260,11 +247,8 @@ def _make(spec: BucketSpec, site: StorageSite, name: str, opts: pulumi.ResourceO
     namespace, account = site.workload_namespace, site.workload_service_account
     principal = project_number.apply(lambda number: workload_identity_principal(number, project, namespace, account))
     args = CheckpointBucketArgs(
+        spec=spec.model_copy(update={"name": spec.name or names.bucket(project, site.stack), "location": spec.location or site.region}),
         project=project,
-        name=spec.name or names.bucket(project, site.stack),
-        location=spec.location or site.region,
-        hierarchical_namespace=spec.hierarchical_namespace,
-        uniform_access=spec.uniform_access,
         disposable=site.disposable,
         object_users={f"{namespace}.{account}": principal},
         grant_after=[site.cluster],
@@ -275,7 +259,10 @@ def _make(spec: BucketSpec, site: StorageSite, name: str, opts: pulumi.ResourceO
 
 def _mount(store: Store[BucketSpec, CheckpointBucket], to: Mounting) -> GcsFuseVolume:
     args = GcsFuseVolumeArgs(
-        store.part.name, to.claim_name, to.namespace, file_cache=store.spec.file_cache, parallel_downloads=store.spec.parallel, volume_name=to.claim_name
+        bucket=store.part.name,
+        file_cache=store.spec.file_cache,
+        parallel_downloads=store.spec.parallel,
+        **to.claimed,
     )
     return GcsFuseVolume(to.name("storage"), args, opts=to.opts("storage"))
 

@@ -66,6 +66,12 @@ class Mounting:
     name: Callable[[str], str]
     opts: Callable[..., pulumi.ResourceOptions]
 
+    @property
+    def claimed(self) -> dict[str, Any]:
+        """The claimed-volume fields of a kind's volume Args (`ClaimedVolumeArgs`): the claim, its
+        namespace, and the volume named as the claim."""
+        return {"claim_name": self.claim_name, "namespace": self.namespace, "volume_name": self.claim_name}
+
 
 S = TypeVar("S", bound=Section)
 P = TypeVar("P", bound=pulumi.ComponentResource)

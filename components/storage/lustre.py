@@ -4,7 +4,6 @@ section of `trainstack:storage` (`LustreSpec`, key `lustre`) and its registry en
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Annotated
 
@@ -17,9 +16,9 @@ from trainstack.components import gcp_services as apis
 from trainstack.components.args import Args, Problem
 from trainstack.components.options import Children
 from trainstack.components.storage.kind import Mounting, StorageKind, StorageSite, Store
-from trainstack.components.storage.volume import claim, retained
-from trainstack.core import catalog, resource_rules, rules
-from trainstack.core.spec import Section, bounded, by_rule, resource_errors
+from trainstack.components.storage.volume import ClaimedVolume, ClaimedVolumeArgs, retained
+from trainstack.core import catalog, rules
+from trainstack.core.spec import Section, bounded, by_rule, rule_errors
 
 API = "lustre.googleapis.com"
 
@@ -36,14 +35,20 @@ class LustreSpec(Section):
 
     @model_validator(mode="after")
     def _rules(self) -> LustreSpec:
-        resource_errors(self, "lustre")
+        # A capacity the Managed Lustre throughput tier takes.
+        if wrong := rules.lustre_capacity(self.throughput, self.capacity_gib):
+            rule_errors("LustreSpec", [Problem(("capacityGib",), self.capacity_gib, wrong)])
         return self
 
 
 @dataclass(frozen=True)
 class LustreInstanceArgs(Args):
-    """Arguments of LustreInstance."""
+    """Arguments of LustreInstance: the instance as a stack file's `trainstack:storage.lustre` writes
+    it, and where it goes."""
 
+    spec: LustreSpec
+    """The file system's size (core/catalog/storage.py LUSTRE_TIERS: minimum and step by
+    throughput), its per-unit throughput (MB/s per TiB, fixed at creation) and its name."""
     project: str
     """The instance's project (the VPC's)."""
     zone: str
@@ -52,12 +57,6 @@ class LustreInstanceArgs(Args):
     """The instance's ID; also starts its address range's and firewall rule's names."""
     network: pulumi.Input[str]
     """The cluster's VPC, by name: the instance is reached over private services access on it."""
-    capacity_gib: int
-    """The file system's size (core/catalog/storage.py LUSTRE_TIERS: minimum and step by throughput)."""
-    throughput: int = 1000
-    """Per-unit storage throughput, MB/s per TiB: 125, 250, 500 or 1000, fixed at creation."""
-    filesystem: str = "lustrefs"
-    """The Lustre file system name: 1-8 letters or digits, starting with a letter."""
     disposable: bool = False
     """`pulumi destroy` deletes the instance, its files and its address range; otherwise destroy
     leaves them in the project (`retained`)."""
@@ -68,14 +67,8 @@ class LustreInstanceArgs(Args):
         "project": rules.PROJECT_ID,
         "zone": rules.ZONE_ID,
         "instance_id": rules.GCP_NAME,
-        "capacity_gib": rules.POSITIVE,
-        "throughput": rules.lustre_throughput,
-        "filesystem": rules.LUSTRE_FILESYSTEM,
         "labels": rules.gcp_labels,
     }
-
-    def _cross(self) -> Iterator[Problem]:
-        return resource_rules.check("lustre", self)
 
 
 class LustreInstance(pulumi.ComponentResource):
@@ -130,9 +123,9 @@ class LustreInstance(pulumi.ComponentResource):
             location=args.zone,
             instance_id=args.instance_id,
             network=network,
-            filesystem=args.filesystem,
-            capacity_gib=str(args.capacity_gib),  # the provider types it as a string
-            per_unit_storage_throughput=str(args.throughput),
+            filesystem=args.spec.filesystem,
+            capacity_gib=str(args.spec.capacity_gib),  # the provider types it as a string
+            per_unit_storage_throughput=str(args.spec.throughput),
             labels=dict(args.labels),
         )
         self.ip = self.instance.mount_point.apply(lambda point: point.split("@", 1)[0] if point else "")
@@ -141,7 +134,7 @@ class LustreInstance(pulumi.ComponentResource):
 
 
 @dataclass(frozen=True)
-class LustreVolumeArgs(Args):
+class LustreVolumeArgs(ClaimedVolumeArgs):
     """A Managed Lustre instance as a ReadWriteMany volume (a static PersistentVolume of GKE's
     Managed Lustre CSI driver, which the cluster enables: GkeClusterArgs.lustre_csi)."""
 
@@ -151,29 +144,14 @@ class LustreVolumeArgs(Args):
     """The instance's LNet address (LustreInstance.ip), an Output so the volume waits for it."""
     filesystem: str
     """The Lustre file system name."""
-    claim_name: str
-    """The claim pods mount."""
-    namespace: pulumi.Input[str]
-    """The claim's namespace. Checked when plain; an Output is not checked."""
     capacity_gib: int
     """The instance's size."""
-    volume_name: str | None = None
-    """The PersistentVolume's name, unique in the cluster; None: the component's name."""
 
-    _checks = {
-        "filesystem": rules.LUSTRE_FILESYSTEM,
-        "claim_name": rules.K8S_NAME,
-        "namespace": rules.K8S_NAME,
-        "capacity_gib": rules.POSITIVE,
-        "volume_name": rules.K8S_NAME,
-    }
+    _checks = {**ClaimedVolumeArgs._checks, "filesystem": rules.LUSTRE_FILESYSTEM, "capacity_gib": rules.POSITIVE}
 
 
-class LustreVolume(pulumi.ComponentResource):
+class LustreVolume(ClaimedVolume):
     """A ReadWriteMany Managed Lustre volume and its claim."""
-
-    claim_name: str
-    """The claim pods mount."""
 
     def __init__(self, name: str, args: LustreVolumeArgs, opts: pulumi.ResourceOptions | None = None):
         args = LustreVolumeArgs.checked(args, type(self), name)
@@ -183,31 +161,17 @@ class LustreVolume(pulumi.ComponentResource):
             volume_handle=args.volume_handle,
             volume_attributes={"ip": args.ip, "filesystem": args.filesystem},
         )
-        self.claim_name = args.claim_name
-        self.volume, self.claim = claim(
-            Children(self, name, opts),
-            "",
-            args.claim_name,
-            args.volume_name or name,
-            args.claim_name,
-            args.namespace,
-            f"{args.capacity_gib}Gi",
-            "ReadWriteMany",
-            {"csi": csi},
-        )
-        self.register_outputs({"claimName": self.claim_name})
+        self._bind(name, args, opts, f"{args.capacity_gib}Gi", {"csi": csi})
 
 
 def _make(spec: LustreSpec, site: StorageSite, name: str, opts: pulumi.ResourceOptions) -> LustreInstance:
     """A Managed Lustre instance in the GPU zone, on the stack's VPC."""
     args = LustreInstanceArgs(
+        spec=spec,
         project=site.project,
         zone=site.zone,
         instance_id=site.physical_name("lustre"),
         network=site.network,
-        capacity_gib=spec.capacity_gib,
-        throughput=spec.throughput,
-        filesystem=spec.filesystem,
         disposable=site.disposable,
         labels=site.labels,
     )
@@ -216,7 +180,13 @@ def _make(spec: LustreSpec, site: StorageSite, name: str, opts: pulumi.ResourceO
 
 def _mount(store: Store[LustreSpec, LustreInstance], to: Mounting) -> LustreVolume:
     lustre, spec = store.part, store.spec
-    args = LustreVolumeArgs(lustre.volume_handle, lustre.ip, spec.filesystem, to.claim_name, to.namespace, spec.capacity_gib, volume_name=to.claim_name)
+    args = LustreVolumeArgs(
+        volume_handle=lustre.volume_handle,
+        ip=lustre.ip,
+        filesystem=spec.filesystem,
+        capacity_gib=spec.capacity_gib,
+        **to.claimed,
+    )
     return LustreVolume(to.name("storage"), args, opts=to.opts("storage"))
 
 

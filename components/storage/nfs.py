@@ -5,22 +5,23 @@ section of `trainstack:storage` (`NfsSpec`, key `nfs`) and its registry entry (`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 from pulumi_kubernetes.core import v1 as core
+from pydantic import BaseModel
 
 from trainstack.components import gcp_services as apis
-from trainstack.components.args import Args, one_of
+from trainstack.components.args import Args, Problem
 from trainstack.components.k8s_provider import Placement, metadata
 from trainstack.components.options import Children
 from trainstack.components.pod_security import POD_SECURITY
 from trainstack.components.storage.kind import Mounting, StorageKind, StorageSite, Store
-from trainstack.components.storage.volume import claim, retained
+from trainstack.components.storage.volume import ClaimedVolume, ClaimedVolumeArgs, claim, retained
 from trainstack.core import catalog, rules
-from trainstack.core.spec import Section, bounded
+from trainstack.core.spec import Section, bounded, rule_errors
 
 
 class NfsSpec(Section):
@@ -36,20 +37,28 @@ PD_DRIVER = "pd.csi.storage.gke.io"
 PD_ZONE_LABEL = "topology.gke.io/zone"  # the zone key of the PD CSI driver's topology
 
 
+class NfsDiskAliases(Section):
+    """The package's NfsDisk inputs before they took the spec's spelling: deprecated, accepted for
+    one release (`NfsDiskArgs.spec_input`), then refused as unknown keys."""
+
+    size_gb: int | None = None
+    """Deprecated: use `diskSizeGb`."""
+
+
 @dataclass(frozen=True)
 class NfsDiskArgs(Args):
-    """Arguments of NfsDisk."""
+    """Arguments of NfsDisk: the disk as a stack file's `trainstack:storage.nfs` writes it, and where
+    it goes."""
 
+    spec: NfsSpec
+    """The disk's type (one an NFS server's throughput wants: cloud.google.com/compute/docs/disks)
+    and size."""
     project: str
     """The disk's project."""
     zone: str
     """The disk's zone (that of the node that serves it)."""
     name: str
     """The disk name."""
-    disk_type: str
-    """`pd-ssd` or `pd-balanced`."""
-    size_gb: int
-    """The disk's size."""
     disposable: bool = False
     """`pulumi destroy` deletes the disk and its data; otherwise destroy leaves it in the
     project (`retained`)."""
@@ -60,15 +69,29 @@ class NfsDiskArgs(Args):
         "project": rules.PROJECT_ID,
         "zone": rules.ZONE_ID,
         "name": rules.GCP_NAME,
-        # The disk types an NFS server's throughput wants (cloud.google.com/compute/docs/disks).
-        "disk_type": one_of("pd-ssd", "pd-balanced"),
-        "size_gb": rules.PD_SIZE_GB,
         "labels": rules.gcp_labels,
     }
 
+    @classmethod
+    def spec_aliases(cls) -> type[BaseModel]:
+        return NfsDiskAliases
+
+    @classmethod
+    def spec_input(cls, raw: dict[str, Any]) -> dict[str, Any]:
+        """The package's inputs of the spec, its deprecated `sizeGb` as `diskSizeGb`."""
+        spec = {k: v for k, v in raw.items() if v is not None}
+        if (size := spec.pop("sizeGb", None)) is not None:
+            if "diskSizeGb" in spec:
+                rule_errors("NfsDiskArgs", [Problem(("sizeGb",), size, "is the deprecated spelling of diskSizeGb; set only diskSizeGb")])
+            spec["diskSizeGb"] = size
+        return spec
+
 
 class NfsDisk(pulumi.ComponentResource):
-    """A zonal persistent disk that an in-cluster NFS server exports."""
+    """A zonal persistent disk that an in-cluster NFS server exports.
+
+    Its inputs are a stack file's `trainstack:storage.nfs` block and where it goes; the package input
+    `sizeGb` is a deprecated spelling of `diskSizeGb`, accepted for one release."""
 
     disk: gcp.compute.Disk
     """The persistent disk."""
@@ -83,8 +106,8 @@ class NfsDisk(pulumi.ComponentResource):
             project=args.project,
             zone=args.zone,
             name=args.name,
-            type=args.disk_type,
-            size=args.size_gb,
+            type=args.spec.disk_type,
+            size=args.spec.disk_size_gb,
             labels=dict(args.labels),
             **kids.main(**retained(args.disposable)),
         )
@@ -93,7 +116,7 @@ class NfsDisk(pulumi.ComponentResource):
 
 
 @dataclass(frozen=True)
-class NfsVolumeArgs(Args):
+class NfsVolumeArgs(ClaimedVolumeArgs):
     """An NFS export as a ReadWriteMany volume."""
 
     server: pulumi.Input[str]
@@ -101,54 +124,21 @@ class NfsVolumeArgs(Args):
     in-cluster server's Service), so the volume waits for it."""
     path: str
     """The exported path (`/share1` on Filestore; `/` on the in-cluster server, NFSv4)."""
-    claim_name: str
-    """The claim pods mount (the volume takes the same name)."""
-    namespace: pulumi.Input[str]
-    """The claim's namespace. Checked when plain; an Output is not checked."""
     capacity: str
     """The export's size (a Kubernetes quantity, `1024Gi`)."""
     mount_options: list[str] = field(default_factory=list)
     """NFS client options; none: the client negotiates the highest version."""
-    volume_name: str | None = None
-    """The PersistentVolume's name, unique in the cluster; None: the component's name."""
 
-    _checks = {
-        "path": rules.ABSOLUTE_PATH,
-        "claim_name": rules.K8S_NAME,
-        "namespace": rules.K8S_NAME,
-        "capacity": rules.QUANTITY,
-        "volume_name": rules.K8S_NAME,
-    }
+    _checks = {**ClaimedVolumeArgs._checks, "path": rules.ABSOLUTE_PATH, "capacity": rules.QUANTITY}
 
 
-class NfsVolume(pulumi.ComponentResource):
+class NfsVolume(ClaimedVolume):
     """A ReadWriteMany NFS volume and its claim."""
-
-    claim_name: str
-    """The claim pods mount."""
-    volume: k8s.core.v1.PersistentVolume
-    """The PersistentVolume."""
-    claim: k8s.core.v1.PersistentVolumeClaim
-    """The PersistentVolumeClaim bound to it."""
 
     def __init__(self, name: str, args: NfsVolumeArgs, opts: pulumi.ResourceOptions | None = None):
         args = NfsVolumeArgs.checked(args, type(self), name)
         super().__init__("trainstack:k8s:NfsVolume", name, None, opts)
-        nfs = core.NFSVolumeSourceArgs(server=args.server, path=args.path)
-        self.claim_name = args.claim_name
-        self.volume, self.claim = claim(
-            Children(self, name, opts),
-            "",
-            args.claim_name,
-            args.volume_name or name,
-            args.claim_name,
-            args.namespace,
-            args.capacity,
-            "ReadWriteMany",
-            {"nfs": nfs},
-            args.mount_options,
-        )
-        self.register_outputs({"claimName": self.claim_name})
+        self._bind(name, args, opts, args.capacity, {"nfs": core.NFSVolumeSourceArgs(server=args.server, path=args.path)}, args.mount_options)
 
 
 @dataclass(frozen=True)
@@ -296,11 +286,10 @@ class NfsServer(pulumi.ComponentResource):
 def _make(spec: NfsSpec, site: StorageSite, name: str, opts: pulumi.ResourceOptions) -> NfsDisk:
     """The persistent disk of the in-cluster NFS server, in the GPU zone."""
     args = NfsDiskArgs(
+        spec=spec,
         project=site.project,
         zone=site.zone,
         name=site.physical_name("nfs"),
-        disk_type=spec.disk_type,
-        size_gb=spec.disk_size_gb,
         disposable=site.disposable,
         labels=site.labels,
     )
@@ -321,7 +310,7 @@ def _mount(store: Store[NfsSpec, NfsDisk], to: Mounting) -> NfsVolume:
         name="nfs-server",  # its objects' names, as before the platform was a component
     )
     server = NfsServer(to.name("nfs-server"), args, opts=to.opts("nfs-server", pulumi.ResourceOptions(depends_on=to.controller_nodes)))
-    export = NfsVolumeArgs(server.cluster_ip, NfsServer.export_path, to.claim_name, to.namespace, f"{size}Gi", volume_name=to.claim_name)
+    export = NfsVolumeArgs(server=server.cluster_ip, path=NfsServer.export_path, capacity=f"{size}Gi", **to.claimed)
     return NfsVolume(to.name("storage"), export, opts=to.opts("storage"))
 
 

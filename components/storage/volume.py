@@ -1,5 +1,6 @@
-"""What every storage kind shares: the rule for its data on destroy, and the PersistentVolume
-pre-bound to a PersistentVolumeClaim that pods mount.
+"""What every storage kind shares: the rule for its data on destroy, the PersistentVolume
+pre-bound to a PersistentVolumeClaim that pods mount, and the volume component each kind mounts
+its store by (`ClaimedVolume`, with its `ClaimedVolumeArgs`).
 
 Volumes are statically provisioned (no StorageClass: `storageClassName: ""`) and `Retain`: the
 data belongs to the bucket, share, instance or disk the GCP part owns, never to the claim.
@@ -8,13 +9,16 @@ data belongs to the bucket, share, instance or disk the GCP part owns, never to 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TypedDict
 
 import pulumi
 from pulumi_kubernetes.core import v1 as core
 
+from trainstack.components.args import Args
 from trainstack.components.k8s_provider import metadata
 from trainstack.components.options import Children
+from trainstack.core import rules
 
 
 class Retention(TypedDict):
@@ -80,3 +84,48 @@ def claim(
         ),
     )
     return volume, claim
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClaimedVolumeArgs(Args):
+    """What every kind's volume takes beside its source: the claim pods mount and where it lives."""
+
+    claim_name: str
+    """The claim pods mount (the volume takes the same name)."""
+    namespace: pulumi.Input[str]
+    """The claim's namespace. Checked when plain; an Output is not checked."""
+    volume_name: str | None = None
+    """The PersistentVolume's name, unique in the cluster; None: the component's name."""
+
+    _checks = {"claim_name": rules.K8S_NAME, "namespace": rules.K8S_NAME, "volume_name": rules.K8S_NAME}
+
+
+class ClaimedVolume(pulumi.ComponentResource):
+    """A ReadWriteMany volume of a store and its claim (`claim`): each kind's volume component is
+    one, with the kind's source."""
+
+    claim_name: str
+    """The claim pods mount."""
+    volume: core.PersistentVolume
+    """The PersistentVolume."""
+    claim: core.PersistentVolumeClaim
+    """The PersistentVolumeClaim bound to it."""
+
+    def _bind(
+        self, name: str, args: ClaimedVolumeArgs, opts: pulumi.ResourceOptions | None, capacity: str, source: dict, mount_options: Sequence[str] = ()
+    ) -> None:
+        """Register the volume with `source` (e.g. `{"nfs": ...}`) and `capacity`, and its claim."""
+        self.claim_name = args.claim_name
+        self.volume, self.claim = claim(
+            Children(self, name, opts),
+            "",
+            args.claim_name,
+            args.volume_name or name,
+            args.claim_name,
+            args.namespace,
+            capacity,
+            "ReadWriteMany",
+            source,
+            mount_options,
+        )
+        self.register_outputs({"claimName": self.claim_name})
