@@ -68,23 +68,6 @@ class WindowView(Protocol):
     def recurrence(self) -> str: ...
 
 
-class NamedView(Protocol):
-    @property
-    def name(self) -> str: ...
-
-
-class KueueView(Protocol):
-    @property
-    def priority_classes(self) -> Sequence[NamedView]: ...
-
-
-class RequeuingView(Protocol):
-    @property
-    def backoff_base_seconds(self) -> int: ...
-    @property
-    def backoff_max_seconds(self) -> int: ...
-
-
 class BucketView(Protocol):
     @property
     def hierarchical_namespace(self) -> bool: ...
@@ -136,26 +119,6 @@ def window(window: WindowView) -> Iterator[Problem]:
     """A window of 4 to 24 hours that allows GKE's 48 hours in 32 days."""
     if wrong := rules.window_length(window.start, window.end) or rules.maintenance_availability(window.start, window.end, window.recurrence):
         yield Problem(("end",), window.end, wrong)
-
-
-# --- Kueue -------------------------------------------------------------------------------------
-
-
-@rule("requeuing")
-def backoff(requeuing: RequeuingView) -> Iterator[Problem]:
-    """Kueue's requeuing backoff: the longest not below the first."""
-    if wrong := rules.at_least(requeuing.backoff_max_seconds, requeuing.backoff_base_seconds):
-        yield Problem(("backoff_max_seconds",), requeuing.backoff_max_seconds, wrong)
-
-
-@rule("kueue")
-def unique_priority_classes(kueue: KueueView) -> Iterator[Problem]:
-    """Kueue object names are unique: one WorkloadPriorityClass a name."""
-    seen: set[str] = set()
-    for i, priority_class in enumerate(kueue.priority_classes):
-        if priority_class.name in seen:
-            yield Problem(("priority_classes", i, "name"), priority_class.name, rules.duplicate("priority class"))
-        seen.add(priority_class.name)
 
 
 # --- storage -----------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from trainstack.components.gcp_services import ProjectServices, ProjectServicesA
 from trainstack.components.gke_cluster import GkeCluster
 from trainstack.components.jobset import JobSet, JobSetArgs
 from trainstack.components.k8s_provider import NODE_POOL_LABEL, ClusterProviderArgs, Placement, cluster_provider
-from trainstack.components.kueue import ALL_AT_ONCE_DISPATCHER, INCREMENTAL_DISPATCHER, GpuFlavor, Kueue, MultiKueueDispatch
+from trainstack.components.kueue import ALL_AT_ONCE_DISPATCHER, INCREMENTAL_DISPATCHER, GpuFlavor, Kueue, KueueSpec, MultiKueueDispatch
 from trainstack.components.multikueue import (
     MultiKueueClusters,
     MultiKueueClustersArgs,
@@ -44,7 +44,6 @@ from trainstack.infra import fleet_stack as fleet
 from trainstack.infra.context import StackContext
 from trainstack.infra.gcp import cluster_args, network_args
 from trainstack.infra.kubernetes import kueue_args
-from trainstack.infra.stack import KueueConfig
 
 DISPATCHER = {"incremental": INCREMENTAL_DISPATCHER, "all-at-once": ALL_AT_ONCE_DISPATCHER}
 
@@ -124,17 +123,16 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
         opts=pulumi.ResourceOptions(providers=[cluster.provider]),
     )
     JobSet("jobset", JobSetArgs(placement=placement), opts=on_manager)
-    kueue_config = KueueConfig()
     # The manager waits for a job's pods as long as the worker running it does (infra.fleet_stack).
     timeout = fleet.pods_ready_timeout(config, workers)
-    args = kueue_args(kueue_config, manager_flavors(queues), queues[0].name, queues[0].name, identity.namespace, placement, timeout)
+    args = kueue_args(KueueSpec(), manager_flavors(queues), queues[0].name, queues[0].name, identity.namespace, placement, timeout)
     origin = config.fleet.origin or account_name(ctx.stack)
     dispatch = MultiKueueDispatch(dispatcher=DISPATCHER[config.fleet.dispatcher], origin=origin)
     # The manager's admission is the dispatch: blocking it while one job's pods start (the local
     # JobSet's status mirrors the worker's) would dispatch one job at a time to the whole fleet.
     # Each worker blocks its own admissions.
-    ready = replace(args.wait_for_pods_ready, block_admission=False)
-    kueue = Kueue("kueue", replace(args, multikueue=dispatch, wait_for_pods_ready=ready), opts=on_manager)
+    ready = args.spec.wait_for_pods_ready.model_copy(update={"block_admission": False})
+    kueue = Kueue("kueue", replace(args, multikueue=dispatch, spec=args.spec.model_copy(update={"wait_for_pods_ready": ready})), opts=on_manager)
 
     accesses = []
     for worker in workers:
@@ -169,7 +167,7 @@ def build(ctx: StackContext, config: fleet.FleetStackConfig, workers: list[fleet
         ),
         opts=pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[kueue.release]),
     )
-    terms = fleet.fleet_contract(config, workers, cluster.identity, [pc.name for pc in kueue_config.priority_classes])
+    terms = fleet.fleet_contract(config, workers, cluster.identity, [pc.name for pc in args.spec.priority_classes])
     return {
         "clusterName": cluster.name,
         "clusterLocation": region,

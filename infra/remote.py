@@ -14,7 +14,7 @@ from trainstack.components.gcp_services import ProjectServices, ProjectServicesA
 from trainstack.components.gke_cluster import cluster_identity, kubeconfig
 from trainstack.components.jobset import JobSet, JobSetArgs
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABEL, ClusterProviderArgs, Placement, cluster_provider
-from trainstack.components.kueue import GpuFlavor, Kueue
+from trainstack.components.kueue import GpuFlavor, Kueue, KueueSpec
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
 from trainstack.components.workload_identity import JobIdentity, JobIdentityArgs
 from trainstack.core import catalog, rules
@@ -25,7 +25,7 @@ from trainstack.infra.context import StackContext
 from trainstack.infra.gcp import image_build_services, workload_image
 from trainstack.infra.kubernetes import kueue_args
 from trainstack.infra.platform import KubernetesPlatform, Platform
-from trainstack.infra.stack import KueueConfig, WorkloadStackConfig
+from trainstack.infra.stack import WorkloadStackConfig
 
 # The engine's built-in function that returns a stack's outputs, as the StackReference resource reads
 # them: {name, outputs, secretOutputNames} (pulumi/pulumi 1b59498 pkg/resource/deploy/builtins.go
@@ -144,7 +144,7 @@ def build(ctx: StackContext, config: WorkloadStackConfig) -> Platform:
     machine = catalog.machine(terms.gpu_machine_type)
     if existing is not None and existing.install_kueue:
         flavor = GpuFlavor(terms.gpu_pool, terms.gpu_pool, machine.name, terms.gpu_nodes, terms.topology_aware, dranet=contract.dranet(terms))
-        args = kueue_args(KueueConfig(), [flavor], terms.local_queue, terms.cluster_queue, terms.namespace, placement)
+        args = kueue_args(KueueSpec(), [flavor], terms.local_queue, terms.cluster_queue, terms.namespace, placement)
         ready += Kueue("kueue", args, opts=on_cluster).objects
     service_account, prefix = terms.service_account, ""
     workload = config.workload

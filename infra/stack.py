@@ -27,7 +27,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from trainstack.components.gke_cluster import MASTER_IPV4_CIDR
-from trainstack.components.kueue import TOPOLOGY_NAME
+from trainstack.components.kueue import KueueSpec
 from trainstack.components.node_pools import CpuPoolSpec, GpuMachineName, GpuPoolSpec
 from trainstack.components.storage import KINDS, KindName
 from trainstack.components.storage.filestore import FilestoreSpec
@@ -54,7 +54,6 @@ from trainstack.core.spec import (
     Section,
     UtcTime,
     ZoneId,
-    bounded,
     by_pattern,
     by_rule,
     resource_errors,
@@ -398,85 +397,6 @@ class ImageConfig(Section):
         return self
 
 
-class Requeuing(Section):
-    """How Kueue requeues a workload evicted for not getting its pods ready in time."""
-
-    timestamp: Literal["Eviction", "Creation"] = "Eviction"
-    """What the requeuing backoff counts from: the eviction or the job's creation."""
-    backoff_limit_count: Annotated[int, bounded(rules.NON_NEGATIVE)] | None = None
-    """Requeues before the job is deactivated; unset: requeue forever."""
-    backoff_base_seconds: Annotated[int, bounded(rules.POSITIVE)] = 60
-    """The first requeue's backoff in seconds, doubled at each requeue."""
-    backoff_max_seconds: Annotated[int, bounded(rules.POSITIVE)] = 3600
-    """The longest backoff in seconds."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> Requeuing:
-        resource_errors(self, "requeuing")
-        return self
-
-
-class WaitForPodsReady(Section):
-    """Kueue all-or-nothing admission (config.kueue.x-k8s.io/v1beta2 `waitForPodsReady`)."""
-
-    timeout: Annotated[Duration, by_rule(rules.positive_duration)] = "10m"
-    """How long an admitted job may take to get all its pods ready before Kueue evicts and requeues it;
-    unset on a stack whose pools scale up for a job, it is raised to the scale-up budget (30m)."""
-    recovery_timeout: Duration | None = None
-    """How long a running job may have a pod not ready before it is requeued; unset: Kueue uses timeout;
-    `0s`: never."""
-    block_admission: bool = True
-    """Admit nothing else while a job's pods get ready, so two large jobs never hold half the nodes each."""
-    requeuing_strategy: Requeuing = Requeuing()
-    """How an evicted job is requeued."""
-
-
-def _always_on(value: Any) -> Any:
-    if value is None:
-        raise PydanticCustomError(
-            "rule", "Kueue 0.19.2 applies waitForPodsReady whatever the config says (its defaults fill it in); set its timeout instead of null"
-        )
-    return value
-
-
-class PriorityClass(Section):
-    """A Kueue WorkloadPriorityClass: jobs that name it get its value."""
-
-    name: K8sName
-    """The class's name, as a job's priorityClass names it."""
-    value: Annotated[int, bounded(rules.INT32)]
-    """Its priority (a WorkloadPriorityClass value is an int32); a higher one preempts a lower in the
-    queue."""
-    description: str = ""
-    """What it is for."""
-
-
-class KueueConfig(Section):
-    """`trainstack:kueue`: queue names and admission settings."""
-
-    local_queue: K8sName | None = None
-    """The LocalQueue of the first GPU machine type's jobs; default: the machine's own (`a3-ultra`,
-    `a3-mega`, ...)."""
-    cluster_queue: K8sName | None = None
-    """The ClusterQueue holding that queue's quota; default: the local queue's name."""
-    topology_name: K8sName = TOPOLOGY_NAME
-    """The Kueue Topology for Topology Aware Scheduling."""
-    wait_for_pods_ready: Annotated[WaitForPodsReady, BeforeValidator(_always_on)] = WaitForPodsReady()
-    """All-or-nothing admission: Kueue evicts and requeues an admitted job whose pods are not all ready in
-    time. Kueue 0.19.2 applies it whether the Configuration has the block or not
-    (apis/config/v1beta2/defaults.go), so trainstack always writes it: the config says what runs."""
-    priority_classes: list[PriorityClass] = [
-        PriorityClass(name="training-high", value=1000, description="Production training"),
-        PriorityClass(name="training-low", value=100, description="Benchmarks and experiments"),
-    ]
-    """The WorkloadPriorityClasses jobs may name."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> KueueConfig:
-        resource_errors(self, "kueue")
-        return self
-
-
 class Secure(Section):
     """A secret value: `{secure: ...}` as `pulumi config set --secret` writes it in a stack file
     (the ciphertext, offline), or, under `pulumi up`, the value the engine decrypted. It stays a
@@ -790,7 +710,7 @@ class StackConfig(BaseModel):
     """The shared storage jobs mount."""
     image: ImageConfig = Field(alias="trainstack:image")
     """The training image: built here, or prebuilt."""
-    kueue: KueueConfig = Field(KueueConfig(), alias="trainstack:kueue")
+    kueue: KueueSpec = Field(KueueSpec(), alias="trainstack:kueue")
     """Kueue's queues and admission settings."""
     workload: WorkloadConfig | None = Field(None, alias="trainstack:workload")
     """The training job. Absent: a platform-only stack (the platform of recipes, for workload stacks to run

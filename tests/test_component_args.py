@@ -50,6 +50,7 @@ from trainstack.components import (
     JobSetArgs,
     Kueue,
     KueueArgs,
+    KueueSpec,
     LustreInstance,
     LustreInstanceArgs,
     LustreVolume,
@@ -77,7 +78,6 @@ from trainstack.components import (
     Placement,
     PrimaryNetwork,
     PrimaryNetworkArgs,
-    PriorityClass,
     ProjectServices,
     ProjectServicesArgs,
     WorkloadIdentity,
@@ -345,7 +345,18 @@ CASES = [
         WorkloadImage,
         lambda n, o: WorkloadImage(n, WorkloadImageArgs("proj-1", "us-central1", "repo", "img", "t", "images/x", "0" * 64, "builder", "p-builds"), o),
     ),
-    Case(Kueue, lambda n, o: Kueue(n, KueueArgs("cq", "lq", "ml", [GpuFlavor("f", "pool", ULTRA.name, 2)], priority_classes=[PriorityClass("high", 100)]), o)),
+    Case(
+        Kueue,
+        lambda n, o: Kueue(
+            n,
+            KueueArgs(
+                KueueSpec.model_validate({"localQueue": "lq", "clusterQueue": "cq", "priorityClasses": [{"name": "high", "value": 100}]}),
+                "ml",
+                [GpuFlavor("f", "pool", ULTRA.name, 2)],
+            ),
+            o,
+        ),
+    ),
     Case(JobSet, lambda n, o: JobSet(n, JobSetArgs(), o)),
     Case(GpuNetworks, lambda n, o: GpuNetworks(n, GpuNetworksArgs([NicAttachment("rdma-0", "rdma", "v", "s")]), o)),
     Case(GpuDirectInstallers, lambda n, o: GpuDirectInstallers(n, GpuDirectInstallersArgs(MEGA.name), o)),
@@ -871,7 +882,8 @@ def test_workload_image_builds_after_its_grants_when_its_context_changes() -> No
 def test_kueue_queue_objects_from_its_args() -> None:
     flavor = GpuFlavor("mega", "mega-pool", MEGA.name, 3)
     placement = Placement({"cloud.google.com/gke-nodepool": "cpu"}, [GPU_TOLERATION])
-    args = KueueArgs("cq", "lq", "ml", [flavor], priority_classes=[PriorityClass("high", 1000, "urgent"), PriorityClass("low", 10)], placement=placement)
+    classes = [{"name": "high", "value": 1000, "description": "urgent"}, {"name": "low", "value": 10}]
+    args = KueueArgs(KueueSpec.model_validate({"localQueue": "lq", "clusterQueue": "cq", "priorityClasses": classes}), "ml", [flavor], placement=placement)
     built = run(lambda o: Kueue("kueue", args, o))
     topology, resource_flavor = built.inputs(f"{KUEUE}:Topology"), built.inputs(f"{KUEUE}:ResourceFlavor")
     assert resource_flavor["spec"] == {

@@ -23,7 +23,7 @@ from trainstack.components.args import Args
 from trainstack.components.dra_driver import NvidiaDraDriverArgs
 from trainstack.components.gke_cluster import MaintenanceExclusion, MaintenanceWindow
 from trainstack.components.gpudirect_installers import GpuDirectInstallersArgs
-from trainstack.components.kueue import GpuFlavor, MultiKueueDispatch, WaitForPodsReady
+from trainstack.components.kueue import GpuFlavor, KueueSpec, MultiKueueDispatch
 from trainstack.components.multikueue import MultiKueueClustersArgs, MultiKueueQueue, MultiKueueWorker
 from trainstack.components.multinic import GpuNetworksArgs, NicAttachment
 from trainstack.components.node_daemons import MachineDaemonSetsArgs
@@ -72,12 +72,8 @@ CASES: list[Case] = [
         "maintenance_exclusion",
         "needs a maintenance window",
     ),
-    (
-        KUEUE,
-        {"flavors": [GpuFlavor("mega", "gpus", MEGA, 2, autoscaled=True)], "wait_for_pods_ready": WaitForPodsReady(timeout="10m")},
-        "wait_for_pods_ready.timeout",
-        "must be at least",
-    ),
+    (KUEUE, {"flavors": [GpuFlavor("mega", "gpus", MEGA, 2, autoscaled=True)]}, "waitForPodsReady.timeout", "must be at least"),  # its default 10m
+    (KUEUE, {"spec": KueueSpec()}, "localQueue", "required key is missing"),  # the stack file's default queue is the stack's
     (KUEUE, {"flavors": [GpuFlavor("mega", "gpus", MEGA, 2, queue="other")]}, "flavors", "none is of the main queue"),
     (KUEUE, {"flavors": [GpuFlavor("mega", "gpus", MEGA, 2, queued=True)], "multikueue": MultiKueueDispatch()}, "flavors", "a MultiKueue manager runs no job"),
     (KUEUE, {"flavors": [GpuFlavor("mega", "gpus", MEGA, 2), GpuFlavor("ultra", "ultra", "a3-ultragpu-8g", 2)]}, "flavors", "mixes machine types"),

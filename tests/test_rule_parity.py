@@ -16,7 +16,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from trainstack.app.deploy.stacks import raw_stack_config
-from trainstack.components import gcp_network, gke_cluster, image, kueue
+from trainstack.components import gcp_network, gke_cluster, image
 from trainstack.components.args import Args, Each, _build
 from trainstack.components.storage import filestore, gcs, lustre, nfs
 from trainstack.core import resource_rules, rules
@@ -57,18 +57,6 @@ DOORS = {
         gke_cluster.MaintenanceWindow,
         config.MaintenanceWindow,
         {"start": "2026-01-03T03:00:00Z", "end": "2026-01-03T11:00:00Z", "recurrence": "FREQ=WEEKLY;BYDAY=SA,SU"},
-        {},
-    ),
-    "requeuing": Door(kueue.WaitForPodsReady, config.Requeuing, {}, {}),
-    "kueue": Door(
-        kueue.KueueArgs,
-        config.KueueConfig,
-        {
-            "cluster_queue": "cq",
-            "local_queue": "lq",
-            "namespace": "team",
-            "flavors": [{"name": "a3-ultra", "node_pool": "gpu", "machine_type": "a3-ultragpu-8g", "nodes": 2}],
-        },
         {},
     ),
     "bucket": Door(gcs.CheckpointBucketArgs, gcs.BucketSpec, {"project": "my-project", "name": "my-bucket", "location": "us-central1"}, {}),
@@ -129,15 +117,6 @@ CASES = [
         ("authorizedNetworks", 0, "cidrBlock"),
     ),
     Case("maintenance_window", "window", {"end": "2026-01-03T05:00:00Z"}, {"end": "2026-01-03T05:00:00Z"}, ("end",), ("end",)),
-    Case("requeuing", "backoff", {"backoff_max_seconds": 30}, {"backoffMaxSeconds": 30}, ("backoff_max_seconds",), ("backoffMaxSeconds",)),
-    Case(
-        "kueue",
-        "unique_priority_classes",
-        {"priority_classes": [{"name": "high", "value": 2}, {"name": "high", "value": 1}]},
-        {"priorityClasses": [{"name": "high", "value": 2}, {"name": "high", "value": 1}]},
-        ("priority_classes", 1, "name"),
-        ("priorityClasses", 1, "name"),
-    ),
     Case("bucket", "hns_uniform", {"uniform_access": False}, {"uniformAccess": False}, ("uniform_access",), ("uniformAccess",)),
     Case("filestore", "filestore_size", {"capacity_gib": 1000}, {"capacityGib": 1000}, ("capacity_gib",), ("capacityGib",)),
     Case("lustre", "lustre_size", {"capacity_gib": 100}, {"capacityGib": 100}, ("capacity_gib",), ("capacityGib",)),
@@ -220,13 +199,6 @@ FIELD_PAIRS: list[tuple[type[Args], type[BaseModel], dict[str, tuple[str, ...]]]
     (gke_cluster.AuthorizedNetwork, config.AuthorizedNetwork, {}),
     (gke_cluster.MaintenanceWindow, config.MaintenanceWindow, {}),
     (gke_cluster.MaintenanceExclusion, config.MaintenanceExclusion, {}),
-    (
-        kueue.WaitForPodsReady,
-        config.WaitForPodsReady,
-        {key: ("requeuing_strategy", key) for key in ("backoff_limit_count", "backoff_base_seconds", "backoff_max_seconds")},
-    ),
-    (kueue.PriorityClass, config.PriorityClass, {}),
-    (kueue.KueueArgs, config.KueueConfig, {}),
     (gcp_network.NetworkRef, config.ExistingNetwork, {"pods_range": ("pods_range_name",), "services_range": ("services_range_name",)}),
     (gcs.CheckpointBucketArgs, gcs.BucketSpec, {}),
     (filestore.FilestoreShareArgs, filestore.FilestoreSpec, {}),
