@@ -39,7 +39,7 @@ if TYPE_CHECKING:
         NvidiaDriverInstaller,
         NvidiaDriverInstallerArgs,
     )
-    from trainstack.components.image import RegistryLogin, WorkloadImage, WorkloadImageArgs
+    from trainstack.components.image import BuildSpec, ImageSpec, PreloadSpec, RegistryLogin, WorkloadImage, WorkloadImageArgs
     from trainstack.components.jobset import JobSet, JobSetArgs
     from trainstack.components.k8s_provider import (
         ClusterProviderArgs,
@@ -91,6 +91,7 @@ if TYPE_CHECKING:
 _HOME = {
     "AuthorizedNetwork": "trainstack.components.gke_cluster",
     "Autoscaling": "trainstack.components.node_pools",
+    "BuildSpec": "trainstack.components.image",
     "CheckpointBucket": "trainstack.components.storage.gcs",
     "CheckpointBucketArgs": "trainstack.components.storage.gcs",
     "ClusterProviderArgs": "trainstack.components.k8s_provider",
@@ -114,6 +115,7 @@ _HOME = {
     "GpuNodePool": "trainstack.components.node_pools",
     "GpuNodePoolArgs": "trainstack.components.node_pools",
     "GpuPoolSpec": "trainstack.components.node_pools",
+    "ImageSpec": "trainstack.components.image",
     "JobSet": "trainstack.components.jobset",
     "JobSetArgs": "trainstack.components.jobset",
     "Kueue": "trainstack.components.kueue",
@@ -146,6 +148,7 @@ _HOME = {
     "NvidiaDriverInstaller": "trainstack.components.gpudirect_installers",
     "NvidiaDriverInstallerArgs": "trainstack.components.gpudirect_installers",
     "Placement": "trainstack.components.k8s_provider",
+    "PreloadSpec": "trainstack.components.image",
     "PrimaryNetwork": "trainstack.components.gcp_network",
     "PrimaryNetworkArgs": "trainstack.components.gcp_network",
     "PriorityClass": "trainstack.components.kueue",
@@ -173,6 +176,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "AuthorizedNetwork",
     "Autoscaling",
+    "BuildSpec",
     "CheckpointBucket",
     "CheckpointBucketArgs",
     "ClusterProviderArgs",
@@ -196,6 +200,7 @@ __all__ = [
     "GpuNodePool",
     "GpuNodePoolArgs",
     "GpuPoolSpec",
+    "ImageSpec",
     "JobSet",
     "JobSetArgs",
     "Kueue",
@@ -228,6 +233,7 @@ __all__ = [
     "NvidiaDriverInstaller",
     "NvidiaDriverInstallerArgs",
     "Placement",
+    "PreloadSpec",
     "PrimaryNetwork",
     "PrimaryNetworkArgs",
     "PriorityClass",

@@ -1,6 +1,9 @@
 """Kueue, installed from its pinned upstream chart and configured for all-or-nothing,
 topology-aware admission of GPU jobs, with the queue objects jobs are submitted to.
 
+`KueueSpec` is the stack file's `trainstack:kueue` with its rules; `KueueArgs` is that spec, its
+queues named, plus the flavors, namespace and placement the stack derives.
+
 The whole manager `Configuration` goes in as chart values (the chart's value replaces its
 default document, so it is rendered complete, mirroring the chart's defaults at the pinned
 version). The queue objects are created only once the release is ready, and so only once

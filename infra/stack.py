@@ -27,6 +27,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from trainstack.components.gke_cluster import MASTER_IPV4_CIDR
+from trainstack.components.image import ImageSpec
 from trainstack.components.kueue import KueueSpec
 from trainstack.components.node_pools import CpuPoolSpec, GpuMachineName, GpuPoolSpec
 from trainstack.components.storage import KINDS, KindName
@@ -289,112 +290,6 @@ class StorageConfig(Section):
     def spec(self) -> Section:
         """The kind's settings, as written or its defaults."""
         return getattr(self, self.of_kind.block) or self.of_kind.spec()
-
-
-# Image references by the grammar of github.com/distribution/reference (regexp.go): an optional
-# registry host, lowercase path components joined by one '.' or '_', '__' or dashes, an ASCII tag.
-_HOST_PART = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
-_PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
-_IMAGE_REFERENCE = rf"(?:{_HOST_PART}(?:\.{_HOST_PART})*(?::\d+)?/)?{_PATH_PART}(?:/{_PATH_PART})*(?::{rules.IMAGE_TAG_REGEX})?(?:@sha256:[0-9a-f]{{64}})?"
-
-
-class BuildConfig(Section):
-    """A Cloud Build of the workload image from a build context in this repository."""
-
-    context: Annotated[
-        str,
-        Field(max_length=200),
-        by_pattern(r"(?!.*(^|/)\.\.?(/|$))[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*", "must be a relative path inside the repository, such as images/nemo-24.07"),
-    ]
-    """A directory relative to the repository root holding a Dockerfile (`images/<name>`)."""
-    image_name: K8sName
-    """The image's name in the repository."""
-    tag: Annotated[str, by_rule(rules.IMAGE_TAG)]
-    """The tag the build pushes."""
-    machine_type: Annotated[str, by_rule(rules.cloud_build_machine)] = "e2-highcpu-32"
-    """The Cloud Build machine type."""
-    timeout: Duration = "2h"
-    """The build's timeout."""
-    ngc_api_key_secret: Annotated[str, by_rule(rules.SECRET_ID)] | None = None
-    """A Secret Manager secret in the stack's project holding an NGC API key: the build logs in to
-    nvcr.io with it before building (needed for a base in NGC's early-access organization)."""
-
-
-class PreloadConfig(Section):
-    """A disk image of the job image's layers for the GPU nodes' secondary boot disks: named, or built here."""
-
-    disk_image: Annotated[str, by_rule(rules.DISK_IMAGE)] | None = None
-    """The disk image, `projects/<project>/global/images/<name>`, built from the job image (GKE's
-    gke-disk-image-builder); its project must let the nodes' service account use it. Or build."""
-    build: bool = False
-    """Build the disk image here, after the image's Cloud Build and by the same path: a second build runs
-    gke-disk-image-builder (catalog.startup) on the image pinned by its digest, and names the disk image
-    from that digest, so a new image makes a new disk image, and new GPU node pools."""
-    disk_size_gb: Annotated[int, Field(ge=10, le=65536)] = 100
-    """The built disk image's size: the image unpacked (and, on the builder's boot disk, its layers beside
-    it); each GPU node gets a secondary boot disk this size."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> PreloadConfig:
-        if (self.disk_image is None) == (not self.build):
-            rule_errors(
-                "PreloadConfig", [Problem(("diskImage",), self.disk_image, "set exactly one of diskImage (a disk image built elsewhere) and build: true")]
-            )
-        return self
-
-    @property
-    def named(self) -> str:
-        """How the disk image is given, for messages: its path, or that it is built here."""
-        return self.disk_image or "build: true"
-
-
-class ImageConfig(Section):
-    """`trainstack:image`: the Artifact Registry repository, and a build or a prebuilt image."""
-
-    repository: K8sName | None = None
-    """The Artifact Registry repository a build pushes to; defaults to `<cluster name>-images`, so
-    stacks sharing a project never contend for one repository's lifecycle."""
-    build: BuildConfig | None = None
-    """A Cloud Build of the image; or prebuilt: exactly one of the two."""
-    prebuilt: (
-        Annotated[
-            str,
-            Field(max_length=1024),
-            by_pattern(_IMAGE_REFERENCE, "must be an image reference such as nvcr.io/nvidia/nemo:24.07"),
-            by_rule(rules.pinned_image),
-        ]
-        | None
-    ) = None
-    """An image reference to run as it is, pinned by a tag or a digest; or build."""
-    streaming: bool = False
-    """GKE image streaming on the GPU pools: a container starts once the bytes it reads to start have
-    arrived, the rest streams (catalog.startup). Only for an image in Artifact Registry: a build here
-    (its FROM layers, NGC's included, are copied into the stack's repository), or a prebuilt
-    `<region>-docker.pkg.dev/...` reference."""
-    preload: PreloadConfig | None = None
-    """A secondary boot disk on each GPU node, from a disk image holding the job image's layers, so
-    no node pulls them; needs streaming. A new disk image means new GPU node pools."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> ImageConfig:
-        problems = []
-        if (self.build is None) == (self.prebuilt is None):
-            problems.append(Problem(("build",), None, "set exactly one of build (a Cloud Build from a context) and prebuilt (an image reference)"))
-        if self.streaming and self.prebuilt is not None and (wrong := rules.streamable_image(self.prebuilt)):
-            problems.append(Problem(("streaming",), True, wrong))
-        if self.preload is not None and self.preload.build and self.build is None:
-            rule = "builds a disk image from the image this stack builds (trainstack:image.build), pinned by its digest; for a prebuilt image, name a diskImage built from it"
-            problems.append(Problem(("preload", "build"), True, rule))
-        if self.preload is not None and not self.streaming:
-            problems.append(
-                Problem(
-                    ("preload",),
-                    self.preload.named,
-                    "GKE preloads container images from a secondary boot disk only with image streaming: set streaming: true",
-                )
-            )
-        rule_errors("ImageConfig", problems)
-        return self
 
 
 class Secure(Section):
@@ -708,7 +603,7 @@ class StackConfig(BaseModel):
     """The CPU pool the controllers run on."""
     storage: StorageConfig = Field(alias="trainstack:storage")
     """The shared storage jobs mount."""
-    image: ImageConfig = Field(alias="trainstack:image")
+    image: ImageSpec = Field(alias="trainstack:image")
     """The training image: built here, or prebuilt."""
     kueue: KueueSpec = Field(KueueSpec(), alias="trainstack:kueue")
     """Kueue's queues and admission settings."""
@@ -1292,7 +1187,7 @@ class WorkloadStackConfig(BaseModel):
 
     platform: PlatformRef = Field(alias="trainstack:platform")
     """Where the job runs: a platform stack, or a cluster trainstack did not make."""
-    image: ImageConfig = Field(alias="trainstack:image")
+    image: ImageSpec = Field(alias="trainstack:image")
     """The training image: built here, or prebuilt."""
     workload: WorkloadConfig = Field(alias="trainstack:workload")
     """The training job."""

@@ -26,6 +26,7 @@ from trainstack.app.plan.recorder import Registration
 from trainstack.app.schemas.validate import validate_object
 from trainstack.components import (
     AuthorizedNetwork,
+    BuildSpec,
     CheckpointBucket,
     CheckpointBucketArgs,
     CpuNodePool,
@@ -124,6 +125,7 @@ DISK = "gcp:compute/disk:Disk"
 COMMAND = "command:local:Command"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 KUEUE = f"kubernetes:{catalog.KUEUE_API}"
+BUILD = BuildSpec.model_validate({"context": "images/x", "imageName": "img", "tag": "t"})  # a stack file's trainstack:image.build
 JOBSET = f"kubernetes:{catalog.JOBSET_API}:JobSet"
 JOB = "kubernetes:batch/v1:Job"
 SERVICE = "kubernetes:core/v1:Service"
@@ -343,7 +345,7 @@ CASES = [
     Case(LustreInstance, lambda n, o: LustreInstance(n, LustreInstanceArgs("proj-1", "us-central1-b", f"{n}-lustre", "vpc", 9000), o)),
     Case(
         WorkloadImage,
-        lambda n, o: WorkloadImage(n, WorkloadImageArgs("proj-1", "us-central1", "repo", "img", "t", "images/x", "0" * 64, "builder", "p-builds"), o),
+        lambda n, o: WorkloadImage(n, WorkloadImageArgs(BUILD, "proj-1", "us-central1", "repo", "0" * 64, "builder", "p-builds"), o),
     ),
     Case(
         Kueue,
@@ -833,7 +835,7 @@ def test_a_bucket_grant_is_keyed_by_its_grantee_and_moves_from_its_place() -> No
 def test_a_grantee_key_that_is_no_resource_name_is_refused(key: str) -> None:
     problems = CheckpointBucketArgs("proj-1", "ckpt", "us-central1", object_users={key: "principal://a"}).problems()
     assert [(p.key, p.rule) for p in problems] == [(("object_users",), f"key {key!r} {rules.GRANTEE_KEY(key)}")]
-    assert WorkloadImageArgs("proj-1", "us-central1", "repo", "img", "t", "images/x", "0" * 64, "builder", "p-builds", readers={key: "x"}).problems()
+    assert WorkloadImageArgs(BUILD, "proj-1", "us-central1", "repo", "0" * 64, "builder", "p-builds", readers={key: "x"}).problems()
 
 
 def test_filestore_share_and_nfs_disk_from_their_args() -> None:
@@ -856,7 +858,8 @@ def test_filestore_share_and_nfs_disk_from_their_args() -> None:
 
 
 def test_workload_image_builds_after_its_grants_when_its_context_changes() -> None:
-    args = WorkloadImageArgs("proj-1", "us-central1", "repo", "img", "t", "images/x", "f" * 64, "builder", "p-builds", machine_type="e2-highcpu-8")
+    spec = BuildSpec.model_validate({"context": "images/x", "imageName": "img", "tag": "t", "machineType": "e2-highcpu-8"})
+    args = WorkloadImageArgs(spec, "proj-1", "us-central1", "repo", "f" * 64, "builder", "p-builds")
     built = run(lambda o: WorkloadImage("image", args, o))
     build = built.one(COMMAND)
     grants = [

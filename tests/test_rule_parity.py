@@ -16,7 +16,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from trainstack.app.deploy.stacks import raw_stack_config
-from trainstack.components import gcp_network, gke_cluster, image
+from trainstack.components import gcp_network, gke_cluster
 from trainstack.components.args import Args, Each, _build
 from trainstack.components.storage import filestore, gcs, lustre, nfs
 from trainstack.core import resource_rules, rules
@@ -204,7 +204,6 @@ FIELD_PAIRS: list[tuple[type[Args], type[BaseModel], dict[str, tuple[str, ...]]]
     (filestore.FilestoreShareArgs, filestore.FilestoreSpec, {}),
     (nfs.NfsDiskArgs, nfs.NfsSpec, {"size_gb": ("disk_size_gb",)}),
     (lustre.LustreInstanceArgs, lustre.LustreSpec, {}),
-    (image.WorkloadImageArgs, config.BuildConfig, {}),
 ]
 
 

@@ -13,11 +13,12 @@ import pulumi
 from pydantic import ValidationError
 
 from trainstack import workloads
+from trainstack.components.image import ImageSpec
 from trainstack.core import catalog
 from trainstack.core.errors import ABSENT, Problem
 from trainstack.core.spec import plain, problem_of
 from trainstack.infra.platform import Place, Platform
-from trainstack.infra.stack import ImageConfig, WorkloadConfig, workload_problems
+from trainstack.infra.stack import WorkloadConfig, workload_problems
 from trainstack.infra.training_platform import TrainingPlatform, input_error
 from trainstack.workloads import platforms
 
@@ -79,7 +80,7 @@ class TrainingWorkload(pulumi.ComponentResource):
         )
 
 
-def checked(section: Any, platform: Platform, image: ImageConfig | None) -> WorkloadConfig:
+def checked(section: Any, platform: Platform, image: ImageSpec | None) -> WorkloadConfig:
     """The workload section, validated, and checked against `platform` as a stack file's is."""
     try:
         workload = section if isinstance(section, WorkloadConfig) else WorkloadConfig.model_validate(plain(section), by_alias=True, by_name=True)

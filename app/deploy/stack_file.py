@@ -19,6 +19,7 @@ from typing import Any, Generic, TypeVar
 import pulumi
 
 from trainstack import workloads
+from trainstack.components.image import ImageSpec
 from trainstack.core.errors import ConfigError, Problem, describe
 from trainstack.core.spec import validated
 from trainstack.infra import compose, contract, remote
@@ -27,7 +28,7 @@ from trainstack.infra import fleet_stack as fleet
 from trainstack.infra.context import StackContext
 from trainstack.infra.platform import Platform
 from trainstack.infra.remote import read_platform_stack
-from trainstack.infra.stack import ImageConfig, StackConfig, WorkloadConfig, WorkloadStackConfig
+from trainstack.infra.stack import StackConfig, WorkloadConfig, WorkloadStackConfig
 from trainstack.infra.training_platform import TrainingPlatform, TrainingPlatformArgs
 from trainstack.workloads import platforms
 from trainstack.workloads.training_workload import TrainingWorkload, TrainingWorkloadArgs
@@ -223,7 +224,7 @@ def kind(raw: dict[str, Any]) -> Kind:
 def _job_problems(
     ctx: StackContext,
     workload: WorkloadConfig,
-    image: ImageConfig,
+    image: ImageSpec,
     pods_ready: list[tuple[str, str]],
     mount: tuple[tuple[str, ...], str],
     machine_key: tuple[str | int, ...],
