@@ -79,9 +79,9 @@ CONFIG_HASH_ANNOTATION = "trainstack/config-sha256"
 
 
 class Requeuing(Section):
-    """How Kueue requeues a workload evicted for not getting its pods ready in time (Kueue 0.19.2
-    apis/config/v1beta2 RequeuingStrategy)."""
+    """How Kueue requeues a workload evicted for not getting its pods ready in time."""
 
+    # Kueue 0.19.2 apis/config/v1beta2 RequeuingStrategy.
     timestamp: Literal["Eviction", "Creation"] = "Eviction"
     """What the requeuing backoff counts from: the eviction or the job's creation."""
     backoff_limit_count: Annotated[int, bounded(rules.NON_NEGATIVE)] | None = None
@@ -140,7 +140,7 @@ def _always_on(value: Any) -> Any:
 
 
 class PriorityClass(Section):
-    """A Kueue WorkloadPriorityClass: jobs that name it (label `kueue.x-k8s.io/priority-class`) get its value."""
+    """A Kueue WorkloadPriorityClass: jobs that name it get its value."""
 
     name: K8sName
     """The class's name, as a job's priorityClass names it."""
