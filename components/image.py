@@ -1,6 +1,10 @@
 """The workload image: an Artifact Registry repository and a Cloud Build build of a Dockerfile
 context in this repository, pinned by digest.
 
+`ImageSpec` is the stack file's `trainstack:image` (a build or a prebuilt reference, streaming, a
+preload disk image) with its rules; `WorkloadImageArgs` is its `build` (`BuildSpec`) plus where the
+build runs and pushes, and a preload build's `PreloadBuild` takes its size from `preload`.
+
 pulumi-gcp has no resource that runs a build, so the build is a `pulumi_command` local command
 running `gcloud builds submit --tag` (the machine running `pulumi up` needs gcloud, logged in,
 and may act as the build account: roles/iam.serviceAccountUser on it, which a project owner
@@ -37,15 +41,17 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pulumi
 import pulumi_command as command
 import pulumi_gcp as gcp
+from pydantic import BaseModel, Field, model_validator
 
-from trainstack.components.args import Args
+from trainstack.components.args import Args, Problem
 from trainstack.components.options import Children
 from trainstack.core import catalog, names, rules
+from trainstack.core.spec import Duration, K8sName, Section, by_pattern, by_rule, rule_errors
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
@@ -68,6 +74,112 @@ def pinned_reference(image: str, build_stdout: str | None) -> str:
     if not found:
         return image
     return f"{image.rsplit(':', 1)[0]}@{found[-1]}"
+
+
+# Image references by the grammar of github.com/distribution/reference (regexp.go): an optional
+# registry host, lowercase path components joined by one '.' or '_', '__' or dashes, an ASCII tag.
+_HOST_PART = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
+_PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_IMAGE_REFERENCE = rf"(?:{_HOST_PART}(?:\.{_HOST_PART})*(?::\d+)?/)?{_PATH_PART}(?:/{_PATH_PART})*(?::{rules.IMAGE_TAG_REGEX})?(?:@sha256:[0-9a-f]{{64}})?"
+
+
+class BuildSpec(Section):
+    """A Cloud Build of the workload image from a build context in this repository."""
+
+    context: Annotated[
+        str,
+        Field(max_length=200),
+        by_pattern(r"(?!.*(^|/)\.\.?(/|$))[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*", "must be a relative path inside the repository, such as images/nemo-24.07"),
+    ]
+    """A directory relative to the repository root holding a Dockerfile (`images/<name>`)."""
+    image_name: K8sName
+    """The image's name in the repository."""
+    tag: Annotated[str, by_rule(rules.IMAGE_TAG)]
+    """The tag the build pushes."""
+    machine_type: Annotated[str, by_rule(rules.cloud_build_machine)] = "e2-highcpu-32"
+    """The Cloud Build machine type."""
+    timeout: Duration = "2h"
+    """The build's timeout."""
+    ngc_api_key_secret: Annotated[str, by_rule(rules.SECRET_ID)] | None = None
+    """A Secret Manager secret in the stack's project holding an NGC API key: the build logs in to
+    nvcr.io with it before building (needed for a base in NGC's early-access organization)."""
+
+
+class PreloadSpec(Section):
+    """A disk image of the job image's layers for the GPU nodes' secondary boot disks: named, or built here."""
+
+    disk_image: Annotated[str, by_rule(rules.DISK_IMAGE)] | None = None
+    """The disk image, `projects/<project>/global/images/<name>`, built from the job image (GKE's
+    gke-disk-image-builder); its project must let the nodes' service account use it. Or build."""
+    build: bool = False
+    """Build the disk image here, after the image's Cloud Build and by the same path: a second build runs
+    gke-disk-image-builder (catalog.startup) on the image pinned by its digest, and names the disk image
+    from that digest, so a new image makes a new disk image, and new GPU node pools."""
+    disk_size_gb: Annotated[int, Field(ge=10, le=65536)] = 100
+    """The built disk image's size: the image unpacked (and, on the builder's boot disk, its layers beside
+    it); each GPU node gets a secondary boot disk this size."""
+
+    @model_validator(mode="after")
+    def _rules(self) -> PreloadSpec:
+        if (self.disk_image is None) == (not self.build):
+            rule_errors(
+                "PreloadSpec", [Problem(("diskImage",), self.disk_image, "set exactly one of diskImage (a disk image built elsewhere) and build: true")]
+            )
+        return self
+
+    @property
+    def named(self) -> str:
+        """How the disk image is given, for messages: its path, or that it is built here."""
+        return self.disk_image or "build: true"
+
+
+class ImageSpec(Section):
+    """`trainstack:image`: the Artifact Registry repository, and a build or a prebuilt image."""
+
+    repository: K8sName | None = None
+    """The Artifact Registry repository a build pushes to; defaults to `<cluster name>-images`, so
+    stacks sharing a project never contend for one repository's lifecycle."""
+    build: BuildSpec | None = None
+    """A Cloud Build of the image; or prebuilt: exactly one of the two."""
+    prebuilt: (
+        Annotated[
+            str,
+            Field(max_length=1024),
+            by_pattern(_IMAGE_REFERENCE, "must be an image reference such as nvcr.io/nvidia/nemo:24.07"),
+            by_rule(rules.pinned_image),
+        ]
+        | None
+    ) = None
+    """An image reference to run as it is, pinned by a tag or a digest; or build."""
+    streaming: bool = False
+    """GKE image streaming on the GPU pools: a container starts once the bytes it reads to start have
+    arrived, the rest streams (catalog.startup). Only for an image in Artifact Registry: a build here
+    (its FROM layers, NGC's included, are copied into the stack's repository), or a prebuilt
+    `<region>-docker.pkg.dev/...` reference."""
+    preload: PreloadSpec | None = None
+    """A secondary boot disk on each GPU node, from a disk image holding the job image's layers, so
+    no node pulls them; needs streaming. A new disk image means new GPU node pools."""
+
+    @model_validator(mode="after")
+    def _rules(self) -> ImageSpec:
+        problems = []
+        if (self.build is None) == (self.prebuilt is None):
+            problems.append(Problem(("build",), None, "set exactly one of build (a Cloud Build from a context) and prebuilt (an image reference)"))
+        if self.streaming and self.prebuilt is not None and (wrong := rules.streamable_image(self.prebuilt)):
+            problems.append(Problem(("streaming",), True, wrong))
+        if self.preload is not None and self.preload.build and self.build is None:
+            rule = "builds a disk image from the image this stack builds (trainstack:image.build), pinned by its digest; for a prebuilt image, name a diskImage built from it"
+            problems.append(Problem(("preload", "build"), True, rule))
+        if self.preload is not None and not self.streaming:
+            problems.append(
+                Problem(
+                    ("preload",),
+                    self.preload.named,
+                    "GKE preloads container images from a secondary boot disk only with image streaming: set streaming: true",
+                )
+            )
+        rule_errors("ImageSpec", problems)
+        return self
 
 
 @dataclass(frozen=True)
@@ -132,38 +244,48 @@ def disk_image_name(prefix: str, reference: str) -> str:
     return names.shortened(prefix, DISK_IMAGE_NAME_MAX - len(tail)) + tail
 
 
+class RegistryLoginInput(Section):
+    """The registry login the package's WorkloadImage took before it took the spec's `ngcApiKeySecret`."""
+
+    server: str
+    """The registry host: NGC's (`nvcr.io`), the one registry a build logs in to."""
+    username: str
+    """NGC's literal user name, `$oauthtoken`."""
+    secret: str
+    """The Secret Manager secret holding the NGC API key."""
+
+
+class WorkloadImageAliases(Section):
+    """The package's WorkloadImage inputs before they took the spec's spelling: deprecated, accepted
+    for one release (`WorkloadImageArgs.spec_input`), then refused as unknown keys."""
+
+    registry_login: RegistryLoginInput | None = None
+    """Deprecated: use `ngcApiKeySecret` (NGC's login is the only one a build takes)."""
+
+
 @dataclass(frozen=True)
 class WorkloadImageArgs(Args):
-    """Arguments of WorkloadImage."""
+    """Arguments of WorkloadImage: the build as a stack file's `trainstack:image.build` writes it, and
+    where it runs and pushes."""
 
+    spec: BuildSpec
+    """The build: its context (relative to the Pulumi project root, where the engine runs the
+    command, holding a `Dockerfile`), image name, tag, machine, timeout and NGC login."""
     project: str
     """Where the repository lives and the build runs."""
     region: str
     """The repository's and the build's region."""
     repository_id: str
     """The Artifact Registry repository (Docker format)."""
-    image_name: str
-    """The image pushed (`<region>-docker.pkg.dev/<project>/<repo>/<name>:<tag>`)."""
-    tag: str
-    """The image's tag."""
-    context: str
-    """The build context, relative to the Pulumi project root (where the engine runs the
-    command), holding a `Dockerfile`."""
     context_digest: str
-    """`context_digest()` of that directory; a change triggers a rebuild."""
+    """`context_digest()` of the context; a change triggers a rebuild."""
     builder_account_id: str
     """The build service account's id (6-30 characters)."""
     staging_bucket: str
     """The bucket the build's source and logs are staged in (created here, emptied on destroy:
     it holds nothing but build inputs and logs)."""
-    machine_type: str = "e2-highcpu-32"
-    """A Cloud Build machine type (`e2-highcpu-32`)."""
-    timeout: str = "2h"
-    """The build's timeout (`2h`)."""
     labels: dict[str, str] = field(default_factory=dict)
     """GCP labels on the repository and the bucket."""
-    registry_login: RegistryLogin | None = None
-    """A registry to log in to before building (a base image that needs one)."""
     readers: dict[str, pulumi.Input[str]] = field(default_factory=dict)
     """IAM members allowed to pull from the repository, and from it only (the nodes' account),
     keyed by the grantee's own name (its account id): the grant is `reader-<key>`, so adding or
@@ -175,15 +297,37 @@ class WorkloadImageArgs(Args):
         "project": rules.PROJECT_ID,
         "region": rules.REGION_ID,
         "repository_id": rules.REPOSITORY_ID,
-        "image_name": rules.K8S_NAME,
-        "tag": rules.IMAGE_TAG,
         "builder_account_id": rules.ACCOUNT_ID,
         "staging_bucket": rules.bucket_name,
-        "machine_type": rules.cloud_build_machine,
-        "timeout": rules.DURATION,
         "labels": rules.gcp_labels,
         "readers": rules.grantees,
     }
+
+    @classmethod
+    def spec_aliases(cls) -> type[BaseModel]:
+        return WorkloadImageAliases
+
+    @classmethod
+    def spec_input(cls, raw: dict[str, Any]) -> dict[str, Any]:
+        """The package's inputs of the spec, its deprecated `registryLogin` (`WorkloadImageAliases`) as
+        the `ngcApiKeySecret` it is: NGC's login, the only one a build takes."""
+        spec = {k: v for k, v in raw.items() if v is not None}
+        login = spec.pop("registryLogin", None)
+        if login is None:
+            return spec
+        if "ngcApiKeySecret" in spec:
+            wrong = "is the deprecated spelling of ngcApiKeySecret; set only ngcApiKeySecret"
+        elif not isinstance(login, dict) or (login.get("server"), login.get("username")) != (catalog.NGC_REGISTRY, NGC_USERNAME):
+            wrong = f"is deprecated and read only as NGC's login (server {catalog.NGC_REGISTRY}, username {NGC_USERNAME}); set ngcApiKeySecret"
+        else:
+            return {**spec, "ngcApiKeySecret": login.get("secret")}
+        rule_errors("WorkloadImageArgs", [Problem(("registryLogin",), login, wrong)])
+        return spec
+
+    @property
+    def registry_login(self) -> RegistryLogin | None:
+        """The registry the build logs in to before it builds: NGC's, with the spec's secret."""
+        return ngc_login(self.spec.ngc_api_key_secret) if self.spec.ngc_api_key_secret else None
 
 
 class WorkloadImage(pulumi.ComponentResource):
@@ -280,7 +424,7 @@ class WorkloadImage(pulumi.ComponentResource):
                 role="roles/artifactregistry.reader",
                 member=reader,
             )
-        self.tagged = self.repository.registry_uri.apply(lambda uri: f"{uri}/{args.image_name}:{args.tag}")
+        self.tagged = self.repository.registry_uri.apply(lambda uri: f"{uri}/{args.spec.image_name}:{args.spec.tag}")
         build = command.local.Command(
             **kids("build", *grants),
             create=pulumi.Output.all(self.tagged, self.builder.name, staging.name).apply(lambda v: submit_command(args, v[0], v[1], v[2])),
@@ -367,17 +511,17 @@ def login_build_config(login: RegistryLogin, project: str, reference: str) -> di
 
 
 def submit_command(args: WorkloadImageArgs, reference: str, builder: str, staging_bucket: str) -> str:
-    """The `gcloud builds submit` line that builds `args.context` into `reference` as the
+    """The `gcloud builds submit` line that builds `args.spec.context` into `reference` as the
     `builder` account (its resource name), staging source and logs in `staging_bucket`, and
     prints only the pushed image's digest. With a registry login, the build's config is written
     to a temporary file first (gcloud reads `--config` from a file) and replaces `--tag`."""
-    where = ["gcloud", "builds", "submit", args.context, f"--project={args.project}", f"--region={args.region}"]
+    where = ["gcloud", "builds", "submit", args.spec.context, f"--project={args.project}", f"--region={args.region}"]
     how = [
         f"--service-account={builder}",
         f"--gcs-source-staging-dir=gs://{staging_bucket}/source",
         f"--gcs-log-dir=gs://{staging_bucket}/logs",
-        f"--machine-type={args.machine_type}",
-        f"--timeout={args.timeout}",
+        f"--machine-type={args.spec.machine_type}",
+        f"--timeout={args.spec.timeout}",
         "--suppress-logs",
         "--quiet",
         "--format=value(results.images[0].digest)",
@@ -410,7 +554,7 @@ def preload_build_config(
         f"--container-image={reference}",
         "--image-pull-auth=ServiceAccountToken",
         f"--disk-size-gb={preload.disk_size_gb}",
-        f"--timeout={args.timeout}",
+        f"--timeout={args.spec.timeout}",
         *(f"--image-labels={k}={v}" for k, v in sorted(args.labels.items())),
     ]
     script = (
@@ -445,7 +589,7 @@ def preload_command(
         f"--region={args.region}",
         f"--service-account={builder}",
         f"--gcs-log-dir=gs://{staging_bucket}/logs",
-        f"--timeout={args.timeout}",
+        f"--timeout={args.spec.timeout}",
         "--suppress-logs",
         "--quiet",
     ]

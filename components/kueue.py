@@ -1,6 +1,9 @@
 """Kueue, installed from its pinned upstream chart and configured for all-or-nothing,
 topology-aware admission of GPU jobs, with the queue objects jobs are submitted to.
 
+`KueueSpec` is the stack file's `trainstack:kueue` with its rules; `KueueArgs` is that spec, its
+queues named, plus the flavors, namespace and placement the stack derives.
+
 The whole manager `Configuration` goes in as chart values (the chart's value replaces its
 default document, so it is rendered complete, mirroring the chart's defaults at the pinned
 version). The queue objects are created only once the release is ready, and so only once
@@ -13,11 +16,13 @@ import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
+from pydantic import BaseModel, BeforeValidator, model_validator
+from pydantic_core import PydanticCustomError
 
 from trainstack.components.args import Args, Problem, not_empty, one_of
 from trainstack.components.k8s_provider import (
@@ -29,7 +34,9 @@ from trainstack.components.k8s_provider import (
 )
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
 from trainstack.components.options import ChildArgs, Children
-from trainstack.core import catalog, resource_rules, rules
+from trainstack.core import catalog, rules
+from trainstack.core.errors import ABSENT
+from trainstack.core.spec import Duration, K8sName, Section, bounded, by_rule, rule_errors
 
 TOPOLOGY_NAME = "gke-default"  # the Topology the flavors name, unless the stack file sets one
 
@@ -71,53 +78,110 @@ FRAMEWORKS = ("batch/job", "jobset.x-k8s.io/jobset")
 CONFIG_HASH_ANNOTATION = "trainstack/config-sha256"
 
 
-@dataclass(frozen=True)
-class WaitForPodsReady(Args):
-    """All-or-nothing admission: `waitForPodsReady` of config.kueue.x-k8s.io/v1beta2."""
+class Requeuing(Section):
+    """How Kueue requeues a workload evicted for not getting its pods ready in time."""
 
-    timeout: str = "10m"
-    """How long an admitted workload may take to get all its pods ready before it is evicted and
-    requeued (a Go duration, `10m`)."""
+    # Kueue 0.19.2 apis/config/v1beta2 RequeuingStrategy.
+    timestamp: Literal["Eviction", "Creation"] = "Eviction"
+    """What the requeuing backoff counts from: the eviction or the job's creation."""
+    backoff_limit_count: Annotated[int, bounded(rules.NON_NEGATIVE)] | None = None
+    """Requeues before the job is deactivated; unset: requeue forever."""
+    backoff_base_seconds: Annotated[int, bounded(rules.POSITIVE)] = 60
+    """The first requeue's backoff in seconds, doubled at each requeue."""
+    backoff_max_seconds: Annotated[int, bounded(rules.POSITIVE)] = 3600
+    """The longest backoff in seconds."""
+
+    @model_validator(mode="after")
+    def _rules(self) -> Requeuing:
+        # Kueue's requeuing backoff: the longest not below the first.
+        if wrong := rules.at_least(self.backoff_max_seconds, self.backoff_base_seconds):
+            rule_errors("Requeuing", [Problem(("backoffMaxSeconds",), self.backoff_max_seconds, wrong)])
+        return self
+
+    def configuration(self) -> dict[str, Any]:
+        """The `requeuingStrategy` block."""
+        block: dict[str, Any] = {"timestamp": self.timestamp}
+        if self.backoff_limit_count is not None:
+            block["backoffLimitCount"] = self.backoff_limit_count
+        return block | {"backoffBaseSeconds": self.backoff_base_seconds, "backoffMaxSeconds": self.backoff_max_seconds}
+
+
+class WaitForPodsReady(Section):
+    """Kueue all-or-nothing admission (config.kueue.x-k8s.io/v1beta2 `waitForPodsReady`)."""
+
+    timeout: Annotated[Duration, by_rule(rules.positive_duration)] = "10m"
+    """How long an admitted job may take to get all its pods ready before Kueue evicts and requeues it;
+    unset on a stack whose pools scale up for a job, it is raised to the scale-up budget (30m)."""
+    recovery_timeout: Duration | None = None
+    """How long a running job may have a pod not ready before it is requeued; unset: Kueue uses timeout;
+    `0s`: never."""
     block_admission: bool = True
-    """Admit nothing else in the meantime, so two large jobs never hold half the nodes each."""
-    recovery_timeout: str | None = None
-    """How long a running workload may have a pod not ready (a node lost, a pod replaced) before
-    it is requeued; None: Kueue uses `timeout`; `0s`: never."""
-    requeue_timestamp: str = "Eviction"
-    """What the requeuing backoff counts from: `Eviction` or `Creation`."""
-    backoff_limit_count: int | None = None
-    """Requeues before the workload is deactivated; None: requeue forever."""
-    backoff_base_seconds: int = 60
-    """The first requeue's backoff, doubled at each requeue."""
-    backoff_max_seconds: int = 3600
-    """The longest backoff."""
-
-    # Kueue 0.19.2 apis/config/v1beta2 WaitForPodsReady and RequeuingStrategy.
-    _checks = {
-        "timeout": (rules.DURATION, rules.positive_duration),
-        "recovery_timeout": rules.DURATION,
-        "requeue_timestamp": one_of("Eviction", "Creation"),
-        "backoff_limit_count": rules.NON_NEGATIVE,
-        "backoff_base_seconds": rules.POSITIVE,
-        "backoff_max_seconds": rules.POSITIVE,
-    }
-
-    def _cross(self) -> Iterator[Problem]:
-        return resource_rules.check("requeuing", self)
+    """Admit nothing else while a job's pods get ready, so two large jobs never hold half the nodes each."""
+    requeuing_strategy: Requeuing = Requeuing()
+    """How an evicted job is requeued."""
 
     def configuration(self) -> dict[str, Any]:
         """The `waitForPodsReady` block. Kueue 0.19.2 fills in and applies the block whether the
         Configuration has it or not (apis/config/v1beta2/defaults.go), so it is always written
         out: what the stack says is what Kueue does."""
-        requeuing: dict[str, Any] = {"timestamp": self.requeue_timestamp}
-        if self.backoff_limit_count is not None:
-            requeuing["backoffLimitCount"] = self.backoff_limit_count
-        requeuing |= {"backoffBaseSeconds": self.backoff_base_seconds, "backoffMaxSeconds": self.backoff_max_seconds}
         block: dict[str, Any] = {"timeout": self.timeout, "blockAdmission": self.block_admission}
         if self.recovery_timeout is not None:
             block["recoveryTimeout"] = self.recovery_timeout
-        block["requeuingStrategy"] = requeuing
+        block["requeuingStrategy"] = self.requeuing_strategy.configuration()
         return block
+
+
+def _always_on(value: Any) -> Any:
+    if value is None:
+        raise PydanticCustomError(
+            "rule", "Kueue 0.19.2 applies waitForPodsReady whatever the config says (its defaults fill it in); set its timeout instead of null"
+        )
+    return value
+
+
+class PriorityClass(Section):
+    """A Kueue WorkloadPriorityClass: jobs that name it get its value."""
+
+    name: K8sName
+    """The class's name, as a job's priorityClass names it."""
+    value: Annotated[int, bounded(rules.INT32)]
+    """Its priority (a WorkloadPriorityClass value is an int32); a higher one preempts a lower in the
+    queue."""
+    description: str = ""
+    """What it is for."""
+
+
+class KueueSpec(Section):
+    """`trainstack:kueue`: queue names and admission settings."""
+
+    local_queue: K8sName | None = None
+    """The LocalQueue of the first GPU machine type's jobs; default: the machine's own (`a3-ultra`,
+    `a3-mega`, ...)."""
+    cluster_queue: K8sName | None = None
+    """The ClusterQueue holding that queue's quota; default: the local queue's name."""
+    topology_name: K8sName = TOPOLOGY_NAME
+    """The Kueue Topology for Topology Aware Scheduling."""
+    wait_for_pods_ready: Annotated[WaitForPodsReady, BeforeValidator(_always_on)] = WaitForPodsReady()
+    """All-or-nothing admission: Kueue evicts and requeues an admitted job whose pods are not all ready in
+    time. Kueue 0.19.2 applies it whether the Configuration has the block or not
+    (apis/config/v1beta2/defaults.go), so trainstack always writes it: the config says what runs."""
+    priority_classes: list[PriorityClass] = [
+        PriorityClass(name="training-high", value=1000, description="Production training"),
+        PriorityClass(name="training-low", value=100, description="Benchmarks and experiments"),
+    ]
+    """The WorkloadPriorityClasses jobs may name."""
+
+    @model_validator(mode="after")
+    def _rules(self) -> KueueSpec:
+        # Kueue object names are unique: one WorkloadPriorityClass a name.
+        seen: set[str] = set()
+        problems = []
+        for i, priority_class in enumerate(self.priority_classes):
+            if priority_class.name in seen:
+                problems.append(Problem(("priorityClasses", i, "name"), priority_class.name, rules.duplicate("priority class")))
+            seen.add(priority_class.name)
+        rule_errors("KueueSpec", problems)
+        return self
 
 
 @dataclass(frozen=True)
@@ -208,20 +272,6 @@ class GpuFlavor(Args):
 
 
 @dataclass(frozen=True)
-class PriorityClass(Args):
-    """A WorkloadPriorityClass: jobs labelled `kueue.x-k8s.io/priority-class: <name>` get `value`."""
-
-    name: str
-    """The class's name."""
-    value: int
-    """Its priority (an int32); a higher one preempts a lower in the queue."""
-    description: str = ""
-    """What it is for."""
-
-    _checks = {"name": rules.K8S_NAME, "value": rules.INT32}
-
-
-@dataclass(frozen=True)
 class MultiKueueDispatch(Args):
     """A MultiKueue manager: `multiKueue` of config.kueue.x-k8s.io/v1beta2 (Kueue v0.19.2), and
     every ClusterQueue admitting through the MultiKueue AdmissionCheck named after it
@@ -258,27 +308,51 @@ def multikueue_check_name(cluster_queue: str) -> str:
     return f"{cluster_queue}-multikueue"
 
 
+class PodsReadyAliases(WaitForPodsReady):
+    """`waitForPodsReady`, also in the package's spelling before it took the spec's: the requeuing
+    keys flat beside the timeout, deprecated and accepted for one release (`KueueArgs.spec_input`)."""
+
+    requeue_timestamp: Literal["Eviction", "Creation"] | None = None
+    """Deprecated: use `requeuingStrategy.timestamp`."""
+    backoff_limit_count: int | None = None
+    """Deprecated: use `requeuingStrategy.backoffLimitCount`."""
+    backoff_base_seconds: int | None = None
+    """Deprecated: use `requeuingStrategy.backoffBaseSeconds`."""
+    backoff_max_seconds: int | None = None
+    """Deprecated: use `requeuingStrategy.backoffMaxSeconds`."""
+
+
+class KueueAliases(Section):
+    """The package's Kueue inputs before they took the spec's spelling: deprecated, accepted for one
+    release (`KueueArgs.spec_input`), then refused as unknown keys."""
+
+    wait_for_pods_ready: PodsReadyAliases | None = None
+    """All-or-nothing admission (`WaitForPodsReady`); its flat requeuing keys are deprecated."""
+
+
+# The deprecated flat keys of `waitForPodsReady` -> their key in `requeuingStrategy`.
+_FLAT_REQUEUING = {
+    "requeueTimestamp": "timestamp",
+    "backoffLimitCount": "backoffLimitCount",
+    "backoffBaseSeconds": "backoffBaseSeconds",
+    "backoffMaxSeconds": "backoffMaxSeconds",
+}
+
+
 @dataclass(frozen=True)
 class KueueArgs(Args):
-    """Kueue and its queues."""
+    """Kueue and its queues: `trainstack:kueue` as a stack file writes it, its queue names given,
+    and the flavors, namespace and placement the stack derives."""
 
-    cluster_queue: str
-    """The ClusterQueue holding the GPU quota."""
-    local_queue: str
-    """The LocalQueue jobs name (`kueue.x-k8s.io/queue-name`)."""
+    spec: KueueSpec
+    """Queue names and admission settings: a stack file's `trainstack:kueue`, its queues named."""
     namespace: pulumi.Input[str]
     """The LocalQueue's namespace (an Output of the Namespace, so it waits for it). Checked when
     plain; an Output is not checked."""
     flavors: list[GpuFlavor]
     """One per GPU pool."""
-    topology_name: str = TOPOLOGY_NAME
-    """The Topology for Topology Aware Scheduling (created when a flavor is topology-aware)."""
     topology_levels: list[str] = field(default_factory=lambda: list(GKE_TOPOLOGY_LEVELS))
     """The Topology's node labels, widest first."""
-    wait_for_pods_ready: WaitForPodsReady = field(default_factory=WaitForPodsReady)
-    """All-or-nothing admission (always on in Kueue 0.19.2)."""
-    priority_classes: list[PriorityClass] = field(default_factory=list)
-    """WorkloadPriorityClasses; lower ones are preempted in the queue."""
     frameworks: list[str] = field(default_factory=lambda: list(FRAMEWORKS))
     """Kueue integrations to enable."""
     # TopologyAwareScheduling is Beta and on by default since Kueue 0.14; set explicitly, it
@@ -293,13 +367,49 @@ class KueueArgs(Args):
     """A MultiKueue manager's dispatcher; None: no MultiKueue admission check on the queues."""
 
     _checks = {
-        "cluster_queue": rules.K8S_NAME,
-        "local_queue": rules.K8S_NAME,
         "namespace": rules.K8S_NAME,
         "flavors": not_empty,
-        "topology_name": rules.K8S_NAME,
         "topology_levels": not_empty,
     }
+
+    @classmethod
+    def spec_aliases(cls) -> type[BaseModel]:
+        return KueueAliases
+
+    @classmethod
+    def spec_required(cls) -> tuple[str, ...]:
+        return ("localQueue", "clusterQueue")
+
+    @classmethod
+    def spec_input(cls, raw: dict[str, Any]) -> dict[str, Any]:
+        """The package's inputs of the spec, `waitForPodsReady`'s deprecated flat requeuing keys
+        (`PodsReadyAliases`) in the spec's spelling."""
+        spec = {k: v for k, v in raw.items() if v is not None}
+        wait = spec.get("waitForPodsReady")
+        if not isinstance(wait, dict):
+            return spec
+        wait = {k: v for k, v in wait.items() if v is not None}
+        flat = {old: wait.pop(old) for old in _FLAT_REQUEUING if old in wait}
+        requeuing = wait.get("requeuingStrategy") or {}
+        both = [
+            Problem(("waitForPodsReady", old), value, f"is the deprecated spelling of waitForPodsReady.requeuingStrategy.{new}; set only that")
+            for old, value in flat.items()
+            if (new := _FLAT_REQUEUING[old]) in requeuing
+        ]
+        rule_errors("KueueArgs", both)
+        if flat and isinstance(requeuing, dict):
+            wait["requeuingStrategy"] = {**requeuing, **{_FLAT_REQUEUING[old]: value for old, value in flat.items()}}
+        return {**spec, "waitForPodsReady": wait}
+
+    @property
+    def local_queue(self) -> str:
+        """The LocalQueue jobs name (`kueue.x-k8s.io/queue-name`)."""
+        return self.spec.local_queue or ""
+
+    @property
+    def cluster_queue(self) -> str:
+        """The ClusterQueue holding the GPU quota."""
+        return self.spec.cluster_queue or ""
 
     def queues(self) -> list[tuple[str, str, list[GpuFlavor]]]:
         """(ClusterQueue, LocalQueue, its flavors in the order Kueue tries them), the main queue first."""
@@ -309,9 +419,15 @@ class KueueArgs(Args):
         return [(self.cluster_queue, self.local_queue, found[None]), *((q, q, fl) for q, fl in found.items() if q is not None)]
 
     def _cross(self) -> Iterator[Problem]:
+        # The stack file's default queue names are the stack's (the first machine's); a component names them.
+        missing = [key for key, name in (("localQueue", self.spec.local_queue), ("clusterQueue", self.spec.cluster_queue)) if name is None]
+        if missing:
+            yield from (Problem((key,), ABSENT, "required key is missing") for key in missing)
+            return
+        timeout = self.spec.wait_for_pods_ready.timeout
         waiting = [f.name for f in self.flavors if f.waits_for_nodes]
-        if waiting and (wrong := rules.pods_ready_budget(self.wait_for_pods_ready.timeout, waiting)):
-            yield Problem(("wait_for_pods_ready", "timeout"), self.wait_for_pods_ready.timeout, wrong)
+        if waiting and (wrong := rules.pods_ready_budget(timeout, waiting)):
+            yield Problem(("waitForPodsReady", "timeout"), timeout, wrong)
         if self.flavors and not self.queues()[0][2]:
             yield Problem(("flavors",), [f.name for f in self.flavors], f"none is of the main queue {self.local_queue}")
         if self.multikueue is not None and (queued := [f.name for f in self.flavors if f.queued]):
@@ -323,7 +439,6 @@ class KueueArgs(Args):
                     [f.name for f in flavors],
                     f"queue {cluster_queue} mixes machine types; give each machine type a queue of its own (GpuFlavor.queue)",
                 )
-        yield from resource_rules.check("kueue", self)
         # Kueue object names are unique: one ResourceFlavor a name (the stack names a flavor by its pool's).
         seen: set[str] = set()
         for i, flavor in enumerate(self.flavors):
@@ -356,7 +471,7 @@ def manager_configuration(args: KueueArgs) -> dict[str, Any]:
         "clientConnection": {"qps": 300, "burst": 500},
         "integrations": {"frameworks": list(args.frameworks)},
     }
-    config["waitForPodsReady"] = args.wait_for_pods_ready.configuration()
+    config["waitForPodsReady"] = args.spec.wait_for_pods_ready.configuration()
     if args.multikueue is not None:
         config["multiKueue"] = args.multikueue.configuration()
     # Kueue 0.19.2 counts DRA claims (KueueDRAIntegration, on by default) and refuses a claim of a
@@ -402,7 +517,7 @@ def topology_spec(args: KueueArgs) -> dict[str, Any]:
 
 def topology_object_name(args: KueueArgs) -> str:
     """The Topology's name: its `levels` are immutable (v0.19.2 CRD)."""
-    return _content_name(args.topology_name, topology_spec(args))
+    return _content_name(args.spec.topology_name, topology_spec(args))
 
 
 def flavor_spec(flavor: GpuFlavor, args: KueueArgs) -> dict[str, Any]:
@@ -619,7 +734,7 @@ class Kueue(pulumi.ComponentResource):
                     **({"description": pc.description} if pc.description else {}),
                 },
             )
-            for pc in args.priority_classes
+            for pc in args.spec.priority_classes
         ]
         self.objects: list[pulumi.Resource] = [*topology, *flavors, *checks, *queues, *priority_classes]
         self.register_outputs({"localQueue": self.local_queue_name, "clusterQueue": args.cluster_queue})

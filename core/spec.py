@@ -3,8 +3,8 @@ strict types, unknown keys rejected, CLI-typed scalars read as text), validators
 core/rules.py rules, and reading a stack file's raw keys into a model with every problem at once.
 
 Each key's own rule is a core/rules.py rule on its type; a section's rules between its keys are its
-resource's (core/resource_rules.py, which the component's Args run too), re-keyed as the user
-writes them. The sections themselves live a layer up (infra/stack.py)."""
+model validators. The sections themselves live a layer up, each with the component that makes what it
+describes (`components/<x>.py` `<X>Spec`); the stack files compose them (infra/stack.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
-from trainstack.core import resource_rules, rules
+from trainstack.core import rules
 from trainstack.core.errors import ABSENT, ConfigError, Problem, unknown_key
 
 
@@ -58,20 +58,6 @@ def by_pattern(regex: str, rule: str) -> AfterValidator:
 def bounded(bounds: rules.Bounds) -> AfterValidator:
     """The bounds the components check too, with their message."""
     return by_rule(bounds)
-
-
-def resource_errors(section: Section, resource: str, renames: dict[tuple[str, ...], tuple[str, ...]] | None = None) -> None:
-    """Raise the problems of `resource`'s rules (core/resource_rules.py, which the component's
-    Args run too) on `section`, keyed as the user writes them: an Args field renamed here first
-    (`compact` is `placement`, with its value), then each part in camelCase."""
-    problems = []
-    for key, value, wrong in resource_rules.check(resource, section):
-        for old, new in (renames or {}).items():
-            if key[: len(old)] == old:
-                key = (*new, *key[len(old) :])
-                value = value_at(section, key)
-        problems.append(Problem(tuple(to_camel(p) if isinstance(p, str) else p for p in key), value, wrong))
-    rule_errors(type(section).__name__, problems)
 
 
 def value_at(section: Any, key: tuple[str | int, ...]) -> Any:

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from trainstack.components.image import ImageSpec
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL
 from trainstack.core.errors import Problem
 from trainstack.infra import contract, gcp, kubernetes
 from trainstack.infra.context import StackContext
 from trainstack.infra.platform import TOP, Place, Platform
-from trainstack.infra.stack import ImageConfig, StackConfig
+from trainstack.infra.stack import StackConfig
 
 
-def problems(image: ImageConfig, root: Path) -> list[Problem]:
+def problems(image: ImageSpec, root: Path) -> list[Problem]:
     """Rules of the platform layer beyond the config model (they read the project's files)."""
     return gcp.problems(image, root)
 

@@ -36,7 +36,7 @@ from trainstack.components.gcp_services import ProjectServices, ProjectServicesA
 from trainstack.components.gke_cluster import GkeCluster, GkeClusterArgs
 from trainstack.components.jobset import JobSet, JobSetArgs
 from trainstack.components.k8s_provider import NODE_POOL_LABEL, ClusterProviderArgs, Placement, cluster_provider
-from trainstack.components.kueue import ALL_AT_ONCE_DISPATCHER, INCREMENTAL_DISPATCHER, GpuFlavor, Kueue, MultiKueueDispatch
+from trainstack.components.kueue import ALL_AT_ONCE_DISPATCHER, INCREMENTAL_DISPATCHER, GpuFlavor, Kueue, KueueSpec, MultiKueueDispatch
 from trainstack.components.multikueue import (
     MultiKueueClusters,
     MultiKueueClustersArgs,
@@ -54,7 +54,6 @@ from trainstack.infra.context import StackContext
 from trainstack.infra.gcp import CONTROL_PLANE_PORTS
 from trainstack.infra.kubernetes import kueue_args
 from trainstack.infra.platform import Place
-from trainstack.infra.stack import KueueConfig
 
 TYPE = "trainstack:index:TrainingFleet"
 DISPATCHER = {"incremental": INCREMENTAL_DISPATCHER, "all-at-once": ALL_AT_ONCE_DISPATCHER}
@@ -192,17 +191,20 @@ def build(ctx: FleetContext, references: Mapping[str, Any], place: Place) -> dic
         opts=place.opts("workload-identity", pulumi.ResourceOptions(providers=[cluster.provider])),
     )
     JobSet(place.name("jobset"), JobSetArgs(placement=placement), opts=place.opts("jobset", on_manager))
-    kueue_config = KueueConfig()
     # The manager waits for a job's pods as long as the worker running it does (infra.fleet_stack).
     timeout = fleet.pods_ready_timeout(config, workers)
-    args = kueue_args(kueue_config, manager_flavors(queues), queues[0].name, queues[0].name, identity.namespace, placement, timeout)
+    args = kueue_args(KueueSpec(), manager_flavors(queues), queues[0].name, queues[0].name, identity.namespace, placement, timeout)
     origin = config.fleet.origin or account_name(ctx.stack)
     dispatch = MultiKueueDispatch(dispatcher=DISPATCHER[config.fleet.dispatcher], origin=origin)
     # The manager's admission is the dispatch: blocking it while one job's pods start (the local
     # JobSet's status mirrors the worker's) would dispatch one job at a time to the whole fleet.
     # Each worker blocks its own admissions.
-    ready = replace(args.wait_for_pods_ready, block_admission=False)
-    kueue = Kueue(place.name("kueue"), replace(args, multikueue=dispatch, wait_for_pods_ready=ready), opts=place.opts("kueue", on_manager))
+    ready = args.spec.wait_for_pods_ready.model_copy(update={"block_admission": False})
+    kueue = Kueue(
+        place.name("kueue"),
+        replace(args, multikueue=dispatch, spec=args.spec.model_copy(update={"wait_for_pods_ready": ready})),
+        opts=place.opts("kueue", on_manager),
+    )
 
     accesses = []
     for worker in workers:
@@ -239,7 +241,7 @@ def build(ctx: FleetContext, references: Mapping[str, Any], place: Place) -> dic
         ),
         opts=place.opts("multikueue", pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[kueue.release])),
     )
-    terms = fleet.fleet_contract(config, workers, cluster.identity, [pc.name for pc in kueue_config.priority_classes])
+    terms = fleet.fleet_contract(config, workers, cluster.identity, [pc.name for pc in args.spec.priority_classes])
     return {
         "clusterName": cluster.name,
         "clusterLocation": region,

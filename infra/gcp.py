@@ -31,7 +31,7 @@ from trainstack.components.gcp_network import (
 )
 from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
 from trainstack.components.gke_cluster import GkeCluster, GkeClusterArgs
-from trainstack.components.image import PreloadBuild, WorkloadImage, WorkloadImageArgs, context_digest, ngc_login
+from trainstack.components.image import BuildSpec, ImageSpec, PreloadBuild, WorkloadImage, WorkloadImageArgs, context_digest
 from trainstack.components.node_pools import (
     CpuNodePool,
     CpuNodePoolArgs,
@@ -48,10 +48,10 @@ from trainstack.infra.context import StackContext
 from trainstack.infra.contract import KUBECONFIG_OUTPUT
 from trainstack.infra.fleet_stack import FleetStackConfig
 from trainstack.infra.platform import TOP, GcpPlatform, Place
-from trainstack.infra.stack import BuildConfig, ImageConfig, StackConfig
+from trainstack.infra.stack import StackConfig
 
 
-def image_build_services(build: BuildConfig) -> tuple[str, ...]:
+def image_build_services(build: BuildSpec) -> tuple[str, ...]:
     """The APIs an image build calls: the repository, the build, its account and its staging
     bucket, and Secret Manager for a registry login's secret."""
     services = (apis.ARTIFACT_REGISTRY, apis.CLOUD_BUILD, apis.IAM, apis.STORAGE)
@@ -74,7 +74,7 @@ def required_services(config: StackConfig) -> list[str]:
     return sorted(set(services))
 
 
-def problems(image: ImageConfig, root: Path) -> list[Problem]:
+def problems(image: ImageSpec, root: Path) -> list[Problem]:
     """Rules that need the project's files (build contexts), checked before anything registers."""
     build = image.build
     if build is None:
@@ -152,19 +152,14 @@ def built_image(
     built = WorkloadImage(
         place.name("image"),
         WorkloadImageArgs(
+            spec=spec,
             project=ctx.project,
             region=ctx.region,
             repository_id=image.repository or ctx.physical_name("images"),
-            image_name=spec.image_name,
-            tag=spec.tag,
-            context=spec.context,
             context_digest=context_digest(ctx.root / spec.context),
-            machine_type=spec.machine_type,
-            timeout=spec.timeout,
             builder_account_id=ctx.account_id("builder"),
             staging_bucket=project_bucket_name(ctx.project, ctx.physical_name("builds")),
             labels=ctx.labels,
-            registry_login=ngc_login(spec.ngc_api_key_secret) if spec.ngc_api_key_secret else None,
             readers={account: pulumi.Output.concat("serviceAccount:", email) for account, email in node_accounts.items()},
             preload=preload,
         ),

@@ -18,7 +18,7 @@ from trainstack.components.gpudirect_installers import (
 )
 from trainstack.components.jobset import JobSet, JobSetArgs
 from trainstack.components.k8s_provider import NODE_POOL_LABEL, Placement
-from trainstack.components.kueue import GpuFlavor, Kueue, KueueArgs, PriorityClass, WaitForPodsReady
+from trainstack.components.kueue import GpuFlavor, Kueue, KueueArgs, KueueSpec
 from trainstack.components.multinic import GpuNetworks, GpuNetworksArgs, NicAttachment
 from trainstack.components.node_daemons import MachineDaemonSets, MachineDaemonSetsArgs
 from trainstack.components.storage.kind import Mounting, Volume
@@ -26,7 +26,7 @@ from trainstack.components.workload_identity import WorkloadIdentity, WorkloadId
 from trainstack.core import catalog, names, rules
 from trainstack.infra.context import StackContext
 from trainstack.infra.platform import TOP, GcpPlatform, KubernetesPlatform, Place
-from trainstack.infra.stack import KueueConfig, StackConfig
+from trainstack.infra.stack import StackConfig
 
 # The claim training pods mount their shared storage from, whatever backs it. Its
 # PersistentVolume keeps the same name (the name every stack's volume has had: renaming would
@@ -68,7 +68,7 @@ def gpu_flavors(config: StackConfig) -> list[GpuFlavor]:
 
 
 def kueue_args(
-    kueue: KueueConfig,
+    kueue: KueueSpec,
     flavors: list[GpuFlavor],
     local_queue: str,
     cluster_queue: str,
@@ -76,27 +76,15 @@ def kueue_args(
     placement: Placement,
     pods_ready_timeout: str | None = None,
 ) -> KueueArgs:
-    """Kueue's arguments from `trainstack:kueue`, the GPU pools' flavors, the main queue's names and
-    the `waitForPodsReady` timeout the stack gets (StackConfig.pods_ready_timeout; None: as written)."""
+    """Kueue's arguments: `trainstack:kueue` with the main queue's names and the `waitForPodsReady`
+    timeout the stack gets (StackConfig.pods_ready_timeout; None: as written), and the GPU pools' flavors."""
     wait = kueue.wait_for_pods_ready
-    return KueueArgs(
-        cluster_queue=cluster_queue,
-        local_queue=local_queue,
-        namespace=namespace,
-        flavors=flavors,
-        topology_name=kueue.topology_name,
-        wait_for_pods_ready=WaitForPodsReady(
-            timeout=pods_ready_timeout or wait.timeout,
-            block_admission=wait.block_admission,
-            recovery_timeout=wait.recovery_timeout,
-            requeue_timestamp=wait.requeuing_strategy.timestamp,
-            backoff_limit_count=wait.requeuing_strategy.backoff_limit_count,
-            backoff_base_seconds=wait.requeuing_strategy.backoff_base_seconds,
-            backoff_max_seconds=wait.requeuing_strategy.backoff_max_seconds,
-        ),
-        priority_classes=[PriorityClass(pc.name, pc.value, pc.description) for pc in kueue.priority_classes],
-        placement=placement,
-    )
+    named = {
+        "local_queue": local_queue,
+        "cluster_queue": cluster_queue,
+        "wait_for_pods_ready": wait.model_copy(update={"timeout": pods_ready_timeout or wait.timeout}),
+    }
+    return KueueArgs(spec=kueue.model_copy(update=named), namespace=namespace, flavors=flavors, placement=placement)
 
 
 def _storage(

@@ -12,9 +12,10 @@ import pulumi_gcp as gcp
 
 from trainstack.components.gcp_services import ProjectServices, ProjectServicesArgs
 from trainstack.components.gke_cluster import cluster_identity, kubeconfig
+from trainstack.components.image import ImageSpec
 from trainstack.components.jobset import JobSet, JobSetArgs
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABEL, ClusterProviderArgs, Placement, cluster_provider
-from trainstack.components.kueue import GpuFlavor, Kueue
+from trainstack.components.kueue import GpuFlavor, Kueue, KueueSpec
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
 from trainstack.components.workload_identity import JobIdentity, JobIdentityArgs
 from trainstack.core import catalog, rules
@@ -25,7 +26,7 @@ from trainstack.infra.context import StackContext
 from trainstack.infra.gcp import image_build_services, workload_image
 from trainstack.infra.kubernetes import kueue_args
 from trainstack.infra.platform import KubernetesPlatform, Platform
-from trainstack.infra.stack import ImageConfig, KueueConfig, PlatformRef
+from trainstack.infra.stack import PlatformRef
 
 # The engine's built-in function that returns a stack's outputs, as the StackReference resource reads
 # them: {name, outputs, secretOutputNames} (pulumi/pulumi 1b59498 pkg/resource/deploy/builtins.go
@@ -130,7 +131,7 @@ def _workers(ctx: StackContext, terms: contract.Contract) -> dict[str, Any]:
     }
 
 
-def build(ctx: StackContext, ref: PlatformRef, image: ImageConfig, job: str | None) -> Platform:
+def build(ctx: StackContext, ref: PlatformRef, image: ImageSpec, job: str | None) -> Platform:
     """The platform a workload stack runs on (`ref`), from its contract, with its `image`; `job` names
     the job that runs as an account of its own on a trainstack platform (None: the platform's)."""
     terms = ctx.contract
@@ -145,7 +146,7 @@ def build(ctx: StackContext, ref: PlatformRef, image: ImageConfig, job: str | No
     machine = catalog.machine(terms.gpu_machine_type)
     if existing is not None and existing.install_kueue:
         flavor = GpuFlavor(terms.gpu_pool, terms.gpu_pool, machine.name, terms.gpu_nodes, terms.topology_aware, dranet=contract.dranet(terms))
-        args = kueue_args(KueueConfig(), [flavor], terms.local_queue, terms.cluster_queue, terms.namespace, placement)
+        args = kueue_args(KueueSpec(), [flavor], terms.local_queue, terms.cluster_queue, terms.namespace, placement)
         ready += Kueue("kueue", args, opts=on_cluster).objects
     service_account, prefix = terms.service_account, ""
     if job is not None and existing is None:
@@ -209,7 +210,7 @@ def build(ctx: StackContext, ref: PlatformRef, image: ImageConfig, job: str | No
     )
 
 
-def _image(ctx: StackContext, ref: PlatformRef, image: ImageConfig) -> tuple[pulumi.Output[str], pulumi.Output[str] | None]:
+def _image(ctx: StackContext, ref: PlatformRef, image: ImageSpec) -> tuple[pulumi.Output[str], pulumi.Output[str] | None]:
     """The workload image: prebuilt, or built here (with the APIs the build needs)."""
     services = None
     if image.build is not None:

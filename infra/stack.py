@@ -3,10 +3,11 @@
 Keys are the ones `pulumi config set --path` writes: `gcp:project`, `gcp:region`, `gcp:zone`
 and objects under the `trainstack:` namespace in camelCase (`trainstack:gpuPool.nodeCount`).
 Every model is strict and rejects unknown keys. A key's own rule is a core/rules.py rule on its
-type; a section's rules between its keys are its resource's (core/resource_rules.py, which the
-component's Args run too), re-keyed as the user writes them; a section a component owns is its
-spec (the pools': components/node_pools.py) with its rules; the rules between sections are the
-stack rules (`stack_*`, below StackConfig). The job (`trainstack:workload`) is the workload's section
+type; each section is the spec of the component that makes it (`GpuPoolSpec`, `ClusterSpec`,
+`NetworkSpec`, `KueueSpec`, `ImageSpec`, `StorageSpec`, in components/), with the rules between
+its keys as validators, and only what a stack file decides beyond the component added here (the
+cluster's and the network's); the rules between sections are the stack rules (`stack_*`, below
+StackConfig). The job (`trainstack:workload`) is the workload's section
 (workloads/spec.py), which the stack file adds (app/deploy/stack_file.py, which loads it).
 """
 
@@ -15,20 +16,19 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated
 
 from pydantic import (
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
 
 from trainstack.components.gcp_network import ExistingNetwork, NetworkSpec
 from trainstack.components.gke_cluster import ClusterName, ClusterSpec, Maintenance
-from trainstack.components.kueue import TOPOLOGY_NAME
+from trainstack.components.image import ImageSpec
+from trainstack.components.kueue import KueueSpec
 from trainstack.components.node_pools import CpuPoolSpec, GpuMachineName, GpuPoolSpec
 from trainstack.components.storage import KindName, StorageSpec
 from trainstack.core import catalog, rules
@@ -36,7 +36,6 @@ from trainstack.core.errors import ABSENT, Problem, describe, key_path
 from trainstack.core.spec import (
     AbsolutePath,
     Cidr,
-    Duration,
     K8sName,
     NodePoolName,
     ProjectId,
@@ -44,10 +43,8 @@ from trainstack.core.spec import (
     RegionId,
     Section,
     ZoneId,
-    bounded,
     by_pattern,
     by_rule,
-    resource_errors,
     rule_errors,
 )
 
@@ -134,191 +131,6 @@ class NetworkConfig(NetworkSpec):
         return {**(super().ranges() if self.existing is None else {}), "gpuNicCidr": self.gpu_nic_cidr}
 
 
-# Image references by the grammar of github.com/distribution/reference (regexp.go): an optional
-# registry host, lowercase path components joined by one '.' or '_', '__' or dashes, an ASCII tag.
-_HOST_PART = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
-_PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
-_IMAGE_REFERENCE = rf"(?:{_HOST_PART}(?:\.{_HOST_PART})*(?::\d+)?/)?{_PATH_PART}(?:/{_PATH_PART})*(?::{rules.IMAGE_TAG_REGEX})?(?:@sha256:[0-9a-f]{{64}})?"
-
-
-class BuildConfig(Section):
-    """A Cloud Build of the workload image from a build context in this repository."""
-
-    context: Annotated[
-        str,
-        Field(max_length=200),
-        by_pattern(r"(?!.*(^|/)\.\.?(/|$))[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*", "must be a relative path inside the repository, such as images/nemo-24.07"),
-    ]
-    """A directory relative to the repository root holding a Dockerfile (`images/<name>`)."""
-    image_name: K8sName
-    """The image's name in the repository."""
-    tag: Annotated[str, by_rule(rules.IMAGE_TAG)]
-    """The tag the build pushes."""
-    machine_type: Annotated[str, by_rule(rules.cloud_build_machine)] = "e2-highcpu-32"
-    """The Cloud Build machine type."""
-    timeout: Duration = "2h"
-    """The build's timeout."""
-    ngc_api_key_secret: Annotated[str, by_rule(rules.SECRET_ID)] | None = None
-    """A Secret Manager secret in the stack's project holding an NGC API key: the build logs in to
-    nvcr.io with it before building (needed for a base in NGC's early-access organization)."""
-
-
-class PreloadConfig(Section):
-    """A disk image of the job image's layers for the GPU nodes' secondary boot disks: named, or built here."""
-
-    disk_image: Annotated[str, by_rule(rules.DISK_IMAGE)] | None = None
-    """The disk image, `projects/<project>/global/images/<name>`, built from the job image (GKE's
-    gke-disk-image-builder); its project must let the nodes' service account use it. Or build."""
-    build: bool = False
-    """Build the disk image here, after the image's Cloud Build and by the same path: a second build runs
-    gke-disk-image-builder (catalog.startup) on the image pinned by its digest, and names the disk image
-    from that digest, so a new image makes a new disk image, and new GPU node pools."""
-    disk_size_gb: Annotated[int, Field(ge=10, le=65536)] = 100
-    """The built disk image's size: the image unpacked (and, on the builder's boot disk, its layers beside
-    it); each GPU node gets a secondary boot disk this size."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> PreloadConfig:
-        if (self.disk_image is None) == (not self.build):
-            rule_errors(
-                "PreloadConfig", [Problem(("diskImage",), self.disk_image, "set exactly one of diskImage (a disk image built elsewhere) and build: true")]
-            )
-        return self
-
-    @property
-    def named(self) -> str:
-        """How the disk image is given, for messages: its path, or that it is built here."""
-        return self.disk_image or "build: true"
-
-
-class ImageConfig(Section):
-    """`trainstack:image`: the Artifact Registry repository, and a build or a prebuilt image."""
-
-    repository: K8sName | None = None
-    """The Artifact Registry repository a build pushes to; defaults to `<cluster name>-images`, so
-    stacks sharing a project never contend for one repository's lifecycle."""
-    build: BuildConfig | None = None
-    """A Cloud Build of the image; or prebuilt: exactly one of the two."""
-    prebuilt: (
-        Annotated[
-            str,
-            Field(max_length=1024),
-            by_pattern(_IMAGE_REFERENCE, "must be an image reference such as nvcr.io/nvidia/nemo:24.07"),
-            by_rule(rules.pinned_image),
-        ]
-        | None
-    ) = None
-    """An image reference to run as it is, pinned by a tag or a digest; or build."""
-    streaming: bool = False
-    """GKE image streaming on the GPU pools: a container starts once the bytes it reads to start have
-    arrived, the rest streams (catalog.startup). Only for an image in Artifact Registry: a build here
-    (its FROM layers, NGC's included, are copied into the stack's repository), or a prebuilt
-    `<region>-docker.pkg.dev/...` reference."""
-    preload: PreloadConfig | None = None
-    """A secondary boot disk on each GPU node, from a disk image holding the job image's layers, so
-    no node pulls them; needs streaming. A new disk image means new GPU node pools."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> ImageConfig:
-        problems = []
-        if (self.build is None) == (self.prebuilt is None):
-            problems.append(Problem(("build",), None, "set exactly one of build (a Cloud Build from a context) and prebuilt (an image reference)"))
-        if self.streaming and self.prebuilt is not None and (wrong := rules.streamable_image(self.prebuilt)):
-            problems.append(Problem(("streaming",), True, wrong))
-        if self.preload is not None and self.preload.build and self.build is None:
-            rule = "builds a disk image from the image this stack builds (trainstack:image.build), pinned by its digest; for a prebuilt image, name a diskImage built from it"
-            problems.append(Problem(("preload", "build"), True, rule))
-        if self.preload is not None and not self.streaming:
-            problems.append(
-                Problem(
-                    ("preload",),
-                    self.preload.named,
-                    "GKE preloads container images from a secondary boot disk only with image streaming: set streaming: true",
-                )
-            )
-        rule_errors("ImageConfig", problems)
-        return self
-
-
-class Requeuing(Section):
-    """How Kueue requeues a workload evicted for not getting its pods ready in time."""
-
-    timestamp: Literal["Eviction", "Creation"] = "Eviction"
-    """What the requeuing backoff counts from: the eviction or the job's creation."""
-    backoff_limit_count: Annotated[int, bounded(rules.NON_NEGATIVE)] | None = None
-    """Requeues before the job is deactivated; unset: requeue forever."""
-    backoff_base_seconds: Annotated[int, bounded(rules.POSITIVE)] = 60
-    """The first requeue's backoff in seconds, doubled at each requeue."""
-    backoff_max_seconds: Annotated[int, bounded(rules.POSITIVE)] = 3600
-    """The longest backoff in seconds."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> Requeuing:
-        resource_errors(self, "requeuing")
-        return self
-
-
-class WaitForPodsReady(Section):
-    """Kueue all-or-nothing admission (config.kueue.x-k8s.io/v1beta2 `waitForPodsReady`)."""
-
-    timeout: Annotated[Duration, by_rule(rules.positive_duration)] = "10m"
-    """How long an admitted job may take to get all its pods ready before Kueue evicts and requeues it;
-    unset on a stack whose pools scale up for a job, it is raised to the scale-up budget (30m)."""
-    recovery_timeout: Duration | None = None
-    """How long a running job may have a pod not ready before it is requeued; unset: Kueue uses timeout;
-    `0s`: never."""
-    block_admission: bool = True
-    """Admit nothing else while a job's pods get ready, so two large jobs never hold half the nodes each."""
-    requeuing_strategy: Requeuing = Requeuing()
-    """How an evicted job is requeued."""
-
-
-def _always_on(value: Any) -> Any:
-    if value is None:
-        raise PydanticCustomError(
-            "rule", "Kueue 0.19.2 applies waitForPodsReady whatever the config says (its defaults fill it in); set its timeout instead of null"
-        )
-    return value
-
-
-class PriorityClass(Section):
-    """A Kueue WorkloadPriorityClass: jobs that name it get its value."""
-
-    name: K8sName
-    """The class's name, as a job's priorityClass names it."""
-    value: Annotated[int, bounded(rules.INT32)]
-    """Its priority (a WorkloadPriorityClass value is an int32); a higher one preempts a lower in the
-    queue."""
-    description: str = ""
-    """What it is for."""
-
-
-class KueueConfig(Section):
-    """`trainstack:kueue`: queue names and admission settings."""
-
-    local_queue: K8sName | None = None
-    """The LocalQueue of the first GPU machine type's jobs; default: the machine's own (`a3-ultra`,
-    `a3-mega`, ...)."""
-    cluster_queue: K8sName | None = None
-    """The ClusterQueue holding that queue's quota; default: the local queue's name."""
-    topology_name: K8sName = TOPOLOGY_NAME
-    """The Kueue Topology for Topology Aware Scheduling."""
-    wait_for_pods_ready: Annotated[WaitForPodsReady, BeforeValidator(_always_on)] = WaitForPodsReady()
-    """All-or-nothing admission: Kueue evicts and requeues an admitted job whose pods are not all ready in
-    time. Kueue 0.19.2 applies it whether the Configuration has the block or not
-    (apis/config/v1beta2/defaults.go), so trainstack always writes it: the config says what runs."""
-    priority_classes: list[PriorityClass] = [
-        PriorityClass(name="training-high", value=1000, description="Production training"),
-        PriorityClass(name="training-low", value=100, description="Benchmarks and experiments"),
-    ]
-    """The WorkloadPriorityClasses jobs may name."""
-
-    @model_validator(mode="after")
-    def _rules(self) -> KueueConfig:
-        resource_errors(self, "kueue")
-        return self
-
-
 # ---------------------------------------------------------------------------------------------
 # The whole stack
 
@@ -360,9 +172,9 @@ class StackConfig(BaseModel):
     """The CPU pool the controllers run on."""
     storage: StorageSpec = Field(alias="trainstack:storage")
     """The shared storage jobs mount."""
-    image: ImageConfig = Field(alias="trainstack:image")
+    image: ImageSpec = Field(alias="trainstack:image")
     """The training image: built here, or prebuilt."""
-    kueue: KueueConfig = Field(KueueConfig(), alias="trainstack:kueue")
+    kueue: KueueSpec = Field(KueueSpec(), alias="trainstack:kueue")
     """Kueue's queues and admission settings."""
     labels: Labels = Field({}, alias="trainstack:labels")
     """GCP labels the stack's resources carry beside trainstack's own."""
@@ -507,8 +319,8 @@ class StackConfig(BaseModel):
 
 # ---------------------------------------------------------------------------------------------
 # Stack rules: the rules between a stack's sections (zones in the region, address ranges, NIC
-# families, queues), which only the stack file has; each section's own rules are its resource's
-# (core/resource_rules.py); the job's against its queue are the workload's (workloads/spec.py).
+# families, queues), which only the stack file has; each section's own rules are its spec's
+# (components/); the job's against its queue are the workload's (workloads/spec.py).
 # Each is independent of the others.
 
 
@@ -845,7 +657,7 @@ class WorkloadStackConfig(BaseModel):
 
     platform: PlatformRef = Field(alias="trainstack:platform")
     """Where the job runs: a platform stack, or a cluster trainstack did not make."""
-    image: ImageConfig = Field(alias="trainstack:image")
+    image: ImageSpec = Field(alias="trainstack:image")
     """The training image: built here, or prebuilt."""
     labels: Labels = Field({}, alias="trainstack:labels")
     """GCP labels the stack's resources carry beside trainstack's own."""

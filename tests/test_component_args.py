@@ -25,6 +25,7 @@ from trainstack.app.plan.aliases import claims
 from trainstack.app.plan.recorder import Registration
 from trainstack.app.schemas.validate import validate_object
 from trainstack.components import (
+    BuildSpec,
     CheckpointBucket,
     CheckpointBucketArgs,
     ClusterSpec,
@@ -50,6 +51,7 @@ from trainstack.components import (
     JobSetArgs,
     Kueue,
     KueueArgs,
+    KueueSpec,
     LustreInstance,
     LustreInstanceArgs,
     LustreVolume,
@@ -78,7 +80,6 @@ from trainstack.components import (
     Placement,
     PrimaryNetwork,
     PrimaryNetworkArgs,
-    PriorityClass,
     ProjectServices,
     ProjectServicesArgs,
     WorkloadIdentity,
@@ -129,6 +130,7 @@ DISK = "gcp:compute/disk:Disk"
 COMMAND = "command:local:Command"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 KUEUE = f"kubernetes:{catalog.KUEUE_API}"
+BUILD = BuildSpec.model_validate({"context": "images/x", "imageName": "img", "tag": "t"})  # a stack file's trainstack:image.build
 JOBSET = f"kubernetes:{catalog.JOBSET_API}:JobSet"
 JOB = "kubernetes:batch/v1:Job"
 SERVICE = "kubernetes:core/v1:Service"
@@ -354,9 +356,20 @@ CASES = [
     Case(LustreInstance, lambda n, o: LustreInstance(n, LustreInstanceArgs(LustreSpec(), "proj-1", "us-central1-b", f"{n}-lustre", "vpc"), o)),
     Case(
         WorkloadImage,
-        lambda n, o: WorkloadImage(n, WorkloadImageArgs("proj-1", "us-central1", "repo", "img", "t", "images/x", "0" * 64, "builder", "p-builds"), o),
+        lambda n, o: WorkloadImage(n, WorkloadImageArgs(BUILD, "proj-1", "us-central1", "repo", "0" * 64, "builder", "p-builds"), o),
     ),
-    Case(Kueue, lambda n, o: Kueue(n, KueueArgs("cq", "lq", "ml", [GpuFlavor("f", "pool", ULTRA.name, 2)], priority_classes=[PriorityClass("high", 100)]), o)),
+    Case(
+        Kueue,
+        lambda n, o: Kueue(
+            n,
+            KueueArgs(
+                KueueSpec.model_validate({"localQueue": "lq", "clusterQueue": "cq", "priorityClasses": [{"name": "high", "value": 100}]}),
+                "ml",
+                [GpuFlavor("f", "pool", ULTRA.name, 2)],
+            ),
+            o,
+        ),
+    ),
     Case(JobSet, lambda n, o: JobSet(n, JobSetArgs(), o)),
     Case(GpuNetworks, lambda n, o: GpuNetworks(n, GpuNetworksArgs([NicAttachment("rdma-0", "rdma", "v", "s")]), o)),
     Case(GpuDirectInstallers, lambda n, o: GpuDirectInstallers(n, GpuDirectInstallersArgs(MEGA.name), o)),
@@ -840,7 +853,7 @@ def test_a_bucket_grant_is_keyed_by_its_grantee_and_moves_from_its_place() -> No
 def test_a_grantee_key_that_is_no_resource_name_is_refused(key: str) -> None:
     problems = CheckpointBucketArgs(bucket_spec("ckpt"), "proj-1", object_users={key: "principal://a"}).problems()
     assert [(p.key, p.rule) for p in problems] == [(("object_users",), f"key {key!r} {rules.GRANTEE_KEY(key)}")]
-    assert WorkloadImageArgs("proj-1", "us-central1", "repo", "img", "t", "images/x", "0" * 64, "builder", "p-builds", readers={key: "x"}).problems()
+    assert WorkloadImageArgs(BUILD, "proj-1", "us-central1", "repo", "0" * 64, "builder", "p-builds", readers={key: "x"}).problems()
 
 
 def test_filestore_share_and_nfs_disk_from_their_args() -> None:
@@ -873,7 +886,8 @@ def test_filestore_share_and_nfs_disk_from_their_args() -> None:
 
 
 def test_workload_image_builds_after_its_grants_when_its_context_changes() -> None:
-    args = WorkloadImageArgs("proj-1", "us-central1", "repo", "img", "t", "images/x", "f" * 64, "builder", "p-builds", machine_type="e2-highcpu-8")
+    spec = BuildSpec.model_validate({"context": "images/x", "imageName": "img", "tag": "t", "machineType": "e2-highcpu-8"})
+    args = WorkloadImageArgs(spec, "proj-1", "us-central1", "repo", "f" * 64, "builder", "p-builds")
     built = run(lambda o: WorkloadImage("image", args, o))
     build = built.one(COMMAND)
     grants = [
@@ -899,7 +913,8 @@ def test_workload_image_builds_after_its_grants_when_its_context_changes() -> No
 def test_kueue_queue_objects_from_its_args() -> None:
     flavor = GpuFlavor("mega", "mega-pool", MEGA.name, 3)
     placement = Placement({"cloud.google.com/gke-nodepool": "cpu"}, [GPU_TOLERATION])
-    args = KueueArgs("cq", "lq", "ml", [flavor], priority_classes=[PriorityClass("high", 1000, "urgent"), PriorityClass("low", 10)], placement=placement)
+    classes = [{"name": "high", "value": 1000, "description": "urgent"}, {"name": "low", "value": 10}]
+    args = KueueArgs(KueueSpec.model_validate({"localQueue": "lq", "clusterQueue": "cq", "priorityClasses": classes}), "ml", [flavor], placement=placement)
     built = run(lambda o: Kueue("kueue", args, o))
     topology, resource_flavor = built.inputs(f"{KUEUE}:Topology"), built.inputs(f"{KUEUE}:ResourceFlavor")
     assert resource_flavor["spec"] == {

@@ -1,7 +1,7 @@
-"""Mutation over the components' own rules between fields: every `yield` of a Problem written in
-an Args' `_cross` (the rules not in core/resource_rules.py, which test_rule_parity mutates, nor a
-spec's, which tests/test_pool_spec.py cases one by one) is
-removed in turn, and some case must then go unrefused. The mutants are read from the source, so a
+"""Mutation over the components' rules between a spec and its wiring (a zone against the cluster's
+location, a flavor against the queue): every `yield` of a Problem written in an Args' `_cross` (a
+spec's own rules are its validators, cased one by one in tests/test_<x>_spec.py) is removed in
+turn, and some case must then go unrefused: this door is the only one these rules have. The mutants are read from the source, so a
 new inline rule without a case fails here; no component rule can be deleted with every test green."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import test_component_rules as component_rules
 from trainstack.components.args import Args
 from trainstack.components.dra_driver import NvidiaDraDriverArgs
 from trainstack.components.gpudirect_installers import GpuDirectInstallersArgs
-from trainstack.components.kueue import GpuFlavor, MultiKueueDispatch, WaitForPodsReady
+from trainstack.components.kueue import GpuFlavor, KueueSpec, MultiKueueDispatch
 from trainstack.components.multikueue import MultiKueueClustersArgs, MultiKueueQueue, MultiKueueWorker
 from trainstack.components.multinic import GpuNetworksArgs, NicAttachment
 from trainstack.components.node_daemons import MachineDaemonSetsArgs
@@ -62,12 +62,8 @@ CASES: list[Case] = [
     (MachineDaemonSetsArgs("a4x-maxgpu-4g-metal"), {"machine_type": MEGA}, "machine_type", "needs no node DaemonSets"),
     (CLUSTER, {"dranet": True}, "dranet", "needs Dataplane V2"),
     (FILESTORE, {"location": "us-central1"}, "location", "zone"),
-    (
-        KUEUE,
-        {"flavors": [GpuFlavor("mega", "gpus", MEGA, 2, autoscaled=True)], "wait_for_pods_ready": WaitForPodsReady(timeout="10m")},
-        "wait_for_pods_ready.timeout",
-        "must be at least",
-    ),
+    (KUEUE, {"flavors": [GpuFlavor("mega", "gpus", MEGA, 2, autoscaled=True)]}, "waitForPodsReady.timeout", "must be at least"),  # its default 10m
+    (KUEUE, {"spec": KueueSpec()}, "localQueue", "required key is missing"),  # the stack file's default queue is the stack's
     (KUEUE, {"flavors": [GpuFlavor("mega", "gpus", MEGA, 2, queue="other")]}, "flavors", "none is of the main queue"),
     (KUEUE, {"flavors": [GpuFlavor("mega", "gpus", MEGA, 2, queued=True)], "multikueue": MultiKueueDispatch()}, "flavors", "a MultiKueue manager runs no job"),
     (KUEUE, {"flavors": [GpuFlavor("mega", "gpus", MEGA, 2), GpuFlavor("ultra", "ultra", "a3-ultragpu-8g", 2)]}, "flavors", "mixes machine types"),
@@ -120,8 +116,8 @@ def _args_classes(base: type[Args] = Args) -> Iterator[type[Args]]:
 
 
 def _inline(node: ast.AST) -> bool:
-    """A statement that yields a Problem written in `_cross` itself (not core/resource_rules.py's)."""
-    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Yield | ast.YieldFrom) and "resource_rules" not in ast.unparse(node.value)
+    """A statement that yields a Problem written in `_cross` itself."""
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Yield | ast.YieldFrom)
 
 
 def _without(cls: type[Args], index: int) -> Callable[..., Iterator[Any]]:

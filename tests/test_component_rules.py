@@ -25,6 +25,7 @@ from trainstack.components import (
     GpuNodePoolArgs,
     Kueue,
     KueueArgs,
+    KueueSpec,
     NetworkRef,
     NetworkSpec,
     NodeServiceAccount,
@@ -72,7 +73,14 @@ CLUSTER_INPUTS: dict[str, Any] = {
     "node_service_account": SA,
     "name": "research",
 }
-KUEUE = KueueArgs("cq", "lq", "ml", [GpuFlavor("mega", "gpus", "a3-megagpu-8g", 2)])
+KUEUE = KueueArgs(KueueSpec.model_validate({"localQueue": "lq", "clusterQueue": "cq"}), "ml", [GpuFlavor("mega", "gpus", "a3-megagpu-8g", 2)])
+# Kueue as the package passes it: the spec's keys beside the wiring.
+KUEUE_INPUTS = {
+    "clusterQueue": "cq",
+    "localQueue": "lq",
+    "namespace": "ml",
+    "flavors": [{"name": "mega", "node_pool": "gpus", "machine_type": "a3-megagpu-8g", "nodes": 2}],
+}
 FILESTORE = FilestoreShareArgs(FilestoreSpec(), "my-project", "fs", ZONE, "vpc")
 # The storage kinds' GCP parts as the package passes them: the spec's keys beside the wiring.
 FILESTORE_INPUTS: dict[str, Any] = {"project": "my-project", "name": "fs", "location": ZONE, "network": "vpc", "tier": "ZONAL", "capacityGib": 1024}
@@ -318,10 +326,10 @@ CASES = [
     (
         "duration",
         Kueue,
-        KUEUE,
-        {"wait_for_pods_ready": WaitForPodsReady(timeout="1s")},
-        {"wait_for_pods_ready": WaitForPodsReady(timeout="0s")},
-        "wait_for_pods_ready.timeout",
+        KUEUE_INPUTS,
+        {"waitForPodsReady": {"timeout": "1s"}},
+        {"waitForPodsReady": {"timeout": "0s"}},
+        "waitForPodsReady.timeout",
         "must be longer than 0s",
     ),
     # `<jobset>-supervisor-controller` is a Service name (DNS-1035, 63): core/names.py, as the config's rule
@@ -381,8 +389,8 @@ def test_every_problem_is_in_the_one_error() -> None:
 
 def test_dict_args_are_checked_with_their_nested_paths() -> None:
     args = {
-        "cluster_queue": "cq",
-        "local_queue": "lq",
+        "clusterQueue": "cq",
+        "localQueue": "lq",
         "namespace": "ml",
         "flavors": [{"name": "f", "node_pool": "gpus", "machine_type": "a3-megagpu-8g", "nodes": -2}],
     }
@@ -394,18 +402,18 @@ def test_a_null_in_dict_args_is_the_fields_default() -> None:
     """The provider's dict (Pulumi YAML, TypeScript) may carry null for an input left out: the
     field's default, as the schema's optional input promises."""
     args = {
-        "cluster_queue": "cq",
-        "local_queue": "lq",
+        "clusterQueue": "cq",
+        "localQueue": "lq",
         "namespace": "ml",
-        "wait_for_pods_ready": None,
+        "waitForPodsReady": None,
         "frameworks": None,
         "flavors": [{"name": "f", "node_pool": "gpus", "machine_type": "a3-megagpu-8g", "nodes": 2, "topology_aware": None}],
     }
     built = KueueArgs.checked(args, Kueue, "res")
-    assert (built.flavors[0].topology_aware, built.wait_for_pods_ready, built.frameworks) == (
+    assert (built.flavors[0].topology_aware, built.spec.wait_for_pods_ready, built.frameworks) == (
         True,
         WaitForPodsReady(),
-        KueueArgs("cq", "lq", "ml", []).frameworks,
+        KueueArgs(KueueSpec(), "ml", []).frameworks,
     )
 
 

@@ -25,6 +25,7 @@ from trainstack.components.kueue import (
     GpuFlavor,
     Kueue,
     KueueArgs,
+    KueueSpec,
     WaitForPodsReady,
     chart_values,
     manager_configuration,
@@ -40,9 +41,11 @@ ULTRA = catalog.machine("a3-ultragpu-8g")
 MEGA = catalog.machine("a3-megagpu-8g")
 
 
-def _args(**changes: Any) -> KueueArgs:
-    base: dict[str, Any] = {"cluster_queue": "gpus", "local_queue": "team", "namespace": "ml", "flavors": [GpuFlavor("a3-ultra", "a3-ultra", ULTRA.name, 2)]}
-    return KueueArgs(**{**base, **changes})
+def _args(spec: dict[str, Any] | None = None, **changes: Any) -> KueueArgs:
+    """Kueue's Args of a stack file's `trainstack:kueue` (its queues named) with the `spec` keys and wiring `changes`."""
+    named = KueueSpec.model_validate({"localQueue": "team", "clusterQueue": "gpus", "priorityClasses": [], **(spec or {})})
+    base: dict[str, Any] = {"namespace": "ml", "flavors": [GpuFlavor("a3-ultra", "a3-ultra", ULTRA.name, 2)]}
+    return KueueArgs(named, **{**base, **changes})
 
 
 def test_wait_for_pods_ready_block_has_only_what_is_set() -> None:
@@ -51,7 +54,9 @@ def test_wait_for_pods_ready_block_has_only_what_is_set() -> None:
         "blockAdmission": True,
         "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": 60, "backoffMaxSeconds": 3600},
     }
-    block = WaitForPodsReady(timeout="5m", block_admission=False, recovery_timeout="0s", requeue_timestamp="Creation", backoff_limit_count=3).configuration()
+    block = WaitForPodsReady.model_validate(
+        {"timeout": "5m", "blockAdmission": False, "recoveryTimeout": "0s", "requeuingStrategy": {"timestamp": "Creation", "backoffLimitCount": 3}}
+    ).configuration()
     assert block["recoveryTimeout"] == "0s" and block["blockAdmission"] is False
     assert block["requeuingStrategy"] == {"timestamp": "Creation", "backoffLimitCount": 3, "backoffBaseSeconds": 60, "backoffMaxSeconds": 3600}
     assert "enable" not in block
@@ -61,13 +66,13 @@ def test_the_wait_for_pods_ready_block_is_always_written() -> None:
     """Kueue 0.19.2 fills in and applies waitForPodsReady when the block is absent
     (apis/config/v1beta2/defaults.go), so the component always states it."""
     assert manager_configuration(_args())["waitForPodsReady"]["timeout"] == "10m"
-    assert manager_configuration(_args(wait_for_pods_ready=WaitForPodsReady("1m")))["waitForPodsReady"]["timeout"] == "1m"
+    assert manager_configuration(_args({"waitForPodsReady": {"timeout": "1m"}}))["waitForPodsReady"]["timeout"] == "1m"
 
 
 def test_configuration_renders_deterministically_and_parses_back() -> None:
-    args = _args(wait_for_pods_ready=WaitForPodsReady("1m", recovery_timeout="1m"))
+    args = _args({"waitForPodsReady": {"timeout": "1m", "recoveryTimeout": "1m"}})
     text = render_configuration(args)
-    assert text == render_configuration(_args(wait_for_pods_ready=WaitForPodsReady("1m", recovery_timeout="1m")))
+    assert text == render_configuration(_args({"waitForPodsReady": {"timeout": "1m", "recoveryTimeout": "1m"}}))
     assert yaml.safe_load(text) == manager_configuration(args)
     assert text.startswith("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n")
 

@@ -24,7 +24,7 @@ from helpers import load_platform, of_type, one, render
 from kueue_dra import pod_requests, pod_sets
 from kueue_flavors import Attempt, Job, Running, assign, provision
 from trainstack.app.deploy.stacks import raw_stack_config
-from trainstack.components.kueue import GpuFlavor, Kueue, KueueArgs, WaitForPodsReady
+from trainstack.components.kueue import GpuFlavor, Kueue, KueueArgs, KueueSpec
 from trainstack.core import catalog, rules
 from trainstack.core.errors import ArgsError
 
@@ -183,7 +183,8 @@ def test_a_queued_pool_alone_needs_no_budget_its_check_waits_for_the_nodes() -> 
 
 def test_the_component_refuses_a_short_timeout_on_an_autoscaled_flavor_by_the_same_rule() -> None:
     spot = GpuFlavor("spot", "spot", "a3-megagpu-8g", 8, topology_aware=False, autoscaled=True)
-    with pytest.raises(ArgsError, match=r"wait_for_pods_ready\.timeout.*must be at least 30m: spot scales up"):
-        KueueArgs.checked(KueueArgs("q", "q", "default", [spot], wait_for_pods_ready=WaitForPodsReady("10m")), Kueue, "kueue")
+    spec = KueueSpec.model_validate({"localQueue": "q", "clusterQueue": "q", "waitForPodsReady": {"timeout": "10m"}})
+    with pytest.raises(ArgsError, match=r"waitForPodsReady\.timeout.*must be at least 30m: spot scales up"):
+        KueueArgs.checked(KueueArgs(spec, "default", [spot]), Kueue, "kueue")
     queued = dataclasses.replace(spot, queued=True)
-    assert KueueArgs.checked(KueueArgs("q", "q", "default", [queued], wait_for_pods_ready=WaitForPodsReady("10m")), Kueue, "kueue")
+    assert KueueArgs.checked(KueueArgs(spec, "default", [queued]), Kueue, "kueue")

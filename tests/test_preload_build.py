@@ -199,9 +199,9 @@ def test_a_shared_vpc_by_path_is_refused_for_the_builder_vm() -> None:
 
 
 def test_the_command_builds_only_a_missing_disk_image() -> None:
-    from trainstack.components.image import PreloadBuild, WorkloadImageArgs
+    from trainstack.components.image import BuildSpec, PreloadBuild, WorkloadImageArgs
 
-    args = WorkloadImageArgs(PROJECT, REGION, "repo", "img", "t", "ctx", "d", "acct-builder", "bkt")
+    args = WorkloadImageArgs(BuildSpec.model_validate({"context": "ctx", "imageName": "img", "tag": "t"}), PROJECT, REGION, "repo", "d", "acct-builder", "bkt")
     line = preload_command(args, PreloadBuild(ZONE, "net", "sub", "p", "acct-preload"), "p-abc", "r@sha256:" + "ab" * 32, "b", "bkt", "vm@x", "net", "sub")
     probe, _, rest = line.partition(" || ")
     assert probe == f"{{ gcloud compute images describe p-abc --project={PROJECT} '--format=value(name)' >/dev/null 2>&1"

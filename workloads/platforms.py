@@ -14,9 +14,9 @@ here.
 
 from __future__ import annotations
 
+from trainstack.components.image import ImageSpec
 from trainstack.core import catalog
 from trainstack.core.errors import Problem
-from trainstack.infra.stack import ImageConfig
 from trainstack.workloads.spec import WorkloadSpec
 
 # A Cloud Build runs on the worker machine the build names, E2 or N1 (core/rules.py
@@ -28,7 +28,7 @@ WORKLOAD = "trainstack:workload"
 Key = tuple[str | int, ...]
 
 
-def training_image(image: ImageConfig) -> tuple[Key, str, catalog.Image]:
+def training_image(image: ImageSpec) -> tuple[Key, str, catalog.Image]:
     """The training image as the config names it (key, value) and its catalog record: a pinned
     image matched by reference, a Cloud Build's output, or an image the catalog does not know."""
     if image.build is not None:
@@ -40,7 +40,7 @@ def training_image(image: ImageConfig) -> tuple[Key, str, catalog.Image]:
 
 
 def node_images(
-    workload: WorkloadSpec, machine: catalog.Machine, image: ImageConfig, machine_key: Key, driver_key: Key | None
+    workload: WorkloadSpec, machine: catalog.Machine, image: ImageSpec, machine_key: Key, driver_key: Key | None
 ) -> list[tuple[Key, object, catalog.Image]]:
     """(key, value, image) of every image the job runs on `machine`'s nodes, keyed by what in the
     config makes it run: `machine_key` names the machine, `driver_key` the pool's request for the
@@ -65,7 +65,7 @@ def node_images(
     return found
 
 
-def problems(workload: WorkloadSpec, machine: catalog.Machine, image: ImageConfig, machine_key: Key, driver_key: Key | None = None) -> list[Problem]:
+def problems(workload: WorkloadSpec, machine: catalog.Machine, image: ImageSpec, machine_key: Key, driver_key: Key | None = None) -> list[Problem]:
     """Each image on the job's nodes that is not published for their architecture (unknown is
     refused except on amd64)."""
     arch = machine.architecture

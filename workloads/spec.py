@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from trainstack.components.image import ImageSpec
 from trainstack.components.storage import KINDS
 from trainstack.core import catalog, rules
 from trainstack.core.errors import Problem
@@ -33,7 +34,6 @@ from trainstack.core.spec import (
 )
 from trainstack.infra import contract
 from trainstack.infra.contract import Contract
-from trainstack.infra.stack import ImageConfig
 
 # The largest GPU pool a config describes (rules.NODE_COUNT), so the most nodes a job can ask for.
 MAX_POOL_NODES = rules.POOL_NODES_MAX
@@ -407,7 +407,7 @@ def namespace_problems(workload: WorkloadSpec, terms: Contract, where: str) -> l
     return []
 
 
-def fleet_problems(workload: WorkloadSpec, image: ImageConfig, terms: Contract, stack: str) -> Iterator[Problem]:
+def fleet_problems(workload: WorkloadSpec, image: ImageSpec, terms: Contract, stack: str) -> Iterator[Problem]:
     """What a job on a fleet (`terms`, its queue's contract; `stack`, the fleet's stack as the user
     named it) cannot have: only its JobSet is dispatched to a worker; anything beside it would run
     on the manager, which has no GPU and not the worker's storage."""

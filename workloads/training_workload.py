@@ -13,11 +13,11 @@ import pulumi
 from pydantic import ValidationError
 
 from trainstack import workloads
+from trainstack.components.image import ImageSpec
 from trainstack.core import catalog
 from trainstack.core.errors import ABSENT, Problem
 from trainstack.core.spec import plain, problem_of
 from trainstack.infra.platform import Place, Platform
-from trainstack.infra.stack import ImageConfig
 from trainstack.infra.training_platform import TrainingPlatform, input_error
 from trainstack.workloads import platforms
 from trainstack.workloads.spec import WorkloadSpec, workload_problems
@@ -80,7 +80,7 @@ class TrainingWorkload(pulumi.ComponentResource):
         )
 
 
-def checked(section: Any, platform: Platform, image: ImageConfig | None) -> WorkloadSpec:
+def checked(section: Any, platform: Platform, image: ImageSpec | None) -> WorkloadSpec:
     """The workload section, validated, and checked against `platform` as a stack file's is."""
     try:
         workload = section if isinstance(section, WorkloadSpec) else WorkloadSpec.model_validate(plain(section), by_alias=True, by_name=True)

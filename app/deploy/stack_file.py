@@ -20,6 +20,7 @@ import pulumi
 from pydantic import Field
 
 from trainstack import workloads
+from trainstack.components.image import ImageSpec
 from trainstack.core.errors import ConfigError, Problem, describe, key_path
 from trainstack.core.spec import validated
 from trainstack.infra import compose, contract, remote
@@ -28,7 +29,7 @@ from trainstack.infra.context import StackContext
 from trainstack.infra.fleet import FleetContext, TrainingFleet, TrainingFleetArgs
 from trainstack.infra.platform import Platform
 from trainstack.infra.remote import read_platform_stack
-from trainstack.infra.stack import ImageConfig, PlatformRef, Queue, StackConfig, WorkloadStackConfig
+from trainstack.infra.stack import PlatformRef, Queue, StackConfig, WorkloadStackConfig
 from trainstack.infra.training_platform import TrainingPlatform, TrainingPlatformArgs
 from trainstack.workloads import platforms
 from trainstack.workloads.spec import Where, WorkloadSpec, fleet_problems, namespace_problems, platform_problems
@@ -306,7 +307,7 @@ def _platform_where(ref: PlatformRef) -> Where:
 def _job_problems(
     ctx: StackContext,
     workload: WorkloadSpec,
-    image: ImageConfig,
+    image: ImageSpec,
     pods_ready: list[tuple[str, str]],
     mount: tuple[tuple[str, ...], str],
     machine_key: tuple[str | int, ...],

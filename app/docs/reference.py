@@ -95,15 +95,17 @@ def _declared(model: type) -> dict[str, str]:
     """The docstrings of the fields `model`'s own class body declares."""
     (tree,) = [c for c in _module_tree(model.__module__).body if isinstance(c, ast.ClassDef) and c.name == model.__qualname__]
     found = {}
-    for statement, following in zip(tree.body, tree.body[1:], strict=False):
-        if (
-            isinstance(statement, ast.AnnAssign)
-            and isinstance(statement.target, ast.Name)
-            and isinstance(following, ast.Expr)
-            and isinstance(following.value, ast.Constant)
-            and isinstance(following.value.value, str)
-        ):
-            found[statement.target.id] = _prose(following.value.value)
+    for cls in [*(c for c in reversed(model.__mro__[1:]) if c.__module__.startswith("trainstack.")), model]:
+        (tree,) = [c for c in _module_tree(cls.__module__).body if isinstance(c, ast.ClassDef) and c.name == cls.__qualname__]
+        for statement, following in zip(tree.body, tree.body[1:], strict=False):
+            if (
+                isinstance(statement, ast.AnnAssign)
+                and isinstance(statement.target, ast.Name)
+                and isinstance(following, ast.Expr)
+                and isinstance(following.value, ast.Constant)
+                and isinstance(following.value.value, str)
+            ):
+                found[statement.target.id] = _prose(following.value.value)
     return found
 
 

@@ -2,11 +2,10 @@
 each rule's text without a copy of it.
 
 A rule in `core/rules.py` returns its message (or yields `(key, value, message)`); a model
-validator and a resource's rules (core/resource_rules.py) collect `Problem(key, value, message)`s.
+validator collects `Problem(key, value, message)`s.
 `reports` walks a function's syntax tree for those messages: string literals, f-strings (each
 value shown as `…`, or as the messages of the rule it holds), and the messages of the trainstack
-functions a message or problem comes from; a section's `resource_errors(self, "<resource>",
-renames)` reports its resource's rules under the keys as the stack file writes them.
+functions a message or problem comes from.
 """
 
 from __future__ import annotations
@@ -22,9 +21,8 @@ from types import FunctionType, UnionType
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic.alias_generators import to_camel
 
-from trainstack.core import resource_rules, rules
+from trainstack.core import rules
 
 # A shown value of an f-string that holds no rule of its own.
 VALUE = "…"
@@ -122,8 +120,6 @@ class _Reader:
                 found += self._problem(node.value)
             elif isinstance(node, ast.YieldFrom) and isinstance(node.value, ast.Call):
                 found += self._called(node.value)
-            elif isinstance(node, ast.Call) and self._name(node.func) == "resource_errors" and len(node.args) > 1:
-                found += _resource_reports(node)
             elif isinstance(node, ast.Call) and self._name(node.func) == "append" and node.args:
                 found += self._problem(node.args[0])
             elif isinstance(node, ast.Call) and self._name(node.func) == "PydanticCustomError" and len(node.args) > 1:
@@ -257,22 +253,6 @@ class _ProblemsAsTuples(ast.NodeTransformer):
         if isinstance(node.func, ast.Name) and node.func.id == "Problem" and not node.keywords:
             return ast.copy_location(ast.Tuple(elts=node.args, ctx=ast.Load()), node)
         return node
-
-
-def _resource_reports(call: ast.Call) -> list[Report]:
-    """The reports of a resource's rules, each key as the stack file writes it: renamed
-    (`resource_errors`' third argument), then camelCase."""
-    resource = ast.literal_eval(call.args[1])
-    renames: dict[tuple[str, ...], tuple[str, ...]] = ast.literal_eval(call.args[2]) if len(call.args) > 2 else {}
-    found = []
-    for check in resource_rules.RULES[resource].values():
-        for report in reports(check):
-            key = report.key
-            for old, new in renames.items():
-                if key[: len(old)] == old:
-                    key = (*new, *key[len(old) :])
-            found.append(Report(tuple(part if part in ("[]", VALUE) else to_camel(part) for part in key), report.text))
-    return found
 
 
 def _targets(target: ast.expr) -> Iterator[tuple[str, int | None]]:

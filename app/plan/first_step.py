@@ -33,8 +33,9 @@ from trainstack.app.plan import restore
 from trainstack.app.plan.cost import NODE_POOL
 from trainstack.app.plan.creation_times import CREATION_TIMES, EMPTY_NODE_POOL, GPU_NODE_POOL, PRELOAD_BUILD
 from trainstack.app.plan.critical_path import CriticalPath, critical_path, is_gpu_pool, weight_keys
+from trainstack.components.image import ImageSpec
 from trainstack.core import catalog, rules
-from trainstack.infra.stack import ImageConfig, StackConfig
+from trainstack.infra.stack import StackConfig
 
 DRIVERS_SECONDS = CREATION_TIMES["kubernetes:apps/v1:DaemonSet"].seconds
 MOUNTS_SECONDS = 15.0
@@ -178,7 +179,7 @@ def _min(seconds: float) -> str:
     return f"{seconds / 60:.1f}"
 
 
-def image_reference(image: ImageConfig, root: Path) -> str:
+def image_reference(image: ImageSpec, root: Path) -> str:
     """The job image's reference: the prebuilt one, or a build's base (its Dockerfile's first FROM)."""
     if image.prebuilt is not None:
         return image.prebuilt
@@ -200,7 +201,7 @@ def _pull(size: float | None, streaming: bool, preload: bool) -> float | None:
 def model(resources: list[dict[str, Any]], path: CriticalPath, ctx: JobContext, preflight_seconds: float) -> FirstStepModel | None:
     """The time-to-first-step model of a stack with a job (None for a platform or a fleet manager)."""
     image = getattr(ctx.config, "image", None)
-    if ctx.workload is None or not isinstance(image, ImageConfig):
+    if ctx.workload is None or not isinstance(image, ImageSpec):
         return None
     reference = image_reference(image, ctx.root)
     size = catalog.image_size(reference)

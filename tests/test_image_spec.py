@@ -1,0 +1,85 @@
+"""The image's spec (components/image.py `ImageSpec`, with `BuildSpec` and `PreloadSpec`): each rule
+of the `trainstack:image` section refuses its value through the one door, the spec's model, which
+the stack file's section and (for the build) the WorkloadImage package inputs both are. One case a
+rule: with the rule deleted, its case passes the model and the test fails. The package's deprecated
+`registryLogin` reads as the spec's `ngcApiKeySecret` for one release."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from trainstack.components.image import NGC_USERNAME, BuildSpec, ImageSpec, PreloadSpec, WorkloadImage, WorkloadImageArgs
+from trainstack.core import catalog
+from trainstack.core.errors import ArgsError
+from trainstack.infra.stack import StackConfig, WorkloadStackConfig
+
+BUILD = {"context": "images/nemo", "imageName": "nemo", "tag": "24.07"}
+STREAMED = "us-central1-docker.pkg.dev/my-project/images/nemo:24.07"
+# (rule, the spec's model, the keys it refuses, the key the problem names, a text of the rule's message)
+CASES: list[tuple[str, type[BaseModel], dict[str, Any], tuple[str | int, ...], str]] = [
+    ("build_or_prebuilt", ImageSpec, {}, ("build",), "set exactly one of build"),
+    ("not_both", ImageSpec, {"build": BUILD, "prebuilt": "nvcr.io/nvidia/nemo:24.07"}, ("build",), "set exactly one of build"),
+    ("streamable", ImageSpec, {"prebuilt": "nvcr.io/nvidia/nemo:24.07", "streaming": True}, ("streaming",), "serves only images in Artifact Registry"),
+    (
+        "preload_build_of_a_build",
+        ImageSpec,
+        {"prebuilt": STREAMED, "streaming": True, "preload": {"build": True}},
+        ("preload", "build"),
+        "builds a disk image from the image this stack builds",
+    ),
+    ("preload_streams", ImageSpec, {"build": BUILD, "preload": {"build": True}}, ("preload",), "only with image streaming"),
+    ("disk_image_or_build", PreloadSpec, {}, ("diskImage",), "set exactly one of diskImage"),
+    ("reference_grammar", ImageSpec, {"prebuilt": "NVCR.io/Nvidia/NeMo:24.07"}, ("prebuilt",), "must be an image reference"),
+    ("context_inside", BuildSpec, {**BUILD, "context": "../elsewhere"}, ("context",), "must be a relative path inside the repository"),
+]
+
+
+@pytest.mark.parametrize(("model", "keys", "key", "text"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_an_image_rule_refuses_its_value_naming_the_key_as_written(model: type[BaseModel], keys: dict[str, Any], key: tuple[str | int, ...], text: str) -> None:
+    with pytest.raises(ValidationError) as refused:
+        model.model_validate(keys)
+    found = [(tuple(e["loc"]), e["msg"]) for e in refused.value.errors(include_url=False)]
+    assert [msg for loc, msg in found if loc == key and text in msg], found
+
+
+def test_the_bases_pass_and_the_stack_files_sections_are_the_spec() -> None:
+    """The keys the cases change are valid; both stack-file kinds' `trainstack:image` is this model."""
+    assert ImageSpec.model_validate({"build": BUILD, "streaming": True, "preload": {"build": True}}).preload == PreloadSpec(build=True)
+    assert ImageSpec.model_validate(
+        {"prebuilt": STREAMED, "streaming": True, "preload": {"diskImage": "projects/my-project/global/images/nemo-preload"}}
+    ).streaming
+    assert StackConfig.model_fields["image"].annotation is WorkloadStackConfig.model_fields["image"].annotation is ImageSpec
+
+
+PACKAGE = {**BUILD, "project": "my-project", "region": "us-central1", "repository_id": "repo", "context_digest": "0" * 64}
+PACKAGE |= {"builder_account_id": "builder", "staging_bucket": "my-project-builds"}
+
+
+def test_the_package_builds_by_the_specs_rules() -> None:
+    with pytest.raises(ArgsError) as refused:
+        WorkloadImageArgs.checked({**PACKAGE, "context": "/abs"}, WorkloadImage, "image")
+    assert [p.key for p in refused.value.problems] == [("context",)]
+
+
+def test_the_packages_registry_login_reads_as_the_ngc_secret() -> None:
+    login = {"server": catalog.NGC_REGISTRY, "username": NGC_USERNAME, "secret": "ngc-key"}
+    old = WorkloadImageArgs.checked({**PACKAGE, "registryLogin": login}, WorkloadImage, "image")
+    assert old.spec == WorkloadImageArgs.checked({**PACKAGE, "ngcApiKeySecret": "ngc-key"}, WorkloadImage, "image").spec
+    assert old.registry_login is not None and (old.registry_login.server, old.registry_login.secret) == (catalog.NGC_REGISTRY, "ngc-key")
+
+
+@pytest.mark.parametrize(
+    ("given", "text"),
+    [
+        ({"ngcApiKeySecret": "k", "registryLogin": {"server": catalog.NGC_REGISTRY, "username": NGC_USERNAME, "secret": "k"}}, "is the deprecated spelling of"),
+        ({"registryLogin": {"server": "ghcr.io", "username": "me", "secret": "k"}}, "read only as NGC's login"),
+    ],
+)
+def test_a_registry_login_the_spec_cannot_say_is_refused(given: dict[str, Any], text: str) -> None:
+    with pytest.raises(ArgsError) as refused:
+        WorkloadImageArgs.checked({**PACKAGE, **given}, WorkloadImage, "image")
+    ((found, _, rule),) = refused.value.problems
+    assert found == ("registryLogin",) and text in rule
