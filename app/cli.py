@@ -110,9 +110,9 @@ def _validated(raw: dict[str, Any], ctx: Any, outputs: dict[str, Any]) -> dict[s
 
     kind = stack_file.kind(raw)
     if kind is stack_file.FLEET:
-        return {"valid": True, "workers": [w.name for w in ctx.config.fleet.workers], "queues": outputs.get("queues") or {}, "warnings": []}
+        return {"valid": True, "workers": [w.name for w in ctx.stack_file.fleet.workers], "queues": outputs.get("queues") or {}, "warnings": []}
     machine = ctx.machine
-    pools = getattr(ctx.config, "pools", [])  # a platform's; a workload stack has none of its own
+    pools = getattr(ctx.stack_file, "pools", [])  # a platform's; a workload stack has none of its own
     report: dict[str, Any] = {
         "valid": True,
         "nodes": ctx.gpu_nodes,
@@ -122,7 +122,7 @@ def _validated(raw: dict[str, Any], ctx: Any, outputs: dict[str, Any]) -> dict[s
         "queue": ctx.local_queue,
         "pools": [{"name": p.name, "nodes": p.max_nodes, "machineType": p.machine_type, "capacity": p.capacity} for p in pools],
         # a zone the catalog's table does not know (a workload stack makes no pools of its own)
-        "warnings": kind.warnings(ctx.config),
+        "warnings": kind.warnings(ctx.stack_file),
     }
     if ctx.workload is not None:
         result = fit.estimate(ctx.workload, machine)

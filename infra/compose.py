@@ -19,16 +19,14 @@ def problems(image: ImageSpec, root: Path) -> list[Problem]:
     return gcp.problems(image, root)
 
 
-def build(ctx: StackContext, place: Place = TOP) -> Platform:
-    """Register the platform of `ctx`'s stack (a StackConfig) at `place` and return what a workload needs."""
-    config = ctx.config
-    assert isinstance(config, StackConfig)
+def build(ctx: StackContext, config: StackConfig, place: Place = TOP) -> Platform:
+    """Register the platform `config` of `ctx`'s stack at `place` and return what a workload needs."""
     gcp_layer = gcp.build(ctx, config, place)
     kube = kubernetes.build(ctx, config, gcp_layer, place)
     terms = contract.of_platform(
         config, kube.claim_name, gcp_layer.storage.bucket, gcp_layer.image_registry, gcp_layer.cluster.identity, ctx.workload_namespace
     )
-    queue = ctx.job_queue
+    queue = config.job_queue_of(ctx.queue)
     pool = queue.pools[0]
     first = gcp_layer.gpu_pools[config.pools.index(pool)]
     return Platform(

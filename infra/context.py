@@ -1,67 +1,27 @@
-"""What every layer of one stack shares: its name, its validated config, its labels and names."""
+"""What every layer of one stack shares: its name, the facts of the platform it builds or runs on,
+its labels and names. It knows no stack-file kind: each kind makes its context from its own config
+(app/deploy/stack_file.py, infra/training_platform.py), and whatever else a build reads of that
+config is handed to it as an argument."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from functools import cached_property
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from trainstack.core import catalog, names
 from trainstack.core.rules import ACCOUNT_ID_MAX, EPHEMERAL, EXPIRES_LABEL, MANAGED_BY, STACK_LABEL
 from trainstack.infra.contract import WORKLOAD_SERVICE_ACCOUNT, Contract
-from trainstack.infra.fleet_stack import FleetStackConfig
-from trainstack.infra.stack import Queue, StackConfig, WorkloadStackConfig
-
-
-@dataclass(frozen=True)
-class JobPool:
-    """The GPU pool a stack's jobs are queued to: its machine, its largest size and its LocalQueue."""
-
-    machine: catalog.Machine
-    nodes: int
-    local_queue: str
-
-
-@dataclass(frozen=True)
-class PlatformFacts:
-    """What a stack knows of the platform it builds or runs on, one shape whichever its source.
-
-    Attributes:
-        project, region: where this stack's resources are created (a workload stack's own, if it
-            sets them, else its platform's).
-        zone: the GPU pool's zone (a fleet's: its manager's).
-        name_prefix: the prefix of this stack's cloud resource names: its cluster's name, or the
-            cluster a workload stack runs on.
-        job_pool: the GPU pool its jobs are queued to; None for a fleet, whose manager has none.
-    """
-
-    project: str
-    region: str
-    zone: str
-    name_prefix: str
-    job_pool: JobPool | None
-
-
-def platform_facts(config: StackConfig | WorkloadStackConfig | FleetStackConfig, contract: Contract | None, queue: Queue | None = None) -> PlatformFacts:
-    """The facts of a platform stack's or a fleet's own config, or of a workload stack's config over
-    its platform's contract. A platform's job pool is `queue`'s, else its first queue's."""
-    if isinstance(config, WorkloadStackConfig):
-        if contract is None:
-            raise TypeError("a workload stack's context needs its platform's contract")
-        pool = JobPool(catalog.machine(contract.gpu_machine_type), contract.gpu_nodes, contract.local_queue)
-        return PlatformFacts(config.project or contract.project, config.region or contract.region, contract.zone, contract.cluster_name, pool)
-    if isinstance(config, FleetStackConfig):
-        return PlatformFacts(config.project, config.region, config.zone, config.cluster.name, None)
-    queue = queue or config.queues[0]
-    return PlatformFacts(config.project, config.region, config.gpu_zones[0], config.cluster.name, JobPool(queue.machine, queue.max_nodes, queue.local_queue))
+from trainstack.infra.facts import JobPool, PlatformFacts
 
 
 @dataclass(frozen=True)
 class StackContext:
-    """One stack being built: `stack` is the Pulumi stack name, `config` its validated config,
-    `root` the project directory (image build contexts are relative to it).
+    """One stack being built: `stack` is the Pulumi stack name, `facts` what it knows of its
+    platform, `root` the project directory (image build contexts are relative to it),
+    `own_labels` the stack file's `trainstack:labels` and `expires` its expiry (`trainstack:ephemeral`).
 
     A workload stack also carries its platform's contract and, on a trainstack platform, the
     StackReference it was read through (`reference`). A platform names the `namespace` and `queue`
@@ -69,8 +29,10 @@ class StackContext:
     """
 
     stack: str
-    config: StackConfig | WorkloadStackConfig | FleetStackConfig
+    facts: PlatformFacts
     root: Path
+    own_labels: Mapping[str, str] = field(default_factory=dict)
+    expires: str | None = None
     contract: Contract | None = None
     reference: Any = None
     namespace: str | None = None
@@ -82,31 +44,19 @@ class StackContext:
         return self.namespace or "default"
 
     @property
-    def job_queue(self) -> Queue:
-        """The queue the platform readies for its jobs: as it was told, else its first."""
-        assert isinstance(self.config, StackConfig)
-        return (self.config.queue_of(self.queue) if self.queue else None) or self.config.queues[0]
-
-    @property
     def labels(self) -> dict[str, str]:
         """GCP labels on every labelled resource: who manages it and which stack owns it."""
-        ephemeral = getattr(self.config, "ephemeral", None)
         return {
             MANAGED_BY[0]: MANAGED_BY[1],
             STACK_LABEL: label_value(self.stack),
-            **self.config.labels,
-            **({EPHEMERAL[0]: EPHEMERAL[1], EXPIRES_LABEL: ephemeral.expires} if ephemeral else {}),
+            **self.own_labels,
+            **({EPHEMERAL[0]: EPHEMERAL[1], EXPIRES_LABEL: self.expires} if self.expires else {}),
         }
 
     @property
     def workload_service_account(self) -> str:
         """The Kubernetes service account the training pods run as."""
         return self.contract.service_account if self.contract else WORKLOAD_SERVICE_ACCOUNT
-
-    @cached_property
-    def facts(self) -> PlatformFacts:
-        """What this stack knows of its platform, read once from its config or its platform's contract."""
-        return platform_facts(self.config, self.contract, self.job_queue if self.queue else None)
 
     @property
     def project(self) -> str:

@@ -17,6 +17,7 @@ from pydantic.alias_generators import to_camel
 from trainstack.components.storage import KINDS
 from trainstack.core import catalog, rules
 from trainstack.core.errors import ConfigError, Problem
+from trainstack.infra.facts import JobPool, PlatformFacts
 from trainstack.infra.stack import ExistingCluster, NetworkConfig, StackConfig
 
 # The Kubernetes service account the workloads of a trainstack platform run as; the platform
@@ -171,6 +172,13 @@ def network_names(config: StackConfig, machine_type: str) -> list[str]:
     """The Kubernetes Network names of a machine's extra NICs on this platform, in interface order."""
     family = next((f for f in config.nic_families if f.machine.name == machine_type), None)
     return [n.name for n in catalog.nic_networks(family.machine, config.network.gpu_nic_cidr, family.prefix)] if family else []
+
+
+def facts_on(terms: Contract, project: str | None, region: str | None) -> PlatformFacts:
+    """What a workload stack knows of the platform it runs on (its contract): where its own
+    resources go (its `project` and `region` if it sets them, else the platform's) and the job's pool."""
+    pool = JobPool(catalog.machine(terms.gpu_machine_type), terms.gpu_nodes, terms.local_queue)
+    return PlatformFacts(project or terms.project, region or terms.region, terms.zone, terms.cluster_name, pool)
 
 
 def for_queue(terms: Contract, queue: str | None) -> Contract | None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pulumi
@@ -80,7 +80,7 @@ class FleetContext(StackContext):
     """A fleet stack as its check left it (app/deploy/stack_file.py FleetStack): its config and its
     workers, each with the contract read from its stack, mirroring one another."""
 
-    config: fleet.FleetStackConfig
+    config: fleet.FleetStackConfig = field(kw_only=True)
     workers: tuple[fleet.Worker, ...] = ()
 
 

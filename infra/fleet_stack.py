@@ -22,6 +22,7 @@ from trainstack.core import catalog, rules
 from trainstack.core.errors import ConfigError, Problem
 from trainstack.core.spec import Duration, K8sName, ProjectId, RegionId, Section, ZoneId, by_rule, rule_errors, validated
 from trainstack.infra import contract
+from trainstack.infra.facts import PlatformFacts
 from trainstack.infra.stack import (
     ClusterConfig,
     Ephemeral,
@@ -135,6 +136,15 @@ class FleetStackConfig(BaseModel):
     @property
     def cpu_zones(self) -> list[str]:
         return self.cpu_pool.zones or [self.zone]
+
+    def facts(self) -> PlatformFacts:
+        """What the fleet's stack knows of its manager: where it is; it has no GPU pool of its own."""
+        return PlatformFacts(self.project, self.region, self.zone, self.cluster.name, None)
+
+    @property
+    def expires(self) -> str | None:
+        """When the stack expires (`trainstack:ephemeral.expires`), if it does."""
+        return self.ephemeral.expires if self.ephemeral else None
 
 
 def is_fleet(raw: dict[str, Any]) -> bool:

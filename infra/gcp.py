@@ -46,7 +46,6 @@ from trainstack.core import catalog, names
 from trainstack.core.errors import Problem
 from trainstack.infra.context import StackContext
 from trainstack.infra.contract import KUBECONFIG_OUTPUT
-from trainstack.infra.fleet_stack import FleetStackConfig
 from trainstack.infra.platform import TOP, GcpPlatform, Place
 from trainstack.infra.stack import StackConfig
 
@@ -109,15 +108,14 @@ def dockerfile_bases(dockerfile: Path) -> list[str]:
 
 
 def workload_image(
-    ctx: StackContext, services: ProjectServices | None, node_accounts: dict[str, pulumi.Input[str]], place: Place = TOP
+    ctx: StackContext, image: ImageSpec, services: ProjectServices | None, node_accounts: dict[str, pulumi.Input[str]], place: Place = TOP
 ) -> tuple[pulumi.Output[str], pulumi.Output[str] | None]:
     """The workload image reference and the registry it was pushed to: built here with Cloud
     Build (`trainstack:image.build`), else the prebuilt reference and no registry. The nodes'
     accounts (emails, by account id) may pull from that repository. `place`: where it registers."""
-    built = built_image(ctx, services, node_accounts, place)
+    built = built_image(ctx, image, services, node_accounts, place)
     if built is None:
-        assert not isinstance(ctx.config, FleetStackConfig)
-        return pulumi.Output.from_input(ctx.config.image.prebuilt or ""), None
+        return pulumi.Output.from_input(image.prebuilt or ""), None
     return built.reference, built.repository.registry_uri
 
 
@@ -138,12 +136,15 @@ def preload_build(config: StackConfig, ctx: StackContext, network: NetworkRef) -
 
 
 def built_image(
-    ctx: StackContext, services: ProjectServices | None, node_accounts: dict[str, pulumi.Input[str]], place: Place = TOP, preload: PreloadBuild | None = None
+    ctx: StackContext,
+    image: ImageSpec,
+    services: ProjectServices | None,
+    node_accounts: dict[str, pulumi.Input[str]],
+    place: Place = TOP,
+    preload: PreloadBuild | None = None,
 ) -> WorkloadImage | None:
-    """The image built here with Cloud Build (`trainstack:image.build`), and its preload disk image
-    where `preload` says; None for a prebuilt image."""
-    assert not isinstance(ctx.config, FleetStackConfig)  # a fleet builds no image
-    image = ctx.config.image
+    """The image built here with Cloud Build (`image.build`), and its preload disk image where
+    `preload` says; None for a prebuilt image."""
     spec = image.build
     if spec is None:
         return None
@@ -330,7 +331,7 @@ def build(ctx: StackContext, config: StackConfig, place: Place = TOP) -> GcpPlat
     nic_nets = _nic_networks(site)
     node_account = _node_account(site)
     cluster = _cluster(site, network, node_account)
-    built = built_image(ctx, services, {ctx.account_id("nodes"): node_account.email}, place, preload_build(config, ctx, network))
+    built = built_image(ctx, config.image, services, {ctx.account_id("nodes"): node_account.email}, place, preload_build(config, ctx, network))
     image, registry = (built.reference, built.repository.registry_uri) if built else (pulumi.Output.from_input(config.image.prebuilt or ""), None)
     gpu_pools, cpu_pool = _pools(site, cluster, node_account, nic_nets, built.disk_image if built else None)
     storage = _storage(site, network, cluster)

@@ -144,7 +144,7 @@ def build(ctx: StackContext, config: StackConfig, gcp: GcpPlatform, place: Place
         *([dra.release] if dra else []),
     ]
 
-    queue = ctx.job_queue
+    queue = config.job_queue_of(ctx.queue)
     # Networks for pods to join, but not on DRANET, where pods claim the NICs.
     dranet = {p.machine_type for p in config.pools if p.dranet}
     for i, (machine_type, nets) in enumerate((m, n) for m, n in gcp.nic_networks.items() if m not in dranet):

@@ -220,4 +220,4 @@ def _image(ctx: StackContext, ref: PlatformRef, image: ImageSpec) -> tuple[pulum
     assert ctx.contract is not None
     account = ctx.account_id("nodes")
     nodes: dict[str, pulumi.Input[str]] = {} if ref.existing_cluster else {account: f"{account}@{ctx.contract.project}.iam.gserviceaccount.com"}
-    return workload_image(ctx, services, nodes)
+    return workload_image(ctx, image, services, nodes)

@@ -47,6 +47,7 @@ from trainstack.core.spec import (
     by_rule,
     rule_errors,
 )
+from trainstack.infra.facts import JobPool, PlatformFacts
 
 # ---------------------------------------------------------------------------------------------
 # Sections
@@ -283,6 +284,21 @@ class StackConfig(BaseModel):
     def queue_of(self, name: str | None) -> Queue | None:
         """The queue named `name` (None: the first)."""
         return self.queues[0] if name is None else next((q for q in self.queues if q.local_queue == name), None)
+
+    def job_queue_of(self, queue: str | None) -> Queue:
+        """The queue the platform readies for its jobs: `queue` (a LocalQueue's name, as its job or a
+        `TrainingPlatform` was told), else its first."""
+        return self.queue_of(queue) or self.queues[0]
+
+    def facts(self, queue: str | None = None) -> PlatformFacts:
+        """What this platform's stack knows of it: its job pool is `job_queue_of(queue)`'s."""
+        job = self.job_queue_of(queue)
+        return PlatformFacts(self.project, self.region, self.gpu_zones[0], self.cluster.name, JobPool(job.machine, job.max_nodes, job.local_queue))
+
+    @property
+    def expires(self) -> str | None:
+        """When the stack expires (`trainstack:ephemeral.expires`), if it does."""
+        return self.ephemeral.expires if self.ephemeral else None
 
     @property
     def nic_families(self) -> list[NicFamily]:

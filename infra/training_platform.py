@@ -116,15 +116,14 @@ class TrainingPlatform(pulumi.ComponentResource):
         shipped program), so it is not validated a second time."""
         if isinstance(args, dict):  # the package's provider passes the inputs as a dict
             args = TrainingPlatformArgs(**args)
-        ctx = context(args, checked)
+        config, ctx = context(args, checked)
         super().__init__(TYPE, name, None, opts)
         self.urn.apply(lambda urn: PLATFORMS.setdefault(urn, self))
-        self.built: Platform = compose.build(ctx, Place(self, name))
+        self.built: Platform = compose.build(ctx, config, Place(self, name))
         """What a workload needs of the platform (TrainingWorkload reads it)."""
         self.stack_outputs: dict[str, Any] = self.built.outputs
         """The stack outputs the shipped program exports."""
-        kube, config = self.built.kubernetes, ctx.config
-        assert isinstance(config, StackConfig)
+        kube = self.built.kubernetes
         self.image_config = config.image
         """The image section (a TrainingWorkload checks its nodes' images against it)."""
         self.kubeconfig = pulumi.Output.from_input(self.stack_outputs[contract.KUBECONFIG_OUTPUT])
@@ -149,21 +148,27 @@ class TrainingPlatform(pulumi.ComponentResource):
         )
 
 
-def context(args: TrainingPlatformArgs, checked: StackConfig | None = None) -> StackContext:
-    """The stack context of `args`, checked as the stack file is (every rule, the build contexts'
+def context(args: TrainingPlatformArgs, checked: StackConfig | None = None) -> tuple[StackConfig, StackContext]:
+    """The platform's config and the stack context of `args`, checked as the stack file is (every rule, the build contexts'
     files included). Raises `pulumi.InputPropertiesError` naming each input as written
     (`gpuPools[1].nodeCount`). With `checked`, the stack file's config `args` was made from and
     checked already, its platform sections stand as they are."""
     root = Path(args.root) if args.root else Path.cwd()
     if checked is not None:
-        return StackContext(args.stack or pulumi.get_stack(), checked, root, namespace=args.namespace, queue=args.queue)
+        return checked, _context(args, checked, root)
     config = validate(args)
     problems = compose.problems(config.image, root)
     if args.queue is not None and config.queue_of(args.queue) is None:
         problems.append(Problem(("queue",), args.queue, f"is not a queue of the platform ({', '.join(q.local_queue for q in config.queues)})"))
     if problems:
         raise input_error("TrainingPlatform", problems)
-    return StackContext(args.stack or pulumi.get_stack(), config, root, namespace=args.namespace, queue=args.queue)
+    return config, _context(args, config, root)
+
+
+def _context(args: TrainingPlatformArgs, config: StackConfig, root: Path) -> StackContext:
+    return StackContext(
+        args.stack or pulumi.get_stack(), config.facts(args.queue), root, config.labels, config.expires, namespace=args.namespace, queue=args.queue
+    )
 
 
 def validate(args: TrainingPlatformArgs) -> StackConfig:

@@ -96,7 +96,7 @@ def _export(layer: Any) -> None:
 
 @cache
 def _render(variant: str, changes: str) -> engine.Rendered:
-    return render_with(lambda ctx: _export(gcp.build(ctx, platform_config(ctx.config))), stack=STACK, raw=raw(variant, **json.loads(changes)))
+    return render_with(lambda ctx: _export(gcp.build(ctx, platform_config(ctx.stack_file))), stack=STACK, raw=raw(variant, **json.loads(changes)))
 
 
 def render(variant: str, **changes: Any) -> engine.Rendered:

@@ -43,7 +43,7 @@ def present(value: _T | None) -> _T:
     return value
 
 
-def platform_config(config: StackConfig | WorkloadStackConfig | FleetStackConfig) -> StackConfig:
+def platform_config(config: StackConfig | WorkloadStackConfig | FleetStackConfig | None) -> StackConfig:
     """`config`, asserted to be a platform stack's (what `load` returns for a stack without `trainstack:platform`)."""
     assert isinstance(config, StackConfig), f"expected a platform stack's config, got {type(config).__name__}"
     return config

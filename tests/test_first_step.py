@@ -169,7 +169,7 @@ def test_the_model_reads_kueues_timeout_as_rendered_like_the_preflight_refusal()
     raw = raw_stack_config("a2-gpt2-deepspeed")
     del raw["trainstack:kueue"]["waitForPodsReady"]
     plan = render("a2-gpt2-deepspeed", raw)
-    config = run("a2-gpt2-deepspeed", raw).context.config
+    config = run("a2-gpt2-deepspeed", raw).context.stack_file
     assert isinstance(config, StackConfig) and config.pods_ready_budgets == [
         ("trainstack:kueue.waitForPodsReady.timeout", f"{catalog.SCALE_UP_BUDGET_SECONDS // 60}m")
     ]

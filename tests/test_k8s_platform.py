@@ -76,7 +76,7 @@ def _share_name(spec: Section) -> str:
 def _stand_in_gcp(ctx: Any, pools: dict[str, str]) -> GcpPlatform:
     """A GCP layer with the shape infra.gcp returns: real (mocked) cluster, pools, bucket and
     disk resources, so the Kubernetes layer's dependencies on them are visible."""
-    config = ctx.config
+    config = ctx.stack_file
     cluster = gcp.container.Cluster("cluster", name=config.cluster.name, location=config.region)
     gpu_pool = gcp.container.NodePool("gpu-pool", cluster=cluster.name, name=config.gpu_pool.name)
     cpu_pool = gcp.container.NodePool("cpu-pool", cluster=cluster.name, name=config.cpu_pool.name)
@@ -119,7 +119,7 @@ def render_layer(raw: dict[str, Any] | None = None) -> Layer:
         pulumi.Output.all(*[r.urn for r in resources]).apply(lambda urns: captured[key].extend(map(public_urn, urns)))
 
     def body(ctx: Any) -> None:
-        platform = kubernetes.build(ctx, ctx.config, _stand_in_gcp(ctx, pools))
+        platform = kubernetes.build(ctx, ctx.stack_file, _stand_in_gcp(ctx, pools))
         captured["platform"] = platform
         collect("ready", platform.ready)
         collect("node_setup", platform.node_setup)

@@ -62,7 +62,7 @@ def test_a_second_familys_ranges_do_not_depend_on_the_order_of_the_pools() -> No
 
 
 def test_a_platform_told_its_jobs_queue_reads_its_job_pool_from_that_queue() -> None:
-    """A TrainingPlatform given `queue` (StackContext.queue) readies that queue for its jobs, and
+    """A TrainingPlatform given `queue` (StackConfig.job_queue_of) readies that queue for its jobs, and
     every fact of the job's pool (machine, size, LocalQueue) is that queue's, not the default's."""
     raw = raw_config(PLATFORM)
     raw["trainstack:gpuPools"] = [MEGA, {**HIGH, "nodeCount": 3}]
@@ -71,8 +71,8 @@ def test_a_platform_told_its_jobs_queue_reads_its_job_pool_from_that_queue() -> 
     assert isinstance(config, StackConfig)
     default, other = config.queues
     assert config.job_queue == default
-    ctx = StackContext(PLATFORM, config, project_root(), queue=other.local_queue)
-    assert ctx.job_queue == other
+    assert config.job_queue_of(other.local_queue) == other
+    ctx = StackContext(PLATFORM, config.facts(other.local_queue), project_root(), queue=other.local_queue)
     assert (ctx.machine.name, ctx.gpu_nodes, ctx.local_queue) == ("a3-highgpu-8g", 3, other.local_queue)
-    told_nothing = StackContext(PLATFORM, config, project_root())
+    told_nothing = StackContext(PLATFORM, config.facts(), project_root())
     assert (told_nothing.machine.name, told_nothing.local_queue) == ("a3-megagpu-8g", default.local_queue)

@@ -23,7 +23,7 @@ def test_readme_recipe_example_is_a_valid_stack_that_plans() -> None:
     (block,) = [b for b in re.findall(r"```yaml\n(.*?)```", README, re.DOTALL) if b.startswith("config:")]
     raw = yaml.safe_load(block)["config"]
     ctx = validate_stack("readme-example", raw)
-    assert ctx.config.gpu_pool.machine.gpudirect.value == "tcpxo"
+    assert ctx.stack_file.gpu_pool.machine.gpudirect.value == "tcpxo"
     plan = render("readme-example", raw)
     assert plan.cost.gpus == 128
 

@@ -13,14 +13,13 @@ import pytest
 
 from helpers import of_type, platform_config, raw_config, render_with, workload_of
 from trainstack import workloads
-from trainstack.app.deploy.stack_file import load
+from trainstack.app.deploy.stack_file import JobContext, load
 from trainstack.app.deploy.stacks import stack_names
 from trainstack.app.plan.recorder import Registration
 from trainstack.app.schemas.validate import validate_object
 from trainstack.components.node_pools import gpu_pool_selector, gpu_tolerations
 from trainstack.core.catalog import nic_networks
 from trainstack.core.errors import ArgsError, ConfigError
-from trainstack.infra.context import StackContext
 from trainstack.infra.platform import KubernetesPlatform, Platform
 from trainstack.workloads import supervisor
 from trainstack.workloads.tensorboard import TensorBoard, TensorBoardArgs
@@ -37,8 +36,8 @@ class Ready(pulumi.CustomResource):
         super().__init__("test:platform:Ready", name, {})
 
 
-def stand_in_platform(ctx: StackContext) -> Platform:
-    config = platform_config(ctx.config)
+def stand_in_platform(ctx: JobContext) -> Platform:
+    config = platform_config(ctx.stack_file)
     machine = config.gpu_pool.machine
     ready, pools = Ready("ready"), Ready("pools")
     kube = KubernetesPlatform(

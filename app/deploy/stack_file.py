@@ -90,9 +90,11 @@ class WorkloadStackFile(WorkloadStackConfig):
 
 @dataclass(frozen=True)
 class JobContext(StackContext):
-    """A stack's context with its stack file's job (`trainstack:workload`), if it has one."""
+    """A stack's context with its stack file's job (`trainstack:workload`), if it has one, and the
+    stack file's config it was made from (what the app's reports read beside the platform's facts)."""
 
     workload: WorkloadSpec | None = None
+    stack_file: PlatformStackFile | WorkloadStackFile | fleet.FleetStackConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -174,7 +176,18 @@ class PlatformStack(_Kind[PlatformStackFile]):
     def context(self, stack: str, config: PlatformStackFile, root: Path) -> JobContext:
         """The stack's context: its platform readies its job's namespace and queue, if it has a job."""
         job = config.workload
-        return JobContext(stack, config, root, namespace=job.namespace if job else None, queue=job.queue if job else None, workload=job)
+        queue = job.queue if job else None
+        return JobContext(
+            stack,
+            config.facts(queue),
+            root,
+            config.labels,
+            config.expires,
+            namespace=job.namespace if job else None,
+            queue=queue,
+            workload=job,
+            stack_file=config,
+        )
 
     def build(self, ctx: JobContext, config: PlatformStackFile, read: Remote) -> None:
         """The platform, then its job if there is one, then the outputs a user needs next."""
@@ -221,7 +234,8 @@ class WorkloadStack(_Kind[WorkloadStackFile]):
             terms = narrowed
             if fleet.of_fleet(terms):
                 problems += fleet_problems(config.workload, config.image, terms, str(ref.stack))
-        ctx = JobContext(stack, config, root, contract=terms, workload=config.workload)
+        facts = contract.facts_on(terms, config.project, config.region)
+        ctx = JobContext(stack, facts, root, config.labels, contract=terms, workload=config.workload, stack_file=config)
         if config.workload.nodes <= terms.gpu_nodes:
             existing = config.platform.existing_cluster
             where = (("trainstack:platform", "existingCluster", "storage", "mountPath") if existing else ("trainstack:platform", "stack")), terms.mount_path
@@ -262,7 +276,8 @@ class FleetStack(_Kind[fleet.FleetStackConfig]):
         (`worker_outputs`: stack -> `platform` output) fail to mirror one another."""
         workers = fleet.workers_of(config, worker_outputs or {})
         problems = [*fleet.problems(workers), *fleet.reach_problems(config, workers, stack)]
-        return _checked(FleetJobContext(stack, config, root, workers=tuple(workers)), problems)
+        ctx = FleetJobContext(stack, config.facts(), root, config.labels, config.expires, config=config, workers=tuple(workers), stack_file=config)
+        return _checked(ctx, problems)
 
     def build(self, ctx: JobContext, config: fleet.FleetStackConfig, read: Remote) -> None:
         """The fleet (its manager and its account on each worker) from the workers `check` read, and its outputs."""

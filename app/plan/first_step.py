@@ -200,7 +200,7 @@ def _pull(size: float | None, streaming: bool, preload: bool) -> float | None:
 
 def model(resources: list[dict[str, Any]], path: CriticalPath, ctx: JobContext, preflight_seconds: float) -> FirstStepModel | None:
     """The time-to-first-step model of a stack with a job (None for a platform or a fleet manager)."""
-    image = getattr(ctx.config, "image", None)
+    image = getattr(ctx.stack_file, "image", None)
     if ctx.workload is None or not isinstance(image, ImageSpec):
         return None
     reference = image_reference(image, ctx.root)
@@ -234,7 +234,7 @@ def model(resources: list[dict[str, Any]], path: CriticalPath, ctx: JobContext, 
     configured = scenario("as configured", image.streaming, image.preload is not None, parallel, (configured_start, configured_drivers))
     # Kueue's timeout as the stack renders it (StackConfig.pods_ready_budgets, the preflight's budget
     # too); a workload stack's is its platform's, not known here
-    budgets = ctx.config.pods_ready_budgets if isinstance(ctx.config, StackConfig) else []
+    budgets = ctx.stack_file.pods_ready_budgets if isinstance(ctx.stack_file, StackConfig) else []
     timeout = (budgets[0][0], rules.duration_seconds(budgets[0][1])) if budgets else None
     return FirstStepModel(reference, size.source if size else None, job_start, configured, scenarios, timeout)
 

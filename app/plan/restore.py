@@ -65,7 +65,7 @@ def restore(ctx: JobContext) -> Restore | None:
     size = checkpoint_bytes(workload, ctx.machine)
     if size is None:
         return None
-    config, kind = ctx.config, ""
+    config, kind = ctx.stack_file, ""
     if isinstance(config, StackConfig):
         kind = str(config.storage.kind)
         spec = config.storage.spec
