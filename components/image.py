@@ -46,7 +46,7 @@ from typing import Annotated, Any
 import pulumi
 import pulumi_command as command
 import pulumi_gcp as gcp
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
 from trainstack.components.args import Args, Problem
 from trainstack.components.options import Children
@@ -83,6 +83,27 @@ _PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
 _IMAGE_REFERENCE = rf"(?:{_HOST_PART}(?:\.{_HOST_PART})*(?::\d+)?/)?{_PATH_PART}(?:/{_PATH_PART})*(?::{rules.IMAGE_TAG_REGEX})?(?:@sha256:[0-9a-f]{{64}})?"
 
 
+class RegistryLogin(Section):
+    """A registry the build logs in to before it builds (a base image in a private registry)."""
+
+    server: Annotated[str, Field(min_length=1, max_length=253)]
+    """The registry host (`nvcr.io`, `ghcr.io`)."""
+    username: Annotated[str, Field(min_length=1)]
+    """The user name (NGC API keys log in as `$oauthtoken`)."""
+    secret: Annotated[str, by_rule(rules.SECRET_ID)]
+    """The Secret Manager secret, in the build's project, whose latest version is the password."""
+
+
+# NGC logs in with the literal user name `$oauthtoken` and an API key as the password
+# (docs.nvidia.com/ngc/gpu-cloud/ngc-user-guide: "Accessing the NGC Container Registry").
+NGC_USERNAME = "$oauthtoken"
+
+
+def ngc_login(secret: str) -> RegistryLogin:
+    """The login to NGC's registry with the API key held in Secret Manager secret `secret`."""
+    return RegistryLogin(server=catalog.NGC_REGISTRY, username=NGC_USERNAME, secret=secret)
+
+
 class BuildSpec(Section):
     """A Cloud Build of the workload image from a build context in this repository."""
 
@@ -103,6 +124,21 @@ class BuildSpec(Section):
     ngc_api_key_secret: Annotated[str, by_rule(rules.SECRET_ID)] | None = None
     """A Secret Manager secret in the stack's project holding an NGC API key: the build logs in to
     nvcr.io with it before building (needed for a base in NGC's early-access organization)."""
+    registry_login: RegistryLogin | None = None
+    """The login to another registry the build's base image is in; or ngcApiKeySecret for NGC's."""
+
+    @model_validator(mode="after")
+    def _one_login(self) -> BuildSpec:
+        if self.ngc_api_key_secret is not None and self.registry_login is not None:
+            rule_errors(
+                "BuildSpec", [Problem(("registryLogin",), self.registry_login.server, "set at most one of ngcApiKeySecret (NGC's login) and registryLogin")]
+            )
+        return self
+
+    @property
+    def login(self) -> RegistryLogin | None:
+        """The registry the build logs in to before it builds, if any."""
+        return ngc_login(self.ngc_api_key_secret) if self.ngc_api_key_secret else self.registry_login
 
 
 class PreloadSpec(Section):
@@ -183,30 +219,6 @@ class ImageSpec(Section):
 
 
 @dataclass(frozen=True)
-class RegistryLogin(Args):
-    """A registry the build logs in to before it builds."""
-
-    server: str
-    """The registry host (`nvcr.io`)."""
-    username: str
-    """The user name (NGC API keys log in as `$oauthtoken`)."""
-    secret: str
-    """The Secret Manager secret, in the build's project, whose latest version is the password."""
-
-    _checks = {"secret": rules.SECRET_ID}
-
-
-# NGC logs in with the literal user name `$oauthtoken` and an API key as the password
-# (docs.nvidia.com/ngc/gpu-cloud/ngc-user-guide: "Accessing the NGC Container Registry").
-NGC_USERNAME = "$oauthtoken"
-
-
-def ngc_login(secret: str) -> RegistryLogin:
-    """The login to NGC's registry with the API key held in Secret Manager secret `secret`."""
-    return RegistryLogin(server=catalog.NGC_REGISTRY, username=NGC_USERNAME, secret=secret)
-
-
-@dataclass(frozen=True)
 class PreloadBuild(Args):
     """A disk image of the built image's layers (GKE's container image preloading), built after it."""
 
@@ -242,25 +254,6 @@ def disk_image_name(prefix: str, reference: str) -> str:
     hexes = found[-1].removeprefix("sha256:") if found else hashlib.sha256(reference.encode()).hexdigest()
     tail = f"-{hexes[:DIGEST_HEX]}"
     return names.shortened(prefix, DISK_IMAGE_NAME_MAX - len(tail)) + tail
-
-
-class RegistryLoginInput(Section):
-    """The registry login the package's WorkloadImage took before it took the spec's `ngcApiKeySecret`."""
-
-    server: str
-    """The registry host: NGC's (`nvcr.io`), the one registry a build logs in to."""
-    username: str
-    """NGC's literal user name, `$oauthtoken`."""
-    secret: str
-    """The Secret Manager secret holding the NGC API key."""
-
-
-class WorkloadImageAliases(Section):
-    """The package's WorkloadImage inputs before they took the spec's spelling: deprecated, accepted
-    for one release (`WorkloadImageArgs.spec_input`), then refused as unknown keys."""
-
-    registry_login: RegistryLoginInput | None = None
-    """Deprecated: use `ngcApiKeySecret` (NGC's login is the only one a build takes)."""
 
 
 @dataclass(frozen=True)
@@ -303,31 +296,10 @@ class WorkloadImageArgs(Args):
         "readers": rules.grantees,
     }
 
-    @classmethod
-    def spec_aliases(cls) -> type[BaseModel]:
-        return WorkloadImageAliases
-
-    @classmethod
-    def spec_input(cls, raw: dict[str, Any]) -> dict[str, Any]:
-        """The package's inputs of the spec, its deprecated `registryLogin` (`WorkloadImageAliases`) as
-        the `ngcApiKeySecret` it is: NGC's login, the only one a build takes."""
-        spec = {k: v for k, v in raw.items() if v is not None}
-        login = spec.pop("registryLogin", None)
-        if login is None:
-            return spec
-        if "ngcApiKeySecret" in spec:
-            wrong = "is the deprecated spelling of ngcApiKeySecret; set only ngcApiKeySecret"
-        elif not isinstance(login, dict) or (login.get("server"), login.get("username")) != (catalog.NGC_REGISTRY, NGC_USERNAME):
-            wrong = f"is deprecated and read only as NGC's login (server {catalog.NGC_REGISTRY}, username {NGC_USERNAME}); set ngcApiKeySecret"
-        else:
-            return {**spec, "ngcApiKeySecret": login.get("secret")}
-        rule_errors("WorkloadImageArgs", [Problem(("registryLogin",), login, wrong)])
-        return spec
-
     @property
     def registry_login(self) -> RegistryLogin | None:
-        """The registry the build logs in to before it builds: NGC's, with the spec's secret."""
-        return ngc_login(self.spec.ngc_api_key_secret) if self.spec.ngc_api_key_secret else None
+        """The registry the build logs in to before it builds."""
+        return self.spec.login
 
 
 class WorkloadImage(pulumi.ComponentResource):

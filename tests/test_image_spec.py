@@ -1,8 +1,8 @@
 """The image's spec (components/image.py `ImageSpec`, with `BuildSpec` and `PreloadSpec`): each rule
 of the `trainstack:image` section refuses its value through the one door, the spec's model, which
 the stack file's section and (for the build) the WorkloadImage package inputs both are. One case a
-rule: with the rule deleted, its case passes the model and the test fails. The package's deprecated
-`registryLogin` reads as the spec's `ngcApiKeySecret` for one release."""
+rule: with the rule deleted, its case passes the model and the test fails. A build logs in to NGC
+with `ngcApiKeySecret`, or to any registry with `registryLogin` (the package's input as it was)."""
 
 from __future__ import annotations
 
@@ -64,22 +64,18 @@ def test_the_package_builds_by_the_specs_rules() -> None:
     assert [p.key for p in refused.value.problems] == [("context",)]
 
 
-def test_the_packages_registry_login_reads_as_the_ngc_secret() -> None:
-    login = {"server": catalog.NGC_REGISTRY, "username": NGC_USERNAME, "secret": "ngc-key"}
-    old = WorkloadImageArgs.checked({**PACKAGE, "registryLogin": login}, WorkloadImage, "image")
-    assert old.spec == WorkloadImageArgs.checked({**PACKAGE, "ngcApiKeySecret": "ngc-key"}, WorkloadImage, "image").spec
-    assert old.registry_login is not None and (old.registry_login.server, old.registry_login.secret) == (catalog.NGC_REGISTRY, "ngc-key")
+def test_a_build_logs_in_to_ngc_by_its_secret_or_to_any_registry_by_a_login() -> None:
+    ngc = WorkloadImageArgs.checked({**PACKAGE, "ngcApiKeySecret": "ngc-key"}, WorkloadImage, "image").registry_login
+    assert ngc is not None and (ngc.server, ngc.username, ngc.secret) == (catalog.NGC_REGISTRY, NGC_USERNAME, "ngc-key")
+    login = {"server": "ghcr.io", "username": "me", "secret": "ghcr-token"}
+    other = WorkloadImageArgs.checked({**PACKAGE, "registryLogin": login}, WorkloadImage, "image").registry_login
+    assert other is not None and (other.server, other.username, other.secret) == ("ghcr.io", "me", "ghcr-token")
+    assert BuildSpec.model_validate({**BUILD, "registryLogin": login}).login == other  # the stack file's key, the same login
 
 
-@pytest.mark.parametrize(
-    ("given", "text"),
-    [
-        ({"ngcApiKeySecret": "k", "registryLogin": {"server": catalog.NGC_REGISTRY, "username": NGC_USERNAME, "secret": "k"}}, "is the deprecated spelling of"),
-        ({"registryLogin": {"server": "ghcr.io", "username": "me", "secret": "k"}}, "read only as NGC's login"),
-    ],
-)
-def test_a_registry_login_the_spec_cannot_say_is_refused(given: dict[str, Any], text: str) -> None:
+def test_a_build_takes_one_login() -> None:
+    login = {"server": "ghcr.io", "username": "me", "secret": "k"}
     with pytest.raises(ArgsError) as refused:
-        WorkloadImageArgs.checked({**PACKAGE, **given}, WorkloadImage, "image")
+        WorkloadImageArgs.checked({**PACKAGE, "ngcApiKeySecret": "k", "registryLogin": login}, WorkloadImage, "image")
     ((found, _, rule),) = refused.value.problems
-    assert found == ("registryLogin",) and text in rule
+    assert found == ("registryLogin",) and rule.startswith("set at most one of ngcApiKeySecret")
