@@ -6,6 +6,9 @@ import copy
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import pytest
+from pydantic import BaseModel, ValidationError
+
 from trainstack.app.deploy.stack_file import PLATFORM, PLATFORM_NAME, WORKLOAD_NAME, JobContext, PlatformStackFile, WorkloadStackFile
 from trainstack.app.deploy.stacks import project_root, raw_stack_config
 from trainstack.app.plan import engine
@@ -113,3 +116,12 @@ def construct(component: type, args: Any) -> tuple[ArgsError | None, list[str]]:
 
     rendered = render_with(body)
     return (caught[0] if caught else None), [r.type for r in rendered.registrations if r.type != "pulumi:pulumi:Stack"]
+
+
+def refuses(model: type[BaseModel], keys: dict[str, Any], key: tuple[str | int, ...], text: str) -> None:
+    """A spec's rule refuses `keys` through its one door, the spec's model: an error at `key`, as
+    the user writes it, whose message holds `text`."""
+    with pytest.raises(ValidationError) as refused:
+        model.model_validate(keys)
+    found = [(tuple(e["loc"]), e["msg"]) for e in refused.value.errors(include_url=False)]
+    assert [msg for loc, msg in found if loc == key and text in msg], found
