@@ -71,11 +71,6 @@ def test_an_existing_vpcs_ranges_are_not_the_stacks_to_check() -> None:
         NetworkConfig.model_validate({k: v for k, v in given.items() if k != "existing"})
 
 
-def test_the_rules_moved_from_resource_rules_each_have_a_case() -> None:
-    """core/resource_rules.py's cluster and maintenance-window rules moved onto the specs."""
-    assert {"private_endpoint_nodes", "authorized_network_count", "private_endpoint_ranges", "window_length"} <= {c[0] for c in CASES}
-
-
 # --- the stack file's own policy ------------------------------------------------------------------
 
 
