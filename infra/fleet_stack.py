@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -129,9 +129,6 @@ class FleetStackConfig(BaseModel):
             )
         rule_errors("FleetStackConfig", problems)
         return self
-
-    # What the stack context asks of any stack: a fleet runs no job of its own.
-    workload: ClassVar[None] = None
 
     @property
     def cpu_zones(self) -> list[str]:
