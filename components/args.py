@@ -17,7 +17,7 @@ import inspect
 import sys
 import types
 import typing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
@@ -25,10 +25,10 @@ import pulumi
 from pydantic import BaseModel, ValidationError
 
 from trainstack.core import rules
-from trainstack.core.errors import ArgsError, Problem
-from trainstack.core.spec import plain, problem_of
+from trainstack.core.errors import ArgsError, Problem, key_path
+from trainstack.core.spec import plain, problem_of, rule_errors
 
-__all__ = ["Args", "Each", "Problem", "has_default", "not_empty", "one_of"]
+__all__ = ["Args", "Each", "KeyPath", "Problem", "deprecated_keys", "has_default", "not_empty", "one_of"]
 
 
 @dataclass(frozen=True)
@@ -161,6 +161,59 @@ def _wiring_problems(cls: type[Args], args: Any) -> list[Problem]:
         return _build(cls, {**{k: v for k, v in args.items() if k in wiring}, "spec": None}).problems(cross=False)
     except (TypeError, ValueError):  # a wiring field it cannot build: the spec's problems say enough
         return []
+
+
+KeyPath = tuple[str, ...]
+
+
+def deprecated_keys(
+    raw: dict[str, Any], moves: dict[KeyPath, KeyPath], owner: str, convert: dict[KeyPath, Callable[[Any], Any]] | None = None
+) -> dict[str, Any]:
+    """A package's spec inputs (`raw`, its nulls dropped, and those of each object on a path moved)
+    with each deprecated key path of `moves` read as its new path (`convert`ed where a value changed
+    shape too): an old spelling accepted for one release (`Args.spec_input`). One given beside its new
+    spelling is refused, naming the old key (`rule_errors` of `owner`); a value in the way of a new
+    path that is not an object is left for the spec's model to refuse."""
+    spec = {k: v for k, v in raw.items() if v is not None}
+    found: list[tuple[KeyPath, Any]] = []
+    both = []
+    for old, new in moves.items():
+        parent = _owned(spec, old[:-1], make=False)
+        value = parent.pop(old[-1], None) if parent is not None else None
+        if value is None:
+            continue
+        if new[-1] in (_object_at(spec, new[:-1]) or {}):
+            both.append(Problem(old, value, f"is the deprecated spelling of {key_path(new)}; set only {key_path(new)}"))
+        else:
+            found.append((new, (convert or {}).get(old, lambda v: v)(value)))
+    rule_errors(owner, both)
+    for new, value in found:
+        if (target := _owned(spec, new[:-1], make=True)) is not None:
+            target[new[-1]] = value
+    return spec
+
+
+def _owned(spec: dict[str, Any], path: KeyPath, make: bool) -> dict[str, Any] | None:
+    """The object at `path` in `spec`, each object on the way a copy of the caller's (whose inputs are
+    never changed) without its nulls (the package's null is the default, as at the top), an absent or
+    null one made where `make`; None where something else is in the way."""
+    node = spec
+    for part in path:
+        child = node.get(part)
+        if child is None and make:
+            child = {}
+        if not isinstance(child, dict):
+            return None
+        node[part] = node = {k: v for k, v in child.items() if v is not None}
+    return node
+
+
+def _object_at(raw: dict[str, Any], path: KeyPath) -> dict[str, Any] | None:
+    """The object at `path` in `raw`, if there is one there."""
+    node: Any = raw
+    for part in path:
+        node = node.get(part) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else None
 
 
 def spec_model(args: type) -> type[BaseModel] | None:

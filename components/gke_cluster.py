@@ -19,7 +19,7 @@ import pulumi_gcp as gcp
 import yaml
 from pydantic import BaseModel, Field, model_validator
 
-from trainstack.components.args import Args, Each, Problem, not_empty
+from trainstack.components.args import Args, Each, KeyPath, Problem, deprecated_keys, not_empty
 from trainstack.components.gcp_network import NetworkRef
 from trainstack.components.k8s_provider import ClusterProviderArgs, cluster_provider
 from trainstack.components.options import Children
@@ -218,24 +218,10 @@ class GkeClusterArgs(Args):
     def spec_input(cls, raw: dict[str, Any]) -> dict[str, Any]:
         """The package's inputs of the spec, its deprecated keys (`ClusterAliases`) in the spec's
         spelling: a deprecated window alone keeps no exclusion, as it did."""
-        spec = {k: v for k, v in raw.items() if v is not None}
-        window, exclusion = spec.pop("maintenanceWindow", None), spec.pop("maintenanceExclusion", None)
-        maintenance = spec.get("maintenance") or {}
-        both = [
-            Problem((old,), value, f"is the deprecated spelling of {new}; set only {new}")
-            for old, value, new, given in (
-                ("maintenanceWindow", window, "maintenance.window", "window" in maintenance),
-                ("maintenanceExclusion", exclusion, "maintenance.exclusion", "exclusion" in maintenance),
-            )
-            if value is not None and given
-        ]
-        rule_errors("GkeClusterArgs", both)
-        if window is not None or exclusion is not None:
-            old = {
-                **({"window": window} if window is not None else {}),
-                "exclusion": exclusion if exclusion is not None else {"enabled": False},
-            }
-            spec["maintenance"] = {**maintenance, **old}
+        moves: dict[KeyPath, KeyPath] = {("maintenanceWindow",): ("maintenance", "window"), ("maintenanceExclusion",): ("maintenance", "exclusion")}
+        spec = deprecated_keys(raw, moves, "GkeClusterArgs")
+        if raw.get("maintenanceWindow") is not None and raw.get("maintenanceExclusion") is None and isinstance(spec.get("maintenance"), dict):
+            spec["maintenance"].setdefault("exclusion", {"enabled": False})
         return spec
 
     def _cross(self) -> Iterator[Problem]:

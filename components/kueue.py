@@ -24,7 +24,7 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, model_validator
 from pydantic_core import PydanticCustomError
 
-from trainstack.components.args import Args, Problem, not_empty, one_of
+from trainstack.components.args import Args, KeyPath, Problem, deprecated_keys, not_empty, one_of
 from trainstack.components.k8s_provider import (
     MANAGED_BY,
     NODE_POOL_LABEL,
@@ -384,22 +384,8 @@ class KueueArgs(Args):
     def spec_input(cls, raw: dict[str, Any]) -> dict[str, Any]:
         """The package's inputs of the spec, `waitForPodsReady`'s deprecated flat requeuing keys
         (`PodsReadyAliases`) in the spec's spelling."""
-        spec = {k: v for k, v in raw.items() if v is not None}
-        wait = spec.get("waitForPodsReady")
-        if not isinstance(wait, dict):
-            return spec
-        wait = {k: v for k, v in wait.items() if v is not None}
-        flat = {old: wait.pop(old) for old in _FLAT_REQUEUING if old in wait}
-        requeuing = wait.get("requeuingStrategy") or {}
-        both = [
-            Problem(("waitForPodsReady", old), value, f"is the deprecated spelling of waitForPodsReady.requeuingStrategy.{new}; set only that")
-            for old, value in flat.items()
-            if (new := _FLAT_REQUEUING[old]) in requeuing
-        ]
-        rule_errors("KueueArgs", both)
-        if flat and isinstance(requeuing, dict):
-            wait["requeuingStrategy"] = {**requeuing, **{_FLAT_REQUEUING[old]: value for old, value in flat.items()}}
-        return {**spec, "waitForPodsReady": wait}
+        moves: dict[KeyPath, KeyPath] = {("waitForPodsReady", old): ("waitForPodsReady", "requeuingStrategy", new) for old, new in _FLAT_REQUEUING.items()}
+        return deprecated_keys(raw, moves, "KueueArgs")
 
     @property
     def local_queue(self) -> str:

@@ -13,7 +13,7 @@ Pods choose a pool by the labels GKE puts on every node (the pool's name, the ac
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -21,7 +21,7 @@ import pulumi
 import pulumi_gcp as gcp
 from pydantic import BaseModel, model_validator
 
-from trainstack.components.args import Args, Problem
+from trainstack.components.args import Args, KeyPath, Problem, deprecated_keys
 from trainstack.components.k8s_provider import ACCELERATOR_LABEL, NODE_POOL_LABEL
 from trainstack.components.options import Children
 from trainstack.core import catalog, rules
@@ -486,24 +486,13 @@ class GpuNodePoolArgs(Args):
     @classmethod
     def spec_input(cls, raw: dict[str, Any]) -> dict[str, Any]:
         """The package's inputs of the spec, its deprecated keys (`GpuPoolAliases`) in the spec's spelling."""
-        spec = {k: v for k, v in raw.items() if v is not None}
-        compact, surge, unavailable = (spec.pop(k, None) for k in ("compact", "maxSurge", "maxUnavailable"))
-        both = [
-            Problem((old,), value, f"is the deprecated spelling of {new}; set only {new}")
-            for old, value, new, given in (
-                ("compact", compact, "placement", "placement" in spec),
-                ("maxSurge", surge, "upgrade.maxSurge", "maxSurge" in (spec.get("upgrade") or {})),
-                ("maxUnavailable", unavailable, "upgrade.maxUnavailable", "maxUnavailable" in (spec.get("upgrade") or {})),
-            )
-            if value is not None and given
-        ]
-        rule_errors("GpuNodePoolArgs", both)
-        if compact is not None:
-            spec["placement"] = {True: "compact", False: "none"}.get(compact, compact)
-        upgrade = {k: v for k, v in (("maxSurge", surge), ("maxUnavailable", unavailable)) if v is not None}
-        if upgrade:
-            spec["upgrade"] = {**(spec.get("upgrade") or {}), **upgrade}
-        return spec
+        moves: dict[KeyPath, KeyPath] = {
+            ("compact",): ("placement",),
+            ("maxSurge",): ("upgrade", "maxSurge"),
+            ("maxUnavailable",): ("upgrade", "maxUnavailable"),
+        }
+        placement: dict[KeyPath, Callable[[Any], Any]] = {("compact",): lambda compact: {True: "compact", False: "none"}.get(compact, compact)}
+        return deprecated_keys(raw, moves, "GpuNodePoolArgs", placement)
 
     @property
     def machine(self) -> catalog.Machine:

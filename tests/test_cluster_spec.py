@@ -106,6 +106,8 @@ EXCLUSION = {"name": "freeze", "start": "2026-02-01T00:00:00Z", "scope": "NO_MIN
         # An exclusion keeps its name; the policy gets the window GKE requires of every policy.
         ({"maintenanceExclusion": EXCLUSION}, {"maintenance": {"exclusion": EXCLUSION}}),
         ({"maintenanceWindow": WINDOW, "maintenanceExclusion": EXCLUSION}, {"maintenance": {"window": WINDOW, "exclusion": EXCLUSION}}),
+        # A window in the old spelling beside an exclusion in the new: the exclusion given is kept.
+        ({"maintenanceWindow": WINDOW, "maintenance": {"exclusion": EXCLUSION}}, {"maintenance": {"window": WINDOW, "exclusion": EXCLUSION}}),
     ],
 )
 def test_the_packages_deprecated_spelling_reads_as_the_spec(old: dict[str, Any], new: dict[str, Any]) -> None:

@@ -14,14 +14,14 @@ from pulumi_kubernetes.core import v1 as core
 from pydantic import BaseModel
 
 from trainstack.components import gcp_services as apis
-from trainstack.components.args import Args, Problem
+from trainstack.components.args import Args, deprecated_keys
 from trainstack.components.k8s_provider import Placement, metadata
 from trainstack.components.options import Children
 from trainstack.components.pod_security import POD_SECURITY
 from trainstack.components.storage.kind import Mounting, StorageKind, StorageSite, Store
 from trainstack.components.storage.volume import ClaimedVolume, ClaimedVolumeArgs, claim, retained
 from trainstack.core import catalog, rules
-from trainstack.core.spec import Section, bounded, rule_errors
+from trainstack.core.spec import Section, bounded
 
 
 class NfsSpec(Section):
@@ -79,12 +79,7 @@ class NfsDiskArgs(Args):
     @classmethod
     def spec_input(cls, raw: dict[str, Any]) -> dict[str, Any]:
         """The package's inputs of the spec, its deprecated `sizeGb` as `diskSizeGb`."""
-        spec = {k: v for k, v in raw.items() if v is not None}
-        if (size := spec.pop("sizeGb", None)) is not None:
-            if "diskSizeGb" in spec:
-                rule_errors("NfsDiskArgs", [Problem(("sizeGb",), size, "is the deprecated spelling of diskSizeGb; set only diskSizeGb")])
-            spec["diskSizeGb"] = size
-        return spec
+        return deprecated_keys(raw, {("sizeGb",): ("diskSizeGb",)}, "NfsDiskArgs")
 
 
 class NfsDisk(pulumi.ComponentResource):
