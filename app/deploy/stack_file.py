@@ -64,7 +64,7 @@ class PlatformStackFile(StackConfig):
     def job_queue(self) -> Queue:
         """The queue this stack's job is submitted to (`trainstack:workload.queue`; the first
         queue on a platform-only stack or by default). Validation refuses an unknown name."""
-        return self.queue_of(self.workload.queue if self.workload else None) or self.queues[0]
+        return self.job_queue_of(self.workload.queue if self.workload else None)
 
 
 def _queue_sources(config: StackConfig, queue: contract.Contract) -> dict[str, str]:
