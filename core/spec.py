@@ -60,12 +60,6 @@ def bounded(bounds: rules.Bounds) -> AfterValidator:
     return by_rule(bounds)
 
 
-def value_at(section: Any, key: tuple[str | int, ...]) -> Any:
-    for part in key:
-        section = section[part] if isinstance(part, int) else getattr(section, part)
-    return section
-
-
 Duration = Annotated[str, by_rule(rules.DURATION)]
 K8sName = Annotated[str, Field(max_length=63), by_rule(rules.K8S_NAME)]
 # A DNS-1035 label: what a Service name (an Indexed Job's headless Service is named like its job)
