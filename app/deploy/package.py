@@ -103,10 +103,10 @@ class Provider(ComponentProvider):
         super().__init__(components, name, version=version)
         types = SectionTypes(name)
         for cls in components:
-            if (args := typing.get_type_hints(cls.__init__).get("args")) is not None and (spec := spec_model(args)) is not None:
-                self._flatten(self._component_defs[cls.__name__], types, spec, args)
-            definition = self._component_defs[cls.__name__]
-            self._describe(definition.inputs, definition.inputs_mapping, typing.get_type_hints(cls.__init__)["args"])
+            args, definition = typing.get_type_hints(cls.__init__)["args"], self._component_defs[cls.__name__]
+            if (spec := spec_model(args)) is not None:
+                self._flatten(definition, types, spec, args)
+            self._describe(definition.inputs, definition.inputs_mapping, args)
             self._describe(definition.outputs, definition.outputs_mapping, cls)
         for component, fields in SECTION_FIELDS.items():
             definition = self._component_defs[component]
@@ -142,8 +142,8 @@ class Provider(ComponentProvider):
     def _describe(self, properties: dict[str, PropertyDefinition], mapping: dict[str, str], typ: type) -> None:
         """The description of a property a base class declares (ClaimedVolume's claim), which the
         SDK's analyzer reads in the class itself only."""
+        bases = [base for base in typ.__mro__[1:] if base.__module__.startswith(f"{NAME}.")]
         for key, prop in properties.items():
-            bases = [base for base in typ.__mro__[1:] if base.__module__.startswith(f"{NAME}.")]
             if prop.description is None and key in mapping:
                 prop.description = next((found for base in bases if (found := self.analyzer.get_docstring(base, mapping[key]))), None)
 
